@@ -1,0 +1,110 @@
+/**
+ * The limits table of the platform contract (section 8) and the fixed shapes of
+ * sections 2.1 and 2.2, in one place. Constructs refer to these by name; tests read
+ * the rendered YAML and compare it with literals, so a drift here fails a test.
+ */
+
+/** 8: application container port 8080; service port 80. */
+export const PORTS = {
+  /** The application listens here: HTTP, probes and /metrics (4). */
+  application: 8080,
+  /** The Service (and the canary's Service) forwards this port to `application`. */
+  service: 80,
+  /** SQL Server (8, 7 "database unreachable"). */
+  database: 1433,
+  /** Kafka plain listener (1.3.6, 8). */
+  broker: 9092,
+  /** HTTPS for the Ingress and the TLS handshake check (4.2). */
+  https: 443,
+} as const;
+
+/** Name of the application container port, referenced by Service and monitors. */
+export const HTTP_PORT_NAME = 'http';
+
+/** 2.2 / 8: probe paths, ports and timings. */
+export const PROBES = {
+  liveness: { path: '/health', port: PORTS.application, initialDelaySeconds: 30, periodSeconds: 10 },
+  readiness: { path: '/ready', port: PORTS.application, initialDelaySeconds: 5, periodSeconds: 5 },
+} as const;
+
+/** 4: metrics are served by the pod on this path and port. */
+export const METRICS = { path: '/metrics', port: PORTS.application } as const;
+
+/** 2.1 / 8: RollingUpdate maxUnavailable / maxSurge. */
+export const ROLLING_UPDATE = { maxUnavailable: 1, maxSurge: 1 } as const;
+
+/**
+ * Revisions kept for orchestrator-level rollback (1.5). Not in the contract: ten is
+ * Kubernetes' own default, written down so the manifest says it.
+ */
+export const REVISION_HISTORY_LIMIT = 10;
+
+/** 2.1 / 8: replicas of each blue-green unit. */
+export const BLUE_GREEN = { replicasPerUnit: 3, units: ['blue', 'green'] } as const;
+
+/** 2.3 / 8: the canary object and its metric thresholds. */
+export const CANARY = {
+  progressDeadlineSeconds: 60,
+  analysis: { interval: '30s', threshold: 5, maxWeight: 50, stepWeight: 10 },
+  metrics: {
+    requestSuccessRate: { name: 'request-success-rate', thresholdMin: 99, interval: '1m' },
+    requestDuration: { name: 'request-duration', thresholdMax: 500, interval: '30s' },
+  },
+} as const;
+
+/** 2.4 / 8: the alert rule group and its two alerts. */
+export const ALERTS = {
+  groupName: 'deployment.rules',
+  deploymentFailed: { name: 'DeploymentFailed', for: '10m', severity: 'critical' },
+  highErrorRate: {
+    name: 'HighErrorRateDuringDeployment',
+    for: '2m',
+    severity: 'warning',
+    ratio: 0.05,
+    rateWindow: '5m',
+  },
+  /** 8: silence example. */
+  silenceDuration: '1h',
+} as const;
+
+/** 1.3 / 8: how long each step may take, in seconds. */
+export const WAITS_SECONDS = {
+  infrastructurePodsReady: 300,
+  databasePodReady: 600,
+  brokerOperatorReady: 300,
+  brokerClusterReady: 600,
+  controllerSync: 300,
+  rolloutStatus: 300,
+} as const;
+
+/** 2.7 / 1.3.6: the broker cluster and its bootstrap Service. */
+export const BROKER = {
+  clusterName: 'kafka-cluster',
+  bootstrapService: 'kafka-cluster-kafka-bootstrap',
+} as const;
+
+/** 8: example limits in a fix (runbook, CrashLoopBackOff). */
+export const EXAMPLE_FIX = { memoryLimit: '1Gi', cpuLimit: '500m', livenessInitialDelaySeconds: 60 } as const;
+
+/** 7.2: replica counts named by the emergency procedures. */
+export const EMERGENCY_REPLICAS = { outageScaleTarget: 5, afterRestore: 2 } as const;
+
+/** 2.1 / 9: image tags look like v<major>.<minor>.<patch>. */
+export const IMAGE_TAG_PATTERN = /^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$/;
+
+/** Labels every object of the application carries (2.1). */
+export const LABELS = { app: 'app', version: 'version' } as const;
+
+/**
+ * Flagger's in-cluster load tester (not in the contract): it sends traffic during a
+ * canary analysis so an idle environment still yields the metrics the thresholds read.
+ */
+export const FLAGGER_LOAD_TESTER = {
+  namespace: 'flagger-system',
+  service: 'flagger-loadtester',
+  /** `hey` run by the load tester for each analysis step. */
+  duration: '1m',
+  queriesPerSecond: 10,
+  concurrency: 2,
+  timeout: '5s',
+} as const;

@@ -1,0 +1,133 @@
+import { ApiObject, Duration, JsonPatch, Size } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-28';
+import type { Construct } from 'constructs';
+import { HTTP_PORT_NAME, LABELS, PORTS, PROBES, REVISION_HISTORY_LIMIT, ROLLING_UPDATE, WAITS_SECONDS } from '../constants';
+import type { Resources } from '../environments';
+import { parseMemory } from '../environments/quantity';
+
+/** `250m` stays `250m`, `1` stays `1`: the manifest shows what the environment says. */
+function cpu(text: string): kplus.Cpu {
+  return text.endsWith('m') ? kplus.Cpu.millis(Number(text.slice(0, -1))) : kplus.Cpu.units(Number(text));
+}
+
+/** Validated quantities (schema) as cdk8s-plus resources; memory renders in Mi. */
+export function containerResources(resources: Resources): kplus.ContainerResources {
+  return {
+    cpu: { request: cpu(resources.requests.cpu), limit: cpu(resources.limits.cpu) },
+    memory: {
+      request: Size.mebibytes(parseMemory(resources.requests.memory)!),
+      limit: Size.mebibytes(parseMemory(resources.limits.memory)!),
+    },
+    ephemeralStorage: {},
+  };
+}
+
+/** Unprivileged user the application runs as; the image must not need root (restricted PSS). */
+const NON_ROOT_USER = 10001;
+
+export interface ApplicationWorkloadProps {
+  /** Deployment name: the application name, or `<application>-<unit>` for blue-green (2.1). */
+  readonly name: string;
+  /** Namespace of the Deployment. */
+  readonly namespace: string;
+  /** Value of the `app` label: the application name. */
+  readonly application: string;
+  /** Value of the `version` label: the image tag, or `blue` / `green` for blue-green units. */
+  readonly version: string;
+  /**
+   * Whether the Deployment's selector includes `version`. Blue-green units must select
+   * only their own pods; a rolling Deployment must not, since a selector is immutable
+   * and its version label changes with every release.
+   * @default false
+   */
+  readonly selectVersion?: boolean;
+  /** Full image reference, `<registry>/<project>/<application>:<tag>`. */
+  readonly image: string;
+  /** Pods kept running. */
+  readonly replicas: number;
+  /** Requests and limits of the application container. */
+  readonly resources: Resources;
+  /** Secret in the namespace with the registry credentials (5.3). */
+  readonly imagePullSecret: string;
+  /** Identity of the pods; its token is not mounted. */
+  readonly serviceAccount: kplus.IServiceAccount;
+  /**
+   * Plain configuration the application reads from its environment (addresses, not secrets).
+   * @default - none
+   */
+  readonly environment?: Readonly<Record<string, string>>;
+}
+
+/**
+ * The application's Deployment (2.1, 2.2): RollingUpdate 1/1, port 8080 named `http`,
+ * liveness on /health and readiness on /ready, a restricted security context and an
+ * explicit revision history for orchestrator-level rollback (1.5).
+ */
+export class ApplicationWorkload extends kplus.Deployment {
+  /** Labels on every pod of this workload. */
+  public readonly podLabels: Readonly<Record<string, string>>;
+
+  constructor(scope: Construct, id: string, props: ApplicationWorkloadProps) {
+    const podLabels = { [LABELS.app]: props.application, [LABELS.version]: props.version };
+    super(scope, id, {
+      metadata: { name: props.name, namespace: props.namespace, labels: podLabels },
+      podMetadata: { labels: podLabels },
+      select: false,
+      replicas: props.replicas,
+      // A rollout that has not progressed within the 300 s rollout wait is marked
+      // Progressing=False, which is what DeploymentFailed (2.4) watches.
+      progressDeadline: Duration.seconds(WAITS_SECONDS.rolloutStatus),
+      minReady: Duration.seconds(0),
+      strategy: kplus.DeploymentStrategy.rollingUpdate({
+        maxUnavailable: kplus.PercentOrAbsolute.absolute(ROLLING_UPDATE.maxUnavailable),
+        maxSurge: kplus.PercentOrAbsolute.absolute(ROLLING_UPDATE.maxSurge),
+      }),
+      serviceAccount: props.serviceAccount,
+      automountServiceAccountToken: false,
+      dockerRegistryAuth: kplus.Secret.fromSecretName(scope, `${id}PullSecret`, props.imagePullSecret),
+      securityContext: { ensureNonRoot: true, user: NON_ROOT_USER, group: NON_ROOT_USER },
+      containers: [
+        {
+          name: props.application,
+          image: props.image,
+          imagePullPolicy: kplus.ImagePullPolicy.IF_NOT_PRESENT,
+          ports: [{ name: HTTP_PORT_NAME, number: PORTS.application, protocol: kplus.Protocol.TCP }],
+          envVariables: Object.fromEntries(
+            Object.entries(props.environment ?? {}).map(([key, value]) => [key, kplus.EnvValue.fromValue(value)]),
+          ),
+          liveness: kplus.Probe.fromHttpGet(PROBES.liveness.path, {
+            port: PROBES.liveness.port,
+            initialDelaySeconds: Duration.seconds(PROBES.liveness.initialDelaySeconds),
+            periodSeconds: Duration.seconds(PROBES.liveness.periodSeconds),
+          }),
+          readiness: kplus.Probe.fromHttpGet(PROBES.readiness.path, {
+            port: PROBES.readiness.port,
+            initialDelaySeconds: Duration.seconds(PROBES.readiness.initialDelaySeconds),
+            periodSeconds: Duration.seconds(PROBES.readiness.periodSeconds),
+          }),
+          resources: containerResources(props.resources),
+          securityContext: {
+            ensureNonRoot: true,
+            user: NON_ROOT_USER,
+            group: NON_ROOT_USER,
+            privileged: false,
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            capabilities: { drop: [kplus.Capability.ALL] },
+            seccompProfile: { type: kplus.SeccompProfileType.RUNTIME_DEFAULT },
+          },
+        },
+      ],
+    });
+    this.podLabels = podLabels;
+    this.select(kplus.LabelSelector.of({
+      labels: props.selectVersion ? podLabels : { [LABELS.app]: props.application },
+    }));
+    const manifest = ApiObject.of(this);
+    // cdk8s-plus has no field for it; rollback needs the revisions kept (1.5).
+    manifest.addJsonPatch(JsonPatch.add('/spec/revisionHistoryLimit', REVISION_HISTORY_LIMIT));
+    // cdk8s-plus labels pods with a hash of the construct path; our selectors use
+    // app/version only, and a path-derived label would change on a construct rename.
+    manifest.addJsonPatch(JsonPatch.remove('/spec/template/metadata/labels/cdk8s.io~1metadata.addr'));
+  }
+}

@@ -1,0 +1,223 @@
+import { z } from 'zod';
+import { BLUE_GREEN, IMAGE_TAG_PATTERN } from '../constants';
+import { parseCpu, parseMemory } from './quantity';
+
+/**
+ * The zod schema of one environment: the only place where what a person writes is
+ * checked. Every message is a rule ("must ..."), so that the formatted error reads
+ * `<environment>: <field path> <value received> <rule>`.
+ */
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)+$/;
+const REGISTRY = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:\d{1,5})?$/;
+const IMAGE_PATH = /^[a-z0-9]+(?:[._-][a-z0-9]+)*(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$/;
+
+const dnsLabel = z
+  .string({ error: 'is required and must be a string' })
+  .regex(DNS_LABEL, { error: 'must be a DNS label (lower-case letters, digits and "-", at most 63)' });
+
+export const imageTag = z
+  .string({ error: 'is required and must be a string' })
+  .regex(IMAGE_TAG_PATTERN, { error: 'must look like v<major>.<minor>.<patch>' });
+
+const cpuQuantity = z
+  .string({ error: 'is required and must be a CPU quantity such as "250m" or "1"' })
+  .refine((text) => parseCpu(text) !== undefined && parseCpu(text)! > 0, {
+    error: 'must be a positive CPU quantity such as "250m" or "1"',
+  });
+
+const memoryQuantity = z
+  .string({ error: 'is required and must be a memory quantity such as "256Mi"' })
+  .refine((text) => parseMemory(text) !== undefined && parseMemory(text)! > 0, {
+    error: 'must be a positive memory quantity in Mi or Gi such as "256Mi" or "1Gi"',
+  });
+
+const computeResources = z.strictObject({ cpu: cpuQuantity, memory: memoryQuantity });
+
+/** Requests and limits of one container; limits may not be below requests. */
+export const resourcesSchema = z
+  .strictObject({ requests: computeResources, limits: computeResources })
+  .superRefine((resources, ctx) => {
+    const pairs = [
+      ['cpu', parseCpu],
+      ['memory', parseMemory],
+    ] as const;
+    for (const [key, parse] of pairs) {
+      const request = parse(resources.requests[key]);
+      const limit = parse(resources.limits[key]);
+      if (request !== undefined && limit !== undefined && limit < request) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['limits', key],
+          input: resources.limits[key],
+          message: `must not be below requests.${key} "${resources.requests[key]}"`,
+        });
+      }
+    }
+  });
+
+/** The application's address: one HTTPS origin per application and environment (1.2). */
+const baseUrl = z.string({ error: 'is required and must be a string' }).superRefine((text, ctx) => {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    ctx.addIssue({ code: 'custom', input: text, message: 'must be an absolute URL such as "https://app.example.com"' });
+    return;
+  }
+  if (url.protocol !== 'https:') {
+    ctx.addIssue({ code: 'custom', input: text, message: 'must use https:// (the application is served over TLS only)' });
+  } else if (!HOSTNAME.test(url.hostname) || url.port !== '' || url.username !== '' || url.password !== '') {
+    ctx.addIssue({ code: 'custom', input: text, message: 'must name a lower-case DNS host with no port or credentials' });
+  } else if (url.pathname !== '/' || url.search !== '' || url.hash !== '' || text.endsWith('/')) {
+    ctx.addIssue({ code: 'custom', input: text, message: 'must be an origin only, with no path, query or trailing "/"' });
+  }
+});
+
+const blueGreenUnit = z.strictObject({ tag: imageTag });
+const unitName = z.enum(BLUE_GREEN.units, { error: `must be one of ${BLUE_GREEN.units.join(', ')}` });
+
+const rollingStrategy = z.strictObject({ type: z.literal('rolling') });
+
+const blueGreenStrategy = z.strictObject({
+  type: z.literal('blue-green'),
+  blueGreen: z
+    .strictObject({
+      /** The unit the Service selects. */
+      active: unitName,
+      /** The units rendered side by side, each with its own image tag. */
+      units: z.strictObject({ blue: blueGreenUnit.optional(), green: blueGreenUnit.optional() }),
+    })
+    .superRefine((blueGreen, ctx) => {
+      const rendered = BLUE_GREEN.units.filter((unit) => blueGreen.units[unit] !== undefined);
+      if (rendered.length === 0) {
+        ctx.addIssue({ code: 'custom', path: ['units'], input: blueGreen.units, message: 'must render at least one unit (blue or green)' });
+      } else if (!rendered.includes(blueGreen.active)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['active'],
+          input: blueGreen.active,
+          message: `is not one of the rendered units (${rendered.join(', ')})`,
+        });
+      }
+    }),
+});
+
+const canaryStrategy = z.strictObject({
+  type: z.literal('canary'),
+  canary: z
+    .strictObject({
+      /**
+       * Send synthetic traffic from Flagger's load tester during analysis, so that an
+       * idle environment still produces the request metrics the thresholds read.
+       */
+      loadTest: z.boolean({ error: 'must be true or false' }).optional(),
+    })
+    .optional(),
+});
+
+export const STRATEGY_TYPES = ['rolling', 'blue-green', 'canary'] as const;
+export type StrategyType = (typeof STRATEGY_TYPES)[number];
+
+const strategySchema = z.discriminatedUnion('type', [rollingStrategy, blueGreenStrategy, canaryStrategy], {
+  error: (issue) =>
+    issue.code === 'invalid_union' ? `must be one of ${STRATEGY_TYPES.join(', ')}` : undefined,
+});
+
+export const environmentSchema = z
+  .strictObject({
+    /** The environment's name; equals its file name and its place in the order. */
+    name: dnsLabel,
+    /**
+     * `live` environments are synced automatically; `planned` ones are rendered and
+     * reviewable but never synced on their own (1.2: production is planned).
+     */
+    status: z.enum(['live', 'planned'], { error: 'must be "live" or "planned"' }),
+    /** Whether the controller syncs this environment from git without a person. */
+    autoSync: z.boolean({ error: 'must be true or false' }),
+    application: z.strictObject({
+      /** Application name: Deployment, Service, Ingress and label `app` (2.1). */
+      name: dnsLabel,
+      /** Namespace the application runs in. */
+      namespace: dnsLabel,
+      /** `https://<host>`: where the application is served in this environment. */
+      url: baseUrl,
+      /** Pods of the Deployment (rolling, canary); each blue-green unit runs BLUE_GREEN.replicasPerUnit. */
+      replicas: z
+        .number({ error: 'must be a number' })
+        .int({ error: 'must be a whole number' })
+        .min(1, { error: 'must be at least 1' })
+        .optional(),
+      resources: resourcesSchema,
+    }),
+    image: z.strictObject({
+      /** Registry host, e.g. `registry.example.com` (2.1: {registry_url}). */
+      registry: z
+        .string({ error: 'is required and must be a string' })
+        .regex(REGISTRY, { error: 'must be a registry host such as "registry.example.com" (no scheme, no path)' }),
+      /** Project path inside the registry. */
+      project: z.string({ error: 'is required and must be a string' }).regex(IMAGE_PATH, {
+        error: 'must be a registry project path such as "platform"',
+      }),
+      /** The running version (rolling, canary); blue-green units carry their own tags. */
+      tag: imageTag.optional(),
+      /** Secret in the application namespace holding the registry credentials (5.3). */
+      pullSecret: dnsLabel,
+    }),
+    tls: z.strictObject({
+      /** cert-manager ClusterIssuer that signs the application's certificate. */
+      clusterIssuer: dnsLabel,
+    }),
+    strategy: strategySchema,
+  })
+  .superRefine((env, ctx) => {
+    if (env.status === 'planned' && env.autoSync) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['autoSync'],
+        input: env.autoSync,
+        message: 'must be false while status is "planned" (a planned environment is never synced automatically)',
+      });
+    }
+    const blueGreen = env.strategy.type === 'blue-green';
+    if (blueGreen && env.image.tag !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['image', 'tag'],
+        input: env.image.tag,
+        message: 'must be left out with the blue-green strategy: each unit in strategy.blueGreen.units carries its tag',
+      });
+    }
+    if (blueGreen && env.application.replicas !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['application', 'replicas'],
+        input: env.application.replicas,
+        message: `must be left out with the blue-green strategy: each unit runs ${BLUE_GREEN.replicasPerUnit} pods (contract 2.1)`,
+      });
+    }
+    if (!blueGreen && env.application.replicas === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['application', 'replicas'],
+        input: undefined,
+        message: `is required with the ${env.strategy.type} strategy and must be a whole number of at least 1`,
+      });
+    }
+    if (!blueGreen && env.image.tag === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['image', 'tag'],
+        input: undefined,
+        message: `is required with the ${env.strategy.type} strategy and must look like v<major>.<minor>.<patch>`,
+      });
+    }
+  });
+
+/** What a person writes in an environment file. */
+export type EnvironmentInput = z.input<typeof environmentSchema>;
+/** A validated environment, as constructs and charts receive it. */
+export type Environment = z.output<typeof environmentSchema>;
+export type Strategy = Environment['strategy'];
+export type Resources = z.output<typeof resourcesSchema>;

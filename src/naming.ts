@@ -1,0 +1,21 @@
+/** Names derived from configuration, in one place so every chart derives them alike. */
+
+/** 2.1: `<registry>/<project>/<application>:<tag>`. */
+export function imageReference(registry: string, project: string, application: string, tag: string): string {
+  return `${registry}/${project}/${application}:${tag}`;
+}
+
+/** The host of an `https://<host>` address. */
+export function hostOf(url: string): string {
+  return new URL(url).hostname;
+}
+
+/** 2.1: blue-green units are named `<application>-<unit>`. */
+export function unitName(application: string, unit: string): string {
+  return `${application}-${unit}`;
+}
+
+/** Secret holding the TLS certificate cert-manager issues for the application's host. */
+export function tlsSecretName(application: string): string {
+  return `${application}-tls`;
+}

@@ -1,0 +1,88 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { parseAllDocuments } from 'yaml';
+import { ENVIRONMENT_FILES, ENVIRONMENT_ORDER, loadEnvironments, type Environment } from '../src/environments';
+import { renderEnvironment } from '../src/synth';
+
+export const ROOT = path.resolve(__dirname, '..');
+export const DIST = path.join(ROOT, 'dist');
+
+/** A rendered Kubernetes object, as a reviewer reads it. */
+export interface K8sObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: { readonly name: string; readonly namespace?: string; readonly labels?: Record<string, string>; readonly annotations?: Record<string, string> };
+  readonly [key: string]: any;
+}
+
+/** A fresh temporary folder, removed by the caller. */
+export function temporaryDirectory(prefix = 'platform-gitops-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/** Parse every YAML file below `dir` into objects, keyed by relative path. */
+export function readManifests(dir: string): Map<string, K8sObject[]> {
+  const files = (fs.readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith('.yaml')).sort();
+  return new Map(
+    files.map((file) => [
+      file,
+      parseAllDocuments(fs.readFileSync(path.join(dir, file), 'utf8')).map((doc) => doc.toJS() as K8sObject),
+    ]),
+  );
+}
+
+/** Render one environment to a temporary folder; returns its files' objects. */
+export function renderToObjects(environment: Environment): Map<string, K8sObject[]> {
+  const dir = temporaryDirectory();
+  try {
+    renderEnvironment(environment, dir);
+    return readManifests(dir);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** All objects of the committed `dist/<environment>/`. */
+export function committedObjects(environment: string): K8sObject[] {
+  return [...readManifests(path.join(DIST, environment)).values()].flat();
+}
+
+/** The one object of a kind and name; throws when there is not exactly one. */
+export function findObject(objects: readonly K8sObject[], kind: string, name: string): K8sObject {
+  const found = objects.filter((o) => o.kind === kind && o.metadata.name === name);
+  if (found.length !== 1) throw new Error(`expected one ${kind}/${name}, found ${found.length}`);
+  return found[0]!;
+}
+
+/** The validated project environments, by name. */
+export function projectEnvironments(): Record<string, Environment> {
+  return Object.fromEntries(loadEnvironments().map((env) => [env.name, env]));
+}
+
+/** A deep, mutable copy of the environment files, for tests that break one. */
+export function environmentFilesCopy(): Record<string, any> {
+  return structuredClone(ENVIRONMENT_FILES) as Record<string, any>;
+}
+
+export { ENVIRONMENT_ORDER };
+
+/** Run a compiled CLI (build/<entry>.js) as a person would. */
+export function runCli(entry: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
+  const result = spawnSync(process.execPath, [path.join(ROOT, 'build', `${entry}.js`), ...args], {
+    cwd: options.cwd ?? ROOT,
+    env: { ...process.env, ...options.env },
+    encoding: 'utf8',
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Every file below `dir` with its bytes, for before/after comparisons. */
+export function treeContents(dir: string): Map<string, string> {
+  const files = (fs.readdirSync(dir, { recursive: true, withFileTypes: true }) as fs.Dirent[])
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)))
+    .sort();
+  return new Map(files.map((file) => [file, fs.readFileSync(path.join(dir, file), 'utf8')]));
+}
