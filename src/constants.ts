@@ -96,6 +96,13 @@ export const IMAGE_TAG_PATTERN = /^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$/;
 export const LABELS = { app: 'app', version: 'version' } as const;
 
 /**
+ * `version` label of the single unit of a rolling or canary Deployment (blue-green units
+ * use blue / green). Not the image tag: a release then changes the image line only, and
+ * the label stays out of immutable selectors' way.
+ */
+export const SINGLE_UNIT_VERSION = 'stable';
+
+/**
  * Flagger's in-cluster load tester (not in the contract): it sends traffic during a
  * canary analysis so an idle environment still yields the metrics the thresholds read.
  */

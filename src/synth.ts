@@ -17,7 +17,20 @@ export function renderEnvironment(environment: Environment, outdir: string): voi
 export interface SynthesizeOptions {
   /** Where the committed manifests live; replaced as a whole, never half-written. */
   readonly outdir: string;
-  /** The environments in promotion order. @default the project's environment files */
+  /**
+   * The promotion order.
+   * @default ENVIRONMENT_ORDER
+   */
+  readonly order?: readonly string[];
+  /**
+   * The environment files as written, by name; validated before anything is rendered.
+   * @default ENVIRONMENT_FILES
+   */
+  readonly files?: Readonly<Record<string, unknown>>;
+  /**
+   * Already validated environments, in order; when given, `order` and `files` are ignored.
+   * @default - validated from `order` and `files`
+   */
   readonly environments?: readonly Environment[];
 }
 
@@ -41,7 +54,7 @@ export function checkSynthesized(options: SynthesizeOptions): string[] {
 }
 
 function renderToTemporary(options: SynthesizeOptions): string {
-  const environments = options.environments ?? loadEnvironments();
+  const environments = options.environments ?? loadEnvironments(options.order, options.files);
   const parent = path.dirname(path.resolve(options.outdir));
   fs.mkdirSync(parent, { recursive: true });
   // Beside outdir, so the final rename stays on one filesystem.

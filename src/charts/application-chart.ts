@@ -1,7 +1,7 @@
 import { Chart } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
-import { HTTP_PORT_NAME, LABELS, PORTS } from '../constants';
+import { HTTP_PORT_NAME, LABELS, PORTS, SINGLE_UNIT_VERSION } from '../constants';
 import { ApplicationIngress } from '../constructs/application-ingress';
 import { ApplicationWorkload } from '../constructs/application-workload';
 import { BlueGreen } from '../constructs/blue-green';
@@ -71,7 +71,7 @@ export class ApplicationChart extends Chart {
       new ApplicationWorkload(this, 'workload', {
         ...common,
         name: application.name,
-        version: tag,
+        version: SINGLE_UNIT_VERSION,
         image: imageReference(image.registry, image.project, application.name, tag),
         replicas: application.replicas!,
       });

@@ -32,12 +32,12 @@ export interface ApplicationWorkloadProps {
   readonly namespace: string;
   /** Value of the `app` label: the application name. */
   readonly application: string;
-  /** Value of the `version` label: the image tag, or `blue` / `green` for blue-green units. */
+  /** Value of the `version` label: `blue` / `green` for blue-green units, else SINGLE_UNIT_VERSION. */
   readonly version: string;
   /**
    * Whether the Deployment's selector includes `version`. Blue-green units must select
-   * only their own pods; a rolling Deployment must not, since a selector is immutable
-   * and its version label changes with every release.
+   * only their own pods; a single unit selects by `app` alone, so that a later change of
+   * strategy does not hit the selector's immutability.
    * @default false
    */
   readonly selectVersion?: boolean;

@@ -14,8 +14,18 @@ function formatValue(input: unknown): string {
   return ` ${JSON.stringify(input)}`;
 }
 
+/** The value at `path` in what the person wrote (zod does not always report it). */
+function valueAt(data: unknown, path: readonly PropertyKey[]): unknown {
+  let value: unknown = data;
+  for (const key of path) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
 /** One line per zod issue: `<environment>: <path> <value> <rule>`. */
-export function formatIssue(environment: string, issue: z.core.$ZodIssue): string {
+export function formatIssue(environment: string, issue: z.core.$ZodIssue, data: unknown): string {
   if (issue.code === 'unrecognized_keys') {
     const where = issue.path.length > 0 ? `${formatPath(issue.path)}: ` : '';
     return `${environment}: ${where}unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys
@@ -23,7 +33,8 @@ export function formatIssue(environment: string, issue: z.core.$ZodIssue): strin
       .join(', ')} (the schema does not name ${issue.keys.length > 1 ? 'them' : 'it'}; check the spelling)`;
   }
   const path = issue.path.length > 0 ? formatPath(issue.path) : '(environment)';
-  return `${environment}: ${path}${formatValue(issue.input)} ${issue.message}`;
+  const input = issue.input !== undefined && typeof issue.input !== 'object' ? issue.input : valueAt(data, issue.path);
+  return `${environment}: ${path}${formatValue(input)} ${issue.message}`;
 }
 
 /**
@@ -48,11 +59,11 @@ export function validateEnvironments(
   }
 
   const environments: Environment[] = [];
-  for (const name of order) {
+  for (const name of new Set(order)) {
     if (!(name in inputs)) continue;
     const result = environmentSchema.safeParse(inputs[name], { reportInput: true });
     if (!result.success) {
-      problems.push(...result.error.issues.map((issue) => formatIssue(name, issue)));
+      problems.push(...result.error.issues.map((issue) => formatIssue(name, issue, inputs[name])));
       continue;
     }
     if (result.data.name !== name) {

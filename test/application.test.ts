@@ -1,0 +1,178 @@
+import { describe, expect, it } from 'vitest';
+import { committedObjects, findObject, type K8sObject } from './support';
+
+// Every number here is a literal from the contract's limits table (section 8) and the
+// shapes of 2.1 / 2.2, read from the committed manifests: a drift in src/constants.ts,
+// a construct or cdk8s-plus fails here, not only in a snapshot.
+
+const local = committedObjects('local');
+const testing = committedObjects('testing');
+const staging = committedObjects('staging');
+const production = committedObjects('production');
+
+const container = (deployment: K8sObject) => deployment.spec.template.spec.containers[0];
+const deploymentsOf = (objects: readonly K8sObject[]) => objects.filter((o) => o.kind === 'Deployment');
+const allDeployments = [local, testing, staging, production].flatMap(deploymentsOf);
+
+describe('the application Deployment (2.1, 2.2, 8)', () => {
+  it('is named after the application in rolling and canary environments', () => {
+    for (const objects of [local, testing, production]) {
+      expect(deploymentsOf(objects).map((d) => d.metadata.name)).toEqual(['webapp']);
+    }
+  });
+
+  it('rolls out with RollingUpdate, maxUnavailable 1 and maxSurge 1 (8: rolling update 1 / 1)', () => {
+    expect(allDeployments).toHaveLength(4);
+    for (const deployment of allDeployments) {
+      expect(deployment.spec.strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 1 } });
+    }
+  });
+
+  it('checks liveness with GET /health on 8080 after 30 s, every 10 s (8: liveness probe)', () => {
+    for (const deployment of allDeployments) {
+      const probe = container(deployment).livenessProbe;
+      expect(probe.httpGet).toMatchObject({ path: '/health', port: 8080 });
+      expect(probe.initialDelaySeconds).toBe(30);
+      expect(probe.periodSeconds).toBe(10);
+    }
+  });
+
+  it('checks readiness with GET /ready on 8080 after 5 s, every 5 s (8: readiness probe)', () => {
+    for (const deployment of allDeployments) {
+      const probe = container(deployment).readinessProbe;
+      expect(probe.httpGet).toMatchObject({ path: '/ready', port: 8080 });
+      expect(probe.initialDelaySeconds).toBe(5);
+      expect(probe.periodSeconds).toBe(5);
+    }
+  });
+
+  it('listens on container port 8080 named http (8: application container port)', () => {
+    for (const deployment of allDeployments) {
+      expect(container(deployment).ports).toEqual([{ containerPort: 8080, name: 'http', protocol: 'TCP' }]);
+    }
+  });
+
+  it('runs the image <registry>/<project>/<application>:v<major>.<minor>.<patch> of its environment', () => {
+    expect(container(findObject(local, 'Deployment', 'webapp')).image).toBe('registry.example.com/platform/webapp:v1.5.0');
+    expect(container(findObject(testing, 'Deployment', 'webapp')).image).toBe('registry.example.com/platform/webapp:v1.5.0');
+    expect(container(findObject(staging, 'Deployment', 'webapp-blue')).image).toBe('registry.example.com/platform/webapp:v1.4.2');
+    expect(container(findObject(production, 'Deployment', 'webapp')).image).toBe('registry.example.com/platform/webapp:v1.4.2');
+  });
+
+  it('carries the labels app and version, and keeps revisions for rollback', () => {
+    for (const deployment of allDeployments) {
+      expect(Object.keys(deployment.spec.template.metadata.labels).sort()).toEqual(['app', 'version']);
+      expect(deployment.spec.template.metadata.labels.app).toBe('webapp');
+      expect(deployment.spec.revisionHistoryLimit).toBe(10);
+    }
+  });
+
+  it('pulls with the registry secret, as a service account without a token, in a restricted context', () => {
+    for (const deployment of allDeployments) {
+      const pod = deployment.spec.template.spec;
+      expect(pod.imagePullSecrets).toEqual([{ name: 'registry-pull' }]);
+      expect(pod.serviceAccountName).toBe('webapp');
+      expect(pod.automountServiceAccountToken).toBe(false);
+      expect(container(deployment).securityContext).toMatchObject({
+        runAsNonRoot: true,
+        allowPrivilegeEscalation: false,
+        privileged: false,
+        readOnlyRootFilesystem: true,
+        capabilities: { drop: ['ALL'] },
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
+    }
+  });
+
+  it('sets the environment resources, as written', () => {
+    expect(container(findObject(local, 'Deployment', 'webapp')).resources).toEqual({
+      requests: { cpu: '100m', memory: '128Mi' },
+      limits: { cpu: '500m', memory: '256Mi' },
+    });
+    expect(container(findObject(production, 'Deployment', 'webapp')).resources).toEqual({
+      requests: { cpu: '500m', memory: '512Mi' },
+      limits: { cpu: '1', memory: '1024Mi' },
+    });
+  });
+
+  it('runs the replicas each environment asks for', () => {
+    expect(findObject(local, 'Deployment', 'webapp').spec.replicas).toBe(1);
+    expect(findObject(testing, 'Deployment', 'webapp').spec.replicas).toBe(2);
+    expect(findObject(production, 'Deployment', 'webapp').spec.replicas).toBe(3);
+  });
+
+  it('creates a ServiceAccount that does not mount its token', () => {
+    expect(findObject(local, 'ServiceAccount', 'webapp').automountServiceAccountToken).toBe(false);
+  });
+});
+
+describe('the Service and the Ingress (4, 8)', () => {
+  it('forwards Service port 80 to container port 8080 (8: service port 80)', () => {
+    for (const objects of [local, testing, staging]) {
+      expect(findObject(objects, 'Service', 'webapp').spec.ports).toEqual([
+        { name: 'http', port: 80, protocol: 'TCP', targetPort: 8080 },
+      ]);
+    }
+  });
+
+  it('selects the application by app label in rolling environments', () => {
+    expect(findObject(testing, 'Service', 'webapp').spec.selector).toEqual({ app: 'webapp' });
+  });
+
+  it('serves one HTTPS host per environment through ingress-nginx, certificate from the environment ClusterIssuer', () => {
+    const expected = [
+      [local, 'webapp.local.platform.example.com', 'local-ca'],
+      [testing, 'webapp.testing.platform.example.com', 'letsencrypt-staging'],
+      [staging, 'webapp.staging.platform.example.com', 'letsencrypt-staging'],
+      [production, 'webapp.platform.example.com', 'letsencrypt-production'],
+    ] as const;
+    for (const [objects, host, issuer] of expected) {
+      const ingress = findObject(objects, 'Ingress', 'webapp');
+      expect(ingress.spec.ingressClassName).toBe('nginx');
+      expect(ingress.metadata.annotations?.['cert-manager.io/cluster-issuer']).toBe(issuer);
+      expect(ingress.spec.tls).toEqual([{ hosts: [host], secretName: 'webapp-tls' }]);
+      expect(ingress.spec.rules).toEqual([
+        {
+          host,
+          http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'webapp', port: { number: 80 } } } }] },
+        },
+      ]);
+    }
+  });
+
+  it('admits only restricted pods in the application namespace', () => {
+    expect(findObject(local, 'Namespace', 'webapp').metadata.labels).toMatchObject({
+      'pod-security.kubernetes.io/enforce': 'restricted',
+    });
+  });
+});
+
+describe('the delivery strategies rendered per environment (1.4, 2.1, 2.3, 8)', () => {
+  it('runs blue-green in staging with 3 replicas per unit (8: blue-green replicas per unit)', () => {
+    const blue = findObject(staging, 'Deployment', 'webapp-blue');
+    expect(blue.spec.replicas).toBe(3);
+    expect(blue.spec.selector.matchLabels).toEqual({ app: 'webapp', version: 'blue' });
+    expect(findObject(staging, 'Service', 'webapp').spec.selector).toEqual({ app: 'webapp', version: 'blue' });
+  });
+
+  it('runs a Flagger canary in production with the 2.3 analysis (8: canary rows)', () => {
+    const canary = findObject(production, 'Canary', 'webapp');
+    expect(canary.apiVersion).toBe('flagger.app/v1beta1');
+    expect(canary.spec.targetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'webapp' });
+    expect(canary.spec.progressDeadlineSeconds).toBe(60);
+    expect(canary.spec.service).toEqual({ port: 80, targetPort: 8080 });
+    expect(canary.spec.analysis).toMatchObject({ interval: '30s', threshold: 5, maxWeight: 50, stepWeight: 10 });
+    expect(canary.spec.analysis.metrics).toEqual([
+      { name: 'request-success-rate', thresholdRange: { min: 99 }, interval: '1m' },
+      { name: 'request-duration', thresholdRange: { max: 500 }, interval: '30s' },
+    ]);
+    expect(production.filter((o) => o.kind === 'Service')).toEqual([]);
+  });
+
+  it('uses rolling update in local and testing', () => {
+    for (const objects of [local, testing]) {
+      expect(objects.map((o) => o.kind)).not.toContain('Canary');
+      expect(deploymentsOf(objects)).toHaveLength(1);
+    }
+  });
+});

@@ -1,0 +1,132 @@
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadEnvironments, type Environment } from '../src/environments';
+import { synthesize } from '../src/synth';
+import { DIST, ROOT, environmentFilesCopy, runCli, temporaryDirectory, treeContents } from './support';
+
+const cleanups: string[] = [];
+afterEach(() => {
+  for (const dir of cleanups.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** A temporary folder holding a copy of the committed dist/ at `<tmp>/dist`. */
+function copyOfDist(): { workdir: string; outdir: string } {
+  const workdir = temporaryDirectory();
+  cleanups.push(workdir);
+  const outdir = path.join(workdir, 'dist');
+  fs.cpSync(DIST, outdir, { recursive: true });
+  return { workdir, outdir };
+}
+
+describe('npm run synth', () => {
+  it('renders one folder per environment, in the contract order, with one file per chart', () => {
+    expect(fs.readdirSync(DIST).sort()).toEqual(['local', 'production', 'staging', 'testing']);
+    for (const environment of fs.readdirSync(DIST)) {
+      for (const file of fs.readdirSync(path.join(DIST, environment))) expect(file).toMatch(/^[a-z][a-z0-9-]*\.yaml$/);
+    }
+  });
+
+  it('is deterministic: two renders are byte-identical', () => {
+    const first = temporaryDirectory();
+    const second = temporaryDirectory();
+    cleanups.push(first, second);
+    synthesize({ outdir: path.join(first, 'dist') });
+    synthesize({ outdir: path.join(second, 'dist') });
+    expect(treeContents(path.join(first, 'dist'))).toEqual(treeContents(path.join(second, 'dist')));
+  });
+
+  it('leaves the committed dist/ exactly as the code renders it (--check passes)', () => {
+    const result = runCli('main', ['--check']);
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain('dist is up to date');
+  });
+
+  it('--check names every file that differs and exits non-zero', () => {
+    const { outdir } = copyOfDist();
+    fs.appendFileSync(path.join(outdir, 'testing', 'application.yaml'), '# edited by hand\n');
+    fs.rmSync(path.join(outdir, 'local', 'application.yaml'));
+    fs.writeFileSync(path.join(outdir, 'staging', 'stray.yaml'), 'kind: ConfigMap\n');
+    const before = treeContents(outdir);
+
+    const result = runCli('main', ['--check', '--outdir', outdir]);
+
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('local/application.yaml (missing)');
+    expect(result.stderr).toContain('staging/stray.yaml (not rendered by the code)');
+    expect(result.stderr).toContain('testing/application.yaml (changed)');
+    expect(treeContents(outdir)).toEqual(before);
+  });
+
+  it('replaces a stale dist/ as a whole, removing files the code no longer renders', () => {
+    const { workdir, outdir } = copyOfDist();
+    fs.writeFileSync(path.join(outdir, 'staging', 'stray.yaml'), 'kind: ConfigMap\n');
+
+    const result = runCli('main', ['--outdir', outdir]);
+
+    expect(result.status).toBe(0);
+    expect(treeContents(outdir)).toEqual(treeContents(DIST));
+    expect(fs.readdirSync(workdir)).toEqual(['dist']);
+  });
+
+  it('leaves dist/ untouched when rendering fails part-way through the environments', () => {
+    const { workdir, outdir } = copyOfDist();
+    const before = treeContents(outdir);
+    const environments = loadEnvironments();
+    // Valid for the schema's types, impossible to render: the active unit is missing.
+    const broken = structuredClone(environments.find((env) => env.name === 'staging')!) as any;
+    broken.strategy.blueGreen.active = 'green';
+    const order: Environment[] = environments.map((env) => (env.name === 'staging' ? broken : env));
+
+    expect(() => synthesize({ outdir, environments: order })).toThrow();
+    expect(treeContents(outdir)).toEqual(before);
+    expect(fs.readdirSync(workdir)).toEqual(['dist']);
+  });
+
+  it('prints a configuration error without a stack trace, exits non-zero and keeps dist/', () => {
+    const { outdir } = copyOfDist();
+    const before = treeContents(outdir);
+    const result = runCli('main', ['--outdir', outdir, '--no-such-option']);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain("Unknown option '--no-such-option'");
+    expect(result.stderr).toContain('dist/ was left unchanged.');
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(treeContents(outdir)).toEqual(before);
+  });
+
+  it('changing the testing image tag changes only image lines of dist/testing/', () => {
+    const workdir = temporaryDirectory();
+    cleanups.push(workdir);
+    const files = environmentFilesCopy();
+    files.testing.image.tag = 'v9.9.9';
+    synthesize({ outdir: path.join(workdir, 'dist'), files });
+
+    const after = treeContents(path.join(workdir, 'dist'));
+    const before = treeContents(DIST);
+    const changedFiles = [...after.keys()].filter((file) => after.get(file) !== before.get(file));
+    expect(changedFiles.length).toBeGreaterThan(0);
+    for (const file of changedFiles) {
+      expect(file.startsWith(`testing${path.sep}`)).toBe(true);
+      const oldLines = before.get(file)!.split('\n');
+      const newLines = after.get(file)!.split('\n');
+      expect(newLines.length).toBe(oldLines.length);
+      const changed = newLines.filter((line, index) => line !== oldLines[index]);
+      expect(changed.length).toBeGreaterThan(0);
+      for (const line of changed) expect(line).toMatch(/^\s+(- )?image: \S+:v9\.9\.9$/);
+    }
+  });
+
+  it('gives the same output through `cdk8s synth` (cdk8s.yaml)', () => {
+    const workdir = temporaryDirectory();
+    cleanups.push(workdir);
+    const output = path.join(workdir, 'dist');
+    const result = spawnSync(process.execPath, [path.join(ROOT, 'node_modules', 'cdk8s-cli', 'bin', 'cdk8s'), 'synth', '--output', output], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    expect(result.status, result.stderr).toBe(0);
+    expect(treeContents(output)).toEqual(treeContents(DIST));
+  });
+});
