@@ -1,0 +1,106 @@
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { App, YamlOutputType } from 'cdk8s';
+import { ApplicationChart } from '../charts/application-chart';
+import { type Environment, loadEnvironments } from '../environments';
+import { MANIFEST_EXTENSION } from '../synth';
+
+/**
+ * `npm run bench`: the full synth of the four environments against the floor (node
+ * loading cdk8s-plus-28 and synthesizing one Deployment), run alternately in one session
+ * so both see the same machine; then synth time for N synthetic applications per
+ * environment. Prints tables; asserts nothing (the figures go into the README).
+ */
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+interface Measurement {
+  readonly milliseconds: number;
+  readonly peakKilobytes: number;
+}
+
+function measureProcess(args: readonly string[]): Measurement {
+  const rssFile = path.join(os.tmpdir(), `bench-rss-${process.pid}`);
+  const started = process.hrtime.bigint();
+  const result = spawnSync(process.execPath, ['--require', path.join(ROOT, 'scripts', 'bench-rss.cjs'), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, BENCH_RSS_FILE: rssFile },
+    encoding: 'utf8',
+  });
+  const milliseconds = Number(process.hrtime.bigint() - started) / 1e6;
+  if (result.status !== 0) throw new Error(`${args.join(' ')} failed:\n${result.stderr}`);
+  const peakKilobytes = Number(fs.readFileSync(rssFile, 'utf8'));
+  fs.rmSync(rssFile, { force: true });
+  return { milliseconds, peakKilobytes };
+}
+
+/** Environments with `count` applications each, named webapp-0 .. webapp-<count-1>. */
+function renderScaled(environments: readonly Environment[], count: number, outdir: string): void {
+  for (const environment of environments) {
+    const app = new App({
+      outdir: path.join(outdir, environment.name),
+      outputFileExtension: MANIFEST_EXTENSION,
+      yamlOutputType: YamlOutputType.FILE_PER_CHART,
+    });
+    for (let index = 0; index < count; index++) {
+      const name = `webapp-${index}`;
+      const url = new URL(environment.application.url);
+      url.hostname = `${name}.${url.hostname}`;
+      new ApplicationChart(app, `application-${index}`, {
+        environment: { ...environment, application: { ...environment.application, name, namespace: name, url: url.origin } },
+      });
+    }
+    app.synth();
+  }
+}
+
+function main(): void {
+  const { values } = parseArgs({
+    options: { runs: { type: 'string', default: '7' }, scale: { type: 'string', default: '1,10,100' } },
+  });
+  const runs = Number(values.runs);
+  const scales = values.scale.split(',').map(Number);
+  const workdir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-bench-'));
+  try {
+    // Warm the build and the file cache so neither side pays a first-run cost.
+    measureProcess([path.join(ROOT, 'scripts', 'run.cjs'), 'main', '--outdir', path.join(workdir, 'warm')]);
+    const floor: Measurement[] = [];
+    const synth: Measurement[] = [];
+    for (let run = 0; run < runs; run++) {
+      floor.push(measureProcess([path.join(ROOT, 'scripts', 'bench-floor.cjs'), path.join(workdir, `floor-${run}`)]));
+      synth.push(measureProcess([path.join(ROOT, 'scripts', 'run.cjs'), 'main', '--outdir', path.join(workdir, `synth-${run}`)]));
+    }
+    const floorMs = median(floor.map((m) => m.milliseconds));
+    const synthMs = median(synth.map((m) => m.milliseconds));
+    console.log(`Full synth vs floor (median of ${runs} alternating runs, ${os.cpus().length} cores, node ${process.version})`);
+    console.log('| what | median | peak RSS |');
+    console.log('|---|---:|---:|');
+    console.log(`| floor: cdk8s-plus-28, one Deployment | ${floorMs.toFixed(0)} ms | ${(median(floor.map((m) => m.peakKilobytes)) / 1024).toFixed(0)} MiB |`);
+    console.log(`| synth, 4 environments (node scripts/run.cjs main, what npm run synth runs) | ${synthMs.toFixed(0)} ms | ${(median(synth.map((m) => m.peakKilobytes)) / 1024).toFixed(0)} MiB |`);
+    console.log(`| ratio synth / floor | ${(synthMs / floorMs).toFixed(2)}x | target <= 1.5x |`);
+    console.log('');
+
+    const environments = loadEnvironments();
+    console.log('Scale: N applications per environment, 4 environments, in-process render (median of 3)');
+    console.log('| N | render | per application |');
+    console.log('|---:|---:|---:|');
+    for (const count of scales) {
+      const times: number[] = [];
+      for (let run = 0; run < 3; run++) {
+        const started = process.hrtime.bigint();
+        renderScaled(environments, count, path.join(workdir, `scale-${count}-${run}`));
+        times.push(Number(process.hrtime.bigint() - started) / 1e6);
+      }
+      const ms = median(times);
+      console.log(`| ${count} | ${ms.toFixed(0)} ms | ${(ms / count / environments.length).toFixed(2)} ms |`);
+    }
+  } finally {
+    fs.rmSync(workdir, { recursive: true, force: true });
+  }
+}
+
+main();
