@@ -291,10 +291,15 @@ function describeErrors(errors: readonly ErrorObject[], type: string): string[] 
         return `${where}: must match ${error.params.pattern} (got ${shown(error.data)})`;
       case 'oneOf':
       case 'anyOf': {
-        const types = (error.schema as SchemaNode[]).map((branch) => branch.type).filter((type) => type !== undefined);
-        return types.length === (error.schema as unknown[]).length
-          ? `${where}: must be ${types.join(' or ')} (got ${shown(error.data)})`
-          : `${where}: ${error.message} (got ${shown(error.data)})`;
+        const branches = error.schema as SchemaNode[];
+        const types = branches.map((branch) => branch.type).filter((type) => type !== undefined);
+        if (types.length === branches.length) return `${where}: must be ${types.join(' or ')} (got ${shown(error.data)})`;
+        // Structural schemas say "these fields together" as branches of bare `required` lists.
+        if (branches.every((branch) => Object.keys(branch).length === 1 && Array.isArray(branch.required))) {
+          const sets = branches.map((branch) => (branch.required as string[]).join(' + ')).join(' | ');
+          return `${where}: must have ${error.keyword === 'oneOf' ? 'exactly' : 'at least'} one of these sets of fields: ${sets}`;
+        }
+        return `${where}: ${error.message} (got ${shown(error.data)})`;
       }
       default:
         return `${where}: ${error.message}`;
