@@ -67,6 +67,21 @@ export function ingress(serviceName = 'webapp', port = 80): ManifestObject {
   };
 }
 
+/** A Flagger Canary for the `webapp` Deployment, its Services on port 80. */
+export function canary(analysis: Record<string, unknown> = { interval: '30s', threshold: 5, maxWeight: 50, stepWeight: 10 }): ManifestObject {
+  return {
+    apiVersion: 'flagger.app/v1beta1',
+    kind: 'Canary',
+    metadata: { name: 'webapp', namespace: NS },
+    spec: {
+      provider: 'nginx',
+      targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'webapp' },
+      service: { port: 80, targetPort: 8080 },
+      analysis,
+    },
+  };
+}
+
 export function networkPolicy(name: string, spec: Record<string, any>): ManifestObject {
   return { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name, namespace: NS }, spec };
 }

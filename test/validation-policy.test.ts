@@ -4,6 +4,7 @@ import type { ManifestObject } from '../src/validation/manifests';
 import { RULE_NAMES } from '../src/validation/policy';
 import {
   ALLOW_DNS,
+  canary,
   CONTEXT,
   DEFAULT_DENY,
   deployment,
@@ -253,17 +254,7 @@ describe('policy rules', () => {
           metadata: { name: 'by-name', namespace: 'webapp' },
           spec: { defaultBackend: { service: { name: 'webapp', port: { name: 'http' } } } },
         },
-        {
-          apiVersion: 'flagger.app/v1beta1',
-          kind: 'Canary',
-          metadata: { name: 'webapp', namespace: 'webapp' },
-          spec: {
-            provider: 'nginx',
-            targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'webapp' },
-            service: { port: 80, targetPort: 8080 },
-            analysis: { interval: '30s', threshold: 5, maxWeight: 50, stepWeight: 10 },
-          },
-        },
+        canary(),
       ],
     },
     {

@@ -4,19 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { validateAgainstSchema } from '../src/validation/schemas';
 import { ROOT } from './support';
-import { deployment, service } from './validation-fixtures';
-
-const canary = (analysis: Record<string, unknown>) => ({
-  apiVersion: 'flagger.app/v1beta1',
-  kind: 'Canary',
-  metadata: { name: 'webapp', namespace: 'webapp' },
-  spec: {
-    provider: 'nginx',
-    targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'webapp' },
-    service: { port: 80, targetPort: 8080 },
-    analysis,
-  },
-});
+import { canary, deployment, service } from './validation-fixtures';
 
 const prometheusRule = (strategy: string) => ({
   apiVersion: 'monitoring.coreos.com/v1',

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadEnvironments } from '../environments';
-import { ConfigError } from '../errors';
+import { ConfigError, isArgumentError } from '../errors';
 import { runGate } from '../validation/gate';
 import { RULES } from '../validation/policy';
 import { formatJson, formatText } from '../validation/report';
@@ -50,12 +50,9 @@ function main(argv: readonly string[]): number {
 try {
   process.exitCode = main(process.argv.slice(2));
 } catch (error) {
-  if (error instanceof ConfigError || (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'))) {
+  if (error instanceof ConfigError || isArgumentError(error) || (error instanceof Error && 'code' in error && error.code === 'ENOENT')) {
     console.error(`validate: ${error.message}`);
-    if (!(error instanceof ConfigError)) console.error(USAGE);
-    process.exitCode = 2;
-  } else if (error instanceof Error && 'code' in error && error.code === 'ENOENT') {
-    console.error(`validate: ${error.message}`);
+    if (isArgumentError(error)) console.error(USAGE);
     process.exitCode = 2;
   } else {
     throw error;

@@ -89,25 +89,16 @@ export class NetworkPolicies extends Construct {
       spec: { podSelector: {}, policyTypes: ['Ingress', 'Egress'] },
     });
 
-    const allows: k8s.KubeNetworkPolicy[] = [];
-    for (const peer of props.ingress ?? []) {
-      const name = `allow-ingress-from-${peer.name}`;
-      allows.push(
-        new k8s.KubeNetworkPolicy(this, name, {
-          metadata: metadata(name),
-          spec: { podSelector, policyTypes: ['Ingress'], ingress: [{ from: [peerSelector(peer)], ports: portsOf(peer) }] },
-        }),
-      );
-    }
-    for (const peer of props.egress ?? []) {
-      const name = `allow-egress-to-${peer.name}`;
-      allows.push(
-        new k8s.KubeNetworkPolicy(this, name, {
-          metadata: metadata(name),
-          spec: { podSelector, policyTypes: ['Egress'], egress: [{ to: [peerSelector(peer)], ports: portsOf(peer) }] },
-        }),
-      );
-    }
+    const allow = (name: string, spec: Omit<k8s.NetworkPolicySpec, 'podSelector'>) =>
+      new k8s.KubeNetworkPolicy(this, name, { metadata: metadata(name), spec: { podSelector, ...spec } });
+    const allows = [
+      ...(props.ingress ?? []).map((peer) =>
+        allow(`allow-ingress-from-${peer.name}`, { policyTypes: ['Ingress'], ingress: [{ from: [peerSelector(peer)], ports: portsOf(peer) }] }),
+      ),
+      ...(props.egress ?? []).map((peer) =>
+        allow(`allow-egress-to-${peer.name}`, { policyTypes: ['Egress'], egress: [{ to: [peerSelector(peer)], ports: portsOf(peer) }] }),
+      ),
+    ];
     this.allows = allows;
   }
 }
