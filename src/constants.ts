@@ -115,3 +115,28 @@ export const FLAGGER_LOAD_TESTER = {
   concurrency: 2,
   timeout: '5s',
 } as const;
+
+/**
+ * Exemptions from the policy gate (src/validation/policy.ts) are annotations on the object
+ * that needs them: `policy.platform-gitops.io/exempt-<rule>: "<reason>"`. Not in the
+ * contract: the project's own convention, so a reviewer reads the reason beside the object.
+ */
+export const POLICY_EXEMPTION_PREFIX = 'policy.platform-gitops.io/exempt-';
+
+/**
+ * Namespaces of the platform's neighbours that the application's NetworkPolicies name.
+ * Not in the contract: the upstream charts' default namespaces (ingress-nginx, the
+ * Prometheus stack in `monitoring`, cluster DNS in `kube-system`).
+ */
+export const PLATFORM_NAMESPACES = {
+  ingressNginx: 'ingress-nginx',
+  monitoring: 'monitoring',
+  kubeSystem: 'kube-system',
+} as const;
+
+/**
+ * Cluster DNS (7 "name resolution failing"): CoreDNS pods in kube-system carry
+ * `k8s-app: kube-dns` and answer on port 53 over UDP and TCP. Not in the contract: the
+ * Kubernetes defaults.
+ */
+export const CLUSTER_DNS = { podLabels: { 'k8s-app': 'kube-dns' }, port: 53 } as const;

@@ -12,3 +12,8 @@ export class ConfigError extends Error {
     this.problems = problems;
   }
 }
+
+/** Whether `util.parseArgs` refused the command line (unknown option, missing value). */
+export function isArgumentError(error: unknown): error is TypeError {
+  return error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS');
+}

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError } from './errors';
+import { ConfigError, isArgumentError } from './errors';
 import { checkSynthesized, synthesize } from './synth';
 
 const USAGE = `usage: npm run synth [-- --check] [-- --outdir <dir>]
@@ -40,7 +40,7 @@ function main(argv: readonly string[]): number {
 try {
   process.exitCode = main(process.argv.slice(2));
 } catch (error) {
-  if (error instanceof ConfigError || (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'))) {
+  if (error instanceof ConfigError || isArgumentError(error)) {
     console.error(`synth: ${error.message}`);
     if (!(error instanceof ConfigError)) console.error(USAGE);
     console.error('dist/ was left unchanged.');

@@ -1,11 +1,12 @@
 import { Chart } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
-import { HTTP_PORT_NAME, LABELS, PORTS, SINGLE_UNIT_VERSION } from '../constants';
+import { HTTP_PORT_NAME, LABELS, METRICS, PLATFORM_NAMESPACES, PORTS, SINGLE_UNIT_VERSION } from '../constants';
 import { ApplicationIngress } from '../constructs/application-ingress';
 import { ApplicationWorkload } from '../constructs/application-workload';
 import { BlueGreen } from '../constructs/blue-green';
 import { CanaryRelease } from '../constructs/canary-release';
+import { DNS_PEER, NetworkPolicies } from '../constructs/network-policies';
 import type { Environment } from '../environments';
 import { hostOf, imageReference, tlsSecretName } from '../naming';
 
@@ -39,6 +40,19 @@ export class ApplicationChart extends Chart {
 
     new kplus.Namespace(this, 'namespace', {
       metadata: { name: application.namespace, labels: { ...appLabels, ...RESTRICTED_POD_SECURITY } },
+    });
+
+    // Default deny, then what the application needs: HTTP from ingress-nginx, scraping from
+    // Prometheus, and DNS. The allows select every pod of the namespace, because in canary
+    // mode Flagger's `<app>-primary` pods carry `app: <app>-primary`, not `app: <app>`.
+    new NetworkPolicies(this, 'network-policies', {
+      namespace: application.namespace,
+      labels: appLabels,
+      ingress: [
+        { name: 'ingress-nginx', namespace: PLATFORM_NAMESPACES.ingressNginx, ports: [{ port: PORTS.application }] },
+        { name: 'monitoring', namespace: PLATFORM_NAMESPACES.monitoring, ports: [{ port: METRICS.port }] },
+      ],
+      egress: [DNS_PEER],
     });
 
     const serviceAccount = new kplus.ServiceAccount(this, 'service-account', {

@@ -1,0 +1,113 @@
+import * as kplus from 'cdk8s-plus-28';
+import { k8s } from 'cdk8s-plus-28';
+import { Construct } from 'constructs';
+import { CLUSTER_DNS, PLATFORM_NAMESPACES } from '../constants';
+
+/** One port of an allowed connection. */
+export interface NetworkPort {
+  /** Port number on the receiving pod. */
+  readonly port: number;
+  /**
+   * Transport protocol.
+   * @default 'TCP'
+   */
+  readonly protocol?: 'TCP' | 'UDP';
+}
+
+/** Pods in another namespace that may talk to ours (ingress) or that ours may call (egress). */
+export interface NetworkPeer {
+  /** Short name of the peer; names the policy `allow-ingress-from-<name>` / `allow-egress-to-<name>`. */
+  readonly name: string;
+  /** Namespace of the peer pods, matched by the label Kubernetes puts on every namespace. */
+  readonly namespace: string;
+  /**
+   * Labels of the peer pods.
+   * @default - every pod of the namespace
+   */
+  readonly podLabels?: Readonly<Record<string, string>>;
+  /** Ports the traffic goes to: ours for ingress, the peer's for egress. */
+  readonly ports: readonly NetworkPort[];
+}
+
+export interface NetworkPoliciesProps {
+  /** Namespace the policies guard. */
+  readonly namespace: string;
+  /**
+   * Labels of the NetworkPolicy objects.
+   * @default - none
+   */
+  readonly labels?: Readonly<Record<string, string>>;
+  /**
+   * Pods of the namespace the allows apply to.
+   * @default - every pod of the namespace
+   */
+  readonly podLabels?: Readonly<Record<string, string>>;
+  /**
+   * Peers allowed to connect to the pods, one NetworkPolicy each.
+   * @default - none
+   */
+  readonly ingress?: readonly NetworkPeer[];
+  /**
+   * Peers the pods may connect to, one NetworkPolicy each.
+   * @default - none
+   */
+  readonly egress?: readonly NetworkPeer[];
+}
+
+/** Name of the policy that denies all traffic the allows do not name. */
+export const DEFAULT_DENY_POLICY = 'default-deny';
+
+/** Cluster DNS: every namespace that resolves names needs this egress. */
+export const DNS_PEER: NetworkPeer = {
+  name: 'dns',
+  namespace: PLATFORM_NAMESPACES.kubeSystem,
+  podLabels: CLUSTER_DNS.podLabels,
+  ports: [
+    { port: CLUSTER_DNS.port, protocol: 'UDP' },
+    { port: CLUSTER_DNS.port, protocol: 'TCP' },
+  ],
+};
+
+/**
+ * Zero-trust networking for one namespace: a default-deny policy (every pod, Ingress and
+ * Egress, no rules), then one allow policy per peer, so the rendered diff of a new
+ * connection is one small, named object.
+ */
+export class NetworkPolicies extends Construct {
+  /** Denies every connection to and from the namespace's pods that no allow names. */
+  public readonly defaultDeny: k8s.KubeNetworkPolicy;
+  /** The allow policies, ingress first, in the order given. */
+  public readonly allows: readonly k8s.KubeNetworkPolicy[];
+
+  constructor(scope: Construct, id: string, props: NetworkPoliciesProps) {
+    super(scope, id);
+    const metadata = (name: string) => ({ name, namespace: props.namespace, labels: { ...props.labels } });
+    const podSelector = props.podLabels === undefined ? {} : { matchLabels: { ...props.podLabels } };
+
+    this.defaultDeny = new k8s.KubeNetworkPolicy(this, DEFAULT_DENY_POLICY, {
+      metadata: metadata(DEFAULT_DENY_POLICY),
+      spec: { podSelector: {}, policyTypes: ['Ingress', 'Egress'] },
+    });
+
+    const allow = (name: string, spec: Omit<k8s.NetworkPolicySpec, 'podSelector'>) =>
+      new k8s.KubeNetworkPolicy(this, name, { metadata: metadata(name), spec: { podSelector, ...spec } });
+    const allows = [
+      ...(props.ingress ?? []).map((peer) =>
+        allow(`allow-ingress-from-${peer.name}`, { policyTypes: ['Ingress'], ingress: [{ from: [peerSelector(peer)], ports: portsOf(peer) }] }),
+      ),
+      ...(props.egress ?? []).map((peer) =>
+        allow(`allow-egress-to-${peer.name}`, { policyTypes: ['Egress'], egress: [{ to: [peerSelector(peer)], ports: portsOf(peer) }] }),
+      ),
+    ];
+    this.allows = allows;
+  }
+}
+
+function peerSelector(peer: NetworkPeer): k8s.NetworkPolicyPeer {
+  const namespaceSelector = { matchLabels: { [kplus.Namespace.NAME_LABEL]: peer.namespace } };
+  return peer.podLabels === undefined ? { namespaceSelector } : { namespaceSelector, podSelector: { matchLabels: { ...peer.podLabels } } };
+}
+
+function portsOf(peer: NetworkPeer): k8s.NetworkPolicyPort[] {
+  return peer.ports.map((port) => ({ port: k8s.IntOrString.fromNumber(port.port), protocol: port.protocol ?? 'TCP' }));
+}

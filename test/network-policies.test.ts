@@ -1,0 +1,76 @@
+import { Chart, Testing } from 'cdk8s';
+import { describe, expect, it } from 'vitest';
+import { DNS_PEER, NetworkPolicies } from '../src/constructs/network-policies';
+import { validateAgainstSchema } from '../src/validation/schemas';
+import { ENVIRONMENT_ORDER, findObject, projectEnvironments, renderToObjects, type K8sObject } from './support';
+
+function policiesOf(objects: readonly K8sObject[]): K8sObject[] {
+  return objects.filter((object) => object.kind === 'NetworkPolicy');
+}
+
+describe('application namespace network policies', () => {
+  const environments = projectEnvironments();
+
+  it.each(ENVIRONMENT_ORDER)('%s denies all traffic, then allows ingress-nginx, monitoring and DNS', (name) => {
+    const objects = [...renderToObjects(environments[name]!).values()].flat();
+    const policies = policiesOf(objects);
+    expect(policies.map((policy) => policy.metadata.name)).toEqual([
+      'default-deny',
+      'allow-ingress-from-ingress-nginx',
+      'allow-ingress-from-monitoring',
+      'allow-egress-to-dns',
+    ]);
+    for (const policy of policies) {
+      expect(policy.metadata.namespace).toBe('webapp');
+      expect(validateAgainstSchema(policy)).toEqual([]);
+    }
+
+    expect(findObject(objects, 'NetworkPolicy', 'default-deny').spec).toEqual({ podSelector: {}, policyTypes: ['Ingress', 'Egress'] });
+    expect(findObject(objects, 'NetworkPolicy', 'allow-ingress-from-ingress-nginx').spec).toEqual({
+      podSelector: {},
+      policyTypes: ['Ingress'],
+      ingress: [{ from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } }], ports: [{ port: 8080, protocol: 'TCP' }] }],
+    });
+    expect(findObject(objects, 'NetworkPolicy', 'allow-ingress-from-monitoring').spec.ingress).toEqual([
+      { from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }], ports: [{ port: 8080, protocol: 'TCP' }] },
+    ]);
+    expect(findObject(objects, 'NetworkPolicy', 'allow-egress-to-dns').spec).toEqual({
+      podSelector: {},
+      policyTypes: ['Egress'],
+      egress: [
+        {
+          to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } }, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }],
+          ports: [
+            { port: 53, protocol: 'UDP' },
+            { port: 53, protocol: 'TCP' },
+          ],
+        },
+      ],
+    });
+  });
+});
+
+describe('NetworkPolicies', () => {
+  it('renders one allow per peer, so another connection is one line of props', () => {
+    const chart = new Chart(Testing.app(), 'test', { disableResourceNameHashes: true });
+    new NetworkPolicies(chart, 'network-policies', {
+      namespace: 'webapp',
+      podLabels: { app: 'webapp' },
+      egress: [DNS_PEER, { name: 'database', namespace: 'mssql', podLabels: { app: 'mssql' }, ports: [{ port: 1433 }] }],
+    });
+    const objects = Testing.synth(chart) as K8sObject[];
+    expect(objects.map((object) => object.metadata.name)).toEqual(['default-deny', 'allow-egress-to-dns', 'allow-egress-to-database']);
+    expect(findObject(objects, 'NetworkPolicy', 'allow-egress-to-database').spec).toEqual({
+      podSelector: { matchLabels: { app: 'webapp' } },
+      policyTypes: ['Egress'],
+      egress: [
+        {
+          to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'mssql' } }, podSelector: { matchLabels: { app: 'mssql' } } }],
+          ports: [{ port: 1433, protocol: 'TCP' }],
+        },
+      ],
+    });
+    // The default deny still covers every pod of the namespace, whatever the allows select.
+    expect(findObject(objects, 'NetworkPolicy', 'default-deny').spec.podSelector).toEqual({});
+  });
+});

@@ -1,0 +1,141 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { DIST, runCli, temporaryDirectory } from './support';
+
+const SUMMARY = /^(\d+) objects? in (\d+) files? checked, (\d+) findings?, (\d+) exemptions?$/;
+
+let copies: string[] = [];
+afterEach(() => {
+  for (const dir of copies) fs.rmSync(dir, { recursive: true, force: true });
+  copies = [];
+});
+
+/** A copy of the committed dist/ to break. */
+function distCopy(): string {
+  const dir = temporaryDirectory('platform-gitops-gate-');
+  copies.push(dir);
+  fs.cpSync(DIST, dir, { recursive: true });
+  return dir;
+}
+
+function appendDocument(file: string, object: unknown): void {
+  fs.appendFileSync(file, `---\n${stringify(object)}`);
+}
+
+function lines(text: string): string[] {
+  return text.trimEnd().split('\n');
+}
+
+describe('npm run validate', () => {
+  // This test is how the gate runs in `npm test`: the committed dist/ must pass clean.
+  it('passes the committed dist/ with zero findings', () => {
+    const result = runCli('cli/validate', []);
+    expect(result.stderr).toBe('');
+    const summary = lines(result.stdout).at(-1)!;
+    const [, objects, files, findings] = SUMMARY.exec(summary) ?? [];
+    expect(findings).toBe('0');
+    expect(Number(files)).toBeGreaterThanOrEqual(4);
+    expect(Number(objects)).toBeGreaterThan(Number(files));
+    expect(result.status).toBe(0);
+  });
+
+  it('prints one line per finding with environment, file, object, rule and fix, then fails', () => {
+    const dir = distCopy();
+    const file = path.join(dir, 'local', 'application.yaml');
+    const text = fs.readFileSync(file, 'utf8');
+    fs.writeFileSync(file, text.replace('revisionHistoryLimit: 10', 'revisionHistoryLimit: 10\n  replcas: 2'));
+    appendDocument(file, { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'webapp' } });
+    appendDocument(file, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db', namespace: 'webapp' }, stringData: { password: 'x' } });
+
+    const result = runCli('cli/validate', ['--dir', dir]);
+    expect(lines(result.stdout)).toEqual([
+      'local application.yaml Deployment/webapp: schema: spec.replcas: unknown field: the apps/v1 Deployment schema has no such field (misspelt or misplaced?)',
+      'local application.yaml Widget/w: schema: (object): unknown kind example.com/v1 Widget: neither Kubernetes 1.28 nor a CRD in schemas/crds defines it (check apiVersion and kind, or add the CRD)',
+      'local application.yaml Secret/db: no-plaintext-secret: holds data or stringData in plain text: remove the Secret from the rendered output and provide it SOPS-encrypted, referenced by name',
+      expect.stringMatching(/^\d+ objects in 4 files checked, 3 findings, 0 exemptions$/),
+    ]);
+    expect(result.status).toBe(1);
+  });
+
+  it('lists the exemptions in force beside the summary, and those that suppress nothing', () => {
+    const dir = distCopy();
+    const file = path.join(dir, 'staging', 'application.yaml');
+    // The first Deployment in staging is webapp-blue: its root filesystem becomes writable.
+    fs.writeFileSync(
+      file,
+      fs
+        .readFileSync(file, 'utf8')
+        .replace('readOnlyRootFilesystem: true', 'readOnlyRootFilesystem: false')
+        .replace(
+          'name: webapp-blue\n',
+          [
+            'name: webapp-blue',
+            '  annotations:',
+            '    policy.platform-gitops.io/exempt-probes: a worker',
+            '    policy.platform-gitops.io/exempt-read-only-root-filesystem: writes its cache to /tmp\n',
+          ].join('\n'),
+        ),
+    );
+    const result = runCli('cli/validate', ['--dir', dir]);
+    expect(lines(result.stdout).slice(-3)).toEqual([
+      'exempt staging application.yaml Deployment/webapp-blue: probes: "a worker" (suppresses nothing: remove it?)',
+      'exempt staging application.yaml Deployment/webapp-blue: read-only-root-filesystem: "writes its cache to /tmp"',
+      expect.stringMatching(/, 0 findings, 2 exemptions$/),
+    ]);
+    expect(result.status).toBe(0);
+  });
+
+  it('reports a file that is not YAML as a finding', () => {
+    const dir = distCopy();
+    fs.writeFileSync(path.join(dir, 'testing', 'broken.yaml'), 'kind: [unclosed\n');
+    const result = runCli('cli/validate', ['--dir', dir]);
+    expect(lines(result.stdout)[0]).toMatch(/^testing broken.yaml \(file\): schema: not valid YAML: /);
+    expect(result.status).toBe(1);
+  });
+
+  it('refuses a folder that is no environment, naming it', () => {
+    const dir = distCopy();
+    fs.mkdirSync(path.join(dir, 'qa'));
+    const result = runCli('cli/validate', ['--dir', dir]);
+    expect(result.stderr).toContain(`${path.join(dir, 'qa')}: no environment "qa" in src/environments`);
+    expect(result.status).toBe(2);
+  });
+
+  it('writes the report as JSON with --format json', () => {
+    const result = runCli('cli/validate', ['--format', 'json']);
+    const report = JSON.parse(result.stdout);
+    expect(report.findings).toEqual([]);
+    expect(report.environments).toEqual(['local', 'production', 'staging', 'testing']);
+    expect(report.summary).toMatch(SUMMARY);
+    expect(result.status).toBe(0);
+  });
+
+  it('lists every rule with its reason with --rules', () => {
+    const result = runCli('cli/validate', ['--rules']);
+    expect(lines(result.stdout).map((line) => line.slice(0, line.indexOf(':')))).toEqual([
+      'probes',
+      'resources',
+      'run-as-non-root',
+      'no-privilege-escalation',
+      'drop-all-capabilities',
+      'seccomp-runtime-default',
+      'read-only-root-filesystem',
+      'image-tag',
+      'application-image',
+      'service-selector',
+      'ingress-backend',
+      'network-policy',
+      'no-plaintext-secret',
+      'pull-secret',
+    ]);
+    expect(result.status).toBe(0);
+  });
+
+  it('refuses an unknown format', () => {
+    const result = runCli('cli/validate', ['--format', 'xml']);
+    expect(result.stderr).toContain('--format "xml" must be one of text, json');
+    expect(result.status).toBe(2);
+  });
+});
