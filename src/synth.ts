@@ -22,18 +22,32 @@ export type DeliveryChartId = (typeof DELIVERY_ORDER)[number];
 /** Every file an environment renders: the delivered charts and the GitOps wiring. */
 export const CHART_FILES: readonly string[] = [...DELIVERY_ORDER, GITOPS_CHART_ID].map((id) => `${id}${MANIFEST_EXTENSION}`);
 
-/** Render one validated environment into `outdir`, one file per chart. */
-export function renderEnvironment(environment: Environment, outdir: string, platform: Platform = loadPlatform()): void {
-  const app = new App({ outdir, outputFileExtension: MANIFEST_EXTENSION, yamlOutputType: YamlOutputType.FILE_PER_CHART });
-  const charts: Record<DeliveryChartId, Chart> = {
+/** The charts of one environment, built in `app` but not written. */
+export interface EnvironmentCharts {
+  /** The delivered charts, by id. */
+  readonly delivered: Readonly<Record<DeliveryChartId, Chart>>;
+  /** The GitOps wiring: AppProject, root Application, child Applications. */
+  readonly gitops: GitopsChart;
+}
+
+/** Build every chart of one validated environment inside `app`. */
+export function buildEnvironment(app: App, environment: Environment, platform: Platform = loadPlatform()): EnvironmentCharts {
+  const delivered: Record<DeliveryChartId, Chart> = {
     infrastructure: new InfrastructureChart(app, 'infrastructure', { environment, platform }),
     application: new ApplicationChart(app, 'application', { environment }),
   };
-  new GitopsChart(app, GITOPS_CHART_ID, {
+  const gitops = new GitopsChart(app, GITOPS_CHART_ID, {
     environment,
     platform,
-    children: DELIVERY_ORDER.map((id) => chartFootprint(id, charts[id])),
+    children: DELIVERY_ORDER.map((id) => chartFootprint(id, delivered[id])),
   });
+  return { delivered, gitops };
+}
+
+/** Render one validated environment into `outdir`, one file per chart. */
+export function renderEnvironment(environment: Environment, outdir: string, platform: Platform = loadPlatform()): void {
+  const app = new App({ outdir, outputFileExtension: MANIFEST_EXTENSION, yamlOutputType: YamlOutputType.FILE_PER_CHART });
+  buildEnvironment(app, environment, platform);
   app.synth();
 }
 
