@@ -117,6 +117,58 @@ export const FLAGGER_LOAD_TESTER = {
 } as const;
 
 /**
+ * 1.3.4: the order the controller syncs the infrastructure in, as Argo CD sync waves
+ * (lower first). The contract names the first three; the rest (issuers, the monitoring
+ * stack, Flagger and its load tester) come after them, in the order they depend on
+ * each other (Flagger reads the monitoring stack's Prometheus). Not in the contract.
+ */
+export const SYNC_WAVES = {
+  certificateManager: 1,
+  ingressController: 2,
+  controller: 3,
+  issuers: 4,
+  monitoringStack: 4,
+  progressiveDelivery: 5,
+  loadTester: 6,
+} as const;
+
+/** Argo CD's sync-wave annotation. */
+export const SYNC_WAVE_ANNOTATION = 'argocd.argoproj.io/sync-wave';
+
+/**
+ * Namespaces of the infrastructure releases. Not in the contract except `argocd`
+ * (5.3: the controller's namespace) and FLAGGER_LOAD_TESTER.namespace: each upstream
+ * chart's documented default.
+ */
+export const INFRASTRUCTURE_NAMESPACES = {
+  certificateManager: 'cert-manager',
+  ingressController: 'ingress-nginx',
+  controller: 'argocd',
+  monitoringStack: 'monitoring',
+  progressiveDelivery: FLAGGER_LOAD_TESTER.namespace,
+} as const;
+
+/**
+ * 1.3.3 / 1.3.4 / 8: every sync and health wait of the controller is bounded by 300 s.
+ * Argo CD retries a failed sync with exponential backoff; the first wait and the factor
+ * are ours (not in the contract): 10 s doubling, each wait capped at half the budget, so
+ * the waits add up to the budget exactly (10 + 20 + 40 + 80 + 150 = 300).
+ */
+export const SYNC_RETRY = { firstBackoffSeconds: 10, factor: 2 } as const;
+
+/** 5.3: Secret holding the age key file, and where the repository server reads it. */
+export const SOPS_AGE = {
+  secretName: 'sops-age',
+  secretKey: 'keys.txt',
+  mountPath: '/home/argocd/.config/sops/age',
+  /** The environment variable that names the key file (5.3). */
+  keyFileVariable: 'SOPS_AGE_KEY_FILE',
+} as const;
+
+/** 5.3: label that makes a Secret in the controller's namespace a repository credential. */
+export const REPOSITORY_SECRET_LABEL = { key: 'argocd.argoproj.io/secret-type', value: 'repository' } as const;
+
+/**
  * Exemptions from the policy gate (src/validation/policy.ts) are annotations on the object
  * that needs them: `policy.platform-gitops.io/exempt-<rule>: "<reason>"`. Not in the
  * contract: the project's own convention, so a reviewer reads the reason beside the object.
@@ -129,8 +181,8 @@ export const POLICY_EXEMPTION_PREFIX = 'policy.platform-gitops.io/exempt-';
  * Prometheus stack in `monitoring`, cluster DNS in `kube-system`).
  */
 export const PLATFORM_NAMESPACES = {
-  ingressNginx: 'ingress-nginx',
-  monitoring: 'monitoring',
+  ingressNginx: INFRASTRUCTURE_NAMESPACES.ingressController,
+  monitoring: INFRASTRUCTURE_NAMESPACES.monitoringStack,
   kubeSystem: 'kube-system',
 } as const;
 

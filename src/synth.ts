@@ -1,16 +1,53 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { App, YamlOutputType } from 'cdk8s';
+import { App, type Chart, YamlOutputType } from 'cdk8s';
+import { GITOPS_CHART_ID } from './argocd/applications';
 import { ApplicationChart } from './charts/application-chart';
+import { GitopsChart, chartFootprint } from './charts/gitops-chart';
+import { InfrastructureChart } from './charts/infrastructure-chart';
 import { type Environment, loadEnvironments } from './environments';
+import { type Platform, loadPlatform } from './environments/platform';
 
 /** Rendered manifests end in `.yaml`; one file per chart, named after the chart. */
 export const MANIFEST_EXTENSION = '.yaml';
 
+/**
+ * The charts of an environment in delivery order: each is `dist/<env>/<id>.yaml` and a
+ * child Application of the root, synced in this order (1.3.4: the infrastructure first).
+ * Adding a chart means adding its id here and its constructor in `renderEnvironment`.
+ */
+export const DELIVERY_ORDER = ['infrastructure', 'application'] as const;
+export type DeliveryChartId = (typeof DELIVERY_ORDER)[number];
+
+/** Every file an environment renders: the delivered charts and the GitOps wiring. */
+export const CHART_FILES: readonly string[] = [...DELIVERY_ORDER, GITOPS_CHART_ID].map((id) => `${id}${MANIFEST_EXTENSION}`);
+
+/** The charts of one environment, built in `app` but not written. */
+export interface EnvironmentCharts {
+  /** The delivered charts, by id. */
+  readonly delivered: Readonly<Record<DeliveryChartId, Chart>>;
+  /** The GitOps wiring: AppProject, root Application, child Applications. */
+  readonly gitops: GitopsChart;
+}
+
+/** Build every chart of one validated environment inside `app`. */
+export function buildEnvironment(app: App, environment: Environment, platform: Platform = loadPlatform()): EnvironmentCharts {
+  const delivered: Record<DeliveryChartId, Chart> = {
+    infrastructure: new InfrastructureChart(app, 'infrastructure', { environment, platform }),
+    application: new ApplicationChart(app, 'application', { environment }),
+  };
+  const gitops = new GitopsChart(app, GITOPS_CHART_ID, {
+    environment,
+    platform,
+    children: DELIVERY_ORDER.map((id) => chartFootprint(id, delivered[id])),
+  });
+  return { delivered, gitops };
+}
+
 /** Render one validated environment into `outdir`, one file per chart. */
-export function renderEnvironment(environment: Environment, outdir: string): void {
+export function renderEnvironment(environment: Environment, outdir: string, platform: Platform = loadPlatform()): void {
   const app = new App({ outdir, outputFileExtension: MANIFEST_EXTENSION, yamlOutputType: YamlOutputType.FILE_PER_CHART });
-  new ApplicationChart(app, 'application', { environment });
+  buildEnvironment(app, environment, platform);
   app.synth();
 }
 
@@ -32,6 +69,8 @@ export interface SynthesizeOptions {
    * @default - validated from `order` and `files`
    */
   readonly environments?: readonly Environment[];
+  /** Platform-wide settings. @default the project's (src/environments/platform.ts) */
+  readonly platform?: Platform;
 }
 
 /**
@@ -55,12 +94,13 @@ export function checkSynthesized(options: SynthesizeOptions): string[] {
 
 function renderToTemporary(options: SynthesizeOptions): string {
   const environments = options.environments ?? loadEnvironments(options.order, options.files);
+  const platform = options.platform ?? loadPlatform();
   const parent = path.dirname(path.resolve(options.outdir));
   fs.mkdirSync(parent, { recursive: true });
   // Beside outdir, so the final rename stays on one filesystem.
   const staging = fs.mkdtempSync(path.join(parent, `.${path.basename(options.outdir)}-render-`));
   try {
-    for (const environment of environments) renderEnvironment(environment, path.join(staging, environment.name));
+    for (const environment of environments) renderEnvironment(environment, path.join(staging, environment.name), platform);
     return staging;
   } catch (error) {
     fs.rmSync(staging, { recursive: true, force: true });

@@ -119,7 +119,7 @@ describe('the Service and the Ingress (4, 8)', () => {
     expect(findObject(testing, 'Service', 'webapp').spec.selector).toEqual({ app: 'webapp' });
   });
 
-  it('serves one HTTPS host per environment through ingress-nginx, certificate from the environment ClusterIssuer', () => {
+  it('serves one HTTPS host per environment through ingress-nginx, its Certificate from the environment ClusterIssuer', () => {
     const expected = [
       [local, 'webapp.local.platform.example.com', 'local-ca'],
       [testing, 'webapp.testing.platform.example.com', 'letsencrypt-staging'],
@@ -129,7 +129,12 @@ describe('the Service and the Ingress (4, 8)', () => {
     for (const [objects, host, issuer] of expected) {
       const ingress = findObject(objects, 'Ingress', 'webapp');
       expect(ingress.spec.ingressClassName).toBe('nginx');
-      expect(ingress.metadata.annotations?.['cert-manager.io/cluster-issuer']).toBe(issuer);
+      const certificate = findObject(objects, 'Certificate', 'webapp');
+      expect(certificate.spec).toEqual({
+        secretName: 'webapp-tls',
+        dnsNames: [host],
+        issuerRef: { group: 'cert-manager.io', kind: 'ClusterIssuer', name: issuer },
+      });
       expect(ingress.spec.tls).toEqual([{ hosts: [host], secretName: 'webapp-tls' }]);
       expect(ingress.spec.rules).toEqual([
         {

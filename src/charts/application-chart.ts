@@ -2,6 +2,7 @@ import { Chart } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import { HTTP_PORT_NAME, LABELS, METRICS, PLATFORM_NAMESPACES, PORTS, SINGLE_UNIT_VERSION } from '../constants';
+import { ApplicationCertificate } from '../constructs/application-certificate';
 import { ApplicationIngress } from '../constructs/application-ingress';
 import { ApplicationWorkload } from '../constructs/application-workload';
 import { BlueGreen } from '../constructs/blue-green';
@@ -116,6 +117,14 @@ export class ApplicationChart extends Chart {
       host: hostOf(application.url),
       serviceName: application.name,
       tlsSecretName: tlsSecretName(application.name),
+    });
+
+    new ApplicationCertificate(this, 'certificate', {
+      name: application.name,
+      namespace: application.namespace,
+      labels: appLabels,
+      host: hostOf(application.url),
+      secretName: tlsSecretName(application.name),
       clusterIssuer: tls.clusterIssuer,
     });
   }

@@ -5,9 +5,6 @@ import { PORTS } from '../constants';
 /** The ingress-nginx IngressClass. */
 export const INGRESS_CLASS = 'nginx';
 
-/** cert-manager's ingress-shim reads this annotation and issues the TLS certificate. */
-export const CLUSTER_ISSUER_ANNOTATION = 'cert-manager.io/cluster-issuer';
-
 export interface ApplicationIngressProps {
   /** Ingress name: the application name. */
   readonly name: string;
@@ -22,14 +19,13 @@ export interface ApplicationIngressProps {
    * cannot hand over a Service object.
    */
   readonly serviceName: string;
-  /** Secret cert-manager writes the certificate into. */
+  /** Secret the TLS certificate is read from (written by cert-manager for the ApplicationCertificate). */
   readonly tlsSecretName: string;
-  /** ClusterIssuer that signs the certificate (issuers are rendered by the infrastructure). */
-  readonly clusterIssuer: string;
 }
 
 /**
- * HTTPS entry to the application (4): ingress-nginx, one host, TLS from cert-manager,
+ * HTTPS entry to the application (4): ingress-nginx, one host, TLS from the Secret of
+ * the ApplicationCertificate (no cert-manager annotation: one owner per Secret),
  * every path to the Service's port 80. An L1 object: cdk8s-plus' Ingress wants a Service
  * object, which canary mode does not have.
  */
@@ -40,7 +36,6 @@ export class ApplicationIngress extends k8s.KubeIngress {
         name: props.name,
         namespace: props.namespace,
         labels: { ...props.labels },
-        annotations: { [CLUSTER_ISSUER_ANNOTATION]: props.clusterIssuer },
       },
       spec: {
         ingressClassName: INGRESS_CLASS,

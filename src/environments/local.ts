@@ -23,4 +23,9 @@ export const local = {
   },
   tls: { clusterIssuer: 'local-ca' },
   strategy: { type: 'rolling' },
+  infrastructure: {
+    issuer: { type: 'self-signed-ca' },
+    ingressController: { replicas: 1, serviceType: 'NodePort' },
+    monitoring: { retention: '24h', alertmanagerReplicas: 1 },
+  },
 } satisfies EnvironmentInput;

@@ -26,4 +26,9 @@ export const production = {
   },
   tls: { clusterIssuer: 'letsencrypt-production' },
   strategy: { type: 'canary', canary: { loadTest: true } },
+  infrastructure: {
+    issuer: { type: 'acme', directory: 'production', email: 'platform-team@example.com' },
+    ingressController: { replicas: 3, serviceType: 'LoadBalancer' },
+    monitoring: { retention: '15d', alertmanagerReplicas: 3 },
+  },
 } satisfies EnvironmentInput;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { BLUE_GREEN, IMAGE_TAG_PATTERN } from '../constants';
+import { infrastructureSchema, refineInfrastructure } from './infrastructure-schema';
 import { parseCpu, parseMemory } from './quantity';
 
 /**
@@ -170,8 +171,11 @@ export const environmentSchema = z
       clusterIssuer: dnsLabel,
     }),
     strategy: strategySchema,
+    /** Issuer and per-environment values of the infrastructure releases (src/infrastructure/). */
+    infrastructure: infrastructureSchema,
   })
   .superRefine((env, ctx) => {
+    refineInfrastructure(env, ctx);
     if (env.status === 'planned' && env.autoSync) {
       ctx.addIssue({
         code: 'custom',

@@ -30,4 +30,9 @@ export const staging = {
       units: { blue: { tag: 'v1.4.2' } },
     },
   },
+  infrastructure: {
+    issuer: { type: 'acme', directory: 'staging', email: 'platform-team@example.com' },
+    ingressController: { replicas: 2, serviceType: 'LoadBalancer' },
+    monitoring: { retention: '7d', alertmanagerReplicas: 2 },
+  },
 } satisfies EnvironmentInput;

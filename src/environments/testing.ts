@@ -23,4 +23,9 @@ export const testing = {
   },
   tls: { clusterIssuer: 'letsencrypt-staging' },
   strategy: { type: 'rolling' },
+  infrastructure: {
+    issuer: { type: 'acme', directory: 'staging', email: 'platform-team@example.com' },
+    ingressController: { replicas: 1, serviceType: 'LoadBalancer' },
+    monitoring: { retention: '3d', alertmanagerReplicas: 1 },
+  },
 } satisfies EnvironmentInput;

@@ -1,0 +1,42 @@
+import * as k8s from '@pulumi/kubernetes';
+import * as pulumi from '@pulumi/pulumi';
+import { REPOSITORY_SECRET_LABEL } from '../src/constants';
+
+export interface RepositoryCredentialsArgs {
+  /** Namespace of Argo CD, where repository Secrets are read. */
+  readonly namespace: pulumi.Input<string>;
+  /** Secret name. */
+  readonly secretName: string;
+  /** SSH URL of this repository (src/environments/platform.ts). */
+  readonly url: string;
+  /** The deploy key's private half (a Pulumi secret); stored as `sshPrivateKey` (5.3). */
+  readonly sshPrivateKey: pulumi.Input<string>;
+}
+
+/**
+ * Read access for Argo CD to this repository: a Secret labelled
+ * `argocd.argoproj.io/secret-type: repository` with the SSH URL and private key.
+ * The API server stores `stringData` base64-encoded under `data` (5.3).
+ */
+export class RepositoryCredentials extends pulumi.ComponentResource {
+  /** The repository Secret. */
+  public readonly secret: k8s.core.v1.Secret;
+
+  constructor(name: string, args: RepositoryCredentialsArgs, opts?: pulumi.ComponentResourceOptions) {
+    super('platform-gitops:bootstrap:RepositoryCredentials', name, {}, opts);
+    this.secret = new k8s.core.v1.Secret(
+      `${name}-secret`,
+      {
+        metadata: {
+          name: args.secretName,
+          namespace: args.namespace,
+          labels: { [REPOSITORY_SECRET_LABEL.key]: REPOSITORY_SECRET_LABEL.value },
+        },
+        type: 'Opaque',
+        stringData: { type: 'git', url: args.url, sshPrivateKey: pulumi.secret(args.sshPrivateKey) },
+      },
+      { parent: this },
+    );
+    this.registerOutputs({ secretName: this.secret.metadata.name });
+  }
+}

@@ -1,0 +1,126 @@
+import { HELM_CHARTS } from '../chart-versions';
+import { SYNC_WAVE_ANNOTATION } from '../constants';
+import type { Environment } from '../environments';
+import type { Platform } from '../environments/platform';
+import type { ApplicationProps, ApplicationSpecSources } from '../imports/application-argoproj.io';
+import type { AppProjectProps } from '../imports/appproject-argoproj.io';
+import { type SecretGroup, secretsPath } from '../secrets/catalog';
+import { IN_CLUSTER, syncPolicy } from './sync-policy';
+
+/** The chart that holds the GitOps wiring; the root Application syncs this file only. */
+export const GITOPS_CHART_ID = 'gitops';
+
+/** Name of the root Application (app of apps) of an environment's cluster. */
+export const ROOT_APPLICATION = 'root';
+
+/** Where an environment's rendered manifests live in the repository. */
+export function manifestsPath(environment: string): string {
+  return `dist/${environment}`;
+}
+
+/** A cluster-scoped kind an AppProject lets Applications create. */
+export interface ClusterKind {
+  readonly group: string;
+  readonly kind: string;
+}
+
+/** What the AppProject allows, derived from what the platform renders. */
+export interface ProjectScope {
+  /** Namespaces the platform deploys to. */
+  readonly namespaces: readonly string[];
+  /** Cluster-scoped kinds the platform creates. */
+  readonly clusterKinds: readonly ClusterKind[];
+}
+
+/**
+ * The AppProject of the platform (1.6: deployment permissions limited): sources are this
+ * repository and the pinned Helm repositories only; destinations the in-cluster API and
+ * the platform's namespaces only; cluster-scoped kinds only those the platform creates.
+ */
+export function appProjectProps(platform: Platform, scope: ProjectScope): AppProjectProps {
+  const helmRepositories = [...new Set(Object.values(HELM_CHARTS).map((chart) => chart.repoURL))].sort();
+  const kinds = new Map(scope.clusterKinds.map((k) => [`${k.group}/${k.kind}`, k]));
+  return {
+    metadata: {
+      name: platform.controller.project,
+      namespace: platform.controller.namespace,
+      annotations: { [SYNC_WAVE_ANNOTATION]: '0' },
+    },
+    spec: {
+      description: 'The platform: this repository and the pinned upstream Helm charts, into the platform namespaces only.',
+      sourceRepos: [platform.repository.url, ...helmRepositories],
+      destinations: [...new Set(scope.namespaces)].sort().map((namespace) => ({ server: IN_CLUSTER, namespace })),
+      clusterResourceWhitelist: [...kinds.keys()].sort().map((key) => ({ group: kinds.get(key)!.group, kind: kinds.get(key)!.kind })),
+    },
+  };
+}
+
+/**
+ * The root Application (app of apps) of an environment: syncs `dist/<env>/gitops.yaml`,
+ * which holds the AppProject, this Application itself and one child Application per chart.
+ * The Pulumi bootstrap applies the same object once; from then on the root keeps itself
+ * and everything below it in step with git.
+ */
+export function rootApplicationProps(environment: Environment, platform: Platform): ApplicationProps {
+  return {
+    metadata: { name: ROOT_APPLICATION, namespace: platform.controller.namespace },
+    spec: {
+      project: platform.controller.project,
+      source: {
+        repoUrl: platform.repository.url,
+        targetRevision: platform.repository.targetRevision,
+        path: manifestsPath(environment.name),
+        directory: { include: `${GITOPS_CHART_ID}.yaml` },
+      },
+      destination: { server: IN_CLUSTER, namespace: platform.controller.namespace },
+      syncPolicy: syncPolicy({ automated: environment.autoSync }),
+    },
+  };
+}
+
+export interface ChildApplicationOptions {
+  /** Chart id: the file `dist/<env>/<id>.yaml` and the Application's name. */
+  readonly chart: string;
+  /** Sync wave: the chart's place in the delivery order. */
+  readonly syncWave: number;
+  /** Destination namespace for objects without one; created on install when asked. */
+  readonly namespace: string;
+  /** The namespace is not rendered by the chart: Argo CD creates it on install (1.3.5). */
+  readonly createNamespace: boolean;
+  /** Group of SOPS-encrypted Secrets synced with the chart, if it has one. */
+  readonly secretGroup?: SecretGroup;
+}
+
+/** A child Application of the root: one chart's file, plus its encrypted Secrets (KSOPS). */
+export function childApplicationProps(
+  environment: Environment,
+  platform: Platform,
+  options: ChildApplicationOptions,
+): ApplicationProps {
+  const repository = { repoUrl: platform.repository.url, targetRevision: platform.repository.targetRevision };
+  const manifests: ApplicationSpecSources = {
+    ...repository,
+    path: manifestsPath(environment.name),
+    directory: { include: `${options.chart}.yaml` },
+  };
+  const sources: ApplicationSpecSources[] =
+    options.secretGroup === undefined
+      ? [manifests]
+      : [manifests, { ...repository, path: secretsPath(environment.name, options.secretGroup) }];
+  return {
+    metadata: {
+      name: options.chart,
+      namespace: platform.controller.namespace,
+      annotations: { [SYNC_WAVE_ANNOTATION]: String(options.syncWave) },
+    },
+    spec: {
+      project: platform.controller.project,
+      ...(sources.length === 1 ? { source: sources[0]! } : { sources }),
+      destination: { server: IN_CLUSTER, namespace: options.namespace },
+      syncPolicy: syncPolicy({
+        automated: environment.autoSync,
+        syncOptions: options.createNamespace ? ['CreateNamespace=true'] : [],
+      }),
+    },
+  };
+}

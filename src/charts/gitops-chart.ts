@@ -1,0 +1,122 @@
+import { Chart } from 'cdk8s';
+import type { Construct } from 'constructs';
+import { appProjectProps, childApplicationProps, type ClusterKind, rootApplicationProps } from '../argocd/applications';
+import type { Environment } from '../environments';
+import type { Platform } from '../environments/platform';
+import { Application } from '../imports/application-argoproj.io';
+import { AppProject } from '../imports/appproject-argoproj.io';
+import { SECRET_GROUPS, type SecretGroup, secretCatalog } from '../secrets/catalog';
+
+/**
+ * Cluster-scoped kinds the upstream Helm charts of the infrastructure create (their
+ * CRDs, RBAC, admission webhooks, the IngressClass) and the namespaces Argo CD creates
+ * on install. Read from the pinned charts' templates.
+ */
+export const HELM_CLUSTER_KINDS: readonly ClusterKind[] = [
+  { group: '', kind: 'Namespace' },
+  { group: 'apiextensions.k8s.io', kind: 'CustomResourceDefinition' },
+  { group: 'rbac.authorization.k8s.io', kind: 'ClusterRole' },
+  { group: 'rbac.authorization.k8s.io', kind: 'ClusterRoleBinding' },
+  { group: 'admissionregistration.k8s.io', kind: 'ValidatingWebhookConfiguration' },
+  { group: 'admissionregistration.k8s.io', kind: 'MutatingWebhookConfiguration' },
+  { group: 'networking.k8s.io', kind: 'IngressClass' },
+];
+
+/** What the GitOps wiring needs to know about a chart it syncs, read off its objects. */
+export interface ChartFootprint {
+  /** Chart id: `dist/<env>/<id>.yaml`. */
+  readonly id: string;
+  /** Namespaces its objects live in or deploy to (Applications' destinations included). */
+  readonly namespaces: readonly string[];
+  /** Namespaces it renders as Namespace objects. */
+  readonly ownNamespaces: readonly string[];
+  /** Cluster-scoped kinds it renders. */
+  readonly clusterKinds: readonly ClusterKind[];
+  /** The namespace most of its namespaced objects live in (ties: alphabetical). */
+  readonly primaryNamespace?: string;
+}
+
+/** Read a rendered chart's footprint: plain data, so the GitOps chart does not depend on it. */
+export function chartFootprint(id: string, chart: Chart): ChartFootprint {
+  const counts = new Map<string, number>();
+  const namespaces = new Set<string>();
+  const ownNamespaces = new Set<string>();
+  const clusterKinds: ClusterKind[] = [];
+  for (const manifest of chart.toJson() as Array<{ apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; spec?: any }>) {
+    const namespace = manifest.metadata.namespace;
+    if (manifest.kind === 'Namespace') ownNamespaces.add(manifest.metadata.name);
+    if (namespace === undefined) {
+      const group = manifest.apiVersion.includes('/') ? manifest.apiVersion.split('/')[0]! : '';
+      clusterKinds.push({ group, kind: manifest.kind });
+    } else {
+      namespaces.add(namespace);
+      counts.set(namespace, (counts.get(namespace) ?? 0) + 1);
+    }
+    const destination = manifest.kind === 'Application' ? manifest.spec?.destination?.namespace : undefined;
+    if (typeof destination === 'string') namespaces.add(destination);
+  }
+  for (const namespace of ownNamespaces) namespaces.add(namespace);
+  const primaryNamespace = [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0];
+  return {
+    id,
+    namespaces: [...namespaces].sort(),
+    ownNamespaces: [...ownNamespaces].sort(),
+    clusterKinds,
+    ...(primaryNamespace === undefined ? {} : { primaryNamespace }),
+  };
+}
+
+export interface GitopsChartProps {
+  /** The validated environment to render. */
+  readonly environment: Environment;
+  /** Platform-wide settings: repository, Argo CD namespace and project. */
+  readonly platform: Platform;
+  /** The environment's other charts, in delivery (sync) order. */
+  readonly children: readonly ChartFootprint[];
+}
+
+/**
+ * The GitOps wiring of one environment (1.1.5, 1.6): the AppProject, the root
+ * Application (app of apps, syncing this file) and one child Application per chart, in
+ * the delivery order as sync waves. A chart with a group of encrypted Secrets syncs them
+ * with it (KSOPS, src/secrets/catalog.ts).
+ */
+export class GitopsChart extends Chart {
+  /** The child Applications, in sync order. */
+  public readonly children: readonly Application[];
+
+  constructor(scope: Construct, id: string, props: GitopsChartProps) {
+    super(scope, id, { disableResourceNameHashes: true });
+    const { environment, platform } = props;
+    const catalog = secretCatalog(environment);
+    const isGroup = (chart: string): chart is SecretGroup => (SECRET_GROUPS as readonly string[]).includes(chart);
+
+    const namespaces = new Set<string>([platform.controller.namespace]);
+    const clusterKinds: ClusterKind[] = [...HELM_CLUSTER_KINDS];
+    for (const child of props.children) {
+      child.namespaces.forEach((namespace) => namespaces.add(namespace));
+      clusterKinds.push(...child.clusterKinds);
+      if (isGroup(child.id)) catalog.filter((s) => s.group === child.id).forEach((s) => namespaces.add(s.namespace));
+    }
+
+    new AppProject(this, 'project', appProjectProps(platform, { namespaces: [...namespaces], clusterKinds }));
+    new Application(this, 'root', rootApplicationProps(environment, platform));
+
+    this.children = props.children.map((child, index) => {
+      const namespace = child.primaryNamespace ?? platform.controller.namespace;
+      const hasSecrets = isGroup(child.id) && catalog.some((s) => s.group === child.id);
+      return new Application(
+        this,
+        `child-${child.id}`,
+        childApplicationProps(environment, platform, {
+          chart: child.id,
+          // Wave 0 is the AppProject's; children follow in the delivery order.
+          syncWave: index + 1,
+          namespace,
+          createNamespace: namespace !== platform.controller.namespace && !child.ownNamespaces.includes(namespace),
+          ...(hasSecrets && isGroup(child.id) ? { secretGroup: child.id } : {}),
+        }),
+      );
+    });
+  }
+}

@@ -1,0 +1,109 @@
+import { Chart } from 'cdk8s';
+import type { Construct } from 'constructs';
+import { ARGO_CD_RELEASE, argoCdValues } from '../argocd/argo-cd-values';
+import { HELM_CHARTS } from '../chart-versions';
+import { INFRASTRUCTURE_NAMESPACES, SYNC_WAVES } from '../constants';
+import { INGRESS_CLASS } from '../constructs/application-ingress';
+import { HelmReleaseApplication } from '../constructs/helm-release-application';
+import { PlatformIssuer } from '../constructs/platform-issuer';
+import type { Environment } from '../environments';
+import type { Platform } from '../environments/platform';
+import {
+  RELEASES,
+  certManagerValues,
+  flaggerLoadTesterValues,
+  flaggerValues,
+  ingressNginxValues,
+  kubePrometheusStackValues,
+} from '../infrastructure/helm-values';
+
+export interface InfrastructureChartProps {
+  /** The validated environment to render. */
+  readonly environment: Environment;
+  /** Platform-wide settings (Argo CD namespace and project). */
+  readonly platform: Platform;
+}
+
+/**
+ * The infrastructure of one environment (1.3.4, 1.3.7): an Argo CD Application per
+ * upstream Helm release at its pinned chart version (src/chart-versions.ts), in sync
+ * waves (cert-manager, ingress-nginx, Argo CD itself, then the issuer, the monitoring
+ * stack, Flagger and its load tester), and the environment's ClusterIssuer.
+ */
+export class InfrastructureChart extends Chart {
+  /** The Helm releases, in the order they are synced. */
+  public readonly releases: readonly HelmReleaseApplication[];
+  /** The environment's ClusterIssuer. */
+  public readonly issuer: PlatformIssuer;
+
+  constructor(scope: Construct, id: string, props: InfrastructureChartProps) {
+    super(scope, id, { disableResourceNameHashes: true });
+    const { environment, platform } = props;
+    const common = {
+      controllerNamespace: platform.controller.namespace,
+      project: platform.controller.project,
+      automated: environment.autoSync,
+    };
+
+    this.releases = [
+      new HelmReleaseApplication(this, 'cert-manager', {
+        ...common,
+        name: RELEASES.certManager,
+        chart: HELM_CHARTS.certManager,
+        namespace: INFRASTRUCTURE_NAMESPACES.certificateManager,
+        values: certManagerValues(),
+        syncWave: SYNC_WAVES.certificateManager,
+      }),
+      new HelmReleaseApplication(this, 'ingress-nginx', {
+        ...common,
+        name: RELEASES.ingressNginx,
+        chart: HELM_CHARTS.ingressNginx,
+        namespace: INFRASTRUCTURE_NAMESPACES.ingressController,
+        values: ingressNginxValues(environment),
+        syncWave: SYNC_WAVES.ingressController,
+      }),
+      // Self-managed: the Pulumi bootstrap installs the same chart, version and values once.
+      new HelmReleaseApplication(this, 'argo-cd', {
+        ...common,
+        name: ARGO_CD_RELEASE,
+        chart: HELM_CHARTS.argoCd,
+        namespace: platform.controller.namespace,
+        values: argoCdValues(),
+        syncWave: SYNC_WAVES.controller,
+      }),
+      new HelmReleaseApplication(this, 'kube-prometheus-stack', {
+        ...common,
+        name: RELEASES.kubePrometheusStack,
+        chart: HELM_CHARTS.kubePrometheusStack,
+        namespace: INFRASTRUCTURE_NAMESPACES.monitoringStack,
+        values: kubePrometheusStackValues(environment),
+        syncWave: SYNC_WAVES.monitoringStack,
+        // Its CRDs are larger than the last-applied annotation a client-side apply writes.
+        syncOptions: ['ServerSideApply=true'],
+      }),
+      new HelmReleaseApplication(this, 'flagger', {
+        ...common,
+        name: RELEASES.flagger,
+        chart: HELM_CHARTS.flagger,
+        namespace: INFRASTRUCTURE_NAMESPACES.progressiveDelivery,
+        values: flaggerValues(),
+        syncWave: SYNC_WAVES.progressiveDelivery,
+      }),
+      new HelmReleaseApplication(this, 'flagger-loadtester', {
+        ...common,
+        name: RELEASES.flaggerLoadTester,
+        chart: HELM_CHARTS.flaggerLoadTester,
+        namespace: INFRASTRUCTURE_NAMESPACES.progressiveDelivery,
+        values: flaggerLoadTesterValues(),
+        syncWave: SYNC_WAVES.loadTester,
+      }),
+    ];
+
+    this.issuer = new PlatformIssuer(this, 'issuer', {
+      issuer: environment.infrastructure.issuer,
+      certManagerNamespace: INFRASTRUCTURE_NAMESPACES.certificateManager,
+      ingressClass: INGRESS_CLASS,
+      syncWave: SYNC_WAVES.issuers,
+    });
+  }
+}

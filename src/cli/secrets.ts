@@ -1,0 +1,73 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadEnvironments } from '../environments';
+import { ConfigError } from '../errors';
+import { expectedEncryptedFiles, secretsLayout } from '../secrets/layout';
+
+const USAGE = `usage: npm run secrets -- <command> [--root <dir>]
+
+Commands:
+  scaffold   write the KSOPS kustomizations, generators and templates of every
+             environment under secrets/ from src/secrets/catalog.ts (never touches *.sops.yaml)
+  check      fail, naming the files, if the scaffold differs from the catalog
+  missing    list the encrypted files the generators name that are not committed yet`;
+
+function main(argv: readonly string[]): number {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    options: { root: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } },
+    allowPositionals: true,
+    strict: true,
+  });
+  const [command] = positionals;
+  if (values.help || command === undefined) {
+    console.log(USAGE);
+    return values.help ? 0 : 2;
+  }
+  const root = path.resolve(values.root ?? '.');
+  const environments = loadEnvironments();
+  const layout = secretsLayout(environments);
+  switch (command) {
+    case 'scaffold':
+      for (const [file, content] of layout) {
+        fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+        fs.writeFileSync(path.join(root, file), content);
+      }
+      console.log(`wrote ${layout.size} files under secrets/`);
+      return 0;
+    case 'check': {
+      const differences = [...layout].filter(([file, content]) => {
+        const target = path.join(root, file);
+        return !fs.existsSync(target) || fs.readFileSync(target, 'utf8') !== content;
+      });
+      if (differences.length > 0) {
+        console.error('secrets/ is not what the catalog says; run `npm run secrets -- scaffold` and commit:');
+        for (const [file] of differences) console.error(`  - ${file}`);
+        return 1;
+      }
+      console.log('secrets/ matches the catalog');
+      return 0;
+    }
+    case 'missing': {
+      const missing = expectedEncryptedFiles(environments).filter((file) => !fs.existsSync(path.join(root, file)));
+      for (const file of missing) console.log(file);
+      return 0;
+    }
+    default:
+      console.error(`secrets: unknown command "${command}"`);
+      console.error(USAGE);
+      return 2;
+  }
+}
+
+try {
+  process.exitCode = main(process.argv.slice(2));
+} catch (error) {
+  if (error instanceof ConfigError || (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'))) {
+    console.error(`secrets: ${error.message}`);
+    process.exitCode = 2;
+  } else {
+    throw error;
+  }
+}

@@ -1,0 +1,72 @@
+import { Construct } from 'constructs';
+import { SYNC_WAVE_ANNOTATION } from '../constants';
+import { Certificate, CertificateSpecPrivateKeyAlgorithm } from '../imports/certificate-cert-manager.io';
+import { ClusterIssuer } from '../imports/clusterissuer-cert-manager.io';
+import { ACME_DIRECTORIES, type Issuer, issuerName } from '../environments/infrastructure-schema';
+
+export interface PlatformIssuerProps {
+  /** The environment's issuer configuration (`infrastructure.issuer`). */
+  readonly issuer: Issuer;
+  /** cert-manager's namespace: the self-signed CA's key pair is kept there. */
+  readonly certManagerNamespace: string;
+  /** IngressClass that serves ACME HTTP-01 challenges. */
+  readonly ingressClass: string;
+  /** Sync wave of the issuers: after cert-manager has installed its CRDs. */
+  readonly syncWave: number;
+}
+
+/**
+ * The environment's ClusterIssuer (2.7), named after its kind: `local-ca`, a CA whose
+ * root is self-signed inside the cluster (workstations have no public DNS for ACME), or
+ * `letsencrypt-staging` / `letsencrypt-production`, ACME with HTTP-01 through the
+ * ingress controller. ACME account keys and the CA key pair are written by cert-manager
+ * into Secrets it owns; none is in git.
+ */
+export class PlatformIssuer extends Construct {
+  /** The ClusterIssuer certificates name in `issuerRef`. */
+  public readonly clusterIssuer: ClusterIssuer;
+  /** Its name, equal to the environment's `tls.clusterIssuer` (validated). */
+  public readonly name: string;
+
+  constructor(scope: Construct, id: string, props: PlatformIssuerProps) {
+    super(scope, id);
+    this.name = issuerName(props.issuer);
+    const annotations = { [SYNC_WAVE_ANNOTATION]: String(props.syncWave) };
+
+    if (props.issuer.type === 'self-signed-ca') {
+      const bootstrapName = `${this.name}-bootstrap`;
+      const rootSecret = `${this.name}-root`;
+      new ClusterIssuer(this, 'bootstrap', {
+        metadata: { name: bootstrapName, annotations },
+        spec: { selfSigned: {} },
+      });
+      new Certificate(this, 'root', {
+        metadata: { name: rootSecret, namespace: props.certManagerNamespace, annotations },
+        spec: {
+          isCa: true,
+          commonName: `${this.name} root`,
+          secretName: rootSecret,
+          privateKey: { algorithm: CertificateSpecPrivateKeyAlgorithm.ECDSA, size: 256 },
+          issuerRef: { group: 'cert-manager.io', kind: 'ClusterIssuer', name: bootstrapName },
+        },
+      });
+      // cert-manager reads a ClusterIssuer's CA Secret from its own namespace.
+      this.clusterIssuer = new ClusterIssuer(this, 'issuer', {
+        metadata: { name: this.name, annotations },
+        spec: { ca: { secretName: rootSecret } },
+      });
+    } else {
+      this.clusterIssuer = new ClusterIssuer(this, 'issuer', {
+        metadata: { name: this.name, annotations },
+        spec: {
+          acme: {
+            server: ACME_DIRECTORIES[props.issuer.directory],
+            email: props.issuer.email,
+            privateKeySecretRef: { name: `${this.name}-account` },
+            solvers: [{ http01: { ingress: { ingressClassName: props.ingressClass } } }],
+          },
+        },
+      });
+    }
+  }
+}

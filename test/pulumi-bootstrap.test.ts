@@ -1,0 +1,161 @@
+import * as pulumi from '@pulumi/pulumi';
+import { beforeAll, describe, expect, it } from 'vitest';
+import * as bootstrapModule from '../pulumi/bootstrap';
+import type { Bootstrap } from '../pulumi/bootstrap';
+import { committedObjects, findObject } from './support';
+
+interface Created {
+  readonly type: string;
+  readonly name: string;
+  readonly inputs: any;
+}
+
+const created: Created[] = [];
+const PROJECT = 'platform-gitops-bootstrap';
+// Stand-ins, not key material: the point is that they stay secret end to end.
+const SSH_KEY = 'stand-in for the deploy key';
+const AGE_KEY = 'stand-in for the age key file';
+
+function valueOf<T>(output: pulumi.Output<T>): Promise<T> {
+  return new Promise((resolve) => output.apply(resolve));
+}
+
+/** Pulumi's marker for a secret value crossing into the engine (sdk/nodejs/runtime/rpc.ts). */
+const SECRET_SIGNATURE = '1b47061264138c4ac30d75fd1eb44270';
+
+/** The value inside a secret the engine received; fails when it arrived in the clear. */
+function secretValue(input: any): any {
+  expect(input?.['4dabf18193072939515e22adb298388d']).toBe(SECRET_SIGNATURE);
+  return input.value;
+}
+
+function resource(type: string): Created {
+  const found = created.filter((r) => r.type === type);
+  if (found.length !== 1) throw new Error(`expected one ${type}, found ${found.length}`);
+  return found[0]!;
+}
+
+let stack: Bootstrap;
+
+beforeAll(async () => {
+  await pulumi.runtime.setMocks(
+    {
+      newResource: (args) => {
+        created.push({ type: args.type, name: args.name, inputs: args.inputs });
+        return { id: `${args.name}-id`, state: args.inputs };
+      },
+      call: (args) => args.inputs,
+    },
+    PROJECT,
+    'local',
+    false,
+  );
+  pulumi.runtime.setAllConfig(
+    {
+      [`${PROJECT}:environment`]: 'local',
+      [`${PROJECT}:repositorySshPrivateKey`]: SSH_KEY,
+      [`${PROJECT}:sopsAgeKey`]: AGE_KEY,
+    },
+    [`${PROJECT}:repositorySshPrivateKey`, `${PROJECT}:sopsAgeKey`],
+  );
+  stack = bootstrapModule.bootstrap(bootstrapModule.readBootstrapConfig(new pulumi.Config(PROJECT)));
+  // Let the mocked engine register every resource.
+  await valueOf(stack.root.application.urn);
+  await valueOf(stack.repository.secret.urn);
+});
+
+describe('the Pulumi bootstrap', () => {
+  it('reads both keys from the stack configuration as secrets', async () => {
+    const config = bootstrapModule.readBootstrapConfig(new pulumi.Config(PROJECT));
+    expect(config.environment).toBe('local');
+    expect(await pulumi.isSecret(pulumi.output(config.repositorySshPrivateKey))).toBe(true);
+    expect(await pulumi.isSecret(pulumi.output(config.sopsAgeKey))).toBe(true);
+  });
+
+  it('creates the components with pkg:module:Type tokens, each child parented to its component', () => {
+    const components = created.filter((r) => r.type.startsWith('platform-gitops:bootstrap:')).map((r) => r.type).sort();
+    expect(components).toEqual([
+      'platform-gitops:bootstrap:ArgoCdInstallation',
+      'platform-gitops:bootstrap:RepositoryCredentials',
+      'platform-gitops:bootstrap:RootApplication',
+    ]);
+    const resources = created.filter((r) => !r.type.startsWith('platform-gitops:')).map((r) => `${r.type} ${r.name}`).sort();
+    expect(resources).toEqual([
+      'kubernetes:argoproj.io/v1alpha1:AppProject root-project',
+      'kubernetes:argoproj.io/v1alpha1:Application root-application',
+      'kubernetes:core/v1:Namespace argocd-namespace',
+      'kubernetes:core/v1:Secret argocd-age-key',
+      'kubernetes:core/v1:Secret repository-secret',
+      'kubernetes:helm.sh/v3:Release argocd-release',
+    ]);
+  });
+
+  it('creates the argocd namespace', async () => {
+    expect(resource('kubernetes:core/v1:Namespace').inputs.metadata.name).toBe('argocd');
+    expect(await valueOf(stack.argocd.namespace.metadata.name)).toBe('argocd');
+  });
+
+  it('installs argo-cd 10.3.3 (Argo CD v3.5.1) from argo-helm with the KSOPS and age setup and a 300 s wait', () => {
+    const release = resource('kubernetes:helm.sh/v3:Release').inputs;
+    expect(release.name).toBe('argocd');
+    expect(release.namespace).toBe('argocd');
+    expect(release.chart).toBe('argo-cd');
+    expect(release.version).toBe('10.3.3');
+    expect(release.repositoryOpts.repo).toBe('https://argoproj.github.io/argo-helm');
+    expect(release.timeout).toBe(300);
+    expect(release.atomic).toBe(true);
+    const values = release.values;
+    expect(values.configs.cm['kustomize.buildOptions']).toBe('--enable-alpha-plugins --enable-exec');
+    expect(values.configs.params['controller.sync.timeout.seconds']).toBe('300');
+    expect(values.repoServer.env).toEqual([{ name: 'SOPS_AGE_KEY_FILE', value: '/home/argocd/.config/sops/age/keys.txt' }]);
+    expect(values.repoServer.initContainers[0].image).toBe('viaductoss/ksops:v4.5.1');
+    expect(values.repoServer.volumes).toContainEqual({ name: 'sops-age', secret: { secretName: 'sops-age' } });
+    expect(values.repoServer.volumeMounts).toContainEqual({
+      name: 'sops-age',
+      mountPath: '/home/argocd/.config/sops/age',
+      readOnly: true,
+    });
+  });
+
+  it('uses the same chart values as the self-managed argocd Application in dist', async () => {
+    const application = findObject(committedObjects('local'), 'Application', 'argocd');
+    expect(resource('kubernetes:helm.sh/v3:Release').inputs.values).toEqual(application.spec.source.helm.valuesObject);
+    expect(application.spec.source.targetRevision).toBe('10.3.3');
+  });
+
+  it('stores the age key file in the sops-age Secret, and the key stays secret', async () => {
+    const age = created.find((r) => r.name === 'argocd-age-key')!.inputs;
+    expect(age.metadata).toEqual({ name: 'sops-age', namespace: 'argocd' });
+    expect(secretValue(age.stringData)).toEqual({ 'keys.txt': AGE_KEY });
+    expect(await pulumi.isSecret(stack.argocd.ageKeySecret.stringData)).toBe(true);
+  });
+
+  it('stores the repository credentials for the SSH URL, labelled for Argo CD, and the key stays secret', async () => {
+    const repository = created.find((r) => r.name === 'repository-secret')!.inputs;
+    expect(repository.metadata.name).toBe('platform-gitops-repository');
+    expect(repository.metadata.namespace).toBe('argocd');
+    expect(repository.metadata.labels).toEqual({ 'argocd.argoproj.io/secret-type': 'repository' });
+    expect(secretValue(repository.stringData)).toEqual({
+      type: 'git',
+      url: 'git@github.com:example/platform-gitops.git',
+      sshPrivateKey: SSH_KEY,
+    });
+    expect(await pulumi.isSecret(stack.repository.secret.stringData)).toBe(true);
+  });
+
+  it('creates the AppProject and the root Application exactly as rendered into dist/local/gitops.yaml', async () => {
+    const committed = committedObjects('local');
+    const project = created.find((r) => r.name === 'root-project')!.inputs;
+    const root = created.find((r) => r.name === 'root-application')!.inputs;
+    expect(project).toEqual(findObject(committed, 'AppProject', 'platform'));
+    expect(root).toEqual(findObject(committed, 'Application', 'root'));
+    expect(root.spec.source.path).toBe('dist/local');
+    expect(root.spec.source.directory.include).toBe('gitops.yaml');
+  });
+
+  it('refuses a stack whose environment is not one of the four', () => {
+    expect(() => bootstrapModule.renderedBootstrapObjects('qa')).toThrow(
+      'stack: environment "qa" must be one of local, testing, staging, production',
+    );
+  });
+});
