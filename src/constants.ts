@@ -108,3 +108,23 @@ export const FLAGGER_LOAD_TESTER = {
   concurrency: 2,
   timeout: '5s',
 } as const;
+
+/**
+ * 4.1: the smoke test. The contract orders the steps and says any failure stops the run;
+ * the timeouts are not in the contract: each is long enough for a healthy cluster on a
+ * cold connection and short enough that a PostSync hook fails well inside the 300 s
+ * sync timeout (1.3).
+ */
+export const SMOKE = {
+  /** Per step, in milliseconds. */
+  stepTimeoutMs: { health: 10_000, login: 10_000, declarations: 10_000, database: 20_000, broker: 20_000 },
+  /** Paths of 4 called by the steps. */
+  paths: { health: '/health', login: '/api/auth/login', declarations: '/api/declarations', status: '/api/status' },
+  /** The query the database step runs after logging in (4.1 step 4). */
+  databaseQuery: 'SELECT 1 AS ok',
+  /** 4.1 step 6. */
+  passedMessage: 'All smoke tests passed',
+} as const;
+
+/** 4.2: the TLS handshake check gives up after this long (not in the contract). */
+export const TLS_CHECK_TIMEOUT_MS = 10_000;
