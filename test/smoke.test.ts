@@ -2,7 +2,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { contractSteps, type SmokeChecks, type SmokeSettings } from '../src/smoke/contract';
 import { runSmoke, type SmokeStep } from '../src/smoke/runner';
 import { closedPort, type ContractServer, startContractServer, TEST_CREDENTIALS } from './contract-server';
-import { runCli } from './support';
+import { spawn } from 'node:child_process';
+import * as path from 'node:path';
+import { ROOT, runCli } from './support';
 
 let server: ContractServer;
 beforeAll(async () => {
@@ -217,9 +219,6 @@ describe('npm run smoke', () => {
 
 /** runCli, but without blocking the event loop that serves the local server. */
 async function runCliAsync(entry: string, args: readonly string[], env: NodeJS.ProcessEnv) {
-  const { spawn } = await import('node:child_process');
-  const path = await import('node:path');
-  const { ROOT } = await import('./support');
   return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
     const child = spawn(process.execPath, [path.join(ROOT, 'build', `${entry}.js`), ...args], { env: { ...process.env, ...env } });
     let stdout = '';
