@@ -124,6 +124,14 @@ export const SMOKE = {
   databaseQuery: 'SELECT 1 AS ok',
   /** 4.1 step 6. */
   passedMessage: 'All smoke tests passed',
+  /**
+   * The PostSync hook Job (not in the contract): one attempt, since a second run would
+   * only hide a flaky deployment; the deadline is the steps' timeouts plus this much for
+   * pulling the image and starting Node.
+   */
+  hook: { backoffLimit: 0, startupAllowanceSeconds: 60 },
+  /** The hook's container: Node with two client libraries (not in the contract). */
+  resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { cpu: '250m', memory: '192Mi' } },
 } as const;
 
 /** 4.2: the TLS handshake check gives up after this long (not in the contract). */

@@ -6,8 +6,10 @@ import { ApplicationIngress } from '../constructs/application-ingress';
 import { ApplicationWorkload } from '../constructs/application-workload';
 import { BlueGreen } from '../constructs/blue-green';
 import { CanaryRelease } from '../constructs/canary-release';
+import { SmokeHook } from '../constructs/smoke-hook';
 import type { Environment } from '../environments';
-import { hostOf, imageReference, tlsSecretName } from '../naming';
+import { runningTagOf } from '../environments/running-tag';
+import { hostOf, imageReference, serviceAddress, smokeName, tlsSecretName } from '../naming';
 
 /** Pod Security Admission: the namespace admits only restricted pods. */
 export const RESTRICTED_POD_SECURITY = {
@@ -25,6 +27,16 @@ export interface ApplicationChartProps {
    * @default - none
    */
   readonly applicationEnvironment?: Readonly<Record<string, string>>;
+  /**
+   * SQL Server host the smoke hook checks (4.1 step 4).
+   * @default - the hook reads DATABASE_HOST from its Secret
+   */
+  readonly smokeDatabaseHost?: string;
+  /**
+   * Kafka bootstrap servers the smoke hook checks (4.1 step 5).
+   * @default "kafka-cluster-kafka-bootstrap:9092"
+   */
+  readonly smokeBrokerBootstrapServers?: string;
 }
 
 /**
@@ -103,6 +115,23 @@ export class ApplicationChart extends Chart {
       serviceName: application.name,
       tlsSecretName: tlsSecretName(application.name),
       clusterIssuer: tls.clusterIssuer,
+    });
+
+    // 4.1 after every sync of this chart: a PostSync hook runs once the Deployments are
+    // healthy, which is why it lives here and not in a chart (Argo CD Application) of its own.
+    const smoke = smokeName(application.name);
+    new SmokeHook(this, 'smoke', {
+      name: smoke,
+      namespace: application.namespace,
+      // Not `app: <application>`: the Service selects that label.
+      labels: { [LABELS.app]: smoke },
+      applicationPodLabels: appLabels,
+      image: imageReference(image.registry, image.project, smoke, runningTagOf(props.environment)),
+      imagePullSecret: image.pullSecret,
+      baseUrl: `http://${serviceAddress(application.name, application.namespace)}`,
+      secretName: smoke,
+      databaseHost: props.smokeDatabaseHost,
+      brokerBootstrapServers: props.smokeBrokerBootstrapServers,
     });
   }
 }

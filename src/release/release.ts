@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { IMAGE_TAG_PATTERN } from '../constants';
 import { diffRenderedTrees, type RenderedDiff } from '../diff/rendered-diff';
 import { ENVIRONMENT_FILES, ENVIRONMENT_ORDER, loadEnvironments, type Environment } from '../environments';
+import { runningTagOf } from '../environments/running-tag';
 import { UsageError } from '../tooling/cli';
 import { renderToTree } from '../tooling/render';
 import { readManifestTree } from '../tooling/tree';
@@ -36,13 +37,6 @@ function environmentNamed(environments: readonly Environment[], name: string, op
   return environment;
 }
 
-/** The tag `environment` serves: the image tag, or the active blue-green unit's tag. */
-export function runningTag(environment: Environment): string {
-  const { strategy, image } = environment;
-  if (strategy.type === 'blue-green') return strategy.blueGreen.units[strategy.blueGreen.active]!.tag;
-  return image.tag!;
-}
-
 /**
  * The edit that makes `environment` run `tag`: `image.tag` for rolling and canary; for
  * blue-green the inactive unit's tag (the unit is added when absent), so that the new
@@ -71,10 +65,10 @@ export function planRelease(environments: readonly Environment[], name: string, 
     tag,
     previous,
     // The active unit already serving the tag counts too: a second copy would serve nothing.
-    unchanged: previous === tag || runningTag(environment) === tag,
+    unchanged: previous === tag || runningTagOf(environment) === tag,
     summary:
       `${name}: unit ${inactive} ${previous === undefined ? 'added with' : `${previous} ->`} ${tag} beside ${active} ` +
-      `(active, ${runningTag(environment)}); traffic stays on ${active} until strategy.blueGreen.active is switched`,
+      `(active, ${runningTagOf(environment)}); traffic stays on ${active} until strategy.blueGreen.active is switched`,
   };
 }
 
@@ -99,7 +93,7 @@ export function planPromotion(environments: readonly Environment[], from: string
     const skipped = order.slice(fromIndex + 1, toIndex).join(', ');
     throw new UsageError(`"${from}" -> "${to}" skips ${skipped}; promotion follows ${chain}: promote to ${order[fromIndex + 1]} first`);
   }
-  return planRelease(environments, to, runningTag(source), '--to');
+  return planRelease(environments, to, runningTagOf(source), '--to');
 }
 
 /** A deep copy of the environment files with `change` applied, mirroring the source edit. */
