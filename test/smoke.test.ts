@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { contractSteps, type SmokeChecks, type SmokeSettings } from '../src/smoke/contract';
 import { runSmoke, type SmokeStep } from '../src/smoke/runner';
-import { closedPort, type ContractServer, startContractServer, TEST_CREDENTIALS } from './contract-server';
-import { spawn } from 'node:child_process';
-import * as path from 'node:path';
-import { ROOT, runCli } from './support';
+import { closedPort, type ContractServer, runCliAsync, startContractServer, TEST_CREDENTIALS } from './contract-server';
+import { runCli } from './support';
 
 let server: ContractServer;
 beforeAll(async () => {
@@ -216,15 +214,3 @@ describe('npm run smoke', () => {
     expect(result.stderr).toContain('--base-url "ftp://example.com" must start with http:// or https://');
   });
 });
-
-/** runCli, but without blocking the event loop that serves the local server. */
-async function runCliAsync(entry: string, args: readonly string[], env: NodeJS.ProcessEnv) {
-  return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'build', `${entry}.js`), ...args], { env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}

@@ -34,7 +34,7 @@ export interface SmokeResult {
   readonly passed: boolean;
   /** Every step, in order; those after a failure are `skipped`. */
   readonly steps: readonly StepOutcome[];
-  /** The failed step, if any. */
+  /** The first failed step, if any. */
   readonly failed?: StepOutcome;
 }
 
@@ -65,13 +65,27 @@ async function runWithTimeout(step: SmokeStep): Promise<string> {
   }
 }
 
+export interface RunOptions {
+  /**
+   * Whether a failure stops the run (4.1). Post-deployment validation (4.2) runs every
+   * check and reports them all.
+   * @default true
+   */
+  readonly stopAtFirstFailure?: boolean;
+}
+
 /** Run the steps in order; `report` receives each outcome as soon as it is known. */
-export async function runSmoke(steps: readonly SmokeStep[], report: (outcome: StepOutcome) => void = () => {}): Promise<SmokeResult> {
+export async function runSmoke(
+  steps: readonly SmokeStep[],
+  report: (outcome: StepOutcome) => void = () => {},
+  options: RunOptions = {},
+): Promise<SmokeResult> {
+  const stopAtFirstFailure = options.stopAtFirstFailure ?? true;
   const outcomes: StepOutcome[] = [];
   let failed: StepOutcome | undefined;
   for (const step of steps) {
     let outcome: StepOutcome;
-    if (failed !== undefined) {
+    if (failed !== undefined && stopAtFirstFailure) {
       outcome = { name: step.name, description: step.description, status: 'skipped', detail: `not run: step "${failed.name}" failed`, durationMs: 0 };
     } else {
       const started = performance.now();
@@ -80,7 +94,7 @@ export async function runSmoke(steps: readonly SmokeStep[], report: (outcome: St
         outcome = { name: step.name, description: step.description, status: 'passed', detail, durationMs: Math.round(performance.now() - started) };
       } catch (error) {
         outcome = { name: step.name, description: step.description, status: 'failed', detail: messageOf(error), durationMs: Math.round(performance.now() - started) };
-        failed = outcome;
+        failed ??= outcome;
       }
     }
     outcomes.push(outcome);
