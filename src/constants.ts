@@ -192,3 +192,31 @@ export const PLATFORM_NAMESPACES = {
  * Kubernetes defaults.
  */
 export const CLUSTER_DNS = { podLabels: { 'k8s-app': 'kube-dns' }, port: 53 } as const;
+
+/**
+ * 4.1: the smoke test. The contract orders the steps and says any failure stops the run;
+ * the timeouts are not in the contract: each is long enough for a healthy cluster on a
+ * cold connection and short enough that a PostSync hook fails well inside the 300 s
+ * sync timeout (1.3).
+ */
+export const SMOKE = {
+  /** Per step, in milliseconds. */
+  stepTimeoutMs: { health: 10_000, login: 10_000, declarations: 10_000, database: 20_000, broker: 20_000 },
+  /** Paths of 4 called by the steps. */
+  paths: { health: '/health', login: '/api/auth/login', declarations: '/api/declarations', status: '/api/status' },
+  /** The query the database step runs after logging in (4.1 step 4). */
+  databaseQuery: 'SELECT 1 AS ok',
+  /** 4.1 step 6. */
+  passedMessage: 'All smoke tests passed',
+  /**
+   * The PostSync hook Job (not in the contract): one attempt, since a second run would
+   * only hide a flaky deployment; the deadline is the steps' timeouts plus this much for
+   * pulling the image and starting Node.
+   */
+  hook: { backoffLimit: 0, startupAllowanceSeconds: 60 },
+  /** The hook's container: Node with two client libraries (not in the contract). */
+  resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { cpu: '250m', memory: '192Mi' } },
+} as const;
+
+/** 4.2: the TLS handshake check gives up after this long (not in the contract). */
+export const TLS_CHECK_TIMEOUT_MS = 10_000;

@@ -19,3 +19,13 @@ export function unitName(application: string, unit: string): string {
 export function tlsSecretName(application: string): string {
   return `${application}-tls`;
 }
+
+/** The smoke test (4.1): its image, Job, ServiceAccount and Secret share this name. */
+export function smokeName(application: string): string {
+  return `${application}-smoke`;
+}
+
+/** A Service's address from any namespace (7, name resolution). */
+export function serviceAddress(service: string, namespace: string): string {
+  return `${service}.${namespace}.svc.cluster.local`;
+}

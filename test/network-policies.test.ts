@@ -11,14 +11,16 @@ function policiesOf(objects: readonly K8sObject[]): K8sObject[] {
 describe('application namespace network policies', () => {
   const environments = projectEnvironments();
 
-  it.each(ENVIRONMENT_ORDER)('%s denies all traffic, then allows ingress-nginx, monitoring and DNS', (name) => {
+  it.each(ENVIRONMENT_ORDER)('%s denies all traffic, then allows ingress-nginx, monitoring, the smoke hook and DNS', (name) => {
     const objects = [...renderToObjects(environments[name]!).values()].flat();
     const policies = policiesOf(objects);
     expect(policies.map((policy) => policy.metadata.name)).toEqual([
       'default-deny',
       'allow-ingress-from-ingress-nginx',
       'allow-ingress-from-monitoring',
+      'allow-ingress-from-webapp-smoke',
       'allow-egress-to-dns',
+      'webapp-smoke',
     ]);
     for (const policy of policies) {
       expect(policy.metadata.namespace).toBe('webapp');
@@ -34,6 +36,18 @@ describe('application namespace network policies', () => {
     expect(findObject(objects, 'NetworkPolicy', 'allow-ingress-from-monitoring').spec.ingress).toEqual([
       { from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }], ports: [{ port: 8080, protocol: 'TCP' }] },
     ]);
+    // The smoke hook (4.1) calls the application through its Service, so its pods may
+    // reach every application pod on 8080 (in canary mode they are Flagger's -primary pods).
+    expect(findObject(objects, 'NetworkPolicy', 'allow-ingress-from-webapp-smoke').spec.ingress).toEqual([
+      {
+        from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'webapp' } }, podSelector: { matchLabels: { app: 'webapp-smoke' } } }],
+        ports: [{ port: 8080, protocol: 'TCP' }],
+      },
+    ]);
+    expect(findObject(objects, 'NetworkPolicy', 'webapp-smoke').spec.egress).toContainEqual({
+      to: [{ podSelector: {} }],
+      ports: [{ port: 8080, protocol: 'TCP' }],
+    });
     expect(findObject(objects, 'NetworkPolicy', 'allow-egress-to-dns').spec).toEqual({
       podSelector: {},
       policyTypes: ['Egress'],

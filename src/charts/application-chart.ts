@@ -8,8 +8,10 @@ import { ApplicationWorkload } from '../constructs/application-workload';
 import { BlueGreen } from '../constructs/blue-green';
 import { CanaryRelease } from '../constructs/canary-release';
 import { DNS_PEER, NetworkPolicies } from '../constructs/network-policies';
+import { SmokeHook } from '../constructs/smoke-hook';
 import type { Environment } from '../environments';
-import { hostOf, imageReference, tlsSecretName } from '../naming';
+import { runningTagOf } from '../environments/running-tag';
+import { hostOf, imageReference, serviceAddress, smokeName, tlsSecretName } from '../naming';
 
 /** Pod Security Admission: the namespace admits only restricted pods. */
 export const RESTRICTED_POD_SECURITY = {
@@ -27,6 +29,16 @@ export interface ApplicationChartProps {
    * @default - none
    */
   readonly applicationEnvironment?: Readonly<Record<string, string>>;
+  /**
+   * SQL Server host the smoke hook checks (4.1 step 4).
+   * @default - the hook reads DATABASE_HOST from its Secret
+   */
+  readonly smokeDatabaseHost?: string;
+  /**
+   * Kafka bootstrap servers the smoke hook checks (4.1 step 5).
+   * @default "kafka-cluster-kafka-bootstrap:9092"
+   */
+  readonly smokeBrokerBootstrapServers?: string;
 }
 
 /**
@@ -43,15 +55,19 @@ export class ApplicationChart extends Chart {
       metadata: { name: application.namespace, labels: { ...appLabels, ...RESTRICTED_POD_SECURITY } },
     });
 
-    // Default deny, then what the application needs: HTTP from ingress-nginx, scraping from
-    // Prometheus, and DNS. The allows select every pod of the namespace, because in canary
-    // mode Flagger's `<app>-primary` pods carry `app: <app>-primary`, not `app: <app>`.
+    // Default deny, then what the application needs: HTTP from ingress-nginx and from the
+    // smoke hook (4.1), scraping from Prometheus, and DNS. The allows select every pod of the
+    // namespace, because in canary mode Flagger's `<app>-primary` pods carry
+    // `app: <app>-primary`, not `app: <app>`.
+    const smoke = smokeName(application.name);
+    const smokeLabels = { [LABELS.app]: smoke };
     new NetworkPolicies(this, 'network-policies', {
       namespace: application.namespace,
       labels: appLabels,
       ingress: [
         { name: 'ingress-nginx', namespace: PLATFORM_NAMESPACES.ingressNginx, ports: [{ port: PORTS.application }] },
         { name: 'monitoring', namespace: PLATFORM_NAMESPACES.monitoring, ports: [{ port: METRICS.port }] },
+        { name: smoke, namespace: application.namespace, podLabels: smokeLabels, ports: [{ port: PORTS.application }] },
       ],
       egress: [DNS_PEER],
     });
@@ -126,6 +142,23 @@ export class ApplicationChart extends Chart {
       host: hostOf(application.url),
       secretName: tlsSecretName(application.name),
       clusterIssuer: tls.clusterIssuer,
+    });
+
+    // 4.1 after every sync of this chart: a PostSync hook runs once the Deployments are
+    // healthy, which is why it lives here and not in a chart (Argo CD Application) of its own.
+    new SmokeHook(this, 'smoke', {
+      name: smoke,
+      namespace: application.namespace,
+      // Not `app: <application>`: the Service selects that label.
+      labels: smokeLabels,
+      // Every pod of the namespace, for the same reason as the allows above (canary mode).
+      applicationPodLabels: {},
+      image: imageReference(image.registry, image.project, smoke, runningTagOf(props.environment)),
+      imagePullSecret: image.pullSecret,
+      baseUrl: `http://${serviceAddress(application.name, application.namespace)}`,
+      secretName: smoke,
+      databaseHost: props.smokeDatabaseHost,
+      brokerBootstrapServers: props.smokeBrokerBootstrapServers,
     });
   }
 }

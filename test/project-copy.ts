@@ -1,0 +1,28 @@
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ROOT, temporaryDirectory } from './support';
+
+/** What a copy of the project needs to build, render and run its commands. */
+const COPIED = ['src', 'scripts', 'dist', 'package.json', 'package-lock.json', 'tsconfig.json'] as const;
+
+/**
+ * A throwaway copy of the project (sources, scripts, committed dist/) with node_modules
+ * linked, so commands that write files run on the copy. Remove it with `fs.rmSync`.
+ */
+export function projectCopy(): string {
+  const dir = temporaryDirectory('platform-gitops-copy-');
+  for (const entry of COPIED) fs.cpSync(path.join(ROOT, entry), path.join(dir, entry), { recursive: true });
+  fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
+  return dir;
+}
+
+/** Run `node scripts/run.mjs <entry> ...` in a project copy: builds the copy, then runs it. */
+export function runInCopy(root: string, entry: string, args: readonly string[], env: NodeJS.ProcessEnv = {}) {
+  const result = spawnSync(process.execPath, [path.join(root, 'scripts', 'run.mjs'), entry, ...args], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}

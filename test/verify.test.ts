@@ -1,0 +1,131 @@
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as tls from 'node:tls';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { checkTls } from '../src/verify/tls';
+import { type ContractServer, runCliAsync, startContractServer, TEST_CREDENTIALS } from './contract-server';
+import { temporaryDirectory } from './support';
+
+// Node cannot issue X.509 certificates; the openssl binary can. Without it the TLS
+// tests are skipped with this reason.
+const OPENSSL = spawnSync('openssl', ['version']).status === 0;
+const HOST = 'webapp.testing.platform.example.com';
+
+let dir: string;
+let certificate: string;
+let tlsServer: tls.Server;
+let tlsPort: number;
+let server: ContractServer;
+
+beforeAll(async () => {
+  server = await startContractServer();
+  if (!OPENSSL) return;
+  dir = temporaryDirectory('platform-gitops-tls-');
+  const made = spawnSync('openssl', [
+    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '30',
+    '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'),
+    '-subj', `/CN=${HOST}`, '-addext', `subjectAltName=DNS:${HOST}`,
+  ], { encoding: 'utf8' });
+  if (made.status !== 0) throw new Error(`openssl failed: ${made.stderr}`);
+  certificate = fs.readFileSync(path.join(dir, 'cert.pem'), 'utf8');
+  tlsServer = tls.createServer({ key: fs.readFileSync(path.join(dir, 'key.pem')), cert: certificate }, (socket) => socket.end());
+  await new Promise<void>((resolve) => tlsServer.listen(0, '127.0.0.1', resolve));
+  tlsPort = (tlsServer.address() as AddressInfo).port;
+});
+
+afterAll(async () => {
+  await server.close();
+  if (OPENSSL) {
+    await new Promise<void>((resolve) => tlsServer.close(() => resolve()));
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+beforeEach(() => {
+  server.fault = 'none';
+  server.requests.length = 0;
+});
+
+const credentials = { SMOKE_USERNAME: TEST_CREDENTIALS.username, SMOKE_PASSWORD: TEST_CREDENTIALS.password };
+
+function verify(env: string, extra: readonly string[] = []) {
+  return runCliAsync(
+    'cli/verify',
+    ['--env', env, '--base-url', server.baseUrl, '--address', '127.0.0.1', '--port', String(tlsPort), ...extra],
+    credentials,
+  );
+}
+
+describe.skipIf(!OPENSSL)('npm run verify (4.2) against local servers', () => {
+  it('passes health, the authenticated status call and the TLS handshake, printing subject and expiry', async () => {
+    const result = await verify('testing', ['--ca', path.join(dir, 'cert.pem')]);
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain('PASS health');
+    expect(result.stdout).toContain('PASS status');
+    expect(result.stdout).toMatch(new RegExp(`PASS tls: .*subject CN=${HOST.replace(/\./g, '\\.')}, .*expires \\d{4}-\\d\\d-\\d\\dT.*\\((29|30) days\\)`));
+    expect(server.requests).toEqual(['GET /health', 'POST /api/auth/login', 'GET /api/status']);
+  });
+
+  it('sends the server name, so the server sees the environment host', async () => {
+    const names: string[] = [];
+    const listener = (socket: tls.TLSSocket) => names.push(String(socket.servername));
+    tlsServer.on('secureConnection', listener);
+    try {
+      await verify('testing', ['--ca', path.join(dir, 'cert.pem')]);
+    } finally {
+      tlsServer.off('secureConnection', listener);
+    }
+    expect(names).toEqual([HOST]);
+  });
+
+  it('fails the status check, and still runs the TLS check, when /api/status refuses the token', async () => {
+    server.fault = 'status-403';
+    const result = await verify('testing', ['--ca', path.join(dir, 'cert.pem')]);
+    expect(result.status).toBe(1);
+    expect(result.stdout).toContain('FAIL status');
+    expect(result.stdout).toContain('GET /api/status returned HTTP 403');
+    expect(result.stdout).toContain('PASS tls');
+    expect(result.stderr).toContain('Verification of testing failed: status');
+  });
+
+  it('fails the TLS check when the certificate is not trusted, unless untrusted chains are allowed', async () => {
+    const refused = await verify('testing');
+    expect(refused.status).toBe(1);
+    expect(refused.stdout).toMatch(/FAIL tls: .*is not trusted: .*SELF_SIGNED/);
+    const allowed = await verify('testing', ['--allow-untrusted']);
+    expect(allowed.status).toBe(0);
+    expect(allowed.stdout).toMatch(/PASS tls: .*untrusted \(DEPTH_ZERO_SELF_SIGNED_CERT\), allowed by --allow-untrusted/);
+  });
+
+  it('fails the TLS check when the certificate does not name the environment host', async () => {
+    const result = await verify('staging', ['--ca', path.join(dir, 'cert.pem')]);
+    expect(result.status).toBe(1);
+    expect(result.stdout).toContain(`FAIL tls: `);
+    expect(result.stdout).toContain(`does not name webapp.staging.platform.example.com`);
+  });
+
+  it('fails the TLS check on an expired certificate', async () => {
+    const later = new Date(Date.now() + 60 * 24 * 60 * 60 * 1000);
+    await expect(
+      checkTls({ host: HOST, address: '127.0.0.1', port: tlsPort, ca: certificate }, new AbortController().signal, later),
+    ).rejects.toThrow(/expired on \d{4}-/);
+  });
+});
+
+describe('npm run verify refusals', () => {
+  it('refuses an unknown environment, naming the ones that exist', async () => {
+    const result = await runCliAsync('cli/verify', ['--env', 'qa'], credentials);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('--env "qa" is not an environment; choose one of local, testing, staging, production');
+  });
+
+  it('refuses to run without credentials and with a bad port, listing both', async () => {
+    const result = await runCliAsync('cli/verify', ['--env', 'testing', '--port', '70000'], { SMOKE_USERNAME: '', SMOKE_PASSWORD: '' });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('SMOKE_USERNAME is not set');
+    expect(result.stderr).toContain('--port "70000" must be a port number from 1 to 65535');
+  });
+});
