@@ -67,6 +67,30 @@ export const ALERTS = {
   silenceDuration: '1h',
 } as const;
 
+/**
+ * 6: where alerts go. Critical alerts page the on-call engineer (escalation level 2);
+ * warnings post to the team chat. Not in the contract: the receiver names, the Secrets
+ * holding their addresses (never in git: 5.3, SOPS) and Alertmanager's grouping timers,
+ * which are its documented defaults except a 4 h repeat, so a firing alert is repeated
+ * about twice per working day.
+ */
+export const ALERT_ROUTING = {
+  name: 'platform-alert-routing',
+  onCall: { receiver: 'on-call', secret: { name: 'on-call-webhook', key: 'url' } },
+  teamChat: { receiver: 'team-chat', secret: { name: 'chat-webhook', key: 'url' } },
+  groupWait: '30s',
+  groupInterval: '5m',
+  repeatInterval: '4h',
+} as const;
+
+/**
+ * The label kube-prometheus-stack's Prometheus and Alertmanager select rules, monitors and
+ * alert routing by when its `*SelectorNilUsesHelmValues` stay true (the chart's default).
+ * This platform sets them false (select everything, src/infrastructure/helm-values.ts); the
+ * label keeps the objects selected either way. Not in the contract.
+ */
+export const MONITORING_SELECTOR_LABEL = { key: 'release', value: 'kube-prometheus-stack' } as const;
+
 /** 1.3 / 8: how long each step may take, in seconds. */
 export const WAITS_SECONDS = {
   infrastructurePodsReady: 300,
@@ -114,6 +138,15 @@ export const FLAGGER_LOAD_TESTER = {
   queriesPerSecond: 10,
   concurrency: 2,
   timeout: '5s',
+  /**
+   * The load tester's manual gates (3.2: promote and roll back are operator commands).
+   * Flagger asks `check` before promoting and, during analysis, whether to roll back;
+   * an operator answers by calling `open` on the same gate.
+   */
+  gates: {
+    promotion: { check: '/gate/check', open: '/gate/open', close: '/gate/close' },
+    rollback: { check: '/rollback/check', open: '/rollback/open', close: '/rollback/close' },
+  },
 } as const;
 
 /**

@@ -29,3 +29,8 @@ export function smokeName(application: string): string {
 export function serviceAddress(service: string, namespace: string): string {
   return `${service}.${namespace}.svc.cluster.local`;
 }
+
+/** Flagger's primary Deployment (canary mode) and the `app` label of its pods: `<application>-primary`. */
+export function primaryName(application: string): string {
+  return `${application}-primary`;
+}

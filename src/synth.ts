@@ -5,7 +5,10 @@ import { GITOPS_CHART_ID } from './argocd/applications';
 import { ApplicationChart } from './charts/application-chart';
 import { GitopsChart, chartFootprint } from './charts/gitops-chart';
 import { InfrastructureChart } from './charts/infrastructure-chart';
+import { MonitoringChart } from './charts/monitoring-chart';
+import { blueGreenTransitionProblems, readCommittedBlueGreen } from './blue-green-transitions';
 import { type Environment, loadEnvironments } from './environments';
+import { ConfigError } from './errors';
 import { type Platform, loadPlatform } from './environments/platform';
 
 /** Rendered manifests end in `.yaml`; one file per chart, named after the chart. */
@@ -16,7 +19,7 @@ export const MANIFEST_EXTENSION = '.yaml';
  * child Application of the root, synced in this order (1.3.4: the infrastructure first).
  * Adding a chart means adding its id here and its constructor in `renderEnvironment`.
  */
-export const DELIVERY_ORDER = ['infrastructure', 'application'] as const;
+export const DELIVERY_ORDER = ['infrastructure', 'application', 'monitoring'] as const;
 export type DeliveryChartId = (typeof DELIVERY_ORDER)[number];
 
 /** Every file an environment renders: the delivered charts and the GitOps wiring. */
@@ -35,6 +38,7 @@ export function buildEnvironment(app: App, environment: Environment, platform: P
   const delivered: Record<DeliveryChartId, Chart> = {
     infrastructure: new InfrastructureChart(app, 'infrastructure', { environment, platform }),
     application: new ApplicationChart(app, 'application', { environment }),
+    monitoring: new MonitoringChart(app, 'monitoring', { environment }),
   };
   const gitops = new GitopsChart(app, GITOPS_CHART_ID, {
     environment,
@@ -78,7 +82,13 @@ export interface SynthesizeOptions {
  * Validation and rendering happen before the swap, so any error leaves `outdir` as it was.
  */
 export function synthesize(options: SynthesizeOptions): void {
-  const staging = renderToTemporary(options);
+  const environments = options.environments ?? loadEnvironments(options.order, options.files);
+  // A blue-green change is judged against what outdir holds now: the reviewed, synced state.
+  const problems = environments.flatMap((environment) =>
+    blueGreenTransitionProblems(environment, readCommittedBlueGreen(options.outdir, environment)),
+  );
+  if (problems.length > 0) throw new ConfigError(problems);
+  const staging = renderToTemporary({ ...options, environments });
   replaceDirectory(staging, options.outdir);
 }
 

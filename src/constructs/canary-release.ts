@@ -33,6 +33,8 @@ export interface CanaryReleaseProps {
 export class CanaryRelease extends Canary {
   constructor(scope: Construct, id: string, props: CanaryReleaseProps) {
     const { analysis, metrics } = CANARY;
+    const { gates } = FLAGGER_LOAD_TESTER;
+    const loadTester = `http://${FLAGGER_LOAD_TESTER.service}.${FLAGGER_LOAD_TESTER.namespace}`;
     super(scope, id, {
       metadata: { name: props.application, namespace: props.namespace, labels: { ...props.labels } },
       spec: {
@@ -62,19 +64,24 @@ export class CanaryRelease extends Canary {
               interval: metrics.requestDuration.interval,
             },
           ],
-          webhooks: props.loadTest
-            ? [
-                {
-                  name: 'load-test',
-                  type: CanarySpecAnalysisWebhooksType.ROLLOUT,
-                  url: `http://${FLAGGER_LOAD_TESTER.service}.${FLAGGER_LOAD_TESTER.namespace}/`,
-                  timeout: FLAGGER_LOAD_TESTER.timeout,
-                  metadata: {
-                    cmd: `hey -z ${FLAGGER_LOAD_TESTER.duration} -q ${FLAGGER_LOAD_TESTER.queriesPerSecond} -c ${FLAGGER_LOAD_TESTER.concurrency} https://${props.host}/health`,
+          webhooks: [
+            // 3.2: promotion and rollback wait for an operator (docs/runbook.md, canary).
+            { name: 'promotion-gate', type: CanarySpecAnalysisWebhooksType.CONFIRM_HYPHEN_PROMOTION, url: `${loadTester}${gates.promotion.check}` },
+            { name: 'rollback-gate', type: CanarySpecAnalysisWebhooksType.ROLLBACK, url: `${loadTester}${gates.rollback.check}` },
+            ...(props.loadTest
+              ? [
+                  {
+                    name: 'load-test',
+                    type: CanarySpecAnalysisWebhooksType.ROLLOUT,
+                    url: `${loadTester}/`,
+                    timeout: FLAGGER_LOAD_TESTER.timeout,
+                    metadata: {
+                      cmd: `hey -z ${FLAGGER_LOAD_TESTER.duration} -q ${FLAGGER_LOAD_TESTER.queriesPerSecond} -c ${FLAGGER_LOAD_TESTER.concurrency} https://${props.host}/health`,
+                    },
                   },
-                },
-              ]
-            : undefined,
+                ]
+              : []),
+          ],
         },
       },
     });

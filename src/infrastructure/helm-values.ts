@@ -1,4 +1,4 @@
-import { FLAGGER_LOAD_TESTER, INFRASTRUCTURE_NAMESPACES } from '../constants';
+import { FLAGGER_LOAD_TESTER, INFRASTRUCTURE_NAMESPACES, MONITORING_SELECTOR_LABEL } from '../constants';
 import { INGRESS_CLASS } from '../constructs/application-ingress';
 import type { Environment } from '../environments';
 
@@ -12,7 +12,8 @@ import type { Environment } from '../environments';
 export const RELEASES = {
   certManager: 'cert-manager',
   ingressNginx: 'ingress-nginx',
-  kubePrometheusStack: 'kube-prometheus-stack',
+  // The chart labels what it selects with its release name.
+  kubePrometheusStack: MONITORING_SELECTOR_LABEL.value,
   flagger: 'flagger',
   flaggerLoadTester: FLAGGER_LOAD_TESTER.service,
 } as const;

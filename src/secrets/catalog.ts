@@ -1,5 +1,5 @@
 import type { Environment } from '../environments';
-import { INFRASTRUCTURE_NAMESPACES } from '../constants';
+import { ALERT_ROUTING, INFRASTRUCTURE_NAMESPACES } from '../constants';
 
 /**
  * Every Secret the platform needs (5.3, 5.4, 6), by the chart that uses it. None of them
@@ -85,12 +85,20 @@ export function secretCatalog(environment: Environment): readonly SecretSpec[] {
       purpose: '6: the broker side of the application user',
     },
     {
-      name: 'chat-webhook',
+      name: ALERT_ROUTING.teamChat.secret.name,
       group: 'monitoring',
       namespace: SECRET_NAMESPACES.monitoring,
       type: 'Opaque',
-      keys: { url: 'chat webhook address alerts and outage messages are posted to' },
+      keys: { [ALERT_ROUTING.teamChat.secret.key]: 'chat webhook address alerts and outage messages are posted to' },
       purpose: '6: the chat webhook given by a variable',
+    },
+    {
+      name: ALERT_ROUTING.onCall.secret.name,
+      group: 'monitoring',
+      namespace: SECRET_NAMESPACES.monitoring,
+      type: 'Opaque',
+      keys: { [ALERT_ROUTING.onCall.secret.key]: "webhook address of the on-call paging integration critical alerts go to" },
+      purpose: '6: escalation level 2, the on-call engineer',
     },
   ];
 }

@@ -1,0 +1,74 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { BLUE_GREEN, LABELS } from './constants';
+import type { Environment } from './environments';
+import { unitName } from './naming';
+
+type Unit = (typeof BLUE_GREEN.units)[number];
+
+/** What the committed manifests of a blue-green environment run: the live state under review. */
+export interface CommittedBlueGreen {
+  /** The unit the committed Service selects (`version=<unit>`). */
+  readonly active: Unit;
+  /** The committed units and the image tag each runs. */
+  readonly tags: Partial<Record<Unit, string>>;
+}
+
+/**
+ * The blue-green procedure (1.4) as three reviewed changes: (1) add the new unit beside the
+ * active one, (2) move the Service selector to it once it is healthy, (3) remove the old
+ * unit. Each change is judged against the committed manifests (what the cluster syncs), so a
+ * change may not skip a step: switching to a unit that is not running yet, removing the unit
+ * that still takes the traffic, or changing the version of the unit that takes the traffic
+ * (a rolling update in place, not a blue-green release) is refused.
+ */
+export function blueGreenTransitionProblems(environment: Environment, committed: CommittedBlueGreen | undefined): string[] {
+  const { strategy, name } = environment;
+  if (strategy.type !== 'blue-green' || committed === undefined) return [];
+  const { active, units } = strategy.blueGreen;
+  const file = `dist/${name}/application.yaml`;
+  const problems: string[] = [];
+  if (units[committed.active] === undefined) {
+    problems.push(
+      `${name}: strategy.blueGreen.units.${committed.active} (removed) is the unit the committed Service still selects (${file}); ` +
+        `move strategy.blueGreen.active to the other unit in its own change first, then remove it`,
+    );
+  }
+  if (active !== committed.active && committed.tags[active] === undefined) {
+    problems.push(
+      `${name}: strategy.blueGreen.active "${active}" is not running yet (${file} has no ${active} unit); ` +
+        `add the unit in its own change, check its health, then switch`,
+    );
+  }
+  const liveTag = committed.tags[committed.active];
+  const newTag = units[committed.active]?.tag;
+  if (active === committed.active && liveTag !== undefined && newTag !== undefined && newTag !== liveTag) {
+    problems.push(
+      `${name}: strategy.blueGreen.units.${committed.active}.tag "${newTag}" changes the unit that takes the traffic (committed ${liveTag}); ` +
+        `release the new version on the other unit, then switch`,
+    );
+  }
+  return problems;
+}
+
+/**
+ * The blue-green state of `<outdir>/<environment>/application.yaml`, or undefined when the
+ * environment was not rendered as blue-green there (a first render, or a change of strategy).
+ */
+export function readCommittedBlueGreen(outdir: string, environment: Environment): CommittedBlueGreen | undefined {
+  const file = path.join(outdir, environment.name, 'application.yaml');
+  if (!fs.existsSync(file)) return undefined;
+  const objects = parseAllDocuments(fs.readFileSync(file, 'utf8')).map((document) => document.toJS() as any);
+  const application = environment.application.name;
+  const service = objects.find((o) => o?.kind === 'Service' && o.metadata?.name === application);
+  const active = service?.spec?.selector?.[LABELS.version];
+  if (!(BLUE_GREEN.units as readonly string[]).includes(active)) return undefined;
+  const tags: Partial<Record<Unit, string>> = {};
+  for (const unit of BLUE_GREEN.units) {
+    const deployment = objects.find((o) => o?.kind === 'Deployment' && o.metadata?.name === unitName(application, unit));
+    const image: string | undefined = deployment?.spec?.template?.spec?.containers?.[0]?.image;
+    if (image !== undefined) tags[unit] = image.slice(image.lastIndexOf(':') + 1);
+  }
+  return { active: active as Unit, tags };
+}

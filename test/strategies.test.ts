@@ -1,0 +1,249 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parser } from '@prometheus-io/lezer-promql';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConfigError } from '../src/errors';
+import { synthesize } from '../src/synth';
+import { validateAgainstSchema } from '../src/validation/schemas';
+import { DIST, ENVIRONMENT_ORDER, committedObjects, environmentFilesCopy, findObject, readManifests, temporaryDirectory, treeContents, type K8sObject } from './support';
+
+/** A working copy of the committed dist/, so each blue-green step renders onto the one before. */
+let workdir: string;
+let outdir: string;
+
+beforeEach(() => {
+  workdir = temporaryDirectory();
+  outdir = path.join(workdir, 'dist');
+  fs.cpSync(DIST, outdir, { recursive: true });
+});
+afterEach(() => fs.rmSync(workdir, { recursive: true, force: true }));
+
+type Units = Record<string, { tag: string }>;
+
+/** Render the project with staging's blue-green section replaced. */
+function renderStaging(active: string, units: Units): void {
+  const files = environmentFilesCopy();
+  files.staging.strategy.blueGreen = { active, units };
+  synthesize({ outdir, files });
+}
+
+/** Like renderStaging, but expected to be refused: returns the problems; the dist copy stays as it was. */
+function refusedStaging(active: string, units: Units): string[] {
+  const before = treeContents(outdir);
+  let caught: unknown;
+  try {
+    renderStaging(active, units);
+  } catch (error) {
+    caught = error;
+  }
+  expect(caught).toBeInstanceOf(ConfigError);
+  expect(treeContents(outdir)).toEqual(before);
+  return [...(caught as ConfigError).problems];
+}
+
+function stagingApplication(): K8sObject[] {
+  return readManifests(path.join(outdir, 'staging')).get('application.yaml')!;
+}
+
+function deploymentsOf(objects: readonly K8sObject[]): string[] {
+  return objects.filter((o) => o.kind === 'Deployment').map((o) => o.metadata.name).sort();
+}
+
+describe('blue-green in staging, as three reviewed changes (1.4)', () => {
+  it('renders the committed start: blue only, 3 pods, the Service on version=blue', () => {
+    const objects = stagingApplication();
+    expect(deploymentsOf(objects)).toEqual(['webapp-blue']);
+    expect(findObject(objects, 'Service', 'webapp').spec.selector).toEqual({ app: 'webapp', version: 'blue' });
+  });
+
+  it('walks add green -> switch -> remove blue, each step rendering what the procedure says', () => {
+    // (1) green beside blue; traffic stays on blue.
+    renderStaging('blue', { blue: { tag: 'v1.4.2' }, green: { tag: 'v1.5.0' } });
+    let objects = stagingApplication();
+    expect(deploymentsOf(objects)).toEqual(['webapp-blue', 'webapp-green']);
+    for (const [unit, tag] of [['blue', 'v1.4.2'], ['green', 'v1.5.0']] as const) {
+      const deployment = findObject(objects, 'Deployment', `webapp-${unit}`);
+      expect(deployment.spec.replicas).toBe(3);
+      expect(deployment.spec.template.metadata.labels).toEqual({ app: 'webapp', version: unit });
+      expect(deployment.spec.strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 1 } });
+      const container = deployment.spec.template.spec.containers[0];
+      expect(container.image).toBe(`registry.example.com/platform/webapp:${tag}`);
+      expect(container.livenessProbe).toMatchObject({ httpGet: { path: '/health', port: 8080 }, initialDelaySeconds: 30, periodSeconds: 10 });
+      expect(container.readinessProbe).toMatchObject({ httpGet: { path: '/ready', port: 8080 }, initialDelaySeconds: 5, periodSeconds: 5 });
+    }
+    expect(findObject(objects, 'Service', 'webapp').spec.selector).toEqual({ app: 'webapp', version: 'blue' });
+
+    // (2) the selector moves to green; both units still run.
+    renderStaging('green', { blue: { tag: 'v1.4.2' }, green: { tag: 'v1.5.0' } });
+    objects = stagingApplication();
+    expect(deploymentsOf(objects)).toEqual(['webapp-blue', 'webapp-green']);
+    expect(findObject(objects, 'Service', 'webapp').spec.selector).toEqual({ app: 'webapp', version: 'green' });
+
+    // (3) blue is removed.
+    renderStaging('green', { green: { tag: 'v1.5.0' } });
+    objects = stagingApplication();
+    expect(deploymentsOf(objects)).toEqual(['webapp-green']);
+    expect(findObject(objects, 'Service', 'webapp').spec.selector).toEqual({ app: 'webapp', version: 'green' });
+  });
+
+  it('refuses adding green and switching to it in one change: green is not running yet', () => {
+    expect(refusedStaging('green', { blue: { tag: 'v1.4.2' }, green: { tag: 'v1.5.0' } })).toEqual([
+      'staging: strategy.blueGreen.active "green" is not running yet (dist/staging/application.yaml has no green unit); add the unit in its own change, check its health, then switch',
+    ]);
+  });
+
+  it('refuses removing the unit the committed Service still selects', () => {
+    renderStaging('blue', { blue: { tag: 'v1.4.2' }, green: { tag: 'v1.5.0' } });
+    expect(refusedStaging('green', { green: { tag: 'v1.5.0' } })).toEqual([
+      'staging: strategy.blueGreen.units.blue (removed) is the unit the committed Service still selects (dist/staging/application.yaml); move strategy.blueGreen.active to the other unit in its own change first, then remove it',
+    ]);
+  });
+
+  it('refuses removing the active unit from the configuration itself', () => {
+    expect(refusedStaging('blue', { green: { tag: 'v1.5.0' } })).toEqual([
+      'staging: strategy.blueGreen.active "blue" is not one of the rendered units (green)',
+    ]);
+  });
+
+  it('refuses a new version on the unit that takes the traffic', () => {
+    expect(refusedStaging('blue', { blue: { tag: 'v1.5.0' } })).toEqual([
+      'staging: strategy.blueGreen.units.blue.tag "v1.5.0" changes the unit that takes the traffic (committed v1.4.2); release the new version on the other unit, then switch',
+    ]);
+  });
+
+  it('refuses a unit without a tag', () => {
+    expect(refusedStaging('blue', { blue: { tag: 'v1.4.2' }, green: {} as { tag: string } })).toEqual([
+      'staging: strategy.blueGreen.units.green.tag is required and must be a string',
+    ]);
+  });
+});
+
+describe('canary in production (2.3)', () => {
+  const objects = committedObjects('production');
+  const canary = findObject(objects, 'Canary', 'webapp');
+
+  it('targets the application Deployment with the contract numbers', () => {
+    expect(canary.apiVersion).toBe('flagger.app/v1beta1');
+    expect(canary.spec.targetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'webapp' });
+    expect(canary.spec.progressDeadlineSeconds).toBe(60);
+    expect(canary.spec.service.port).toBe(80);
+    expect(canary.spec.service.targetPort).toBe(8080);
+    expect(canary.spec.analysis).toMatchObject({ interval: '30s', threshold: 5, maxWeight: 50, stepWeight: 10 });
+    expect(canary.spec.analysis.metrics).toEqual(
+      expect.arrayContaining([
+        { name: 'request-success-rate', thresholdRange: { min: 99 }, interval: '1m' },
+        { name: 'request-duration', thresholdRange: { max: 500 }, interval: '30s' },
+      ]),
+    );
+  });
+
+  it('shifts traffic through ingress-nginx, and the chart leaves the Services to Flagger', () => {
+    expect(canary.spec.provider).toBe('nginx');
+    expect(canary.spec.ingressRef).toEqual({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', name: 'webapp' });
+    expect(objects.filter((o) => o.kind === 'Service')).toEqual([]);
+  });
+
+  it('waits for an operator to promote or roll back, through the load tester gates (3.2)', () => {
+    const gates = canary.spec.analysis.webhooks.filter((w: any) => w.type !== 'rollout');
+    expect(gates).toEqual([
+      { name: 'promotion-gate', type: 'confirm-promotion', url: 'http://flagger-loadtester.flagger-system/gate/check' },
+      { name: 'rollback-gate', type: 'rollback', url: 'http://flagger-loadtester.flagger-system/rollback/check' },
+    ]);
+  });
+
+  it('validates against the Flagger CRD', () => {
+    expect(validateAgainstSchema(canary)).toEqual([]);
+  });
+});
+
+/** Every node of a PromQL parse tree that the parser marked as an error. */
+function promqlErrors(expression: string): string[] {
+  const errors: string[] = [];
+  parser.parse(expression).iterate({
+    enter: (node) => {
+      if (node.type.isError) errors.push(`error at ${node.from}: "${expression.slice(node.from, node.to + 1)}"`);
+    },
+  });
+  return errors;
+}
+
+describe.each(ENVIRONMENT_ORDER)('alerting in %s (2.4, 6)', (environment) => {
+  const objects = committedObjects(environment);
+  const rule = findObject(objects, 'PrometheusRule', 'deployment-rules');
+  const [group] = rule.spec.groups;
+  const alert = (name: string) => group.rules.find((r: any) => r.alert === name);
+
+  it('holds exactly the two alerts of deployment.rules', () => {
+    expect(rule.spec.groups).toHaveLength(1);
+    expect(group.name).toBe('deployment.rules');
+    expect(group.rules.map((r: any) => r.alert)).toEqual(['DeploymentFailed', 'HighErrorRateDuringDeployment']);
+  });
+
+  it('fires DeploymentFailed after 10m of Progressing=False, critical', () => {
+    const failed = alert('DeploymentFailed');
+    expect(failed.expr).toMatch(/^kube_deployment_status_condition\{.*condition="Progressing".*status="false".*\} == 1$/);
+    expect(failed.expr).toContain('namespace="webapp"');
+    expect(failed.for).toBe('10m');
+    expect(failed.labels).toEqual({ severity: 'critical' });
+    expect(failed.annotations.summary).toContain('{{ $labels.deployment }}');
+    expect(failed.annotations.description).toContain('has been failing for more than 10 minutes');
+  });
+
+  it('fires HighErrorRateDuringDeployment above 5 % 5xx over 5m for 2m, warning, as a percentage', () => {
+    const high = alert('HighErrorRateDuringDeployment');
+    expect(high.expr).toBe(
+      'sum by (namespace) (rate(http_requests_total{namespace="webapp", status=~"5.."}[5m])) / sum by (namespace) (rate(http_requests_total{namespace="webapp"}[5m])) > 0.05',
+    );
+    expect(high.for).toBe('2m');
+    expect(high.labels).toEqual({ severity: 'warning' });
+    expect(high.annotations.summary).toMatch(/error rate is high during deployment/i);
+    expect(high.annotations.description).toContain('{{ $value | humanizePercentage }}');
+  });
+
+  it('writes expressions that parse as PromQL', () => {
+    for (const r of group.rules) expect(promqlErrors(r.expr), r.alert).toEqual([]);
+    // The check itself finds a broken expression.
+    expect(promqlErrors('sum(rate(http_requests_total[5m]) > ')).not.toEqual([]);
+  });
+
+  it('scrapes :8080/metrics of the application pods, Flagger primary included', () => {
+    const monitor = findObject(objects, 'PodMonitor', 'webapp');
+    expect(monitor.metadata.namespace).toBe('webapp');
+    expect(monitor.spec.podMetricsEndpoints).toEqual([{ port: 'http', path: '/metrics' }]);
+    expect(monitor.spec.selector).toEqual({ matchExpressions: [{ key: 'app', operator: 'In', values: ['webapp', 'webapp-primary'] }] });
+    const ports = objects
+      .filter((o) => o.kind === 'Deployment')
+      .flatMap((o) => o.spec.template.spec.containers[0].ports ?? []);
+    for (const port of ports) expect(port).toMatchObject({ name: 'http', containerPort: 8080 });
+  });
+
+  it('routes critical alerts to on-call and warnings to the team chat, addresses from Secrets only', () => {
+    const routing = findObject(objects, 'AlertmanagerConfig', 'platform-alert-routing');
+    expect(routing.metadata.namespace).toBe('monitoring');
+    expect(routing.spec.route.matchers).toEqual([{ name: 'alertname', matchType: '=~', value: 'DeploymentFailed|HighErrorRateDuringDeployment' }]);
+    expect(routing.spec.route.routes).toEqual([
+      { receiver: 'on-call', matchers: [{ name: 'severity', matchType: '=', value: 'critical' }] },
+      { receiver: 'team-chat', matchers: [{ name: 'severity', matchType: '=', value: 'warning' }] },
+    ]);
+    expect(routing.spec.receivers).toEqual([
+      { name: 'on-call', webhookConfigs: [{ urlSecret: { name: 'on-call-webhook', key: 'url' }, sendResolved: true }] },
+      { name: 'team-chat', slackConfigs: [{ apiURL: { name: 'chat-webhook', key: 'url' }, sendResolved: true }] },
+    ]);
+    // No address in git: neither receiver carries a URL of its own.
+    expect(JSON.stringify(routing)).not.toMatch(/https?:\/\//);
+  });
+
+  it('labels rules, monitor and routing for the monitoring stack, and they validate against their CRDs', () => {
+    for (const kind of ['PrometheusRule', 'PodMonitor', 'AlertmanagerConfig']) {
+      const object = objects.find((o) => o.kind === kind)!;
+      expect(object.metadata.labels).toMatchObject({ release: 'kube-prometheus-stack' });
+      expect(validateAgainstSchema(object)).toEqual([]);
+    }
+  });
+
+  it('keeps a revision history on every Deployment, for orchestrator-level rollback (1.5)', () => {
+    const deployments = objects.filter((o) => o.kind === 'Deployment');
+    expect(deployments.length).toBeGreaterThan(0);
+    for (const deployment of deployments) expect(deployment.spec.revisionHistoryLimit, deployment.metadata.name).toBe(10);
+  });
+});
