@@ -37,6 +37,8 @@ export const HELM_CHARTS = {
     chart: 'kube-prometheus-stack',
     version: '88.5.3',
   },
+  /** Strimzi 1.2.0, the release of the CRD schemas strimzi-*.yaml (kafka.strimzi.io/v1, KRaft only). */
+  strimziOperator: { repoURL: 'https://strimzi.io/charts/', chart: 'strimzi-kafka-operator', version: '1.2.0' },
 } as const satisfies Record<string, HelmChartRef>;
 
 export type HelmChartName = keyof typeof HELM_CHARTS;

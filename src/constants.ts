@@ -120,6 +120,12 @@ export const IMAGE_TAG_PATTERN = /^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$/;
 export const LABELS = { app: 'app', version: 'version' } as const;
 
 /**
+ * The unprivileged user and group the platform's own images (application, migrations,
+ * smoke test) run as; they must not need root (restricted Pod Security). Not in the contract.
+ */
+export const APPLICATION_USER = 10001;
+
+/**
  * `version` label of the single unit of a rolling or canary Deployment (blue-green units
  * use blue / green). Not the image tag: a release then changes the image line only, and
  * the label stays out of immutable selectors' way.
@@ -152,7 +158,7 @@ export const FLAGGER_LOAD_TESTER = {
 /**
  * 1.3.4: the order the controller syncs the infrastructure in, as Argo CD sync waves
  * (lower first). The contract names the first three; the rest (issuers, the monitoring
- * stack, Flagger and its load tester) come after them, in the order they depend on
+ * stack, Flagger and its load tester, the Strimzi operator) come after them, in the order they depend on
  * each other (Flagger reads the monitoring stack's Prometheus). Not in the contract.
  */
 export const SYNC_WAVES = {
@@ -163,6 +169,7 @@ export const SYNC_WAVES = {
   monitoringStack: 4,
   progressiveDelivery: 5,
   loadTester: 6,
+  brokerOperator: 6,
 } as const;
 
 /** Argo CD's sync-wave annotation. */
@@ -253,3 +260,57 @@ export const SMOKE = {
 
 /** 4.2: the TLS handshake check gives up after this long (not in the contract). */
 export const TLS_CHECK_TIMEOUT_MS = 10_000;
+
+/**
+ * 1.3 step 5, 7, 7.2: SQL Server. The port and the 600 s wait are the contract's; the rest
+ * is ours: Microsoft's image at a pinned cumulative update (a release is a reviewed change
+ * here), run as its documented non-root user `mssql` (10001), probes every 10 s.
+ */
+export const DATABASE = {
+  /** StatefulSet, Service, pod label `app` and the host part of the address. */
+  serverName: 'mssql',
+  image: 'mcr.microsoft.com/mssql/server:2022-CU16-ubuntu-22.04',
+  /** sqlcmd of the image (tools 18: `-C` trusts the server's self-signed certificate). */
+  sqlcmd: '/opt/mssql-tools18/bin/sqlcmd',
+  /** The server writes data, logs and its own files here. */
+  dataPath: '/var/opt/mssql',
+  /** The dedicated backup volume, mounted into the server: BACKUP TO DISK writes server-side. */
+  backupPath: '/var/opt/mssql/backup',
+  user: 10001,
+  portName: 'tds',
+  /** The administrator login (5.4); its password comes from the Secret below. */
+  administrator: 'sa',
+  adminSecret: { name: 'database-admin', key: 'password' },
+  probe: { periodSeconds: 10, timeoutSeconds: 5 },
+  /**
+   * Schema migrations (9.4): a PreSync hook Job of the application chart. One retry for a
+   * transient connection error; the deadline is the controller's sync timeout, which ends
+   * the sync anyway.
+   */
+  migrations: { imageSuffix: 'migrations', backoffLimit: 1 },
+  /** The scheduled full backup: one attempt at a time, an hour at most, 3 runs kept. */
+  backup: {
+    backoffLimit: 1,
+    activeDeadlineSeconds: 3600,
+    historyLimit: 3,
+    /** sqlcmd only sends the command; the server does the work. */
+    resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } },
+  },
+} as const;
+
+/**
+ * 1.3 step 6: the Strimzi cluster. The plain listener is the contract's 9092; the TLS one
+ * on 9093 (where an environment asks) is Strimzi's convention. Both authenticate users
+ * with SCRAM-SHA-512, so the ACLs of each KafkaUser apply (not in the contract).
+ */
+export const STRIMZI = {
+  nodePool: 'dual-role',
+  /** Copies of each partition at most; fewer when the cluster has fewer brokers. */
+  maxReplication: 3,
+  clusterLabel: 'strimzi.io/cluster',
+  listeners: { plain: { name: 'plain', port: PORTS.broker }, tls: { name: 'tls', port: 9093 } },
+  /** Topics and users sync after the cluster is Ready (Argo CD waits for each wave's health). */
+  entitiesSyncWave: 1,
+  /** KafkaTopic `retention.ms` from the environment's hours. */
+  retentionMsPerHour: 3_600_000,
+} as const;

@@ -1,3 +1,5 @@
+import { DATABASE } from './constants';
+
 /** Names derived from configuration, in one place so every chart derives them alike. */
 
 /** 2.1: `<registry>/<project>/<application>:<tag>`. */
@@ -33,4 +35,9 @@ export function serviceAddress(service: string, namespace: string): string {
 /** Flagger's primary Deployment (canary mode) and the `app` label of its pods: `<application>-primary`. */
 export function primaryName(application: string): string {
   return `${application}-primary`;
+}
+
+/** The schema migrations (1.3 step 5): their image and Job, `<application>-migrations`. */
+export function migrationsName(application: string): string {
+  return `${application}-${DATABASE.migrations.imageSuffix}`;
 }

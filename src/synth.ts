@@ -3,6 +3,8 @@ import * as path from 'node:path';
 import { App, type Chart, YamlOutputType } from 'cdk8s';
 import { GITOPS_CHART_ID } from './argocd/applications';
 import { ApplicationChart } from './charts/application-chart';
+import { BrokerChart } from './charts/broker-chart';
+import { DatabaseChart } from './charts/database-chart';
 import { GitopsChart, chartFootprint } from './charts/gitops-chart';
 import { InfrastructureChart } from './charts/infrastructure-chart';
 import { MonitoringChart } from './charts/monitoring-chart';
@@ -19,7 +21,7 @@ export const MANIFEST_EXTENSION = '.yaml';
  * child Application of the root, synced in this order (1.3.4: the infrastructure first).
  * Adding a chart means adding its id here and its constructor in `renderEnvironment`.
  */
-export const DELIVERY_ORDER = ['infrastructure', 'application', 'monitoring'] as const;
+export const DELIVERY_ORDER = ['infrastructure', 'database', 'broker', 'application', 'monitoring'] as const;
 export type DeliveryChartId = (typeof DELIVERY_ORDER)[number];
 
 /** Every file an environment renders: the delivered charts and the GitOps wiring. */
@@ -37,6 +39,8 @@ export interface EnvironmentCharts {
 export function buildEnvironment(app: App, environment: Environment, platform: Platform = loadPlatform()): EnvironmentCharts {
   const delivered: Record<DeliveryChartId, Chart> = {
     infrastructure: new InfrastructureChart(app, 'infrastructure', { environment, platform }),
+    database: new DatabaseChart(app, 'database', { environment }),
+    broker: new BrokerChart(app, 'broker', { environment }),
     application: new ApplicationChart(app, 'application', { environment }),
     monitoring: new MonitoringChart(app, 'monitoring', { environment }),
   };

@@ -171,7 +171,7 @@ describe('the delivery strategies rendered per environment (1.4, 2.1, 2.3, 8)', 
       { name: 'request-success-rate', thresholdRange: { min: 99 }, interval: '1m' },
       { name: 'request-duration', thresholdRange: { max: 500 }, interval: '30s' },
     ]);
-    expect(production.filter((o) => o.kind === 'Service')).toEqual([]);
+    expect(production.filter((o) => o.kind === 'Service' && o.metadata.namespace === 'webapp')).toEqual([]);
   });
 
   it('uses rolling update in local and testing', () => {

@@ -11,8 +11,8 @@ function policiesOf(objects: readonly K8sObject[]): K8sObject[] {
 describe('application namespace network policies', () => {
   const environments = projectEnvironments();
 
-  it.each(ENVIRONMENT_ORDER)('%s denies all traffic, then allows ingress-nginx, monitoring, the smoke hook and DNS', (name) => {
-    const objects = [...renderToObjects(environments[name]!).values()].flat();
+  it.each(ENVIRONMENT_ORDER)('%s denies all traffic, then allows ingress-nginx, monitoring, the smoke hook, DNS, the database and the broker', (name) => {
+    const objects = [...renderToObjects(environments[name]!).values()].flat().filter((o) => o.metadata.namespace === 'webapp');
     const policies = policiesOf(objects);
     expect(policies.map((policy) => policy.metadata.name)).toEqual([
       'default-deny',
@@ -20,6 +20,8 @@ describe('application namespace network policies', () => {
       'allow-ingress-from-monitoring',
       'allow-ingress-from-webapp-smoke',
       'allow-egress-to-dns',
+      'allow-egress-to-database',
+      'allow-egress-to-broker',
       'webapp-smoke',
     ]);
     for (const policy of policies) {

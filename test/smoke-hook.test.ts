@@ -43,17 +43,21 @@ describe('the smoke test as a PostSync hook (4.1)', () => {
     expect(after.spec.template.spec.containers[0].image).toBe('registry.example.com/platform/webapp-smoke:v2.0.0');
   });
 
-  it('calls the application Service inside the cluster and checks the contract broker address', () => {
+  it('calls the application Service inside the cluster, the database and the contract broker address from its namespace', () => {
     const container = findObject(objectsOf('testing'), 'Job', 'webapp-smoke').spec.template.spec.containers[0];
     expect(container.args).toEqual(['--base-url', 'http://webapp.webapp.svc.cluster.local']);
     const plain = Object.fromEntries(container.env.filter((e: any) => 'value' in e).map((e: any) => [e.name, e.value]));
-    expect(plain).toEqual({ DATABASE_PORT: '1433', KAFKA_BOOTSTRAP_SERVERS: 'kafka-cluster-kafka-bootstrap:9092' });
+    expect(plain).toEqual({
+      DATABASE_HOST: 'mssql.database.svc.cluster.local',
+      DATABASE_PORT: '1433',
+      KAFKA_BOOTSTRAP_SERVERS: 'kafka-cluster-kafka-bootstrap.kafka.svc.cluster.local:9092',
+    });
   });
 
   it('takes every credential from the Secret webapp-smoke by key, never as a value', () => {
     const container = findObject(objectsOf('staging'), 'Job', 'webapp-smoke').spec.template.spec.containers[0];
     const fromSecret = container.env.filter((e: any) => e.valueFrom !== undefined);
-    expect(fromSecret.map((e: any) => e.name)).toEqual(['SMOKE_USERNAME', 'SMOKE_PASSWORD', 'DATABASE_HOST', 'DATABASE_USER', 'DATABASE_PASSWORD']);
+    expect(fromSecret.map((e: any) => e.name)).toEqual(['SMOKE_USERNAME', 'SMOKE_PASSWORD', 'DATABASE_USER', 'DATABASE_PASSWORD', 'KAFKA_USERNAME', 'KAFKA_PASSWORD']);
     for (const variable of fromSecret) {
       expect(variable.valueFrom).toEqual({ secretKeyRef: { name: 'webapp-smoke', key: variable.name } });
     }

@@ -140,7 +140,7 @@ describe('canary in production (2.3)', () => {
   it('shifts traffic through ingress-nginx, and the chart leaves the Services to Flagger', () => {
     expect(canary.spec.provider).toBe('nginx');
     expect(canary.spec.ingressRef).toEqual({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', name: 'webapp' });
-    expect(objects.filter((o) => o.kind === 'Service')).toEqual([]);
+    expect(objects.filter((o) => o.kind === 'Service' && o.metadata.namespace === 'webapp')).toEqual([]);
   });
 
   it('waits for an operator to promote or roll back, through the load tester gates (3.2)', () => {

@@ -89,6 +89,11 @@ export interface ChildApplicationOptions {
   readonly createNamespace: boolean;
   /** Group of SOPS-encrypted Secrets synced with the chart, if it has one. */
   readonly secretGroup?: SecretGroup;
+  /**
+   * Seconds the sync retries may span before the Application is failed.
+   * @default WAITS_SECONDS.controllerSync (300)
+   */
+  readonly retryBudgetSeconds?: number;
 }
 
 /** A child Application of the root: one chart's file, plus its encrypted Secrets (KSOPS). */
@@ -120,6 +125,7 @@ export function childApplicationProps(
       syncPolicy: syncPolicy({
         automated: environment.autoSync,
         syncOptions: options.createNamespace ? ['CreateNamespace=true'] : [],
+        ...(options.retryBudgetSeconds === undefined ? {} : { retryBudgetSeconds: options.retryBudgetSeconds }),
       }),
     },
   };

@@ -41,6 +41,11 @@ export interface SyncPolicyOptions {
   readonly automated: boolean;
   /** Argo CD sync options such as `CreateNamespace=true`. */
   readonly syncOptions?: readonly string[];
+  /**
+   * Seconds the retries may span (8: 600 s for the database pod and the broker cluster).
+   * @default WAITS_SECONDS.infrastructurePodsReady (300)
+   */
+  readonly retryBudgetSeconds?: number;
 }
 
 /**
@@ -52,7 +57,7 @@ export function syncPolicy(options: SyncPolicyOptions): ApplicationSpecSyncPolic
   const syncOptions = [...(options.syncOptions ?? [])];
   return {
     ...(options.automated ? { automated: { prune: true, selfHeal: true } } : {}),
-    retry: retryPolicy(),
+    retry: retryPolicy(options.retryBudgetSeconds),
     ...(syncOptions.length > 0 ? { syncOptions } : {}),
   };
 }

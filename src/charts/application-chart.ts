@@ -1,17 +1,19 @@
 import { Chart } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
-import { HTTP_PORT_NAME, LABELS, METRICS, PLATFORM_NAMESPACES, PORTS, SINGLE_UNIT_VERSION } from '../constants';
+import { BROKER, DATABASE, HTTP_PORT_NAME, LABELS, METRICS, PLATFORM_NAMESPACES, PORTS, SINGLE_UNIT_VERSION, STRIMZI } from '../constants';
 import { ApplicationCertificate } from '../constructs/application-certificate';
 import { ApplicationIngress } from '../constructs/application-ingress';
 import { ApplicationWorkload } from '../constructs/application-workload';
 import { BlueGreen } from '../constructs/blue-green';
 import { CanaryRelease } from '../constructs/canary-release';
 import { DNS_PEER, NetworkPolicies } from '../constructs/network-policies';
+import { SchemaMigration } from '../constructs/schema-migration';
 import { SmokeHook } from '../constructs/smoke-hook';
 import type { Environment } from '../environments';
-import { runningTagOf } from '../environments/running-tag';
-import { hostOf, imageReference, serviceAddress, smokeName, tlsSecretName } from '../naming';
+import { newestTagOf, runningTagOf } from '../environments/running-tag';
+import { hostOf, imageReference, migrationsName, serviceAddress, smokeName, tlsSecretName } from '../naming';
+import { brokerClientSecret, databaseSecret } from '../secrets/catalog';
 
 /** Pod Security Admission: the namespace admits only restricted pods. */
 export const RESTRICTED_POD_SECURITY = {
@@ -23,22 +25,6 @@ export const RESTRICTED_POD_SECURITY = {
 export interface ApplicationChartProps {
   /** The validated environment to render. */
   readonly environment: Environment;
-  /**
-   * Plain configuration for the application container (addresses of the database and
-   * the broker, for example).
-   * @default - none
-   */
-  readonly applicationEnvironment?: Readonly<Record<string, string>>;
-  /**
-   * SQL Server host the smoke hook checks (4.1 step 4).
-   * @default - the hook reads DATABASE_HOST from its Secret
-   */
-  readonly smokeDatabaseHost?: string;
-  /**
-   * Kafka bootstrap servers the smoke hook checks (4.1 step 5).
-   * @default "kafka-cluster-kafka-bootstrap:9092"
-   */
-  readonly smokeBrokerBootstrapServers?: string;
 }
 
 /**
@@ -61,6 +47,12 @@ export class ApplicationChart extends Chart {
     // `app: <app>-primary`, not `app: <app>`.
     const smoke = smokeName(application.name);
     const smokeLabels = { [LABELS.app]: smoke };
+    const { database, broker } = props.environment;
+    const databaseHost = serviceAddress(DATABASE.serverName, database.namespace);
+    // The contract's `kafka-cluster-kafka-bootstrap:9092`, addressed from this namespace.
+    const bootstrapServers = `${serviceAddress(BROKER.bootstrapService, broker.namespace)}:${PORTS.broker}`;
+    const connectionString = { secret: databaseSecret(application.name), key: 'connection-string' };
+    const brokerPorts = [{ port: PORTS.broker }, ...(broker.tlsListener ? [{ port: STRIMZI.listeners.tls.port }] : [])];
     new NetworkPolicies(this, 'network-policies', {
       namespace: application.namespace,
       labels: appLabels,
@@ -69,12 +61,26 @@ export class ApplicationChart extends Chart {
         { name: 'monitoring', namespace: PLATFORM_NAMESPACES.monitoring, ports: [{ port: METRICS.port }] },
         { name: smoke, namespace: application.namespace, podLabels: smokeLabels, ports: [{ port: PORTS.application }] },
       ],
-      egress: [DNS_PEER],
+      egress: [
+        DNS_PEER,
+        { name: 'database', namespace: database.namespace, podLabels: { [LABELS.app]: DATABASE.serverName }, ports: [{ port: PORTS.database }] },
+        { name: 'broker', namespace: broker.namespace, podLabels: { [STRIMZI.clusterLabel]: BROKER.clusterName }, ports: brokerPorts },
+      ],
     });
 
     const serviceAccount = new kplus.ServiceAccount(this, 'service-account', {
       metadata: { name: application.name, namespace: application.namespace, labels: appLabels },
       automountToken: false,
+    });
+
+    // 1.3 step 5: pending migrations run before any Deployment of this release rolls out.
+    new SchemaMigration(this, 'migrations', {
+      name: migrationsName(application.name),
+      namespace: application.namespace,
+      image: imageReference(image.registry, image.project, migrationsName(application.name), newestTagOf(props.environment)),
+      imagePullSecret: image.pullSecret,
+      connectionString,
+      resources: application.resources,
     });
 
     const common = {
@@ -83,7 +89,16 @@ export class ApplicationChart extends Chart {
       resources: application.resources,
       imagePullSecret: image.pullSecret,
       serviceAccount,
-      environment: props.applicationEnvironment,
+      // 1.3 steps 5-6: where the database and the broker are; credentials stay in Secrets.
+      environment: {
+        DATABASE_HOST: databaseHost,
+        DATABASE_PORT: String(PORTS.database),
+        DATABASE_NAME: database.name,
+        DATABASE_CONNECTION_STRING: connectionString,
+        KAFKA_BOOTSTRAP_SERVERS: bootstrapServers,
+        KAFKA_USERNAME: { secret: brokerClientSecret(application.name), key: 'username' },
+        KAFKA_PASSWORD: { secret: brokerClientSecret(application.name), key: 'password' },
+      },
     };
 
     let serviceSelector: Record<string, string> | undefined;
@@ -157,8 +172,8 @@ export class ApplicationChart extends Chart {
       imagePullSecret: image.pullSecret,
       baseUrl: `http://${serviceAddress(application.name, application.namespace)}`,
       secretName: smoke,
-      databaseHost: props.smokeDatabaseHost,
-      brokerBootstrapServers: props.smokeBrokerBootstrapServers,
+      databaseHost,
+      brokerBootstrapServers: bootstrapServers,
     });
   }
 }

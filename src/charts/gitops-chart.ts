@@ -1,5 +1,6 @@
 import { Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
+import { WAITS_SECONDS } from '../constants';
 import { appProjectProps, childApplicationProps, type ClusterKind, rootApplicationProps } from '../argocd/applications';
 import type { Environment } from '../environments';
 import type { Platform } from '../environments/platform';
@@ -81,6 +82,15 @@ export interface GitopsChartProps {
  * the delivery order as sync waves. A chart with a group of encrypted Secrets syncs them
  * with it (KSOPS, src/secrets/catalog.ts).
  */
+/**
+ * Children that wait longer than the 300 s of a sync (8): the database pod and the broker
+ * cluster may take 600 s to become ready, so their Applications keep retrying that long.
+ */
+export const CHILD_RETRY_BUDGET_SECONDS: Readonly<Record<string, number>> = {
+  database: WAITS_SECONDS.databasePodReady,
+  broker: WAITS_SECONDS.brokerClusterReady,
+};
+
 export class GitopsChart extends Chart {
   /** The child Applications, in sync order. */
   public readonly children: readonly Application[];
@@ -115,6 +125,7 @@ export class GitopsChart extends Chart {
           namespace,
           createNamespace: namespace !== platform.controller.namespace && !child.ownNamespaces.includes(namespace),
           ...(hasSecrets && isGroup(child.id) ? { secretGroup: child.id } : {}),
+          ...(child.id in CHILD_RETRY_BUDGET_SECONDS ? { retryBudgetSeconds: CHILD_RETRY_BUDGET_SECONDS[child.id]! } : {}),
         }),
       );
     });

@@ -12,6 +12,7 @@ import {
   RELEASES,
   certManagerValues,
   flaggerLoadTesterValues,
+  strimziOperatorValues,
   flaggerValues,
   ingressNginxValues,
   kubePrometheusStackValues,
@@ -96,6 +97,16 @@ export class InfrastructureChart extends Chart {
         namespace: INFRASTRUCTURE_NAMESPACES.progressiveDelivery,
         values: flaggerLoadTesterValues(),
         syncWave: SYNC_WAVES.loadTester,
+      }),
+      // 1.3 step 6: the operator first (ready within 300 s), in the cluster's namespace,
+      // which it watches; the broker chart's Kafka follows in a later child Application.
+      new HelmReleaseApplication(this, 'strimzi-kafka-operator', {
+        ...common,
+        name: RELEASES.strimziOperator,
+        chart: HELM_CHARTS.strimziOperator,
+        namespace: environment.broker.namespace,
+        values: strimziOperatorValues(),
+        syncWave: SYNC_WAVES.brokerOperator,
       }),
     ];
 

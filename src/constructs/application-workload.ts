@@ -1,7 +1,7 @@
 import { ApiObject, Duration, JsonPatch, Size } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
-import { HTTP_PORT_NAME, LABELS, PORTS, PROBES, REVISION_HISTORY_LIMIT, ROLLING_UPDATE, WAITS_SECONDS } from '../constants';
+import { APPLICATION_USER, HTTP_PORT_NAME, LABELS, PORTS, PROBES, REVISION_HISTORY_LIMIT, ROLLING_UPDATE, WAITS_SECONDS } from '../constants';
 import type { Resources } from '../environments';
 import { parseMemory } from '../environments/quantity';
 
@@ -22,8 +22,6 @@ export function containerResources(resources: Resources): kplus.ContainerResourc
   };
 }
 
-/** Unprivileged user the application runs as; the image must not need root (restricted PSS). */
-const NON_ROOT_USER = 10001;
 
 export interface ApplicationWorkloadProps {
   /** Deployment name: the application name, or `<application>-<unit>` for blue-green (2.1). */
@@ -55,8 +53,19 @@ export interface ApplicationWorkloadProps {
    * Plain configuration the application reads from its environment (addresses, not secrets).
    * @default - none
    */
-  readonly environment?: Readonly<Record<string, string>>;
+  readonly environment?: Readonly<Record<string, EnvironmentValue>>;
 }
+
+/** A key of a Secret, referenced by name: the value never enters the manifest. */
+export interface SecretKeyReference {
+  /** Secret in the workload's namespace. */
+  readonly secret: string;
+  /** Key inside the Secret. */
+  readonly key: string;
+}
+
+/** A plain value (an address, a port) or a Secret's key (a credential). */
+export type EnvironmentValue = string | SecretKeyReference;
 
 /**
  * The application's Deployment (2.1, 2.2): RollingUpdate 1/1, port 8080 named `http`,
@@ -85,7 +94,7 @@ export class ApplicationWorkload extends kplus.Deployment {
       serviceAccount: props.serviceAccount,
       automountServiceAccountToken: false,
       dockerRegistryAuth: kplus.Secret.fromSecretName(scope, `${id}PullSecret`, props.imagePullSecret),
-      securityContext: { ensureNonRoot: true, user: NON_ROOT_USER, group: NON_ROOT_USER },
+      securityContext: { ensureNonRoot: true, user: APPLICATION_USER, group: APPLICATION_USER },
       containers: [
         {
           name: props.application,
@@ -93,7 +102,12 @@ export class ApplicationWorkload extends kplus.Deployment {
           imagePullPolicy: kplus.ImagePullPolicy.IF_NOT_PRESENT,
           ports: [{ name: HTTP_PORT_NAME, number: PORTS.application, protocol: kplus.Protocol.TCP }],
           envVariables: Object.fromEntries(
-            Object.entries(props.environment ?? {}).map(([key, value]) => [key, kplus.EnvValue.fromValue(value)]),
+            Object.entries(props.environment ?? {}).map(([key, value]) => [
+              key,
+              typeof value === 'string'
+                ? kplus.EnvValue.fromValue(value)
+                : kplus.EnvValue.fromSecretValue({ secret: kplus.Secret.fromSecretName(scope, `${id}${key}`, value.secret), key: value.key }),
+            ]),
           ),
           liveness: kplus.Probe.fromHttpGet(PROBES.liveness.path, {
             port: PROBES.liveness.port,
@@ -108,8 +122,8 @@ export class ApplicationWorkload extends kplus.Deployment {
           resources: containerResources(props.resources),
           securityContext: {
             ensureNonRoot: true,
-            user: NON_ROOT_USER,
-            group: NON_ROOT_USER,
+            user: APPLICATION_USER,
+            group: APPLICATION_USER,
             privileged: false,
             allowPrivilegeEscalation: false,
             readOnlyRootFilesystem: true,

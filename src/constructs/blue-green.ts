@@ -3,7 +3,7 @@ import { Construct } from 'constructs';
 import { BLUE_GREEN } from '../constants';
 import type { Resources } from '../environments';
 import { imageReference, unitName } from '../naming';
-import { ApplicationWorkload } from './application-workload';
+import { ApplicationWorkload, type EnvironmentValue } from './application-workload';
 
 export type BlueGreenUnitName = (typeof BLUE_GREEN.units)[number];
 
@@ -30,7 +30,7 @@ export interface BlueGreenProps {
    * Plain configuration handed to every unit.
    * @default - none
    */
-  readonly environment?: Readonly<Record<string, string>>;
+  readonly environment?: Readonly<Record<string, EnvironmentValue>>;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
-import { PORTS, SMOKE } from '../constants';
+import { APPLICATION_USER, PORTS, SMOKE } from '../constants';
+import { resourceRequirements } from './resource-requirements';
 import type { Resources } from '../environments';
 import { DEFAULT_BOOTSTRAP_SERVERS, SMOKE_VARIABLES } from '../smoke/settings';
 
@@ -9,8 +10,6 @@ export const HOOK_ANNOTATION = 'argocd.argoproj.io/hook';
 /** When Argo CD deletes a hook resource. */
 export const HOOK_DELETE_POLICY_ANNOTATION = 'argocd.argoproj.io/hook-delete-policy';
 
-/** Unprivileged user of the smoke image (the restricted Pod Security Standard). */
-const NON_ROOT_USER = 10001;
 
 /** Ports the pod reaches outside HTTP: DNS (53), SQL Server and Kafka. */
 const DNS_PORT = 53;
@@ -35,7 +34,8 @@ export interface SmokeHookProps {
   readonly baseUrl: string;
   /**
    * Secret holding SMOKE_USERNAME, SMOKE_PASSWORD, DATABASE_HOST (unless `databaseHost`
-   * is given), DATABASE_USER and DATABASE_PASSWORD, one key per variable.
+   * is given), DATABASE_USER, DATABASE_PASSWORD, KAFKA_USERNAME and KAFKA_PASSWORD, one key
+   * per variable.
    */
   readonly secretName: string;
   /**
@@ -98,6 +98,9 @@ export class SmokeHook extends Construct {
       fromSecret(SMOKE_VARIABLES.databaseUser),
       fromSecret(SMOKE_VARIABLES.databasePassword),
       { name: SMOKE_VARIABLES.bootstrapServers, value: brokerBootstrapServers },
+      // The listeners authenticate every client with SCRAM-SHA-512 (src/constructs/kafka-cluster.ts).
+      fromSecret(SMOKE_VARIABLES.brokerUsername),
+      fromSecret(SMOKE_VARIABLES.brokerPassword),
     ];
 
     this.job = new k8s.KubeJob(this, 'job', {
@@ -117,8 +120,8 @@ export class SmokeHook extends Construct {
             imagePullSecrets: [{ name: props.imagePullSecret }],
             securityContext: {
               runAsNonRoot: true,
-              runAsUser: NON_ROOT_USER,
-              runAsGroup: NON_ROOT_USER,
+              runAsUser: APPLICATION_USER,
+              runAsGroup: APPLICATION_USER,
               seccompProfile: { type: 'RuntimeDefault' },
             },
             containers: [
@@ -128,20 +131,11 @@ export class SmokeHook extends Construct {
                 imagePullPolicy: 'IfNotPresent',
                 args: ['--base-url', props.baseUrl],
                 env,
-                resources: {
-                  requests: {
-                    cpu: k8s.Quantity.fromString(resources.requests.cpu),
-                    memory: k8s.Quantity.fromString(resources.requests.memory),
-                  },
-                  limits: {
-                    cpu: k8s.Quantity.fromString(resources.limits.cpu),
-                    memory: k8s.Quantity.fromString(resources.limits.memory),
-                  },
-                },
+                resources: resourceRequirements(resources),
                 securityContext: {
                   runAsNonRoot: true,
-                  runAsUser: NON_ROOT_USER,
-                  runAsGroup: NON_ROOT_USER,
+                  runAsUser: APPLICATION_USER,
+                  runAsGroup: APPLICATION_USER,
                   privileged: false,
                   allowPrivilegeEscalation: false,
                   readOnlyRootFilesystem: true,

@@ -28,4 +28,33 @@ export const local = {
     ingressController: { replicas: 1, serviceType: 'NodePort' },
     monitoring: { retention: '24h', alertmanagerReplicas: 1 },
   },
+  database: {
+    namespace: 'database',
+    name: 'webapp',
+    edition: 'Developer',
+    resources: {
+      requests: { cpu: '500m', memory: '2Gi' },
+      limits: { cpu: '1', memory: '2Gi' },
+    },
+    storage: { storageClass: 'standard', size: '10Gi' },
+    backup: { schedule: '0 2 * * *', storage: { storageClass: 'standard', size: '10Gi' } },
+  },
+  broker: {
+    namespace: 'kafka',
+    brokers: 1,
+    tlsListener: false,
+    resources: {
+      requests: { cpu: '250m', memory: '1Gi' },
+      limits: { cpu: '1', memory: '1Gi' },
+    },
+    storage: { storageClass: 'standard', size: '10Gi' },
+    topics: [{ name: 'declarations', partitions: 3, replicas: 1, retentionHours: 168 }],
+    users: [
+      {
+        name: 'webapp',
+        acls: [{ topic: 'declarations', operations: ['Read', 'Write', 'Describe'] }],
+        consumerGroup: 'webapp',
+      },
+    ],
+  },
 } satisfies EnvironmentInput;

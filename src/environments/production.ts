@@ -31,4 +31,33 @@ export const production = {
     ingressController: { replicas: 3, serviceType: 'LoadBalancer' },
     monitoring: { retention: '15d', alertmanagerReplicas: 3 },
   },
+  database: {
+    namespace: 'database',
+    name: 'webapp',
+    edition: 'Standard',
+    resources: {
+      requests: { cpu: '2', memory: '8Gi' },
+      limits: { cpu: '4', memory: '8Gi' },
+    },
+    storage: { storageClass: 'ssd', size: '100Gi' },
+    backup: { schedule: '0 1 * * *', storage: { storageClass: 'ssd', size: '200Gi' } },
+  },
+  broker: {
+    namespace: 'kafka',
+    brokers: 3,
+    tlsListener: true,
+    resources: {
+      requests: { cpu: '1', memory: '4Gi' },
+      limits: { cpu: '2', memory: '4Gi' },
+    },
+    storage: { storageClass: 'ssd', size: '100Gi' },
+    topics: [{ name: 'declarations', partitions: 3, replicas: 3, retentionHours: 168 }],
+    users: [
+      {
+        name: 'webapp',
+        acls: [{ topic: 'declarations', operations: ['Read', 'Write', 'Describe'] }],
+        consumerGroup: 'webapp',
+      },
+    ],
+  },
 } satisfies EnvironmentInput;

@@ -1,7 +1,10 @@
 import { z } from 'zod';
-import { BLUE_GREEN, IMAGE_TAG_PATTERN } from '../constants';
+import { BLUE_GREEN } from '../constants';
 import { infrastructureSchema, refineInfrastructure } from './infrastructure-schema';
-import { parseCpu, parseMemory } from './quantity';
+import { brokerSchema, databaseSchema } from './data-services-schema';
+import { dnsLabel, imageTag, resourcesSchema } from './fields';
+
+export { imageTag, resourcesSchema };
 
 /**
  * The zod schema of one environment: the only place where what a person writes is
@@ -9,54 +12,9 @@ import { parseCpu, parseMemory } from './quantity';
  * `<environment>: <field path> <value received> <rule>`.
  */
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)+$/;
 const REGISTRY = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:\d{1,5})?$/;
 const IMAGE_PATH = /^[a-z0-9]+(?:[._-][a-z0-9]+)*(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$/;
-
-const dnsLabel = z
-  .string({ error: 'is required and must be a string' })
-  .regex(DNS_LABEL, { error: 'must be a DNS label (lower-case letters, digits and "-", at most 63)' });
-
-export const imageTag = z
-  .string({ error: 'is required and must be a string' })
-  .regex(IMAGE_TAG_PATTERN, { error: 'must look like v<major>.<minor>.<patch>' });
-
-const cpuQuantity = z
-  .string({ error: 'is required and must be a CPU quantity such as "250m" or "1"' })
-  .refine((text) => parseCpu(text) !== undefined && parseCpu(text)! > 0, {
-    error: 'must be a positive CPU quantity such as "250m" or "1"',
-  });
-
-const memoryQuantity = z
-  .string({ error: 'is required and must be a memory quantity such as "256Mi"' })
-  .refine((text) => parseMemory(text) !== undefined && parseMemory(text)! > 0, {
-    error: 'must be a positive memory quantity in Mi or Gi such as "256Mi" or "1Gi"',
-  });
-
-const computeResources = z.strictObject({ cpu: cpuQuantity, memory: memoryQuantity });
-
-/** Requests and limits of one container; limits may not be below requests. */
-export const resourcesSchema = z
-  .strictObject({ requests: computeResources, limits: computeResources })
-  .superRefine((resources, ctx) => {
-    const pairs = [
-      ['cpu', parseCpu],
-      ['memory', parseMemory],
-    ] as const;
-    for (const [key, parse] of pairs) {
-      const request = parse(resources.requests[key]);
-      const limit = parse(resources.limits[key]);
-      if (request !== undefined && limit !== undefined && limit < request) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['limits', key],
-          input: resources.limits[key],
-          message: `must not be below requests.${key} "${resources.requests[key]}"`,
-        });
-      }
-    }
-  });
 
 /** The application's address: one HTTPS origin per application and environment (1.2). */
 const baseUrl = z.string({ error: 'is required and must be a string' }).superRefine((text, ctx) => {
@@ -173,6 +131,10 @@ export const environmentSchema = z
     strategy: strategySchema,
     /** Issuer and per-environment values of the infrastructure releases (src/infrastructure/). */
     infrastructure: infrastructureSchema,
+    /** SQL Server, its migrations and backups (1.3 step 5). */
+    database: databaseSchema,
+    /** The Strimzi Kafka cluster, its topics and users (1.3 step 6). */
+    broker: brokerSchema,
   })
   .superRefine((env, ctx) => {
     refineInfrastructure(env, ctx);

@@ -35,4 +35,33 @@ export const staging = {
     ingressController: { replicas: 2, serviceType: 'LoadBalancer' },
     monitoring: { retention: '7d', alertmanagerReplicas: 2 },
   },
+  database: {
+    namespace: 'database',
+    name: 'webapp',
+    edition: 'Developer',
+    resources: {
+      requests: { cpu: '1', memory: '4Gi' },
+      limits: { cpu: '2', memory: '4Gi' },
+    },
+    storage: { storageClass: 'ssd', size: '50Gi' },
+    backup: { schedule: '0 1 * * *', storage: { storageClass: 'ssd', size: '100Gi' } },
+  },
+  broker: {
+    namespace: 'kafka',
+    brokers: 3,
+    tlsListener: true,
+    resources: {
+      requests: { cpu: '500m', memory: '2Gi' },
+      limits: { cpu: '2', memory: '2Gi' },
+    },
+    storage: { storageClass: 'ssd', size: '50Gi' },
+    topics: [{ name: 'declarations', partitions: 3, replicas: 3, retentionHours: 168 }],
+    users: [
+      {
+        name: 'webapp',
+        acls: [{ topic: 'declarations', operations: ['Read', 'Write', 'Describe'] }],
+        consumerGroup: 'webapp',
+      },
+    ],
+  },
 } satisfies EnvironmentInput;

@@ -16,6 +16,7 @@ export const RELEASES = {
   kubePrometheusStack: MONITORING_SELECTOR_LABEL.value,
   flagger: 'flagger',
   flaggerLoadTester: FLAGGER_LOAD_TESTER.service,
+  strimziOperator: 'strimzi-kafka-operator',
 } as const;
 
 /** Prometheus of the monitoring stack: `<fullname>-prometheus` on the operator's default port. */
@@ -99,4 +100,12 @@ export function flaggerValues(): Record<string, unknown> {
 /** The load tester the canary's webhooks call (`flagger-loadtester.flagger-system`). */
 export function flaggerLoadTesterValues(): Record<string, unknown> {
   return { fullnameOverride: FLAGGER_LOAD_TESTER.service };
+}
+
+/**
+ * The Strimzi cluster operator, watching only its own namespace (where the broker chart puts
+ * `kafka-cluster`): the chart's default, written out so the diff shows it.
+ */
+export function strimziOperatorValues(): Record<string, unknown> {
+  return { watchAnyNamespace: false };
 }

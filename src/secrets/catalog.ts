@@ -1,5 +1,7 @@
 import type { Environment } from '../environments';
 import { ALERT_ROUTING, INFRASTRUCTURE_NAMESPACES } from '../constants';
+import { smokeName } from '../naming';
+import { SMOKE_SECRET_KEYS } from '../smoke/settings';
 
 /**
  * Every Secret the platform needs (5.3, 5.4, 6), by the chart that uses it. None of them
@@ -14,16 +16,6 @@ import { ALERT_ROUTING, INFRASTRUCTURE_NAMESPACES } from '../constants';
 export const SECRET_GROUPS = ['application', 'database', 'broker', 'monitoring'] as const;
 export type SecretGroup = (typeof SECRET_GROUPS)[number];
 
-/**
- * Namespaces of the groups whose charts are not part of this module's branch yet (their
- * charts own them; not in the contract). The application's namespace comes from the
- * environment.
- */
-export const SECRET_NAMESPACES = {
-  database: 'database',
-  broker: 'kafka',
-  monitoring: INFRASTRUCTURE_NAMESPACES.monitoringStack,
-} as const;
 
 export interface SecretSpec {
   /** Secret name, as the workloads reference it. */
@@ -53,7 +45,7 @@ export function secretCatalog(environment: Environment): readonly SecretSpec[] {
       purpose: '5.3: the registry pull secret in the application namespace',
     },
     {
-      name: `${app.name}-database`,
+      name: databaseSecret(app.name),
       group: 'application',
       namespace: app.namespace,
       type: 'Opaque',
@@ -61,7 +53,7 @@ export function secretCatalog(environment: Environment): readonly SecretSpec[] {
       purpose: '7: the connection string secret the application reads',
     },
     {
-      name: `${app.name}-broker`,
+      name: brokerClientSecret(app.name),
       group: 'application',
       namespace: app.namespace,
       type: 'Opaque',
@@ -71,23 +63,33 @@ export function secretCatalog(environment: Environment): readonly SecretSpec[] {
     {
       name: 'database-admin',
       group: 'database',
-      namespace: SECRET_NAMESPACES.database,
+      namespace: environment.database.namespace,
       type: 'Opaque',
       keys: { password: 'database administrator password' },
       purpose: '5.4: the administrator password, never written into the repository in plaintext',
     },
+    ...environment.broker.users.map(
+      (user): SecretSpec => ({
+        name: brokerUserSecret(user.name),
+        group: 'broker',
+        namespace: environment.broker.namespace,
+        type: 'Opaque',
+        keys: { password: `password of the broker user ${user.name} (the same as in its client's copy)` },
+        purpose: '6: the broker side of a KafkaUser (SCRAM-SHA-512)',
+      }),
+    ),
     {
-      name: `${app.name}-broker-user`,
-      group: 'broker',
-      namespace: SECRET_NAMESPACES.broker,
+      name: smokeName(app.name),
+      group: 'application',
+      namespace: app.namespace,
       type: 'Opaque',
-      keys: { password: "password of the application's broker user (same as in the application's copy)" },
-      purpose: '6: the broker side of the application user',
+      keys: Object.fromEntries(SMOKE_SECRET_KEYS.map((key) => [key, `smoke test (4.1): ${key}`])),
+      purpose: '4.1: the smoke hook credentials (application login, database login, broker user)',
     },
     {
       name: ALERT_ROUTING.teamChat.secret.name,
       group: 'monitoring',
-      namespace: SECRET_NAMESPACES.monitoring,
+      namespace: INFRASTRUCTURE_NAMESPACES.monitoringStack,
       type: 'Opaque',
       keys: { [ALERT_ROUTING.teamChat.secret.key]: 'chat webhook address alerts and outage messages are posted to' },
       purpose: '6: the chat webhook given by a variable',
@@ -95,7 +97,7 @@ export function secretCatalog(environment: Environment): readonly SecretSpec[] {
     {
       name: ALERT_ROUTING.onCall.secret.name,
       group: 'monitoring',
-      namespace: SECRET_NAMESPACES.monitoring,
+      namespace: INFRASTRUCTURE_NAMESPACES.monitoringStack,
       type: 'Opaque',
       keys: { [ALERT_ROUTING.onCall.secret.key]: "webhook address of the on-call paging integration critical alerts go to" },
       purpose: '6: escalation level 2, the on-call engineer',
@@ -111,4 +113,19 @@ export function secretsPath(environment: string, group: SecretGroup): string {
 /** File name of an encrypted Secret. */
 export function encryptedFileName(name: string): string {
   return `${name}.sops.yaml`;
+}
+
+/** The Secret with a broker user's password, in the cluster's namespace (KafkaUser `valueFrom`). */
+export function brokerUserSecret(user: string): string {
+  return `${user}-broker-user`;
+}
+
+/** The application's connection string, in its namespace. */
+export function databaseSecret(application: string): string {
+  return `${application}-database`;
+}
+
+/** The application's broker credentials (user name and password), in its namespace. */
+export function brokerClientSecret(application: string): string {
+  return `${application}-broker`;
 }

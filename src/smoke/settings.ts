@@ -23,6 +23,16 @@ export const SMOKE_VARIABLES = {
   brokerPassword: 'KAFKA_PASSWORD',
 } as const;
 
+/** The keys of the smoke hook's Secret: the credentials among SMOKE_VARIABLES (4.1). */
+export const SMOKE_SECRET_KEYS = [
+  SMOKE_VARIABLES.username,
+  SMOKE_VARIABLES.password,
+  SMOKE_VARIABLES.databaseUser,
+  SMOKE_VARIABLES.databasePassword,
+  SMOKE_VARIABLES.brokerUsername,
+  SMOKE_VARIABLES.brokerPassword,
+] as const;
+
 /** An `http(s)://` origin (with an optional path prefix); a UsageError otherwise. */
 export function parseBaseUrl(text: string | undefined, option = '--base-url'): string {
   if (text === undefined) throw new UsageError(`${option} <url> is required`);

@@ -1,0 +1,49 @@
+import { Chart } from 'cdk8s';
+import type { Construct } from 'constructs';
+import { STRIMZI, SYNC_WAVE_ANNOTATION } from '../constants';
+import { BrokerTopic } from '../constructs/broker-topic';
+import { BrokerUser } from '../constructs/broker-user';
+import { KafkaCluster } from '../constructs/kafka-cluster';
+import type { Environment } from '../environments';
+import { brokerUserSecret } from '../secrets/catalog';
+
+export interface BrokerChartProps {
+  /** The validated environment. */
+  readonly environment: Environment;
+}
+
+/**
+ * The message broker (1.3 step 6): the Kafka cluster `kafka-cluster`, then its topics and
+ * users. The Strimzi operator is an infrastructure release synced before this chart; Argo
+ * CD's health checks for Strimzi resources make the topics and users (a later sync wave)
+ * wait until the cluster reports Ready.
+ */
+export class BrokerChart extends Chart {
+  constructor(scope: Construct, id: string, props: BrokerChartProps) {
+    super(scope, id, { disableResourceNameHashes: true });
+    const { broker, application } = props.environment;
+    const entitiesWave = String(STRIMZI.entitiesSyncWave);
+
+    new KafkaCluster(this, 'cluster', {
+      namespace: broker.namespace,
+      brokers: broker.brokers,
+      tlsListener: broker.tlsListener,
+      resources: broker.resources,
+      storage: broker.storage,
+      clients: { namespaces: [application.namespace] },
+    });
+
+    for (const topic of broker.topics) {
+      new BrokerTopic(this, `topic-${topic.name}`, { namespace: broker.namespace, ...topic }).metadata.addAnnotation(SYNC_WAVE_ANNOTATION, entitiesWave);
+    }
+    for (const user of broker.users) {
+      new BrokerUser(this, `user-${user.name}`, {
+        namespace: broker.namespace,
+        name: user.name,
+        acls: user.acls,
+        ...(user.consumerGroup === undefined ? {} : { consumerGroup: user.consumerGroup }),
+        password: { secret: brokerUserSecret(user.name), key: 'password' },
+      }).metadata.addAnnotation(SYNC_WAVE_ANNOTATION, entitiesWave);
+    }
+  }
+}

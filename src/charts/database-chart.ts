@@ -1,0 +1,57 @@
+import { Chart } from 'cdk8s';
+import * as kplus from 'cdk8s-plus-28';
+import type { Construct } from 'constructs';
+import { PORTS } from '../constants';
+import { DatabaseBackup } from '../constructs/database-backup';
+import { DNS_PEER, NetworkPolicies } from '../constructs/network-policies';
+import { SqlServer } from '../constructs/sql-server';
+import type { Environment } from '../environments';
+import { serviceAddress } from '../naming';
+import { RESTRICTED_POD_SECURITY } from './application-chart';
+
+export interface DatabaseChartProps {
+  /** The validated environment. */
+  readonly environment: Environment;
+}
+
+/**
+ * The database (1.3 step 5, 7.2): SQL Server in its own namespace, created by this sync,
+ * its backup volume and scheduled backup, and NetworkPolicies that let only the
+ * application's namespace (application, migrations, smoke test) and the backup job reach
+ * 1433. The schema migrations belong to the application chart: they run with each release.
+ */
+export class DatabaseChart extends Chart {
+  constructor(scope: Construct, id: string, props: DatabaseChartProps) {
+    super(scope, id, { disableResourceNameHashes: true });
+    const { database, application } = props.environment;
+
+    new kplus.Namespace(this, 'namespace', {
+      metadata: { name: database.namespace, labels: { ...RESTRICTED_POD_SECURITY } },
+    });
+
+    const server = new SqlServer(this, 'server', {
+      namespace: database.namespace,
+      edition: database.edition,
+      resources: database.resources,
+      storage: database.storage,
+      backupStorage: database.backup.storage,
+    });
+
+    const backup = new DatabaseBackup(this, 'backup', {
+      namespace: database.namespace,
+      server: serviceAddress(server.service.name, database.namespace),
+      database: database.name,
+      schedule: database.backup.schedule,
+    });
+
+    const sqlServer = [{ port: PORTS.database }];
+    new NetworkPolicies(this, 'network-policies', {
+      namespace: database.namespace,
+      ingress: [
+        { name: application.namespace, namespace: application.namespace, ports: sqlServer },
+        { name: backup.podLabels.app!, namespace: database.namespace, podLabels: backup.podLabels, ports: sqlServer },
+      ],
+      egress: [DNS_PEER, { name: server.podLabels.app!, namespace: database.namespace, podLabels: server.podLabels, ports: sqlServer }],
+    });
+  }
+}

@@ -1,0 +1,74 @@
+import { k8s } from 'cdk8s-plus-28';
+import { Construct } from 'constructs';
+import { DATABASE } from '../constants';
+import { ADMIN_PASSWORD_ENV, databaseSecurityContext, sqlcmdShell } from './sql-server';
+import { resourceRequirements } from './resource-requirements';
+
+export interface DatabaseBackupProps {
+  /** The server's namespace. */
+  readonly namespace: string;
+  /** Host the job connects to: the server's Service. */
+  readonly server: string;
+  /** The application's database. */
+  readonly database: string;
+  /** Cron schedule (UTC). */
+  readonly schedule: string;
+  /**
+   * Name of the CronJob and its pods' label `app`.
+   * @default `${DATABASE.serverName}-backup`
+   */
+  readonly name?: string;
+}
+
+/**
+ * The scheduled full backup (2.7, 7.2): sqlcmd asks the server for `BACKUP DATABASE ... TO
+ * DISK` into the backup volume mounted in the server, one file per run named after its UTC
+ * time, checksummed. Runs never overlap.
+ */
+export class DatabaseBackup extends Construct {
+  /** Labels of the backup pods, which the server's NetworkPolicy admits. */
+  public readonly podLabels: Readonly<Record<string, string>>;
+
+  constructor(scope: Construct, id: string, props: DatabaseBackupProps) {
+    super(scope, id);
+    const name = props.name ?? `${DATABASE.serverName}-backup`;
+    this.podLabels = { app: name };
+    const file = `${DATABASE.backupPath}/${props.database}-$(date -u +%Y%m%dT%H%M%SZ).bak`;
+    const query = `BACKUP DATABASE [${props.database}] TO DISK = N'${file}' WITH CHECKSUM, INIT`;
+    new k8s.KubeCronJob(this, 'cron-job', {
+      metadata: { name, namespace: props.namespace, labels: { ...this.podLabels } },
+      spec: {
+        schedule: props.schedule,
+        timeZone: 'Etc/UTC',
+        concurrencyPolicy: 'Forbid',
+        successfulJobsHistoryLimit: DATABASE.backup.historyLimit,
+        failedJobsHistoryLimit: DATABASE.backup.historyLimit,
+        jobTemplate: {
+          spec: {
+            backoffLimit: DATABASE.backup.backoffLimit,
+            activeDeadlineSeconds: DATABASE.backup.activeDeadlineSeconds,
+            template: {
+              metadata: { labels: { ...this.podLabels } },
+              spec: {
+                restartPolicy: 'Never',
+                automountServiceAccountToken: false,
+                securityContext: { runAsNonRoot: true, runAsUser: DATABASE.user, seccompProfile: { type: 'RuntimeDefault' } },
+                containers: [
+                  {
+                    name: 'backup',
+                    // The server's own image: the same sqlcmd, no second image to pin.
+                    image: DATABASE.image,
+                    command: sqlcmdShell(query, props.server),
+                    env: [ADMIN_PASSWORD_ENV],
+                    resources: resourceRequirements(DATABASE.backup.resources),
+                    securityContext: databaseSecurityContext(true),
+                  },
+                ],
+              },
+            },
+          },
+        },
+      },
+    });
+  }
+}

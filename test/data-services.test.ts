@@ -1,0 +1,250 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError } from '../src/errors';
+import { synthesize } from '../src/synth';
+import { validateAgainstSchema } from '../src/validation/schemas';
+import { DIST, ENVIRONMENT_ORDER, committedObjects, environmentFilesCopy, findObject, temporaryDirectory, treeContents, type K8sObject } from './support';
+
+const byName = Object.fromEntries(ENVIRONMENT_ORDER.map((env) => [env, committedObjects(env)])) as Record<string, K8sObject[]>;
+
+/** Seconds Argo CD's retries of a sync span: the backoff waits summed as Argo CD computes them. */
+function retrySpanSeconds(retry: { limit: number; backoff: { duration: string; factor: number; maxDuration: string } }): number {
+  const seconds = (text: string) => Number(text.replace(/s$/, ''));
+  let total = 0;
+  for (let attempt = 0; attempt < retry.limit; attempt += 1) {
+    total += Math.min(seconds(retry.backoff.duration) * retry.backoff.factor ** attempt, seconds(retry.backoff.maxDuration));
+  }
+  return total;
+}
+
+describe.each(ENVIRONMENT_ORDER)('the database in %s (1.3 step 5)', (environment) => {
+  const objects = byName[environment]!;
+  const server = findObject(objects, 'StatefulSet', 'mssql');
+  const container = server.spec.template.spec.containers[0];
+
+  it('runs SQL Server in its own namespace, created by the sync, behind a Service on 1433', () => {
+    expect(findObject(objects, 'Namespace', 'database').metadata.labels).toMatchObject({ 'pod-security.kubernetes.io/enforce': 'restricted' });
+    expect(server.metadata.namespace).toBe('database');
+    const service = findObject(objects, 'Service', 'mssql');
+    expect(service.spec.ports).toEqual([{ name: 'tds', port: 1433, targetPort: 1433, protocol: 'TCP' }]);
+    expect(service.spec.selector).toEqual(server.spec.template.metadata.labels);
+    expect(container.ports).toEqual([{ name: 'tds', containerPort: 1433, protocol: 'TCP' }]);
+  });
+
+  it('is ready when it answers a query, and may take the 600 s the contract waits to start', () => {
+    expect(container.readinessProbe.exec.command.join(' ')).toMatch(/sqlcmd -S localhost -U sa -P "\$MSSQL_SA_PASSWORD" -C -b -Q "SELECT 1"/);
+    expect(container.startupProbe.exec).toEqual(container.readinessProbe.exec);
+    expect(container.startupProbe.periodSeconds * container.startupProbe.failureThreshold).toBe(600);
+    expect(container.livenessProbe.tcpSocket).toEqual({ port: 1433 });
+  });
+
+  it('reads the administrator password from a Secret, never from git', () => {
+    expect(container.env).toContainEqual({ name: 'MSSQL_SA_PASSWORD', valueFrom: { secretKeyRef: { name: 'database-admin', key: 'password' } } });
+    expect(JSON.stringify(objects)).not.toMatch(/MSSQL_SA_PASSWORD","value"/);
+  });
+
+  it('keeps its data on a volume claim template and its backups on a dedicated claim mounted in the server', () => {
+    const [data] = server.spec.volumeClaimTemplates;
+    expect(data.metadata.name).toBe('data');
+    expect(data.spec.resources.requests.storage).toMatch(/^\d+Gi$/);
+    expect(container.volumeMounts).toEqual([
+      { name: 'data', mountPath: '/var/opt/mssql' },
+      { name: 'backup', mountPath: '/var/opt/mssql/backup' },
+    ]);
+    const claim = findObject(objects, 'PersistentVolumeClaim', 'mssql-backup');
+    expect(server.spec.template.spec.volumes).toEqual([{ name: 'backup', persistentVolumeClaim: { claimName: 'mssql-backup' } }]);
+    expect(claim.metadata.namespace).toBe('database');
+  });
+
+  it('backs up the application database on the environment schedule, never two at once', () => {
+    const cron = findObject(objects, 'CronJob', 'mssql-backup');
+    expect(cron.spec.concurrencyPolicy).toBe('Forbid');
+    const command = cron.spec.jobTemplate.spec.template.spec.containers[0].command.join(' ');
+    expect(command).toContain("BACKUP DATABASE [webapp] TO DISK = N'/var/opt/mssql/backup/webapp-$(date -u +%Y%m%dT%H%M%SZ).bak' WITH CHECKSUM, INIT");
+    expect(command).toContain('-S mssql.database.svc.cluster.local');
+  });
+
+  it('admits 1433 only from the application namespace and the backup job, after a default deny', () => {
+    const policies = objects.filter((o) => o.kind === 'NetworkPolicy' && o.metadata.namespace === 'database');
+    expect(findObject(policies, 'NetworkPolicy', 'default-deny').spec).toEqual({ podSelector: {}, policyTypes: ['Ingress', 'Egress'] });
+    const ingress = policies.filter((p) => p.spec.policyTypes.includes('Ingress') && p.spec.ingress).flatMap((p) => p.spec.ingress);
+    expect(ingress).toEqual([
+      { from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'webapp' } } }], ports: [{ port: 1433, protocol: 'TCP' }] },
+      {
+        from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'database' } }, podSelector: { matchLabels: { app: 'mssql-backup' } } }],
+        ports: [{ port: 1433, protocol: 'TCP' }],
+      },
+    ]);
+  });
+
+  it('migrates the schema before the application rolls out, with the application tag', () => {
+    const job = findObject(objects, 'Job', 'webapp-migrations');
+    expect(job.metadata.annotations).toEqual({ 'argocd.argoproj.io/hook': 'PreSync', 'argocd.argoproj.io/hook-delete-policy': 'BeforeHookCreation' });
+    expect(job.spec.backoffLimit).toBe(1);
+    expect(job.spec.activeDeadlineSeconds).toBe(300);
+    const migration = job.spec.template.spec.containers[0];
+    const tags = objects.filter((o) => o.kind === 'Deployment' && o.metadata.namespace === 'webapp').map((d) => d.spec.template.spec.containers[0].image.split(':')[1]);
+    expect(tags).toContain(migration.image.split(':')[1]);
+    expect(migration.image).toMatch(/^registry\.example\.com\/platform\/webapp-migrations:v\d+\.\d+\.\d+$/);
+    expect(migration.env).toEqual([{ name: 'DATABASE_CONNECTION_STRING', valueFrom: { secretKeyRef: { name: 'webapp-database', key: 'connection-string' } } }]);
+    const gitops = objects.filter((o) => o.kind === 'Application');
+    const wave = (name: string) => Number(findObject(gitops, 'Application', name).metadata.annotations?.['argocd.argoproj.io/sync-wave']);
+    expect(wave('database')).toBeLessThan(wave('application'));
+    expect(wave('broker')).toBeLessThan(wave('application'));
+  });
+
+  it('gives the database and the broker the 600 s the contract waits, the rest 300 s', () => {
+    const gitops = objects.filter((o) => o.kind === 'Application' && o.metadata.namespace === 'argocd');
+    expect(retrySpanSeconds(findObject(gitops, 'Application', 'database').spec.syncPolicy.retry)).toBe(600);
+    expect(retrySpanSeconds(findObject(gitops, 'Application', 'broker').spec.syncPolicy.retry)).toBe(600);
+    expect(retrySpanSeconds(findObject(gitops, 'Application', 'application').spec.syncPolicy.retry)).toBe(300);
+    expect(retrySpanSeconds(findObject(gitops, 'Application', 'strimzi-kafka-operator').spec.syncPolicy.retry)).toBe(300);
+  });
+});
+
+const BROKERS: Record<string, number> = { local: 1, testing: 1, staging: 3, production: 3 };
+
+describe.each(ENVIRONMENT_ORDER)('the broker in %s (1.3 step 6)', (environment) => {
+  const objects = byName[environment]!;
+  const kafka = findObject(objects, 'Kafka', 'kafka-cluster');
+  const brokers = BROKERS[environment]!;
+
+  it('installs the Strimzi operator 1.2.0 from its Helm chart before the cluster', () => {
+    const operator = findObject(objects, 'Application', 'strimzi-kafka-operator');
+    expect(operator.spec.source).toMatchObject({ repoURL: 'https://strimzi.io/charts/', chart: 'strimzi-kafka-operator', targetRevision: '1.2.0' });
+    expect(operator.spec.destination.namespace).toBe('kafka');
+    expect(Number(operator.metadata.annotations?.['argocd.argoproj.io/sync-wave'])).toBeGreaterThan(
+      Number(findObject(objects, 'Application', 'argocd').metadata.annotations?.['argocd.argoproj.io/sync-wave']),
+    );
+  });
+
+  it('runs kafka-cluster in KRaft mode on node pools, a plain listener on 9092', () => {
+    expect(kafka.apiVersion).toBe('kafka.strimzi.io/v1');
+    expect(kafka.metadata.namespace).toBe('kafka');
+    expect(kafka.spec.kafka.listeners[0]).toMatchObject({ name: 'plain', port: 9092, type: 'internal', tls: false, authentication: { type: 'scram-sha-512' } });
+    expect(kafka.spec.kafka.listeners[0].networkPolicyPeers).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'webapp' } } }]);
+    expect(kafka.spec.entityOperator).toEqual({ topicOperator: {}, userOperator: {} });
+    const pool = findObject(objects, 'KafkaNodePool', 'dual-role');
+    expect(pool.metadata.labels).toEqual({ 'strimzi.io/cluster': 'kafka-cluster' });
+    expect(pool.spec.roles).toEqual(['controller', 'broker']);
+    expect(pool.spec.replicas).toBe(brokers);
+    expect(pool.spec.storage.volumes[0]).toMatchObject({ type: 'persistent-claim', deleteClaim: false, kraftMetadata: 'shared' });
+  });
+
+  it('matches replication to the broker count', () => {
+    const replication = brokers === 1 ? 1 : 3;
+    const minInSync = brokers === 1 ? 1 : 2;
+    expect(kafka.spec.kafka.config).toEqual({
+      'default.replication.factor': replication,
+      'min.insync.replicas': minInSync,
+      'offsets.topic.replication.factor': replication,
+      'transaction.state.log.replication.factor': replication,
+      'transaction.state.log.min.isr': minInSync,
+    });
+    expect(findObject(objects, 'KafkaTopic', 'declarations').spec).toEqual({
+      partitions: 3,
+      replicas: replication,
+      config: { 'retention.ms': 604_800_000, 'min.insync.replicas': minInSync },
+    });
+  });
+
+  it('adds the TLS listener on 9093 only where the environment asks', () => {
+    const names = kafka.spec.kafka.listeners.map((l: any) => `${l.name}:${l.port}:${l.tls}`);
+    expect(names).toEqual(brokers === 3 ? ['plain:9092:false', 'tls:9093:true'] : ['plain:9092:false']);
+  });
+
+  it('creates topics and users after the cluster, users limited to their own topics', () => {
+    const topic = findObject(objects, 'KafkaTopic', 'declarations');
+    const user = findObject(objects, 'KafkaUser', 'webapp');
+    for (const entity of [topic, user]) {
+      expect(entity.metadata.labels).toEqual({ 'strimzi.io/cluster': 'kafka-cluster' });
+      expect(entity.metadata.annotations).toEqual({ 'argocd.argoproj.io/sync-wave': '1' });
+    }
+    expect(user.spec.authentication).toEqual({ type: 'scram-sha-512', password: { valueFrom: { secretKeyRef: { name: 'webapp-broker-user', key: 'password' } } } });
+    expect(user.spec.authorization.acls).toEqual([
+      { type: 'allow', resource: { type: 'topic', name: 'declarations', patternType: 'literal' }, operations: ['Read', 'Write', 'Describe'] },
+      { type: 'allow', resource: { type: 'group', name: 'webapp', patternType: 'prefix' }, operations: ['Read'] },
+    ]);
+  });
+
+  it('validates Kafka, KafkaNodePool, KafkaTopic and KafkaUser against the Strimzi 1.2 CRDs', () => {
+    for (const kind of ['Kafka', 'KafkaNodePool', 'KafkaTopic', 'KafkaUser']) {
+      for (const object of objects.filter((o) => o.kind === kind)) expect(validateAgainstSchema(object), kind).toEqual([]);
+    }
+  });
+
+  it('hands the application both addresses through its configuration, credentials by Secret', () => {
+    const deployments = objects.filter((o) => o.kind === 'Deployment' && o.metadata.namespace === 'webapp');
+    for (const deployment of deployments) {
+      const env = deployment.spec.template.spec.containers[0].env;
+      expect(env).toContainEqual({ name: 'DATABASE_HOST', value: 'mssql.database.svc.cluster.local' });
+      expect(env).toContainEqual({ name: 'DATABASE_PORT', value: '1433' });
+      expect(env).toContainEqual({ name: 'KAFKA_BOOTSTRAP_SERVERS', value: 'kafka-cluster-kafka-bootstrap.kafka.svc.cluster.local:9092' });
+      expect(env).toContainEqual({ name: 'KAFKA_PASSWORD', valueFrom: { secretKeyRef: { name: 'webapp-broker', key: 'password' } } });
+    }
+  });
+});
+
+describe('bad data-service values are refused, and dist/ is untouched', () => {
+  let workdir: string;
+  let outdir: string;
+  let before: Map<string, string>;
+  beforeAll(() => {
+    workdir = temporaryDirectory();
+    outdir = path.join(workdir, 'dist');
+    fs.cpSync(DIST, outdir, { recursive: true });
+    before = treeContents(outdir);
+  });
+  afterAll(() => fs.rmSync(workdir, { recursive: true, force: true }));
+
+  function refused(breakFiles: (files: Record<string, any>) => void): string[] {
+    const files = environmentFilesCopy();
+    breakFiles(files);
+    let caught: unknown;
+    try {
+      synthesize({ outdir, files });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    expect(treeContents(outdir)).toEqual(before);
+    return [...(caught as ConfigError).problems];
+  }
+
+  it('refuses topic replicas above the broker count', () => {
+    expect(refused((files) => (files.testing.broker.topics[0].replicas = 3))).toEqual([
+      'testing: broker.topics[0].replicas 3 must not exceed broker.brokers (1)',
+    ]);
+  });
+
+  it('refuses two topics of the same name', () => {
+    expect(refused((files) => files.staging.broker.topics.push({ ...files.staging.broker.topics[0] }))).toEqual([
+      'staging: broker.topics[1].name "declarations" must be unique (another topic has this name)',
+    ]);
+  });
+
+  it('refuses two users of the same name', () => {
+    expect(refused((files) => files.local.broker.users.push(structuredClone(files.local.broker.users[0])))).toEqual([
+      'local: broker.users[1].name "webapp" must be unique (another user has this name)',
+    ]);
+  });
+
+  it('refuses an ACL on a topic that does not exist', () => {
+    expect(refused((files) => (files.production.broker.users[0].acls[0].topic = 'orders'))).toEqual([
+      'production: broker.users[0].acls[0].topic "orders" must name a topic of broker.topics (declarations)',
+    ]);
+  });
+
+  it('refuses a backup schedule that is not a cron expression', () => {
+    expect(refused((files) => (files.testing.database.backup.schedule = 'nightly'))).toEqual([
+      'testing: database.backup.schedule "nightly" must be a cron expression of five fields',
+    ]);
+  });
+
+  it('refuses a database volume without a size', () => {
+    expect(refused((files) => (files.local.database.storage.size = '0Gi'))).toEqual([
+      'local: database.storage.size "0Gi" must be a positive memory quantity in Mi or Gi such as "256Mi" or "1Gi"',
+    ]);
+  });
+});
