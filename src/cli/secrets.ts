@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { loadEnvironments } from '../environments';
 import { ConfigError } from '../errors';
 import { expectedEncryptedFiles, secretsLayout } from '../secrets/layout';
+import { projectFiles, scanForPlaintextSecrets } from '../secrets/scan';
 
 const USAGE = `usage: npm run secrets -- <command> [--root <dir>]
 
@@ -11,7 +12,9 @@ Commands:
   scaffold   write the KSOPS kustomizations, generators and templates of every
              environment under secrets/ from src/secrets/catalog.ts (never touches *.sops.yaml)
   check      fail, naming the files, if the scaffold differs from the catalog
-  missing    list the encrypted files the generators name that are not committed yet`;
+  missing    list the encrypted files the generators name that are not committed yet
+  scan       fail, naming the files, if a project file holds plaintext secret material
+             (private keys, Secrets with unencrypted data or stringData)`;
 
 function main(argv: readonly string[]): number {
   const { values, positionals } = parseArgs({
@@ -53,6 +56,13 @@ function main(argv: readonly string[]): number {
       const missing = expectedEncryptedFiles(environments).filter((file) => !fs.existsSync(path.join(root, file)));
       for (const file of missing) console.log(file);
       return 0;
+    }
+    case 'scan': {
+      const files = projectFiles(root);
+      const findings = scanForPlaintextSecrets(files);
+      for (const finding of findings) console.error(`${finding.file}: ${finding.problem}`);
+      console.log(`${files.size} files scanned, ${findings.length} with plaintext secret material`);
+      return findings.length > 0 ? 1 : 0;
     }
     default:
       console.error(`secrets: unknown command "${command}"`);

@@ -1,0 +1,114 @@
+import { describe, expect, it } from 'vitest';
+import { HELM_CHARTS } from '../src/chart-versions';
+import { validateAgainstSchema } from '../src/validation/schemas';
+import { ENVIRONMENT_ORDER, committedObjects, findObject, type K8sObject } from './support';
+
+const REPOSITORY = 'git@github.com:example/platform-gitops.git';
+const wave = (object: K8sObject) => Number(object.metadata.annotations?.['argocd.argoproj.io/sync-wave'] ?? 0);
+const applications = (objects: readonly K8sObject[]) => objects.filter((o) => o.kind === 'Application');
+
+describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1.3, 5)', (environment) => {
+  const objects = committedObjects(environment);
+  const apps = applications(objects);
+  const live = environment !== 'production';
+
+  it('syncs the infrastructure in the contract order: cert-manager, ingress-nginx, Argo CD, then the rest', () => {
+    const order = ['cert-manager', 'ingress-nginx', 'argocd'].map((name) => wave(findObject(apps, 'Application', name)));
+    expect(order).toEqual([1, 2, 3]);
+    for (const name of ['kube-prometheus-stack', 'flagger', 'flagger-loadtester', 'strimzi-kafka-operator']) {
+      expect(wave(findObject(apps, 'Application', name)), name).toBeGreaterThan(3);
+    }
+  });
+
+  it('installs each upstream chart at its exact pinned version', () => {
+    const helm = apps.filter((app) => app.spec.source?.chart !== undefined);
+    expect(helm.map((app) => app.spec.source.chart).sort()).toEqual(Object.values(HELM_CHARTS).map((chart) => chart.chart).sort());
+    for (const app of helm) {
+      expect(app.spec.source.targetRevision, app.metadata.name).toMatch(/^v?\d+\.\d+\.\d+$/);
+      const pinned = Object.values(HELM_CHARTS).find((chart) => chart.chart === app.spec.source.chart)!;
+      expect(app.spec.source).toMatchObject({ repoURL: pinned.repoURL, targetRevision: pinned.version });
+    }
+    expect(findObject(apps, 'Application', 'cert-manager').spec.source.targetRevision).toBe('v1.21.1');
+    expect(findObject(apps, 'Application', 'argocd').spec.source.targetRevision).toBe('10.3.3');
+  });
+
+  it(live ? 'syncs every Application automatically with prune and self-heal' : 'never syncs an Application automatically (planned)', () => {
+    for (const app of apps) {
+      if (live) expect(app.spec.syncPolicy.automated, app.metadata.name).toEqual({ prune: true, selfHeal: true });
+      else expect(app.spec.syncPolicy.automated, app.metadata.name).toBeUndefined();
+    }
+  });
+
+  it('retries every sync within the 300 s budget, longer only for the database and the broker', () => {
+    for (const app of apps) {
+      const { limit, backoff } = app.spec.syncPolicy.retry;
+      expect(backoff.duration).toBe('10s');
+      expect(backoff.factor).toBe(2);
+      const expected = ['database', 'broker'].includes(app.metadata.name) ? { limit: 6, max: '290s' } : { limit: 5, max: '150s' };
+      expect({ limit, max: backoff.maxDuration }, app.metadata.name).toEqual(expected);
+    }
+  });
+
+  it('roots an app of apps at dist/<environment>/, with one child per chart in delivery order', () => {
+    const root = findObject(apps, 'Application', 'root');
+    expect(root.spec.source).toEqual({ repoURL: REPOSITORY, targetRevision: 'master', path: `dist/${environment}`, directory: { include: 'gitops.yaml' } });
+    const children = ['infrastructure', 'database', 'broker', 'application', 'monitoring'].map((name) => findObject(apps, 'Application', name));
+    expect(children.map(wave)).toEqual([1, 2, 3, 4, 5]);
+    for (const child of children) {
+      const sources = child.spec.sources ?? [child.spec.source];
+      expect(sources[0]).toEqual({ repoURL: REPOSITORY, targetRevision: 'master', path: `dist/${environment}`, directory: { include: `${child.metadata.name}.yaml` } });
+    }
+    // Encrypted Secrets sync with their chart through KSOPS.
+    expect(findObject(apps, 'Application', 'application').spec.sources[1]).toEqual({ repoURL: REPOSITORY, targetRevision: 'master', path: `secrets/${environment}/application` });
+  });
+
+  it('creates namespaces on install where no chart renders them', () => {
+    expect(findObject(apps, 'Application', 'broker').spec.syncPolicy.syncOptions).toEqual(['CreateNamespace=true']);
+    expect(findObject(apps, 'Application', 'cert-manager').spec.syncPolicy.syncOptions).toContain('CreateNamespace=true');
+    // The database and application charts render their own restricted Namespace.
+    expect(findObject(apps, 'Application', 'database').spec.syncPolicy.syncOptions).toBeUndefined();
+  });
+
+  it('allows only this repository, the pinned chart repositories and the platform namespaces', () => {
+    const project = findObject(objects, 'AppProject', 'platform');
+    expect(project.spec.sourceRepos).toEqual([...new Set([REPOSITORY, ...Object.values(HELM_CHARTS).map((c) => c.repoURL)])].sort());
+    expect(project.spec.destinations.map((d: any) => d.namespace)).toEqual([
+      'argocd', 'cert-manager', 'database', 'flagger-system', 'ingress-nginx', 'kafka', 'monitoring', 'webapp',
+    ]);
+    for (const destination of project.spec.destinations) expect(destination.server).toBe('https://kubernetes.default.svc');
+  });
+
+  it('validates Application, AppProject, ClusterIssuer and Certificate objects against their CRDs', () => {
+    const kinds = ['Application', 'AppProject', 'ClusterIssuer', 'Certificate'];
+    const checked = objects.filter((o) => kinds.includes(o.kind));
+    expect(new Set(checked.map((o) => o.kind))).toEqual(new Set(kinds));
+    for (const object of checked) expect(validateAgainstSchema(object), `${object.kind}/${object.metadata.name}`).toEqual([]);
+  });
+});
+
+describe('issuers per environment (2.7)', () => {
+  const issuers = (environment: string) => committedObjects(environment).filter((o) => o.kind === 'ClusterIssuer');
+
+  it('signs local certificates with a self-signed CA inside the cluster', () => {
+    const objects = committedObjects('local');
+    expect(issuers('local').map((i) => i.metadata.name)).toEqual(['local-ca-bootstrap', 'local-ca']);
+    expect(findObject(objects, 'ClusterIssuer', 'local-ca-bootstrap').spec).toEqual({ selfSigned: {} });
+    expect(findObject(objects, 'Certificate', 'local-ca-root').spec).toMatchObject({ isCA: true, secretName: 'local-ca-root' });
+    expect(findObject(objects, 'ClusterIssuer', 'local-ca').spec).toEqual({ ca: { secretName: 'local-ca-root' } });
+  });
+
+  it.each([
+    ['testing', 'letsencrypt-staging', 'https://acme-staging-v02.api.letsencrypt.org/directory'],
+    ['staging', 'letsencrypt-staging', 'https://acme-staging-v02.api.letsencrypt.org/directory'],
+    ['production', 'letsencrypt-production', 'https://acme-v02.api.letsencrypt.org/directory'],
+  ])('uses ACME in %s (%s) with the contact and an HTTP-01 solver through ingress-nginx', (environment, name, server) => {
+    const [issuer] = issuers(environment);
+    expect(issuer!.metadata.name).toBe(name);
+    expect(issuer!.spec.acme).toEqual({
+      email: 'platform-team@example.com',
+      server,
+      privateKeySecretRef: { name: `${name}-account` },
+      solvers: [{ http01: { ingress: { ingressClassName: 'nginx' } } }],
+    });
+  });
+});
