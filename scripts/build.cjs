@@ -1,8 +1,9 @@
 // Compiles src/ to build/ with esbuild (no type-check: `npm run typecheck` does that).
 // Synth runs compiled JavaScript because a TypeScript loader costs ~1 s per start,
 // bundled with its dependencies because resolving and compiling ~300 modules costs more.
-// build/ is rebuilt only when an input changed (path, size or modification time), so a
-// repeated synth pays a few milliseconds of stat calls, not a compile.
+// build/ is rebuilt only when an input changed: a repeated synth pays a few milliseconds of
+// stat calls (path, size, modification time); when those differ (an edit, a checkout, a
+// copy) the inputs' contents decide, so touching a file does not cost a compile.
 'use strict';
 const crypto = require('node:crypto');
 const fs = require('node:fs');
@@ -21,24 +22,56 @@ function entryPoints() {
   return ['src/main.ts', ...cli].sort();
 }
 
-function inputsFingerprint() {
+function inputFiles() {
   const sources = fs
     .readdirSync(path.join(ROOT, 'src'), { recursive: true })
     .filter((file) => file.endsWith('.ts'))
     .map((file) => path.join('src', file))
     .sort();
+  return [...sources, 'scripts/build.cjs', 'tsconfig.json', 'package-lock.json'];
+}
+
+/** Cheap: paths, sizes and modification times. */
+function statFingerprint(files) {
   const hash = crypto.createHash('sha256');
-  for (const file of [...sources, 'scripts/build.cjs', 'tsconfig.json', 'package-lock.json']) {
+  for (const file of files) {
     const stat = fs.statSync(path.join(ROOT, file), { throwIfNoEntry: false });
     hash.update(`${file}\0${stat ? `${stat.size}:${stat.mtimeMs}` : 'absent'}\0`);
   }
   return hash.digest('hex');
 }
 
+/** Exact: paths and contents. */
+function contentFingerprint(files) {
+  const hash = crypto.createHash('sha256');
+  for (const file of files) {
+    const full = path.join(ROOT, file);
+    hash.update(`${file}\0`);
+    hash.update(fs.existsSync(full) ? fs.readFileSync(full) : 'absent');
+    hash.update('\0');
+  }
+  return hash.digest('hex');
+}
+
+function readStamp() {
+  try {
+    return JSON.parse(fs.readFileSync(STAMP, 'utf8'));
+  } catch {
+    return {};
+  }
+}
+
 /** Build when an input changed since the last build; returns whether it built. */
 function ensureBuilt({ force = false } = {}) {
-  const fingerprint = inputsFingerprint();
-  if (!force && fs.existsSync(STAMP) && fs.readFileSync(STAMP, 'utf8') === fingerprint) return false;
+  const files = inputFiles();
+  const stat = statFingerprint(files);
+  const stamp = readStamp();
+  if (!force && stamp.stat === stat) return false;
+  const content = contentFingerprint(files);
+  if (!force && stamp.content === content) {
+    fs.writeFileSync(STAMP, JSON.stringify({ stat, content }));
+    return false;
+  }
   const esbuild = require('esbuild');
   fs.rmSync(BUILD_DIR, { recursive: true, force: true });
   esbuild.buildSync({
@@ -55,7 +88,7 @@ function ensureBuilt({ force = false } = {}) {
     sourcemap: 'linked',
     logLevel: 'warning',
   });
-  fs.writeFileSync(STAMP, fingerprint);
+  fs.writeFileSync(STAMP, JSON.stringify({ stat, content }));
   return true;
 }
 

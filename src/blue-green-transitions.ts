@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { parse } from 'yaml';
 import { BLUE_GREEN, LABELS } from './constants';
 import type { Environment } from './environments';
 import { unitName } from './naming';
@@ -57,9 +57,16 @@ export function blueGreenTransitionProblems(environment: Environment, committed:
  * environment was not rendered as blue-green there (a first render, or a change of strategy).
  */
 export function readCommittedBlueGreen(outdir: string, environment: Environment): CommittedBlueGreen | undefined {
+  // Only a blue-green environment has a transition to judge: no need to parse the others.
+  if (environment.strategy.type !== 'blue-green') return undefined;
   const file = path.join(outdir, environment.name, 'application.yaml');
   if (!fs.existsSync(file)) return undefined;
-  const objects = parseAllDocuments(fs.readFileSync(file, 'utf8')).map((document) => document.toJS() as any);
+  // Parse only the Service and Deployment documents: the file holds many more.
+  const objects = fs
+    .readFileSync(file, 'utf8')
+    .split(/^---$/m)
+    .filter((document) => /^kind: (Service|Deployment)$/m.test(document))
+    .map((document) => parse(document) as any);
   const application = environment.application.name;
   const service = objects.find((o) => o?.kind === 'Service' && o.metadata?.name === application);
   const active = service?.spec?.selector?.[LABELS.version];

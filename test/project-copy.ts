@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { ROOT, temporaryDirectory } from './support';
 
 /** What a copy of the project needs to build, render and run its commands. */
-const COPIED = ['src', 'scripts', 'dist', 'package.json', 'package-lock.json', 'tsconfig.json'] as const;
+const COPIED = ['src', 'scripts', 'dist', 'package.json', 'package-lock.json', 'tsconfig.json', 'build'] as const;
 
 /**
  * A throwaway copy of the project (sources, scripts, committed dist/) with node_modules
@@ -12,14 +12,16 @@ const COPIED = ['src', 'scripts', 'dist', 'package.json', 'package-lock.json', '
  */
 export function projectCopy(): string {
   const dir = temporaryDirectory('platform-gitops-copy-');
-  for (const entry of COPIED) fs.cpSync(path.join(ROOT, entry), path.join(dir, entry), { recursive: true });
+  // Timestamps kept, so the copied build/ stays current (scripts/build.cjs compares sizes and
+  // modification times) and a command runs without rebuilding until a source changes.
+  for (const entry of COPIED) fs.cpSync(path.join(ROOT, entry), path.join(dir, entry), { recursive: true, preserveTimestamps: true });
   fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
   return dir;
 }
 
-/** Run `node scripts/run.mjs <entry> ...` in a project copy: builds the copy, then runs it. */
+/** Run `node scripts/run.cjs <entry> ...` in a project copy: builds the copy, then runs it. */
 export function runInCopy(root: string, entry: string, args: readonly string[], env: NodeJS.ProcessEnv = {}) {
-  const result = spawnSync(process.execPath, [path.join(root, 'scripts', 'run.mjs'), entry, ...args], {
+  const result = spawnSync(process.execPath, [path.join(root, 'scripts', 'run.cjs'), entry, ...args], {
     cwd: root,
     env: { ...process.env, ...env },
     encoding: 'utf8',

@@ -124,7 +124,7 @@ export function environmentFile(root: string, environment: string): string {
 /**
  * Apply a planned change to the project at `root`: edit the environment file, validate
  * every environment with the edit and render them in memory, and only then write the
- * file and re-render dist/ from the edited sources (`node scripts/run.mjs main`).
+ * file and re-render dist/ from the edited sources (`node scripts/run.cjs main`).
  * Anything failing before the write leaves the project untouched; a failing re-render
  * restores the file (synth itself never half-writes dist/).
  */
@@ -145,7 +145,7 @@ export function applyTagChange(root: string, change: TagChange, files: Readonly<
 
   fs.writeFileSync(file, edited);
   const { CDK8S_OUTDIR: _ignored, ...env } = process.env;
-  const synth = spawnSync(process.execPath, [path.join(root, 'scripts', 'run.mjs'), 'main', '--outdir', distDir], {
+  const synth = spawnSync(process.execPath, [path.join(root, 'scripts', 'run.cjs'), 'main', '--outdir', distDir], {
     cwd: root,
     env,
     encoding: 'utf8',
