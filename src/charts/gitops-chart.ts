@@ -1,4 +1,4 @@
-import { Chart } from 'cdk8s';
+import { ApiObject, Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
 import { WAITS_SECONDS } from '../constants';
 import { appProjectProps, childApplicationProps, type ClusterKind, rootApplicationProps } from '../argocd/applications';
@@ -43,17 +43,18 @@ export function chartFootprint(id: string, chart: Chart): ChartFootprint {
   const namespaces = new Set<string>();
   const ownNamespaces = new Set<string>();
   const clusterKinds: ClusterKind[] = [];
-  for (const manifest of chart.toJson() as Array<{ apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; spec?: any }>) {
-    const namespace = manifest.metadata.namespace;
-    if (manifest.kind === 'Namespace') ownNamespaces.add(manifest.metadata.name);
+  // Read each object's identity, not the chart's full rendering: synth renders it once, later.
+  for (const object of chart.node.findAll().filter(ApiObject.isApiObject)) {
+    const namespace = object.metadata.namespace;
+    if (object.kind === 'Namespace') ownNamespaces.add(object.name);
     if (namespace === undefined) {
-      const group = manifest.apiVersion.includes('/') ? manifest.apiVersion.split('/')[0]! : '';
-      clusterKinds.push({ group, kind: manifest.kind });
+      const group = object.apiVersion.includes('/') ? object.apiVersion.split('/')[0]! : '';
+      clusterKinds.push({ group, kind: object.kind });
     } else {
       namespaces.add(namespace);
       counts.set(namespace, (counts.get(namespace) ?? 0) + 1);
     }
-    const destination = manifest.kind === 'Application' ? manifest.spec?.destination?.namespace : undefined;
+    const destination = object.kind === 'Application' ? (object.toJson() as { spec?: any }).spec?.destination?.namespace : undefined;
     if (typeof destination === 'string') namespaces.add(destination);
   }
   for (const namespace of ownNamespaces) namespaces.add(namespace);
