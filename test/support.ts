@@ -4,7 +4,9 @@ import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { parseAllDocuments } from 'yaml';
 import { ENVIRONMENT_FILES, ENVIRONMENT_ORDER, loadEnvironments, type Environment } from '../src/environments';
-import { renderEnvironment } from '../src/synth';
+import { expect } from 'vitest';
+import { ConfigError } from '../src/errors';
+import { renderEnvironment, synthesize } from '../src/synth';
 
 export const ROOT = path.resolve(__dirname, '..');
 export const DIST = path.join(ROOT, 'dist');
@@ -85,4 +87,23 @@ export function treeContents(dir: string): Map<string, string> {
     .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)))
     .sort();
   return new Map(files.map((file) => [file, fs.readFileSync(path.join(dir, file), 'utf8')]));
+}
+
+/**
+ * Synthesize into `outdir` expecting a refusal: returns the problems, after asserting that
+ * `outdir` is byte for byte what it was and no temporary folder is left beside it.
+ */
+export function refusedSynth(outdir: string, files: Record<string, unknown>, order: readonly string[] = ENVIRONMENT_ORDER): string[] {
+  const before = treeContents(outdir);
+  const siblings = fs.readdirSync(path.dirname(outdir)).sort();
+  let caught: unknown;
+  try {
+    synthesize({ outdir, order, files });
+  } catch (error) {
+    caught = error;
+  }
+  expect(caught).toBeInstanceOf(ConfigError);
+  expect(treeContents(outdir)).toEqual(before);
+  expect(fs.readdirSync(path.dirname(outdir)).sort()).toEqual(siblings);
+  return [...(caught as ConfigError).problems];
 }
