@@ -228,6 +228,15 @@ describe('bad data-service values are refused, and dist/ is untouched', () => {
     ]);
   });
 
+  it('refuses a unit namespace shared with another unit or the infrastructure', () => {
+    expect(refused((files) => (files.staging.database.namespace = 'webapp'))).toEqual([
+      'staging: database.namespace "webapp" must differ from application.namespace (each unit has its own namespace)',
+    ]);
+    expect(refused((files) => (files.testing.broker.namespace = 'monitoring'))).toEqual([
+      'testing: broker.namespace "monitoring" must not be a namespace of the infrastructure',
+    ]);
+  });
+
   it('refuses a backup schedule that is not a cron expression', () => {
     expect(refused((files) => (files.testing.database.backup.schedule = 'nightly'))).toEqual([
       'testing: database.backup.schedule "nightly" must be a cron expression of five fields',

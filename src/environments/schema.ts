@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BLUE_GREEN } from '../constants';
+import { BLUE_GREEN, INFRASTRUCTURE_NAMESPACES } from '../constants';
 import { infrastructureSchema, refineInfrastructure } from './infrastructure-schema';
 import { brokerSchema, databaseSchema } from './data-services-schema';
 import { dnsLabel, imageTag, resourcesSchema } from './fields';
@@ -138,6 +138,25 @@ export const environmentSchema = z
   })
   .superRefine((env, ctx) => {
     refineInfrastructure(env, ctx);
+    // Each deployable unit owns its namespace: two units in one would fight over it.
+    const owners = new Map<string, string>();
+    for (const [field, namespace] of [
+      ['application.namespace', env.application.namespace],
+      ['database.namespace', env.database.namespace],
+      ['broker.namespace', env.broker.namespace],
+    ] as const) {
+      const reserved = (Object.values(INFRASTRUCTURE_NAMESPACES) as string[]).includes(namespace);
+      const owner = owners.get(namespace);
+      if (owner !== undefined || reserved) {
+        ctx.addIssue({
+          code: 'custom',
+          path: field.split('.'),
+          input: namespace,
+          message: owner !== undefined ? `must differ from ${owner} (each unit has its own namespace)` : 'must not be a namespace of the infrastructure',
+        });
+      }
+      owners.set(namespace, field);
+    }
     if (env.status === 'planned' && env.autoSync) {
       ctx.addIssue({
         code: 'custom',
