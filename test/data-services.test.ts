@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateAgainstSchema } from '../src/validation/schemas';
-import { DIST, ENVIRONMENT_ORDER, committedObjects, environmentFilesCopy, findObject, refusedSynth, temporaryDirectory, treeContents, type K8sObject } from './support';
+import { ENVIRONMENT_ORDER, committedDistCopy, committedObjects, environmentFilesCopy, findObject, refusedSynth, treeContents, type K8sObject } from './support';
 
 const byName = Object.fromEntries(ENVIRONMENT_ORDER.map((env) => [env, committedObjects(env)])) as Record<string, K8sObject[]>;
 
@@ -185,16 +185,13 @@ describe.each(ENVIRONMENT_ORDER)('the broker in %s (1.3 step 6)', (environment) 
 });
 
 describe('bad data-service values are refused, and dist/ is untouched', () => {
-  let workdir: string;
   let outdir: string;
   let before: Map<string, string>;
   beforeAll(() => {
-    workdir = temporaryDirectory();
-    outdir = path.join(workdir, 'dist');
-    fs.cpSync(DIST, outdir, { recursive: true });
+    outdir = committedDistCopy();
     before = treeContents(outdir);
   });
-  afterAll(() => fs.rmSync(workdir, { recursive: true, force: true }));
+  afterAll(() => fs.rmSync(path.dirname(outdir), { recursive: true, force: true }));
 
   function refused(breakFiles: (files: Record<string, any>) => void): string[] {
     const files = environmentFilesCopy();

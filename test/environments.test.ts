@@ -2,21 +2,18 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENVIRONMENT_ORDER } from '../src/environments';
-import { DIST, environmentFilesCopy, refusedSynth, temporaryDirectory, treeContents } from './support';
+import { committedDistCopy, environmentFilesCopy, refusedSynth, treeContents } from './support';
 
 /** A copy of the committed dist/, which every refused synth must leave byte for byte. */
-let workdir: string;
 let outdir: string;
 let before: Map<string, string>;
 
 beforeAll(() => {
-  workdir = temporaryDirectory();
-  outdir = path.join(workdir, 'dist');
-  fs.cpSync(DIST, outdir, { recursive: true });
+  outdir = committedDistCopy();
   before = treeContents(outdir);
 });
 
-afterAll(() => fs.rmSync(workdir, { recursive: true, force: true }));
+afterAll(() => fs.rmSync(path.dirname(outdir), { recursive: true, force: true }));
 
 type Files = Record<string, any>;
 

@@ -4,18 +4,15 @@ import { parser } from '@prometheus-io/lezer-promql';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { synthesize } from '../src/synth';
 import { validateAgainstSchema } from '../src/validation/schemas';
-import { DIST, ENVIRONMENT_ORDER, committedObjects, environmentFilesCopy, findObject, readManifests, refusedSynth, temporaryDirectory, type K8sObject } from './support';
+import { ENVIRONMENT_ORDER, committedDistCopy, committedObjects, environmentFilesCopy, findObject, readManifests, refusedSynth, type K8sObject } from './support';
 
 /** A working copy of the committed dist/, so each blue-green step renders onto the one before. */
-let workdir: string;
 let outdir: string;
 
 beforeEach(() => {
-  workdir = temporaryDirectory();
-  outdir = path.join(workdir, 'dist');
-  fs.cpSync(DIST, outdir, { recursive: true });
+  outdir = committedDistCopy();
 });
-afterEach(() => fs.rmSync(workdir, { recursive: true, force: true }));
+afterEach(() => fs.rmSync(path.dirname(outdir), { recursive: true, force: true }));
 
 type Units = Record<string, { tag: string }>;
 

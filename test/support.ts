@@ -107,3 +107,10 @@ export function refusedSynth(outdir: string, files: Record<string, unknown>, ord
   expect(fs.readdirSync(path.dirname(outdir)).sort()).toEqual(siblings);
   return [...(caught as ConfigError).problems];
 }
+
+/** A working copy of the committed dist/ in a fresh temporary folder; remove `path.dirname(outdir)` after. */
+export function committedDistCopy(): string {
+  const outdir = path.join(temporaryDirectory(), 'dist');
+  fs.cpSync(DIST, outdir, { recursive: true });
+  return outdir;
+}
