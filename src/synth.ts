@@ -77,8 +77,29 @@ export interface SynthesizeOptions {
    * @default - validated from `order` and `files`
    */
   readonly environments?: readonly Environment[];
-  /** Platform-wide settings. @default the project's (src/environments/platform.ts) */
-  readonly platform?: Platform;
+  /**
+   * Platform-wide settings as written; validated with the environments, before anything is rendered.
+   * @default PLATFORM (src/environments/platform.ts)
+   */
+  readonly platform?: unknown;
+}
+
+/** The validated environments and platform settings; throws one ConfigError listing the problems of both. */
+function loadInputs(options: SynthesizeOptions): { environments: readonly Environment[]; platform: Platform } {
+  const problems: string[] = [];
+  const collect = <T>(load: () => T): T | undefined => {
+    try {
+      return load();
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      problems.push(...error.problems);
+      return undefined;
+    }
+  };
+  const environments = options.environments ?? collect(() => loadEnvironments(options.order, options.files));
+  const platform = collect(() => loadPlatform(options.platform));
+  if (environments === undefined || platform === undefined) throw new ConfigError(problems);
+  return { environments, platform };
 }
 
 /**
@@ -86,19 +107,20 @@ export interface SynthesizeOptions {
  * Validation and rendering happen before the swap, so any error leaves `outdir` as it was.
  */
 export function synthesize(options: SynthesizeOptions): void {
-  const environments = options.environments ?? loadEnvironments(options.order, options.files);
+  const { environments, platform } = loadInputs(options);
   // A blue-green change is judged against what outdir holds now: the reviewed, synced state.
   const problems = environments.flatMap((environment) =>
     blueGreenTransitionProblems(environment, readCommittedBlueGreen(options.outdir, environment)),
   );
   if (problems.length > 0) throw new ConfigError(problems);
-  const staging = renderToTemporary({ ...options, environments });
+  const staging = renderToTemporary(environments, platform, options.outdir);
   replaceDirectory(staging, options.outdir);
 }
 
 /** The files of `outdir` that differ from a fresh render: changed, added or removed. */
 export function checkSynthesized(options: SynthesizeOptions): string[] {
-  const staging = renderToTemporary(options);
+  const { environments, platform } = loadInputs(options);
+  const staging = renderToTemporary(environments, platform, options.outdir);
   try {
     return compareTrees(staging, options.outdir);
   } finally {
@@ -106,13 +128,11 @@ export function checkSynthesized(options: SynthesizeOptions): string[] {
   }
 }
 
-function renderToTemporary(options: SynthesizeOptions): string {
-  const environments = options.environments ?? loadEnvironments(options.order, options.files);
-  const platform = options.platform ?? loadPlatform();
-  const parent = path.dirname(path.resolve(options.outdir));
+function renderToTemporary(environments: readonly Environment[], platform: Platform, outdir: string): string {
+  const parent = path.dirname(path.resolve(outdir));
   fs.mkdirSync(parent, { recursive: true });
   // Beside outdir, so the final rename stays on one filesystem.
-  const staging = fs.mkdtempSync(path.join(parent, `.${path.basename(options.outdir)}-render-`));
+  const staging = fs.mkdtempSync(path.join(parent, `.${path.basename(outdir)}-render-`));
   try {
     for (const environment of environments) renderEnvironment(environment, path.join(staging, environment.name), platform);
     return staging;

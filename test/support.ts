@@ -93,12 +93,17 @@ export function treeContents(dir: string): Map<string, string> {
  * Synthesize into `outdir` expecting a refusal: returns the problems, after asserting that
  * `outdir` is byte for byte what it was and no temporary folder is left beside it.
  */
-export function refusedSynth(outdir: string, files: Record<string, unknown>, order: readonly string[] = ENVIRONMENT_ORDER): string[] {
+export function refusedSynth(
+  outdir: string,
+  files: Record<string, unknown>,
+  order: readonly string[] = ENVIRONMENT_ORDER,
+  platform?: unknown,
+): string[] {
   const before = treeContents(outdir);
   const siblings = fs.readdirSync(path.dirname(outdir)).sort();
   let caught: unknown;
   try {
-    synthesize({ outdir, order, files });
+    synthesize({ outdir, order, files, platform });
   } catch (error) {
     caught = error;
   }

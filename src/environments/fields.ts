@@ -50,3 +50,11 @@ export const resourcesSchema = z
     }
   });
 
+
+/**
+ * A section of nested fields that must be written out: left away, it reads
+ * `<path> is required and must be an object` rather than zod's generic type message.
+ */
+export function section<Shape extends z.core.$ZodLooseShape>(shape: Shape) {
+  return z.strictObject(shape, { error: 'is required and must be an object' });
+}

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { section } from './fields';
 
 /**
  * The infrastructure section of an environment: how its certificates are issued and the
@@ -47,16 +48,16 @@ const wholeNumberAtLeastOne = z
   .int({ error: 'must be a whole number' })
   .min(1, { error: 'must be at least 1' });
 
-export const infrastructureSchema = z.strictObject({
+export const infrastructureSchema = section({
   /** The environment's ClusterIssuer; its name must be `tls.clusterIssuer`. */
   issuer: issuerSchema,
-  ingressController: z.strictObject({
+  ingressController: section({
     /** Pods of the ingress-nginx controller. */
     replicas: wholeNumberAtLeastOne,
     /** How the controller is reached: a cloud load balancer, or node ports on a workstation. */
     serviceType: z.enum(['LoadBalancer', 'NodePort'], { error: 'must be "LoadBalancer" or "NodePort"' }),
   }),
-  monitoring: z.strictObject({
+  monitoring: section({
     /** How long Prometheus keeps samples, e.g. "24h" or "15d". */
     retention: z.string({ error: 'is required and must be a string' }).regex(RETENTION, {
       error: 'must be a whole number of hours or days such as "24h" or "15d"',

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { INFRASTRUCTURE_NAMESPACES } from '../constants';
 import { ConfigError } from '../errors';
+import { section } from './fields';
 import { formatIssue } from './validate';
 
 /**
@@ -14,8 +15,8 @@ const SSH_URL = /^(git@[a-z0-9.-]+:|ssh:\/\/git@[a-z0-9.-]+(:\d{1,5})?\/)[A-Za-z
 const BRANCH = /^(?!\/)(?!.*\.\.)(?!.*\/$)[A-Za-z0-9._/-]+$/;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
-export const platformSchema = z.strictObject({
-  repository: z.strictObject({
+export const platformSchema = section({
+  repository: section({
     /** SSH URL of this repository: the only source the AppProject allows (5.3). */
     url: z.string({ error: 'is required and must be a string' }).regex(SSH_URL, {
       error: 'must be an SSH repository URL such as "git@github.com:example/platform-gitops.git"',
@@ -25,7 +26,7 @@ export const platformSchema = z.strictObject({
       .string({ error: 'is required and must be a string' })
       .regex(BRANCH, { error: 'must be a branch name such as "master"' }),
   }),
-  controller: z.strictObject({
+  controller: section({
     /** Namespace Argo CD runs in; its Applications and repository Secret live there (5.3). */
     namespace: z.string({ error: 'is required and must be a string' }).regex(DNS_LABEL, { error: 'must be a DNS label' }),
     /** The AppProject every Application of the platform belongs to. */

@@ -1,0 +1,135 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PLATFORM } from '../src/environments/platform';
+import { committedDistCopy, environmentFilesCopy, refusedSynth, treeContents } from './support';
+
+/** A copy of the committed dist/, which every refused synth must leave byte for byte. */
+let outdir: string;
+let before: Map<string, string>;
+
+beforeAll(() => {
+  outdir = committedDistCopy();
+  before = treeContents(outdir);
+});
+
+afterAll(() => fs.rmSync(path.dirname(outdir), { recursive: true, force: true }));
+
+type Files = Record<string, any>;
+
+/** Synthesize with a broken environment file or platform; return the problems, dist/ untouched. */
+function refused(breakFiles: (files: Files) => void, platform: unknown = PLATFORM): string[] {
+  const files = environmentFilesCopy();
+  breakFiles(files);
+  const problems = refusedSynth(outdir, files, undefined, platform);
+  expect(treeContents(outdir)).toEqual(before);
+  return problems;
+}
+
+describe('a bad infrastructure section is refused with environment, field, value and rule, and dist/ is untouched', () => {
+  it.each<[string, (files: Files) => void, string]>([
+    [
+      'an unknown issuer type',
+      (files) => (files.testing.infrastructure.issuer = { type: 'vault' }),
+      'testing: infrastructure.issuer.type "vault" must be one of self-signed-ca, acme',
+    ],
+    [
+      'an ACME directory other than staging or production',
+      (files) => (files.testing.infrastructure.issuer.directory = 'prod'),
+      'testing: infrastructure.issuer.directory "prod" must be "staging" or "production"',
+    ],
+    [
+      'an ACME contact that is not an e-mail address',
+      (files) => (files.staging.infrastructure.issuer.email = 'platform-team'),
+      'staging: infrastructure.issuer.email "platform-team" must be an e-mail address',
+    ],
+    [
+      'an ACME issuer without a contact',
+      (files) => delete files.production.infrastructure.issuer.email,
+      'production: infrastructure.issuer.email is required and must be a string',
+    ],
+    [
+      'a contact on the self-signed CA, which has none',
+      (files) => (files.local.infrastructure.issuer.email = 'platform-team@example.com'),
+      'local: infrastructure.issuer: unknown field "email" (the schema does not name it; check the spelling)',
+    ],
+    [
+      'no ingress controller pod',
+      (files) => (files.staging.infrastructure.ingressController.replicas = 0),
+      'staging: infrastructure.ingressController.replicas 0 must be at least 1',
+    ],
+    [
+      'a Service type the controller cannot be reached through',
+      (files) => (files.staging.infrastructure.ingressController.serviceType = 'ClusterIP'),
+      'staging: infrastructure.ingressController.serviceType "ClusterIP" must be "LoadBalancer" or "NodePort"',
+    ],
+    [
+      'a retention Prometheus does not read',
+      (files) => (files.production.infrastructure.monitoring.retention = '15 days'),
+      'production: infrastructure.monitoring.retention "15 days" must be a whole number of hours or days such as "24h" or "15d"',
+    ],
+    [
+      'a fractional Alertmanager replica count',
+      (files) => (files.production.infrastructure.monitoring.alertmanagerReplicas = 1.5),
+      'production: infrastructure.monitoring.alertmanagerReplicas 1.5 must be a whole number',
+    ],
+    [
+      'a missing monitoring section',
+      (files) => delete files.local.infrastructure.monitoring,
+      'local: infrastructure.monitoring is required and must be an object',
+    ],
+    [
+      'a missing infrastructure section',
+      (files) => delete files.local.infrastructure,
+      'local: infrastructure is required and must be an object',
+    ],
+    [
+      'an application certificate from an issuer the environment does not render',
+      (files) => (files.production.infrastructure.issuer.directory = 'staging'),
+      'production: tls.clusterIssuer "letsencrypt-production" must name the environment\'s ClusterIssuer "letsencrypt-staging" (rendered from infrastructure.issuer)',
+    ],
+  ])('refuses %s', (_, breakFiles, message) => {
+    expect(refused(breakFiles)).toEqual([message]);
+  });
+});
+
+describe('bad platform settings are refused with field, value and rule, and dist/ is untouched', () => {
+  const platform = (change: (settings: any) => void): unknown => {
+    const settings = structuredClone(PLATFORM) as any;
+    change(settings);
+    return settings;
+  };
+
+  it.each<[string, unknown, string[]]>([
+    [
+      'an HTTPS repository URL (Argo CD reads the repository with the SSH key)',
+      platform((s) => (s.repository.url = 'https://github.com/example/platform-gitops.git')),
+      ['platform: repository.url "https://github.com/example/platform-gitops.git" must be an SSH repository URL such as "git@github.com:example/platform-gitops.git"'],
+    ],
+    [
+      'a branch name git refuses',
+      platform((s) => (s.repository.targetRevision = 'release..1')),
+      ['platform: repository.targetRevision "release..1" must be a branch name such as "master"'],
+    ],
+    [
+      'a controller namespace and project that are not DNS labels',
+      platform((s) => (s.controller = { namespace: 'Argo_CD', project: '' })),
+      ['platform: controller.namespace "Argo_CD" must be a DNS label', 'platform: controller.project "" must be a DNS label'],
+    ],
+    [
+      'a missing controller section',
+      platform((s) => delete s.controller),
+      ['platform: controller is required and must be an object'],
+    ],
+  ])('refuses %s', (_, settings, messages) => {
+    expect(refused(() => undefined, settings)).toEqual(messages);
+  });
+
+  it('reports a bad platform together with a bad environment, in one round', () => {
+    const settings = platform((s) => (s.repository.targetRevision = 'release..1'));
+    expect(refused((files) => (files.local.infrastructure.ingressController.replicas = 0), settings)).toEqual([
+      'local: infrastructure.ingressController.replicas 0 must be at least 1',
+      'platform: repository.targetRevision "release..1" must be a branch name such as "master"',
+    ]);
+  });
+});
