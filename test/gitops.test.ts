@@ -1,7 +1,8 @@
+import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HELM_CHARTS } from '../src/chart-versions';
 import { validateAgainstSchema } from '../src/validation/schemas';
-import { ENVIRONMENT_ORDER, committedObjects, findObject, type K8sObject } from './support';
+import { DIST, ENVIRONMENT_ORDER, committedObjects, findObject, readManifests, type K8sObject } from './support';
 
 const REPOSITORY = 'git@github.com:example/platform-gitops.git';
 const wave = (object: K8sObject) => Number(object.metadata.annotations?.['argocd.argoproj.io/sync-wave'] ?? 0);
@@ -60,6 +61,41 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
     }
     // Encrypted Secrets sync with their chart through KSOPS.
     expect(findObject(apps, 'Application', 'application').spec.sources[1]).toEqual({ repoURL: REPOSITORY, targetRevision: 'master', path: `secrets/${environment}/application` });
+  });
+
+  it('has exactly one child Application per rendered chart file, and the root syncs only the wiring', () => {
+    const files = [...readManifests(path.join(DIST, environment)).keys()];
+    const includes = apps.map((app) => (app.spec.sources ?? [app.spec.source])[0].directory?.include).filter((include) => include !== undefined);
+    expect(includes.sort()).toEqual(files.sort());
+    expect(findObject(apps, 'Application', 'root').spec.source.directory.include).toBe('gitops.yaml');
+  });
+
+  it('ends every sync operation after 300 s (Argo CD manages itself with that limit)', () => {
+    const values = findObject(apps, 'Application', 'argocd').spec.source.helm.valuesObject;
+    expect(values.configs.params['controller.sync.timeout.seconds']).toBe('300');
+  });
+
+  it('creates a namespace on install exactly where no chart of the Application renders it', () => {
+    const manifests = readManifests(path.join(DIST, environment));
+    for (const app of apps) {
+      const namespace = app.spec.destination.namespace;
+      const include = (app.spec.sources ?? [app.spec.source])[0].directory?.include as string | undefined;
+      const rendersNamespace = (manifests.get(include ?? '') ?? []).some((o) => o.kind === 'Namespace' && o.metadata.name === namespace);
+      const creates = (app.spec.syncPolicy.syncOptions ?? []).includes('CreateNamespace=true');
+      // argocd exists before any Application: the Pulumi bootstrap creates it.
+      if (rendersNamespace) expect(creates, `${app.metadata.name} would be a second owner of ${namespace}`).toBe(false);
+      else if (namespace !== 'argocd') expect(creates, `${app.metadata.name} needs ${namespace}`).toBe(true);
+    }
+  });
+
+  it('keeps every Application inside the platform project and its destinations', () => {
+    const project = findObject(objects, 'AppProject', 'platform');
+    const allowed = project.spec.destinations.map((d: any) => d.namespace);
+    for (const app of apps) {
+      expect(app.spec.project, app.metadata.name).toBe('platform');
+      expect(allowed, app.metadata.name).toContain(app.spec.destination.namespace);
+      expect(app.spec.destination.server).toBe('https://kubernetes.default.svc');
+    }
   });
 
   it('creates namespaces on install where no chart renders them', () => {
