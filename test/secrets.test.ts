@@ -1,5 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { projectFiles, scanForPlaintextSecrets } from '../src/secrets/scan';
 import { ROOT, runCli, temporaryDirectory } from './support';
@@ -7,19 +9,52 @@ import { ROOT, runCli, temporaryDirectory } from './support';
 // Built from pieces, so that this file itself holds no key material for the scan to find.
 const PEM_KEY = ['-----BEGIN OPENSSH ', 'PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH ', 'PRIVATE KEY-----'].join('');
 const AGE_KEY = ['AGE-SECRET-KEY-', '1QQPQ7Z8NX6E3KVGJ8N0MT5YQZS4L5XK8RXDWYUQ3Q9ZPJ9Q2Y3HSVZ7C8'].join('');
+const PGP_KEY = ['-----BEGIN PGP ', 'PRIVATE KEY BLOCK-----\n\nlQOYBGVh\n-----END PGP ', 'PRIVATE KEY BLOCK-----\n'].join('');
+const PUTTY_KEY = ['PuTTY-User-', 'Key-File-3: ssh-ed25519\nEncryption: none\n'].join('');
+
+/** A SOPS-encrypted value as sops writes it (the scan reads the envelope, not the cipher text). */
+const ENC = 'ENC[AES256_GCM,data:Zm9v,iv:YmFy,tag:YmF6,type:str]';
+
+/** A fresh git repository holding `files`, for the scan's view of what git would commit. */
+function gitRepository(files: Record<string, string>): string {
+  const dir = temporaryDirectory();
+  for (const [file, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+    fs.writeFileSync(path.join(dir, file), text);
+  }
+  const init = spawnSync('git', ['init', '--quiet', dir], { encoding: 'utf8' });
+  expect(init.status, init.stderr).toBe(0);
+  return dir;
+}
 
 describe('no plaintext secret in git or dist/ (5.3)', () => {
   it('finds none in the project, dist/ and secrets/ included', () => {
     const files = projectFiles(ROOT);
-    expect([...files.keys()].some((file) => file.startsWith('dist/'))).toBe(true);
-    expect([...files.keys()].some((file) => file.startsWith('secrets/'))).toBe(true);
+    const names = [...files.keys()];
+    for (const file of ['.sops.yaml', 'dist/production/gitops.yaml', 'secrets/staging/database/database-admin.template.yaml', 'Pulumi.yaml']) {
+      expect(names).toContain(file);
+    }
+    // What git would commit: ignored installs and build output are not the project's text.
+    expect(names.filter((file) => /^(node_modules|build)\//.test(file))).toEqual([]);
     expect(scanForPlaintextSecrets(files)).toEqual([]);
+  });
+
+  it('finds every committed template carrying its keys only, each value empty', () => {
+    const templates = [...projectFiles(ROOT).entries()].filter(([file]) => file.endsWith('.template.yaml'));
+    expect(templates.length).toBeGreaterThanOrEqual(4 * 4);
+    for (const [file, text] of templates) {
+      const secret = parse(text);
+      expect(secret.kind, file).toBe('Secret');
+      const values = Object.values({ ...secret.data, ...secret.stringData });
+      expect(values.length, file).toBeGreaterThan(0);
+      expect(new Set(values), file).toEqual(new Set(['']));
+    }
   });
 
   it('accepts key-only templates and SOPS-encrypted values', () => {
     const files = new Map([
       ['secrets/local/database/database-admin.template.yaml', 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: database-admin\nstringData:\n  password: ""\n'],
-      ['secrets/local/database/database-admin.sops.yaml', 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: database-admin\nstringData:\n  password: ENC[AES256_GCM,data:Zm9v,iv:YmFy,tag:YmF6,type:str]\nsops:\n  version: 3.9.0\n'],
+      ['secrets/local/database/database-admin.sops.yaml', `apiVersion: v1\nkind: Secret\nmetadata:\n  name: database-admin\nstringData:\n  password: ${ENC}\nsops:\n  version: 3.9.0\n`],
     ]);
     expect(scanForPlaintextSecrets(files)).toEqual([]);
   });
@@ -37,6 +72,42 @@ describe('no plaintext secret in git or dist/ (5.3)', () => {
       { file: 'pulumi/deploy-key', problem: 'contains a PEM private key' },
       { file: 'keys.txt', problem: 'contains an age secret key' },
     ]);
+  });
+
+  it('catches a value typed as a number, a plaintext value beside encrypted ones, and a Secret nested in a list', () => {
+    const files = new Map([
+      ['secrets/local/broker/pin.template.yaml', 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: pin\nstringData:\n  pin: 1234\n'],
+      ['secrets/local/broker/users.sops.yaml', `apiVersion: v1\nkind: Secret\nmetadata:\n  name: users\nstringData:\n  a: ${ENC}\n  b: added-by-hand\nsops:\n  version: 3.9.0\n`],
+      ['dist/local/extra.yaml', 'apiVersion: v1\nkind: List\nitems:\n  - apiVersion: v1\n    kind: Secret\n    metadata:\n      name: nested\n    data:\n      token: dG9rZW4=\n'],
+      ['keys/release.asc', PGP_KEY],
+      ['keys/windows.ppk', PUTTY_KEY],
+    ]);
+    expect(scanForPlaintextSecrets(files)).toEqual([
+      { file: 'secrets/local/broker/pin.template.yaml', problem: 'Secret pin holds pin in plaintext: encrypt it with sops' },
+      { file: 'secrets/local/broker/users.sops.yaml', problem: 'Secret users holds b in plaintext: encrypt it with sops' },
+      { file: 'dist/local/extra.yaml', problem: 'Secret nested holds token in plaintext: encrypt it with sops' },
+      { file: 'keys/release.asc', problem: 'contains a PGP private key' },
+      { file: 'keys/windows.ppk', problem: 'contains a PuTTY private key' },
+    ]);
+  });
+
+  it('fails `npm run secrets -- scan` on a filled-in template git would commit, and skips what .gitignore excludes', () => {
+    const template = fs.readFileSync(path.join(ROOT, 'secrets/local/database/database-admin.template.yaml'), 'utf8');
+    const filled = template.replace(/: ""/, ': hunter2');
+    expect(filled).not.toBe(template);
+    const dir = gitRepository({
+      '.gitignore': 'local-keys/\n',
+      'secrets/local/database/database-admin.template.yaml': filled,
+      'local-keys/keys.txt': AGE_KEY,
+    });
+    try {
+      const result = runCli('cli/secrets', ['scan', '--root', dir]);
+      expect(result.stderr).toBe('secrets/local/database/database-admin.template.yaml: Secret database-admin holds password in plaintext: encrypt it with sops\n');
+      expect(result.stdout).toBe('2 files scanned, 1 with plaintext secret material\n');
+      expect(result.status).toBe(1);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('fails `npm run secrets -- scan`, naming the file, when one appears', () => {
@@ -61,9 +132,17 @@ describe('npm run secrets', () => {
     try {
       fs.cpSync(path.join(ROOT, 'secrets'), path.join(dir, 'secrets'), { recursive: true });
       fs.rmSync(path.join(dir, 'secrets', 'staging', 'monitoring', 'chat-webhook.template.yaml'));
+      fs.appendFileSync(path.join(dir, 'secrets', 'local', 'application', 'secret-generator.yaml'), '  - ./extra.sops.yaml\n');
       const drifted = runCli('cli/secrets', ['check', '--root', dir]);
       expect(drifted.status).toBe(1);
-      expect(drifted.stderr).toContain('  - secrets/staging/monitoring/chat-webhook.template.yaml');
+      expect(drifted.stderr).toBe(
+        [
+          'secrets/ is not what the catalog says; run `npm run secrets -- scaffold` and commit:',
+          '  - secrets/local/application/secret-generator.yaml',
+          '  - secrets/staging/monitoring/chat-webhook.template.yaml',
+          '',
+        ].join('\n'),
+      );
       expect(runCli('cli/secrets', ['scaffold', '--root', dir]).status).toBe(0);
       expect(runCli('cli/secrets', ['check', '--root', dir]).status).toBe(0);
     } finally {

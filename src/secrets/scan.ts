@@ -1,22 +1,52 @@
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 
-/** What is not the project's own text: installed packages, git's store, build output. */
+/** What is not the project's own text when `root` is no git work tree: installed packages, git's store, build output. */
 const NOT_SCANNED = new Set(['node_modules', '.git', 'build', 'coverage', '.scratch']);
 
-/** Every file of the project below `root` (text, by relative path), committed or not. */
-export function projectFiles(root: string): Map<string, string> {
-  const files = new Map<string, string>();
+/**
+ * The files git would commit below `root`: tracked, plus untracked ones that .gitignore does
+ * not exclude (`git ls-files --cached --others --exclude-standard`); undefined when `root`
+ * is not the top of a git work tree.
+ */
+function committableFiles(root: string): string[] | undefined {
+  const git = (args: readonly string[]) => spawnSync('git', ['-C', root, ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const top = git(['rev-parse', '--show-toplevel']);
+  if (top.status !== 0 || path.resolve(top.stdout.trim()) !== fs.realpathSync(root)) return undefined;
+  const listed = git(['ls-files', '--cached', '--others', '--exclude-standard', '-z']);
+  if (listed.status !== 0) throw new Error(`git ls-files failed in ${root}: ${listed.stderr.trim()}`);
+  return [...new Set(listed.stdout.split('\0').filter((file) => file !== ''))].sort();
+}
+
+/** Every file below `root` except NOT_SCANNED, by relative path. */
+function walkedFiles(root: string): string[] {
+  const files: string[] = [];
   const walk = (dir: string): void => {
     for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
       if (NOT_SCANNED.has(entry.name) || entry.name.startsWith('.dist-render-')) continue;
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) walk(full);
-      else if (entry.isFile()) files.set(path.relative(root, full), fs.readFileSync(full, 'utf8'));
+      else if (entry.isFile()) files.push(path.relative(root, full));
     }
   };
   walk(root);
+  return files;
+}
+
+/**
+ * The project's files below `root` (text, by relative path): in a git work tree, every file
+ * git would commit (dist/ and secrets/ included, ignored output such as node_modules/ and
+ * build/ not); elsewhere, every file outside NOT_SCANNED.
+ */
+export function projectFiles(root: string): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const file of committableFiles(root) ?? walkedFiles(root)) {
+    const full = path.join(root, file);
+    // A tracked file deleted in the work tree is not there to read.
+    if (fs.statSync(full, { throwIfNoEntry: false })?.isFile()) files.set(file, fs.readFileSync(full, 'utf8'));
+  }
   return files;
 }
 
@@ -28,24 +58,51 @@ export interface SecretFinding {
 
 /** Key material that has no business in git, whatever file it hides in. */
 const KEY_MATERIAL: readonly (readonly [RegExp, string])[] = [
+  // RSA, EC, DSA, PKCS#8, encrypted PKCS#8 and OpenSSH keys (ssh-keygen's default format).
   [/-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----/, 'a PEM private key'],
+  [/-----BEGIN PGP PRIVATE KEY BLOCK-{5}/, 'a PGP private key'],
+  [/^PuTTY-User-Key-File-\d+:/m, 'a PuTTY private key'],
   [/AGE-SECRET-KEY-1[0-9A-Z]{20,}/, 'an age secret key'],
 ];
 
 /** SOPS writes each encrypted value as `ENC[AES256_GCM,data:...]`. */
 const ENCRYPTED_VALUE = /^ENC\[AES256_GCM,data:/;
 
+/** An empty value (a key-only template) or one SOPS encrypted. */
+function holdsNoPlaintext(value: unknown): boolean {
+  return value === null || value === '' || (typeof value === 'string' && ENCRYPTED_VALUE.test(value));
+}
+
+/** The keys of a Secret's `data` or `stringData` whose value is readable: any non-empty, unencrypted value, whatever its type. */
 function plaintextValues(values: unknown): string[] {
-  if (values === null || typeof values !== 'object') return [];
+  if (values === null || values === undefined) return [];
+  if (typeof values !== 'object' || Array.isArray(values)) return ['(the whole section)'];
   return Object.entries(values as Record<string, unknown>)
-    .filter(([, value]) => typeof value === 'string' && value !== '' && !ENCRYPTED_VALUE.test(value))
+    .filter(([, value]) => !holdsNoPlaintext(value))
     .map(([key]) => key);
+}
+
+interface SecretLike {
+  readonly kind: 'Secret';
+  readonly metadata?: { readonly name?: string };
+  readonly data?: unknown;
+  readonly stringData?: unknown;
+}
+
+/** Every Secret in a parsed document, at the top or nested (a `List`'s items, a Helm value's extra objects). */
+function secretsIn(node: unknown, found: SecretLike[] = []): SecretLike[] {
+  if (Array.isArray(node)) for (const item of node) secretsIn(item, found);
+  else if (node !== null && typeof node === 'object') {
+    if ((node as { kind?: unknown }).kind === 'Secret') found.push(node as SecretLike);
+    for (const value of Object.values(node)) secretsIn(value, found);
+  }
+  return found;
 }
 
 /**
  * Plaintext secret material in `files` (path -> text): private keys anywhere, and Kubernetes
- * Secrets with a non-empty, unencrypted value under `data` or `stringData` in YAML files.
- * Key-only templates (every value empty) and SOPS-encrypted files pass.
+ * Secrets (at any depth of a YAML document) with a non-empty, unencrypted value under `data`
+ * or `stringData`. Key-only templates (every value empty) and SOPS-encrypted files pass.
  */
 export function scanForPlaintextSecrets(files: ReadonlyMap<string, string>): SecretFinding[] {
   const findings: SecretFinding[] = [];
@@ -56,11 +113,11 @@ export function scanForPlaintextSecrets(files: ReadonlyMap<string, string>): Sec
     if (!/\.ya?ml$/.test(file)) continue;
     for (const document of parseAllDocuments(text)) {
       if (document.errors.length > 0) continue;
-      const object = document.toJS() as { kind?: unknown; metadata?: { name?: string }; data?: unknown; stringData?: unknown } | null;
-      if (object?.kind !== 'Secret') continue;
-      const keys = [...plaintextValues(object.data), ...plaintextValues(object.stringData)];
-      if (keys.length > 0) {
-        findings.push({ file, problem: `Secret ${object.metadata?.name ?? '(unnamed)'} holds ${keys.join(', ')} in plaintext: encrypt it with sops` });
+      for (const secret of secretsIn(document.toJS())) {
+        const keys = [...plaintextValues(secret.data), ...plaintextValues(secret.stringData)];
+        if (keys.length > 0) {
+          findings.push({ file, problem: `Secret ${secret.metadata?.name ?? '(unnamed)'} holds ${keys.join(', ')} in plaintext: encrypt it with sops` });
+        }
       }
     }
   }
