@@ -1,0 +1,68 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parse } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { loadEnvironments } from '../src/environments';
+import { expectedEncryptedFiles, secretsLayout } from '../src/secrets/layout';
+import { ENVIRONMENT_ORDER, ROOT } from './support';
+
+interface CreationRule {
+  readonly path_regex: string;
+  readonly encrypted_regex: string;
+  readonly age: string;
+}
+
+const BECH32_CHARSET = 'qpzry9x8gf2tvdw0s3jn54khce6mua7l';
+
+/** Whether `text` is bech32 with a valid checksum under `prefix` (BIP 173: what age recipients are). */
+function isBech32(text: string, prefix: string): boolean {
+  if (!text.startsWith(`${prefix}1`)) return false;
+  const data = [...text.slice(prefix.length + 1)].map((char) => BECH32_CHARSET.indexOf(char));
+  if (data.length < 6 || data.includes(-1)) return false;
+  const generators = [0x3b6a57b2, 0x26508e6d, 0x1ea119fa, 0x3d4233dd, 0x2a1462b3];
+  let checksum = 1;
+  const expanded = [...[...prefix].map((c) => c.charCodeAt(0) >> 5), 0, ...[...prefix].map((c) => c.charCodeAt(0) & 31), ...data];
+  for (const value of expanded) {
+    const top = checksum >> 25;
+    checksum = ((checksum & 0x1ffffff) << 5) ^ value;
+    generators.forEach((generator, bit) => {
+      if ((top >> bit) & 1) checksum ^= generator;
+    });
+  }
+  return checksum === 1;
+}
+
+describe('.sops.yaml creation rules (5.3)', () => {
+  const rules = (parse(fs.readFileSync(path.join(ROOT, '.sops.yaml'), 'utf8')) as { creation_rules: CreationRule[] }).creation_rules;
+  const environments = loadEnvironments();
+  const encrypted = expectedEncryptedFiles(environments);
+  const scaffold = [...secretsLayout(environments).keys()];
+  // sops takes the first rule whose path_regex matches the file's path.
+  const ruleFor = (file: string) => rules.find((rule) => new RegExp(rule.path_regex).test(file));
+
+  it('encrypts each environment\'s files to that environment\'s key only', () => {
+    expect(rules).toHaveLength(ENVIRONMENT_ORDER.length);
+    for (const [index, environment] of ENVIRONMENT_ORDER.entries()) {
+      const own = encrypted.filter((file) => file.startsWith(`secrets/${environment}/`));
+      expect(own.length, environment).toBeGreaterThan(0);
+      for (const file of own) expect(ruleFor(file), file).toBe(rules[index]);
+    }
+    expect(new Set(rules.map((rule) => rule.age)).size).toBe(rules.length);
+  });
+
+  it('matches no template, generator or file outside secrets/, so nothing else is encrypted by accident', () => {
+    for (const file of [...scaffold, 'dist/local/application.yaml', 'secrets/local/application/webapp-database.yaml']) {
+      expect(ruleFor(file), file).toBeUndefined();
+    }
+  });
+
+  it('encrypts only data and stringData, leaving names and types reviewable', () => {
+    for (const rule of rules) expect(rule.encrypted_regex).toBe('^(data|stringData)$');
+  });
+
+  it('names one well-formed age public key per environment (a typo would only fail at `sops encrypt`)', () => {
+    for (const rule of rules) expect(isBech32(rule.age, 'age'), rule.age).toBe(true);
+    const typo = rules[0]!.age.slice(0, -1) + (rules[0]!.age.endsWith('q') ? 'p' : 'q');
+    expect(isBech32(typo, 'age')).toBe(false);
+  });
+});
