@@ -1,8 +1,9 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HELM_CHARTS } from '../src/chart-versions';
 import { validateAgainstSchema } from '../src/validation/schemas';
-import { DIST, ENVIRONMENT_ORDER, committedObjects, findObject, readManifests, type K8sObject } from './support';
+import { DIST, ENVIRONMENT_ORDER, ROOT, committedObjects, findObject, readManifests, type K8sObject } from './support';
 
 const REPOSITORY = 'git@github.com:example/platform-gitops.git';
 const wave = (object: K8sObject) => Number(object.metadata.annotations?.['argocd.argoproj.io/sync-wave'] ?? 0);
@@ -146,5 +147,23 @@ describe('issuers per environment (2.7)', () => {
       privateKeySecretRef: { name: `${name}-account` },
       solvers: [{ http01: { ingress: { ingressClassName: 'nginx' } } }],
     });
+  });
+});
+
+describe('README: the pinned chart versions', () => {
+  it('lists every infrastructure Application with its wave, chart, version, repository and namespace as rendered', () => {
+    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const header = '| Application | wave | chart | version | repository | namespace |';
+    const after = readme.slice(readme.indexOf(header)).split('\n').slice(2);
+    const rows = after.slice(0, after.findIndex((line) => !line.startsWith('|')));
+    const rendered = committedObjects('staging')
+      .filter((o) => o.kind === 'Application' && o.spec.source?.chart !== undefined)
+      .map((app) => {
+        const source = app.spec.source;
+        const cells = [`\`${app.metadata.name}\``, app.metadata.annotations!['argocd.argoproj.io/sync-wave'], `\`${source.chart}\``, `\`${source.targetRevision}\``, source.repoURL, `\`${app.spec.destination.namespace}\``];
+        return `| ${cells.join(' | ')} |`;
+      });
+    expect(readme).toContain(header);
+    expect(rows).toEqual(rendered);
   });
 });
