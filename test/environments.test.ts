@@ -1,30 +1,9 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ENVIRONMENT_ORDER } from '../src/environments';
-import { committedDistCopy, environmentFilesCopy, refusedSynth, treeContents } from './support';
-
-/** A copy of the committed dist/, which every refused synth must leave byte for byte. */
-let outdir: string;
-let before: Map<string, string>;
-
-beforeAll(() => {
-  outdir = committedDistCopy();
-  before = treeContents(outdir);
-});
-
-afterAll(() => fs.rmSync(path.dirname(outdir), { recursive: true, force: true }));
-
-type Files = Record<string, any>;
+import { refusalsAgainstCommittedDist } from './support';
 
 /** Synthesize with broken files; return the problems, asserting dist/ is untouched. */
-function refusedProblems(breakFiles: (files: Files) => void, order: readonly string[] = ENVIRONMENT_ORDER): string[] {
-  const files = environmentFilesCopy();
-  breakFiles(files);
-  const problems = refusedSynth(outdir, files, order);
-  expect(treeContents(outdir)).toEqual(before);
-  return problems;
-}
+const refusedProblems = refusalsAgainstCommittedDist();
 
 describe('a bad environment value is refused with environment, field, value and rule, and dist/ is untouched', () => {
   it.each([

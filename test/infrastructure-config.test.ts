@@ -1,30 +1,12 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PLATFORM } from '../src/environments/platform';
-import { committedDistCopy, environmentFilesCopy, refusedSynth, treeContents } from './support';
-
-/** A copy of the committed dist/, which every refused synth must leave byte for byte. */
-let outdir: string;
-let before: Map<string, string>;
-
-beforeAll(() => {
-  outdir = committedDistCopy();
-  before = treeContents(outdir);
-});
-
-afterAll(() => fs.rmSync(path.dirname(outdir), { recursive: true, force: true }));
+import { refusalsAgainstCommittedDist } from './support';
 
 type Files = Record<string, any>;
 
 /** Synthesize with a broken environment file or platform; return the problems, dist/ untouched. */
-function refused(breakFiles: (files: Files) => void, platform: unknown = PLATFORM): string[] {
-  const files = environmentFilesCopy();
-  breakFiles(files);
-  const problems = refusedSynth(outdir, files, undefined, platform);
-  expect(treeContents(outdir)).toEqual(before);
-  return problems;
-}
+const refusedWith = refusalsAgainstCommittedDist();
+const refused = (breakFiles: (files: Files) => void, platform: unknown = PLATFORM) => refusedWith(breakFiles, undefined, platform);
 
 describe('a bad infrastructure section is refused with environment, field, value and rule, and dist/ is untouched', () => {
   it.each<[string, (files: Files) => void, string]>([

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { parseAllDocuments } from 'yaml';
 import { ENVIRONMENT_FILES, ENVIRONMENT_ORDER, loadEnvironments, type Environment } from '../src/environments';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { ConfigError } from '../src/errors';
 import { renderEnvironment, synthesize } from '../src/synth';
 
@@ -118,4 +118,30 @@ export function committedDistCopy(): string {
   const outdir = path.join(temporaryDirectory(), 'dist');
   fs.cpSync(DIST, outdir, { recursive: true });
   return outdir;
+}
+
+/** Edits a person might make to the environment files, in a test. */
+export type BreakFiles = (files: Record<string, any>) => void;
+
+/**
+ * For a file of tests that expect refusals: keeps a copy of the committed dist/ from before
+ * the file's first test until after its last, and returns `refused(breakFiles, order?, platform?)`,
+ * which synthesizes a broken copy of the environment files into that copy and returns the
+ * problems, asserting the copy is still byte for byte the committed dist/.
+ */
+export function refusalsAgainstCommittedDist(): (breakFiles: BreakFiles, order?: readonly string[], platform?: unknown) => string[] {
+  let outdir = '';
+  let committed = new Map<string, string>();
+  beforeAll(() => {
+    outdir = committedDistCopy();
+    committed = treeContents(outdir);
+  });
+  afterAll(() => fs.rmSync(path.dirname(outdir), { recursive: true, force: true }));
+  return (breakFiles, order = ENVIRONMENT_ORDER, platform) => {
+    const files = environmentFilesCopy();
+    breakFiles(files);
+    const problems = refusedSynth(outdir, files, order, platform);
+    expect(treeContents(outdir)).toEqual(committed);
+    return problems;
+  };
 }
