@@ -1,13 +1,26 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
 import { HELM_CHARTS } from '../src/chart-versions';
+import { loadPlatform } from '../src/environments/platform';
 import { validateAgainstSchema } from '../src/validation/schemas';
 import { DIST, ENVIRONMENT_ORDER, ROOT, committedObjects, findObject, readManifests, type K8sObject } from './support';
 
 const REPOSITORY = 'git@github.com:example/platform-gitops.git';
+const BRANCH = loadPlatform().repository.targetRevision;
 const wave = (object: K8sObject) => Number(object.metadata.annotations?.['argocd.argoproj.io/sync-wave'] ?? 0);
 const applications = (objects: readonly K8sObject[]) => objects.filter((o) => o.kind === 'Application');
+
+describe('the branch the Applications follow', () => {
+  // Argo CD resolves targetRevision against the repository's refs (e2e: Applications
+  // following a branch that does not exist never sync).
+  it('is a branch of this repository', () => {
+    const refs = [`refs/heads/${BRANCH}`, `refs/remotes/origin/${BRANCH}`];
+    const found = refs.filter((ref) => spawnSync('git', ['-C', ROOT, 'rev-parse', '--verify', '--quiet', ref]).status === 0);
+    expect(found, `${BRANCH} is neither ${refs.join(' nor ')}`).not.toEqual([]);
+  });
+});
 
 describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1.3, 5)', (environment) => {
   const objects = committedObjects(environment);
@@ -53,15 +66,15 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
 
   it('roots an app of apps at dist/<environment>/, with one child per chart in delivery order', () => {
     const root = findObject(apps, 'Application', 'root');
-    expect(root.spec.source).toEqual({ repoURL: REPOSITORY, targetRevision: 'master', path: `dist/${environment}`, directory: { include: 'gitops.yaml' } });
+    expect(root.spec.source).toEqual({ repoURL: REPOSITORY, targetRevision: BRANCH, path: `dist/${environment}`, directory: { include: 'gitops.yaml' } });
     const children = ['infrastructure', 'database', 'broker', 'application', 'monitoring'].map((name) => findObject(apps, 'Application', name));
     expect(children.map(wave)).toEqual([1, 2, 3, 4, 5]);
     for (const child of children) {
       const sources = child.spec.sources ?? [child.spec.source];
-      expect(sources[0]).toEqual({ repoURL: REPOSITORY, targetRevision: 'master', path: `dist/${environment}`, directory: { include: `${child.metadata.name}.yaml` } });
+      expect(sources[0]).toEqual({ repoURL: REPOSITORY, targetRevision: BRANCH, path: `dist/${environment}`, directory: { include: `${child.metadata.name}.yaml` } });
     }
     // Encrypted Secrets sync with their chart through KSOPS.
-    expect(findObject(apps, 'Application', 'application').spec.sources[1]).toEqual({ repoURL: REPOSITORY, targetRevision: 'master', path: `secrets/${environment}/application` });
+    expect(findObject(apps, 'Application', 'application').spec.sources[1]).toEqual({ repoURL: REPOSITORY, targetRevision: BRANCH, path: `secrets/${environment}/application` });
   });
 
   it('has exactly one child Application per rendered chart file, and the root syncs only the wiring', () => {

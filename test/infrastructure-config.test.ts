@@ -91,7 +91,7 @@ describe('bad platform settings are refused with field, value and rule, and dist
     [
       'a branch name git refuses',
       platform((s) => (s.repository.targetRevision = 'release..1')),
-      ['platform: repository.targetRevision "release..1" must be a branch name such as "master"'],
+      ['platform: repository.targetRevision "release..1" must be a branch name such as "main"'],
     ],
     [
       'a controller namespace and project that are not DNS labels',
@@ -111,7 +111,7 @@ describe('bad platform settings are refused with field, value and rule, and dist
     const settings = platform((s) => (s.repository.targetRevision = 'release..1'));
     expect(refused((files) => (files.local.infrastructure.ingressController.replicas = 0), settings)).toEqual([
       'local: infrastructure.ingressController.replicas 0 must be at least 1',
-      'platform: repository.targetRevision "release..1" must be a branch name such as "master"',
+      'platform: repository.targetRevision "release..1" must be a branch name such as "main"',
     ]);
   });
 });

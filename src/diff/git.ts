@@ -1,9 +1,17 @@
 import { spawnSync } from 'node:child_process';
+import { loadPlatform } from '../environments/platform';
 import { UsageError } from '../tooling/cli';
 import type { ManifestTree } from '../tooling/tree';
 
-/** The branch a pull request merges into; its merge base is the default base of a diff. */
-export const MAIN_BRANCHES = ['main', 'origin/main'] as const;
+/**
+ * The branch a pull request merges into, as a local branch and as the remote-tracking one
+ * of a CI clone: the branch the Argo CD Applications follow (the platform setting), so
+ * the diff's default base is what the cluster runs.
+ */
+export function mainBranches(): readonly [string, string] {
+  const branch = loadPlatform().repository.targetRevision;
+  return [branch, `origin/${branch}`];
+}
 
 /** The committed rendering: `dist/` is committed and CI checks that it is current. */
 export const RENDERED_DIR = 'dist';
@@ -22,18 +30,19 @@ export function resolveCommit(root: string, ref: string): string {
 }
 
 /**
- * The default base: where HEAD left `main` (or `origin/main` in a CI clone). On main
- * itself that is HEAD, so the diff shows what the working tree changes.
+ * The default base: where HEAD left the platform's branch (or its `origin/` copy in a CI
+ * clone). On that branch itself it is HEAD, so the diff shows what the working tree changes.
  */
 export function defaultBase(root: string): { ref: string; commit: string } {
   resolveCommit(root, 'HEAD');
-  for (const branch of MAIN_BRANCHES) {
+  const branches = mainBranches();
+  for (const branch of branches) {
     if (!git(root, ['rev-parse', '--verify', '--quiet', `${branch}^{commit}`]).ok) continue;
     const result = git(root, ['merge-base', 'HEAD', branch]);
     if (!result.ok) throw new UsageError(`HEAD and ${branch} have no common commit; pass --base <git-ref>`);
     return { ref: `merge-base(HEAD, ${branch})`, commit: result.stdout.trim() };
   }
-  throw new UsageError(`neither ${MAIN_BRANCHES.join(' nor ')} exists in ${root}; pass --base <git-ref>`);
+  throw new UsageError(`neither ${branches.join(' nor ')} exists in ${root}; pass --base <git-ref>`);
 }
 
 /** The `.yaml` files of `dist/` as committed in `commit`, keyed relative to `dist/`. */

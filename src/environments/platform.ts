@@ -21,10 +21,13 @@ export const platformSchema = section({
     url: z.string({ error: 'is required and must be a string' }).regex(SSH_URL, {
       error: 'must be an SSH repository URL such as "git@github.com:example/platform-gitops.git"',
     }),
-    /** Branch the controller follows (1.3.1: changes are merged to master). */
+    /**
+     * Branch the controller follows and `npm run diff` compares against: the contract's
+     * "master" (1.3, 1.1) is this repository's `main`. A test checks that the branch exists.
+     */
     targetRevision: z
       .string({ error: 'is required and must be a string' })
-      .regex(BRANCH, { error: 'must be a branch name such as "master"' }),
+      .regex(BRANCH, { error: 'must be a branch name such as "main"' }),
   }),
   controller: section({
     /** Namespace Argo CD runs in; its Applications and repository Secret live there (5.3). */
@@ -41,7 +44,7 @@ export type Platform = z.output<typeof platformSchema>;
 export const PLATFORM = {
   repository: {
     url: 'git@github.com:example/platform-gitops.git',
-    targetRevision: 'master',
+    targetRevision: 'main',
   },
   controller: {
     namespace: INFRASTRUCTURE_NAMESPACES.controller,
