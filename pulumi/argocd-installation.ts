@@ -1,7 +1,7 @@
 import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
 import type { HelmChartRef } from '../src/chart-versions';
-import { SOPS_AGE } from '../src/constants';
+import { ageKeySecretManifest, controllerNamespaceManifest } from './bootstrap-manifests';
 
 export interface ArgoCdInstallationArgs {
   /** Namespace Argo CD runs in; created here (5.3: the controller's namespace). */
@@ -37,17 +37,13 @@ export class ArgoCdInstallation extends pulumi.ComponentResource {
 
     this.namespace = new k8s.core.v1.Namespace(
       `${name}-namespace`,
-      { metadata: { name: args.namespace } },
+      controllerNamespaceManifest(args.namespace) as k8s.core.v1.NamespaceArgs,
       { parent: this, customTimeouts },
     );
 
     this.ageKeySecret = new k8s.core.v1.Secret(
       `${name}-age-key`,
-      {
-        metadata: { name: SOPS_AGE.secretName, namespace: args.namespace },
-        type: 'Opaque',
-        stringData: { [SOPS_AGE.secretKey]: pulumi.secret(args.ageKey) },
-      },
+      ageKeySecretManifest(args.namespace, pulumi.secret(args.ageKey)) as k8s.core.v1.SecretArgs,
       { parent: this, dependsOn: [this.namespace] },
     );
 

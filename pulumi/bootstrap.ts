@@ -1,19 +1,14 @@
 import * as pulumi from '@pulumi/pulumi';
-import { App } from 'cdk8s';
-import { ROOT_APPLICATION } from '../src/argocd/applications';
 import { ARGO_CD_RELEASE, argoCdValues } from '../src/argocd/argo-cd-values';
 import { HELM_CHARTS } from '../src/chart-versions';
 import { WAITS_SECONDS } from '../src/constants';
-import { ENVIRONMENT_ORDER, loadEnvironments } from '../src/environments';
 import { loadPlatform } from '../src/environments/platform';
-import { ConfigError } from '../src/errors';
-import { buildEnvironment } from '../src/synth';
 import { ArgoCdInstallation } from './argocd-installation';
+import { REPOSITORY_SECRET, renderedBootstrapObjects } from './bootstrap-manifests';
 import { RepositoryCredentials } from './repository-credentials';
-import { type Manifest, RootApplication } from './root-application';
+import { RootApplication } from './root-application';
 
-/** Name of the repository credentials Secret in Argo CD's namespace. */
-export const REPOSITORY_SECRET = 'platform-gitops-repository';
+export { REPOSITORY_SECRET, renderedBootstrapObjects } from './bootstrap-manifests';
 
 /** What a stack says (Pulumi.<env>.yaml and its secrets). */
 export interface BootstrapConfig {
@@ -32,19 +27,6 @@ export function readBootstrapConfig(config: pulumi.Config = new pulumi.Config())
     repositorySshPrivateKey: config.requireSecret('repositorySshPrivateKey'),
     sopsAgeKey: config.requireSecret('sopsAgeKey'),
   };
-}
-
-/** The AppProject and root Application of an environment, as `npm run synth` renders them. */
-export function renderedBootstrapObjects(environmentName: string): { project: Manifest; application: Manifest } {
-  if (!(ENVIRONMENT_ORDER as readonly string[]).includes(environmentName)) {
-    throw new ConfigError([`stack: environment ${JSON.stringify(environmentName)} must be one of ${ENVIRONMENT_ORDER.join(', ')}`]);
-  }
-  const environment = loadEnvironments().find((env) => env.name === environmentName)!;
-  const { gitops } = buildEnvironment(new App(), environment, loadPlatform());
-  const objects = gitops.toJson() as Manifest[];
-  const project = objects.find((o) => o.kind === 'AppProject')!;
-  const application = objects.find((o) => o.kind === 'Application' && o.metadata.name === ROOT_APPLICATION)!;
-  return { project, application };
 }
 
 /** Everything `pulumi up` creates, in dependency order. */

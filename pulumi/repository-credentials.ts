@@ -1,6 +1,6 @@
 import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
-import { REPOSITORY_SECRET_LABEL } from '../src/constants';
+import { repositorySecretManifest } from './bootstrap-manifests';
 
 export interface RepositoryCredentialsArgs {
   /** Namespace of Argo CD, where repository Secrets are read. */
@@ -26,15 +26,12 @@ export class RepositoryCredentials extends pulumi.ComponentResource {
     super('platform-gitops:bootstrap:RepositoryCredentials', name, {}, opts);
     this.secret = new k8s.core.v1.Secret(
       `${name}-secret`,
-      {
-        metadata: {
-          name: args.secretName,
-          namespace: args.namespace,
-          labels: { [REPOSITORY_SECRET_LABEL.key]: REPOSITORY_SECRET_LABEL.value },
-        },
-        type: 'Opaque',
-        stringData: { type: 'git', url: args.url, sshPrivateKey: pulumi.secret(args.sshPrivateKey) },
-      },
+      repositorySecretManifest({
+        namespace: args.namespace,
+        secretName: args.secretName,
+        url: args.url,
+        sshPrivateKey: pulumi.secret(args.sshPrivateKey),
+      }) as k8s.core.v1.SecretArgs,
       { parent: this },
     );
     this.registerOutputs({ secretName: this.secret.metadata.name });

@@ -1,13 +1,8 @@
 import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
+import type { Manifest } from './bootstrap-manifests';
 
-/** A rendered Kubernetes object (apiVersion, kind, metadata, spec). */
-export interface Manifest {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly metadata: { readonly name: string; readonly namespace?: string; readonly [key: string]: unknown };
-  readonly spec?: unknown;
-}
+export type { Manifest } from './bootstrap-manifests';
 
 export interface RootApplicationArgs {
   /** The AppProject, exactly as rendered into dist/<env>/gitops.yaml. */

@@ -22,11 +22,16 @@ function entryPoints() {
   return ['src/main.ts', ...cli].sort();
 }
 
+/** TypeScript below src/, e2e/ and pulumi/ (commands import the e2e harness and the bootstrap's manifests). */
 function inputFiles() {
-  const sources = fs
-    .readdirSync(path.join(ROOT, 'src'), { recursive: true })
-    .filter((file) => file.endsWith('.ts'))
-    .map((file) => path.join('src', file))
+  const sources = ['src', 'e2e', 'pulumi']
+    .filter((dir) => fs.existsSync(path.join(ROOT, dir)))
+    .flatMap((dir) =>
+      fs
+        .readdirSync(path.join(ROOT, dir), { recursive: true })
+        .filter((file) => file.endsWith('.ts'))
+        .map((file) => path.join(dir, file)),
+    )
     .sort();
   return [...sources, 'scripts/build.cjs', 'tsconfig.json', 'package-lock.json'];
 }

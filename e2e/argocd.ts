@@ -1,0 +1,182 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { argoCdValues } from '../src/argocd/argo-cd-values';
+import { freePort } from './control-plane';
+import { E2eError } from './errors';
+import type { KubeClient, KubeObject } from './kube-client';
+import { type Supervisor, waitFor } from './processes';
+import type { Toolchain } from './toolchain';
+
+/**
+ * `configs.params` keys of the argo-cd chart (argocd-cmd-params-cm) that the platform
+ * sets, and the environment variable the chart's Deployments read each one from.
+ * A key missing here fails the run, so a new setting is never silently dropped.
+ */
+const PARAM_VARIABLES: Readonly<Record<string, { component: 'controller' | 'repo-server'; variable: string }>> = {
+  'controller.sync.timeout.seconds': { component: 'controller', variable: 'ARGOCD_APPLICATION_CONTROLLER_SYNC_TIMEOUT' },
+};
+
+/** What Argo CD needs on disk and in its environment, outside the cluster. */
+export interface ArgoCdOptions {
+  readonly toolchain: Toolchain;
+  readonly supervisor: Supervisor;
+  readonly client: KubeClient;
+  readonly kubeconfig: string;
+  readonly namespace: string;
+  readonly dir: string;
+  /** `known_hosts` lines for the repository host (argocd-ssh-known-hosts-cm). */
+  readonly knownHosts: string;
+  /** CA certificate for each HTTPS host (argocd-tls-certs-cm), by host name. */
+  readonly tlsCertificates: ReadonlyMap<string, string>;
+  /** Folder with the `ssh` wrapper that reaches the local git server. */
+  readonly sshWrapperDir: string;
+  /** `socks5://127.0.0.1:<port>`: the loopback proxy for git over SSH and Helm over HTTPS. */
+  readonly proxy: string;
+  /** The age key file's contents, as the repository server mounts it from its Secret. */
+  readonly ageKey: string;
+}
+
+/** The CRDs Argo CD's own chart installs (argoproj.io), from schemas/crds. */
+export function argoCdCrds(crdDir: string): KubeObject[] {
+  return ['argocd-application.yaml', 'argocd-appproject.yaml'].map(
+    (file) => parseAllDocuments(fs.readFileSync(path.join(crdDir, file), 'utf8'))[0]!.toJS() as KubeObject,
+  );
+}
+
+/**
+ * Argo CD's configuration objects as the argo-cd chart renders them from the platform's
+ * values (src/argocd/argo-cd-values.ts): argocd-cm (health checks, kustomize options),
+ * argocd-cmd-params-cm, argocd-secret.
+ */
+export function argoCdConfigObjects(namespace: string): KubeObject[] {
+  const values = argoCdValues() as { configs: { cm: Record<string, string>; params: Record<string, string> } };
+  const labels = { 'app.kubernetes.io/part-of': 'argocd' };
+  return [
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'argocd-cm', namespace, labels }, data: values.configs.cm },
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'argocd-cmd-params-cm', namespace, labels }, data: values.configs.params },
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'argocd-rbac-cm', namespace, labels }, data: {} },
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'argocd-secret', namespace, labels },
+      type: 'Opaque',
+      stringData: { 'server.secretkey': 'e2e-only-not-a-secret' },
+    },
+  ];
+}
+
+function paramEnvironment(component: 'controller' | 'repo-server'): Record<string, string> {
+  const values = argoCdValues() as { configs: { params: Record<string, string> } };
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(values.configs.params)) {
+    const mapping = PARAM_VARIABLES[key];
+    if (!mapping) throw new E2eError(`argo-cd value configs.params.${key} has no mapping in e2e/argocd.ts (PARAM_VARIABLES)`);
+    if (mapping.component === component) env[mapping.variable] = value;
+  }
+  return env;
+}
+
+/**
+ * Argo CD v3.5 as its own developers run it locally (its Procfile): redis, the
+ * repository server and the application controller as processes on loopback, with
+ * ARGOCD_FAKE_IN_CLUSTER so `https://kubernetes.default.svc` means the e2e API server.
+ * The API server and UI are not needed to sync.
+ */
+export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
+  const { toolchain, supervisor, dir } = options;
+  const alive = (): void => supervisor.assertRunning();
+
+  const sshData = path.join(dir, 'ssh');
+  const tlsData = path.join(dir, 'tls');
+  const home = path.join(dir, 'home');
+  const ageDir = path.join(dir, 'age');
+  for (const folder of [sshData, tlsData, home, ageDir]) fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
+  fs.writeFileSync(path.join(sshData, 'ssh_known_hosts'), options.knownHosts);
+  for (const [host, caFile] of options.tlsCertificates) fs.copyFileSync(caFile, path.join(tlsData, host));
+  const ageKeyFile = path.join(ageDir, 'keys.txt');
+  fs.writeFileSync(ageKeyFile, options.ageKey, { mode: 0o600 });
+
+  const redisPort = await freePort();
+  supervisor.start({
+    name: 'redis',
+    command: '/usr/bin/redis-server',
+    args: ['--bind', '127.0.0.1', '--port', String(redisPort), '--save', '', '--appendonly', 'no', '--protected-mode', 'yes'],
+  });
+
+  const common = {
+    ARGOCD_FAKE_IN_CLUSTER: 'true',
+    KUBECONFIG: options.kubeconfig,
+    ARGOCD_SSH_DATA_PATH: sshData,
+    ARGOCD_TLS_DATA_PATH: tlsData,
+    ARGOCD_GPG_ENABLED: 'false',
+    HOME: home,
+  };
+  const toolPath = [
+    options.sshWrapperDir,
+    path.dirname(toolchain.bin('kustomize', 'kustomize')),
+    path.dirname(toolchain.bin('helm', 'helm')),
+    path.dirname(toolchain.bin('sops', 'sops')),
+    '/usr/local/bin',
+    '/usr/bin',
+    '/bin',
+  ].join(':');
+
+  const repoPort = await freePort();
+  supervisor.start({
+    name: 'argocd-repo-server',
+    command: toolchain.bin('argocd', 'argocd-repo-server'),
+    args: [
+      '--address=127.0.0.1',
+      `--port=${repoPort}`,
+      '--metrics-address=127.0.0.1',
+      `--metrics-port=${await freePort()}`,
+      `--redis=127.0.0.1:${redisPort}`,
+      '--disable-tls',
+      '--loglevel=info',
+    ],
+    env: {
+      ...common,
+      ...paramEnvironment('repo-server'),
+      PATH: toolPath,
+      // go-git (ls-remote) and Helm reach the platform's URLs through the loopback proxy.
+      ALL_PROXY: options.proxy,
+      HTTPS_PROXY: options.proxy,
+      NO_PROXY: '127.0.0.1,localhost',
+      SOPS_AGE_KEY_FILE: ageKeyFile,
+    },
+  });
+  await waitFor('argocd-repo-server to listen', 60_000, () => tcpOpen(repoPort), alive);
+
+  const controllerMetrics = await freePort();
+  supervisor.start({
+    name: 'argocd-application-controller',
+    command: toolchain.bin('argocd', 'argocd-application-controller'),
+    args: [
+      `--redis=127.0.0.1:${redisPort}`,
+      `--repo-server=127.0.0.1:${repoPort}`,
+      '--repo-server-plaintext',
+      // Argo CD binds its controller metrics to 0.0.0.0 (controller/appcontroller.go); nothing connects.
+      `--metrics-port=${controllerMetrics}`,
+      '--status-processors=10',
+      '--operation-processors=10',
+      // Git does not change during a run; a shorter resync only shortens waits.
+      '--app-resync=30',
+      '--loglevel=info',
+    ],
+    env: { ...common, ...paramEnvironment('controller'), PATH: toolPath },
+  });
+  // Its metrics server starts with the controller's run loop.
+  await waitFor('argocd-application-controller to start', 60_000, () => tcpOpen(controllerMetrics), alive);
+}
+
+async function tcpOpen(port: number): Promise<true | undefined> {
+  const net = await import('node:net');
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.on('error', () => resolve(undefined));
+  });
+}

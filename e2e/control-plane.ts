@@ -1,0 +1,201 @@
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { stringify } from 'yaml';
+import { KubeClient, type KubeObject } from './kube-client';
+import type { ClusterPki, Pki } from './pki';
+import { type Supervisor, waitFor } from './processes';
+import { KWOK_ADMITTED_ANNOTATION, kwokStages } from './kwok-stages';
+import type { Toolchain } from './toolchain';
+
+/** Simulated nodes, one per zone, so spread constraints over zones and hosts can be met. */
+export const NODE_ZONES = ['a', 'b', 'c'] as const;
+
+/** Service ClusterIPs are allocated from here; nothing is ever sent to them. */
+const SERVICE_CIDR = '10.96.0.0/16';
+
+/** A free TCP port on loopback (the kernel's pick). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address() as net.AddressInfo;
+      server.close(() => resolve(address.port));
+    });
+  });
+}
+
+/** A running control plane: its client, kubeconfig and certificates. */
+export interface ControlPlane {
+  readonly client: KubeClient;
+  readonly kubeconfig: string;
+  readonly pki: ClusterPki;
+  readonly server: string;
+  /** The API server's own version, as it reports it. */
+  readonly version: string;
+}
+
+function writeKubeconfig(file: string, server: string, pki: ClusterPki, namespace: string): void {
+  const config = {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'e2e', cluster: { server, 'certificate-authority': pki.ca.cert } }],
+    users: [{ name: 'admin', user: { 'client-certificate': pki.admin.cert, 'client-key': pki.admin.key } }],
+    contexts: [{ name: 'e2e', context: { cluster: 'e2e', user: 'admin', namespace } }],
+    'current-context': 'e2e',
+  };
+  fs.writeFileSync(file, stringify(config), { mode: 0o600 });
+}
+
+/**
+ * etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok, all on
+ * 127.0.0.1 with per-run certificates, as envtest runs a control plane for controller
+ * tests, plus kwok for nodes and the pod lifecycle (no kubelet, no container runtime).
+ */
+export async function startControlPlane(options: {
+  readonly toolchain: Toolchain;
+  readonly supervisor: Supervisor;
+  readonly dir: string;
+  /** Where the run's certificates are made. */
+  readonly pki: Pki;
+  /** Namespace of the kubeconfig's context (Argo CD reads its own namespace from it). */
+  readonly namespace: string;
+  readonly log: (line: string) => void;
+}): Promise<ControlPlane> {
+  const { toolchain, supervisor, dir, log } = options;
+  const alive = (): void => supervisor.assertRunning();
+  const pki = options.pki.cluster();
+
+  const etcdClient = await freePort();
+  const etcdPeer = await freePort();
+  supervisor.start({
+    name: 'etcd',
+    command: toolchain.bin('etcd', 'etcd'),
+    args: [
+      '--name=e2e',
+      `--data-dir=${path.join(dir, 'etcd')}`,
+      `--listen-client-urls=http://127.0.0.1:${etcdClient}`,
+      `--advertise-client-urls=http://127.0.0.1:${etcdClient}`,
+      `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
+      `--initial-cluster=e2e=http://127.0.0.1:${etcdPeer}`,
+      '--listen-metrics-urls=',
+      // A throwaway cluster: no fsync, as envtest does.
+      '--unsafe-no-fsync=true',
+      '--log-level=warn',
+    ],
+  });
+
+  const apiPort = await freePort();
+  const server = `https://127.0.0.1:${apiPort}`;
+  supervisor.start({
+    name: 'kube-apiserver',
+    command: toolchain.bin('kubernetes', 'kube-apiserver'),
+    args: [
+      `--etcd-servers=http://127.0.0.1:${etcdClient}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--secure-port=${apiPort}`,
+      `--tls-cert-file=${pki.apiserver.cert}`,
+      `--tls-private-key-file=${pki.apiserver.key}`,
+      `--client-ca-file=${pki.ca.cert}`,
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      `--service-account-key-file=${pki.serviceAccountPub}`,
+      `--service-account-signing-key-file=${pki.serviceAccountKey}`,
+      `--service-cluster-ip-range=${SERVICE_CIDR}`,
+      '--authorization-mode=RBAC',
+      '--allow-privileged=true',
+      // 127.0.0.1 may not be an endpoint of the `kubernetes` Service; nothing dials it.
+      '--endpoint-reconciler-type=none',
+      `--cert-dir=${path.join(dir, 'apiserver-certs')}`,
+      '--profiling=false',
+      '--v=1',
+    ],
+  });
+  const kubeconfig = path.join(dir, 'kubeconfig');
+  writeKubeconfig(kubeconfig, server, pki, options.namespace);
+  const client = new KubeClient(server, { ca: pki.ca.cert, cert: pki.admin.cert, key: pki.admin.key });
+  await waitFor('kube-apiserver /readyz', 60_000, async () => ((await client.request('GET', '/readyz')) === 'ok' ? true : undefined), alive);
+  const version = await client.version();
+  log(`kube-apiserver ${version} ready at ${server}`);
+
+  // Both controllers talk to the API server as the administrator, serve nothing, run alone.
+  const clientFlags = [
+    `--kubeconfig=${kubeconfig}`,
+    `--authentication-kubeconfig=${kubeconfig}`,
+    `--authorization-kubeconfig=${kubeconfig}`,
+    '--bind-address=127.0.0.1',
+    '--secure-port=0',
+    '--leader-elect=false',
+  ];
+  supervisor.start({
+    name: 'kube-controller-manager',
+    command: toolchain.bin('kubernetes', 'kube-controller-manager'),
+    args: [
+      ...clientFlags,
+      `--service-account-private-key-file=${pki.serviceAccountKey}`,
+      `--root-ca-file=${pki.ca.cert}`,
+      '--use-service-account-credentials=true',
+      `--service-cluster-ip-range=${SERVICE_CIDR}`,
+      '--v=1',
+    ],
+  });
+  supervisor.start({
+    name: 'kube-scheduler',
+    command: toolchain.bin('kubernetes', 'kube-scheduler'),
+    args: [...clientFlags, '--v=1'],
+  });
+
+  const kwokConfig = path.join(dir, 'kwok.yaml');
+  fs.writeFileSync(kwokConfig, kwokStages());
+  supervisor.start({
+    name: 'kwok',
+    command: toolchain.bin('kwok', 'kwok'),
+    args: [
+      `--kubeconfig=${kubeconfig}`,
+      `--config=${kwokConfig}`,
+      '--manage-all-nodes=false',
+      '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
+      `--server-address=127.0.0.1:${await freePort()}`,
+      '--node-lease-duration-seconds=40',
+    ],
+  });
+
+  for (const zone of NODE_ZONES) await client.apply(nodeObject(zone));
+  await waitFor('the simulated nodes to be Ready', 60_000, async () => {
+    const nodes = await client.list('v1', 'Node');
+    const ready = nodes.filter((n) => (n.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True'));
+    return ready.length === NODE_ZONES.length ? true : undefined;
+  }, alive);
+  await waitFor('the default ServiceAccount', 60_000, async () => ((await client.get('v1', 'ServiceAccount', 'default', 'default')) ? true : undefined), alive);
+  log(`nodes ${NODE_ZONES.map((z) => `e2e-node-${z}`).join(', ')} Ready (kwok ${toolchain.versions.kwok}); pods start once the kubelet's checks pass (${KWOK_ADMITTED_ANNOTATION})`);
+  return { client, kubeconfig, pki, server, version };
+}
+
+function nodeObject(zone: string): KubeObject {
+  const name = `e2e-node-${zone}`;
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name,
+      annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+      labels: {
+        'kubernetes.io/arch': 'amd64',
+        'kubernetes.io/os': 'linux',
+        'kubernetes.io/hostname': name,
+        'topology.kubernetes.io/zone': `zone-${zone}`,
+        'topology.kubernetes.io/region': 'e2e',
+        type: 'kwok',
+      },
+    },
+    spec: {},
+    status: {
+      allocatable: { cpu: '32', memory: '128Gi', pods: '250', 'ephemeral-storage': '500Gi' },
+      capacity: { cpu: '32', memory: '128Gi', pods: '250', 'ephemeral-storage': '500Gi' },
+      nodeInfo: { architecture: 'amd64', operatingSystem: 'linux', kubeletVersion: 'kwok', kubeProxyVersion: 'kwok' },
+    },
+  };
+}

@@ -1,0 +1,261 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { bootstrapManifests } from '../pulumi/bootstrap-manifests';
+import { loadPlatform } from '../src/environments/platform';
+import { argoCdConfigObjects, argoCdCrds, startArgoCd } from './argocd';
+import { type ApplicationState, converged, formatTable, watchConvergence } from './convergence';
+import { startControlPlane } from './control-plane';
+import { type DryRunResult, dryRunEnvironment, readCrds, readObjects } from './dry-run';
+import { E2eError } from './errors';
+import { startGitServer } from './git-server';
+import type { KubeObject } from './kube-client';
+import { LoopbackProxy } from './loopback-proxy';
+import { Pki } from './pki';
+import { Supervisor, run, sleep } from './processes';
+import { StandInControllers, STAND_IN_PROVISIONER } from './stand-in-controllers';
+import { buildStandInCharts, serveCharts } from './stand-in-charts';
+import { ensureToolchain } from './toolchain';
+
+/** What `npm run e2e` was asked to do. */
+export interface E2eOptions {
+  /** The environment to bootstrap and converge. */
+  readonly environment: string;
+  /** The checkout whose committed dist/ and secrets/ are served. */
+  readonly projectRoot: string;
+  /**
+   * How long the Applications may take to converge.
+   * @default 600 s
+   */
+  readonly timeoutSeconds?: number;
+  /**
+   * Also server-side dry-run every object of every environment.
+   * @default true
+   */
+  readonly dryRun?: boolean;
+  /** Keep the run folder (logs, certificates, kubeconfig) instead of removing it. */
+  readonly keep?: boolean;
+  /** The age key file to give the repository server (SOPS_AGE_KEY_FILE). */
+  readonly ageKeyFile?: string;
+  readonly log?: (line: string) => void;
+}
+
+/** The `--report` JSON. */
+export interface E2eReport {
+  readonly environment: string;
+  readonly kubernetes: string;
+  readonly argocd: string;
+  readonly applications: readonly { name: string; sync: string; health: string; message: string }[];
+  readonly dryRun: readonly DryRunResult[];
+  readonly durationSeconds: number;
+  /** True when every Application is Synced and Healthy and every dry-run passed. */
+  readonly passed: boolean;
+}
+
+const ENVIRONMENTS = ['local', 'testing', 'staging', 'production'] as const;
+
+/** The default age key file of an environment (docs/secrets.md). */
+export function defaultAgeKeyFile(environment: string): string {
+  return path.join(os.homedir(), '.config', 'platform-gitops', 'age', `${environment}.key`);
+}
+
+/** Applications the environment renders (name to sync wave), besides the root. */
+function expectedApplications(distDir: string, rootName: string): Map<string, number> {
+  const expected = new Map<string, number>([[rootName, 0]]);
+  for (const { object } of readObjects(distDir)) {
+    if (object.kind === 'Application') {
+      expected.set(object.metadata.name, Number(object.metadata.annotations?.['argocd.argoproj.io/sync-wave'] ?? 0));
+    }
+  }
+  return expected;
+}
+
+/** StorageClasses the environment's claims name: the cluster provides them, the harness stands in. */
+function storageClasses(objects: readonly KubeObject[]): KubeObject[] {
+  const names = new Set<string>();
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) value.forEach(visit);
+    else if (value && typeof value === 'object') {
+      for (const [k, v] of Object.entries(value)) {
+        if (k === 'storageClassName' && typeof v === 'string') names.add(v);
+        else visit(v);
+      }
+    }
+  };
+  objects.forEach(visit);
+  return [...names].sort().map((name) => ({
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'StorageClass',
+    metadata: { name },
+    provisioner: STAND_IN_PROVISIONER,
+    reclaimPolicy: 'Delete',
+    volumeBindingMode: 'Immediate',
+  }));
+}
+
+/**
+ * Bring up a control plane and Argo CD on loopback, bootstrap `environment` the way
+ * the Pulumi program does, and watch every Application converge; then server-side
+ * dry-run every environment. Everything started is stopped and the run folder removed
+ * (unless `keep`), also on failure.
+ */
+export async function runE2e(options: E2eOptions): Promise<E2eReport> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const startedAt = Date.now();
+  const { environment, projectRoot } = options;
+  if (!(ENVIRONMENTS as readonly string[]).includes(environment)) {
+    throw new E2eError(`--env ${JSON.stringify(environment)} must be one of ${ENVIRONMENTS.join(', ')}`);
+  }
+  const distDir = path.join(projectRoot, 'dist');
+  if (!fs.existsSync(path.join(distDir, environment))) throw new E2eError(`${path.join(distDir, environment)} does not exist: run npm run synth and commit dist/`);
+
+  const toolchain = ensureToolchain('all', projectRoot);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-e2e-'));
+  fs.chmodSync(dir, 0o711);
+  const supervisor = new Supervisor(path.join(dir, 'logs'), dir);
+  const proxy = new LoopbackProxy();
+  let charts: { close: () => Promise<void> } | undefined;
+  let stopControllers = false;
+  let controllersDone: Promise<void> = Promise.resolve();
+  const cleanup = async (): Promise<void> => {
+    stopControllers = true;
+    await controllersDone.catch(() => undefined);
+    await supervisor.stopAll();
+    await proxy.close();
+    await charts?.close();
+    if (options.keep) log(`run folder kept: ${dir} (logs in ${supervisor.logDir})`);
+    else fs.rmSync(dir, { recursive: true, force: true });
+  };
+  const onSignal = (): void => {
+    void cleanup().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+
+  try {
+    const platform = loadPlatform();
+    const namespace = platform.controller.namespace;
+    const pki = new Pki(path.join(dir, 'pki'));
+    log(`e2e ${environment}: control plane (Kubernetes ${toolchain.versions.kubernetes}, etcd ${toolchain.versions.etcd}, kwok ${toolchain.versions.kwok})`);
+    const plane = await startControlPlane({ toolchain, supervisor, dir, pki, namespace, log });
+    const { client } = plane;
+
+    log(`git server: ${platform.repository.url} (branch ${platform.repository.targetRevision}) served from ${projectRoot} over SSH with a per-run deploy key`);
+    const git = await startGitServer({ source: projectRoot, url: platform.repository.url, dir: path.join(dir, 'git'), supervisor });
+    proxy.route(git.repository.host, git.repository.port, git.port);
+
+    const chartRoot = path.join(dir, 'charts');
+    const hosts = buildStandInCharts({ helm: toolchain.bin('helm', 'helm'), crdDir: path.join(projectRoot, 'schemas', 'crds'), root: chartRoot, work: path.join(dir, 'chart-sources') });
+    const chartTls = pki.leaf('chart-server', plane.pki.ca, '/CN=e2e-chart-server', 'server', hosts);
+    const chartServer = await serveCharts(chartRoot, chartTls);
+    charts = chartServer;
+    for (const host of hosts) proxy.route(host, 443, chartServer.port);
+    const proxyPort = await proxy.listen();
+    log(`stand-in Helm repositories for ${hosts.join(', ')} (each chart's CRDs and controller Deployment, installed when Argo CD syncs it)`);
+
+    const ageKeyFile = options.ageKeyFile ?? defaultAgeKeyFile(environment);
+    const ageKey = fs.existsSync(ageKeyFile) ? fs.readFileSync(ageKeyFile, 'utf8') : '';
+    if (!ageKey) log(`no age key at ${ageKeyFile}: SOPS-encrypted Secrets cannot be decrypted (npm run secrets -- init ${environment})`);
+    const manifests = bootstrapManifests(environment, { repositorySshPrivateKey: git.deployKey, sopsAgeKey: ageKey });
+
+    // 1. What the argo-cd Helm release puts in place (Pulumi: ArgoCdInstallation).
+    await client.apply(manifests.namespace as KubeObject);
+    for (const crd of argoCdCrds(path.join(projectRoot, 'schemas', 'crds'))) await client.apply(crd);
+    for (const object of argoCdConfigObjects(namespace)) await client.apply(object);
+    await client.apply(manifests.ageKeySecret as unknown as KubeObject);
+    for (const storageClass of storageClasses(readObjects(path.join(distDir, environment)).map((e) => e.object))) await client.apply(storageClass);
+    await startArgoCd({
+      toolchain,
+      supervisor,
+      client,
+      kubeconfig: plane.kubeconfig,
+      namespace,
+      dir: path.join(dir, 'argocd'),
+      knownHosts: git.knownHosts,
+      tlsCertificates: new Map(hosts.map((host) => [host, plane.pki.ca.cert])),
+      sshWrapperDir: git.sshWrapperDir,
+      proxy: `socks5://127.0.0.1:${proxyPort}`,
+      ageKey,
+    });
+    const argocdVersion = run(toolchain.bin('argocd', 'argocd'), ['version', '--client', '--short']).trim().replace(/^argocd:\s*/, '');
+    log(`Argo CD ${argocdVersion}: repository server and application controller running`);
+
+    // 2. Repository credentials, then the AppProject and the root Application (Pulumi: RepositoryCredentials, RootApplication).
+    await client.apply(manifests.repositorySecret as unknown as KubeObject);
+    await client.apply(manifests.project as KubeObject);
+    await client.apply(manifests.rootApplication as KubeObject);
+    log(`bootstrapped: namespace ${namespace}, repository Secret, age key Secret, AppProject ${manifests.project.metadata.name}, root Application ${manifests.rootApplication.metadata.name}`);
+
+    const controllers = new StandInControllers(client, pki, path.join(dir, 'issued'));
+    controllersDone = (async () => {
+      while (!stopControllers) {
+        try {
+          await controllers.reconcile();
+        } catch (error) {
+          log(`stand-in controllers: ${error instanceof Error ? error.message : String(error)}`);
+        }
+        await sleep(1_000);
+      }
+    })();
+
+    const expected = expectedApplications(path.join(distDir, environment), manifests.rootApplication.metadata.name);
+    const { states, converged: allConverged } = await watchConvergence({
+      client,
+      namespace,
+      expected,
+      timeoutMs: (options.timeoutSeconds ?? 600) * 1000,
+      log,
+      between: async () => supervisor.assertRunning(),
+      waitingPods: () => controllers.waitingPods,
+      startedAt,
+    });
+    if (proxy.refused.size > 0) log(`the loopback proxy refused: ${[...proxy.refused].sort().join(', ')}`);
+
+    const dryRun: DryRunResult[] = [];
+    if (options.dryRun ?? true) {
+      for (const crd of readCrds(path.join(projectRoot, 'schemas', 'crds'))) {
+        await client.apply(crd).catch((error: unknown) => log(`CRD ${crd.metadata.name}: ${error instanceof Error ? error.message : String(error)}`));
+      }
+      await sleep(2_000); // CRDs become served a moment after they are Established.
+      client.forgetDiscovery();
+      for (const env of ENVIRONMENTS) {
+        const result = await dryRunEnvironment(client, env, distDir);
+        dryRun.push(result);
+        log(`server-side dry-run ${env}: ${result.objects} objects, ${result.failures.length} refused`);
+        for (const failure of result.failures) log(`  ${env}: ${failure}`);
+      }
+    }
+
+    const durationSeconds = Math.round((Date.now() - startedAt) / 1000);
+    log('');
+    log(formatTable(states));
+    const notConverged = states.filter((s) => !converged(s));
+    const passed = allConverged && dryRun.every((r) => r.failures.length === 0);
+    log('');
+    log(
+      passed
+        ? `e2e ${environment}: every Application Synced and Healthy, every environment accepted by the API server, in ${durationSeconds} s`
+        : `e2e ${environment}: FAILED after ${durationSeconds} s: ${[
+            ...(notConverged.length > 0 ? [`not converged: ${notConverged.map((s) => s.name).join(', ')}`] : []),
+            ...dryRun.filter((r) => r.failures.length > 0).map((r) => `${r.environment}: ${r.failures.length} objects refused by the API server`),
+          ].join('; ')}`,
+    );
+    return {
+      environment,
+      kubernetes: plane.version,
+      argocd: argocdVersion,
+      applications: states.map(({ name, sync, health, message }) => ({ name, sync, health, message })),
+      dryRun,
+      durationSeconds,
+      passed,
+    };
+  } catch (error) {
+    if (error instanceof E2eError) log(`e2e ${environment}: ${error.message}`);
+    if (!options.keep) log('(run with --keep to keep the logs and certificates of the run)');
+    throw error;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await cleanup();
+  }
+}

@@ -1,0 +1,185 @@
+import { stringify } from 'yaml';
+
+/**
+ * The annotation the harness's kubelet checks put on a pod once everything its
+ * containers need exists (e2e/kubelet-checks.ts); kwok starts only such pods.
+ */
+export const KWOK_ADMITTED_ANNOTATION = 'e2e.platform-gitops/kubelet-checks';
+
+/**
+ * kwok's configuration: the node and pod lifecycle a kubelet would drive, as kwok
+ * Stages (kwok.x-k8s.io/v1alpha1):
+ * - node ready: a node reports its conditions (NodeConditions: Ready, no pressure),
+ *   addresses and capacity; kwok then renews its Lease, as a kubelet does, and the
+ *   conditions again every few minutes;
+ * - start: a scheduled, admitted pod becomes Running and Ready (containers, init
+ *   containers completed, sidecars started, readiness gates true);
+ * - complete: a Running pod owned by a Job exits 0, so the Job controller completes
+ *   the Job (migration hooks, backups, smoke tests);
+ * - delete: a pod being deleted goes away.
+ */
+export function kwokStages(): string {
+  const nodeRef = { apiGroup: 'v1', kind: 'Node' };
+  const nodeStatus = [
+    '{{ $now := Now }}',
+    'phase: Running',
+    'conditions:',
+    '{{ range NodeConditions }}',
+    '- type: {{ .type | Quote }}',
+    '  status: {{ .status | Quote }}',
+    '  reason: {{ .reason | Quote }}',
+    '  message: {{ .message | Quote }}',
+    '  lastHeartbeatTime: {{ $now | Quote }}',
+    '  lastTransitionTime: {{ $now | Quote }}',
+    '{{ end }}',
+    'addresses:',
+    '- { type: InternalIP, address: {{ NodeIP | Quote }} }',
+    '- { type: Hostname, address: {{ NodeName | Quote }} }',
+    'allocatable: {{ YAML .status.allocatable 1 }}',
+    'capacity: {{ YAML .status.capacity 1 }}',
+    'nodeInfo: { architecture: amd64, operatingSystem: linux, kubeletVersion: {{ printf "kwok-%s" Version | Quote }}, kubeProxyVersion: {{ printf "kwok-%s" Version | Quote }} }',
+  ].join('\n');
+  const readyIs = (values: string[], operator: 'In' | 'NotIn') => ({
+    key: '.status.conditions.[] | select( .type == "Ready" ) | .status',
+    operator,
+    values,
+  });
+  const nodeReady = {
+    apiVersion: 'kwok.x-k8s.io/v1alpha1',
+    kind: 'Stage',
+    metadata: { name: 'node-ready' },
+    spec: { resourceRef: nodeRef, selector: { matchExpressions: [readyIs(['True'], 'NotIn')] }, next: { statusTemplate: nodeStatus } },
+  };
+  const nodeHeartbeat = {
+    apiVersion: 'kwok.x-k8s.io/v1alpha1',
+    kind: 'Stage',
+    metadata: { name: 'node-heartbeat' },
+    spec: {
+      resourceRef: nodeRef,
+      selector: { matchExpressions: [readyIs(['True'], 'In')] },
+      // Leases carry the heartbeat; conditions are refreshed now and then, as a kubelet does.
+      delay: { durationMilliseconds: 120_000, jitterDurationMilliseconds: 150_000 },
+      next: { statusTemplate: nodeStatus },
+    },
+  };
+  const podRef = { apiGroup: 'v1', kind: 'Pod' };
+  const notDeleting = { key: '.metadata.deletionTimestamp', operator: 'DoesNotExist' };
+  const start = {
+    apiVersion: 'kwok.x-k8s.io/v1alpha1',
+    kind: 'Stage',
+    metadata: { name: 'pod-start' },
+    spec: {
+      resourceRef: podRef,
+      selector: {
+        matchExpressions: [
+          notDeleting,
+          { key: '.spec.nodeName', operator: 'Exists' },
+          { key: '.status.phase', operator: 'In', values: ['Pending'] },
+          { key: `.metadata.annotations["${KWOK_ADMITTED_ANNOTATION}"]`, operator: 'In', values: ['passed'] },
+        ],
+      },
+      next: {
+        statusTemplate: [
+          '{{ $now := Now }}',
+          'phase: Running',
+          'startTime: {{ $now | Quote }}',
+          'conditions:',
+          '{{ range list "PodScheduled" "Initialized" "ContainersReady" "Ready" }}',
+          '- type: {{ . }}',
+          '  status: "True"',
+          '  lastTransitionTime: {{ $now | Quote }}',
+          '{{ end }}',
+          '{{ range .spec.readinessGates }}',
+          '- type: {{ .conditionType | Quote }}',
+          '  status: "True"',
+          '  lastTransitionTime: {{ $now | Quote }}',
+          '{{ end }}',
+          'containerStatuses:',
+          '{{ range .spec.containers }}',
+          '- name: {{ .name | Quote }}',
+          '  image: {{ .image | Quote }}',
+          '  ready: true',
+          '  started: true',
+          '  restartCount: 0',
+          '  state: { running: { startedAt: {{ $now | Quote }} } }',
+          '{{ end }}',
+          'initContainerStatuses:',
+          '{{ range .spec.initContainers }}',
+          '- name: {{ .name | Quote }}',
+          '  image: {{ .image | Quote }}',
+          '  restartCount: 0',
+          '{{ if eq .restartPolicy "Always" }}',
+          '  ready: true',
+          '  started: true',
+          '  state: { running: { startedAt: {{ $now | Quote }} } }',
+          '{{ else }}',
+          '  ready: true',
+          '  state: { terminated: { exitCode: 0, reason: Completed, startedAt: {{ $now | Quote }}, finishedAt: {{ $now | Quote }} } }',
+          '{{ end }}',
+          '{{ end }}',
+          '{{ with NodeIPsWith .spec.nodeName }}',
+          'hostIP: {{ index . 0 | Quote }}',
+          '{{ end }}',
+          '{{ with PodIPsWith .spec.nodeName ( or .spec.hostNetwork false ) ( or .metadata.uid "" ) ( or .metadata.name "" ) ( or .metadata.namespace "" ) }}',
+          'podIP: {{ index . 0 | Quote }}',
+          'podIPs:',
+          '{{ range . }}',
+          '- ip: {{ . | Quote }}',
+          '{{ end }}',
+          '{{ end }}',
+        ].join('\n'),
+      },
+    },
+  };
+  const complete = {
+    apiVersion: 'kwok.x-k8s.io/v1alpha1',
+    kind: 'Stage',
+    metadata: { name: 'pod-complete' },
+    spec: {
+      resourceRef: podRef,
+      selector: {
+        matchExpressions: [
+          notDeleting,
+          { key: '.status.phase', operator: 'In', values: ['Running'] },
+          { key: '.metadata.ownerReferences.[].kind', operator: 'In', values: ['Job'] },
+        ],
+      },
+      delay: { durationMilliseconds: 1000 },
+      next: {
+        statusTemplate: [
+          '{{ $now := Now }}',
+          'phase: Succeeded',
+          'conditions:',
+          '- type: Ready',
+          '  status: "False"',
+          '  reason: PodCompleted',
+          '  lastTransitionTime: {{ $now | Quote }}',
+          '- type: ContainersReady',
+          '  status: "False"',
+          '  reason: PodCompleted',
+          '  lastTransitionTime: {{ $now | Quote }}',
+          'containerStatuses:',
+          '{{ range .spec.containers }}',
+          '- name: {{ .name | Quote }}',
+          '  image: {{ .image | Quote }}',
+          '  ready: false',
+          '  started: false',
+          '  restartCount: 0',
+          '  state: { terminated: { exitCode: 0, reason: Completed, startedAt: {{ $now | Quote }}, finishedAt: {{ $now | Quote }} } }',
+          '{{ end }}',
+        ].join('\n'),
+      },
+    },
+  };
+  const remove = {
+    apiVersion: 'kwok.x-k8s.io/v1alpha1',
+    kind: 'Stage',
+    metadata: { name: 'pod-delete' },
+    spec: {
+      resourceRef: podRef,
+      selector: { matchExpressions: [{ key: '.metadata.deletionTimestamp', operator: 'Exists' }] },
+      next: { finalizers: { empty: true }, delete: true },
+    },
+  };
+  return [nodeReady, nodeHeartbeat, start, complete, remove].map((stage) => stringify(stage)).join('---\n');
+}

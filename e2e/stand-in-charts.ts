@@ -1,0 +1,152 @@
+import * as fs from 'node:fs';
+import * as https from 'node:https';
+import * as path from 'node:path';
+import { stringify } from 'yaml';
+import { HELM_CHARTS, type HelmChartRef } from '../src/chart-versions';
+import { E2eError } from './errors';
+import { run } from './processes';
+
+/**
+ * What the harness installs in place of an upstream chart, which cannot be fetched
+ * offline: the chart's CRDs (from schemas/crds, the same release) and a Deployment named
+ * like its controller. The stand-in is a real Helm chart of the same name and version,
+ * served from the chart's own repository URL (through the loopback proxy), so Argo CD
+ * fetches, renders and syncs it exactly when it syncs that Application, never before.
+ */
+export interface StandIn {
+  /** CRD files of schemas/crds/ the chart installs. */
+  readonly crds: readonly string[];
+  /** Name of the controller Deployment. */
+  readonly controller: string;
+  /** Kinds whose status the stand-in controller maintains (e2e/stand-in-controllers.ts). */
+  readonly reconciles: readonly string[];
+}
+
+/** One row per upstream chart of src/chart-versions.ts (by chart name). */
+export const STAND_INS: Readonly<Record<string, StandIn>> = {
+  'cert-manager': {
+    crds: ['certmanager-certificate.yaml', 'certmanager-clusterissuer.yaml', 'certmanager-issuer.yaml'],
+    controller: 'cert-manager',
+    reconciles: ['Certificate', 'ClusterIssuer', 'Issuer'],
+  },
+  'ingress-nginx': { crds: [], controller: 'ingress-nginx-controller', reconciles: ['Ingress'] },
+  'argo-cd': {
+    crds: ['argocd-application.yaml', 'argocd-appproject.yaml'],
+    controller: 'argocd-application-controller',
+    reconciles: [],
+  },
+  flagger: {
+    crds: ['flagger-canary.yaml', 'flagger-metrictemplate.yaml', 'flagger-alertprovider.yaml'],
+    controller: 'flagger',
+    reconciles: ['Canary'],
+  },
+  loadtester: { crds: [], controller: 'flagger-loadtester', reconciles: [] },
+  'kube-prometheus-stack': {
+    crds: ['prometheusrule.yaml', 'podmonitor.yaml', 'servicemonitor.yaml', 'alertmanagerconfig.yaml'],
+    controller: 'kube-prometheus-stack-operator',
+    reconciles: [],
+  },
+  'strimzi-kafka-operator': {
+    crds: ['strimzi-kafka.yaml', 'strimzi-kafkanodepool.yaml', 'strimzi-kafkatopic.yaml', 'strimzi-kafkauser.yaml'],
+    controller: 'strimzi-cluster-operator',
+    reconciles: ['Kafka', 'KafkaNodePool', 'KafkaTopic', 'KafkaUser'],
+  },
+};
+
+export function standInFor(chart: string): StandIn {
+  const standIn = STAND_INS[chart];
+  if (!standIn) throw new E2eError(`chart ${chart} has no stand-in in e2e/stand-in-charts.ts: add its CRDs and controller there`);
+  return standIn;
+}
+
+/** The restricted pod profile, so a stand-in runs in any namespace the platform labels. */
+const RESTRICTED = {
+  pod: { runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: 'RuntimeDefault' } },
+  container: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+};
+
+function controllerTemplate(chart: HelmChartRef, standIn: StandIn): string {
+  const labels = { 'app.kubernetes.io/name': standIn.controller, 'app.kubernetes.io/instance': '{{ .Release.Name }}' };
+  const deployment = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: standIn.controller, namespace: '{{ .Release.Namespace }}', labels },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels },
+        spec: {
+          securityContext: RESTRICTED.pod,
+          containers: [
+            {
+              name: 'controller',
+              // Never pulled: kwok runs no containers. Names what it stands in for.
+              image: `e2e-stand-in.invalid/${chart.chart}:${chart.version}`,
+              securityContext: RESTRICTED.container,
+              resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { cpu: '100m', memory: '64Mi' } },
+            },
+          ],
+        },
+      },
+    },
+  };
+  return `# Stand-in for ${chart.chart} ${chart.version} (platform-gitops e2e).\n${stringify(deployment)}`;
+}
+
+/** The stand-in charts, packaged, under `<root>/<host>/<path>/` with an index.yaml each. */
+export function buildStandInCharts(options: { helm: string; crdDir: string; root: string; work: string }): string[] {
+  const byRepository = new Map<string, HelmChartRef[]>();
+  for (const chart of Object.values(HELM_CHARTS) as HelmChartRef[]) {
+    byRepository.set(chart.repoURL, [...(byRepository.get(chart.repoURL) ?? []), chart]);
+  }
+  const hosts = new Set<string>();
+  for (const [repoURL, charts] of byRepository) {
+    const url = new URL(repoURL);
+    if (url.protocol !== 'https:') throw new E2eError(`chart repository ${repoURL}: only https:// repositories have a stand-in`);
+    hosts.add(url.hostname);
+    const target = path.join(options.root, url.hostname, url.pathname);
+    fs.mkdirSync(target, { recursive: true });
+    for (const chart of charts) {
+      const standIn = standInFor(chart.chart);
+      const source = path.join(options.work, `${chart.chart}-${chart.version}`);
+      fs.mkdirSync(path.join(source, 'templates'), { recursive: true });
+      fs.writeFileSync(
+        path.join(source, 'Chart.yaml'),
+        stringify({ apiVersion: 'v2', name: chart.chart, version: chart.version, description: `platform-gitops e2e stand-in for ${chart.chart}` }),
+      );
+      if (standIn.crds.length > 0) {
+        fs.mkdirSync(path.join(source, 'crds'));
+        for (const file of standIn.crds) fs.copyFileSync(path.join(options.crdDir, file), path.join(source, 'crds', file));
+      }
+      fs.writeFileSync(path.join(source, 'templates', 'controller.yaml'), controllerTemplate(chart, standIn));
+      run(options.helm, ['package', source, '--destination', target]);
+    }
+    run(options.helm, ['repo', 'index', target, '--url', repoURL.replace(/\/$/, '')]);
+  }
+  return [...hosts].sort();
+}
+
+/** A static HTTPS server for the stand-in repositories, by Host header and path. */
+export async function serveCharts(root: string, tls: { cert: string; key: string }): Promise<{ port: number; close: () => Promise<void> }> {
+  const server = https.createServer({ cert: fs.readFileSync(tls.cert), key: fs.readFileSync(tls.key) }, (req, res) => {
+    const host = (req.headers.host ?? '').replace(/:\d+$/, '');
+    const file = path.join(root, host, decodeURIComponent(new URL(req.url ?? '/', 'https://x').pathname));
+    if (!file.startsWith(root + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
+      res.writeHead(404).end('not found');
+      return;
+    }
+    res.writeHead(200, { 'content-type': file.endsWith('.yaml') ? 'application/x-yaml' : 'application/gzip' });
+    fs.createReadStream(file).pipe(res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  return {
+    port,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,332 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ApiError, type KubeClient, type KubeObject } from './kube-client';
+import { KWOK_ADMITTED_ANNOTATION } from './kwok-stages';
+import type { Pki, KeyPair } from './pki';
+import { STAND_INS } from './stand-in-charts';
+
+/** Provisioner name of the StorageClasses the harness stands in for. */
+export const STAND_IN_PROVISIONER = 'e2e.platform-gitops/stand-in';
+
+type Ref = { kind: 'Secret' | 'ConfigMap'; name: string; key?: string };
+
+/**
+ * What a kubelet needs before it starts a pod's containers (kubelet: volume mounts and
+ * container environment): every Secret and ConfigMap a volume, `env` or `envFrom` names
+ * (unless marked optional), with the keys it names, and the image pull Secrets.
+ */
+export function podReferences(pod: KubeObject): Ref[] {
+  const refs: Ref[] = [];
+  const spec = pod.spec ?? {};
+  for (const container of [...(spec.initContainers ?? []), ...(spec.containers ?? [])]) {
+    for (const env of container.env ?? []) {
+      const secret = env.valueFrom?.secretKeyRef;
+      if (secret && !secret.optional) refs.push({ kind: 'Secret', name: secret.name, key: secret.key });
+      const configMap = env.valueFrom?.configMapKeyRef;
+      if (configMap && !configMap.optional) refs.push({ kind: 'ConfigMap', name: configMap.name, key: configMap.key });
+    }
+    for (const from of container.envFrom ?? []) {
+      if (from.secretRef && !from.secretRef.optional) refs.push({ kind: 'Secret', name: from.secretRef.name });
+      if (from.configMapRef && !from.configMapRef.optional) refs.push({ kind: 'ConfigMap', name: from.configMapRef.name });
+    }
+  }
+  const volumeSources = (spec.volumes ?? []).flatMap((volume: any) => [volume, ...(volume.projected?.sources ?? [])]);
+  for (const source of volumeSources) {
+    if (source.secret && !source.secret.optional) {
+      const name = source.secret.secretName ?? source.secret.name;
+      refs.push({ kind: 'Secret', name });
+      for (const item of source.secret.items ?? []) refs.push({ kind: 'Secret', name, key: item.key });
+    }
+    if (source.configMap && !source.configMap.optional) {
+      refs.push({ kind: 'ConfigMap', name: source.configMap.name });
+      for (const item of source.configMap.items ?? []) refs.push({ kind: 'ConfigMap', name: source.configMap.name, key: item.key });
+    }
+  }
+  for (const pull of spec.imagePullSecrets ?? []) refs.push({ kind: 'Secret', name: pull.name });
+  return refs;
+}
+
+function keysOf(object: KubeObject): Set<string> {
+  return new Set([...Object.keys(object.data ?? {}), ...Object.keys(object.binaryData ?? {}), ...Object.keys(object.stringData ?? {})]);
+}
+
+function condition(type: string, status: 'True' | 'False', reason: string, message: string, observedGeneration?: number): Record<string, unknown> {
+  return { type, status, reason, message, lastTransitionTime: new Date().toISOString(), ...(observedGeneration !== undefined ? { observedGeneration } : {}) };
+}
+
+function isReady(object: KubeObject | undefined): boolean {
+  return (object?.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True');
+}
+
+const key = (namespace: string | undefined, name: string): string => `${namespace ?? ''}/${name}`;
+
+/**
+ * The harness's stand-ins for what a real cluster runs beside the API server:
+ * - the kubelet's checks before a container starts (podReferences): a pod missing one
+ *   stays Pending with the reason in an annotation, as a kubelet leaves it in
+ *   ContainerCreating/CreateContainerConfigError;
+ * - a storage provisioner for the StorageClasses the environment names;
+ * - the status the upstream operators write, once their stand-in controller Deployment
+ *   is available, following each operator's own readiness rules where the platform's
+ *   ordering depends on them (a CA issuer is ready only when its Secret exists, a
+ *   Certificate only when its issuer is ready, a Kafka only with a node pool, a topic or
+ *   user only when its cluster is ready, a user's password Secret must exist).
+ */
+export class StandInControllers {
+  private readonly issued = new Map<string, KeyPair>();
+  /** Why pods are not started, by namespace/name (for the final report). */
+  readonly waitingPods = new Map<string, string>();
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly pki: Pki,
+    private readonly certDir: string,
+  ) {
+    fs.mkdirSync(certDir, { recursive: true });
+  }
+
+  /** One pass of every stand-in; errors of one object do not stop the others. */
+  async reconcile(): Promise<void> {
+    await this.kubelet();
+    await this.volumes();
+    await this.operators();
+  }
+
+  private async kubelet(): Promise<void> {
+    const [pods, secrets, configMaps] = await Promise.all([
+      this.client.list('v1', 'Pod'),
+      this.client.list('v1', 'Secret'),
+      this.client.list('v1', 'ConfigMap'),
+    ]);
+    const present = {
+      Secret: new Map(secrets.map((s) => [key(s.metadata.namespace, s.metadata.name), keysOf(s)])),
+      ConfigMap: new Map(configMaps.map((c) => [key(c.metadata.namespace, c.metadata.name), keysOf(c)])),
+    };
+    this.waitingPods.clear();
+    for (const pod of pods) {
+      if (!pod.spec?.nodeName || pod.status?.phase !== 'Pending' || pod.metadata.deletionTimestamp) continue;
+      const namespace = pod.metadata.namespace!;
+      const missing = new Set<string>();
+      for (const ref of podReferences(pod)) {
+        const keys = present[ref.kind].get(key(namespace, ref.name));
+        if (!keys) missing.add(`${ref.kind} ${ref.name} not found`);
+        else if (ref.key !== undefined && !keys.has(ref.key)) missing.add(`${ref.kind} ${ref.name} has no key ${ref.key}`);
+      }
+      const verdict = missing.size === 0 ? 'passed' : `waiting: ${[...missing].sort().join('; ')}`;
+      if (missing.size > 0) this.waitingPods.set(key(namespace, pod.metadata.name), verdict);
+      if (pod.metadata.annotations?.[KWOK_ADMITTED_ANNOTATION] === verdict) continue;
+      await this.quietly(() => this.client.mergePatch(pod, { metadata: { annotations: { [KWOK_ADMITTED_ANNOTATION]: verdict } } }));
+    }
+  }
+
+  private async volumes(): Promise<void> {
+    const classes = new Set(
+      (await this.client.list('storage.k8s.io/v1', 'StorageClass')).filter((c) => c.provisioner === STAND_IN_PROVISIONER).map((c) => c.metadata.name),
+    );
+    for (const claim of await this.client.list('v1', 'PersistentVolumeClaim')) {
+      if (claim.status?.phase !== 'Pending' || claim.spec?.volumeName || !classes.has(claim.spec?.storageClassName)) continue;
+      const name = `pvc-${claim.metadata.uid}`;
+      if (await this.client.get('v1', 'PersistentVolume', name)) continue;
+      await this.quietly(() =>
+        this.client.create({
+          apiVersion: 'v1',
+          kind: 'PersistentVolume',
+          metadata: { name, annotations: { 'pv.kubernetes.io/provisioned-by': STAND_IN_PROVISIONER } },
+          spec: {
+            capacity: { storage: claim.spec.resources.requests.storage },
+            accessModes: claim.spec.accessModes,
+            persistentVolumeReclaimPolicy: 'Delete',
+            storageClassName: claim.spec.storageClassName,
+            volumeMode: claim.spec.volumeMode ?? 'Filesystem',
+            claimRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: claim.metadata.namespace, name: claim.metadata.name, uid: claim.metadata.uid },
+            // Never mounted: kwok runs no containers.
+            hostPath: { path: `/nonexistent/e2e-volumes/${claim.metadata.uid}` },
+          },
+        }),
+      );
+    }
+  }
+
+  /** Namespaces where a chart's stand-in controller is available, by chart name. */
+  private async installed(): Promise<Map<string, string>> {
+    const deployments = await this.client.list('apps/v1', 'Deployment');
+    const found = new Map<string, string>();
+    for (const [chart, standIn] of Object.entries(STAND_INS)) {
+      const deployment = deployments.find((d) => d.metadata.name === standIn.controller && (d.status?.availableReplicas ?? 0) > 0);
+      if (deployment) found.set(chart, deployment.metadata.namespace!);
+    }
+    return found;
+  }
+
+  private async operators(): Promise<void> {
+    const installed = await this.installed();
+    const certManager = installed.get('cert-manager');
+    if (certManager !== undefined) await this.certManager(certManager);
+    if (installed.has('strimzi-kafka-operator')) await this.strimzi();
+    if (installed.has('flagger')) await this.flagger();
+    if (installed.has('ingress-nginx')) await this.ingresses(installed.get('ingress-nginx')!);
+  }
+
+  private async setStatus(object: KubeObject, status: Record<string, unknown>): Promise<void> {
+    const current = JSON.stringify(stripTimes(object.status ?? {}));
+    if (current === JSON.stringify(stripTimes(status))) return;
+    await this.quietly(() => this.client.mergePatch(object, { status }, 'status'));
+  }
+
+  private async certManager(clusterResourceNamespace: string): Promise<void> {
+    const secrets = new Set((await this.client.list('v1', 'Secret')).map((s) => key(s.metadata.namespace, s.metadata.name)));
+    const issuerReady = new Map<string, boolean>();
+    const issuers = [
+      ...(await this.client.list('cert-manager.io/v1', 'ClusterIssuer')),
+      ...(await this.client.list('cert-manager.io/v1', 'Issuer')),
+    ];
+    for (const issuer of issuers) {
+      const secretNamespace = issuer.kind === 'ClusterIssuer' ? clusterResourceNamespace : issuer.metadata.namespace;
+      const caSecret = issuer.spec?.ca?.secretName as string | undefined;
+      const ready = caSecret === undefined || secrets.has(key(secretNamespace, caSecret));
+      issuerReady.set(`${issuer.kind}/${issuer.kind === 'Issuer' ? issuer.metadata.namespace : ''}/${issuer.metadata.name}`, ready);
+      const generation = issuer.metadata.generation as number | undefined;
+      await this.setStatus(issuer, {
+        conditions: [
+          ready
+            ? condition('Ready', 'True', caSecret ? 'KeyPairVerified' : 'IsReady', caSecret ? 'Signing CA verified' : 'Issuer is ready (e2e stand-in)', generation)
+            : condition('Ready', 'False', 'ErrGetKeyPair', `Error getting keypair for CA issuer: secrets "${caSecret}" not found`, generation),
+        ],
+      });
+    }
+    for (const certificate of await this.client.list('cert-manager.io/v1', 'Certificate')) {
+      const ref = certificate.spec?.issuerRef ?? {};
+      const issuerKind = ref.kind ?? 'Issuer';
+      const ready = issuerReady.get(`${issuerKind}/${issuerKind === 'Issuer' ? certificate.metadata.namespace : ''}/${ref.name}`) ?? false;
+      const generation = certificate.metadata.generation as number | undefined;
+      if (!ready) {
+        await this.setStatus(certificate, {
+          conditions: [condition('Ready', 'False', 'IssuerNotReady', `Issuer ${ref.name} is not ready`, generation)],
+        });
+        continue;
+      }
+      await this.issue(certificate);
+      await this.setStatus(certificate, {
+        conditions: [condition('Ready', 'True', 'Ready', 'Certificate is up to date and has not expired', generation)],
+        revision: 1,
+      });
+    }
+  }
+
+  /** Write the Certificate's Secret, signed by the run's CA (a CA itself when isCA). */
+  private async issue(certificate: KubeObject): Promise<void> {
+    const namespace = certificate.metadata.namespace!;
+    const name = certificate.spec.secretName as string;
+    if (await this.client.get('v1', 'Secret', name, namespace)) return;
+    const id = `${namespace}-${certificate.metadata.name}`;
+    let pair = this.issued.get(id);
+    if (!pair) {
+      const subject = `/CN=${certificate.spec.commonName ?? certificate.spec.dnsNames?.[0] ?? certificate.metadata.name}`;
+      pair = certificate.spec.isCA
+        ? this.pki.ca(`issued-${id}`, subject)
+        : this.pki.leaf(`issued-${id}`, this.pki.ca('issuing-ca', '/CN=e2e-issuing-ca'), subject, 'server', certificate.spec.dnsNames ?? []);
+      this.issued.set(id, pair);
+    }
+    const b64 = (file: string): string => fs.readFileSync(file).toString('base64');
+    await this.quietly(() =>
+      this.client.create({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        type: 'kubernetes.io/tls',
+        metadata: {
+          name,
+          namespace,
+          annotations: { 'cert-manager.io/certificate-name': certificate.metadata.name },
+        },
+        data: { 'tls.crt': b64(pair.cert), 'tls.key': b64(pair.key), 'ca.crt': b64(pair.cert) },
+      }),
+    );
+  }
+
+  private async strimzi(): Promise<void> {
+    const pools = await this.client.list('kafka.strimzi.io/v1', 'KafkaNodePool');
+    const readyClusters = new Set<string>();
+    for (const kafka of await this.client.list('kafka.strimzi.io/v1', 'Kafka')) {
+      const namespace = kafka.metadata.namespace;
+      const hasPool = pools.some((p) => p.metadata.namespace === namespace && p.metadata.labels?.['strimzi.io/cluster'] === kafka.metadata.name);
+      const generation = kafka.metadata.generation as number | undefined;
+      if (hasPool) readyClusters.add(key(namespace, kafka.metadata.name));
+      await this.setStatus(kafka, {
+        observedGeneration: generation,
+        conditions: [
+          hasPool
+            ? condition('Ready', 'True', 'Ready', '')
+            : condition('NotReady', 'True', 'InvalidResourceException', 'No KafkaNodePools found for Kafka cluster'),
+        ],
+        ...(hasPool ? { clusterId: 'e2e-stand-in', listeners: (kafka.spec?.kafka?.listeners ?? []).map((l: any) => ({ name: l.name, bootstrapServers: `${kafka.metadata.name}-kafka-bootstrap.${namespace}.svc:${l.port}` })) } : {}),
+      });
+    }
+    for (const pool of pools) {
+      await this.setStatus(pool, { observedGeneration: pool.metadata.generation, replicas: pool.spec?.replicas, nodeIds: [...Array(pool.spec?.replicas ?? 0).keys()] });
+    }
+    const secrets = await this.client.list('v1', 'Secret');
+    const secretKeys = new Map(secrets.map((s) => [key(s.metadata.namespace, s.metadata.name), keysOf(s)]));
+    for (const kind of ['KafkaTopic', 'KafkaUser']) {
+      for (const object of await this.client.list('kafka.strimzi.io/v1', kind)) {
+        const cluster = object.metadata.labels?.['strimzi.io/cluster'];
+        const namespace = object.metadata.namespace;
+        let problem = cluster && readyClusters.has(key(namespace, cluster)) ? undefined : `Kafka cluster ${cluster ?? '(no strimzi.io/cluster label)'} is not ready`;
+        const password = object.spec?.authentication?.password?.valueFrom?.secretKeyRef;
+        if (!problem && password && !secretKeys.get(key(namespace, password.name))?.has(password.key)) {
+          problem = `Secret ${password.name} with key ${password.key} not found`;
+        }
+        await this.setStatus(object, {
+          observedGeneration: object.metadata.generation,
+          conditions: [problem ? condition('NotReady', 'True', 'NotReady', problem) : condition('Ready', 'True', 'Ready', '')],
+          ...(kind === 'KafkaUser' && !problem ? { username: object.metadata.name, secret: object.metadata.name } : {}),
+        });
+        if (kind === 'KafkaUser' && !problem && !secretKeys.has(key(namespace, object.metadata.name))) {
+          await this.quietly(() =>
+            this.client.create({
+              apiVersion: 'v1',
+              kind: 'Secret',
+              metadata: { name: object.metadata.name, namespace, labels: { 'strimzi.io/kind': 'KafkaUser', 'strimzi.io/cluster': cluster! } },
+              data: { password: Buffer.from('e2e-stand-in').toString('base64') },
+            }),
+          );
+        }
+      }
+    }
+  }
+
+  private async flagger(): Promise<void> {
+    const deployments = new Set((await this.client.list('apps/v1', 'Deployment')).map((d) => key(d.metadata.namespace, d.metadata.name)));
+    for (const canary of await this.client.list('flagger.app/v1beta1', 'Canary')) {
+      const target = canary.spec?.targetRef?.name;
+      const found = deployments.has(key(canary.metadata.namespace, target));
+      await this.setStatus(canary, found
+        ? { phase: 'Initialized', canaryWeight: 0, failedChecks: 0, iterations: 0, conditions: [condition('Promoted', 'True', 'Initialized', 'Deployment initialization completed.')] }
+        : { phase: 'Failed', canaryWeight: 0, failedChecks: 0, iterations: 0, conditions: [condition('Promoted', 'False', 'Failed', `deployment ${target} not found`)] });
+    }
+  }
+
+  private async ingresses(namespace: string): Promise<void> {
+    for (const ingress of await this.client.list('networking.k8s.io/v1', 'Ingress')) {
+      await this.setStatus(ingress, { loadBalancer: { ingress: [{ hostname: `ingress-nginx-controller.${namespace}.svc.cluster.local` }] } });
+    }
+  }
+
+  /** Conflicts and vanished objects are normal between passes; the next pass retries. */
+  private async quietly(action: () => Promise<unknown>): Promise<void> {
+    try {
+      await action();
+    } catch (error) {
+      if (error instanceof ApiError && [404, 409, 422].includes(error.status)) return;
+      throw error;
+    }
+  }
+}
+
+/** Status without timestamps, to compare what a pass would write with what is there. */
+function stripTimes(status: unknown): unknown {
+  return JSON.parse(JSON.stringify(status), (k, v) => (k === 'lastTransitionTime' ? undefined : v));
+}
+
+export function certificatesFolder(dir: string): string {
+  return path.join(dir, 'issued');
+}

@@ -1,0 +1,56 @@
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { E2eError } from './errors';
+
+const BUILD_SCRIPT = path.join(__dirname, '..', '..', 'e2e', 'toolchain', 'build.sh');
+const PACKAGES_SCRIPT = path.join(__dirname, '..', '..', 'e2e', 'toolchain', 'packages.sh');
+
+/** Component names of e2e/toolchain/build.sh. */
+export type Component = 'kubernetes' | 'etcd' | 'argocd' | 'kwok' | 'kustomize' | 'helm' | 'sops' | 'kubeconform';
+
+/** The built toolchain: one cached folder per component and its pinned version. */
+export interface Toolchain {
+  readonly versions: Readonly<Record<Component, string>>;
+  /** Absolute path of a binary of a component (`bin('kubernetes', 'kube-apiserver')`). */
+  bin(component: Component, name: string): string;
+}
+
+function scriptPath(script: string, projectRoot?: string): string {
+  return projectRoot ? path.join(projectRoot, 'e2e', 'toolchain', path.basename(script)) : script;
+}
+
+/**
+ * Build what is missing (e2e/toolchain/build.sh prints each component as it goes; a warm
+ * cache answers in a second), install the Debian packages, and locate the binaries.
+ */
+export function ensureToolchain(components: readonly Component[] | 'all' = 'all', projectRoot?: string): Toolchain {
+  const packages = spawnSync('bash', [scriptPath(PACKAGES_SCRIPT, projectRoot)], { stdio: ['ignore', 'inherit', 'inherit'] });
+  if (packages.status !== 0) throw new E2eError('e2e/toolchain/packages.sh failed: the Debian packages above are missing');
+  const build = spawnSync('bash', [scriptPath(BUILD_SCRIPT, projectRoot), ...(components === 'all' ? [] : components)], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  if (build.status !== 0) throw new E2eError('e2e/toolchain/build.sh failed (see its output above)');
+  return locateToolchain(projectRoot);
+}
+
+/** The toolchain as build.sh reports it (`--print`), without building. */
+export function locateToolchain(projectRoot?: string): Toolchain {
+  const printed = spawnSync('bash', [scriptPath(BUILD_SCRIPT, projectRoot), '--print'], { encoding: 'utf8' });
+  if (printed.status !== 0) throw new E2eError(`e2e/toolchain/build.sh --print failed: ${printed.stderr}`);
+  const folders = new Map<string, string>();
+  const versions: Record<string, string> = {};
+  for (const line of printed.stdout.trim().split('\n')) {
+    const [component, version, folder] = line.split(' ');
+    folders.set(component!, folder!);
+    versions[component!] = version!;
+  }
+  return {
+    versions: versions as Record<Component, string>,
+    bin(component, name) {
+      const file = path.join(folders.get(component) ?? '', name);
+      if (!fs.existsSync(file)) throw new E2eError(`${name} is not built (${file}); run e2e/toolchain/build.sh ${component}`);
+      return file;
+    },
+  };
+}

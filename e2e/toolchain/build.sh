@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Builds the e2e cluster's toolchain from the Go module proxy into a cache
+# outside the repository, one folder per component and version:
+#   ${PLATFORM_GITOPS_CACHE:-~/.cache/platform-gitops}/<component>-<version>/
+# A folder exists only once its build finished (built in a temporary folder,
+# then renamed), so an interrupted build is started again, never half-used.
+# Every version is pinned here or in this folder's go.mod/go.sum.
+#
+# Usage: e2e/toolchain/build.sh [component ...]   (default: all)
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+cache="${PLATFORM_GITOPS_CACHE:-$HOME/.cache/platform-gitops}"
+
+# Pinned versions. Kubernetes and etcd come from kubernetes/go.mod, Argo CD from
+# argocd/go.mod (each with its go.sum); a test checks that these lines agree.
+KUBERNETES_VERSION=v1.36.1
+ETCD_VERSION=v3.6.8
+ARGOCD_VERSION=v3.6.1
+# Argo CD v3.6 and the kustomize it ships need Go 1.27; the go command fetches this
+# toolchain from the module proxy (golang.org/toolchain) for those builds only.
+ARGOCD_GO=go1.27.4
+# Built with `go install module@version`: their own go.mod and go.sum pin the rest.
+KWOK_VERSION=v0.8.0
+# Argo CD v3.6.1 ships helm 4.3.1 and kustomize 5.8.3 (hack/tool-versions.sh); one of
+# kustomize 5.8.3's dependencies is not on the module proxy, so 5.8.1 (Argo CD v3.5's).
+KUSTOMIZE_VERSION=v5.8.1
+HELM_VERSION=v4.3.1
+SOPS_VERSION=v3.13.3
+KUBECONFORM_VERSION=v0.8.0
+
+export CGO_ENABLED=0 GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
+mkdir -p "$cache"
+
+log() { printf '[toolchain %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+
+# build_into <component> <version> <command...>: runs the command with $out set
+# to a temporary folder, then publishes it as <component>-<version>.
+build_into() {
+  local component="$1" version="$2"
+  shift 2
+  local final="$cache/$component-$version"
+  if [[ -d "$final" ]]; then
+    log "$component $version: cached in $final"
+    return
+  fi
+  local started=$SECONDS
+  out="$(mktemp -d "$cache/.$component-$version.XXXXXX")"
+  log "$component $version: building"
+  # Each build function returns its first failure (errexit does not apply inside `if`).
+  if ! "$@"; then
+    rm -rf "$out"
+    log "$component $version: build failed"
+    return 1
+  fi
+  mv "$out" "$final"
+  log "$component $version: built in $((SECONDS - started)) s"
+}
+
+kubernetes_build() {
+  local v="$KUBERNETES_VERSION" minor
+  minor="${v#v1.}"
+  minor="${minor%%.*}"
+  (cd "$here/kubernetes" && go build -trimpath -o "$out/" -ldflags "-s -w \
+    -X k8s.io/component-base/version.gitVersion=$v \
+    -X k8s.io/component-base/version.gitMajor=1 \
+    -X k8s.io/component-base/version.gitMinor=$minor \
+    -X k8s.io/component-base/version.gitTreeState=clean" \
+    k8s.io/kubernetes/cmd/kube-apiserver \
+    k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kube-scheduler)
+}
+
+etcd_build() {
+  (cd "$here/kubernetes" && go build -trimpath -ldflags "-s -w" -o "$out/etcd" go.etcd.io/etcd/server/v3)
+}
+
+argocd_build() {
+  # One binary serves every Argo CD component by the name it is started as.
+  (cd "$here/argocd" && GOTOOLCHAIN="$ARGOCD_GO" go build -trimpath -o "$out/argocd" -ldflags "-s -w \
+    -X github.com/argoproj/argo-cd/v3/common.version=${ARGOCD_VERSION#v} \
+    -X github.com/argoproj/argo-cd/v3/common.gitTag=$ARGOCD_VERSION \
+    -X github.com/argoproj/argo-cd/v3/common.gitTreeState=clean \
+    -X github.com/argoproj/argo-cd/v3/common.kubectlVersion=v0.37.0" \
+    github.com/argoproj/argo-cd/v3/cmd) || return 1
+  local name
+  for name in argocd-server argocd-repo-server argocd-application-controller argocd-cmp-server argocd-git-ask-pass; do
+    ln -s argocd "$out/$name" || return 1
+  done
+}
+
+# go_install <package@version>: a module that is `go install`-able as it is.
+go_install() { GOBIN="$out" go install -trimpath -ldflags "-s -w" "$1"; }
+
+kwok_build() { go_install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"; }
+kustomize_build() { go_install "sigs.k8s.io/kustomize/kustomize/v5@$KUSTOMIZE_VERSION"; }
+helm_build() { GOTOOLCHAIN="$ARGOCD_GO" go_install "helm.sh/helm/v4/cmd/helm@$HELM_VERSION"; }
+sops_build() { go_install "github.com/getsops/sops/v3/cmd/sops@$SOPS_VERSION"; }
+kubeconform_build() { go_install "github.com/yannh/kubeconform/cmd/kubeconform@$KUBECONFORM_VERSION"; }
+
+declare -A versions=(
+  [kubernetes]=$KUBERNETES_VERSION [etcd]=$ETCD_VERSION [argocd]=$ARGOCD_VERSION
+  [kwok]=$KWOK_VERSION [kustomize]=$KUSTOMIZE_VERSION [helm]=$HELM_VERSION
+  [sops]=$SOPS_VERSION [kubeconform]=$KUBECONFORM_VERSION
+)
+order=(sops kustomize helm kwok etcd kubernetes argocd kubeconform)
+
+if [[ "${1:-}" == "--print" ]]; then
+  # Machine-readable: one "component version folder" line each.
+  for c in "${order[@]}"; do echo "$c ${versions[$c]} $cache/$c-${versions[$c]}"; done
+  exit 0
+fi
+
+components=("$@")
+[[ ${#components[@]} -gt 0 ]] || components=("${order[@]}")
+for c in "${components[@]}"; do
+  if [[ -z "${versions[$c]:-}" ]]; then
+    echo "e2e/toolchain/build.sh: unknown component '$c' (known: ${order[*]})" >&2
+    exit 2
+  fi
+  build_into "$c" "${versions[$c]}" "${c}_build"
+done

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Debian packages the e2e cluster needs beside the Go toolchain: Argo CD's
+# cache (redis), the git server Argo CD reaches over SSH (openssh-server, git)
+# and certificate generation (openssl). Installs only what is missing.
+set -euo pipefail
+packages=(redis-server openssh-server openssh-client git openssl)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+if [[ $(id -u) -ne 0 ]]; then
+  echo "e2e: missing Debian packages: ${missing[*]} (run as root, or: sudo apt-get install ${missing[*]})" >&2
+  exit 1
+fi
+echo "[toolchain] installing Debian packages: ${missing[*]}" >&2
+apt-get update -qq
+# The packages' service scripts must not start system daemons: the harness
+# runs its own copies on loopback.
+DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,91 @@
+import { App } from 'cdk8s';
+import { ROOT_APPLICATION } from '../src/argocd/applications';
+import { REPOSITORY_SECRET_LABEL, SOPS_AGE } from '../src/constants';
+import { ENVIRONMENT_ORDER, loadEnvironments } from '../src/environments';
+import { loadPlatform } from '../src/environments/platform';
+import { ConfigError } from '../src/errors';
+import { buildEnvironment } from '../src/synth';
+
+/**
+ * The objects the bootstrap applies, as plain manifests: the Pulumi components create
+ * them (with secret values wrapped as Pulumi secrets) and the e2e harness applies the
+ * very same shapes (e2e/bootstrap.ts), so the two cannot drift. No Pulumi import here.
+ */
+
+/** Name of the repository credentials Secret in Argo CD's namespace. */
+export const REPOSITORY_SECRET = 'platform-gitops-repository';
+
+/** A rendered Kubernetes object (apiVersion, kind, metadata, spec). */
+export interface Manifest {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: { readonly name: string; readonly namespace?: string; readonly [key: string]: unknown };
+  readonly spec?: unknown;
+  readonly [key: string]: unknown;
+}
+
+/** Argo CD's namespace (5.3: the controller's namespace). */
+export function controllerNamespaceManifest(namespace: string): Manifest {
+  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } };
+}
+
+/** The age key file Secret the repository server mounts (SOPS_AGE_KEY_FILE, 5.3). */
+export function ageKeySecretManifest<S>(namespace: string, ageKey: S) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: SOPS_AGE.secretName, namespace },
+    type: 'Opaque',
+    stringData: { [SOPS_AGE.secretKey]: ageKey },
+  } as const;
+}
+
+/**
+ * Read access for Argo CD to this repository: a Secret labelled
+ * `argocd.argoproj.io/secret-type: repository` with the SSH URL and private key (5.3).
+ */
+export function repositorySecretManifest<S, N = string>(args: { namespace: N; secretName: string; url: string; sshPrivateKey: S }) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name: args.secretName,
+      namespace: args.namespace,
+      labels: { [REPOSITORY_SECRET_LABEL.key]: REPOSITORY_SECRET_LABEL.value },
+    },
+    type: 'Opaque',
+    stringData: { type: 'git', url: args.url, sshPrivateKey: args.sshPrivateKey },
+  } as const;
+}
+
+/** The AppProject and root Application of an environment, as `npm run synth` renders them. */
+export function renderedBootstrapObjects(environmentName: string): { project: Manifest; application: Manifest } {
+  if (!(ENVIRONMENT_ORDER as readonly string[]).includes(environmentName)) {
+    throw new ConfigError([`stack: environment ${JSON.stringify(environmentName)} must be one of ${ENVIRONMENT_ORDER.join(', ')}`]);
+  }
+  const environment = loadEnvironments().find((env) => env.name === environmentName)!;
+  const { gitops } = buildEnvironment(new App(), environment, loadPlatform());
+  const objects = gitops.toJson() as Manifest[];
+  const project = objects.find((o) => o.kind === 'AppProject')!;
+  const application = objects.find((o) => o.kind === 'Application' && o.metadata.name === ROOT_APPLICATION)!;
+  return { project, application };
+}
+
+/** Everything the bootstrap applies besides the Argo CD Helm release, in order. */
+export function bootstrapManifests<S>(environment: string, secrets: { repositorySshPrivateKey: S; sopsAgeKey: S }) {
+  const platform = loadPlatform();
+  const namespace = platform.controller.namespace;
+  const { project, application } = renderedBootstrapObjects(environment);
+  return {
+    namespace: controllerNamespaceManifest(namespace),
+    ageKeySecret: ageKeySecretManifest(namespace, secrets.sopsAgeKey),
+    repositorySecret: repositorySecretManifest({
+      namespace,
+      secretName: REPOSITORY_SECRET,
+      url: platform.repository.url,
+      sshPrivateKey: secrets.repositorySshPrivateKey,
+    }),
+    project,
+    rootApplication: application,
+  };
+}

@@ -1,0 +1,63 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { E2eError } from '../../e2e/errors';
+import { runE2e } from '../../e2e/harness';
+import { projectRoot, runCommand, UsageError } from '../tooling/cli';
+
+const USAGE = `usage: npm run e2e -- --env <environment> [--report <file.json>] [--timeout <seconds>] [--no-dry-run] [--keep] [--age-key <file>]
+
+Builds (once, cached in ~/.cache/platform-gitops) and starts a Kubernetes control plane,
+kwok and Argo CD on loopback, serves this checkout's committed dist/ and secrets/ over
+SSH, bootstraps the environment as the Pulumi program does, and watches every
+Application sync, wave by wave, until all are Synced and Healthy; then server-side
+dry-runs every environment's objects. README, "The e2e cluster", says what is real and
+what stands in.
+  --env         local, testing, staging or production
+  --report      write the result as JSON to this file
+  --timeout     seconds the Applications may take to converge (default 600)
+  --no-dry-run  skip the server-side dry-run of every environment
+  --keep        keep the run folder (logs, kubeconfig, certificates)
+  --age-key     age key file for SOPS (default ~/.config/platform-gitops/age/<env>.key)
+Exit code: 0 converged and accepted, 1 not, 2 usage error.`;
+
+async function main(argv: readonly string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      env: { type: 'string' },
+      report: { type: 'string' },
+      timeout: { type: 'string', default: '600' },
+      'no-dry-run': { type: 'boolean', default: false },
+      keep: { type: 'boolean', default: false },
+      'age-key': { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (values.env === undefined) throw new UsageError('--env is required');
+  const timeoutSeconds = Number(values.timeout);
+  if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1) throw new UsageError(`--timeout "${values.timeout}" must be a whole number of seconds`);
+  try {
+    const report = await runE2e({
+      environment: values.env,
+      projectRoot: projectRoot(),
+      timeoutSeconds,
+      dryRun: !values['no-dry-run'],
+      keep: values.keep,
+      ...(values['age-key'] !== undefined ? { ageKeyFile: path.resolve(values['age-key']) } : {}),
+    });
+    if (values.report !== undefined) fs.writeFileSync(values.report, `${JSON.stringify(report, null, 2)}\n`);
+    return report.passed ? 0 : 1;
+  } catch (error) {
+    if (error instanceof E2eError) return 1; // already reported by the harness
+    throw error;
+  }
+}
+
+runCommand('e2e', USAGE, main);

@@ -1,0 +1,121 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { argoCdConfigObjects } from '../e2e/argocd';
+import { applicationState, converged } from '../e2e/convergence';
+import { parseSshUrl } from '../e2e/git-server';
+import { podReferences } from '../e2e/stand-in-controllers';
+import { STAND_INS } from '../e2e/stand-in-charts';
+import { HELM_CHARTS } from '../src/chart-versions';
+import { argoCdValues } from '../src/argocd/argo-cd-values';
+import { ROOT } from './support';
+
+// Unit tests of the e2e harness's own logic; test/e2e/ runs it on the real engines.
+
+describe('the toolchain pins', () => {
+  const script = fs.readFileSync(path.join(ROOT, 'e2e', 'toolchain', 'build.sh'), 'utf8');
+  const pinned = (name: string) => new RegExp(`^${name}=(\\S+)`, 'm').exec(script)?.[1];
+
+  it('builds Kubernetes and etcd at the versions its module requires', () => {
+    const mod = fs.readFileSync(path.join(ROOT, 'e2e', 'toolchain', 'kubernetes', 'go.mod'), 'utf8');
+    expect(mod).toContain(`k8s.io/kubernetes ${pinned('KUBERNETES_VERSION')}`);
+    expect(mod).toContain(`go.etcd.io/etcd/server/v3 ${pinned('ETCD_VERSION')}`);
+    expect(pinned('KUBERNETES_VERSION')).toMatch(/^v1\.36\.\d+$/);
+  });
+
+  it('builds Argo CD at the version its module requires, with its engine at the same release', () => {
+    const mod = fs.readFileSync(path.join(ROOT, 'e2e', 'toolchain', 'argocd', 'go.mod'), 'utf8');
+    const version = pinned('ARGOCD_VERSION');
+    expect(mod).toContain(`github.com/argoproj/argo-cd/v3 ${version}`);
+    expect(mod).toContain(`github.com/argoproj/argo-cd/gitops-engine/v3 ${version}`);
+  });
+
+  it('pins every go-installed tool to an exact version', () => {
+    for (const name of ['KWOK_VERSION', 'KUSTOMIZE_VERSION', 'HELM_VERSION', 'SOPS_VERSION', 'KUBECONFORM_VERSION']) {
+      expect(pinned(name), name).toMatch(/^v\d+\.\d+\.\d+$/);
+    }
+  });
+});
+
+describe('stand-in charts', () => {
+  it('stand in for every upstream chart the platform installs, with CRDs the project keeps', () => {
+    for (const chart of Object.values(HELM_CHARTS)) {
+      const standIn = STAND_INS[chart.chart];
+      expect(standIn, chart.chart).toBeDefined();
+      for (const file of standIn!.crds) expect(fs.existsSync(path.join(ROOT, 'schemas', 'crds', file)), file).toBe(true);
+    }
+  });
+});
+
+describe('the kubelet checks before a container starts', () => {
+  it('need every Secret and ConfigMap that env, envFrom, volumes and image pulls name, unless optional', () => {
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p' },
+      spec: {
+        imagePullSecrets: [{ name: 'pull' }],
+        initContainers: [{ name: 'i', env: [{ name: 'A', valueFrom: { secretKeyRef: { name: 'init', key: 'a' } } }] }],
+        containers: [
+          {
+            name: 'c',
+            env: [
+              { name: 'B', valueFrom: { configMapKeyRef: { name: 'cm', key: 'b' } } },
+              { name: 'C', valueFrom: { secretKeyRef: { name: 'maybe', key: 'c', optional: true } } },
+            ],
+            envFrom: [{ secretRef: { name: 'all' } }],
+          },
+        ],
+        volumes: [{ name: 'v', secret: { secretName: 'vol', items: [{ key: 'k', path: 'k' }] } }, { name: 'p', projected: { sources: [{ configMap: { name: 'proj' } }] } }],
+      },
+    };
+    expect(podReferences(pod)).toEqual([
+      { kind: 'Secret', name: 'init', key: 'a' },
+      { kind: 'ConfigMap', name: 'cm', key: 'b' },
+      { kind: 'Secret', name: 'all' },
+      { kind: 'Secret', name: 'vol' },
+      { kind: 'Secret', name: 'vol', key: 'k' },
+      { kind: 'ConfigMap', name: 'proj' },
+      { kind: 'Secret', name: 'pull' },
+    ]);
+  });
+});
+
+describe('the convergence report', () => {
+  it('counts only Synced and Healthy as converged, and says why an Application is not', () => {
+    const app = {
+      apiVersion: 'argoproj.io/v1alpha1',
+      kind: 'Application',
+      metadata: { name: 'database' },
+      spec: { destination: { namespace: 'database' } },
+      status: {
+        sync: { status: 'OutOfSync' },
+        health: { status: 'Progressing' },
+        operationState: { phase: 'Running', message: 'waiting for completion of hook batch/Job/migrate' },
+        resources: [{ kind: 'Job', namespace: 'database', name: 'migrate', health: { status: 'Progressing', message: 'Pending' } }],
+      },
+    };
+    const state = applicationState(app, 'database', 2, new Map([['database/migrate-x', 'waiting: Secret db not found']]));
+    expect(converged(state)).toBe(false);
+    expect(state.message).toContain('sync Running');
+    expect(state.message).toContain('Job database/migrate Progressing: Pending');
+    expect(state.message).toContain('Pod database/migrate-x not started, waiting: Secret db not found');
+    expect(applicationState(undefined, 'broker', 3).sync).toBe('Missing');
+  });
+});
+
+describe('the git server', () => {
+  it('reads both SSH URL forms the platform accepts', () => {
+    expect(parseSshUrl('git@github.com:example/platform-gitops.git')).toEqual({ user: 'git', host: 'github.com', port: 22, path: 'example/platform-gitops.git' });
+    expect(parseSshUrl('ssh://git@git.example.com:2222/team/repo.git')).toEqual({ user: 'git', host: 'git.example.com', port: 2222, path: 'team/repo.git' });
+  });
+});
+
+describe('Argo CD configuration in the e2e cluster', () => {
+  it('is the argo-cd chart values the platform installs (argocd-cm, argocd-cmd-params-cm)', () => {
+    const values = argoCdValues() as { configs: { cm: object; params: object } };
+    const objects = argoCdConfigObjects('argocd');
+    expect(objects.find((o) => o.metadata.name === 'argocd-cm')!.data).toEqual(values.configs.cm);
+    expect(objects.find((o) => o.metadata.name === 'argocd-cmd-params-cm')!.data).toEqual(values.configs.params);
+  });
+});

@@ -1,0 +1,167 @@
+import * as fs from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { breakRendered, e2eProjectCopy, runE2eOn } from './e2e-copy';
+
+// A real control plane (Kubernetes 1.36) and a real Argo CD, built from their modules
+// (e2e/toolchain), syncing the committed dist/ from a git server over SSH. Each case is
+// one whole run: minutes, not seconds.
+const RUN_TIMEOUT_MS = 20 * 60_000;
+
+const copies: string[] = [];
+afterEach(() => {
+  for (const copy of copies.splice(0)) fs.rmSync(copy, { recursive: true, force: true });
+});
+
+function brokenCopy(): string {
+  const copy = e2eProjectCopy();
+  copies.push(copy);
+  return copy;
+}
+
+/** The Application of the report, which must exist. */
+function application(report: ReturnType<typeof runE2eOn>['report'], name: string) {
+  const found = report.applications.find((a) => a.name === name);
+  if (!found) throw new Error(`no Application ${name} in the report: ${report.applications.map((a) => a.name).join(', ')}`);
+  return found;
+}
+
+describe.sequential('e2e on a real control plane and Argo CD', () => {
+  it(
+    'converges local: every Application Synced and Healthy, every environment accepted by the API server',
+    () => {
+      const copy = brokenCopy(); // unbroken: the committed project as it is
+      const { status, report, output } = runE2eOn(copy, ['--env', 'local']);
+      expect(report.kubernetes).toMatch(/^v1\.36\./);
+      expect(report.argocd).toMatch(/^v3\./);
+      const notConverged = report.applications.filter((a) => a.sync !== 'Synced' || a.health !== 'Healthy');
+      expect(notConverged, output.slice(-4000)).toEqual([]);
+      expect(report.applications.length).toBeGreaterThan(1);
+      expect(report.dryRun.map((r) => r.environment)).toEqual(['local', 'testing', 'staging', 'production']);
+      expect(report.dryRun.flatMap((r) => r.failures)).toEqual([]);
+      expect(report.passed).toBe(true);
+      expect(status).toBe(0);
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it(
+    'fails the Application that syncs a custom resource before the Application that installs its CRD',
+    () => {
+      const copy = brokenCopy();
+      breakRendered(copy, 'local/gitops.yaml', (objects) => [
+        ...objects,
+        { apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: 'e2e-too-early' }, spec: { selfSigned: {} } },
+      ], 'a ClusterIssuer in the root, before cert-manager is installed');
+      const { status, report } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--timeout', '150']);
+      expect(status).toBe(1);
+      const root = report.applications.find((a) => a.message.includes('ClusterIssuer'));
+      expect(root?.name).toBe(report.applications[0]!.name);
+      expect(root?.sync).not.toBe('Synced');
+      expect(root?.message).toMatch(/ClusterIssuer.*(could not find|not found|no matches|CRD)/i);
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it(
+    'fails the Application whose PreSync hook reads a Secret that the same Application creates in its Sync phase',
+    () => {
+      const copy = brokenCopy();
+      const restricted = {
+        securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } },
+        container: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+      };
+      let namespace = '';
+      breakRendered(copy, 'local/application.yaml', (objects) => {
+        namespace = objects.find((o) => o.kind === 'Deployment')!.metadata.namespace;
+        return [
+          ...objects,
+          { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'e2e-made-in-sync', namespace }, stringData: { value: 'x' } },
+          {
+            apiVersion: 'batch/v1',
+            kind: 'Job',
+            metadata: { name: 'e2e-early-hook', namespace, annotations: { 'argocd.argoproj.io/hook': 'PreSync' } },
+            spec: {
+              backoffLimit: 0,
+              activeDeadlineSeconds: 20,
+              template: {
+                spec: {
+                  restartPolicy: 'Never',
+                  securityContext: restricted.securityContext,
+                  containers: [
+                    {
+                      name: 'hook',
+                      image: 'busybox:1.37',
+                      securityContext: restricted.container,
+                      resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { cpu: '10m', memory: '16Mi' } },
+                      env: [{ name: 'VALUE', valueFrom: { secretKeyRef: { name: 'e2e-made-in-sync', key: 'value' } } }],
+                    },
+                  ],
+                },
+              },
+            },
+          },
+        ];
+      }, 'a PreSync hook that reads a Secret of the Sync phase');
+      const { status, report } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--timeout', '180']);
+      expect(status).toBe(1);
+      const broken = report.applications.find((a) => a.message.includes('e2e-early-hook'));
+      expect(broken, JSON.stringify(report.applications, null, 2)).toBeDefined();
+      expect(broken!.sync === 'Synced' && broken!.health === 'Healthy').toBe(false);
+      expect(broken!.message).toMatch(/e2e-early-hook/);
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it(
+    'fails Applications that follow a branch the repository does not have',
+    () => {
+      const copy = brokenCopy();
+      const renamed = new Set<string>();
+      for (const file of ['gitops.yaml', 'infrastructure.yaml']) {
+        breakRendered(copy, `local/${file}`, (objects) =>
+          objects.map((o) => {
+            if (o.kind !== 'Application') return o;
+            for (const source of [o.spec.source, ...(o.spec.sources ?? [])]) {
+              if (source?.path !== undefined) {
+                source.targetRevision = 'no-such-branch';
+                renamed.add(o.metadata.name);
+              }
+            }
+            return o;
+          }), `Applications follow no-such-branch (${file})`);
+      }
+      const { status, report } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--timeout', '120']);
+      expect(status).toBe(1);
+      const unresolved = report.applications.filter((a) => /no-such-branch/.test(a.message));
+      expect(unresolved.length, JSON.stringify(report.applications, null, 2)).toBeGreaterThan(0);
+      for (const app of unresolved) {
+        expect(renamed.has(app.name)).toBe(true);
+        expect(app.sync).not.toBe('Synced');
+      }
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it(
+    'fails an invalid CronJob schedule, refused by the API server in the sync and in the dry-run',
+    () => {
+      const copy = brokenCopy();
+      let cronJob = '';
+      breakRendered(copy, 'local/database.yaml', (objects) =>
+        objects.map((o) => {
+          if (o.kind !== 'CronJob') return o;
+          cronJob = o.metadata.name;
+          return { ...o, spec: { ...o.spec, schedule: '0 25 * * *' } };
+        }), 'an hour that does not exist');
+      expect(cronJob).not.toBe('');
+      const { status, report } = runE2eOn(copy, ['--env', 'local', '--timeout', '150']);
+      expect(status).toBe(1);
+      const refused = report.applications.find((a) => a.message.includes(cronJob) && /schedule/i.test(a.message));
+      expect(refused, JSON.stringify(report.applications, null, 2)).toBeDefined();
+      const local = report.dryRun.find((r) => r.environment === 'local')!;
+      expect(local.failures.some((f) => f.includes(`CronJob`) && f.includes(cronJob) && /schedule/i.test(f))).toBe(true);
+    },
+    RUN_TIMEOUT_MS,
+  );
+});
+

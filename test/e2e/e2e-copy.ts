@@ -1,0 +1,59 @@
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseAllDocuments, stringify } from 'yaml';
+import type { E2eReport } from '../../e2e/harness';
+import { ROOT, temporaryDirectory } from '../support';
+
+/** What an e2e run of a project copy needs: the commands, the rendered output and what it serves. */
+const COPIED = ['src', 'scripts', 'e2e', 'pulumi', 'schemas', 'secrets', 'dist', 'docs', 'package.json', 'package-lock.json', 'tsconfig.json', '.sops.yaml'] as const;
+
+function git(cwd: string, ...args: string[]): string {
+  const result = spawnSync('git', ['-c', 'user.name=e2e', '-c', 'user.email=e2e@example.invalid', ...args], { cwd, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`git ${args.join(' ')}: ${result.stderr}`);
+  return result.stdout;
+}
+
+/**
+ * A copy of the project as its own git repository, on the branch the checkout is on
+ * (main in CI), so a test can break it, commit, and run the e2e on the copy.
+ */
+export function e2eProjectCopy(): string {
+  const dir = temporaryDirectory('platform-gitops-e2e-copy-');
+  for (const entry of COPIED) {
+    if (fs.existsSync(path.join(ROOT, entry))) fs.cpSync(path.join(ROOT, entry), path.join(dir, entry), { recursive: true });
+  }
+  fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
+  fs.writeFileSync(path.join(dir, '.gitignore'), 'node_modules/\nbuild/\n');
+  git(dir, 'init', '--quiet', '--initial-branch=main');
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '--quiet', '-m', 'project copy');
+  return dir;
+}
+
+/** Rewrite the objects of a rendered file of the copy and commit the change. */
+export function breakRendered(copy: string, file: string, change: (objects: any[]) => any[], message: string): void {
+  const full = path.join(copy, 'dist', file);
+  const objects = parseAllDocuments(fs.readFileSync(full, 'utf8')).map((doc) => doc.toJS());
+  fs.writeFileSync(full, change(objects).map((o) => stringify(o)).join('---\n'));
+  git(copy, 'commit', '--quiet', '-am', message);
+}
+
+/** Commit whatever the caller changed in the copy. */
+export function commitAll(copy: string, message: string): void {
+  git(copy, 'add', '-A');
+  git(copy, 'commit', '--quiet', '-m', message);
+}
+
+/** `npm run e2e` on the copy; returns the exit code, the output and the report. */
+export function runE2eOn(copy: string, args: readonly string[]): { status: number | null; output: string; report: E2eReport } {
+  const report = path.join(copy, 'e2e-report.json');
+  const result = spawnSync(process.execPath, [path.join(copy, 'scripts', 'run.cjs'), 'cli/e2e', ...args, '--report', report], {
+    cwd: copy,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const output = `${result.stdout}${result.stderr}`;
+  if (!fs.existsSync(report)) throw new Error(`the e2e wrote no report (exit ${result.status}):\n${output}`);
+  return { status: result.status, output, report: JSON.parse(fs.readFileSync(report, 'utf8')) as E2eReport };
+}
