@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { argoCdValues } from '../src/argocd/argo-cd-values';
 import { freePort } from './control-plane';
-import { E2eError } from './errors';
+import { E2eError } from '../src/errors';
 import type { KubeClient, KubeObject } from './kube-client';
 import { type Supervisor, waitFor } from './processes';
 import type { Toolchain } from './toolchain';

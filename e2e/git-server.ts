@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { freePort } from './control-plane';
-import { E2eError } from './errors';
+import { E2eError } from '../src/errors';
 import { type Supervisor, run, waitFor } from './processes';
 import * as net from 'node:net';
 

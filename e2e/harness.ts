@@ -7,7 +7,7 @@ import { argoCdConfigObjects, argoCdCrds, startArgoCd } from './argocd';
 import { type ApplicationState, converged, formatTable, watchConvergence } from './convergence';
 import { startControlPlane } from './control-plane';
 import { type DryRunResult, dryRunEnvironment, readCrds, readObjects } from './dry-run';
-import { E2eError } from './errors';
+import { E2eError } from '../src/errors';
 import { startGitServer } from './git-server';
 import type { KubeObject } from './kube-client';
 import { LoopbackProxy } from './loopback-proxy';

@@ -3,7 +3,7 @@ import * as https from 'node:https';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
 import { HELM_CHARTS, type HelmChartRef } from '../src/chart-versions';
-import { E2eError } from './errors';
+import { E2eError } from '../src/errors';
 import { run } from './processes';
 
 /**

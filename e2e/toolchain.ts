@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { E2eError } from './errors';
+import { E2eError } from '../src/errors';
 
 const BUILD_SCRIPT = path.join(__dirname, '..', '..', 'e2e', 'toolchain', 'build.sh');
 const PACKAGES_SCRIPT = path.join(__dirname, '..', '..', 'e2e', 'toolchain', 'packages.sh');

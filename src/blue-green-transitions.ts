@@ -1,8 +1,7 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { parse } from 'yaml';
 import { BLUE_GREEN, LABELS } from './constants';
 import type { Environment } from './environments';
+import { applicationValuesPath } from './environments/values-file';
 import { unitName } from './naming';
 
 type Unit = (typeof BLUE_GREEN.units)[number];
@@ -18,26 +17,27 @@ export interface CommittedBlueGreen {
 /**
  * The blue-green procedure (1.4) as three reviewed changes: (1) add the new unit beside the
  * active one, (2) move the Service selector to it once it is healthy, (3) remove the old
- * unit. Each change is judged against the committed manifests (what the cluster syncs), so a
+ * unit. Each change is judged against the committed manifests (what the cluster syncs; `file`
+ * names them in messages), so a
  * change may not skip a step: switching to a unit that is not running yet, removing the unit
  * that still takes the traffic, or changing the version of the unit that takes the traffic
  * (a rolling update in place, not a blue-green release) is refused.
  */
-export function blueGreenTransitionProblems(environment: Environment, committed: CommittedBlueGreen | undefined): string[] {
+export function blueGreenTransitionProblems(environment: Environment, committed: CommittedBlueGreen | undefined, file: string): string[] {
   const { strategy, name } = environment;
   if (strategy.type !== 'blue-green' || committed === undefined) return [];
   const { active, units } = strategy.blueGreen;
-  const file = `dist/${name}/application.yaml`;
+  const values = applicationValuesPath(name, environment.application.name);
   const problems: string[] = [];
   if (units[committed.active] === undefined) {
     problems.push(
-      `${name}: strategy.blueGreen.units.${committed.active} (removed) is the unit the committed Service still selects (${file}); ` +
+      `${values}: strategy.blueGreen.units.${committed.active} (removed) is the unit the committed Service still selects (${file}); ` +
         `move strategy.blueGreen.active to the other unit in its own change first, then remove it`,
     );
   }
   if (active !== committed.active && committed.tags[active] === undefined) {
     problems.push(
-      `${name}: strategy.blueGreen.active "${active}" is not running yet (${file} has no ${active} unit); ` +
+      `${values}: strategy.blueGreen.active "${active}" is not running yet (${file} has no ${active} unit); ` +
         `add the unit in its own change, check its health, then switch`,
     );
   }
@@ -45,7 +45,7 @@ export function blueGreenTransitionProblems(environment: Environment, committed:
   const newTag = units[committed.active]?.tag;
   if (active === committed.active && liveTag !== undefined && newTag !== undefined && newTag !== liveTag) {
     problems.push(
-      `${name}: strategy.blueGreen.units.${committed.active}.tag "${newTag}" changes the unit that takes the traffic (committed ${liveTag}); ` +
+      `${values}: strategy.blueGreen.units.${committed.active}.tag "${newTag}" changes the unit that takes the traffic (committed ${liveTag}); ` +
         `release the new version on the other unit, then switch`,
     );
   }
@@ -53,17 +53,12 @@ export function blueGreenTransitionProblems(environment: Environment, committed:
 }
 
 /**
- * The blue-green state of `<outdir>/<environment>/application.yaml`, or undefined when the
+ * The blue-green state a committed `application.yaml` renders, or undefined when the
  * environment was not rendered as blue-green there (a first render, or a change of strategy).
  */
-export function readCommittedBlueGreen(outdir: string, environment: Environment): CommittedBlueGreen | undefined {
-  // Only a blue-green environment has a transition to judge: no need to parse the others.
-  if (environment.strategy.type !== 'blue-green') return undefined;
-  const file = path.join(outdir, environment.name, 'application.yaml');
-  if (!fs.existsSync(file)) return undefined;
+export function parseCommittedBlueGreen(text: string, environment: Environment): CommittedBlueGreen | undefined {
   // Parse only the Service and Deployment documents: the file holds many more.
-  const objects = fs
-    .readFileSync(file, 'utf8')
+  const objects = text
     .split(/^---$/m)
     .filter((document) => /^kind: (Service|Deployment)$/m.test(document))
     .map((document) => parse(document) as any);

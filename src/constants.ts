@@ -227,6 +227,20 @@ export const PLATFORM_NAMESPACES = {
 } as const;
 
 /**
+ * Namespaces Kubernetes creates and reserves for itself: no unit of the platform may own one
+ * (the namespace would be deleted or relabelled with it). Not in the contract: Kubernetes'
+ * own (kube-node-lease since 1.14).
+ */
+export const RESERVED_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'] as const;
+
+/**
+ * Kubernetes' length limits on what the platform derives from a name (not in the contract:
+ * the API server's validation): a DNS-1123 label (namespaces, Service names) and a label
+ * value at most 63 characters, an object name (DNS-1123 subdomain) at most 253.
+ */
+export const KUBERNETES_LIMITS = { dnsLabel: 63, labelValue: 63, objectName: 253 } as const;
+
+/**
  * Cluster DNS (7 "name resolution failing"): CoreDNS pods in kube-system carry
  * `k8s-app: kube-dns` and answer on port 53 over UDP and TCP. Not in the contract: the
  * Kubernetes defaults.

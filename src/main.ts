@@ -1,51 +1,53 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
-import { ConfigError, isArgumentError } from './errors';
+import { CDK8S_CLI_OUTPUT, resolveOutdir } from './dist-layout';
 import { checkSynthesized, synthesize } from './synth';
+import { projectRoot, runCommand } from './tooling/cli';
 
 const USAGE = `usage: npm run synth [-- --check] [-- --outdir <dir>]
 
-Renders every environment into <dir>/<environment>/ (default: dist, or $CDK8S_OUTDIR).
-  --check   render to a temporary folder and fail, naming the files, if <dir> differs`;
+Renders every environment into <dir>/<environment>/ (default: dist, or $CDK8S_OUTDIR;
+an empty value counts as unset). <dir> is replaced as a whole, so it must be a folder
+synth created (it holds .platform-gitops-render), an empty folder or a new one; never the
+project, a folder above it or src/.
+  --check   render to a temporary folder and fail, naming the files, if <dir> differs
+Exit code: 0 done, 1 refused (invalid values, a skipped blue-green step, a folder synth
+must not replace) or <dir> differs (--check), 2 bad arguments.`;
 
-function main(argv: readonly string[]): number {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
-      check: { type: 'boolean', default: false },
-      outdir: { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-    strict: true,
-  });
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
+/**
+ * The output folder. \`npx cdk8s synth\` deletes its \`output\` (cdk8s.yaml) before it runs
+ * the program, so that is a scratch folder: asked for it, synth renders \`dist/\` through the
+ * same atomic path and leaves the scratch folder empty for the CLI.
+ */
+function outdirOf(root: string, option: string | undefined): string {
+  const outdir = resolveOutdir(root, option);
+  if (option === undefined && outdir === path.join(root, CDK8S_CLI_OUTPUT)) {
+    fs.mkdirSync(outdir, { recursive: true });
+    return resolveOutdir(root, undefined, '');
   }
-  const outdir = path.resolve(values.outdir ?? process.env.CDK8S_OUTDIR ?? 'dist');
-  if (values.check) {
-    const differences = checkSynthesized({ outdir });
-    if (differences.length > 0) {
-      console.error(`${path.relative(process.cwd(), outdir) || outdir} is not what the code renders; run \`npm run synth\` and commit:`);
-      for (const difference of differences) console.error(`  - ${difference}`);
-      return 1;
+  return outdir;
+}
+
+runCommand({
+  name: 'synth',
+  usage: USAGE,
+  options: { check: { type: 'boolean' }, outdir: { type: 'string' } },
+  afterError: 'The output folder was left unchanged.',
+  run(values) {
+    const root = projectRoot();
+    const outdir = outdirOf(root, values.outdir);
+    const shown = path.relative(process.cwd(), outdir) || outdir;
+    if (values.check) {
+      const differences = checkSynthesized({ outdir, root });
+      if (differences.length > 0) {
+        console.error(`${shown} is not what the code renders; run \`npm run synth\` and commit:`);
+        for (const difference of differences) console.error(`  - ${difference}`);
+        return 1;
+      }
+      console.log(`${shown} is up to date`);
+      return 0;
     }
-    console.log(`${path.relative(process.cwd(), outdir) || outdir} is up to date`);
+    synthesize({ outdir, root });
     return 0;
-  }
-  synthesize({ outdir });
-  return 0;
-}
-
-try {
-  process.exitCode = main(process.argv.slice(2));
-} catch (error) {
-  if (error instanceof ConfigError || isArgumentError(error)) {
-    console.error(`synth: ${error.message}`);
-    if (!(error instanceof ConfigError)) console.error(USAGE);
-    console.error('dist/ was left unchanged.');
-    process.exitCode = 1;
-  } else {
-    throw error;
-  }
-}
+  },
+});

@@ -1,4 +1,5 @@
-import { DATABASE } from './constants';
+import { BLUE_GREEN, DATABASE } from './constants';
+import { brokerClientSecret, databaseSecret } from './secrets/catalog';
 
 /** Names derived from configuration, in one place so every chart derives them alike. */
 
@@ -40,4 +41,23 @@ export function primaryName(application: string): string {
 /** The schema migrations (1.3 step 5): their image and Job, `<application>-migrations`. */
 export function migrationsName(application: string): string {
   return `${application}-${DATABASE.migrations.imageSuffix}`;
+}
+
+/**
+ * Every name the platform derives from an application's name, with what it becomes; each
+ * is an object name and the value of an `app` or `version` label, so each is held to the
+ * 63 characters of a label value (src/environments/validate.ts checks them at the edge).
+ */
+export function derivedNames(application: string): ReadonlyArray<{ readonly name: string; readonly use: string }> {
+  return [
+    { name: application, use: 'Deployment, Service and label app' },
+    ...BLUE_GREEN.units.map((unit) => ({ name: unitName(application, unit), use: 'blue-green Deployment' })),
+    { name: primaryName(application), use: 'Flagger primary Deployment and its label app' },
+    { name: `${application}-canary`, use: 'Flagger canary Service' },
+    { name: migrationsName(application), use: 'migrations Job and its label job-name' },
+    { name: smokeName(application), use: 'smoke Job and its label app' },
+    { name: tlsSecretName(application), use: 'TLS Secret' },
+    { name: databaseSecret(application), use: 'database Secret' },
+    { name: brokerClientSecret(application), use: 'broker Secret' },
+  ];
 }

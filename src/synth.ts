@@ -8,13 +8,13 @@ import { DatabaseChart } from './charts/database-chart';
 import { GitopsChart, chartFootprint } from './charts/gitops-chart';
 import { InfrastructureChart } from './charts/infrastructure-chart';
 import { MonitoringChart } from './charts/monitoring-chart';
-import { blueGreenTransitionProblems, readCommittedBlueGreen } from './blue-green-transitions';
+import { blueGreenTransitionProblems, parseCommittedBlueGreen } from './blue-green-transitions';
+import { assertReplaceable, chartFile, hasCommittedHead, MANIFEST_EXTENSION, RENDERED_DIR, readCommittedChart, RENDER_MARKER, RENDER_MARKER_TEXT } from './dist-layout';
 import { type Environment, loadEnvironments } from './environments';
+import type { ValuesTexts } from './environments/values-file';
 import { ConfigError } from './errors';
 import { type Platform, loadPlatform } from './environments/platform';
-
-/** Rendered manifests end in `.yaml`; one file per chart, named after the chart. */
-export const MANIFEST_EXTENSION = '.yaml';
+import { projectRoot } from './tooling/cli';
 
 /**
  * The charts of an environment in delivery order: each is `dist/<env>/<id>.yaml` and a
@@ -63,18 +63,31 @@ export interface SynthesizeOptions {
   /** Where the committed manifests live; replaced as a whole, never half-written. */
   readonly outdir: string;
   /**
+   * The project: its values files, its `src/` (never an output) and its git HEAD, whose
+   * committed `dist/` judges blue-green steps.
+   * @default projectRoot()
+   */
+  readonly root?: string;
+  /**
+   * Where the reviewed state a blue-green step is judged against comes from: `dist/` as
+   * committed in HEAD of `root`, or the current contents of `outdir` (tests that walk the
+   * steps in a scratch folder).
+   * @default 'head' (falls back to 'outdir' when `root` is not a git work tree)
+   */
+  readonly committed?: 'head' | 'outdir';
+  /**
    * The promotion order.
    * @default ENVIRONMENT_ORDER
    */
   readonly order?: readonly string[];
   /**
-   * The environment files as written, by name; validated before anything is rendered.
-   * @default ENVIRONMENT_FILES
+   * The values files as written (project-relative path -> text); validated before anything is rendered.
+   * @default - the values files below `root`
    */
-  readonly files?: Readonly<Record<string, unknown>>;
+  readonly texts?: ValuesTexts;
   /**
-   * Already validated environments, in order; when given, `order` and `files` are ignored.
-   * @default - validated from `order` and `files`
+   * Already validated environments, in order; when given, `order` and `texts` are ignored.
+   * @default - validated from `order` and `texts`
    */
   readonly environments?: readonly Environment[];
   /**
@@ -96,22 +109,43 @@ function loadInputs(options: SynthesizeOptions): { environments: readonly Enviro
       return undefined;
     }
   };
-  const environments = options.environments ?? collect(() => loadEnvironments(options.order, options.files));
+  const environments = options.environments ?? collect(() => loadEnvironments(options.texts, options.order));
   const platform = collect(() => loadPlatform(options.platform));
   if (environments === undefined || platform === undefined) throw new ConfigError(problems);
   return { environments, platform };
 }
 
 /**
+ * The blue-green steps the environments take, judged against `dist/` as committed in HEAD
+ * (what the cluster syncs, whatever the working tree holds), so that two steps cannot land
+ * in one commit. A project that is not a git work tree has no committed state: then the
+ * rendered folder `outdir` stands in for it.
+ */
+export function blueGreenProblems(environments: readonly Environment[], root: string, outdir: string, source: 'head' | 'outdir' = 'head'): string[] {
+  const committed = source === 'head' && hasCommittedHead(root);
+  return environments.flatMap((environment) => {
+    if (environment.strategy.type !== 'blue-green') return [];
+    const file = chartFile(environment.name, 'application');
+    const text = committed ? readCommittedChart(root, environment.name, 'application') : readIfExists(path.join(outdir, file));
+    const label = committed ? `${RENDERED_DIR}/${file} in HEAD` : `${path.basename(outdir)}/${file}`;
+    return blueGreenTransitionProblems(environment, text === undefined ? undefined : parseCommittedBlueGreen(text, environment), label);
+  });
+}
+
+function readIfExists(file: string): string | undefined {
+  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : undefined;
+}
+
+/**
  * Render every environment into a temporary folder beside `outdir`, then swap it in.
- * Validation and rendering happen before the swap, so any error leaves `outdir` as it was.
+ * Validation and rendering happen before the swap, so any error leaves `outdir` as it was;
+ * `outdir` must be a folder synth may replace (src/dist-layout.ts, `assertReplaceable`).
  */
 export function synthesize(options: SynthesizeOptions): void {
+  const root = options.root ?? projectRoot();
+  assertReplaceable(options.outdir, root);
   const { environments, platform } = loadInputs(options);
-  // A blue-green change is judged against what outdir holds now: the reviewed, synced state.
-  const problems = environments.flatMap((environment) =>
-    blueGreenTransitionProblems(environment, readCommittedBlueGreen(options.outdir, environment)),
-  );
+  const problems = blueGreenProblems(environments, root, options.outdir, options.committed);
   if (problems.length > 0) throw new ConfigError(problems);
   const staging = renderToTemporary(environments, platform, options.outdir);
   replaceDirectory(staging, options.outdir);
@@ -135,6 +169,7 @@ function renderToTemporary(environments: readonly Environment[], platform: Platf
   const staging = fs.mkdtempSync(path.join(parent, `.${path.basename(outdir)}-render-`));
   try {
     for (const environment of environments) renderEnvironment(environment, path.join(staging, environment.name), platform);
+    fs.writeFileSync(path.join(staging, RENDER_MARKER), RENDER_MARKER_TEXT);
     return staging;
   } catch (error) {
     fs.rmSync(staging, { recursive: true, force: true });

@@ -1,10 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { committedObjects, findObject, type K8sObject } from './support';
+import { BLUE_GREEN, IMAGE_TAG_PATTERN } from '../src/constants';
+import { runningTagOf } from '../src/environments/running-tag';
+import { unitName } from '../src/naming';
+import { committedObjects, findObject, type K8sObject, projectEnvironments } from './support';
 
 // Every number here is a literal from the contract's limits table (section 8) and the
 // shapes of 2.1 / 2.2, read from the committed manifests: a drift in src/constants.ts,
 // a construct or cdk8s-plus fails here, not only in a snapshot.
 
+const environments = projectEnvironments();
 const local = committedObjects('local');
 const testing = committedObjects('testing');
 const staging = committedObjects('staging');
@@ -53,10 +57,15 @@ describe('the application Deployment (2.1, 2.2, 8)', () => {
   });
 
   it('runs the image <registry>/<project>/<application>:v<major>.<minor>.<patch> of its environment', () => {
-    expect(container(findObject(local, 'Deployment', 'webapp')).image).toBe('registry.example.com/platform/webapp:v1.5.0');
-    expect(container(findObject(testing, 'Deployment', 'webapp')).image).toBe('registry.example.com/platform/webapp:v1.5.0');
-    expect(container(findObject(staging, 'Deployment', 'webapp-blue')).image).toBe('registry.example.com/platform/webapp:v1.4.2');
-    expect(container(findObject(production, 'Deployment', 'webapp')).image).toBe('registry.example.com/platform/webapp:v1.4.2');
+    // Derived from the values files: a release changes the tag, not this rule.
+    for (const [name, objects] of Object.entries({ local, testing, staging, production })) {
+      const environment = environments[name]!;
+      const { registry, project } = environment.image;
+      const app = environment.application.name;
+      const running = environment.strategy.type === 'blue-green' ? unitName(app, environment.strategy.blueGreen.active) : app;
+      expect(container(findObject(objects, 'Deployment', running)).image).toBe(`${registry}/${project}/${app}:${runningTagOf(environment)}`);
+      expect(runningTagOf(environment)).toMatch(IMAGE_TAG_PATTERN);
+    }
   });
 
   it('carries the labels app and version, and keeps revisions for rollback', () => {
@@ -96,9 +105,10 @@ describe('the application Deployment (2.1, 2.2, 8)', () => {
   });
 
   it('runs the replicas each environment asks for', () => {
-    expect(findObject(local, 'Deployment', 'webapp').spec.replicas).toBe(1);
-    expect(findObject(testing, 'Deployment', 'webapp').spec.replicas).toBe(2);
-    expect(findObject(production, 'Deployment', 'webapp').spec.replicas).toBe(3);
+    for (const [name, objects] of Object.entries({ local, testing, production })) {
+      const environment = environments[name]!;
+      expect(findObject(objects, 'Deployment', environment.application.name).spec.replicas).toBe(environment.application.replicas);
+    }
   });
 
   it('creates a ServiceAccount that does not mount its token', () => {
@@ -154,10 +164,15 @@ describe('the Service and the Ingress (4, 8)', () => {
 
 describe('the delivery strategies rendered per environment (1.4, 2.1, 2.3, 8)', () => {
   it('runs blue-green in staging with 3 replicas per unit (8: blue-green replicas per unit)', () => {
-    const blue = findObject(staging, 'Deployment', 'webapp-blue');
-    expect(blue.spec.replicas).toBe(3);
-    expect(blue.spec.selector.matchLabels).toEqual({ app: 'webapp', version: 'blue' });
-    expect(findObject(staging, 'Service', 'webapp').spec.selector).toEqual({ app: 'webapp', version: 'blue' });
+    const strategy = environments.staging!.strategy;
+    if (strategy.type !== 'blue-green') throw new Error('staging is blue-green');
+    const units = BLUE_GREEN.units.filter((unit) => strategy.blueGreen.units[unit] !== undefined);
+    for (const unit of units) {
+      const deployment = findObject(staging, 'Deployment', `webapp-${unit}`);
+      expect(deployment.spec.replicas).toBe(BLUE_GREEN.replicasPerUnit);
+      expect(deployment.spec.selector.matchLabels).toEqual({ app: 'webapp', version: unit });
+    }
+    expect(findObject(staging, 'Service', 'webapp').spec.selector).toEqual({ app: 'webapp', version: strategy.blueGreen.active });
   });
 
   it('runs a Flagger canary in production with the 2.3 analysis (8: canary rows)', () => {

@@ -186,47 +186,65 @@ describe('bad data-service values are refused, and dist/ is untouched', () => {
   const refused = refusalsAgainstCommittedDist();
 
   it('refuses topic replicas above the broker count', () => {
-    expect(refused((files) => (files.testing.broker.topics[0].replicas = 3))).toEqual([
-      'testing: broker.topics[0].replicas 3 must not exceed broker.brokers (1)',
+    expect(refused((files) => (files.testing.environment.broker.topics[0].replicas = 3))).toEqual([
+      'src/environments/testing/environment.yaml: broker.topics[0].replicas 3 must not exceed broker.brokers (1)',
     ]);
   });
 
   it('refuses two topics of the same name', () => {
-    expect(refused((files) => files.staging.broker.topics.push({ ...files.staging.broker.topics[0] }))).toEqual([
-      'staging: broker.topics[1].name "declarations" must be unique (another topic has this name)',
+    expect(refused((files) => files.staging.environment.broker.topics.push({ ...files.staging.environment.broker.topics[0] }))).toEqual([
+      'src/environments/staging/environment.yaml: broker.topics[1].name "declarations" must be unique (another topic has this name)',
     ]);
   });
 
   it('refuses two users of the same name', () => {
-    expect(refused((files) => files.local.broker.users.push(structuredClone(files.local.broker.users[0])))).toEqual([
-      'local: broker.users[1].name "webapp" must be unique (another user has this name)',
+    expect(refused((files) => files.local.environment.broker.users.push(structuredClone(files.local.environment.broker.users[0])))).toEqual([
+      'src/environments/local/environment.yaml: broker.users[1].name "webapp" must be unique (another user has this name)',
     ]);
   });
 
   it('refuses an ACL on a topic that does not exist', () => {
-    expect(refused((files) => (files.production.broker.users[0].acls[0].topic = 'orders'))).toEqual([
-      'production: broker.users[0].acls[0].topic "orders" must name a topic of broker.topics (declarations)',
+    expect(refused((files) => (files.production.environment.broker.users[0].acls[0].topic = 'orders'))).toEqual([
+      'src/environments/production/environment.yaml: broker.users[0].acls[0].topic "orders" must name a topic of broker.topics (declarations)',
     ]);
   });
 
   it('refuses a unit namespace shared with another unit or the infrastructure', () => {
-    expect(refused((files) => (files.staging.database.namespace = 'webapp'))).toEqual([
-      'staging: database.namespace "webapp" must differ from application.namespace (each unit has its own namespace)',
+    expect(refused((files) => (files.staging.environment.database.namespace = 'webapp'))).toEqual([
+      'src/environments/staging/webapp.yaml: namespace "webapp" must differ from database.namespace of environment.yaml (each unit has its own namespace)',
     ]);
-    expect(refused((files) => (files.testing.broker.namespace = 'monitoring'))).toEqual([
-      'testing: broker.namespace "monitoring" must not be a namespace of the infrastructure',
+    expect(refused((files) => (files.testing.environment.broker.namespace = 'monitoring'))).toEqual([
+      'src/environments/testing/environment.yaml: broker.namespace "monitoring" must not be a namespace of the infrastructure',
     ]);
   });
 
   it('refuses a backup schedule that is not a cron expression', () => {
-    expect(refused((files) => (files.testing.database.backup.schedule = 'nightly'))).toEqual([
-      'testing: database.backup.schedule "nightly" must be a cron expression of five fields',
+    expect(refused((files) => (files.testing.environment.database.backup.schedule = 'nightly'))).toEqual([
+      'src/environments/testing/environment.yaml: database.backup.schedule "nightly" must be a cron expression of five fields (minute hour day-of-month month day-of-week), not 1',
+    ]);
+  });
+
+  it.each([
+    ['0 25 * * *', 'must be a valid cron expression: Constraint error, got value 25 expected range 0-23'],
+    ['99 99 99 99 99', 'must be a valid cron expression: Constraint error, got value 99 expected range 0-59'],
+    ['0 0 1 * * *', 'must be a cron expression of five fields (minute hour day-of-month month day-of-week), not 6'],
+    ['0 1 * * 7', 'must give the day of week as 0-6 (Sunday is 0)'],
+    ['0 1 L * *', 'must use only *, ranges, lists and steps (L, W and # are not understood by Kubernetes)'],
+  ])('refuses the backup schedule %j, which a Kubernetes CronJob does not accept', (schedule, rule) => {
+    expect(refused((files) => (files.testing.environment.database.backup.schedule = schedule))).toEqual([
+      `src/environments/testing/environment.yaml: database.backup.schedule ${JSON.stringify(schedule)} ${rule}`,
+    ]);
+  });
+
+  it.each(['default', 'kube-system', 'kube-public', 'kube-node-lease'])('refuses the reserved namespace %s', (namespace) => {
+    expect(refused((files) => (files.staging.environment.database.namespace = namespace))).toEqual([
+      `src/environments/staging/environment.yaml: database.namespace "${namespace}" must not be a namespace Kubernetes reserves (default, kube-system, kube-public, kube-node-lease)`,
     ]);
   });
 
   it('refuses a database volume without a size', () => {
-    expect(refused((files) => (files.local.database.storage.size = '0Gi'))).toEqual([
-      'local: database.storage.size "0Gi" must be a positive memory quantity in Mi or Gi such as "256Mi" or "1Gi"',
+    expect(refused((files) => (files.local.environment.database.storage.size = '0Gi'))).toEqual([
+      'src/environments/local/environment.yaml: database.storage.size "0Gi" must be a positive memory quantity in Mi or Gi such as "256Mi" or "1Gi"',
     ]);
   });
 });

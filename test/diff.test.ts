@@ -2,7 +2,10 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runningTagOf } from '../src/environments/running-tag';
+import { applicationValuesPath, environmentValuesPath, ValuesFile } from '../src/environments/values-file';
 import { projectCopy, runInCopy } from './project-copy';
+import { projectEnvironments } from './support';
 
 /** A throwaway git repository: the project committed on `main`, then a branch that edits it. */
 let root: string;
@@ -13,13 +16,20 @@ function git(...args: string[]): string {
   return result.stdout;
 }
 
-function edit(file: string, from: string | RegExp, to: string): void {
+/** Set a field of a values file of the copy, through the yaml document API. */
+function setValue(file: string, field: readonly string[], value: unknown): void {
   const full = path.join(root, file);
-  const text = fs.readFileSync(full, 'utf8');
-  const edited = text.replace(from, to);
-  if (edited === text) throw new Error(`${file}: nothing to replace`);
-  fs.writeFileSync(full, edited);
+  const text = new ValuesFile(file, fs.readFileSync(full, 'utf8')).edited((document) => document.setIn(field, value));
+  fs.writeFileSync(full, text);
 }
+
+/** The data the values files hold: the test derives what it expects from them, never from literals. */
+const environments = projectEnvironments();
+const testingTag = runningTagOf(environments.testing!);
+const NEW_TAG = 'v99.0.0';
+const stagingStrategy = environments.staging!.strategy;
+/** The staging unit that takes no traffic: the new version goes there. */
+const inactive = stagingStrategy.type === 'blue-green' && stagingStrategy.blueGreen.active === 'green' ? 'blue' : 'green';
 
 beforeAll(() => {
   root = projectCopy();
@@ -40,9 +50,9 @@ describe('npm run diff', () => {
   });
 
   it('lists added, removed and changed objects per environment in promotion order, with a YAML diff of each change', () => {
-    edit('src/environments/testing.ts', "tag: 'v1.5.0'", "tag: 'v1.6.0'");
-    edit('src/environments/staging.ts', "units: { blue: { tag: 'v1.4.2' } }", "units: { blue: { tag: 'v1.4.2' }, green: { tag: 'v1.6.0' } }");
-    edit('src/environments/local.ts', /    users: \[\n[\s\S]*?\n    \],\n/, '    users: [],\n');
+    setValue(applicationValuesPath('testing', 'webapp'), ['image', 'tag'], NEW_TAG);
+    setValue(applicationValuesPath('staging', 'webapp'), ['strategy', 'blueGreen', 'units', inactive, 'tag'], NEW_TAG);
+    setValue(environmentValuesPath('local'), ['broker', 'users'], []);
 
     const result = runInCopy(root, 'cli/diff', []);
     expect(result.status).toBe(1);
@@ -50,9 +60,9 @@ describe('npm run diff', () => {
     const headers = text.split('\n').filter((line) => /^\w+: \d+ added/.test(line));
     expect(headers).toEqual(['local: 0 added, 1 removed, 1 changed', 'testing: 0 added, 0 removed, 3 changed', 'staging: 1 added, 0 removed, 1 changed']);
     expect(text).toContain('  - kafka.strimzi.io/v1 KafkaUser kafka/webapp (broker.yaml)');
-    expect(text).toContain('  + apps/v1 Deployment webapp/webapp-green (application.yaml)');
+    expect(text).toContain(`  + apps/v1 Deployment webapp/webapp-${inactive} (application.yaml)`);
     expect(text).toContain('  ~ apps/v1 Deployment webapp/webapp (application.yaml)');
-    expect(text).toContain('      -          image: registry.example.com/platform/webapp:v1.5.0\n      +          image: registry.example.com/platform/webapp:v1.6.0');
+    expect(text).toContain(`      -          image: registry.example.com/platform/webapp:${testingTag}\n      +          image: registry.example.com/platform/webapp:${NEW_TAG}`);
     // Stable: the same inputs print the same report.
     expect(runInCopy(root, 'cli/diff', []).stdout).toBe(text);
   });
@@ -62,7 +72,7 @@ describe('npm run diff', () => {
     expect(result.status).toBe(1);
     expect(result.stdout).toContain('| Environment | Added | Removed | Changed |\n|---|---:|---:|---:|\n| local | 0 | 1 | 1 |\n| testing | 0 | 0 | 3 |\n| staging | 1 | 0 | 1 |');
     expect(result.stdout).toContain('```diff\n');
-    expect(result.stdout).toContain('<code>apps/v1 Deployment webapp/webapp-green</code> in <code>application.yaml</code>');
+    expect(result.stdout).toContain(`<code>apps/v1 Deployment webapp/webapp-${inactive}</code> in <code>application.yaml</code>`);
   });
 
   it('compares two commits with --base and --head, and refuses a ref that names nothing', () => {

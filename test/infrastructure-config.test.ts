@@ -12,63 +12,63 @@ describe('a bad infrastructure section is refused with environment, field, value
   it.each<[string, (files: Files) => void, string]>([
     [
       'an unknown issuer type',
-      (files) => (files.testing.infrastructure.issuer = { type: 'vault' }),
-      'testing: infrastructure.issuer.type "vault" must be one of self-signed-ca, acme',
+      (files) => (files.testing.environment.infrastructure.issuer = { type: 'vault' }),
+      'src/environments/testing/environment.yaml: infrastructure.issuer.type "vault" must be one of self-signed-ca, acme',
     ],
     [
       'an ACME directory other than staging or production',
-      (files) => (files.testing.infrastructure.issuer.directory = 'prod'),
-      'testing: infrastructure.issuer.directory "prod" must be "staging" or "production"',
+      (files) => (files.testing.environment.infrastructure.issuer.directory = 'prod'),
+      'src/environments/testing/environment.yaml: infrastructure.issuer.directory "prod" must be "staging" or "production"',
     ],
     [
       'an ACME contact that is not an e-mail address',
-      (files) => (files.staging.infrastructure.issuer.email = 'platform-team'),
-      'staging: infrastructure.issuer.email "platform-team" must be an e-mail address',
+      (files) => (files.staging.environment.infrastructure.issuer.email = 'platform-team'),
+      'src/environments/staging/environment.yaml: infrastructure.issuer.email "platform-team" must be an e-mail address',
     ],
     [
       'an ACME issuer without a contact',
-      (files) => delete files.production.infrastructure.issuer.email,
-      'production: infrastructure.issuer.email is required and must be a string',
+      (files) => delete files.production.environment.infrastructure.issuer.email,
+      'src/environments/production/environment.yaml: infrastructure.issuer.email is required and must be a string',
     ],
     [
       'a contact on the self-signed CA, which has none',
-      (files) => (files.local.infrastructure.issuer.email = 'platform-team@example.com'),
-      'local: infrastructure.issuer: unknown field "email" (the schema does not name it; check the spelling)',
+      (files) => (files.local.environment.infrastructure.issuer.email = 'platform-team@example.com'),
+      'src/environments/local/environment.yaml: infrastructure.issuer: unknown field "email" (the schema does not name it; check the spelling)',
     ],
     [
       'no ingress controller pod',
-      (files) => (files.staging.infrastructure.ingressController.replicas = 0),
-      'staging: infrastructure.ingressController.replicas 0 must be at least 1',
+      (files) => (files.staging.environment.infrastructure.ingressController.replicas = 0),
+      'src/environments/staging/environment.yaml: infrastructure.ingressController.replicas 0 must be at least 1',
     ],
     [
       'a Service type the controller cannot be reached through',
-      (files) => (files.staging.infrastructure.ingressController.serviceType = 'ClusterIP'),
-      'staging: infrastructure.ingressController.serviceType "ClusterIP" must be "LoadBalancer" or "NodePort"',
+      (files) => (files.staging.environment.infrastructure.ingressController.serviceType = 'ClusterIP'),
+      'src/environments/staging/environment.yaml: infrastructure.ingressController.serviceType "ClusterIP" must be "LoadBalancer" or "NodePort"',
     ],
     [
       'a retention Prometheus does not read',
-      (files) => (files.production.infrastructure.monitoring.retention = '15 days'),
-      'production: infrastructure.monitoring.retention "15 days" must be a whole number of hours or days such as "24h" or "15d"',
+      (files) => (files.production.environment.infrastructure.monitoring.retention = '15 days'),
+      'src/environments/production/environment.yaml: infrastructure.monitoring.retention "15 days" must be a whole number of hours or days such as "24h" or "15d"',
     ],
     [
       'a fractional Alertmanager replica count',
-      (files) => (files.production.infrastructure.monitoring.alertmanagerReplicas = 1.5),
-      'production: infrastructure.monitoring.alertmanagerReplicas 1.5 must be a whole number',
+      (files) => (files.production.environment.infrastructure.monitoring.alertmanagerReplicas = 1.5),
+      'src/environments/production/environment.yaml: infrastructure.monitoring.alertmanagerReplicas 1.5 must be a whole number',
     ],
     [
       'a missing monitoring section',
-      (files) => delete files.local.infrastructure.monitoring,
-      'local: infrastructure.monitoring is required and must be an object',
+      (files) => delete files.local.environment.infrastructure.monitoring,
+      'src/environments/local/environment.yaml: infrastructure.monitoring is required and must be an object',
     ],
     [
       'a missing infrastructure section',
-      (files) => delete files.local.infrastructure,
-      'local: infrastructure is required and must be an object',
+      (files) => delete files.local.environment.infrastructure,
+      'src/environments/local/environment.yaml: infrastructure is required and must be an object',
     ],
     [
       'an application certificate from an issuer the environment does not render',
-      (files) => (files.production.infrastructure.issuer.directory = 'staging'),
-      'production: tls.clusterIssuer "letsencrypt-production" must name the environment\'s ClusterIssuer "letsencrypt-staging" (rendered from infrastructure.issuer)',
+      (files) => (files.production.environment.infrastructure.issuer.directory = 'staging'),
+      'src/environments/production/webapp.yaml: tls.clusterIssuer "letsencrypt-production" must name the environment\'s ClusterIssuer "letsencrypt-staging" (rendered from infrastructure.issuer in environment.yaml)',
     ],
   ])('refuses %s', (_, breakFiles, message) => {
     expect(refused(breakFiles)).toEqual([message]);
@@ -109,8 +109,8 @@ describe('bad platform settings are refused with field, value and rule, and dist
 
   it('reports a bad platform together with a bad environment, in one round', () => {
     const settings = platform((s) => (s.repository.targetRevision = 'release..1'));
-    expect(refused((files) => (files.local.infrastructure.ingressController.replicas = 0), settings)).toEqual([
-      'local: infrastructure.ingressController.replicas 0 must be at least 1',
+    expect(refused((files) => (files.local.environment.infrastructure.ingressController.replicas = 0), settings)).toEqual([
+      'src/environments/local/environment.yaml: infrastructure.ingressController.replicas 0 must be at least 1',
       'platform: repository.targetRevision "release..1" must be a branch name such as "main"',
     ]);
   });

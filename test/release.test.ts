@@ -1,100 +1,199 @@
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadEnvironments } from '../src/environments';
+import { runningTagOf } from '../src/environments/running-tag';
+import { applicationValuesPath, readValuesTexts } from '../src/environments/values-file';
+import { compareTags } from '../src/release/release';
 import { projectCopy, runInCopy } from './project-copy';
 import { treeContents } from './support';
 
-/** A throwaway copy of the project per test: release and promote write files. */
+/** A throwaway copy of the project per test, committed in its own git repository: the commands write files. */
 let root: string;
 let before: Map<string, string>;
 
-beforeEach(() => {
-  root = projectCopy();
-  before = new Map([...treeContents(path.join(root, 'src', 'environments')), ...[...treeContents(path.join(root, 'dist'))].map(([f, c]) => [`dist/${f}`, c] as const)]);
-});
-afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
-
-function snapshot(): Map<string, string> {
-  return new Map([...treeContents(path.join(root, 'src', 'environments')), ...[...treeContents(path.join(root, 'dist'))].map(([f, c]) => [`dist/${f}`, c] as const)]);
+function git(...args: string[]): string {
+  const result = spawnSync('git', ['-C', root, '-c', 'user.name=test', '-c', 'user.email=test@example.com', ...args], { encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`git ${args.join(' ')}: ${result.stderr}`);
+  return result.stdout;
 }
 
-/** Files that differ from the copy's start. */
+function snapshot(): Map<string, string> {
+  return new Map([
+    ...[...treeContents(path.join(root, 'src', 'environments'))].map(([f, c]) => [`src/environments/${f}`, c] as const),
+    ...[...treeContents(path.join(root, 'dist'))].map(([f, c]) => [`dist/${f}`, c] as const),
+  ]);
+}
+
+/** Files that differ from `before`. */
 function changedFiles(): string[] {
   const after = snapshot();
   return [...new Set([...before.keys(), ...after.keys()])].filter((file) => before.get(file) !== after.get(file)).sort();
 }
 
-function environmentSource(name: string): string {
-  return fs.readFileSync(path.join(root, 'src', 'environments', `${name}.ts`), 'utf8');
+/** The copy's environments, read from its values files: expectations derive from them, not from literals. */
+function environments() {
+  return Object.fromEntries(loadEnvironments(readValuesTexts(root)).map((env) => [env.name, env]));
 }
 
+/** A tag newer than every tag the copy runs. */
+function newerTag(): string {
+  const newest = Object.values(environments())
+    .map(runningTagOf)
+    .sort(compareTags)
+    .pop()!;
+  const [major, minor] = newest.slice(1).split('.').map(Number) as [number, number];
+  return `v${major}.${minor + 1}.0`;
+}
+
+function run(entry: string, args: readonly string[]) {
+  return runInCopy(root, entry, args);
+}
+
+function commit(message: string): void {
+  git('add', '-A');
+  git('commit', '-qm', message);
+}
+
+beforeEach(() => {
+  root = projectCopy();
+  fs.writeFileSync(path.join(root, '.gitignore'), 'node_modules\nbuild\n');
+  git('init', '-q', '-b', 'main');
+  commit('base');
+  before = snapshot();
+});
+afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+
 describe('npm run release', () => {
-  it('changes one environment tag line, re-renders only its image lines, and prints the rendered diff', () => {
-    const result = runInCopy(root, 'cli/release', ['--env', 'testing', '--tag', 'v1.6.0']);
+  it('changes the tag line of one values file, keeps its comments, re-renders only its image lines and prints the diff', () => {
+    const tag = newerTag();
+    const previous = environments().testing!.image.tag;
+    const file = applicationValuesPath('testing', environments().testing!.application.name);
+    const result = run('cli/release', ['--env', 'testing', '--tag', tag]);
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
-    expect(result.stdout).toContain('testing: image.tag v1.5.0 -> v1.6.0 (rolling)');
-    expect(result.stdout).toContain('+          image: registry.example.com/platform/webapp:v1.6.0');
-    expect(changedFiles()).toEqual(['dist/testing/application.yaml', 'testing.ts']);
-    const sourceDiff = environmentSource('testing').split('\n').filter((line, i) => line !== before.get('testing.ts')!.split('\n')[i]);
-    expect(sourceDiff).toEqual(["    tag: 'v1.6.0',"]);
-  });
-
-  it('puts a blue-green release on the inactive unit, beside the active one', () => {
-    const result = runInCopy(root, 'cli/release', ['--env', 'staging', '--tag', 'v1.6.0']);
-    expect(result.status).toBe(0);
-    expect(result.stdout).toContain('staging: unit green added with v1.6.0 beside blue (active, v1.4.2)');
-    expect(environmentSource('staging')).toMatch(/units: \{ blue: \{ tag: 'v1\.4\.2' \}, green: \{ tag: 'v1\.6\.0' \} \}/);
-    const application = fs.readFileSync(path.join(root, 'dist', 'staging', 'application.yaml'), 'utf8');
-    expect(application).toContain('name: webapp-green');
-    expect(application).toMatch(/selector:\n    app: webapp\n    version: blue/);
+    expect(result.stdout).toContain(`testing: image.tag ${previous} -> ${tag} (rolling)`);
+    expect(result.stdout).toContain(`+          image: registry.example.com/platform/webapp:${tag}`);
+    expect(changedFiles()).toEqual(['dist/testing/application.yaml', file]);
+    const old = before.get(file)!.split('\n');
+    const changed = fs.readFileSync(path.join(root, file), 'utf8').split('\n').filter((line, i) => line !== old[i]);
+    expect(changed).toHaveLength(1);
+    expect(changed[0]).toMatch(new RegExp(`^\\s+tag: ${tag.replace(/\./g, '\\.')}( #.*)?$`));
   });
 
   it.each([
-    [['--env', 'testing', '--tag', 'latest'], 'release: --tag "latest" must look like v<major>.<minor>.<patch>'],
-    [['--env', 'qa', '--tag', 'v1.6.0'], 'release: --env "qa" is not an environment; choose one of local, testing, staging, production'],
-    [['--tag', 'v1.6.0'], 'release: --env <environment> is required'],
-  ])('refuses %j, writing nothing', (args, message) => {
-    const result = runInCopy(root, 'cli/release', args);
-    expect(result.status).toBe(2);
+    [['--env', 'testing', '--tag', 'latest'], 2, 'release: --tag "latest" must look like v<major>.<minor>.<patch>'],
+    [['--env', 'qa', '--tag', 'v1.6.0'], 2, 'release: --env "qa" is not an environment; choose one of local, testing, staging, production'],
+    [['--tag', 'v1.6.0'], 2, 'release: --env <environment> is required'],
+    [['--env', 'testing', '--tag', 'v1.6.0', '--bogus'], 2, "release: Unknown option '--bogus'"],
+  ])('refuses %j, writing nothing', (args, status, message) => {
+    const result = run('cli/release', args);
+    expect(result.status).toBe(status);
     expect(result.stderr.split('\n')[0]).toBe(message);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
     expect(changedFiles()).toEqual([]);
   });
 
   it('writes nothing when the environment already runs the tag', () => {
-    const result = runInCopy(root, 'cli/release', ['--env', 'local', '--tag', 'v1.5.0']);
+    const tag = runningTagOf(environments().local!);
+    const result = run('cli/release', ['--env', 'local', '--tag', tag]);
     expect(result.status).toBe(0);
-    expect(result.stdout).toBe('local already runs v1.5.0; nothing was written.\n');
+    expect(result.stdout).toBe(`local already runs ${tag}; nothing was written.\n`);
     expect(changedFiles()).toEqual([]);
   });
 });
 
 describe('npm run promote', () => {
-  it('copies the running tag to the next environment', () => {
-    runInCopy(root, 'cli/release', ['--env', 'local', '--tag', 'v1.7.0']);
-    before = snapshot();
-    const result = runInCopy(root, 'cli/promote', ['--from', 'local', '--to', 'testing']);
-    expect(result.status).toBe(0);
-    expect(result.stdout).toContain('testing: image.tag v1.5.0 -> v1.7.0 (rolling)');
-    expect(changedFiles()).toEqual(['dist/testing/application.yaml', 'testing.ts']);
-  });
-
-  it('promotes blue-green staging by its active unit, to production', () => {
-    const result = runInCopy(root, 'cli/promote', ['--from', 'staging', '--to', 'production']);
-    // staging's active blue runs v1.4.2, which production already runs.
-    expect(result.stdout).toBe('production already runs v1.4.2; nothing was written.\n');
-    expect(result.status).toBe(0);
-  });
-
   it.each([
     [['--from', 'local', '--to', 'staging'], 'promote: "local" -> "staging" skips testing; promotion follows local -> testing -> staging -> production: promote to testing first'],
-    [['--from', 'staging', '--to', 'testing'], 'promote: "staging" -> "testing" moves backward; promotion follows local -> testing -> staging -> production. To run an older version in testing, use `npm run release -- --env testing --tag <tag>`'],
+    [['--from', 'staging', '--to', 'testing'], 'promote: "staging" -> "testing" moves backward; promotion follows local -> testing -> staging -> production. To run an older version in testing, use `npm run rollback -- --env testing`'],
     [['--from', 'testing', '--to', 'testing'], 'promote: --from and --to are both "testing": promotion moves a version to the next environment (local -> testing -> staging -> production)'],
     [['--from', 'production', '--to', 'local'], 'promote: "production" is the last environment (local -> testing -> staging -> production); there is nothing to promote it to'],
-  ])('refuses %j, writing nothing', (args, message) => {
-    const result = runInCopy(root, 'cli/promote', args);
-    expect(result.status).toBe(2);
+  ])('refuses %j with exit 1, writing nothing', (args, message) => {
+    const result = run('cli/promote', args);
+    expect(result.status).toBe(1);
     expect(result.stderr.split('\n')[0]).toBe(message);
     expect(changedFiles()).toEqual([]);
   });
+
+  it('refuses to move an environment to an older version unless --allow-older is given', () => {
+    expect(run('cli/release', ['--env', 'testing', '--tag', newerTag()]).status).toBe(0);
+    commit('testing ahead');
+    const tag = runningTagOf(environments().testing!);
+    expect(run('cli/release', ['--env', 'local', '--tag', 'v0.0.1']).status).toBe(0);
+    commit('local behind');
+    before = snapshot();
+    const refused = run('cli/promote', ['--from', 'local', '--to', 'testing']);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr.split('\n')[0]).toBe(
+      `promote: local runs v0.0.1, older than the ${tag} testing runs; promotion moves testing forward only. Pass --allow-older to move testing back to v0.0.1, or use \`npm run rollback -- --env testing\``,
+    );
+    expect(changedFiles()).toEqual([]);
+    expect(run('cli/promote', ['--from', 'local', '--to', 'testing', '--allow-older']).status).toBe(0);
+    expect(runningTagOf(environments().testing!)).toBe('v0.0.1');
+  });
+});
+
+describe('npm run rollback', () => {
+  it('goes back to the tag the values file ran before, from its git history', () => {
+    const previous = runningTagOf(environments().testing!);
+    expect(run('cli/release', ['--env', 'testing', '--tag', newerTag()]).status).toBe(0);
+    commit('testing: new version');
+    const result = run('cli/rollback', ['--env', 'testing']);
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    expect(runningTagOf(environments().testing!)).toBe(previous);
+  });
+});
+
+describe("the README's flows, in a copy of the project", () => {
+  it('releases to testing, promotes to staging through the three blue-green steps and to production; the tests still pass', () => {
+    const tag = newerTag();
+    const step = (entry: string, args: readonly string[], message: string) => {
+      const result = run(entry, args);
+      expect(result.stderr, `${entry} ${args.join(' ')}`).toBe('');
+      expect(result.status).toBe(0);
+      commit(message);
+    };
+    step('cli/release', ['--env', 'testing', '--tag', tag], `testing: run ${tag}`);
+    step('cli/promote', ['--from', 'testing', '--to', 'staging'], `staging: ${tag} beside the active unit`);
+    const active = environments().staging!.strategy;
+    const switched = run('cli/switch', ['--env', 'staging']);
+    expect(switched.status, switched.stderr).toBe(0);
+    // Two blue-green steps in one commit are refused: the guard reads dist/ of HEAD, not the working tree.
+    const tooSoon = run('cli/retire', ['--env', 'staging']);
+    expect(tooSoon.status).toBe(1);
+    expect(tooSoon.stderr).toContain('is the unit the committed Service still selects (dist/staging/application.yaml in HEAD)');
+    commit('staging: switch traffic');
+    step('cli/retire', ['--env', 'staging'], 'staging: retire the old unit');
+    step('cli/promote', ['--from', 'staging', '--to', 'production'], `production: run ${tag}`);
+
+    const after = environments();
+    for (const name of ['testing', 'staging', 'production']) expect(runningTagOf(after[name]!)).toBe(tag);
+    expect(active.type).toBe('blue-green');
+
+    // The suite's assertions that read the project still pass on the copy, unchanged.
+    for (const entry of ['test', 'schemas', 'vitest.config.mts', 'cdk8s.yaml', 'README.md']) {
+      fs.cpSync(path.join(__dirname, '..', entry), path.join(root, entry), { recursive: true });
+    }
+    expect(run('main', ['--check']).status).toBe(0);
+    const tests = spawnSync(
+      process.execPath,
+      [
+        path.join(root, 'node_modules', 'vitest', 'vitest.mjs'),
+        'run',
+        'test/application.test.ts',
+        'test/smoke-hook.test.ts',
+        'test/strategies.test.ts',
+        'test/diff.test.ts',
+        'test/environments.test.ts',
+        'test/validation-gate.test.ts',
+        'test/network-policies.test.ts',
+        'test/gitops.test.ts',
+      ],
+      { cwd: root, encoding: 'utf8' },
+    );
+    expect(tests.status, `${tests.stdout}\n${tests.stderr}`.slice(-4000)).toBe(0);
+  }, 300_000);
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { loadEnvironments } from '../src/environments';
-import { committedObjects, ENVIRONMENT_ORDER, environmentFilesCopy, findObject, type K8sObject, projectEnvironments, renderToObjects } from './support';
+import { runningTagOf } from '../src/environments/running-tag';
+import { committedObjects, ENVIRONMENT_ORDER, environmentFilesCopy, environmentsOf, findObject, type K8sObject, projectEnvironments, renderToObjects } from './support';
 
 function objectsOf(environment: string): K8sObject[] {
   return [...renderToObjects(projectEnvironments()[environment]!).values()].flat();
@@ -23,22 +23,25 @@ describe('the smoke test as a PostSync hook (4.1)', () => {
     const images = Object.fromEntries(
       ENVIRONMENT_ORDER.map((env) => [env, findObject(objectsOf(env), 'Job', 'webapp-smoke').spec.template.spec.containers[0].image]),
     );
-    expect(images).toEqual({
-      local: 'registry.example.com/platform/webapp-smoke:v1.5.0',
-      testing: 'registry.example.com/platform/webapp-smoke:v1.5.0',
-      staging: 'registry.example.com/platform/webapp-smoke:v1.4.2',
-      production: 'registry.example.com/platform/webapp-smoke:v1.4.2',
-    });
+    const environments = projectEnvironments();
+    expect(images).toEqual(
+      Object.fromEntries(
+        ENVIRONMENT_ORDER.map((env) => {
+          const { image } = environments[env]!;
+          return [env, `${image.registry}/${image.project}/webapp-smoke:${runningTagOf(environments[env]!)}`];
+        }),
+      ),
+    );
   });
 
   it('follows the active blue-green unit, not a newer inactive one', () => {
     const files = environmentFilesCopy();
-    files.staging.strategy.blueGreen.units.green = { tag: 'v2.0.0' };
-    const staging = loadEnvironments(ENVIRONMENT_ORDER, files).find((env) => env.name === 'staging')!;
+    files.staging.webapp.strategy.blueGreen = { active: 'blue', units: { blue: { tag: 'v1.0.0' }, green: { tag: 'v2.0.0' } } };
+    const staging = environmentsOf(files).find((env) => env.name === 'staging')!;
     const job = findObject([...renderToObjects(staging).values()].flat(), 'Job', 'webapp-smoke');
-    expect(job.spec.template.spec.containers[0].image).toBe('registry.example.com/platform/webapp-smoke:v1.4.2');
-    files.staging.strategy.blueGreen.active = 'green';
-    const switched = loadEnvironments(ENVIRONMENT_ORDER, files).find((env) => env.name === 'staging')!;
+    expect(job.spec.template.spec.containers[0].image).toBe('registry.example.com/platform/webapp-smoke:v1.0.0');
+    files.staging.webapp.strategy.blueGreen.active = 'green';
+    const switched = environmentsOf(files).find((env) => env.name === 'staging')!;
     const after = findObject([...renderToObjects(switched).values()].flat(), 'Job', 'webapp-smoke');
     expect(after.spec.template.spec.containers[0].image).toBe('registry.example.com/platform/webapp-smoke:v2.0.0');
   });

@@ -4,13 +4,15 @@ import { parser } from '@prometheus-io/lezer-promql';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { synthesize } from '../src/synth';
 import { validateAgainstSchema } from '../src/validation/schemas';
-import { ENVIRONMENT_ORDER, committedDistCopy, committedObjects, environmentFilesCopy, findObject, readManifests, refusedSynth, type K8sObject } from './support';
+import { ENVIRONMENT_ORDER, committedObjects, temporaryDirectory, environmentFilesCopy, findObject, valuesTexts, readManifests, refusedSynth, type K8sObject } from './support';
 
 /** A working copy of the committed dist/, so each blue-green step renders onto the one before. */
 let outdir: string;
 
 beforeEach(() => {
-  outdir = committedDistCopy();
+  // A fresh folder and a start of its own (blue only), whatever staging's values file runs now.
+  outdir = path.join(temporaryDirectory(), 'dist');
+  renderStaging('blue', { blue: { tag: 'v1.4.2' } });
 });
 afterEach(() => fs.rmSync(path.dirname(outdir), { recursive: true, force: true }));
 
@@ -19,15 +21,15 @@ type Units = Record<string, { tag: string }>;
 /** Render the project with staging's blue-green section replaced. */
 function renderStaging(active: string, units: Units): void {
   const files = environmentFilesCopy();
-  files.staging.strategy.blueGreen = { active, units };
-  synthesize({ outdir, files });
+  files.staging.webapp.strategy.blueGreen = { active, units };
+  synthesize({ outdir, texts: valuesTexts(files), committed: 'outdir' });
 }
 
 /** Like renderStaging, but expected to be refused: returns the problems; the dist copy stays as it was. */
 function refusedStaging(active: string, units: Units): string[] {
   const files = environmentFilesCopy();
-  files.staging.strategy.blueGreen = { active, units };
-  return refusedSynth(outdir, files);
+  files.staging.webapp.strategy.blueGreen = { active, units };
+  return refusedSynth(outdir, files, undefined, undefined, 'outdir');
 }
 
 function stagingApplication(): K8sObject[] {
@@ -39,7 +41,7 @@ function deploymentsOf(objects: readonly K8sObject[]): string[] {
 }
 
 describe('blue-green in staging, as three reviewed changes (1.4)', () => {
-  it('renders the committed start: blue only, 3 pods, the Service on version=blue', () => {
+  it('renders the start: blue only, 3 pods, the Service on version=blue', () => {
     const objects = stagingApplication();
     expect(deploymentsOf(objects)).toEqual(['webapp-blue']);
     expect(findObject(objects, 'Service', 'webapp').spec.selector).toEqual({ app: 'webapp', version: 'blue' });
@@ -77,32 +79,32 @@ describe('blue-green in staging, as three reviewed changes (1.4)', () => {
 
   it('refuses adding green and switching to it in one change: green is not running yet', () => {
     expect(refusedStaging('green', { blue: { tag: 'v1.4.2' }, green: { tag: 'v1.5.0' } })).toEqual([
-      'staging: strategy.blueGreen.active "green" is not running yet (dist/staging/application.yaml has no green unit); add the unit in its own change, check its health, then switch',
+      'src/environments/staging/webapp.yaml: strategy.blueGreen.active "green" is not running yet (dist/staging/application.yaml has no green unit); add the unit in its own change, check its health, then switch',
     ]);
   });
 
   it('refuses removing the unit the committed Service still selects', () => {
     renderStaging('blue', { blue: { tag: 'v1.4.2' }, green: { tag: 'v1.5.0' } });
     expect(refusedStaging('green', { green: { tag: 'v1.5.0' } })).toEqual([
-      'staging: strategy.blueGreen.units.blue (removed) is the unit the committed Service still selects (dist/staging/application.yaml); move strategy.blueGreen.active to the other unit in its own change first, then remove it',
+      'src/environments/staging/webapp.yaml: strategy.blueGreen.units.blue (removed) is the unit the committed Service still selects (dist/staging/application.yaml); move strategy.blueGreen.active to the other unit in its own change first, then remove it',
     ]);
   });
 
   it('refuses removing the active unit from the configuration itself', () => {
     expect(refusedStaging('blue', { green: { tag: 'v1.5.0' } })).toEqual([
-      'staging: strategy.blueGreen.active "blue" is not one of the rendered units (green)',
+      'src/environments/staging/webapp.yaml: strategy.blueGreen.active "blue" is not one of the rendered units (green)',
     ]);
   });
 
   it('refuses a new version on the unit that takes the traffic', () => {
     expect(refusedStaging('blue', { blue: { tag: 'v1.5.0' } })).toEqual([
-      'staging: strategy.blueGreen.units.blue.tag "v1.5.0" changes the unit that takes the traffic (committed v1.4.2); release the new version on the other unit, then switch',
+      'src/environments/staging/webapp.yaml: strategy.blueGreen.units.blue.tag "v1.5.0" changes the unit that takes the traffic (committed v1.4.2); release the new version on the other unit, then switch',
     ]);
   });
 
   it('refuses a unit without a tag', () => {
     expect(refusedStaging('blue', { blue: { tag: 'v1.4.2' }, green: {} as { tag: string } })).toEqual([
-      'staging: strategy.blueGreen.units.green.tag is required and must be a string',
+      'src/environments/staging/webapp.yaml: strategy.blueGreen.units.green.tag is required and must be a string',
     ]);
   });
 });

@@ -2,8 +2,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { parseAllDocuments } from 'yaml';
-import { ENVIRONMENT_FILES, ENVIRONMENT_ORDER, loadEnvironments, type Environment } from '../src/environments';
+import { parseAllDocuments, stringify } from 'yaml';
+import { ENVIRONMENT_ORDER, loadEnvironments, type Environment } from '../src/environments';
+import { readValuesTexts, VALUES_DIR } from '../src/environments/values-file';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { ConfigError } from '../src/errors';
 import { renderEnvironment, synthesize } from '../src/synth';
@@ -63,9 +64,39 @@ export function projectEnvironments(): Record<string, Environment> {
   return Object.fromEntries(loadEnvironments().map((env) => [env.name, env]));
 }
 
-/** A deep, mutable copy of the environment files, for tests that break one. */
-export function environmentFilesCopy(): Record<string, any> {
-  return structuredClone(ENVIRONMENT_FILES) as Record<string, any>;
+/**
+ * The values files as plain data, for tests that break one: `files.<environment>.environment`
+ * is `environment.yaml`, `files.<environment>.<application>` the application's file.
+ */
+export type ValuesTree = Record<string, any>;
+
+/** A deep, mutable copy of the project's values files as data. */
+export function environmentFilesCopy(): ValuesTree {
+  const tree: ValuesTree = {};
+  for (const [file, text] of readValuesTexts(ROOT)) {
+    const [environment, name] = file.slice(VALUES_DIR.length + 1).replace(/\.yaml$/, '').split('/') as [string, string];
+    (tree[environment] ??= {})[name] = parseAllDocuments(text)[0]!.toJS();
+  }
+  return tree;
+}
+
+/** Values files (project-relative path -> YAML text) holding `tree`. */
+export function valuesTexts(tree: ValuesTree): Map<string, string> {
+  const texts = new Map<string, string>();
+  for (const [environment, files] of Object.entries(tree)) {
+    for (const [name, data] of Object.entries(files as Record<string, unknown>)) texts.set(`${VALUES_DIR}/${environment}/${name}.yaml`, stringify(data));
+  }
+  return texts;
+}
+
+/** The environments `tree` validates to. */
+export function environmentsOf(tree: ValuesTree): Environment[] {
+  return loadEnvironments(valuesTexts(tree));
+}
+
+/** A problem without its line number: tests that build values from data pin file, field and rule. */
+export function withoutLine(problem: string): string {
+  return problem.replace(/^(\S+\.yaml):\d+:/, '$1:');
 }
 
 export { ENVIRONMENT_ORDER };
@@ -95,22 +126,23 @@ export function treeContents(dir: string): Map<string, string> {
  */
 export function refusedSynth(
   outdir: string,
-  files: Record<string, unknown>,
+  files: ValuesTree,
   order: readonly string[] = ENVIRONMENT_ORDER,
   platform?: unknown,
+  committed: 'head' | 'outdir' = 'head',
 ): string[] {
   const before = treeContents(outdir);
   const siblings = fs.readdirSync(path.dirname(outdir)).sort();
   let caught: unknown;
   try {
-    synthesize({ outdir, order, files, platform });
+    synthesize({ outdir, order, texts: valuesTexts(files), platform, committed });
   } catch (error) {
     caught = error;
   }
   expect(caught).toBeInstanceOf(ConfigError);
   expect(treeContents(outdir)).toEqual(before);
   expect(fs.readdirSync(path.dirname(outdir)).sort()).toEqual(siblings);
-  return [...(caught as ConfigError).problems];
+  return (caught as ConfigError).problems.map(withoutLine);
 }
 
 /** A working copy of the committed dist/ in a fresh temporary folder; remove `path.dirname(outdir)` after. */
@@ -121,7 +153,7 @@ export function committedDistCopy(): string {
 }
 
 /** Edits a person might make to the environment files, in a test. */
-export type BreakFiles = (files: Record<string, any>) => void;
+export type BreakFiles = (files: ValuesTree) => void;
 
 /**
  * For a file of tests that expect refusals: keeps a copy of the committed dist/ from before

@@ -3,8 +3,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadEnvironments, type Environment } from '../src/environments';
+import { parse } from 'yaml';
+import { CDK8S_CLI_OUTPUT, RENDER_MARKER, resolveOutdir } from '../src/dist-layout';
 import { synthesize } from '../src/synth';
-import { DIST, ROOT, environmentFilesCopy, runCli, temporaryDirectory, treeContents } from './support';
+import { projectCopy } from './project-copy';
+import { DIST, ROOT, environmentFilesCopy, runCli, valuesTexts, temporaryDirectory, treeContents } from './support';
 
 const cleanups: string[] = [];
 afterEach(() => {
@@ -22,8 +25,8 @@ function copyOfDist(): { workdir: string; outdir: string } {
 
 describe('npm run synth', () => {
   it('renders one folder per environment, in the contract order, with one file per chart', () => {
-    expect(fs.readdirSync(DIST).sort()).toEqual(['local', 'production', 'staging', 'testing']);
-    for (const environment of fs.readdirSync(DIST)) {
+    expect(fs.readdirSync(DIST).sort()).toEqual([RENDER_MARKER, 'local', 'production', 'staging', 'testing']);
+    for (const environment of fs.readdirSync(DIST).filter((entry) => entry !== RENDER_MARKER)) {
       for (const file of fs.readdirSync(path.join(DIST, environment))) expect(file).toMatch(/^[a-z][a-z0-9-]*\.yaml$/);
     }
   });
@@ -85,13 +88,13 @@ describe('npm run synth', () => {
     expect(fs.readdirSync(workdir)).toEqual(['dist']);
   });
 
-  it('prints a configuration error without a stack trace, exits non-zero and keeps dist/', () => {
+  it('prints a usage error without a stack trace, exits 2 and keeps dist/', () => {
     const { outdir } = copyOfDist();
     const before = treeContents(outdir);
     const result = runCli('main', ['--outdir', outdir, '--no-such-option']);
-    expect(result.status).toBe(1);
+    expect(result.status).toBe(2);
     expect(result.stderr).toContain("Unknown option '--no-such-option'");
-    expect(result.stderr).toContain('dist/ was left unchanged.');
+    expect(result.stderr).toContain('The output folder was left unchanged.');
     expect(result.stderr).not.toMatch(/\n\s+at /);
     expect(treeContents(outdir)).toEqual(before);
   });
@@ -100,8 +103,8 @@ describe('npm run synth', () => {
     const workdir = temporaryDirectory();
     cleanups.push(workdir);
     const files = environmentFilesCopy();
-    files.testing.image.tag = 'v9.9.9';
-    synthesize({ outdir: path.join(workdir, 'dist'), files });
+    files.testing.webapp.image.tag = 'v9.9.9';
+    synthesize({ outdir: path.join(workdir, 'dist'), texts: valuesTexts(files) });
 
     const after = treeContents(path.join(workdir, 'dist'));
     const before = treeContents(DIST);
@@ -118,7 +121,50 @@ describe('npm run synth', () => {
     }
   });
 
-  it('gives the same output through `cdk8s synth` (cdk8s.yaml)', () => {
+  it('`npx cdk8s synth` with an invalid values file refuses and leaves dist/ as it was', () => {
+    const copy = projectCopy();
+    cleanups.push(copy);
+    fs.copyFileSync(path.join(ROOT, 'cdk8s.yaml'), path.join(copy, 'cdk8s.yaml'));
+    const file = path.join(copy, 'src', 'environments', 'testing', 'webapp.yaml');
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/^(\s+tag:) \S+/m, '$1 latest'));
+    const before = treeContents(path.join(copy, 'dist'));
+    const result = spawnSync(process.execPath, [path.join(ROOT, 'node_modules', 'cdk8s-cli', 'bin', 'cdk8s'), 'synth'], { cwd: copy, encoding: 'utf8' });
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain('image.tag "latest" must look like v<major>.<minor>.<patch>');
+    expect(treeContents(path.join(copy, 'dist'))).toEqual(before);
+  });
+
+  it.each([
+    ['the project root', ROOT],
+    ['a folder above it', path.dirname(ROOT)],
+    ['src', path.join(ROOT, 'src')],
+    ['a folder inside src', path.join(ROOT, 'src', 'environments')],
+  ])('refuses to replace %s, exit 2, touching nothing', (_, outdir) => {
+    const before = treeContents(path.join(ROOT, 'src', 'environments'));
+    const result = runCli('main', ['--outdir', outdir]);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(/synth replaces its output folder as a whole/);
+    expect(treeContents(path.join(ROOT, 'src', 'environments'))).toEqual(before);
+  });
+
+  it('refuses a folder holding files it did not write (no marker), exit 1', () => {
+    const workdir = temporaryDirectory();
+    cleanups.push(workdir);
+    fs.writeFileSync(path.join(workdir, 'notes.txt'), 'mine\n');
+    const result = runCli('main', ['--outdir', workdir]);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(`holds files synth did not write (no ${RENDER_MARKER})`);
+    expect(fs.readdirSync(workdir)).toEqual(['notes.txt']);
+  });
+
+  it('treats an empty CDK8S_OUTDIR or --outdir as unset (renders dist/)', () => {
+    expect(resolveOutdir(ROOT, undefined, '')).toBe(DIST);
+    expect(resolveOutdir(ROOT, '', undefined)).toBe(DIST);
+    expect(resolveOutdir(ROOT, '  ', '')).toBe(DIST);
+  });
+
+  it('gives the same output through `cdk8s synth` (cdk8s.yaml), whose scratch output is never dist/', () => {
+    expect((parse(fs.readFileSync(path.join(ROOT, 'cdk8s.yaml'), 'utf8')) as { output: string }).output).toBe(CDK8S_CLI_OUTPUT);
     const workdir = temporaryDirectory();
     cleanups.push(workdir);
     const output = path.join(workdir, 'dist');

@@ -1,4 +1,5 @@
 import { HELM_CHARTS } from '../chart-versions';
+import { manifestsPath } from '../dist-layout';
 import { SYNC_WAVE_ANNOTATION } from '../constants';
 import type { Environment } from '../environments';
 import type { Platform } from '../environments/platform';
@@ -12,11 +13,6 @@ export const GITOPS_CHART_ID = 'gitops';
 
 /** Name of the root Application (app of apps) of an environment's cluster. */
 export const ROOT_APPLICATION = 'root';
-
-/** Where an environment's rendered manifests live in the repository. */
-export function manifestsPath(environment: string): string {
-  return `dist/${environment}`;
-}
 
 /** A cluster-scoped kind an AppProject lets Applications create. */
 export interface ClusterKind {

@@ -1,9 +1,9 @@
-import { parseArgs } from 'node:util';
 import { formatDiff, DIFF_FORMATS, type DiffFormat } from '../diff/format';
 import { defaultBase, readCommittedTree, resolveCommit, shortCommit } from '../diff/git';
 import { diffRenderedTrees, hasChanges } from '../diff/rendered-diff';
 import { loadEnvironments } from '../environments';
-import { projectRoot, runCommand, UsageError } from '../tooling/cli';
+import { UsageError } from '../errors';
+import { projectRoot, runCommand } from '../tooling/cli';
 import { renderToTree } from '../tooling/render';
 
 const USAGE = `usage: npm run diff -- [--base <git-ref>] [--head <git-ref>] [--format text|markdown]
@@ -17,41 +17,34 @@ environment: objects added, removed and changed (with a unified YAML diff).
   --format  text (default, for a terminal) or markdown (for a pull-request comment)
 Exit code: 0 no change, 1 changes, 2 error.`;
 
-function main(argv: readonly string[]): number {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
+runCommand({
+  name: 'diff',
+  usage: USAGE,
+  options: {
       base: { type: 'string' },
       head: { type: 'string' },
       format: { type: 'string', default: 'text' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-    strict: true,
-    allowPositionals: false,
-  });
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
-  }
-  if (!(DIFF_FORMATS as readonly string[]).includes(values.format)) {
-    throw new UsageError(`--format "${values.format}" must be one of ${DIFF_FORMATS.join(', ')}`);
-  }
-  const root = projectRoot();
-  const base = values.base === undefined ? defaultBase(root) : { ref: values.base, commit: resolveCommit(root, values.base) };
-  const baseTree = readCommittedTree(root, base.commit);
-  let headTree;
-  let headLabel: string;
-  if (values.head === undefined) {
-    headTree = renderToTree(loadEnvironments());
-    headLabel = 'working tree';
-  } else {
-    const commit = resolveCommit(root, values.head);
-    headTree = readCommittedTree(root, commit);
-    headLabel = `${values.head}@${shortCommit(commit)}`;
-  }
-  const diff = diffRenderedTrees(baseTree, headTree);
-  process.stdout.write(formatDiff(diff, { base: `${base.ref}@${shortCommit(base.commit)}`, head: headLabel }, values.format as DiffFormat));
-  return hasChanges(diff) ? 1 : 0;
-}
+  },
+  run(values) {
+    if (!(DIFF_FORMATS as readonly string[]).includes(values.format)) {
+      throw new UsageError(`--format "${values.format}" must be one of ${DIFF_FORMATS.join(', ')}`);
+    }
+    const root = projectRoot();
+    const base = values.base === undefined ? defaultBase(root) : { ref: values.base, commit: resolveCommit(root, values.base) };
+    const baseTree = readCommittedTree(root, base.commit);
+    let headTree;
+    let headLabel: string;
+    if (values.head === undefined) {
+      headTree = renderToTree(loadEnvironments());
+      headLabel = 'working tree';
+    } else {
+      const commit = resolveCommit(root, values.head);
+      headTree = readCommittedTree(root, commit);
+      headLabel = `${values.head}@${shortCommit(commit)}`;
+    }
+    const diff = diffRenderedTrees(baseTree, headTree);
+    process.stdout.write(formatDiff(diff, { base: `${base.ref}@${shortCommit(base.commit)}`, head: headLabel }, values.format as DiffFormat));
+    return hasChanges(diff) ? 1 : 0;
+  },
+});
 
-runCommand('diff', USAGE, main);

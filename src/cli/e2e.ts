@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
-import { E2eError } from '../../e2e/errors';
+import { E2eError } from '../errors';
 import { runE2e } from '../../e2e/harness';
-import { projectRoot, runCommand, UsageError } from '../tooling/cli';
+import { UsageError } from '../errors';
+import { type CommandValues, projectRoot, required, runCommand } from '../tooling/cli';
 
 const USAGE = `usage: npm run e2e -- --env <environment> [--report <file.json>] [--timeout <seconds>] [--no-dry-run] [--keep] [--age-key <file>]
 
@@ -21,43 +21,34 @@ what stands in.
   --age-key     age key file for SOPS (default ~/.config/platform-gitops/age/<env>.key)
 Exit code: 0 converged and accepted, 1 not, 2 usage error.`;
 
-async function main(argv: readonly string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
-      env: { type: 'string' },
-      report: { type: 'string' },
-      timeout: { type: 'string', default: '600' },
-      'no-dry-run': { type: 'boolean', default: false },
-      keep: { type: 'boolean', default: false },
-      'age-key': { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-    strict: true,
-    allowPositionals: false,
-  });
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
-  }
-  if (values.env === undefined) throw new UsageError('--env is required');
+const OPTIONS = {
+  env: { type: 'string' },
+  report: { type: 'string' },
+  timeout: { type: 'string', default: '600' },
+  'no-dry-run': { type: 'boolean', default: false },
+  keep: { type: 'boolean', default: false },
+  'age-key': { type: 'string' },
+} as const;
+
+async function main(values: CommandValues<typeof OPTIONS>): Promise<number> {
+  const environment = required(values.env, '--env');
   const timeoutSeconds = Number(values.timeout);
   if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1) throw new UsageError(`--timeout "${values.timeout}" must be a whole number of seconds`);
   try {
     const report = await runE2e({
-      environment: values.env,
+      environment,
       projectRoot: projectRoot(),
       timeoutSeconds,
       dryRun: !values['no-dry-run'],
-      keep: values.keep,
+      keep: values.keep === true,
       ...(values['age-key'] !== undefined ? { ageKeyFile: path.resolve(values['age-key']) } : {}),
     });
     if (values.report !== undefined) fs.writeFileSync(values.report, `${JSON.stringify(report, null, 2)}\n`);
     return report.passed ? 0 : 1;
   } catch (error) {
-    if (error instanceof E2eError) return 1; // already reported by the harness
+    if (error instanceof E2eError) return 1; // the harness has printed what failed
     throw error;
   }
 }
 
-runCommand('e2e', USAGE, main);
+runCommand({ name: 'e2e', usage: USAGE, options: OPTIONS, run: main });

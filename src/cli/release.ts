@@ -1,34 +1,15 @@
-import { parseArgs } from 'node:util';
-import { loadEnvironments } from '../environments';
-import { applyTagChange, planRelease } from '../release/release';
-import { describeResult } from '../release/report';
-import { projectRoot, runCommand, UsageError } from '../tooling/cli';
+import { runEditCommand, EDIT_EXIT_CODES } from '../release/command';
+import { planRelease } from '../release/release';
+import { required } from '../tooling/cli';
 
-const USAGE = `usage: npm run release -- --env <environment> --tag v<major>.<minor>.<patch>
+runEditCommand({
+  name: 'release',
+  usage: `usage: npm run release -- --env <environment> --tag v<major>.<minor>.<patch>
 
-Sets the image tag of one environment in src/environments/<environment>.ts (blue-green:
-the inactive unit, added when absent), validates every environment, re-renders dist/
-and prints the rendered diff. Nothing is written when any check fails.`;
-
-function main(argv: readonly string[]): number {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
-      env: { type: 'string' },
-      tag: { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-    strict: true,
-  });
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
-  }
-  if (values.env === undefined) throw new UsageError('--env <environment> is required');
-  if (values.tag === undefined) throw new UsageError('--tag v<major>.<minor>.<patch> is required');
-  const change = planRelease(loadEnvironments(), values.env, values.tag);
-  process.stdout.write(describeResult(applyTagChange(projectRoot(), change)));
-  return 0;
-}
-
-runCommand('release', USAGE, main);
+Sets the image tag of the environment's application in its values file
+(src/environments/<environment>/<application>.yaml; blue-green: the inactive unit, added
+when absent), validates every environment, re-renders dist/ and prints the rendered diff.
+${EDIT_EXIT_CODES}`,
+  options: { env: { type: 'string' }, tag: { type: 'string' } },
+  plan: (values, environments) => planRelease(environments, required(values.env, '--env <environment>'), required(values.tag, '--tag v<major>.<minor>.<patch>')),
+});

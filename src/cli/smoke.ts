@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util';
 import { SMOKE } from '../constants';
 import { contractSteps } from '../smoke/contract';
 import { formatOutcome, runSmoke } from '../smoke/runner';
@@ -16,27 +15,21 @@ health, login, declarations, database, broker. Settings come from the environmen
   KAFKA_USERNAME, KAFKA_PASSWORD (optional, SCRAM-SHA-512)
 Exit code: 0 all steps passed, 1 a step failed (named), 2 bad settings.`;
 
-async function main(argv: readonly string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
+runCommand({
+  name: 'smoke',
+  usage: USAGE,
+  options: {
       'base-url': { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-    strict: true,
-  });
-  if (values.help) {
-    console.log(USAGE);
+  },
+  async run(values) {
+    const settings = smokeSettingsFromEnv(parseBaseUrl(values['base-url']), process.env);
+    const result = await runSmoke(contractSteps(settings), (outcome) => console.log(formatOutcome(outcome)));
+    if (!result.passed) {
+      console.error(`Smoke test failed at step "${result.failed!.name}": ${result.failed!.detail}`);
+      return 1;
+    }
+    console.log(SMOKE.passedMessage);
     return 0;
-  }
-  const settings = smokeSettingsFromEnv(parseBaseUrl(values['base-url']), process.env);
-  const result = await runSmoke(contractSteps(settings), (outcome) => console.log(formatOutcome(outcome)));
-  if (!result.passed) {
-    console.error(`Smoke test failed at step "${result.failed!.name}": ${result.failed!.detail}`);
-    return 1;
-  }
-  console.log(SMOKE.passedMessage);
-  return 0;
-}
+  },
+});
 
-runCommand('smoke', USAGE, main);

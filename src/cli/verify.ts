@@ -1,11 +1,11 @@
 import * as fs from 'node:fs';
-import { parseArgs } from 'node:util';
 import { PORTS } from '../constants';
 import { ENVIRONMENT_ORDER, loadEnvironments } from '../environments';
 import { hostOf } from '../naming';
 import { formatOutcome, runSmoke } from '../smoke/runner';
 import { credentialsFromEnv, parseBaseUrl, parsePort } from '../smoke/settings';
-import { runCommand, UsageError } from '../tooling/cli';
+import { UsageError } from '../errors';
+import { runCommand } from '../tooling/cli';
 import { verifySteps } from '../verify/verify';
 
 const USAGE = `usage: npm run verify -- --env <environment> [options]
@@ -22,67 +22,61 @@ subject and expiry. Every check runs; any failure gives exit code 1.
   --allow-untrusted      report an untrusted chain instead of failing (ACME staging)
 Exit code: 0 all checks passed, 1 a check failed, 2 bad arguments.`;
 
-async function main(argv: readonly string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
+runCommand({
+  name: 'verify',
+  usage: USAGE,
+  options: {
       env: { type: 'string' },
       'base-url': { type: 'string' },
       address: { type: 'string' },
       port: { type: 'string' },
       ca: { type: 'string' },
       'allow-untrusted': { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-    strict: true,
-  });
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
-  }
-  if (values.env === undefined) throw new UsageError('--env <environment> is required');
-  const environment = loadEnvironments().find((env) => env.name === values.env);
-  if (environment === undefined) {
-    throw new UsageError(`--env "${values.env}" is not an environment; choose one of ${ENVIRONMENT_ORDER.join(', ')}`);
-  }
-  const problems: string[] = [];
-  const { username, password } = credentialsFromEnv(process.env, problems);
-  const port = values.port === undefined ? PORTS.https : parsePort(values.port, '--port', problems);
-  let ca: string | undefined;
-  if (values.ca !== undefined) {
-    try {
-      ca = fs.readFileSync(values.ca, 'utf8');
-    } catch (error) {
-      problems.push(`--ca "${values.ca}" cannot be read: ${(error as Error).message}`);
+  },
+  async run(values) {
+    if (values.env === undefined) throw new UsageError('--env <environment> is required');
+    const environment = loadEnvironments().find((env) => env.name === values.env);
+    if (environment === undefined) {
+      throw new UsageError(`--env "${values.env}" is not an environment; choose one of ${ENVIRONMENT_ORDER.join(', ')}`);
     }
-  }
-  const baseUrl = parseBaseUrl(values['base-url'] ?? environment.application.url);
-  if (problems.length > 0) throw new UsageError(`cannot verify ${environment.name}:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    const problems: string[] = [];
+    const { username, password } = credentialsFromEnv(process.env, problems);
+    const port = values.port === undefined ? PORTS.https : parsePort(values.port, '--port', problems);
+    let ca: string | undefined;
+    if (values.ca !== undefined) {
+      try {
+        ca = fs.readFileSync(values.ca, 'utf8');
+      } catch (error) {
+        problems.push(`--ca "${values.ca}" cannot be read: ${(error as Error).message}`);
+      }
+    }
+    const baseUrl = parseBaseUrl(values['base-url'] ?? environment.application.url);
+    if (problems.length > 0) throw new UsageError(`cannot verify ${environment.name}:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
 
-  console.log(`Verifying ${environment.name} (${baseUrl})`);
-  const result = await runSmoke(
-    verifySteps({
-      baseUrl,
-      username,
-      password,
-      tls: {
-        host: hostOf(environment.application.url),
-        port: port!,
-        allowUntrusted: values['allow-untrusted'],
-        ...(values.address === undefined ? {} : { address: values.address }),
-        ...(ca === undefined ? {} : { ca }),
-      },
-    }),
-    (outcome) => console.log(formatOutcome(outcome)),
-    { stopAtFirstFailure: false },
-  );
-  const failed = result.steps.filter((step) => step.status === 'failed').map((step) => step.name);
-  if (failed.length > 0) {
-    console.error(`Verification of ${environment.name} failed: ${failed.join(', ')}`);
-    return 1;
-  }
-  console.log(`${environment.name} verified`);
-  return 0;
-}
+    console.log(`Verifying ${environment.name} (${baseUrl})`);
+    const result = await runSmoke(
+      verifySteps({
+        baseUrl,
+        username,
+        password,
+        tls: {
+          host: hostOf(environment.application.url),
+          port: port!,
+          allowUntrusted: values['allow-untrusted'],
+          ...(values.address === undefined ? {} : { address: values.address }),
+          ...(ca === undefined ? {} : { ca }),
+        },
+      }),
+      (outcome) => console.log(formatOutcome(outcome)),
+      { stopAtFirstFailure: false },
+    );
+    const failed = result.steps.filter((step) => step.status === 'failed').map((step) => step.name);
+    if (failed.length > 0) {
+      console.error(`Verification of ${environment.name} failed: ${failed.join(', ')}`);
+      return 1;
+    }
+    console.log(`${environment.name} verified`);
+    return 0;
+  },
+});
 
-runCommand('verify', USAGE, main);

@@ -1,7 +1,6 @@
-import { spawnSync } from 'node:child_process';
 import { loadPlatform } from '../environments/platform';
-import { UsageError } from '../tooling/cli';
-import type { ManifestTree } from '../tooling/tree';
+import { UsageError } from '../errors';
+import { readCommittedTree, runGit } from '../dist-layout';
 
 /**
  * The branch a pull request merges into, as a local branch and as the remote-tracking one
@@ -13,14 +12,7 @@ export function mainBranches(): readonly [string, string] {
   return [branch, `origin/${branch}`];
 }
 
-/** The committed rendering: `dist/` is committed and CI checks that it is current. */
-export const RENDERED_DIR = 'dist';
-
-function git(root: string, args: readonly string[]): { ok: boolean; stdout: string; stderr: string } {
-  const result = spawnSync('git', ['-C', root, ...args], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
-  if (result.error) throw new UsageError(`cannot run git: ${result.error.message}`);
-  return { ok: result.status === 0, stdout: result.stdout, stderr: result.stderr.trim() };
-}
+const git = runGit;
 
 /** The full commit id a ref names; a UsageError naming the ref when it names none. */
 export function resolveCommit(root: string, ref: string): string {
@@ -45,22 +37,7 @@ export function defaultBase(root: string): { ref: string; commit: string } {
   throw new UsageError(`neither ${branches.join(' nor ')} exists in ${root}; pass --base <git-ref>`);
 }
 
-/** The `.yaml` files of `dist/` as committed in `commit`, keyed relative to `dist/`. */
-export function readCommittedTree(root: string, commit: string): ManifestTree {
-  const listing = git(root, ['ls-tree', '-r', '-z', '--name-only', commit, '--', `${RENDERED_DIR}/`]);
-  if (!listing.ok) throw new UsageError(`cannot list ${RENDERED_DIR}/ at ${commit}: ${listing.stderr}`);
-  const files = listing.stdout
-    .split('\0')
-    .filter((file) => file.endsWith('.yaml'))
-    .sort();
-  const tree = new Map<string, string>();
-  for (const file of files) {
-    const shown = git(root, ['show', `${commit}:${file}`]);
-    if (!shown.ok) throw new UsageError(`cannot read ${file} at ${commit}: ${shown.stderr}`);
-    tree.set(file.slice(RENDERED_DIR.length + 1), shown.stdout);
-  }
-  return tree;
-}
+export { readCommittedTree };
 
 /** `1a2b3c4`: a commit as people read it. */
 export function shortCommit(commit: string): string {

@@ -1,7 +1,7 @@
 import { createTwoFilesPatch, OMIT_HEADERS } from 'diff';
 import { parseAllDocuments, stringify } from 'yaml';
 import { ENVIRONMENT_ORDER } from '../environments';
-import type { ManifestTree } from '../tooling/tree';
+import type { ManifestTree } from '../dist-layout';
 
 /**
  * What changed between two rendered trees (`dist/` of a base and of a head), object by

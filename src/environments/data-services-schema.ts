@@ -1,13 +1,11 @@
 import { z } from 'zod';
-import { dnsLabel, memoryQuantity, resourcesSchema } from './fields';
+import { cronSchedule, dnsLabel, memoryQuantity, namespaceName, resourcesSchema } from './fields';
 
 /**
  * The data services of an environment (1.3 steps 5 and 6, 7.2): SQL Server with its
  * migrations and backups, and the Strimzi Kafka cluster with its topics and users.
  */
 
-/** Five cron fields, as Kubernetes CronJobs read them (minute hour day month weekday). */
-const CRON = /^(\S+\s+){4}\S+$/;
 /** SQL Server identifier for the application's database (a regular identifier). */
 const SQL_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 /** Kafka topic names (Strimzi KafkaTopic.metadata.name must also be a DNS-1123 name). */
@@ -29,7 +27,7 @@ const volumeSchema = z.strictObject({
 
 export const databaseSchema = z.strictObject({
   /** The server's own namespace, created by the sync (1.3 step 5). */
-  namespace: dnsLabel,
+  namespace: namespaceName,
   /** The application's database on the server. */
   name: z.string({ error: 'is required and must be a string' }).regex(SQL_IDENTIFIER, {
     error: 'must be a SQL Server identifier (a letter or "_", then letters, digits or "_")',
@@ -41,7 +39,7 @@ export const databaseSchema = z.strictObject({
   storage: volumeSchema,
   backup: z.strictObject({
     /** When the full backup runs, a cron expression in UTC. */
-    schedule: z.string({ error: 'is required and must be a string' }).regex(CRON, { error: 'must be a cron expression of five fields' }),
+    schedule: cronSchedule,
     /** The dedicated backup volume. */
     storage: volumeSchema,
   }),
@@ -79,7 +77,7 @@ const userSchema = z.strictObject({
 export const brokerSchema = z
   .strictObject({
     /** Namespace of the Kafka cluster and its operator. */
-    namespace: dnsLabel,
+    namespace: namespaceName,
     /** Brokers (KRaft nodes with the broker and controller roles). */
     brokers: count(1),
     /** Add a TLS listener on 9093 beside the plain one on 9092. */

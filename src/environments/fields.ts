@@ -1,5 +1,6 @@
+import { CronExpressionParser } from 'cron-parser';
 import { z } from 'zod';
-import { IMAGE_TAG_PATTERN } from '../constants';
+import { IMAGE_TAG_PATTERN, INFRASTRUCTURE_NAMESPACES, RESERVED_NAMESPACES } from '../constants';
 import { parseCpu, parseMemory } from './quantity';
 
 /** Field schemas shared by the sections of an environment (schema.ts and its section modules). */
@@ -9,6 +10,52 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 export const dnsLabel = z
   .string({ error: 'is required and must be a string' })
   .regex(DNS_LABEL, { error: 'must be a DNS label (lower-case letters, digits and "-", at most 63)' });
+
+/**
+ * A namespace a unit of the platform owns: a DNS label that is neither one Kubernetes
+ * reserves (`default`, `kube-*`) nor one of the infrastructure's.
+ */
+export const namespaceName = dnsLabel.superRefine((namespace, ctx) => {
+  if ((RESERVED_NAMESPACES as readonly string[]).includes(namespace)) {
+    ctx.addIssue({ code: 'custom', input: namespace, message: `must not be a namespace Kubernetes reserves (${RESERVED_NAMESPACES.join(', ')})` });
+  } else if ((Object.values(INFRASTRUCTURE_NAMESPACES) as string[]).includes(namespace)) {
+    ctx.addIssue({ code: 'custom', input: namespace, message: 'must not be a namespace of the infrastructure' });
+  }
+});
+
+/** The descriptors a Kubernetes CronJob accepts besides five fields (robfig/cron, which it uses). */
+const CRON_DESCRIPTORS = ['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly'];
+
+/**
+ * Why a schedule is not one a Kubernetes CronJob accepts, or undefined: five fields
+ * (minute 0-59, hour 0-23, day of month 1-31, month 1-12 or JAN-DEC, day of week 0-6 or
+ * SUN-SAT) or a descriptor. Ranges and syntax are checked by cron-parser; the extensions it
+ * accepts beyond Kubernetes' parser (seconds, `L`, `W`, `#`, 7 for Sunday) are refused here.
+ */
+export function cronProblem(schedule: string): string | undefined {
+  const text = schedule.trim();
+  if (text.startsWith('@')) {
+    return CRON_DESCRIPTORS.includes(text) ? undefined : `must be five cron fields or one of ${CRON_DESCRIPTORS.join(', ')}`;
+  }
+  const fields = text.split(/\s+/);
+  if (fields.length !== 5) return `must be a cron expression of five fields (minute hour day-of-month month day-of-week), not ${fields.length}`;
+  try {
+    CronExpressionParser.parse(text);
+  } catch (error) {
+    return `must be a valid cron expression: ${(error as Error).message}`;
+  }
+  const [, , dayOfMonth, , dayOfWeek] = fields as [string, string, string, string, string];
+  if (/[#]|(^|[^A-Za-z])L|\dW|^W/i.test(`${dayOfMonth} ${dayOfWeek}`.replace(/\b(SAT|SUN|MON|TUE|WED|THU|FRI)\b/gi, ''))) {
+    return 'must use only *, ranges, lists and steps (L, W and # are not understood by Kubernetes)';
+  }
+  if (dayOfWeek.split(/[,\-/]/).some((part) => /^\d+$/.test(part) && Number(part) > 6)) return 'must give the day of week as 0-6 (Sunday is 0)';
+  return undefined;
+}
+
+export const cronSchedule = z.string({ error: 'is required and must be a string' }).superRefine((schedule, ctx) => {
+  const problem = cronProblem(schedule);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', input: schedule, message: problem });
+});
 
 export const imageTag = z
   .string({ error: 'is required and must be a string' })

@@ -75,19 +75,3 @@ export function issuerName(issuer: Issuer): string {
   if (issuer.type === 'self-signed-ca') return ISSUER_NAMES.selfSignedCa;
   return issuer.directory === 'staging' ? ISSUER_NAMES.acmeStaging : ISSUER_NAMES.acmeProduction;
 }
-
-/** Rules that span the infrastructure section and the rest of the environment. */
-export function refineInfrastructure(
-  env: { readonly tls: { readonly clusterIssuer: string }; readonly infrastructure: Infrastructure },
-  ctx: z.RefinementCtx,
-): void {
-  const rendered = issuerName(env.infrastructure.issuer);
-  if (env.tls.clusterIssuer !== rendered) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['tls', 'clusterIssuer'],
-      input: env.tls.clusterIssuer,
-      message: `must name the environment's ClusterIssuer "${rendered}" (rendered from infrastructure.issuer)`,
-    });
-  }
-}

@@ -55,6 +55,6 @@ export const PLATFORM = {
 /** Validate the platform settings; throws one ConfigError listing every problem. */
 export function loadPlatform(input: unknown = PLATFORM): Platform {
   const result = platformSchema.safeParse(input, { reportInput: true });
-  if (!result.success) throw new ConfigError(result.error.issues.map((issue) => formatIssue('platform', issue, input)));
+  if (!result.success) throw new ConfigError(result.error.issues.map((issue) => formatIssue(() => 'platform', issue, input)));
   return result.data;
 }

@@ -1,15 +1,17 @@
 import { z } from 'zod';
-import { BLUE_GREEN, INFRASTRUCTURE_NAMESPACES } from '../constants';
-import { infrastructureSchema, refineInfrastructure } from './infrastructure-schema';
+import { BLUE_GREEN } from '../constants';
+import { infrastructureSchema } from './infrastructure-schema';
 import { brokerSchema, databaseSchema } from './data-services-schema';
-import { dnsLabel, imageTag, resourcesSchema } from './fields';
+import { dnsLabel, imageTag, namespaceName, resourcesSchema } from './fields';
 
 export { imageTag, resourcesSchema };
 
 /**
- * The zod schema of one environment: the only place where what a person writes is
- * checked. Every message is a rule ("must ..."), so that the formatted error reads
- * `<environment>: <field path> <value received> <rule>`.
+ * The zod schemas of the values files (src/environments/<environment>/): `environment.yaml`
+ * (what is not an application's: status, infrastructure, data services) and
+ * `<application>.yaml` (one application in that environment). The only place where what a
+ * person writes is checked; rules spanning files are in validate.ts. Every message is a
+ * rule ("must ..."), so that the formatted error reads `<file>:<line>: <field> <value> <rule>`.
  */
 
 const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)+$/;
@@ -84,10 +86,9 @@ const strategySchema = z.discriminatedUnion('type', [rollingStrategy, blueGreenS
     issue.code === 'invalid_union' ? `must be one of ${STRATEGY_TYPES.join(', ')}` : undefined,
 });
 
-export const environmentSchema = z
+/** `src/environments/<environment>/environment.yaml`: what is not an application's. */
+export const environmentValuesSchema = z
   .strictObject({
-    /** The environment's name; equals its file name and its place in the order. */
-    name: dnsLabel,
     /**
      * `live` environments are synced automatically; `planned` ones are rendered and
      * reviewable but never synced on their own (1.2: production is planned).
@@ -95,21 +96,47 @@ export const environmentSchema = z
     status: z.enum(['live', 'planned'], { error: 'must be "live" or "planned"' }),
     /** Whether the controller syncs this environment from git without a person. */
     autoSync: z.boolean({ error: 'must be true or false' }),
-    application: z.strictObject({
-      /** Application name: Deployment, Service, Ingress and label `app` (2.1). */
-      name: dnsLabel,
-      /** Namespace the application runs in. */
-      namespace: dnsLabel,
-      /** `https://<host>`: where the application is served in this environment. */
-      url: baseUrl,
-      /** Pods of the Deployment (rolling, canary); each blue-green unit runs BLUE_GREEN.replicasPerUnit. */
-      replicas: z
-        .number({ error: 'must be a number' })
-        .int({ error: 'must be a whole number' })
-        .min(1, { error: 'must be at least 1' })
-        .optional(),
-      resources: resourcesSchema,
-    }),
+    /** Issuer and per-environment values of the infrastructure releases (src/infrastructure/). */
+    infrastructure: infrastructureSchema,
+    /** SQL Server, its migrations and backups (1.3 step 5). */
+    database: databaseSchema,
+    /** The Strimzi Kafka cluster, its topics and users (1.3 step 6). */
+    broker: brokerSchema,
+  })
+  .superRefine((env, ctx) => {
+    if (env.database.namespace === env.broker.namespace) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['broker', 'namespace'],
+        input: env.broker.namespace,
+        message: 'must differ from database.namespace (each unit has its own namespace)',
+      });
+    }
+    if (env.status === 'planned' && env.autoSync) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['autoSync'],
+        input: env.autoSync,
+        message: 'must be false while status is "planned" (a planned environment is never synced automatically)',
+      });
+    }
+  });
+
+/** `src/environments/<environment>/<application>.yaml`: one application in one environment. */
+export const applicationValuesSchema = z
+  .strictObject({
+    /** Namespace the application runs in, its own (2.1). */
+    namespace: namespaceName,
+    /** `https://<host>`: where the application is served in this environment (1.2). */
+    url: baseUrl,
+    /** Pods of the Deployment (rolling, canary); each blue-green unit runs BLUE_GREEN.replicasPerUnit. */
+    replicas: z
+      .number({ error: 'must be a number' })
+      .int({ error: 'must be a whole number' })
+      .min(1, { error: 'must be at least 1' })
+      .optional(),
+    /** Requests and limits of the application's container. */
+    resources: resourcesSchema,
     image: z.strictObject({
       /** Registry host, e.g. `registry.example.com` (2.1: {registry_url}). */
       registry: z
@@ -125,84 +152,74 @@ export const environmentSchema = z
       pullSecret: dnsLabel,
     }),
     tls: z.strictObject({
-      /** cert-manager ClusterIssuer that signs the application's certificate. */
+      /** cert-manager ClusterIssuer that signs the application's certificate: the environment's. */
       clusterIssuer: dnsLabel,
     }),
+    /** How a new version reaches the pods (1.4). */
     strategy: strategySchema,
-    /** Issuer and per-environment values of the infrastructure releases (src/infrastructure/). */
-    infrastructure: infrastructureSchema,
-    /** SQL Server, its migrations and backups (1.3 step 5). */
-    database: databaseSchema,
-    /** The Strimzi Kafka cluster, its topics and users (1.3 step 6). */
-    broker: brokerSchema,
   })
-  .superRefine((env, ctx) => {
-    refineInfrastructure(env, ctx);
-    // Each deployable unit owns its namespace: two units in one would fight over it.
-    const owners = new Map<string, string>();
-    for (const [field, namespace] of [
-      ['application.namespace', env.application.namespace],
-      ['database.namespace', env.database.namespace],
-      ['broker.namespace', env.broker.namespace],
-    ] as const) {
-      const reserved = (Object.values(INFRASTRUCTURE_NAMESPACES) as string[]).includes(namespace);
-      const owner = owners.get(namespace);
-      if (owner !== undefined || reserved) {
-        ctx.addIssue({
-          code: 'custom',
-          path: field.split('.'),
-          input: namespace,
-          message: owner !== undefined ? `must differ from ${owner} (each unit has its own namespace)` : 'must not be a namespace of the infrastructure',
-        });
-      }
-      owners.set(namespace, field);
-    }
-    if (env.status === 'planned' && env.autoSync) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['autoSync'],
-        input: env.autoSync,
-        message: 'must be false while status is "planned" (a planned environment is never synced automatically)',
-      });
-    }
-    const blueGreen = env.strategy.type === 'blue-green';
-    if (blueGreen && env.image.tag !== undefined) {
+  .superRefine((app, ctx) => {
+    const blueGreen = app.strategy.type === 'blue-green';
+    if (blueGreen && app.image.tag !== undefined) {
       ctx.addIssue({
         code: 'custom',
         path: ['image', 'tag'],
-        input: env.image.tag,
+        input: app.image.tag,
         message: 'must be left out with the blue-green strategy: each unit in strategy.blueGreen.units carries its tag',
       });
     }
-    if (blueGreen && env.application.replicas !== undefined) {
+    if (blueGreen && app.replicas !== undefined) {
       ctx.addIssue({
         code: 'custom',
-        path: ['application', 'replicas'],
-        input: env.application.replicas,
+        path: ['replicas'],
+        input: app.replicas,
         message: `must be left out with the blue-green strategy: each unit runs ${BLUE_GREEN.replicasPerUnit} pods (contract 2.1)`,
       });
     }
-    if (!blueGreen && env.application.replicas === undefined) {
+    if (!blueGreen && app.replicas === undefined) {
       ctx.addIssue({
         code: 'custom',
-        path: ['application', 'replicas'],
+        path: ['replicas'],
         input: undefined,
-        message: `is required with the ${env.strategy.type} strategy and must be a whole number of at least 1`,
+        message: `is required with the ${app.strategy.type} strategy and must be a whole number of at least 1`,
       });
     }
-    if (!blueGreen && env.image.tag === undefined) {
+    if (!blueGreen && app.image.tag === undefined) {
       ctx.addIssue({
         code: 'custom',
         path: ['image', 'tag'],
         input: undefined,
-        message: `is required with the ${env.strategy.type} strategy and must look like v<major>.<minor>.<patch>`,
+        message: `is required with the ${app.strategy.type} strategy and must look like v<major>.<minor>.<patch>`,
       });
     }
   });
 
-/** What a person writes in an environment file. */
-export type EnvironmentInput = z.input<typeof environmentSchema>;
-/** A validated environment, as constructs and charts receive it. */
-export type Environment = z.output<typeof environmentSchema>;
-export type Strategy = Environment['strategy'];
+/** What a person writes in `environment.yaml`. */
+export type EnvironmentValuesInput = z.input<typeof environmentValuesSchema>;
+export type EnvironmentValues = z.output<typeof environmentValuesSchema>;
+/** What a person writes in `<application>.yaml`. */
+export type ApplicationValuesInput = z.input<typeof applicationValuesSchema>;
+export type ApplicationValues = z.output<typeof applicationValuesSchema>;
+
+/**
+ * A validated environment with its application, as constructs and charts receive it:
+ * the environment's values, `name` from its folder, and the application's values with
+ * `application.name` from its file name.
+ */
+export interface Environment extends EnvironmentValues {
+  /** The environment's name: its folder under src/environments and its place in the order. */
+  readonly name: string;
+  readonly application: {
+    /** Application name: its values file's name; Deployment, Service, Ingress and label `app` (2.1). */
+    readonly name: string;
+    readonly namespace: string;
+    readonly url: string;
+    readonly replicas?: number;
+    readonly resources: Resources;
+  };
+  readonly image: ApplicationValues['image'];
+  readonly tls: ApplicationValues['tls'];
+  readonly strategy: ApplicationValues['strategy'];
+}
+export type Strategy = ApplicationValues['strategy'];
 export type Resources = z.output<typeof resourcesSchema>;

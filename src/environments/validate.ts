@@ -1,9 +1,19 @@
 import type { z } from 'zod';
+import { KUBERNETES_LIMITS } from '../constants';
 import { ConfigError } from '../errors';
-import { environmentSchema, type Environment } from './schema';
+import { derivedNames } from '../naming';
+import { issuerName } from './infrastructure-schema';
+import {
+  type ApplicationValues,
+  applicationValuesSchema,
+  type Environment,
+  type EnvironmentValues,
+  environmentValuesSchema,
+} from './schema';
+import { ENVIRONMENT_VALUES_FILE, ValuesFile, type ValuesTexts, VALUES_DIR } from './values-file';
 
 /** `a.b[0].c`, the way a person finds the field in the file. */
-function formatPath(path: readonly PropertyKey[]): string {
+export function formatPath(path: readonly PropertyKey[]): string {
   return path
     .map((key, index) => (typeof key === 'number' ? `[${key}]` : `${index === 0 ? '' : '.'}${String(key)}`))
     .join('');
@@ -24,63 +34,151 @@ function valueAt(data: unknown, path: readonly PropertyKey[]): unknown {
   return value;
 }
 
-/** One line per zod issue: `<environment>: <path> <value> <rule>`. */
-export function formatIssue(environment: string, issue: z.core.$ZodIssue, data: unknown): string {
+/** One line per zod issue: `<where>: <path> <value> <rule>`; `where` names file and line. */
+export function formatIssue(where: (path: readonly PropertyKey[]) => string, issue: z.core.$ZodIssue, data: unknown): string {
   if (issue.code === 'unrecognized_keys') {
-    const where = issue.path.length > 0 ? `${formatPath(issue.path)}: ` : '';
-    return `${environment}: ${where}unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys
+    const field = issue.path.length > 0 ? `${formatPath(issue.path)}: ` : '';
+    return `${where([...issue.path, issue.keys[0]!])}: ${field}unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys
       .map((key) => JSON.stringify(key))
       .join(', ')} (the schema does not name ${issue.keys.length > 1 ? 'them' : 'it'}; check the spelling)`;
   }
-  const path = issue.path.length > 0 ? formatPath(issue.path) : '(environment)';
+  const field = issue.path.length > 0 ? formatPath(issue.path) : '(file)';
   const input = issue.input !== undefined && typeof issue.input !== 'object' ? issue.input : valueAt(data, issue.path);
-  return `${environment}: ${path}${formatValue(input)} ${issue.message}`;
+  return `${where(issue.path)}: ${field}${formatValue(input)} ${issue.message}`;
+}
+
+/** Parse and check one values file against its schema; problems name file, line and field. */
+function parseValues<S extends z.ZodType>(file: ValuesFile, schema: S, problems: string[]): z.output<S> | undefined {
+  const syntax = file.syntaxProblems();
+  if (syntax.length > 0) {
+    problems.push(...syntax);
+    return undefined;
+  }
+  const data = file.data();
+  const result = schema.safeParse(data ?? undefined, { reportInput: true });
+  if (!result.success) {
+    problems.push(...result.error.issues.map((issue) => formatIssue((path) => `${file.file}:${file.lineOf(path)}`, issue, data)));
+    return undefined;
+  }
+  return result.data;
+}
+
+/** The application name a values file's name gives, checked against Kubernetes' limits. */
+function applicationNameProblems(file: ValuesFile, name: string): string[] {
+  const where = `${file.file}:1: (file name) ${JSON.stringify(name)}`;
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) {
+    return [`${where} must be an application name: lower-case letters, digits and "-", starting and ending with a letter or digit`];
+  }
+  const tooLong = derivedNames(name).filter((derived) => derived.name.length > KUBERNETES_LIMITS.labelValue);
+  if (tooLong.length === 0) return [];
+  const longest = tooLong.reduce((a, b) => (b.name.length > a.name.length ? b : a));
+  const fits = KUBERNETES_LIMITS.labelValue - (longest.name.length - name.length);
+  return [
+    `${where} has ${name.length} characters; at most ${fits} fit: it derives ${JSON.stringify(longest.name)} (${longest.use}), ` +
+      `${longest.name.length} characters, over the ${KUBERNETES_LIMITS.labelValue} Kubernetes allows in a name or label value`,
+  ];
+}
+
+interface EnvironmentFiles {
+  readonly environment?: ValuesFile;
+  readonly applications: ValuesFile[];
+}
+
+/** Group `src/environments/<environment>/<file>.yaml` by environment folder. */
+function groupByEnvironment(texts: ValuesTexts): Map<string, EnvironmentFiles> {
+  const groups = new Map<string, { environment?: ValuesFile; applications: ValuesFile[] }>();
+  for (const [file, text] of texts) {
+    const match = new RegExp(`^${VALUES_DIR}/([^/]+)/([^/]+)\\.yaml$`).exec(file);
+    if (match === null) continue;
+    const group = groups.get(match[1]!) ?? { applications: [] };
+    groups.set(match[1]!, group);
+    if (`${match[2]}.yaml` === ENVIRONMENT_VALUES_FILE) group.environment = new ValuesFile(file, text);
+    else group.applications.push(new ValuesFile(file, text));
+  }
+  return groups;
+}
+
+/** Rules across an environment's files: namespaces owned once, the environment's issuer. */
+function crossFileProblems(app: ValuesFile, values: ApplicationValues, environment: EnvironmentValues): string[] {
+  const problems: string[] = [];
+  for (const [field, namespace] of [
+    ['database.namespace', environment.database.namespace],
+    ['broker.namespace', environment.broker.namespace],
+  ] as const) {
+    if (values.namespace === namespace) {
+      problems.push(app.at(['namespace'], `namespace ${JSON.stringify(values.namespace)} must differ from ${field} of environment.yaml (each unit has its own namespace)`));
+    }
+  }
+  const rendered = issuerName(environment.infrastructure.issuer);
+  if (values.tls.clusterIssuer !== rendered) {
+    problems.push(
+      app.at(
+        ['tls', 'clusterIssuer'],
+        `tls.clusterIssuer ${JSON.stringify(values.tls.clusterIssuer)} must name the environment's ClusterIssuer "${rendered}" (rendered from infrastructure.issuer in environment.yaml)`,
+      ),
+    );
+  }
+  return problems;
 }
 
 /**
- * Validate every environment of the platform, and the rules that span environments:
- * the promotion order names each environment exactly once, each file's `name` matches
- * its place, hosts are unique, and no live environment comes after a planned one.
- * Throws one ConfigError listing every problem.
+ * Validate the values files of every environment of the platform, and the rules that span
+ * files: each environment of the order has a folder with `environment.yaml` and one
+ * application file, no folder is outside the order, hosts are unique, no live environment
+ * comes after a planned one. Throws one ConfigError listing every problem, each naming
+ * file, line and field.
  */
-export function validateEnvironments(
-  order: readonly string[],
-  inputs: Readonly<Record<string, unknown>>,
-): Environment[] {
+export function validateEnvironments(order: readonly string[], texts: ValuesTexts): Environment[] {
   const problems: string[] = [];
+  const groups = groupByEnvironment(texts);
   const seen = new Set<string>();
   for (const name of order) {
     if (seen.has(name)) problems.push(`order: "${name}" appears more than once in the environment order`);
     seen.add(name);
-    if (!(name in inputs)) problems.push(`order: "${name}" has no environment file in src/environments`);
+    if (groups.get(name)?.environment === undefined) problems.push(`${VALUES_DIR}/${name}/${ENVIRONMENT_VALUES_FILE}: missing: every environment of the order has one`);
   }
-  for (const name of Object.keys(inputs)) {
-    if (!seen.has(name)) problems.push(`order: environment "${name}" is missing from the environment order`);
+  for (const name of groups.keys()) {
+    if (!seen.has(name)) problems.push(`${VALUES_DIR}/${name}/: environment "${name}" is missing from the environment order (${order.join(', ')})`);
   }
 
   const environments: Environment[] = [];
-  for (const name of new Set(order)) {
-    if (!(name in inputs)) continue;
-    const result = environmentSchema.safeParse(inputs[name], { reportInput: true });
-    if (!result.success) {
-      problems.push(...result.error.issues.map((issue) => formatIssue(name, issue, inputs[name])));
-      continue;
-    }
-    if (result.data.name !== name) {
-      problems.push(`${name}: name ${JSON.stringify(result.data.name)} must equal the environment's key "${name}"`);
-    }
-    environments.push(result.data);
-  }
-
+  const statusFiles = new Map<string, ValuesFile>();
   const hostOwners = new Map<string, string>();
-  for (const env of environments) {
-    const host = new URL(env.application.url).hostname;
-    const owner = hostOwners.get(host);
-    if (owner !== undefined) {
-      problems.push(`${env.name}: application.url ${JSON.stringify(env.application.url)} must be unique: ${owner} already serves ${host}`);
-    } else {
-      hostOwners.set(host, env.name);
+  for (const name of seen) {
+    const group = groups.get(name);
+    if (group?.environment === undefined) continue;
+    const values = parseValues(group.environment, environmentValuesSchema, problems);
+    if (group.applications.length !== 1) {
+      problems.push(
+        group.applications.length === 0
+          ? `${VALUES_DIR}/${name}/: no application values file (<application>.yaml beside ${ENVIRONMENT_VALUES_FILE})`
+          : `${VALUES_DIR}/${name}/: ${group.applications.map((f) => f.file.split('/').pop()).join(', ')}: one application per environment is rendered so far; keep one file`,
+      );
     }
+    const appFile = group.applications[0];
+    if (appFile === undefined) continue;
+    const applicationName = appFile.file.split('/').pop()!.replace(/\.yaml$/, '');
+    const nameProblems = applicationNameProblems(appFile, applicationName);
+    problems.push(...nameProblems);
+    const application = parseValues(appFile, applicationValuesSchema, problems);
+    if (values === undefined || application === undefined || nameProblems.length > 0) continue;
+    const crossProblems = crossFileProblems(appFile, application, values);
+    problems.push(...crossProblems);
+    const host = new URL(application.url).hostname;
+    const owner = hostOwners.get(host);
+    if (owner !== undefined) problems.push(appFile.at(['url'], `url ${JSON.stringify(application.url)} must be unique: ${owner} already serves ${host}`));
+    else hostOwners.set(host, appFile.file);
+    if (crossProblems.length > 0) continue;
+    statusFiles.set(name, group.environment);
+    const { namespace, url, replicas, resources, image, tls, strategy } = application;
+    environments.push({
+      ...values,
+      name,
+      application: { name: applicationName, namespace, url, ...(replicas === undefined ? {} : { replicas }), resources },
+      image,
+      tls,
+      strategy,
+    });
   }
 
   const firstPlanned = environments.findIndex((env) => env.status === 'planned');
@@ -88,7 +186,10 @@ export function validateEnvironments(
     for (const env of environments.slice(firstPlanned + 1)) {
       if (env.status === 'live') {
         problems.push(
-          `order: live environment "${env.name}" must not come after planned environment "${environments[firstPlanned]!.name}" (promotion follows the order)`,
+          statusFiles.get(env.name)!.at(
+            ['status'],
+            `status "live" must not come after planned environment "${environments[firstPlanned]!.name}" (promotion follows the order)`,
+          ),
         );
       }
     }

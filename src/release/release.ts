@@ -1,29 +1,34 @@
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { IMAGE_TAG_PATTERN } from '../constants';
+import type { Document } from 'yaml';
+import { BLUE_GREEN, IMAGE_TAG_PATTERN } from '../constants';
+import { hasCommittedHead, readManifestTree, RENDERED_DIR, runGit } from '../dist-layout';
 import { diffRenderedTrees, type RenderedDiff } from '../diff/rendered-diff';
-import { ENVIRONMENT_FILES, ENVIRONMENT_ORDER, loadEnvironments, type Environment } from '../environments';
+import { ENVIRONMENT_ORDER, type Environment } from '../environments';
 import { runningTagOf } from '../environments/running-tag';
-import { UsageError } from '../tooling/cli';
-import { renderToTree } from '../tooling/render';
-import { readManifestTree } from '../tooling/tree';
-import { readStringProperty, setStringProperty } from './environment-source';
+import { applicationValuesPath, readValuesTexts, ValuesFile } from '../environments/values-file';
+import { RefusedError, UsageError } from '../errors';
+import { synthesize } from '../synth';
 
 /**
- * "Change the running version" (1.3 step 3) as one command: which field of which
- * environment file gets the new tag, checked in memory before anything is written.
+ * Changes of the running version (1.3 step 3) and the blue-green steps (1.4) as commands:
+ * each is one edit of one application values file, made with the yaml document API (every
+ * comment and line not edited stays as written), validated and rendered in this process
+ * before the file is written.
  */
 
-/** One tag edit in one environment file. */
-export interface TagChange {
+type Unit = (typeof BLUE_GREEN.units)[number];
+
+/** One edit of one values file. */
+export interface ValuesEdit {
   readonly environment: string;
-  /** Field path inside the environment file, e.g. `['image', 'tag']`. */
+  /** The values file, relative to the project root. */
+  readonly file: string;
+  /** Field path inside the file, e.g. `['image', 'tag']`. */
   readonly path: readonly string[];
-  readonly tag: string;
-  /** The tag the field holds now; undefined when the field is added (a new blue-green unit). */
-  readonly previous: string | undefined;
-  /** True when the environment already serves or holds the tag: nothing to write. */
+  /** The new value, or undefined to remove the field (a retired blue-green unit). */
+  readonly value: string | undefined;
+  /** True when the file already says it: nothing to write. */
   readonly unchanged: boolean;
   /** One line for people: what runs where after the change. */
   readonly summary: string;
@@ -37,122 +42,219 @@ function environmentNamed(environments: readonly Environment[], name: string, op
   return environment;
 }
 
+function checkTag(tag: string, option: string): void {
+  if (!IMAGE_TAG_PATTERN.test(tag)) throw new UsageError(`${option} "${tag}" must look like v<major>.<minor>.<patch>`);
+}
+
+/** Negative when `a` is older than `b` (both `v<major>.<minor>.<patch>`). */
+export function compareTags(a: string, b: string): number {
+  const [x, y] = [a, b].map((tag) => tag.slice(1).split('.').map(Number)) as [number[], number[]];
+  return x[0]! - y[0]! || x[1]! - y[1]! || x[2]! - y[2]!;
+}
+
+function otherUnit(unit: Unit): Unit {
+  return unit === 'blue' ? 'green' : 'blue';
+}
+
+function fileOf(environment: Environment): string {
+  return applicationValuesPath(environment.name, environment.application.name);
+}
+
+function blueGreenOf(environment: Environment, command: string) {
+  const { strategy } = environment;
+  if (strategy.type !== 'blue-green') {
+    throw new RefusedError(`${environment.name} uses the ${strategy.type} strategy; \`${command}\` is a step of blue-green only`);
+  }
+  return strategy.blueGreen;
+}
+
 /**
  * The edit that makes `environment` run `tag`: `image.tag` for rolling and canary; for
  * blue-green the inactive unit's tag (the unit is added when absent), so that the new
- * version comes up beside the active one and traffic moves only when `active` changes.
+ * version comes up beside the active one and traffic moves only with `switch`.
  */
-export function planRelease(environments: readonly Environment[], name: string, tag: string, option = '--env'): TagChange {
+export function planRelease(environments: readonly Environment[], name: string, tag: string, option = '--env'): ValuesEdit {
   const environment = environmentNamed(environments, name, option);
-  if (!IMAGE_TAG_PATTERN.test(tag)) throw new UsageError(`--tag "${tag}" must look like v<major>.<minor>.<patch>`);
-  const { strategy } = environment;
+  checkTag(tag, '--tag');
+  const file = fileOf(environment);
+  const { strategy, image } = environment;
   if (strategy.type !== 'blue-green') {
     return {
       environment: name,
+      file,
       path: ['image', 'tag'],
-      tag,
-      previous: environment.image.tag,
-      unchanged: environment.image.tag === tag,
-      summary: `${name}: image.tag ${environment.image.tag} -> ${tag} (${strategy.type})`,
+      value: tag,
+      unchanged: image.tag === tag,
+      summary: `${name}: image.tag ${image.tag} -> ${tag} (${strategy.type})`,
     };
   }
-  const active = strategy.blueGreen.active;
-  const inactive = active === 'blue' ? 'green' : 'blue';
-  const previous = strategy.blueGreen.units[inactive]?.tag;
+  const { active, units } = strategy.blueGreen;
+  const inactive = otherUnit(active);
+  const previous = units[inactive]?.tag;
   return {
     environment: name,
+    file,
     path: ['strategy', 'blueGreen', 'units', inactive, 'tag'],
-    tag,
-    previous,
+    value: tag,
     // The active unit already serving the tag counts too: a second copy would serve nothing.
     unchanged: previous === tag || runningTagOf(environment) === tag,
     summary:
       `${name}: unit ${inactive} ${previous === undefined ? 'added with' : `${previous} ->`} ${tag} beside ${active} ` +
-      `(active, ${runningTagOf(environment)}); traffic stays on ${active} until strategy.blueGreen.active is switched`,
+      `(active, ${runningTagOf(environment)}); traffic stays on ${active} until \`npm run switch -- --env ${name}\``,
   };
 }
 
+export interface PromotionOptions {
+  /**
+   * Allow moving `to` to a version older than the one it runs.
+   * @default false
+   */
+  readonly allowOlder?: boolean;
+}
+
 /** Copy the running tag of `from` to `to`, which must be the next environment in the order. */
-export function planPromotion(environments: readonly Environment[], from: string, to: string): TagChange {
+export function planPromotion(environments: readonly Environment[], from: string, to: string, options: PromotionOptions = {}): ValuesEdit {
   const source = environmentNamed(environments, from, '--from');
-  environmentNamed(environments, to, '--to');
+  const target = environmentNamed(environments, to, '--to');
   const order = ENVIRONMENT_ORDER as readonly string[];
   const chain = order.join(' -> ');
   const fromIndex = order.indexOf(from);
   const toIndex = order.indexOf(to);
-  if (from === to) throw new UsageError(`--from and --to are both "${from}": promotion moves a version to the next environment (${chain})`);
+  if (from === to) throw new RefusedError(`--from and --to are both "${from}": promotion moves a version to the next environment (${chain})`);
   if (fromIndex === order.length - 1) {
-    throw new UsageError(`"${from}" is the last environment (${chain}); there is nothing to promote it to`);
+    throw new RefusedError(`"${from}" is the last environment (${chain}); there is nothing to promote it to`);
   }
   if (toIndex < fromIndex) {
-    throw new UsageError(
-      `"${from}" -> "${to}" moves backward; promotion follows ${chain}. To run an older version in ${to}, use \`npm run release -- --env ${to} --tag <tag>\``,
+    throw new RefusedError(
+      `"${from}" -> "${to}" moves backward; promotion follows ${chain}. To run an older version in ${to}, use \`npm run rollback -- --env ${to}\``,
     );
   }
   if (toIndex > fromIndex + 1) {
     const skipped = order.slice(fromIndex + 1, toIndex).join(', ');
-    throw new UsageError(`"${from}" -> "${to}" skips ${skipped}; promotion follows ${chain}: promote to ${order[fromIndex + 1]} first`);
+    throw new RefusedError(`"${from}" -> "${to}" skips ${skipped}; promotion follows ${chain}: promote to ${order[fromIndex + 1]} first`);
   }
-  return planRelease(environments, to, runningTagOf(source), '--to');
-}
-
-/** A deep copy of the environment files with `change` applied, mirroring the source edit. */
-export function applyToFiles(files: Readonly<Record<string, unknown>>, change: TagChange): Record<string, unknown> {
-  const copy = structuredClone(files) as Record<string, any>;
-  let node = copy[change.environment] as Record<string, any>;
-  for (const key of change.path.slice(0, -1)) {
-    node[key] ??= {};
-    node = node[key] as Record<string, any>;
+  const tag = runningTagOf(source);
+  const running = runningTagOf(target);
+  if (!options.allowOlder && compareTags(tag, running) < 0) {
+    throw new RefusedError(
+      `${from} runs ${tag}, older than the ${running} ${to} runs; promotion moves ${to} forward only. ` +
+        `Pass --allow-older to move ${to} back to ${tag}, or use \`npm run rollback -- --env ${to}\``,
+    );
   }
-  node[change.path[change.path.length - 1]!] = change.tag;
-  return copy;
+  return planRelease(environments, to, tag, '--to');
 }
 
-export interface ReleaseResult {
-  readonly change: TagChange;
-  /** False when the environment already had the tag: nothing was written. */
-  readonly written: boolean;
-  /** Committed dist/ before against dist/ after. */
-  readonly diff: RenderedDiff;
+/** Blue-green step 2 (1.4 steps 4-5): the Service selects the other unit, which must be running. */
+export function planSwitch(environments: readonly Environment[], name: string): ValuesEdit {
+  const environment = environmentNamed(environments, name, '--env');
+  const { active, units } = blueGreenOf(environment, 'npm run switch');
+  const next = otherUnit(active);
+  const unit = units[next];
+  if (unit === undefined) {
+    throw new RefusedError(`${name}: there is no ${next} unit to switch to; run \`npm run release -- --env ${name} --tag <tag>\` first`);
+  }
+  return {
+    environment: name,
+    file: fileOf(environment),
+    path: ['strategy', 'blueGreen', 'active'],
+    value: next,
+    unchanged: false,
+    summary: `${name}: traffic ${active} (${units[active]!.tag}) -> ${next} (${unit.tag}); retire ${active} with \`npm run retire -- --env ${name}\` once ${next} is healthy`,
+  };
 }
 
-/** `src/environments/<env>.ts` below a project root. */
-export function environmentFile(root: string, environment: string): string {
-  return path.join(root, 'src', 'environments', `${environment}.ts`);
+/** Blue-green step 3 (1.4 step 6): remove the unit that no longer takes traffic. */
+export function planRetire(environments: readonly Environment[], name: string): ValuesEdit {
+  const environment = environmentNamed(environments, name, '--env');
+  const { active, units } = blueGreenOf(environment, 'npm run retire');
+  const old = otherUnit(active);
+  const unit = units[old];
+  if (unit === undefined) throw new RefusedError(`${name}: only the active unit ${active} runs; there is nothing to retire`);
+  return {
+    environment: name,
+    file: fileOf(environment),
+    path: ['strategy', 'blueGreen', 'units', old],
+    value: undefined,
+    unchanged: false,
+    summary: `${name}: unit ${old} (${unit.tag}) removed; ${active} (${units[active]!.tag}) runs alone`,
+  };
 }
 
 /**
- * Apply a planned change to the project at `root`: edit the environment file, validate
- * every environment with the edit and render them in memory, and only then write the
- * file and re-render dist/ from the edited sources (`node scripts/run.cjs main`).
- * Anything failing before the write leaves the project untouched; a failing re-render
- * restores the file (synth itself never half-writes dist/).
+ * The running tags a values file held in its committed history, newest first (each tag
+ * once). Empty outside a git work tree.
  */
-export function applyTagChange(root: string, change: TagChange, files: Readonly<Record<string, unknown>> = ENVIRONMENT_FILES): ReleaseResult {
-  const distDir = path.join(root, 'dist');
-  const before = readManifestTree(distDir);
-  if (change.unchanged) return { change, written: false, diff: { environments: [] } };
-
-  const file = environmentFile(root, change.environment);
-  const relative = path.relative(root, file);
-  const original = fs.readFileSync(file, 'utf8');
-  const edited = setStringProperty(original, change.environment, change.path, change.tag, relative);
-  if (readStringProperty(edited, change.environment, change.path) !== change.tag) {
-    throw new UsageError(`${relative}: the edit of ${change.path.join('.')} did not take; edit it by hand`);
+export function committedRunningTags(root: string, environment: Environment): string[] {
+  const file = fileOf(environment);
+  if (!hasCommittedHead(root)) return [];
+  const log = runGit(root, ['log', '--format=%H', '--', file]);
+  const tags: string[] = [];
+  for (const commit of log.ok ? log.stdout.split('\n').filter(Boolean) : []) {
+    const shown = runGit(root, ['show', `${commit}:${file}`]);
+    if (!shown.ok) continue;
+    const data = new ValuesFile(file, shown.stdout).data() as any;
+    const blueGreen = data?.strategy?.blueGreen;
+    const tag: unknown = blueGreen === undefined ? data?.image?.tag : blueGreen.units?.[blueGreen.active]?.tag;
+    if (typeof tag === 'string' && !tags.includes(tag)) tags.push(tag);
   }
-  // Validation and rendering of every environment with the edit, before any write.
-  renderToTree(loadEnvironments(ENVIRONMENT_ORDER, applyToFiles(files, change)));
+  return tags;
+}
 
-  fs.writeFileSync(file, edited);
-  const { CDK8S_OUTDIR: _ignored, ...env } = process.env;
-  const synth = spawnSync(process.execPath, [path.join(root, 'scripts', 'run.cjs'), 'main', '--outdir', distDir], {
-    cwd: root,
-    env,
-    encoding: 'utf8',
+/**
+ * Back to the previous version (1.5, as a reviewed change): `tag`, or the newest running
+ * tag of the file's committed history that is not the one running now. For blue-green,
+ * while the older unit still runs beside the active one, traffic switches back to it;
+ * otherwise the previous version is released on the inactive unit, to be switched to.
+ */
+export function planRollback(environments: readonly Environment[], name: string, root: string, tag?: string): ValuesEdit {
+  const environment = environmentNamed(environments, name, '--env');
+  const running = runningTagOf(environment);
+  const { strategy } = environment;
+  if (tag === undefined && strategy.type === 'blue-green') {
+    const olderUnit = strategy.blueGreen.units[otherUnit(strategy.blueGreen.active)];
+    if (olderUnit !== undefined && compareTags(olderUnit.tag, running) < 0) return planSwitch(environments, name);
+  }
+  if (tag !== undefined) checkTag(tag, '--tag');
+  const previous = tag ?? committedRunningTags(root, environment).find((candidate) => candidate !== running);
+  if (previous === undefined) {
+    throw new RefusedError(
+      `${name}: the committed history of ${fileOf(environment)} names no version before ${running}; pass --tag v<major>.<minor>.<patch>`,
+    );
+  }
+  return planRelease(environments, name, previous);
+}
+
+export interface ReleaseResult {
+  readonly edit: ValuesEdit;
+  /** False when the file already said it: nothing was written. */
+  readonly written: boolean;
+  /** dist/ before against dist/ after. */
+  readonly diff: RenderedDiff;
+}
+
+/** The text of `file` with `edit` applied through the document API. */
+export function editedText(file: ValuesFile, edit: ValuesEdit): string {
+  return file.edited((document: Document.Parsed) => {
+    if (edit.value === undefined) document.deleteIn(edit.path);
+    else document.setIn(edit.path, edit.value);
   });
-  if (synth.status !== 0) {
-    fs.writeFileSync(file, original);
-    throw new UsageError(`re-rendering dist/ failed, so ${relative} was restored:\n${(synth.stderr || synth.stdout).trim()}`);
-  }
-  return { change, written: true, diff: diffRenderedTrees(before, readManifestTree(distDir)) };
+}
+
+/**
+ * Apply a planned edit to the project at `root`: edit the values file in memory, validate
+ * every environment with it, judge the blue-green step against HEAD and render dist/ in
+ * this process (atomically), and only then write the values file. Anything failing leaves
+ * the project untouched.
+ */
+export function applyEdit(root: string, edit: ValuesEdit): ReleaseResult {
+  const distDir = path.join(root, RENDERED_DIR);
+  if (edit.unchanged) return { edit, written: false, diff: { environments: [] } };
+  const texts = readValuesTexts(root);
+  const original = texts.get(edit.file);
+  if (original === undefined) throw new RefusedError(`${edit.file} does not exist`);
+  const text = editedText(new ValuesFile(edit.file, original), edit);
+  const before = readManifestTree(distDir);
+  synthesize({ outdir: distDir, root, texts: new Map([...texts, [edit.file, text]]) });
+  fs.writeFileSync(path.join(root, edit.file), text);
+  return { edit, written: true, diff: diffRenderedTrees(before, readManifestTree(distDir)) };
 }

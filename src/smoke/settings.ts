@@ -1,5 +1,5 @@
 import { BROKER, PORTS } from '../constants';
-import { UsageError } from '../tooling/cli';
+import { UsageError } from '../errors';
 import type { SmokeSettings } from './contract';
 
 /** 4.1 step 5: the broker's bootstrap address. */

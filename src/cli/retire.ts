@@ -1,0 +1,14 @@
+import { runEditCommand, EDIT_EXIT_CODES } from '../release/command';
+import { planRetire } from '../release/release';
+import { required } from '../tooling/cli';
+
+runEditCommand({
+  name: 'retire',
+  usage: `usage: npm run retire -- --env <environment>
+
+Blue-green step 3 (contract 1.4 step 6): removes the unit that no longer takes traffic.
+Refused while the Service committed in HEAD still selects it (switch, commit, then retire).
+${EDIT_EXIT_CODES}`,
+  options: { env: { type: 'string' } },
+  plan: (values, environments) => planRetire(environments, required(values.env, '--env <environment>')),
+});

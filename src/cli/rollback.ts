@@ -1,0 +1,16 @@
+import { runEditCommand, EDIT_EXIT_CODES } from '../release/command';
+import { planRollback } from '../release/release';
+import { required } from '../tooling/cli';
+
+runEditCommand({
+  name: 'rollback',
+  usage: `usage: npm run rollback -- --env <environment> [--tag v<major>.<minor>.<patch>]
+
+Back to the previous version (contract 1.5) as a reviewed change: --tag, or the newest
+version the application's values file ran before the current one in its git history.
+Blue-green: while the older unit still runs, traffic switches back to it; otherwise the
+previous version is released on the inactive unit (then switch).
+${EDIT_EXIT_CODES}`,
+  options: { env: { type: 'string' }, tag: { type: 'string' } },
+  plan: (values, environments, root) => planRollback(environments, required(values.env, '--env <environment>'), root, values.tag),
+});

@@ -1,0 +1,127 @@
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { RefusedError, UsageError } from './errors';
+
+/**
+ * The one home of the rendered layout: `dist/<environment>/<chart>.yaml`, the marker that
+ * says synth created a folder, the checks before synth may replace one, and reading a
+ * rendered tree from disk or from a commit.
+ */
+
+/** The committed rendering, relative to the project root. */
+export const RENDERED_DIR = 'dist';
+
+/** Rendered manifests end in `.yaml`; one file per chart, named after the chart. */
+export const MANIFEST_EXTENSION = '.yaml';
+
+/**
+ * The file synth writes into every output folder it creates. Synth replaces a folder only
+ * when it holds this file (or is empty or absent): a mistyped `--outdir` never deletes work.
+ */
+export const RENDER_MARKER = '.platform-gitops-render';
+export const RENDER_MARKER_TEXT = 'Written by `npm run synth`: this folder is replaced as a whole on every render.\n';
+
+/**
+ * The \`output\` of cdk8s.yaml: \`npx cdk8s synth\` deletes it before running the program, so
+ * it is a scratch folder, never dist/; the program renders dist/ itself (src/main.ts).
+ */
+export const CDK8S_CLI_OUTPUT = 'build/cdk8s-cli';
+
+/** The files of a rendered tree: relative path (`<environment>/<chart>.yaml`) -> text. */
+export type ManifestTree = ReadonlyMap<string, string>;
+
+/** `<environment>/<chart>.yaml`, relative to an output folder. */
+export function chartFile(environment: string, chart: string): string {
+  return `${environment}/${chart}${MANIFEST_EXTENSION}`;
+}
+
+/** `dist/<environment>`: where an environment's manifests live in the repository. */
+export function manifestsPath(environment: string): string {
+  return `${RENDERED_DIR}/${environment}`;
+}
+
+/** Every `.yaml` file below `dir`, keyed by its path relative to `dir` with `/` separators. */
+export function readManifestTree(dir: string): ManifestTree {
+  if (!fs.existsSync(dir)) return new Map();
+  const files = (fs.readdirSync(dir, { recursive: true, withFileTypes: true }) as fs.Dirent[])
+    .filter((entry) => entry.isFile() && entry.name.endsWith(MANIFEST_EXTENSION))
+    .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'))
+    .sort();
+  return new Map(files.map((file) => [file, fs.readFileSync(path.join(dir, file), 'utf8')]));
+}
+
+function git(root: string, args: readonly string[]): { ok: boolean; stdout: string; stderr: string } {
+  const result = spawnSync('git', ['-C', root, ...args], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  if (result.error) throw new RefusedError(`cannot run git: ${result.error.message}`);
+  return { ok: result.status === 0, stdout: result.stdout, stderr: result.stderr.trim() };
+}
+
+/** Whether `root` is the top of a git work tree with at least one commit. */
+export function hasCommittedHead(root: string): boolean {
+  const top = git(root, ['rev-parse', '--show-toplevel']);
+  return top.ok && path.resolve(top.stdout.trim()) === fs.realpathSync(root) && git(root, ['rev-parse', '--verify', '--quiet', 'HEAD']).ok;
+}
+
+/**
+ * `dist/<environment>/<chart>.yaml` as committed in HEAD of the project at `root`: what the
+ * cluster syncs, whatever the working tree holds. Undefined when HEAD has no such file.
+ */
+export function readCommittedChart(root: string, environment: string, chart: string): string | undefined {
+  const shown = git(root, ['show', `HEAD:${RENDERED_DIR}/${chartFile(environment, chart)}`]);
+  return shown.ok ? shown.stdout : undefined;
+}
+
+/** The `.yaml` files of `dist/` as committed in `commit`, keyed relative to `dist/`. */
+export function readCommittedTree(root: string, commit: string): ManifestTree {
+  const listing = git(root, ['ls-tree', '-r', '-z', '--name-only', commit, '--', `${RENDERED_DIR}/`]);
+  if (!listing.ok) throw new RefusedError(`cannot list ${RENDERED_DIR}/ at ${commit}: ${listing.stderr}`);
+  const files = listing.stdout
+    .split('\0')
+    .filter((file) => file.endsWith(MANIFEST_EXTENSION))
+    .sort();
+  const tree = new Map<string, string>();
+  for (const file of files) {
+    const shown = git(root, ['show', `${commit}:${file}`]);
+    if (!shown.ok) throw new RefusedError(`cannot read ${file} at ${commit}: ${shown.stderr}`);
+    tree.set(file.slice(RENDERED_DIR.length + 1), shown.stdout);
+  }
+  return tree;
+}
+
+/** Run git in `root`; exported for the diff command's ref handling. */
+export { git as runGit };
+
+/**
+ * The output folder a command line names: `--outdir`, else `$CDK8S_OUTDIR`, else `dist`
+ * below the project. An empty value counts as unset (`CDK8S_OUTDIR= npm run synth`).
+ */
+export function resolveOutdir(root: string, option: string | undefined, variable: string | undefined = process.env.CDK8S_OUTDIR): string {
+  const chosen = [option, variable].find((value) => value !== undefined && value.trim() !== '');
+  return chosen === undefined ? path.join(root, RENDERED_DIR) : path.resolve(chosen);
+}
+
+function isWithin(child: string, parent: string): boolean {
+  const relative = path.relative(parent, child);
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+}
+
+/**
+ * Refuse an output folder synth must never replace: the project root or any folder above
+ * it, `src` or anything inside it, a file, and a folder holding files synth did not write
+ * (one without RENDER_MARKER that is not empty). Absent and empty folders are fine.
+ */
+export function assertReplaceable(outdir: string, root: string): void {
+  const target = path.resolve(outdir);
+  const where = `--outdir "${outdir}"`;
+  if (isWithin(root, target)) throw new UsageError(`${where} is the project root or a folder above it; synth replaces its output folder as a whole`);
+  if (isWithin(target, path.join(root, 'src'))) throw new UsageError(`${where} is inside src/; synth replaces its output folder as a whole`);
+  if (!fs.existsSync(target)) return;
+  if (!fs.statSync(target).isDirectory()) throw new UsageError(`${where} is a file, not a folder`);
+  const entries = fs.readdirSync(target);
+  if (entries.length > 0 && !entries.includes(RENDER_MARKER)) {
+    throw new RefusedError(
+      `${where} holds files synth did not write (no ${RENDER_MARKER}); synth only replaces a folder it created: choose an empty or new folder`,
+    );
+  }
+}

@@ -1,0 +1,35 @@
+import { type Environment, loadEnvironments } from '../environments';
+import { readValuesTexts } from '../environments/values-file';
+import { type CommandValues, projectRoot, runCommand } from '../tooling/cli';
+import { applyEdit, type ValuesEdit } from './release';
+import { describeResult } from './report';
+
+type Options = Parameters<typeof runCommand>[0]['options'];
+
+/**
+ * The entry point of a command that edits one values file (release, promote, switch,
+ * retire, rollback): load the project's values, plan the edit, apply it and print the
+ * change with the rendered diff. Nothing is written when any check fails.
+ */
+export function runEditCommand<O extends Options>(definition: {
+  readonly name: string;
+  readonly usage: string;
+  readonly options: O;
+  readonly plan: (values: CommandValues<O>, environments: readonly Environment[], root: string) => ValuesEdit;
+}): void {
+  runCommand({
+    name: definition.name,
+    usage: definition.usage,
+    options: definition.options,
+    afterError: 'Nothing was written.',
+    run(values) {
+      const root = projectRoot();
+      const edit = definition.plan(values, loadEnvironments(readValuesTexts(root)), root);
+      process.stdout.write(describeResult(applyEdit(root, edit)));
+      return 0;
+    },
+  });
+}
+
+/** The exit codes every edit command documents. */
+export const EDIT_EXIT_CODES = 'Exit code: 0 done (or nothing to do), 1 refused (a rule, invalid values), 2 bad arguments.';
