@@ -1,8 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { E2eError } from '../errors';
 import { runE2e } from '../../e2e/harness';
-import { UsageError } from '../errors';
+import { E2eError, UsageError } from '../errors';
 import { type CommandValues, projectRoot, required, runCommand } from '../tooling/cli';
 
 const USAGE = `usage: npm run e2e -- --env <environment> [--report <file.json>] [--timeout <seconds>] [--no-dry-run] [--keep] [--age-key <file>]
