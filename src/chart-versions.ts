@@ -12,7 +12,10 @@
 
 /** An upstream Helm chart at one exact version. */
 export interface HelmChartRef {
-  /** Helm repository URL (what `helm repo add` takes). */
+  /**
+   * Helm repository URL (what `helm repo add` takes), or for an OCI chart the registry and
+   * path without `oci://` (`docker.io/envoyproxy`), as Argo CD's Helm source wants it.
+   */
   readonly repoURL: string;
   /** Chart name inside the repository. */
   readonly chart: string;
@@ -23,8 +26,16 @@ export interface HelmChartRef {
 export const HELM_CHARTS = {
   /** cert-manager v1.21.1 (CRD schemas: certmanager-*.yaml). Jetstack's versions carry a `v`. */
   certManager: { repoURL: 'https://charts.jetstack.io', chart: 'cert-manager', version: 'v1.21.1' },
-  /** ingress-nginx chart 4.15.1, controller v1.15.1. */
-  ingressNginx: { repoURL: 'https://kubernetes.github.io/ingress-nginx', chart: 'ingress-nginx', version: '4.15.1' },
+  /**
+   * Envoy Gateway's CRDs-only chart v1.9.0: the Gateway API v1.6.1 standard CRDs (the version
+   * Envoy Gateway v1.9.0 is built against) and Envoy Gateway's own (CRD schemas:
+   * gatewayapi-*.yaml, envoygateway-*.yaml). An OCI chart: Argo CD's Helm-over-OCI source takes
+   * the registry path without `oci://` as repoURL and the chart name apart (argo-cd v3.5.1
+   * docs/user-guide/helm.md; util/helm/client.go `IsHelmOciRepo`: a URL without a scheme is OCI).
+   */
+  gatewayApiCrds: { repoURL: 'docker.io/envoyproxy', chart: 'gateway-crds-helm', version: 'v1.9.0' },
+  /** Envoy Gateway v1.9.0 (`oci://docker.io/envoyproxy/gateway-helm`), the Gateway API controller. */
+  envoyGateway: { repoURL: 'docker.io/envoyproxy', chart: 'gateway-helm', version: 'v1.9.0' },
   /** argo-helm's argo-cd chart 10.3.3, appVersion v3.5.1 (CRD schemas: argocd-*.yaml). */
   argoCd: { repoURL: 'https://argoproj.github.io/argo-helm', chart: 'argo-cd', version: '10.3.3' },
   /** Flagger 1.44.0 (CRD schemas: flagger-*.yaml). */

@@ -14,7 +14,9 @@ export const PORTS = {
   database: 1433,
   /** Kafka plain listener (1.3.6, 8). */
   broker: 9092,
-  /** HTTPS for the Ingress and the TLS handshake check (4.2). */
+  /** HTTP on the Gateway: redirects to HTTPS and serves ACME HTTP-01 challenges. */
+  http: 80,
+  /** HTTPS on the Gateway and the TLS handshake check (4.2). */
   https: 443,
 } as const;
 
@@ -159,9 +161,13 @@ export const FLAGGER_LOAD_TESTER = {
  * 1.3.4: the order the controller syncs the infrastructure in, as Argo CD sync waves
  * (lower first). The contract names the first three; the rest (issuers, the monitoring
  * stack, Flagger and its load tester, the Strimzi operator) come after them, in the order they depend on
- * each other (Flagger reads the monitoring stack's Prometheus). Not in the contract.
+ * each other (Flagger reads the monitoring stack's Prometheus). Not in the contract, and
+ * neither is wave 0: the Gateway API CRDs, which cert-manager reads when it starts (its
+ * Gateway API support checks for them only on startup: cert-manager website,
+ * content/docs/usage/gateway.md), so they exist before the certificate manager.
  */
 export const SYNC_WAVES = {
+  gatewayApiCrds: 0,
   certificateManager: 1,
   ingressController: 2,
   controller: 3,
@@ -182,7 +188,8 @@ export const SYNC_WAVE_ANNOTATION = 'argocd.argoproj.io/sync-wave';
  */
 export const INFRASTRUCTURE_NAMESPACES = {
   certificateManager: 'cert-manager',
-  ingressController: 'ingress-nginx',
+  /** Envoy Gateway's documented namespace; the Envoy proxies of every Gateway run there too. */
+  ingressController: 'envoy-gateway-system',
   controller: 'argocd',
   monitoringStack: 'monitoring',
   progressiveDelivery: FLAGGER_LOAD_TESTER.namespace,
@@ -217,11 +224,11 @@ export const POLICY_EXEMPTION_PREFIX = 'policy.platform-gitops.io/exempt-';
 
 /**
  * Namespaces of the platform's neighbours that the application's NetworkPolicies name.
- * Not in the contract: the upstream charts' default namespaces (ingress-nginx, the
- * Prometheus stack in `monitoring`, cluster DNS in `kube-system`).
+ * Not in the contract: the upstream charts' default namespaces (Envoy Gateway and its
+ * proxies, the Prometheus stack in `monitoring`, cluster DNS in `kube-system`).
  */
 export const PLATFORM_NAMESPACES = {
-  ingressNginx: INFRASTRUCTURE_NAMESPACES.ingressController,
+  gateway: INFRASTRUCTURE_NAMESPACES.ingressController,
   monitoring: INFRASTRUCTURE_NAMESPACES.monitoringStack,
   kubeSystem: 'kube-system',
 } as const;
@@ -327,4 +334,35 @@ export const STRIMZI = {
   entitiesSyncWave: 1,
   /** KafkaTopic `retention.ms` from the environment's hours. */
   retentionMsPerHour: 3_600_000,
+} as const;
+
+/**
+ * The ingress controller (1.3.4): Gateway API served by Envoy Gateway. Not in the contract:
+ * upstream's names. The GatewayClass names Envoy Gateway's controller (its chart's
+ * `config.envoyGateway.gateway.controllerName`); every Gateway gets its own Envoy proxy
+ * Deployment and Service in Envoy Gateway's namespace, whose pods carry the labels below
+ * (envoyproxy/gateway v1.9.0, internal/infrastructure/kubernetes/proxy/resource.go
+ * `EnvoyAppLabel` and resource_provider.go `stableSelector`; internal/gatewayapi/translator.go
+ * for the owning-gateway keys).
+ */
+export const GATEWAY = {
+  className: 'envoy-gateway',
+  controllerName: 'gateway.envoyproxy.io/gatewayclass-controller',
+  listeners: { http: 'http', https: 'https' },
+  proxyPodLabels: { 'app.kubernetes.io/name': 'envoy', 'app.kubernetes.io/component': 'proxy' },
+  owningGatewayNameLabel: 'gateway.envoyproxy.io/owning-gateway-name',
+  owningGatewayNamespaceLabel: 'gateway.envoyproxy.io/owning-gateway-namespace',
+  /** HTTP to HTTPS redirect status (permanent). */
+  redirectStatusCode: 301,
+} as const;
+
+/**
+ * cert-manager's ACME HTTP-01 solver pods (not in the contract): created in the namespace of
+ * the Certificate, labelled `acme.cert-manager.io/http01-solver: "true"`, listening on 8089
+ * (cert-manager v1.21.1 pkg/apis/acme/v1/types.go `SolverIdentificationLabelKey`,
+ * pkg/issuer/acme/http/pod.go `podLabels`, pkg/issuer/acme/http/http.go `acmeSolverListenPort`).
+ */
+export const ACME_HTTP01_SOLVER = {
+  port: 8089,
+  podLabels: { 'acme.cert-manager.io/http01-solver': 'true' },
 } as const;

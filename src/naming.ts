@@ -28,6 +28,15 @@ export function smokeName(application: string): string {
   return `${application}-smoke`;
 }
 
+/**
+ * The Envoy proxy Deployment and Service of the application's Gateway, in Envoy Gateway's
+ * namespace: fixed through the EnvoyProxy, so runbooks and checks can name them (Envoy
+ * Gateway would otherwise generate `envoy-<namespace>-<gateway>-<hash>`).
+ */
+export function gatewayProxyName(application: string): string {
+  return `${application}-gateway`;
+}
+
 /** A Service's address from any namespace (7, name resolution). */
 export function serviceAddress(service: string, namespace: string): string {
   return `${service}.${namespace}.svc.cluster.local`;
@@ -57,6 +66,7 @@ export function derivedNames(application: string): ReadonlyArray<{ readonly name
     { name: migrationsName(application), use: 'migrations Job and its label job-name' },
     { name: smokeName(application), use: 'smoke Job and its label app' },
     { name: tlsSecretName(application), use: 'TLS Secret' },
+    { name: gatewayProxyName(application), use: 'Envoy proxy Deployment and Service of the Gateway' },
     { name: databaseSecret(application), use: 'database Secret' },
     { name: brokerClientSecret(application), use: 'broker Secret' },
   ];

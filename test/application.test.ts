@@ -116,7 +116,7 @@ describe('the application Deployment (2.1, 2.2, 8)', () => {
   });
 });
 
-describe('the Service and the Ingress (4, 8)', () => {
+describe('the Service, the Gateway and the HTTPRoute (4, 8)', () => {
   it('forwards Service port 80 to container port 8080 (8: service port 80)', () => {
     for (const objects of [local, testing, staging]) {
       expect(findObject(objects, 'Service', 'webapp').spec.ports).toEqual([
@@ -129,7 +129,7 @@ describe('the Service and the Ingress (4, 8)', () => {
     expect(findObject(testing, 'Service', 'webapp').spec.selector).toEqual({ app: 'webapp' });
   });
 
-  it('serves one HTTPS host per environment through ingress-nginx, its Certificate from the environment ClusterIssuer', () => {
+  it('serves one HTTPS host per environment through its Gateway, its Certificate from the environment ClusterIssuer', () => {
     const expected = [
       [local, 'webapp.local.platform.example.com', 'local-ca'],
       [testing, 'webapp.testing.platform.example.com', 'letsencrypt-staging'],
@@ -137,21 +137,57 @@ describe('the Service and the Ingress (4, 8)', () => {
       [production, 'webapp.platform.example.com', 'letsencrypt-production'],
     ] as const;
     for (const [objects, host, issuer] of expected) {
-      const ingress = findObject(objects, 'Ingress', 'webapp');
-      expect(ingress.spec.ingressClassName).toBe('nginx');
       const certificate = findObject(objects, 'Certificate', 'webapp');
       expect(certificate.spec).toEqual({
         secretName: 'webapp-tls',
         dnsNames: [host],
         issuerRef: { group: 'cert-manager.io', kind: 'ClusterIssuer', name: issuer },
       });
-      expect(ingress.spec.tls).toEqual([{ hosts: [host], secretName: 'webapp-tls' }]);
-      expect(ingress.spec.rules).toEqual([
+      expect(findObject(objects, 'GatewayClass', 'envoy-gateway').spec).toEqual({ controllerName: 'gateway.envoyproxy.io/gatewayclass-controller' });
+      const gateway = findObject(objects, 'Gateway', 'webapp');
+      expect(gateway.spec.gatewayClassName).toBe('envoy-gateway');
+      // No cert-manager annotation: the Certificate above is the Secret's one owner.
+      expect(gateway.metadata.annotations).toBeUndefined();
+      expect(gateway.spec.listeners).toEqual([
+        { name: 'http', protocol: 'HTTP', port: 80, hostname: host, allowedRoutes: { namespaces: { from: 'Same' } } },
         {
-          host,
-          http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'webapp', port: { number: 80 } } } }] },
+          name: 'https',
+          protocol: 'HTTPS',
+          port: 443,
+          hostname: host,
+          tls: { mode: 'Terminate', certificateRefs: [{ kind: 'Secret', name: 'webapp-tls' }] },
+          allowedRoutes: { namespaces: { from: 'Same' } },
         },
       ]);
+      // Gateway API: a RequestRedirect on the http listener; cert-manager's challenge routes
+      // match an exact path there and take precedence over this route's implicit `/` prefix.
+      expect(findObject(objects, 'HTTPRoute', 'webapp-https-redirect').spec).toEqual({
+        parentRefs: [{ name: 'webapp', sectionName: 'http' }],
+        hostnames: [host],
+        rules: [{ filters: [{ type: 'RequestRedirect', requestRedirect: { scheme: 'https', statusCode: 301 } }] }],
+      });
+    }
+    for (const objects of [local, testing, staging]) {
+      expect(findObject(objects, 'HTTPRoute', 'webapp').spec).toEqual({
+        parentRefs: [{ name: 'webapp', sectionName: 'https' }],
+        hostnames: [findObject(objects, 'Certificate', 'webapp').spec.dnsNames[0]],
+        rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/' } }], backendRefs: [{ name: 'webapp', port: 80 }] }],
+      });
+    }
+  });
+
+  // Envoy Gateway v1.9.0 site/content/en/latest/tasks/operations/customize-envoyproxy.md: a
+  // Gateway's `infrastructure.parametersRef` names an EnvoyProxy in its namespace.
+  it('sizes each environment\'s Envoy proxies through the Gateway\'s EnvoyProxy, as its values file says', () => {
+    for (const [name, objects] of Object.entries({ local, testing, staging, production })) {
+      const { replicas, serviceType } = environments[name]!.infrastructure.gateway;
+      expect(findObject(objects, 'Gateway', 'webapp').spec.infrastructure).toEqual({
+        parametersRef: { group: 'gateway.envoyproxy.io', kind: 'EnvoyProxy', name: 'webapp' },
+      });
+      expect(findObject(objects, 'EnvoyProxy', 'webapp').spec.provider).toEqual({
+        type: 'Kubernetes',
+        kubernetes: { envoyDeployment: { name: 'webapp-gateway', replicas }, envoyService: { name: 'webapp-gateway', type: serviceType } },
+      });
     }
   });
 
@@ -180,11 +216,11 @@ describe('the delivery strategies rendered per environment (1.4, 2.1, 2.3, 8)', 
     expect(canary.apiVersion).toBe('flagger.app/v1beta1');
     expect(canary.spec.targetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'webapp' });
     expect(canary.spec.progressDeadlineSeconds).toBe(60);
-    expect(canary.spec.service).toEqual({ port: 80, targetPort: 8080 });
+    expect(canary.spec.service).toMatchObject({ port: 80, targetPort: 8080 });
     expect(canary.spec.analysis).toMatchObject({ interval: '30s', threshold: 5, maxWeight: 50, stepWeight: 10 });
     expect(canary.spec.analysis.metrics).toEqual([
-      { name: 'request-success-rate', thresholdRange: { min: 99 }, interval: '1m' },
-      { name: 'request-duration', thresholdRange: { max: 500 }, interval: '30s' },
+      { name: 'request-success-rate', templateRef: { name: 'request-success-rate', namespace: 'webapp' }, thresholdRange: { min: 99 }, interval: '1m' },
+      { name: 'request-duration', templateRef: { name: 'request-duration', namespace: 'webapp' }, thresholdRange: { max: 500 }, interval: '30s' },
     ]);
     expect(production.filter((o) => o.kind === 'Service' && o.metadata.namespace === 'webapp')).toEqual([]);
   });

@@ -27,12 +27,43 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
   const apps = applications(objects);
   const live = environment !== 'production';
 
-  it('syncs the infrastructure in the contract order: cert-manager, ingress-nginx, Argo CD, then the rest', () => {
-    const order = ['cert-manager', 'ingress-nginx', 'argocd'].map((name) => wave(findObject(apps, 'Application', name)));
-    expect(order).toEqual([1, 2, 3]);
+  it('syncs the infrastructure in the contract order: cert-manager, the ingress controller (Envoy Gateway), Argo CD, then the rest', () => {
+    const order = ['cert-manager', 'envoy-gateway', 'argocd'].map((name) => wave(findObject(apps, 'Application', name)));
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    expect(new Set(order).size).toBe(3);
     for (const name of ['kube-prometheus-stack', 'flagger', 'flagger-loadtester', 'strimzi-kafka-operator']) {
-      expect(wave(findObject(apps, 'Application', name)), name).toBeGreaterThan(3);
+      expect(wave(findObject(apps, 'Application', name)), name).toBeGreaterThan(order[2]!);
     }
+  });
+
+  // cert-manager looks for the Gateway API CRDs only when it starts ("The Gateway API CRDs
+  // should either be installed before cert-manager starts or the cert-manager Deployment
+  // should be restarted": cert-manager website, content/docs/usage/gateway.md).
+  it('installs the Gateway API standard CRDs (and Envoy Gateway\'s) in a wave before cert-manager, one release owning them', () => {
+    const crds = findObject(apps, 'Application', 'gateway-crds');
+    expect(wave(crds)).toBeLessThan(wave(findObject(apps, 'Application', 'cert-manager')));
+    expect(crds.spec.source.chart).toBe('gateway-crds-helm');
+    expect(crds.spec.source.helm.valuesObject).toEqual({ crds: { gatewayAPI: { enabled: true, channel: 'standard' }, envoyGateway: { enabled: true } } });
+    // Envoy Gateway's EnvoyProxy CRD alone is larger than a client-side apply's annotation.
+    expect(crds.spec.syncPolicy.syncOptions).toContain('ServerSideApply=true');
+    // gateway-helm installs the same CRDs unless told not to (charts/gateway-helm values.tmpl.yaml `crds.enabled`).
+    expect(findObject(apps, 'Application', 'envoy-gateway').spec.source.helm.valuesObject.crds).toEqual({ enabled: false });
+  });
+
+  // cert-manager v1.21 docs (content/docs/usage/gateway.md): Gateway API support is enabled
+  // with the `config.gatewayAPI.enabled` Helm value; without it the gatewayHTTPRoute solver
+  // never creates its HTTPRoute.
+  it('enables cert-manager\'s Gateway API support', () => {
+    const config = findObject(apps, 'Application', 'cert-manager').spec.source.helm.valuesObject.config;
+    expect(config).toEqual({ apiVersion: 'controller.config.cert-manager.io/v1alpha1', kind: 'ControllerConfiguration', gatewayAPI: { enabled: true } });
+  });
+
+  // Argo CD v3.5.1 docs/user-guide/helm.md: an OCI Helm chart's repoURL is the registry path
+  // without `oci://`, the chart name apart (util/helm/client.go IsHelmOciRepo).
+  it('installs Envoy Gateway v1.9.0 from its OCI chart', () => {
+    const source = findObject(apps, 'Application', 'envoy-gateway').spec.source;
+    expect(source).toMatchObject({ repoURL: 'docker.io/envoyproxy', chart: 'gateway-helm', targetRevision: 'v1.9.0' });
+    expect(source.repoURL).not.toMatch(/^[a-z]+:\/\//);
   });
 
   it('installs each upstream chart at its exact pinned version', () => {
@@ -121,9 +152,9 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
 
   it('allows only this repository, the pinned chart repositories and the platform namespaces', () => {
     const project = findObject(objects, 'AppProject', 'platform');
-    expect(project.spec.sourceRepos).toEqual([...new Set([REPOSITORY, ...Object.values(HELM_CHARTS).map((c) => c.repoURL)])].sort());
+    expect(project.spec.sourceRepos).toEqual([REPOSITORY, ...[...new Set(Object.values(HELM_CHARTS).map((c) => c.repoURL))].sort()]);
     expect(project.spec.destinations.map((d: any) => d.namespace)).toEqual([
-      'argocd', 'cert-manager', 'database', 'flagger-system', 'ingress-nginx', 'kafka', 'monitoring', 'webapp',
+      'argocd', 'cert-manager', 'database', 'envoy-gateway-system', 'flagger-system', 'kafka', 'monitoring', 'webapp',
     ]);
     for (const destination of project.spec.destinations) expect(destination.server).toBe('https://kubernetes.default.svc');
   });
@@ -151,15 +182,30 @@ describe('issuers per environment (2.7)', () => {
     ['testing', 'letsencrypt-staging', 'https://acme-staging-v02.api.letsencrypt.org/directory'],
     ['staging', 'letsencrypt-staging', 'https://acme-staging-v02.api.letsencrypt.org/directory'],
     ['production', 'letsencrypt-production', 'https://acme-v02.api.letsencrypt.org/directory'],
-  ])('uses ACME in %s (%s) with the contact and an HTTP-01 solver through ingress-nginx', (environment, name, server) => {
+  ])('uses ACME in %s (%s) with the contact and an HTTP-01 solver on the Gateway\'s http listener', (environment, name, server) => {
     const [issuer] = issuers(environment);
+    const gateway = committedObjects(environment).find((o) => o.kind === 'Gateway')!;
+    const http = gateway.spec.listeners.find((l: any) => l.protocol === 'HTTP');
     expect(issuer!.metadata.name).toBe(name);
+    // cert-manager v1.21.1 pkg/issuer/acme/http/httproute.go: the challenge's HTTPRoute takes
+    // these parentRefs, in the Certificate's namespace (the Gateway's, which admits Same).
     expect(issuer!.spec.acme).toEqual({
       email: 'platform-team@example.com',
       server,
       privateKeySecretRef: { name: `${name}-account` },
-      solvers: [{ http01: { ingress: { ingressClassName: 'nginx' } } }],
+      solvers: [
+        {
+          http01: {
+            gatewayHTTPRoute: {
+              parentRefs: [
+                { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: gateway.metadata.name, namespace: gateway.metadata.namespace, sectionName: http.name },
+              ],
+            },
+          },
+        },
+      ],
     });
+    expect(http.port).toBe(80);
   });
 });
 

@@ -36,14 +36,14 @@ describe('a bad infrastructure section is refused with environment, field, value
       'src/environments/local/environment.yaml: infrastructure.issuer: unknown field "email" (the schema does not name it; check the spelling)',
     ],
     [
-      'no ingress controller pod',
-      (files) => (files.staging.environment.infrastructure.ingressController.replicas = 0),
-      'src/environments/staging/environment.yaml: infrastructure.ingressController.replicas 0 must be at least 1',
+      'no Envoy proxy pod for the Gateway',
+      (files) => (files.staging.environment.infrastructure.gateway.replicas = 0),
+      'src/environments/staging/environment.yaml: infrastructure.gateway.replicas 0 must be at least 1',
     ],
     [
-      'a Service type the controller cannot be reached through',
-      (files) => (files.staging.environment.infrastructure.ingressController.serviceType = 'ClusterIP'),
-      'src/environments/staging/environment.yaml: infrastructure.ingressController.serviceType "ClusterIP" must be "LoadBalancer" or "NodePort"',
+      'a Service type the Gateway cannot be reached through',
+      (files) => (files.staging.environment.infrastructure.gateway.serviceType = 'ClusterIP'),
+      'src/environments/staging/environment.yaml: infrastructure.gateway.serviceType "ClusterIP" must be "LoadBalancer" or "NodePort"',
     ],
     [
       'a retention Prometheus does not read',
@@ -109,8 +109,8 @@ describe('bad platform settings are refused with field, value and rule, and dist
 
   it('reports a bad platform together with a bad environment, in one round', () => {
     const settings = platform((s) => (s.repository.targetRevision = 'release..1'));
-    expect(refused((files) => (files.local.environment.infrastructure.ingressController.replicas = 0), settings)).toEqual([
-      'src/environments/local/environment.yaml: infrastructure.ingressController.replicas 0 must be at least 1',
+    expect(refused((files) => (files.local.environment.infrastructure.gateway.replicas = 0), settings)).toEqual([
+      'src/environments/local/environment.yaml: infrastructure.gateway.replicas 0 must be at least 1',
       'platform: repository.targetRevision "release..1" must be a branch name such as "main"',
     ]);
   });

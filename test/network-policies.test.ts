@@ -11,12 +11,13 @@ function policiesOf(objects: readonly K8sObject[]): K8sObject[] {
 describe('application namespace network policies', () => {
   const environments = projectEnvironments();
 
-  it.each(ENVIRONMENT_ORDER)('%s denies all traffic, then allows ingress-nginx, monitoring, the smoke hook, DNS, the database and the broker', (name) => {
+  it.each(ENVIRONMENT_ORDER)('%s denies all traffic, then allows the Gateway\'s proxies, monitoring, the smoke hook, DNS, the database and the broker', (name) => {
     const objects = [...renderToObjects(environments[name]!).values()].flat().filter((o) => o.metadata.namespace === 'webapp');
     const policies = policiesOf(objects);
     expect(policies.map((policy) => policy.metadata.name)).toEqual([
       'default-deny',
-      'allow-ingress-from-ingress-nginx',
+      'allow-ingress-from-gateway',
+      'allow-ingress-from-gateway-to-acme-solver',
       'allow-ingress-from-monitoring',
       'allow-ingress-from-webapp-smoke',
       'allow-egress-to-dns',
@@ -30,10 +31,33 @@ describe('application namespace network policies', () => {
     }
 
     expect(findObject(objects, 'NetworkPolicy', 'default-deny').spec).toEqual({ podSelector: {}, policyTypes: ['Ingress', 'Egress'] });
-    expect(findObject(objects, 'NetworkPolicy', 'allow-ingress-from-ingress-nginx').spec).toEqual({
+    // Envoy Gateway runs each Gateway's proxies in its own namespace, labelled with the
+    // owning Gateway (envoyproxy/gateway v1.9.0 internal/infrastructure/kubernetes/proxy:
+    // resource.go EnvoyAppLabel, resource_provider.go stableSelector).
+    const proxies = {
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'envoy-gateway-system' } },
+      podSelector: {
+        matchLabels: {
+          'app.kubernetes.io/name': 'envoy',
+          'app.kubernetes.io/component': 'proxy',
+          'gateway.envoyproxy.io/owning-gateway-name': 'webapp',
+          'gateway.envoyproxy.io/owning-gateway-namespace': 'webapp',
+        },
+      },
+    };
+    expect(findObject(objects, 'NetworkPolicy', 'allow-ingress-from-gateway').spec).toEqual({
       podSelector: {},
       policyTypes: ['Ingress'],
-      ingress: [{ from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } }], ports: [{ port: 8080, protocol: 'TCP' }] }],
+      ingress: [{ from: [proxies], ports: [{ port: 8080, protocol: 'TCP' }] }],
+    });
+    // Convergence item 4: cert-manager's HTTP-01 solver pods run in the Certificate's
+    // namespace with the label acme.cert-manager.io/http01-solver=true and listen on 8089
+    // (cert-manager v1.21.1 pkg/issuer/acme/http/pod.go podLabels, http.go
+    // acmeSolverListenPort); the default deny would keep the Gateway from reaching them.
+    expect(findObject(objects, 'NetworkPolicy', 'allow-ingress-from-gateway-to-acme-solver').spec).toEqual({
+      podSelector: { matchLabels: { 'acme.cert-manager.io/http01-solver': 'true' } },
+      policyTypes: ['Ingress'],
+      ingress: [{ from: [proxies], ports: [{ port: 8089, protocol: 'TCP' }] }],
     });
     expect(findObject(objects, 'NetworkPolicy', 'allow-ingress-from-monitoring').spec.ingress).toEqual([
       { from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }], ports: [{ port: 8080, protocol: 'TCP' }] },

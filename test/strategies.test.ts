@@ -122,16 +122,59 @@ describe('canary in production (2.3)', () => {
     expect(canary.spec.analysis).toMatchObject({ interval: '30s', threshold: 5, maxWeight: 50, stepWeight: 10 });
     expect(canary.spec.analysis.metrics).toEqual(
       expect.arrayContaining([
-        { name: 'request-success-rate', thresholdRange: { min: 99 }, interval: '1m' },
-        { name: 'request-duration', thresholdRange: { max: 500 }, interval: '30s' },
+        { name: 'request-success-rate', templateRef: { name: 'request-success-rate', namespace: 'webapp' }, thresholdRange: { min: 99 }, interval: '1m' },
+        { name: 'request-duration', templateRef: { name: 'request-duration', namespace: 'webapp' }, thresholdRange: { max: 500 }, interval: '30s' },
       ]),
     );
   });
 
-  it('shifts traffic through ingress-nginx, and the chart leaves the Services to Flagger', () => {
-    expect(canary.spec.provider).toBe('nginx');
-    expect(canary.spec.ingressRef).toEqual({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', name: 'webapp' });
+  // Flagger v1.44.0 docs/gitbook/tutorials/gatewayapi-progressive-delivery.md: with the
+  // gatewayapi provider Flagger generates the HTTPRoute `<service>` for `service.hosts` on
+  // `service.gatewayRefs`, and the Services; the chart renders neither.
+  it('shifts traffic through the Gateway with Flagger\'s gatewayapi:v1 provider, and the chart leaves the Services and the HTTPRoute to Flagger', () => {
+    const gateway = findObject(objects, 'Gateway', 'webapp');
+    const https = gateway.spec.listeners.find((l: any) => l.protocol === 'HTTPS');
+    expect(canary.spec.provider).toBe('gatewayapi:v1');
+    expect(canary.spec.ingressRef).toBeUndefined();
+    expect(canary.spec.service.hosts).toEqual([https.hostname]);
+    expect(canary.spec.service.gatewayRefs).toEqual([{ name: gateway.metadata.name, namespace: gateway.metadata.namespace, sectionName: https.name }]);
     expect(objects.filter((o) => o.kind === 'Service' && o.metadata.namespace === 'webapp')).toEqual([]);
+    expect(objects.filter((o) => o.kind === 'HTTPRoute' && o.metadata.name === 'webapp')).toEqual([]);
+  });
+
+  // Flagger's built-in request-success-rate and request-duration for the gatewayapi provider
+  // read Envoy's series with labels the Prometheus Operator's scrape does not produce; the
+  // templates read the application's own series (4: /metrics on 8080, scraped by the
+  // PodMonitor), restricted to the canary's pods, with Flagger's template variables
+  // (fluxcd/flagger v1.44.0 docs/gitbook/usage/metrics.md).
+  it('measures the canary with MetricTemplates over the application\'s own series, read from the monitoring stack\'s Prometheus', () => {
+    const templates = objects.filter((o) => o.kind === 'MetricTemplate');
+    expect(templates.map((t) => t.metadata.name).sort()).toEqual(['request-duration', 'request-success-rate']);
+    const podMonitor = objects.find((o) => o.kind === 'PodMonitor')!;
+    expect(podMonitor.spec.podMetricsEndpoints).toEqual([{ port: 'http', path: '/metrics' }]);
+    for (const template of templates) {
+      expect(template.metadata.namespace).toBe(canary.metadata.namespace);
+      expect(template.spec.provider).toEqual({ type: 'prometheus', address: 'http://kube-prometheus-stack-prometheus.monitoring:9090' });
+      expect(template.spec.query).toContain('namespace="{{ namespace }}"');
+      expect(template.spec.query).toContain('pod=~"{{ target }}-[0-9a-zA-Z]+(-[0-9a-zA-Z]+)"');
+      expect(template.spec.query).toContain('[{{ interval }}]');
+      expect(validateAgainstSchema(template)).toEqual([]);
+      // Flagger substitutes the variables before asking Prometheus: the result must parse.
+      const query = template.spec.query.replaceAll('{{ namespace }}', 'webapp').replaceAll('{{ target }}', 'webapp').replaceAll('{{ interval }}', '1m');
+      expect(promqlErrors(query), template.metadata.name).toEqual([]);
+    }
+    const successRate = findObject(objects, 'MetricTemplate', 'request-success-rate').spec.query;
+    expect(successRate).toMatch(/^100 \* sum\(rate\(http_requests_total\{.*, status!~"5\.\."\}\[\{\{ interval \}\}\]\)\) \/ sum\(rate\(http_requests_total\{/);
+    const duration = findObject(objects, 'MetricTemplate', 'request-duration').spec.query;
+    expect(duration).toMatch(/^1000 \* histogram_quantile\(0\.99, sum by \(le\) \(rate\(http_request_duration_seconds_bucket\{/);
+  });
+
+  // The canary's Deployment pods are `<target>-<hash>-<hash>`; the primary's have one more
+  // part and must not count (Prometheus anchors regular expressions).
+  it('counts only the canary Deployment\'s pods, not the primary\'s', () => {
+    const canaryPods = new RegExp('^webapp-[0-9a-zA-Z]+(-[0-9a-zA-Z]+)$');
+    expect(canaryPods.test('webapp-7d9c8b6f5-x2k4q')).toBe(true);
+    expect(canaryPods.test('webapp-primary-7d9c8b6f5-x2k4q')).toBe(false);
   });
 
   it('waits for an operator to promote or roll back, through the load tester gates (3.2)', () => {

@@ -50,19 +50,15 @@ export function service(name = 'webapp', selector: Record<string, string> = { ap
   };
 }
 
-export function ingress(serviceName = 'webapp', port = 80): ManifestObject {
+export function httpRoute(serviceName = 'webapp', port = 80): ManifestObject {
   return {
-    apiVersion: 'networking.k8s.io/v1',
-    kind: 'Ingress',
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'HTTPRoute',
     metadata: { name: 'webapp', namespace: NS },
     spec: {
-      ingressClassName: 'nginx',
-      rules: [
-        {
-          host: 'webapp.example.com',
-          http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: serviceName, port: { number: port } } } }] },
-        },
-      ],
+      parentRefs: [{ name: 'webapp', sectionName: 'https' }],
+      hostnames: ['webapp.example.com'],
+      rules: [{ matches: [{ path: { type: 'PathPrefix', value: '/' } }], backendRefs: [{ name: serviceName, port }] }],
     },
   };
 }
@@ -74,9 +70,9 @@ export function canary(analysis: Record<string, unknown> = { interval: '30s', th
     kind: 'Canary',
     metadata: { name: 'webapp', namespace: NS },
     spec: {
-      provider: 'nginx',
+      provider: 'gatewayapi:v1',
       targetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'webapp' },
-      service: { port: 80, targetPort: 8080 },
+      service: { port: 80, targetPort: 8080, hosts: ['webapp.example.com'], gatewayRefs: [{ name: 'webapp', namespace: NS, sectionName: 'https' }] },
       analysis,
     },
   };
@@ -94,7 +90,7 @@ export const ALLOW_DNS = () =>
     egress: [{ to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } } }], ports: [{ port: 53, protocol: 'UDP' }] }],
   });
 
-/** A small environment that passes the gate: namespace, policies, workload, Service, Ingress. */
+/** A small environment that passes the gate: namespace, policies, workload, Service, HTTPRoute. */
 export function goodEnvironment(): ManifestObject[] {
   return [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
@@ -102,7 +98,7 @@ export function goodEnvironment(): ManifestObject[] {
     ALLOW_DNS(),
     deployment(),
     service(),
-    ingress(),
+    httpRoute(),
   ];
 }
 

@@ -130,7 +130,7 @@ describe('npm run validate', () => {
       'image-tag',
       'application-image',
       'service-selector',
-      'ingress-backend',
+      'route-backend',
       'network-policy',
       'no-plaintext-secret',
       'pull-secret',

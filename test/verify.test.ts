@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import * as tls from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { gatewayReport } from '../src/verify/gateway';
 import { checkTls } from '../src/verify/tls';
 import { type ContractServer, runCliAsync, startContractServer, TEST_CREDENTIALS } from './contract-server';
 import { temporaryDirectory } from './support';
@@ -18,11 +19,39 @@ let certificate: string;
 let tlsServer: tls.Server;
 let tlsPort: number;
 let server: ContractServer;
+let kubectl: string;
+
+/** A Gateway and its route as Envoy Gateway reports them when all is well. */
+const condition = (type: string, status = 'True', reason = type) => ({ type, status, reason, message: '' });
+const healthyGateway = { metadata: { name: 'webapp' }, status: { conditions: [condition('Accepted'), condition('Programmed')] } };
+const healthyRoute = {
+  metadata: { name: 'webapp' },
+  status: { parents: [{ parentRef: { name: 'webapp', sectionName: 'https' }, conditions: [condition('Accepted'), condition('ResolvedRefs')] }] },
+};
+
+/** A kubectl stand-in: prints the Gateway or the HTTPRoute list from $FAKE_GATEWAY / $FAKE_ROUTES, logs its arguments. */
+function writeFakeKubectl(folder: string): string {
+  const file = path.join(folder, 'kubectl');
+  fs.writeFileSync(
+    file,
+    [
+      '#!/usr/bin/env node',
+      "const args = process.argv.slice(2);",
+      "require('node:fs').appendFileSync(process.env.FAKE_KUBECTL_LOG, args.join(' ') + '\\n');",
+      "const route = args.includes('httproute');",
+      "process.stdout.write(route ? JSON.stringify({ items: JSON.parse(process.env.FAKE_ROUTES) }) : process.env.FAKE_GATEWAY);",
+      '',
+    ].join('\n'),
+    { mode: 0o755 },
+  );
+  return file;
+}
 
 beforeAll(async () => {
   server = await startContractServer();
   if (!OPENSSL) return;
   dir = temporaryDirectory('platform-gitops-tls-');
+  kubectl = writeFakeKubectl(dir);
   const made = spawnSync('openssl', [
     'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '30',
     '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'),
@@ -50,23 +79,72 @@ beforeEach(() => {
 
 const credentials = { SMOKE_USERNAME: TEST_CREDENTIALS.username, SMOKE_PASSWORD: TEST_CREDENTIALS.password };
 
-function verify(env: string, extra: readonly string[] = []) {
+function verify(env: string, extra: readonly string[] = [], cluster: { gateway?: object; routes?: object[] } = {}) {
   return runCliAsync(
     'cli/verify',
     ['--env', env, '--base-url', server.baseUrl, '--address', '127.0.0.1', '--port', String(tlsPort), ...extra],
-    credentials,
+    {
+      ...credentials,
+      KUBECTL: kubectl,
+      FAKE_KUBECTL_LOG: path.join(dir, 'kubectl.log'),
+      FAKE_GATEWAY: JSON.stringify(cluster.gateway ?? healthyGateway),
+      FAKE_ROUTES: JSON.stringify(cluster.routes ?? [healthyRoute]),
+    },
   );
 }
+
+// 4.2 "ingress listed and described" becomes the Gateway and its HTTPRoutes with their
+// status conditions (Gateway API: a Gateway is Accepted and Programmed, a route Accepted
+// and ResolvedRefs for each parent it attaches to).
+describe('the Gateway check of verify (4.2)', () => {
+  it('passes a Gateway Accepted and Programmed whose route is Accepted with resolved backends', () => {
+    expect(gatewayReport(healthyGateway, [healthyRoute])).toEqual({
+      lines: ['Gateway webapp Accepted=True Programmed=True', 'HTTPRoute webapp on webapp/https Accepted=True ResolvedRefs=True'],
+      problems: [],
+    });
+  });
+
+  it('names each condition that does not hold, with its reason, and a Gateway no route attaches to', () => {
+    const gateway = { ...healthyGateway, status: { conditions: [condition('Accepted'), condition('Programmed', 'False', 'AddressNotAssigned')] } };
+    const route = {
+      metadata: { name: 'webapp' },
+      status: { parents: [{ parentRef: { name: 'webapp', sectionName: 'https' }, conditions: [condition('Accepted'), condition('ResolvedRefs', 'False', 'BackendNotFound')] }] },
+    };
+    expect(gatewayReport(gateway, [route]).problems).toEqual([
+      'Gateway webapp: Programmed is False (AddressNotAssigned)',
+      'HTTPRoute webapp on webapp/https: ResolvedRefs is False (BackendNotFound)',
+    ]);
+    expect(gatewayReport(healthyGateway, []).problems).toEqual(['no HTTPRoute reports Gateway webapp as its parent']);
+  });
+});
 
 describe.skipIf(!OPENSSL)('npm run verify (4.2) against local servers', () => {
   it('passes health, the authenticated status call and the TLS handshake, printing subject and expiry', async () => {
     const result = await verify('testing', ['--ca', path.join(dir, 'cert.pem')]);
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
+    expect(result.stdout).toContain('ResolvedRefs: Gateway webapp Accepted=True Programmed=True; HTTPRoute webapp on webapp/https Accepted=True ResolvedRefs=True');
+    expect(result.stdout).toMatch(/^PASS gateway: /m);
+    expect(fs.readFileSync(path.join(dir, 'kubectl.log'), 'utf8')).toContain('-n webapp get gateway webapp -o json');
     expect(result.stdout).toContain('PASS health');
     expect(result.stdout).toContain('PASS status');
     expect(result.stdout).toMatch(new RegExp(`PASS tls: .*subject CN=${HOST.replace(/\./g, '\\.')}, .*expires \\d{4}-\\d\\d-\\d\\dT.*\\((29|30) days\\)`));
     expect(server.requests).toEqual(['GET /health', 'POST /api/auth/login', 'GET /api/status']);
+  });
+
+  it('fails the gateway check when the Gateway is not programmed, and still runs the others', async () => {
+    const gateway = { ...healthyGateway, status: { conditions: [condition('Accepted'), condition('Programmed', 'False', 'NoResources')] } };
+    const result = await verify('testing', ['--ca', path.join(dir, 'cert.pem')], { gateway });
+    expect(result.status).toBe(1);
+    expect(result.stdout).toContain('Programmed is False (NoResources)');
+    expect(result.stdout).toContain('PASS health');
+    expect(result.stderr).toContain('failed: gateway');
+  });
+
+  it('skips the gateway check with --skip-cluster', async () => {
+    const result = await verify('testing', ['--ca', path.join(dir, 'cert.pem'), '--skip-cluster'], { gateway: {} });
+    expect(result.status).toBe(0);
+    expect(result.stdout).not.toContain('gateway');
   });
 
   it('sends the server name, so the server sees the environment host', async () => {

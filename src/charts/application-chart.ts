@@ -1,18 +1,34 @@
 import { Chart } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
-import { BROKER, DATABASE, HTTP_PORT_NAME, LABELS, METRICS, PLATFORM_NAMESPACES, PORTS, SINGLE_UNIT_VERSION, STRIMZI } from '../constants';
+import {
+  ACME_HTTP01_SOLVER,
+  BROKER,
+  DATABASE,
+  GATEWAY,
+  HTTP_PORT_NAME,
+  LABELS,
+  METRICS,
+  PLATFORM_NAMESPACES,
+  PORTS,
+  SINGLE_UNIT_VERSION,
+  STRIMZI,
+} from '../constants';
 import { ApplicationCertificate } from '../constructs/application-certificate';
-import { ApplicationIngress } from '../constructs/application-ingress';
+import { ApplicationGateway } from '../constructs/application-gateway';
+import { ApplicationRoute } from '../constructs/application-route';
 import { ApplicationWorkload } from '../constructs/application-workload';
 import { BlueGreen } from '../constructs/blue-green';
+import { CanaryMetricTemplates } from '../constructs/canary-metric-templates';
 import { CanaryRelease } from '../constructs/canary-release';
 import { DNS_PEER, NetworkPolicies } from '../constructs/network-policies';
 import { SchemaMigration } from '../constructs/schema-migration';
 import { SmokeHook } from '../constructs/smoke-hook';
 import type { Environment } from '../environments';
 import { newestTagOf, runningTagOf } from '../environments/running-tag';
-import { hostOf, imageReference, migrationsName, serviceAddress, smokeName, tlsSecretName } from '../naming';
+import { GatewayClass } from '../imports/gatewayclass-gateway.networking.k8s.io';
+import { PROMETHEUS_URL } from '../infrastructure/helm-values';
+import { gatewayProxyName, hostOf, imageReference, migrationsName, serviceAddress, smokeName, tlsSecretName } from '../naming';
 import { brokerClientSecret, databaseSecret } from '../secrets/catalog';
 
 /** Pod Security Admission: the namespace admits only restricted pods. */
@@ -28,8 +44,19 @@ export interface ApplicationChartProps {
 }
 
 /**
+ * The Envoy proxy pods of an application's Gateway: Envoy Gateway's labels plus the owning
+ * Gateway's name and namespace (the proxy Deployment's selector).
+ */
+export function gatewayProxyPodLabels(gateway: string, namespace: string): Record<string, string> {
+  return { ...GATEWAY.proxyPodLabels, [GATEWAY.owningGatewayNameLabel]: gateway, [GATEWAY.owningGatewayNamespaceLabel]: namespace };
+}
+
+/**
  * The application in one environment (2.1, 4): its namespace, identity, workload(s) in
- * the environment's delivery strategy (1.4), Service 80 -> 8080 and HTTPS Ingress.
+ * the environment's delivery strategy (1.4), Service 80 -> 8080, and its HTTPS entry on
+ * Gateway API (GatewayClass, Gateway, HTTPRoute). The Gateway API objects are here, not in
+ * the infrastructure chart: this chart syncs after the infrastructure is healthy, so their
+ * CRDs (installed by the gateway-crds release) exist by then.
  */
 export class ApplicationChart extends Chart {
   constructor(scope: Construct, id: string, props: ApplicationChartProps) {
@@ -41,10 +68,11 @@ export class ApplicationChart extends Chart {
       metadata: { name: application.namespace, labels: { ...appLabels, ...RESTRICTED_POD_SECURITY } },
     });
 
-    // Default deny, then what the application needs: HTTP from ingress-nginx and from the
-    // smoke hook (4.1), scraping from Prometheus, and DNS. The allows select every pod of the
-    // namespace, because in canary mode Flagger's `<app>-primary` pods carry
-    // `app: <app>-primary`, not `app: <app>`.
+    // Default deny, then what the application needs: HTTP from the Gateway's Envoy proxies
+    // and from the smoke hook (4.1), scraping from Prometheus, and DNS. The allows select every
+    // pod of the namespace, because in canary mode Flagger's `<app>-primary` pods carry
+    // `app: <app>-primary`, not `app: <app>`. cert-manager's HTTP-01 solver pods run here too
+    // (the Certificate's namespace) and answer the proxies on 8089.
     const smoke = smokeName(application.name);
     const smokeLabels = { [LABELS.app]: smoke };
     const { database, broker } = props.environment;
@@ -53,11 +81,19 @@ export class ApplicationChart extends Chart {
     const bootstrapServers = `${serviceAddress(BROKER.bootstrapService, broker.namespace)}:${PORTS.broker}`;
     const connectionString = { secret: databaseSecret(application.name), key: 'connection-string' };
     const brokerPorts = [{ port: PORTS.broker }, ...(broker.tlsListener ? [{ port: STRIMZI.listeners.tls.port }] : [])];
+    const proxies = gatewayProxyPodLabels(application.name, application.namespace);
     new NetworkPolicies(this, 'network-policies', {
       namespace: application.namespace,
       labels: appLabels,
       ingress: [
-        { name: 'ingress-nginx', namespace: PLATFORM_NAMESPACES.ingressNginx, ports: [{ port: PORTS.application }] },
+        { name: 'gateway', namespace: PLATFORM_NAMESPACES.gateway, podLabels: proxies, ports: [{ port: PORTS.application }] },
+        {
+          name: 'gateway-to-acme-solver',
+          namespace: PLATFORM_NAMESPACES.gateway,
+          podLabels: proxies,
+          localPodLabels: ACME_HTTP01_SOLVER.podLabels,
+          ports: [{ port: ACME_HTTP01_SOLVER.port }],
+        },
         { name: 'monitoring', namespace: PLATFORM_NAMESPACES.monitoring, ports: [{ port: METRICS.port }] },
         { name: smoke, namespace: application.namespace, podLabels: smokeLabels, ports: [{ port: PORTS.application }] },
       ],
@@ -124,12 +160,35 @@ export class ApplicationChart extends Chart {
       serviceSelector = strategy.type === 'rolling' ? appLabels : undefined;
     }
 
+    const host = hostOf(application.url);
+    new GatewayClass(this, 'gateway-class', {
+      metadata: { name: GATEWAY.className },
+      spec: { controllerName: GATEWAY.controllerName },
+    });
+    const gateway = new ApplicationGateway(this, 'gateway', {
+      name: application.name,
+      namespace: application.namespace,
+      labels: appLabels,
+      host,
+      tlsSecretName: tlsSecretName(application.name),
+      gatewayClassName: GATEWAY.className,
+      proxyName: gatewayProxyName(application.name),
+      sizing: props.environment.infrastructure.gateway,
+    });
+
     if (strategy.type === 'canary') {
+      const templates = new CanaryMetricTemplates(this, 'canary-metrics', {
+        namespace: application.namespace,
+        labels: appLabels,
+        prometheusAddress: PROMETHEUS_URL,
+      });
       new CanaryRelease(this, 'canary', {
         application: application.name,
         namespace: application.namespace,
         labels: appLabels,
-        host: hostOf(application.url),
+        host,
+        gatewayName: gateway.name,
+        metricTemplates: { namespace: application.namespace, successRate: templates.successRate.name, duration: templates.duration.name },
         loadTest: strategy.canary?.loadTest ?? false,
       });
     } else {
@@ -139,22 +198,21 @@ export class ApplicationChart extends Chart {
         ports: [{ name: HTTP_PORT_NAME, port: PORTS.service, targetPort: PORTS.application, protocol: kplus.Protocol.TCP }],
       });
       for (const [key, value] of Object.entries(serviceSelector!)) service.selectLabel(key, value);
+      new ApplicationRoute(this, 'route', {
+        name: application.name,
+        namespace: application.namespace,
+        labels: appLabels,
+        host,
+        gatewayName: gateway.name,
+        serviceName: service.name,
+      });
     }
-
-    new ApplicationIngress(this, 'ingress', {
-      name: application.name,
-      namespace: application.namespace,
-      labels: appLabels,
-      host: hostOf(application.url),
-      serviceName: application.name,
-      tlsSecretName: tlsSecretName(application.name),
-    });
 
     new ApplicationCertificate(this, 'certificate', {
       name: application.name,
       namespace: application.namespace,
       labels: appLabels,
-      host: hostOf(application.url),
+      host,
       secretName: tlsSecretName(application.name),
       clusterIssuer: tls.clusterIssuer,
     });

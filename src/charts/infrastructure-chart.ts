@@ -3,7 +3,6 @@ import type { Construct } from 'constructs';
 import { ARGO_CD_RELEASE, argoCdValues } from '../argocd/argo-cd-values';
 import { HELM_CHARTS } from '../chart-versions';
 import { INFRASTRUCTURE_NAMESPACES, SYNC_WAVES } from '../constants';
-import { INGRESS_CLASS } from '../constructs/application-ingress';
 import { HelmReleaseApplication } from '../constructs/helm-release-application';
 import { PlatformIssuer } from '../constructs/platform-issuer';
 import type { Environment } from '../environments';
@@ -11,10 +10,11 @@ import type { Platform } from '../environments/platform';
 import {
   RELEASES,
   certManagerValues,
+  envoyGatewayValues,
   flaggerLoadTesterValues,
+  gatewayApiCrdsValues,
   strimziOperatorValues,
   flaggerValues,
-  ingressNginxValues,
   kubePrometheusStackValues,
 } from '../infrastructure/helm-values';
 
@@ -28,8 +28,9 @@ export interface InfrastructureChartProps {
 /**
  * The infrastructure of one environment (1.3.4, 1.3.7): an Argo CD Application per
  * upstream Helm release at its pinned chart version (src/chart-versions.ts), in sync
- * waves (cert-manager, ingress-nginx, Argo CD itself, then the issuer, the monitoring
- * stack, Flagger and its load tester), and the environment's ClusterIssuer.
+ * waves (the Gateway API CRDs, cert-manager, Envoy Gateway, Argo CD itself, then the
+ * issuer, the monitoring stack, Flagger and its load tester), and the environment's
+ * ClusterIssuer.
  */
 export class InfrastructureChart extends Chart {
   /** The Helm releases, in the order they are synced. */
@@ -47,6 +48,17 @@ export class InfrastructureChart extends Chart {
     };
 
     this.releases = [
+      // Before cert-manager, which looks for the Gateway API CRDs when it starts. The CRDs
+      // (Envoy Gateway's EnvoyProxy is 1.4 MB) exceed a client-side apply's annotation.
+      new HelmReleaseApplication(this, 'gateway-crds', {
+        ...common,
+        name: RELEASES.gatewayApiCrds,
+        chart: HELM_CHARTS.gatewayApiCrds,
+        namespace: INFRASTRUCTURE_NAMESPACES.ingressController,
+        values: gatewayApiCrdsValues(),
+        syncWave: SYNC_WAVES.gatewayApiCrds,
+        syncOptions: ['ServerSideApply=true'],
+      }),
       new HelmReleaseApplication(this, 'cert-manager', {
         ...common,
         name: RELEASES.certManager,
@@ -55,12 +67,12 @@ export class InfrastructureChart extends Chart {
         values: certManagerValues(),
         syncWave: SYNC_WAVES.certificateManager,
       }),
-      new HelmReleaseApplication(this, 'ingress-nginx', {
+      new HelmReleaseApplication(this, 'envoy-gateway', {
         ...common,
-        name: RELEASES.ingressNginx,
-        chart: HELM_CHARTS.ingressNginx,
+        name: RELEASES.envoyGateway,
+        chart: HELM_CHARTS.envoyGateway,
         namespace: INFRASTRUCTURE_NAMESPACES.ingressController,
-        values: ingressNginxValues(environment),
+        values: envoyGatewayValues(),
         syncWave: SYNC_WAVES.ingressController,
       }),
       // Self-managed: the Pulumi bootstrap installs the same chart, version and values once.
@@ -113,7 +125,8 @@ export class InfrastructureChart extends Chart {
     this.issuer = new PlatformIssuer(this, 'issuer', {
       issuer: environment.infrastructure.issuer,
       certManagerNamespace: INFRASTRUCTURE_NAMESPACES.certificateManager,
-      ingressClass: INGRESS_CLASS,
+      // The application's Gateway (application chart): same name and namespace as the application.
+      gateway: { name: environment.application.name, namespace: environment.application.namespace },
       syncWave: SYNC_WAVES.issuers,
     });
   }

@@ -10,11 +10,16 @@ import { verifySteps } from '../verify/verify';
 
 const USAGE = `usage: npm run verify -- --env <environment> [options]
 
-Post-deployment validation (contract 4.2) of one environment: GET /health, login and
-GET /api/status with the token (SMOKE_USERNAME, SMOKE_PASSWORD), and a TLS handshake
-to the environment's host on 443 with the server name set, printing the certificate's
-subject and expiry. Every check runs; any failure gives exit code 1.
+Post-deployment validation (contract 4.2) of one environment: the application's Gateway
+and HTTPRoutes with their status conditions (kubectl: Gateway Accepted and Programmed,
+each route Accepted and ResolvedRefs on it), GET /health, login and GET /api/status with
+the token (SMOKE_USERNAME, SMOKE_PASSWORD), and a TLS handshake to the environment's host
+on 443 with the server name set, printing the certificate's subject and expiry. Every
+check runs; any failure gives exit code 1.
   --env <name>           one of ${ENVIRONMENT_ORDER.join(', ')}
+  --context <name>       kube context of the environment's cluster (default: kubectl's current;
+                         the binary is $KUBECTL, default kubectl)
+  --skip-cluster         skip the Gateway check (a host without access to the cluster's API)
   --base-url <url>       call the HTTP checks here (default: the environment's url)
   --address <host>       connect the TLS check here (default: the environment's host)
   --port <n>             TLS port (default: ${PORTS.https})
@@ -32,6 +37,8 @@ runCommand({
       port: { type: 'string' },
       ca: { type: 'string' },
       'allow-untrusted': { type: 'boolean', default: false },
+      context: { type: 'string' },
+      'skip-cluster': { type: 'boolean', default: false },
   },
   async run(values) {
     if (values.env === undefined) throw new UsageError('--env <environment> is required');
@@ -59,6 +66,16 @@ runCommand({
         baseUrl,
         username,
         password,
+        ...(values['skip-cluster']
+          ? {}
+          : {
+              gateway: {
+                namespace: environment.application.namespace,
+                // The application's Gateway is named after it (src/charts/application-chart.ts).
+                name: environment.application.name,
+                kubectl: { kubectl: process.env.KUBECTL || 'kubectl', ...(values.context === undefined ? {} : { context: values.context }) },
+              },
+            }),
         tls: {
           host: hostOf(environment.application.url),
           port: port!,

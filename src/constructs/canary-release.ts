@@ -1,22 +1,30 @@
 import type { Construct } from 'constructs';
-import { CANARY, FLAGGER_LOAD_TESTER, PORTS } from '../constants';
-import {
-  Canary,
-  CanarySpecAnalysisWebhooksType,
-  CanarySpecIngressRefKind,
-  CanarySpecProvider,
-  CanarySpecTargetRefKind,
-} from '../imports/flagger-canary-flagger.app';
+import { CANARY, FLAGGER_LOAD_TESTER, GATEWAY, PORTS } from '../constants';
+import { Canary, CanarySpecAnalysisWebhooksType, CanarySpecProvider, CanarySpecTargetRefKind } from '../imports/flagger-canary-flagger.app';
+
+/** The MetricTemplates the Canary's two metrics read (CanaryMetricTemplates). */
+export interface CanaryMetricTemplateRefs {
+  /** Namespace of both templates. */
+  readonly namespace: string;
+  /** Template of `request-success-rate` (percent). */
+  readonly successRate: string;
+  /** Template of `request-duration` (milliseconds). */
+  readonly duration: string;
+}
 
 export interface CanaryReleaseProps {
-  /** Application name: the Canary, its target Deployment and the Ingress share it. */
+  /** Application name: the Canary, its target Deployment and Flagger's HTTPRoute share it. */
   readonly application: string;
   /** Namespace of the Canary and its target. */
   readonly namespace: string;
   /** Labels of the Canary object. */
   readonly labels: Readonly<Record<string, string>>;
-  /** Host the load tester calls during analysis. */
+  /** The application's host: Flagger's HTTPRoute serves it, the load tester calls it. */
   readonly host: string;
+  /** The Gateway Flagger attaches its HTTPRoute to (on the `https` listener), in the Canary's namespace. */
+  readonly gatewayName: string;
+  /** Where the two metrics' queries are. */
+  readonly metricTemplates: CanaryMetricTemplateRefs;
   /**
    * Drive synthetic traffic through Flagger's load tester during each analysis step.
    * @default false
@@ -25,10 +33,12 @@ export interface CanaryReleaseProps {
 }
 
 /**
- * Canary (1.4, 2.3): a Flagger Canary for the application Deployment, routed by
- * ingress-nginx. Flagger creates and owns the `<app>`, `<app>-primary` and
- * `<app>-canary` Services, so the chart renders none; a new image tag on the target
- * Deployment starts an analysis.
+ * Canary (1.4, 2.3): a Flagger Canary for the application Deployment with the Gateway API
+ * provider (`gatewayapi:v1`). Flagger creates and owns the `<app>`, `<app>-primary` and
+ * `<app>-canary` Services and the HTTPRoute `<app>` on the Gateway (its backend weights are
+ * the traffic split), so the chart renders none of them; a new image tag on the target
+ * Deployment starts an analysis. The metrics read the application's own series through
+ * MetricTemplates (fluxcd/flagger v1.44.0 docs/gitbook/tutorials/gatewayapi-progressive-delivery.md).
  */
 export class CanaryRelease extends Canary {
   constructor(scope: Construct, id: string, props: CanaryReleaseProps) {
@@ -38,15 +48,15 @@ export class CanaryRelease extends Canary {
     super(scope, id, {
       metadata: { name: props.application, namespace: props.namespace, labels: { ...props.labels } },
       spec: {
-        provider: CanarySpecProvider.NGINX, // Flagger routes through ingress-nginx
+        provider: CanarySpecProvider.GATEWAYAPI_V1,
         targetRef: { apiVersion: 'apps/v1', kind: CanarySpecTargetRefKind.DEPLOYMENT, name: props.application },
-        ingressRef: {
-          apiVersion: 'networking.k8s.io/v1',
-          kind: CanarySpecIngressRefKind.INGRESS,
-          name: props.application,
-        },
         progressDeadlineSeconds: CANARY.progressDeadlineSeconds,
-        service: { port: PORTS.service, targetPort: PORTS.application },
+        service: {
+          port: PORTS.service,
+          targetPort: PORTS.application,
+          hosts: [props.host],
+          gatewayRefs: [{ name: props.gatewayName, namespace: props.namespace, sectionName: GATEWAY.listeners.https }],
+        },
         analysis: {
           interval: analysis.interval,
           threshold: analysis.threshold,
@@ -55,11 +65,13 @@ export class CanaryRelease extends Canary {
           metrics: [
             {
               name: metrics.requestSuccessRate.name,
+              templateRef: { name: props.metricTemplates.successRate, namespace: props.metricTemplates.namespace },
               thresholdRange: { min: metrics.requestSuccessRate.thresholdMin },
               interval: metrics.requestSuccessRate.interval,
             },
             {
               name: metrics.requestDuration.name,
+              templateRef: { name: props.metricTemplates.duration, namespace: props.metricTemplates.namespace },
               thresholdRange: { max: metrics.requestDuration.thresholdMax },
               interval: metrics.requestDuration.interval,
             },
@@ -70,6 +82,7 @@ export class CanaryRelease extends Canary {
             { name: 'rollback-gate', type: CanarySpecAnalysisWebhooksType.ROLLBACK, url: `${loadTester}${gates.rollback.check}` },
             ...(props.loadTest
               ? [
+                  // Through the Gateway: the host resolves to the Gateway's address only.
                   {
                     name: 'load-test',
                     type: CanarySpecAnalysisWebhooksType.ROLLOUT,

@@ -27,6 +27,12 @@ export interface NetworkPeer {
   readonly podLabels?: Readonly<Record<string, string>>;
   /** Ports the traffic goes to: ours for ingress, the peer's for egress. */
   readonly ports: readonly NetworkPort[];
+  /**
+   * Pods of our namespace this one allow applies to, when not the same as the others'
+   * (e.g. cert-manager's HTTP-01 solver pods).
+   * @default - the NetworkPolicies' `podLabels`
+   */
+  readonly localPodLabels?: Readonly<Record<string, string>>;
 }
 
 export interface NetworkPoliciesProps {
@@ -89,14 +95,16 @@ export class NetworkPolicies extends Construct {
       spec: { podSelector: {}, policyTypes: ['Ingress', 'Egress'] },
     });
 
-    const allow = (name: string, spec: Omit<k8s.NetworkPolicySpec, 'podSelector'>) =>
-      new k8s.KubeNetworkPolicy(this, name, { metadata: metadata(name), spec: { podSelector, ...spec } });
+    const allow = (name: string, peer: NetworkPeer, spec: Omit<k8s.NetworkPolicySpec, 'podSelector'>) => {
+      const selector = peer.localPodLabels === undefined ? podSelector : { matchLabels: { ...peer.localPodLabels } };
+      return new k8s.KubeNetworkPolicy(this, name, { metadata: metadata(name), spec: { podSelector: selector, ...spec } });
+    };
     const allows = [
       ...(props.ingress ?? []).map((peer) =>
-        allow(`allow-ingress-from-${peer.name}`, { policyTypes: ['Ingress'], ingress: [{ from: [peerSelector(peer)], ports: portsOf(peer) }] }),
+        allow(`allow-ingress-from-${peer.name}`, peer, { policyTypes: ['Ingress'], ingress: [{ from: [peerSelector(peer)], ports: portsOf(peer) }] }),
       ),
       ...(props.egress ?? []).map((peer) =>
-        allow(`allow-egress-to-${peer.name}`, { policyTypes: ['Egress'], egress: [{ to: [peerSelector(peer)], ports: portsOf(peer) }] }),
+        allow(`allow-egress-to-${peer.name}`, peer, { policyTypes: ['Egress'], egress: [{ to: [peerSelector(peer)], ports: portsOf(peer) }] }),
       ),
     ];
     this.allows = allows;

@@ -1,5 +1,5 @@
 import { Construct } from 'constructs';
-import { SYNC_WAVE_ANNOTATION } from '../constants';
+import { GATEWAY, SYNC_WAVE_ANNOTATION } from '../constants';
 import { Certificate, CertificateSpecPrivateKeyAlgorithm } from '../imports/certificate-cert-manager.io';
 import { ClusterIssuer } from '../imports/clusterissuer-cert-manager.io';
 import { ACME_DIRECTORIES, type Issuer, issuerName } from '../environments/infrastructure-schema';
@@ -9,8 +9,11 @@ export interface PlatformIssuerProps {
   readonly issuer: Issuer;
   /** cert-manager's namespace: the self-signed CA's key pair is kept there. */
   readonly certManagerNamespace: string;
-  /** IngressClass that serves ACME HTTP-01 challenges. */
-  readonly ingressClass: string;
+  /**
+   * The Gateway whose `http` listener serves ACME HTTP-01 challenges: cert-manager creates
+   * each challenge's HTTPRoute in the Certificate's namespace with these parentRefs.
+   */
+  readonly gateway: { readonly name: string; readonly namespace: string };
   /** Sync wave of the issuers: after cert-manager has installed its CRDs. */
   readonly syncWave: number;
 }
@@ -19,7 +22,8 @@ export interface PlatformIssuerProps {
  * The environment's ClusterIssuer (2.7), named after its kind: `local-ca`, a CA whose
  * root is self-signed inside the cluster (workstations have no public DNS for ACME), or
  * `letsencrypt-staging` / `letsencrypt-production`, ACME with HTTP-01 through the
- * ingress controller. ACME account keys and the CA key pair are written by cert-manager
+ * Gateway (cert-manager's `gatewayHTTPRoute` solver; its Gateway API support is enabled in
+ * the cert-manager release's values). ACME account keys and the CA key pair are written by cert-manager
  * into Secrets it owns; none is in git.
  */
 export class PlatformIssuer extends Construct {
@@ -63,7 +67,23 @@ export class PlatformIssuer extends Construct {
             server: ACME_DIRECTORIES[props.issuer.directory],
             email: props.issuer.email,
             privateKeySecretRef: { name: `${this.name}-account` },
-            solvers: [{ http01: { ingress: { ingressClassName: props.ingressClass } } }],
+            solvers: [
+              {
+                http01: {
+                  gatewayHttpRoute: {
+                    parentRefs: [
+                      {
+                        group: 'gateway.networking.k8s.io',
+                        kind: 'Gateway',
+                        name: props.gateway.name,
+                        namespace: props.gateway.namespace,
+                        sectionName: GATEWAY.listeners.http,
+                      },
+                    ],
+                  },
+                },
+              },
+            ],
           },
         },
       });

@@ -51,10 +51,10 @@ const wholeNumberAtLeastOne = z
 export const infrastructureSchema = section({
   /** The environment's ClusterIssuer; its name must be `tls.clusterIssuer`. */
   issuer: issuerSchema,
-  ingressController: section({
-    /** Pods of the ingress-nginx controller. */
+  gateway: section({
+    /** Envoy proxy pods of the environment's Gateway (sized through its EnvoyProxy). */
     replicas: wholeNumberAtLeastOne,
-    /** How the controller is reached: a cloud load balancer, or node ports on a workstation. */
+    /** How the Gateway is reached: a cloud load balancer, or node ports on a workstation. */
     serviceType: z.enum(['LoadBalancer', 'NodePort'], { error: 'must be "LoadBalancer" or "NodePort"' }),
   }),
   monitoring: section({

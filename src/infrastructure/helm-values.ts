@@ -1,5 +1,4 @@
 import { FLAGGER_LOAD_TESTER, INFRASTRUCTURE_NAMESPACES, MONITORING_SELECTOR_LABEL } from '../constants';
-import { INGRESS_CLASS } from '../constructs/application-ingress';
 import type { Environment } from '../environments';
 
 /**
@@ -10,8 +9,9 @@ import type { Environment } from '../environments';
 
 /** Release names, which also name the Argo CD Applications that install them. */
 export const RELEASES = {
+  gatewayApiCrds: 'gateway-crds',
   certManager: 'cert-manager',
-  ingressNginx: 'ingress-nginx',
+  envoyGateway: 'envoy-gateway',
   // The chart labels what it selects with its release name.
   kubePrometheusStack: MONITORING_SELECTOR_LABEL.value,
   flagger: 'flagger',
@@ -22,26 +22,40 @@ export const RELEASES = {
 /** Prometheus of the monitoring stack: `<fullname>-prometheus` on the operator's default port. */
 export const PROMETHEUS_URL = `http://${RELEASES.kubePrometheusStack}-prometheus.${INFRASTRUCTURE_NAMESPACES.monitoringStack}:9090`;
 
-/** cert-manager with its CRDs; leader election in its own namespace, not kube-system. */
+/**
+ * Envoy Gateway's CRDs-only chart: the Gateway API standard channel (not the chart's
+ * default, experimental) and Envoy Gateway's own CRDs. Synced before cert-manager, which
+ * checks for the Gateway API CRDs only when it starts.
+ */
+export function gatewayApiCrdsValues(): Record<string, unknown> {
+  return { crds: { gatewayAPI: { enabled: true, channel: 'standard' }, envoyGateway: { enabled: true } } };
+}
+
+/**
+ * cert-manager with its CRDs; leader election in its own namespace, not kube-system; Gateway
+ * API support on, through the controller's configuration file (`config.gatewayAPI.enabled`,
+ * cert-manager v1.21 documentation content/docs/usage/gateway.md), so HTTP-01 challenges
+ * are solved with HTTPRoutes on the Gateway.
+ */
 export function certManagerValues(): Record<string, unknown> {
   return {
     crds: { enabled: true, keep: true },
     global: { leaderElection: { namespace: INFRASTRUCTURE_NAMESPACES.certificateManager } },
+    config: {
+      apiVersion: 'controller.config.cert-manager.io/v1alpha1',
+      kind: 'ControllerConfiguration',
+      gatewayAPI: { enabled: true },
+    },
   };
 }
 
-/** ingress-nginx: the `nginx` IngressClass the application's Ingress names, metrics for Flagger. */
-export function ingressNginxValues(environment: Environment): Record<string, unknown> {
-  const { replicas, serviceType } = environment.infrastructure.ingressController;
-  return {
-    controller: {
-      replicaCount: replicas,
-      ingressClassResource: { name: INGRESS_CLASS, controllerValue: 'k8s.io/ingress-nginx' },
-      service: { type: serviceType },
-      // Flagger's nginx provider reads the controller's request metrics from Prometheus.
-      metrics: { enabled: true },
-    },
-  };
+/**
+ * Envoy Gateway without the CRDs its chart would install (`crds.enabled`): the gateway-crds
+ * release owns them, so one release owns each CRD. The proxies are sized per Gateway through
+ * its EnvoyProxy (src/constructs/application-gateway.ts), not here.
+ */
+export function envoyGatewayValues(): Record<string, unknown> {
+  return { crds: { enabled: false } };
 }
 
 /**
@@ -67,18 +81,6 @@ export function kubePrometheusStackValues(environment: Environment): Record<stri
         serviceMonitorSelectorNilUsesHelmValues: false,
         podMonitorSelectorNilUsesHelmValues: false,
       },
-      // Declared here, not in the ingress-nginx release: the ServiceMonitor CRD arrives
-      // with this release, after the ingress controller (sync order 1.3.4).
-      additionalServiceMonitors: [
-        {
-          name: RELEASES.ingressNginx,
-          namespaceSelector: { matchNames: [INFRASTRUCTURE_NAMESPACES.ingressController] },
-          selector: {
-            matchLabels: { 'app.kubernetes.io/name': 'ingress-nginx', 'app.kubernetes.io/component': 'controller' },
-          },
-          endpoints: [{ port: 'metrics', interval: '15s' }],
-        },
-      ],
     },
     alertmanager: {
       alertmanagerSpec: {
@@ -92,9 +94,12 @@ export function kubePrometheusStackValues(environment: Environment): Record<stri
   };
 }
 
-/** Flagger with the nginx provider, reading metrics from the monitoring stack's Prometheus. */
+/**
+ * Flagger with the Gateway API provider (`gatewayapi:v1`), reading metrics from the
+ * monitoring stack's Prometheus (the Canary's MetricTemplates name it too).
+ */
 export function flaggerValues(): Record<string, unknown> {
-  return { meshProvider: 'nginx', metricsServer: PROMETHEUS_URL, prometheus: { install: false } };
+  return { meshProvider: 'gatewayapi:v1', metricsServer: PROMETHEUS_URL, prometheus: { install: false } };
 }
 
 /** The load tester the canary's webhooks call (`flagger-loadtester.flagger-system`). */

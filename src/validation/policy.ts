@@ -113,7 +113,7 @@ interface ServicePort {
 /**
  * The Services an environment provides, by `<namespace>/<name>`: those rendered, and those
  * Flagger creates for each Canary. In canary mode the chart renders no Service: Flagger
- * generates `<service.name>` (the stable address the Ingress uses), `<service.name>-primary`
+ * generates `<service.name>` (the stable address its HTTPRoute uses), `<service.name>-primary`
  * and `<service.name>-canary`, each a ClusterIP with `spec.service.port` named
  * `spec.service.portName` (default `http`); `service.name` defaults to the target's name.
  */
@@ -132,10 +132,19 @@ function providedServices(objects: readonly LocatedObject[]): Map<string, Servic
   return services;
 }
 
-function ingressBackends(spec: Record<string, any> | undefined): Record<string, any>[] {
-  const backends = [spec?.defaultBackend];
-  for (const rule of spec?.rules ?? []) for (const path of rule?.http?.paths ?? []) backends.push(path?.backend);
-  return backends.filter((backend) => backend?.service !== undefined);
+/**
+ * The Service backends of an HTTPRoute: `backendRefs` whose group is the core group and kind
+ * is Service (Gateway API's defaults), in the route's namespace unless they name another.
+ */
+function routeBackends(route: ManifestObject): { name: string; namespace: string; port: number | undefined }[] {
+  const backends: { name: string; namespace: string; port: number | undefined }[] = [];
+  for (const rule of route.spec?.rules ?? []) {
+    for (const ref of rule?.backendRefs ?? []) {
+      if ((ref?.group ?? '') !== '' || (ref?.kind ?? 'Service') !== 'Service' || typeof ref?.name !== 'string') continue;
+      backends.push({ name: ref.name, namespace: ref.namespace ?? namespaceOf(route), port: ref.port });
+    }
+  }
+  return backends;
 }
 
 function isDefaultDeny(policy: ManifestObject): boolean {
@@ -276,7 +285,7 @@ export const RULES: readonly PolicyRule[] = [
   {
     name: 'service-selector',
     scope: 'environment',
-    reason: 'A Service whose selector matches no pod has no endpoints: its clients and the Ingress get errors (7: ingress returns 503).',
+    reason: 'A Service whose selector matches no pod has no endpoints: its clients and the HTTPRoute get errors (7: a 503 from the Gateway).',
     check(objects) {
       const workloads = workloadsOf(objects);
       const violations: Violation[] = [];
@@ -301,26 +310,24 @@ export const RULES: readonly PolicyRule[] = [
     },
   },
   {
-    name: 'ingress-backend',
+    name: 'route-backend',
     scope: 'environment',
-    reason: 'An Ingress backend that names a missing Service or port answers every request with 503.',
+    reason: 'An HTTPRoute backend that names a missing Service or port makes the Gateway answer with 500/503 (ResolvedRefs False).',
     check(objects) {
       const services = providedServices(objects);
       const violations: Violation[] = [];
-      for (const located of ofKind(objects, 'Ingress')) {
-        const namespace = namespaceOf(located.object);
-        for (const { service } of ingressBackends(located.object.spec)) {
-          const ports = services.get(`${namespace}/${service.name}`);
-          const wanted = service.port?.number ?? service.port?.name;
+      for (const located of ofKind(objects, 'HTTPRoute')) {
+        for (const backend of routeBackends(located.object)) {
+          const ports = services.get(`${backend.namespace}/${backend.name}`);
           if (ports === undefined) {
             violations.push({
               subject: located,
-              message: `backend Service ${JSON.stringify(service.name)} is not rendered in namespace ${namespace} (nor created by a Canary there): render it or fix the name`,
+              message: `backend Service ${JSON.stringify(backend.name)} is not rendered in namespace ${backend.namespace} (nor created by a Canary there): render it or fix the name`,
             });
-          } else if (!ports.some((port) => port.port === wanted || port.name === wanted)) {
+          } else if (!ports.some((port) => port.port === backend.port)) {
             violations.push({
               subject: located,
-              message: `backend Service ${JSON.stringify(service.name)} has no port ${JSON.stringify(wanted)} (it has ${ports.map((port) => port.port).join(', ') || 'none'}): fix the port`,
+              message: `backend Service ${JSON.stringify(backend.name)} has no port ${JSON.stringify(backend.port)} (it has ${ports.map((port) => port.port).join(', ') || 'none'}): fix the port`,
             });
           }
         }

@@ -1,6 +1,7 @@
 import { SMOKE, TLS_CHECK_TIMEOUT_MS } from '../constants';
 import { checkHealth, getWithToken, login } from '../smoke/http';
 import type { SmokeStep } from '../smoke/runner';
+import { checkGateway, type KubectlOptions } from './gateway';
 import { checkTls, describeCertificate, type TlsCheckOptions } from './tls';
 
 /** What post-deployment validation (4.2) checks in one environment. */
@@ -10,14 +11,32 @@ export interface VerifySettings {
   readonly username: string;
   readonly password: string;
   readonly tls: TlsCheckOptions;
+  /**
+   * The application's Gateway (namespace and name) and how kubectl reaches the cluster.
+   * @default - no Gateway check (a host that cannot reach the cluster's API)
+   */
+  readonly gateway?: { readonly namespace: string; readonly name: string; readonly kubectl: KubectlOptions };
 }
 
 /**
- * 4.2: the health check, the authenticated status call (login, then GET /api/status with
- * the bearer token), and the TLS handshake to the host with the server name set.
+ * 4.2: the Gateway and its HTTPRoutes with their status conditions (the contract's "ingress
+ * listed and described"), the health check, the authenticated status call (login, then GET
+ * /api/status with the bearer token), and the TLS handshake to the host with the server
+ * name set.
  */
 export function verifySteps(settings: VerifySettings): SmokeStep[] {
+  const { gateway } = settings;
   return [
+    ...(gateway === undefined
+      ? []
+      : [
+          {
+            name: 'gateway',
+            description: `kubectl -n ${gateway.namespace} get gateway ${gateway.name}, httproute: Accepted, Programmed, ResolvedRefs`,
+            timeoutMs: TLS_CHECK_TIMEOUT_MS,
+            run: (signal: AbortSignal) => checkGateway(gateway.namespace, gateway.name, gateway.kubectl, signal),
+          },
+        ]),
     {
       name: 'health',
       description: `GET ${SMOKE.paths.health}`,
