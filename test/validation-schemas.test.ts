@@ -2,8 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { validateAgainstSchema } from '../src/validation/schemas';
-import { ROOT } from './support';
+import { defaultRegistry, KUBERNETES_VERSIONS, kubernetesSchemaFile, validateAgainstSchema } from '../src/validation/schemas';
+import { committedObjects, ENVIRONMENT_ORDER, ROOT } from './support';
 import { canary, deployment, service } from './validation-fixtures';
 
 const prometheusRule = (strategy: string) => ({
@@ -38,11 +38,46 @@ describe('schema validation', () => {
 
   it('reports an unknown kind instead of skipping it', () => {
     expect(validateAgainstSchema({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } })).toEqual([
-      '(object): unknown kind example.com/v1 Widget: neither Kubernetes 1.28 nor a CRD in schemas/crds defines it (check apiVersion and kind, or add the CRD)',
+      '(object): unknown kind example.com/v1 Widget: neither Kubernetes 1.33 nor 1.36 nor a CRD in schemas/crds defines it (check apiVersion and kind, or add the CRD)',
     ]);
     expect(validateAgainstSchema({ apiVersion: 'apps/v1beta1', kind: 'Deployment', metadata: { name: 'old' } })).toEqual([
       expect.stringContaining('unknown kind apps/v1beta1 Deployment'),
     ]);
+  });
+
+  // Supported stack (issue 14): Kubernetes 1.33-1.36; the gate checks both ends, so an API
+  // removed or a field added in between is a finding (kubeconform -kubernetes-version, run
+  // once per version). Upstream definitions: cdk8s-team/cdk8s kubernetes-schemas/v1.33.0 and
+  // v1.36.0 (schemas/SOURCES.md).
+  it('validates built-in objects against both ends of the supported range, 1.33 and 1.36', () => {
+    expect(KUBERNETES_VERSIONS).toEqual(['1.33', '1.36']);
+    for (const minor of KUBERNETES_VERSIONS) expect(fs.existsSync(path.join(ROOT, 'schemas', kubernetesSchemaFile(minor))), minor).toBe(true);
+    expect(fs.readdirSync(path.join(ROOT, 'schemas')).filter((file) => file.startsWith('kubernetes-'))).toEqual(['kubernetes-1.33.0.json', 'kubernetes-1.36.0.json']);
+  });
+
+  it('refuses a field only the newer release knows, and an API only one release serves, naming the release', () => {
+    const object = deployment();
+    object.spec.template.spec.hostnameOverride = 'webapp';
+    expect(validateAgainstSchema(object)).toEqual([
+      'spec.template.spec.hostnameOverride: unknown field: the apps/v1 Deployment schema has no such field (misspelt or misplaced?) (Kubernetes 1.33 only)',
+    ]);
+    const policy = { apiVersion: 'admissionregistration.k8s.io/v1beta1', kind: 'ValidatingAdmissionPolicy', metadata: { name: 'p' }, spec: {} };
+    expect(validateAgainstSchema(policy)).toEqual([
+      '(object): Kubernetes 1.36 does not serve admissionregistration.k8s.io/v1beta1 ValidatingAdmissionPolicy (removed or not yet added: use an API version every supported release serves) (Kubernetes 1.36 only)',
+    ]);
+  });
+
+  // README: cdk8s-plus-28 stays; the API versions it renders are served unchanged through 1.36.
+  it.each(ENVIRONMENT_ORDER)('renders in %s only built-in API versions that Kubernetes 1.33 and 1.36 both serve', (environment) => {
+    const registry = defaultRegistry();
+    const crdGroups = /(^|\.)(cert-manager\.io|argoproj\.io|flagger\.app|strimzi\.io|coreos\.com|gateway\.networking\.k8s\.io|envoyproxy\.io)\//;
+    const builtIn = committedObjects(environment).filter((object) => !crdGroups.test(object.apiVersion));
+    const types = [...new Set(builtIn.map((object) => `${object.apiVersion} ${object.kind}`))].sort();
+    expect(types).toContain('apps/v1 Deployment');
+    for (const type of types) {
+      const [apiVersion, kind] = type.split(' ') as [string, string];
+      for (const minor of KUBERNETES_VERSIONS) expect(registry.servedBy(minor, apiVersion, kind), `${type} in ${minor}`).toBe(true);
+    }
   });
 
   it('reports a wrong type and a missing required field', () => {
@@ -113,6 +148,6 @@ describe('schema validation', () => {
         }
       }
     }
-    expect(kinds).toHaveLength(16);
+    expect(kinds).toHaveLength(23);
   });
 });

@@ -6,13 +6,15 @@ import { runCommand } from '../tooling/cli';
 import { runGate } from '../validation/gate';
 import { RULES } from '../validation/policy';
 import { formatJson, formatText } from '../validation/report';
+import { KUBERNETES_VERSIONS } from '../validation/schemas';
 
 const FORMATS = ['text', 'json'] as const;
 
 const USAGE = `usage: npm run validate [-- --dir <dir>] [-- --format text|json] [-- --rules]
 
-Validates every object under <dir>/<environment>/ (default: dist) against the Kubernetes 1.28
-and CRD schemas in schemas/, then applies the policy rules. Prints one line per finding,
+Validates every object under <dir>/<environment>/ (default: dist) against the Kubernetes
+schemas of both ends of the supported range (${KUBERNETES_VERSIONS.join(' and ')}; unknown fields
+refused) and the CRD schemas in schemas/, then applies the policy rules. Prints one line per finding,
 the exemptions in force and a summary. Exit code: 0 no finding, 1 a finding or no
 object found at all, 2 bad arguments.
   --dir      folder with one sub-folder per environment (default: dist)

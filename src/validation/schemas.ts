@@ -6,21 +6,35 @@ import { RE2JS } from 're2js';
 import { parseAllDocuments } from 'yaml';
 
 /**
- * Schema validation of rendered objects against the Kubernetes 1.28 OpenAPI definitions
- * (`schemas/kubernetes-1.28.0.json`) and the CRDs the platform uses (`schemas/crds/*.yaml`),
- * with ajv. The schemas are upstream's; this module only adapts them to what the API
- * server enforces and ajv does not know (see `adaptSchema`). Each kind's validator is
- * compiled once, the first time an object of that kind is seen.
+ * Schema validation of rendered objects against the OpenAPI definitions of both ends of the
+ * supported Kubernetes range (`schemas/kubernetes-<version>.json`, KUBERNETES_VERSIONS) and
+ * the CRDs the platform uses (`schemas/crds/*.yaml`), with ajv. A built-in object must be
+ * valid in every supported version, so an API removed or a field added in between is
+ * caught (as kubeconform's `-kubernetes-version` would, run once per version). The schemas
+ * are upstream's; this module only adapts them to what the API server enforces and ajv
+ * does not know (see `adaptSchema`). Each kind's validator is compiled once per version,
+ * the first time an object of that kind is seen.
  */
 
 /** Where the project keeps its schemas (relative to the repository root). */
 export const SCHEMA_DIR = 'schemas';
-const KUBERNETES_SCHEMA_FILE = 'kubernetes-1.28.0.json';
 const CRD_DIR = 'crds';
 
-/** The Kubernetes definitions are added to ajv under this id; refs resolve against it. */
-const KUBERNETES_SCHEMA_ID = 'https://schemas.platform-gitops.invalid/kubernetes-1.28.0.json';
-const OBJECT_META_REF = `${KUBERNETES_SCHEMA_ID}#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta`;
+/**
+ * The supported Kubernetes range (README, "Supported stack"): the oldest and the newest minor
+ * the platform's upstream components are tested on; the gate validates against both.
+ */
+export const KUBERNETES_VERSIONS = ['1.33', '1.36'] as const;
+
+/** `schemas/kubernetes-<minor>.0.json`: the definitions of one Kubernetes minor. */
+export function kubernetesSchemaFile(minor: string): string {
+  return `kubernetes-${minor}.0.json`;
+}
+
+/** Each version's definitions are added to ajv under its own id; refs resolve against it. */
+const kubernetesSchemaId = (minor: string) => `https://schemas.platform-gitops.invalid/${kubernetesSchemaFile(minor)}`;
+/** Custom resources' metadata is checked as the newest version's ObjectMeta. */
+const OBJECT_META_REF = `${kubernetesSchemaId(KUBERNETES_VERSIONS[KUBERNETES_VERSIONS.length - 1]!)}#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta`;
 
 type SchemaNode = Record<string, any>;
 
@@ -69,7 +83,8 @@ interface CrdEntry {
  */
 export class SchemaRegistry {
   private readonly ajv: Ajv;
-  private readonly kubernetesTypes = new Map<string, string>();
+  /** Per supported version, `<apiVersion> <kind>` -> definition name. */
+  private readonly kubernetesTypes = new Map<string, Map<string, string>>();
   private readonly crdSchemas = new Map<string, SchemaNode>();
   /** Group/kind hints from a cheap scan of each CRD file; confirmed when the file is read. */
   private readonly crdFiles: CrdEntry[];
@@ -92,15 +107,19 @@ export class SchemaRegistry {
     for (const [name, format] of Object.entries(KNOWN_FORMATS)) this.ajv.addFormat(name, format as any);
     this.registerKeyword('example');
 
-    const kubernetes = JSON.parse(fs.readFileSync(path.join(schemaDir, KUBERNETES_SCHEMA_FILE), 'utf8')) as SchemaNode;
-    for (const [name, definition] of Object.entries<SchemaNode>(kubernetes.definitions)) {
-      this.adaptSchema(definition, true);
-      for (const gvk of definition['x-kubernetes-group-version-kind'] ?? []) {
-        const apiVersion = gvk.group ? `${gvk.group}/${gvk.version}` : gvk.version;
-        this.kubernetesTypes.set(typeKey(apiVersion, gvk.kind), name);
+    for (const minor of KUBERNETES_VERSIONS) {
+      const kubernetes = JSON.parse(fs.readFileSync(path.join(schemaDir, kubernetesSchemaFile(minor)), 'utf8')) as SchemaNode;
+      const types = new Map<string, string>();
+      for (const [name, definition] of Object.entries<SchemaNode>(kubernetes.definitions)) {
+        this.adaptSchema(definition, true);
+        for (const gvk of definition['x-kubernetes-group-version-kind'] ?? []) {
+          const apiVersion = gvk.group ? `${gvk.group}/${gvk.version}` : gvk.version;
+          types.set(typeKey(apiVersion, gvk.kind), name);
+        }
       }
+      this.kubernetesTypes.set(minor, types);
+      this.ajv.addSchema({ $id: kubernetesSchemaId(minor), definitions: kubernetes.definitions });
     }
-    this.ajv.addSchema({ $id: KUBERNETES_SCHEMA_ID, definitions: kubernetes.definitions });
 
     const crdDir = path.join(schemaDir, CRD_DIR);
     this.crdFiles = fs
@@ -117,36 +136,65 @@ export class SchemaRegistry {
     if (typeof apiVersion !== 'string' || typeof kind !== 'string') {
       return ['(object): apiVersion and kind are required strings'];
     }
-    const validator = this.validatorFor(apiVersion, kind);
+    const key = typeKey(apiVersion, kind);
+    const servedBy = KUBERNETES_VERSIONS.filter((minor) => this.kubernetesTypes.get(minor)!.has(key));
+    if (servedBy.length > 0) {
+      // Each version judges the object; a problem of only some versions says which.
+      const byVersion = KUBERNETES_VERSIONS.map((minor) => ({ minor, problems: this.problemsIn(minor, object, key) }));
+      const all = [...new Set(byVersion.flatMap((entry) => entry.problems))];
+      return all.map((problem) => {
+        const versions = byVersion.filter((entry) => entry.problems.includes(problem)).map((entry) => entry.minor);
+        return versions.length === KUBERNETES_VERSIONS.length ? problem : `${problem} (Kubernetes ${versions.join(', ')} only)`;
+      });
+    }
+    const validator = this.crdValidatorFor(apiVersion, kind);
     if (validator === undefined) {
       return [
-        `(object): unknown kind ${typeKey(apiVersion, kind)}: neither Kubernetes 1.28 nor a CRD in ${SCHEMA_DIR}/${CRD_DIR} defines it (check apiVersion and kind, or add the CRD)`,
+        `(object): unknown kind ${key}: neither Kubernetes ${KUBERNETES_VERSIONS.join(' nor ')} nor a CRD in ${SCHEMA_DIR}/${CRD_DIR} defines it (check apiVersion and kind, or add the CRD)`,
       ];
     }
     if (validator(object)) return [];
-    return describeErrors(validator.errors ?? [], typeKey(apiVersion, kind));
+    return describeErrors(validator.errors ?? [], key);
   }
 
   /** Whether the gate has a schema for this type (without compiling it). */
   knows(apiVersion: string, kind: string): boolean {
-    return this.schemaFor(apiVersion, kind) !== undefined;
+    const key = typeKey(apiVersion, kind);
+    return KUBERNETES_VERSIONS.some((minor) => this.kubernetesTypes.get(minor)!.has(key)) || this.crdSchemaFor(apiVersion, kind) !== undefined;
   }
 
-  private validatorFor(apiVersion: string, kind: string): ValidateFunction | undefined {
+  /** Whether Kubernetes `<minor>` (one of KUBERNETES_VERSIONS) serves this built-in type. */
+  servedBy(minor: (typeof KUBERNETES_VERSIONS)[number], apiVersion: string, kind: string): boolean {
+    return this.kubernetesTypes.get(minor)!.has(typeKey(apiVersion, kind));
+  }
+
+  /** Problems of a built-in object in one Kubernetes version, or that the version does not serve it. */
+  private problemsIn(minor: string, object: SchemaNode, key: string): string[] {
+    const definition = this.kubernetesTypes.get(minor)!.get(key);
+    if (definition === undefined) return [`(object): Kubernetes ${minor} does not serve ${key} (removed or not yet added: use an API version every supported release serves)`];
+    const cacheKey = `${minor} ${key}`;
+    let validator = this.compiled.get(cacheKey);
+    if (validator === undefined) {
+      validator = this.ajv.compile({ $ref: `${kubernetesSchemaId(minor)}#/definitions/${definition}` });
+      this.compiled.set(cacheKey, validator);
+    }
+    if (validator(object)) return [];
+    return describeErrors(validator.errors ?? [], key);
+  }
+
+  private crdValidatorFor(apiVersion: string, kind: string): ValidateFunction | undefined {
     const key = typeKey(apiVersion, kind);
     const cached = this.compiled.get(key);
     if (cached !== undefined) return cached;
-    const schema = this.schemaFor(apiVersion, kind);
+    const schema = this.crdSchemaFor(apiVersion, kind);
     if (schema === undefined) return undefined;
     const validator = this.ajv.compile(schema);
     this.compiled.set(key, validator);
     return validator;
   }
 
-  private schemaFor(apiVersion: string, kind: string): SchemaNode | undefined {
+  private crdSchemaFor(apiVersion: string, kind: string): SchemaNode | undefined {
     const key = typeKey(apiVersion, kind);
-    const definition = this.kubernetesTypes.get(key);
-    if (definition !== undefined) return { $ref: `${KUBERNETES_SCHEMA_ID}#/definitions/${definition}` };
     const group = apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '';
     // Read the file the scan points at first; only an unknown type pays for reading them all.
     for (const entry of this.crdFiles) {
@@ -318,14 +366,15 @@ export function defaultRegistry(): SchemaRegistry {
 
 /** The repository root: the nearest folder above this module that has `schemas/`. */
 function repositoryRoot(): string {
+  const marker = kubernetesSchemaFile(KUBERNETES_VERSIONS[0]);
   for (let dir = __dirname; ; dir = path.dirname(dir)) {
-    if (fs.existsSync(path.join(dir, SCHEMA_DIR, KUBERNETES_SCHEMA_FILE))) return dir;
-    if (path.dirname(dir) === dir) throw new Error(`no ${SCHEMA_DIR}/${KUBERNETES_SCHEMA_FILE} above ${__dirname}`);
+    if (fs.existsSync(path.join(dir, SCHEMA_DIR, marker))) return dir;
+    if (path.dirname(dir) === dir) throw new Error(`no ${SCHEMA_DIR}/${marker} above ${__dirname}`);
   }
 }
 
 /**
- * Schema problems of one object against Kubernetes 1.28 or its CRD, one line each
+ * Schema problems of one object against every supported Kubernetes version or its CRD, one line each
  * (`<field path>: <problem>`); empty when valid. An unknown kind is a problem.
  */
 export function validateAgainstSchema(object: unknown): string[] {
