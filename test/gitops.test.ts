@@ -226,3 +226,30 @@ describe('README: the pinned chart versions', () => {
     expect(rows).toEqual(rendered);
   });
 });
+
+// Convergence item 5: Flagger scales the Canary's target Deployment (to zero between
+// analyses: fluxcd/flagger v1.44.0 docs/gitbook/usage/how-it-works.md); Argo CD must not
+// put git's replicas back, neither in its diff (ignoreDifferences) nor when it syncs
+// (RespectIgnoreDifferences=true: argo-cd v3.5.1 docs/user-guide/sync-options.md).
+describe('what Flagger owns (convergence item 5)', () => {
+  it.each(ENVIRONMENT_ORDER)('%s: the application Application ignores the replicas of each Canary target, and only those', (environment) => {
+    const objects = committedObjects(environment);
+    const application = findObject(objects, 'Application', 'application');
+    const canaries = objects.filter((o) => o.kind === 'Canary');
+    const expected = canaries.map((canary) => ({
+      group: canary.spec.targetRef.apiVersion.split('/')[0],
+      kind: canary.spec.targetRef.kind,
+      name: canary.spec.targetRef.name,
+      namespace: canary.metadata.namespace,
+      jsonPointers: ['/spec/replicas'],
+    }));
+    expect(application.spec.ignoreDifferences ?? []).toEqual(expected);
+    if (canaries.length > 0) expect(application.spec.syncPolicy.syncOptions).toContain('RespectIgnoreDifferences=true');
+    else expect(application.spec.syncPolicy.syncOptions ?? []).not.toContain('RespectIgnoreDifferences=true');
+    for (const app of applications(objects).filter((a) => a.metadata.name !== 'application')) expect(app.spec.ignoreDifferences, app.metadata.name).toBeUndefined();
+  });
+
+  it('has a Canary to protect in production', () => {
+    expect(committedObjects('production').filter((o) => o.kind === 'Canary')).toHaveLength(1);
+  });
+});

@@ -3,7 +3,7 @@ import { manifestsPath } from '../dist-layout';
 import { SYNC_WAVE_ANNOTATION } from '../constants';
 import type { Environment } from '../environments';
 import type { Platform } from '../environments/platform';
-import type { ApplicationProps, ApplicationSpecSources } from '../imports/application-argoproj.io';
+import type { ApplicationProps, ApplicationSpecIgnoreDifferences, ApplicationSpecSources } from '../imports/application-argoproj.io';
 import type { AppProjectProps } from '../imports/appproject-argoproj.io';
 import { type SecretGroup, secretsPath } from '../secrets/catalog';
 import { IN_CLUSTER, syncPolicy } from './sync-policy';
@@ -90,6 +90,12 @@ export interface ChildApplicationOptions {
    * @default WAITS_SECONDS.controllerSync (300)
    */
   readonly retryBudgetSeconds?: number;
+  /**
+   * Fields a controller in the cluster owns: ignored when diffing and, with
+   * `RespectIgnoreDifferences=true`, when syncing.
+   * @default - none
+   */
+  readonly ignoreDifferences?: readonly ApplicationSpecIgnoreDifferences[];
 }
 
 /** A child Application of the root: one chart's file, plus its encrypted Secrets (KSOPS). */
@@ -108,6 +114,7 @@ export function childApplicationProps(
     options.secretGroup === undefined
       ? [manifests]
       : [manifests, { ...repository, path: secretsPath(environment.name, options.secretGroup) }];
+  const ignored = [...(options.ignoreDifferences ?? [])];
   return {
     metadata: {
       name: options.chart,
@@ -118,9 +125,10 @@ export function childApplicationProps(
       project: platform.controller.project,
       ...(sources.length === 1 ? { source: sources[0]! } : { sources }),
       destination: { server: IN_CLUSTER, namespace: options.namespace },
+      ...(ignored.length === 0 ? {} : { ignoreDifferences: ignored }),
       syncPolicy: syncPolicy({
         automated: environment.autoSync,
-        syncOptions: options.createNamespace ? ['CreateNamespace=true'] : [],
+        syncOptions: [...(options.createNamespace ? ['CreateNamespace=true'] : []), ...(ignored.length === 0 ? [] : ['RespectIgnoreDifferences=true'])],
         ...(options.retryBudgetSeconds === undefined ? {} : { retryBudgetSeconds: options.retryBudgetSeconds }),
       }),
     },

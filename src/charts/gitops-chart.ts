@@ -4,7 +4,8 @@ import { WAITS_SECONDS } from '../constants';
 import { appProjectProps, childApplicationProps, type ClusterKind, rootApplicationProps } from '../argocd/applications';
 import type { Environment } from '../environments';
 import type { Platform } from '../environments/platform';
-import { Application } from '../imports/application-argoproj.io';
+import { flaggerOwnedFields } from '../constructs/canary-release';
+import { Application, type ApplicationSpecIgnoreDifferences } from '../imports/application-argoproj.io';
 import { AppProject } from '../imports/appproject-argoproj.io';
 import { SECRET_GROUPS, type SecretGroup, secretCatalog } from '../secrets/catalog';
 
@@ -35,6 +36,8 @@ export interface ChartFootprint {
   readonly clusterKinds: readonly ClusterKind[];
   /** The namespace most of its namespaced objects live in (ties: alphabetical). */
   readonly primaryNamespace?: string;
+  /** Fields of its objects a controller owns, which Argo CD must neither diff nor sync (Flagger's). */
+  readonly ignoreDifferences: readonly ApplicationSpecIgnoreDifferences[];
 }
 
 /** Read a rendered chart's footprint: plain data, so the GitOps chart does not depend on it. */
@@ -43,6 +46,7 @@ export function chartFootprint(id: string, chart: Chart): ChartFootprint {
   const namespaces = new Set<string>();
   const ownNamespaces = new Set<string>();
   const clusterKinds: ClusterKind[] = [];
+  const ignoreDifferences: ApplicationSpecIgnoreDifferences[] = [];
   // Read each object's identity, not the chart's full rendering: synth renders it once, later.
   for (const object of chart.node.findAll().filter(ApiObject.isApiObject)) {
     const namespace = object.metadata.namespace;
@@ -56,6 +60,7 @@ export function chartFootprint(id: string, chart: Chart): ChartFootprint {
     }
     const destination = object.kind === 'Application' ? (object.toJson() as { spec?: any }).spec?.destination?.namespace : undefined;
     if (typeof destination === 'string') namespaces.add(destination);
+    if (object.kind === 'Canary' && object.apiVersion.startsWith('flagger.app/')) ignoreDifferences.push(...flaggerOwnedFields(object.toJson()));
   }
   for (const namespace of ownNamespaces) namespaces.add(namespace);
   const primaryNamespace = [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0];
@@ -65,6 +70,7 @@ export function chartFootprint(id: string, chart: Chart): ChartFootprint {
     ownNamespaces: [...ownNamespaces].sort(),
     clusterKinds,
     ...(primaryNamespace === undefined ? {} : { primaryNamespace }),
+    ignoreDifferences,
   };
 }
 
@@ -127,6 +133,7 @@ export class GitopsChart extends Chart {
           createNamespace: namespace !== platform.controller.namespace && !child.ownNamespaces.includes(namespace),
           ...(hasSecrets && isGroup(child.id) ? { secretGroup: child.id } : {}),
           ...(child.id in CHILD_RETRY_BUDGET_SECONDS ? { retryBudgetSeconds: CHILD_RETRY_BUDGET_SECONDS[child.id]! } : {}),
+          ignoreDifferences: child.ignoreDifferences,
         }),
       );
     });

@@ -1,6 +1,37 @@
 import type { Construct } from 'constructs';
 import { CANARY, FLAGGER_LOAD_TESTER, GATEWAY, PORTS } from '../constants';
+import type { ApplicationSpecIgnoreDifferences } from '../imports/application-argoproj.io';
 import { Canary, CanarySpecAnalysisWebhooksType, CanarySpecProvider, CanarySpecTargetRefKind } from '../imports/flagger-canary-flagger.app';
+
+/** The parts of a rendered Canary `flaggerOwnedFields` reads. */
+export interface RenderedCanary {
+  readonly metadata?: { readonly namespace?: string };
+  readonly spec?: { readonly targetRef?: { readonly apiVersion?: string; readonly kind?: string; readonly name?: string } };
+}
+
+/**
+ * What Flagger changes on objects git also renders, as Argo CD `ignoreDifferences`: the
+ * target Deployment's `spec.replicas`. Flagger copies the target into `<target>-primary`
+ * and scales the target to zero between analyses ("the target deployment is scaled to
+ * zero": fluxcd/flagger v1.44.0 docs/gitbook/usage/how-it-works.md), then scales it up for
+ * the next one; Argo CD would put git's replicas back at every sync. The Application also
+ * needs `RespectIgnoreDifferences=true`, or a sync still applies the ignored field (argo-cd
+ * v3.5.1 docs/user-guide/sync-options.md, "Respect ignore differences configs").
+ */
+export function flaggerOwnedFields(canary: RenderedCanary): ApplicationSpecIgnoreDifferences[] {
+  const target = canary.spec?.targetRef;
+  if (target?.kind !== CanarySpecTargetRefKind.DEPLOYMENT || target.name === undefined) return [];
+  const group = target.apiVersion?.includes('/') ? target.apiVersion.split('/')[0] : '';
+  return [
+    {
+      group,
+      kind: target.kind,
+      name: target.name,
+      ...(canary.metadata?.namespace === undefined ? {} : { namespace: canary.metadata.namespace }),
+      jsonPointers: ['/spec/replicas'],
+    },
+  ];
+}
 
 /** The MetricTemplates the Canary's two metrics read (CanaryMetricTemplates). */
 export interface CanaryMetricTemplateRefs {
