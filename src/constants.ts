@@ -332,6 +332,15 @@ export const STRIMZI = {
   listeners: { plain: { name: 'plain', port: PORTS.broker }, tls: { name: 'tls', port: 9093 } },
   /** Topics and users sync after the cluster is Ready (Argo CD waits for each wave's health). */
   entitiesSyncWave: 1,
+  /** Each of the entity operator's two containers (topic and user operator): small JVMs. */
+  entityOperatorResources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '500m', memory: '384Mi' } },
+  /**
+   * Ports of the brokers Strimzi's own components reach inside the namespace: the KRaft
+   * control plane, replication (operators and brokers), the Kafka agent (cluster operator)
+   * (strimzi-kafka-operator 1.2.0, cluster-operator/.../model/KafkaCluster.java
+   * CONTROLPLANE_PORT, REPLICATION_PORT, KAFKA_AGENT_PORT).
+   */
+  internalPorts: { controlPlane: 9090, replication: 9091, agent: 8443 },
   /** KafkaTopic `retention.ms` from the environment's hours. */
   retentionMsPerHour: 3_600_000,
 } as const;

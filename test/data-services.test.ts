@@ -120,7 +120,7 @@ describe.each(ENVIRONMENT_ORDER)('the broker in %s (1.3 step 6)', (environment) 
     expect(kafka.metadata.namespace).toBe('kafka');
     expect(kafka.spec.kafka.listeners[0]).toMatchObject({ name: 'plain', port: 9092, type: 'internal', tls: false, authentication: { type: 'scram-sha-512' } });
     expect(kafka.spec.kafka.listeners[0].networkPolicyPeers).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'webapp' } } }]);
-    expect(kafka.spec.entityOperator).toEqual({ topicOperator: {}, userOperator: {} });
+    expect(Object.keys(kafka.spec.entityOperator).sort()).toEqual(['topicOperator', 'userOperator']);
     const pool = findObject(objects, 'KafkaNodePool', 'dual-role');
     expect(pool.metadata.labels).toEqual({ 'strimzi.io/cluster': 'kafka-cluster' });
     expect(pool.spec.roles).toEqual(['controller', 'broker']);

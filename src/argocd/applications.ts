@@ -5,6 +5,7 @@ import type { Environment } from '../environments';
 import type { Platform } from '../environments/platform';
 import type { ApplicationProps, ApplicationSpecIgnoreDifferences, ApplicationSpecSources } from '../imports/application-argoproj.io';
 import type { AppProjectProps } from '../imports/appproject-argoproj.io';
+import { namespacePodSecurity } from '../pod-security';
 import { type SecretGroup, secretsPath } from '../secrets/catalog';
 import { IN_CLUSTER, syncPolicy } from './sync-policy';
 
@@ -130,6 +131,7 @@ export function childApplicationProps(
         automated: environment.autoSync,
         syncOptions: [...(options.createNamespace ? ['CreateNamespace=true'] : []), ...(ignored.length === 0 ? [] : ['RespectIgnoreDifferences=true'])],
         ...(options.retryBudgetSeconds === undefined ? {} : { retryBudgetSeconds: options.retryBudgetSeconds }),
+        ...(options.createNamespace ? { namespaceLabels: namespacePodSecurity(options.namespace) } : {}),
       }),
     },
   };

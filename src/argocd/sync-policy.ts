@@ -46,6 +46,13 @@ export interface SyncPolicyOptions {
    * @default WAITS_SECONDS.infrastructurePodsReady (300)
    */
   readonly retryBudgetSeconds?: number;
+  /**
+   * Labels Argo CD sets on the namespace it creates (`CreateNamespace=true`), e.g. Pod
+   * Security Admission's (argo-cd v3.5.1 docs/user-guide/sync-options.md, "Namespace
+   * Auto-Creation": `managedNamespaceMetadata`).
+   * @default - none
+   */
+  readonly namespaceLabels?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -57,6 +64,7 @@ export function syncPolicy(options: SyncPolicyOptions): ApplicationSpecSyncPolic
   const syncOptions = [...(options.syncOptions ?? [])];
   return {
     ...(options.automated ? { automated: { prune: true, selfHeal: true } } : {}),
+    ...(options.namespaceLabels === undefined ? {} : { managedNamespaceMetadata: { labels: { ...options.namespaceLabels } } }),
     retry: retryPolicy(options.retryBudgetSeconds),
     ...(syncOptions.length > 0 ? { syncOptions } : {}),
   };

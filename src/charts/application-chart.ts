@@ -28,15 +28,9 @@ import type { Environment } from '../environments';
 import { newestTagOf, runningTagOf } from '../environments/running-tag';
 import { GatewayClass } from '../imports/gatewayclass-gateway.networking.k8s.io';
 import { PROMETHEUS_URL } from '../infrastructure/helm-values';
+import { namespacePodSecurity } from '../pod-security';
 import { gatewayProxyName, hostOf, imageReference, migrationsName, serviceAddress, smokeName, tlsSecretName } from '../naming';
 import { brokerClientSecret, databaseSecret } from '../secrets/catalog';
-
-/** Pod Security Admission: the namespace admits only restricted pods. */
-export const RESTRICTED_POD_SECURITY = {
-  'pod-security.kubernetes.io/enforce': 'restricted',
-  'pod-security.kubernetes.io/audit': 'restricted',
-  'pod-security.kubernetes.io/warn': 'restricted',
-} as const;
 
 export interface ApplicationChartProps {
   /** The validated environment to render. */
@@ -65,7 +59,7 @@ export class ApplicationChart extends Chart {
     const appLabels = { [LABELS.app]: application.name };
 
     new kplus.Namespace(this, 'namespace', {
-      metadata: { name: application.namespace, labels: { ...appLabels, ...RESTRICTED_POD_SECURITY } },
+      metadata: { name: application.namespace, labels: { ...appLabels, ...namespacePodSecurity(application.namespace) } },
     });
 
     // Default deny, then what the application needs: HTTP from the Gateway's Envoy proxies

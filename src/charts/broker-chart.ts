@@ -1,9 +1,10 @@
 import { Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
-import { STRIMZI, SYNC_WAVE_ANNOTATION } from '../constants';
+import { BROKER, STRIMZI, SYNC_WAVE_ANNOTATION } from '../constants';
 import { BrokerTopic } from '../constructs/broker-topic';
 import { BrokerUser } from '../constructs/broker-user';
 import { KafkaCluster } from '../constructs/kafka-cluster';
+import { API_SERVER_PEER, DNS_PEER, NetworkPolicies } from '../constructs/network-policies';
 import type { Environment } from '../environments';
 import { brokerUserSecret } from '../secrets/catalog';
 
@@ -31,6 +32,26 @@ export class BrokerChart extends Chart {
       resources: broker.resources,
       storage: broker.storage,
       clients: { namespaces: [application.namespace] },
+    });
+
+    // Default deny in the broker's namespace, then what Strimzi needs (convergence item 7).
+    // Ingress to the brokers is Strimzi's own NetworkPolicy (control plane and replication
+    // from brokers and operators, the agent from the cluster operator, each listener from
+    // its networkPolicyPeers); egress is ours: DNS, the API server (cluster and entity
+    // operators) and the brokers' internal ports inside the namespace.
+    const { controlPlane, replication, agent } = STRIMZI.internalPorts;
+    new NetworkPolicies(this, 'network-policies', {
+      namespace: broker.namespace,
+      egress: [
+        DNS_PEER,
+        API_SERVER_PEER,
+        {
+          name: 'brokers',
+          namespace: broker.namespace,
+          podLabels: { [STRIMZI.clusterLabel]: BROKER.clusterName },
+          ports: [{ port: controlPlane }, { port: replication }, { port: agent }],
+        },
+      ],
     });
 
     for (const topic of broker.topics) {

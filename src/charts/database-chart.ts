@@ -7,7 +7,7 @@ import { DNS_PEER, NetworkPolicies } from '../constructs/network-policies';
 import { SqlServer } from '../constructs/sql-server';
 import type { Environment } from '../environments';
 import { serviceAddress } from '../naming';
-import { RESTRICTED_POD_SECURITY } from './application-chart';
+import { namespacePodSecurity } from '../pod-security';
 
 export interface DatabaseChartProps {
   /** The validated environment. */
@@ -26,7 +26,7 @@ export class DatabaseChart extends Chart {
     const { database, application } = props.environment;
 
     new kplus.Namespace(this, 'namespace', {
-      metadata: { name: database.namespace, labels: { ...RESTRICTED_POD_SECURITY } },
+      metadata: { name: database.namespace, labels: namespacePodSecurity(database.namespace) },
     });
 
     const server = new SqlServer(this, 'server', {

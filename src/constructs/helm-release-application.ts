@@ -3,6 +3,7 @@ import type { HelmChartRef } from '../chart-versions';
 import { SYNC_WAVE_ANNOTATION } from '../constants';
 import { Application } from '../imports/application-argoproj.io';
 import { IN_CLUSTER, syncPolicy } from '../argocd/sync-policy';
+import { namespacePodSecurity } from '../pod-security';
 
 export interface HelmReleaseApplicationProps {
   /** Application name; also the Helm release name. */
@@ -57,7 +58,8 @@ export class HelmReleaseApplication extends Application {
           helm: { releaseName: props.name, valuesObject: props.values },
         },
         destination: { server: IN_CLUSTER, namespace: props.namespace },
-        syncPolicy: syncPolicy({ automated: props.automated, syncOptions }),
+        // The namespace Argo CD creates carries its Pod Security labels (src/pod-security.ts).
+        syncPolicy: syncPolicy({ automated: props.automated, syncOptions, namespaceLabels: namespacePodSecurity(props.namespace) }),
       },
     });
     this.releaseName = props.name;

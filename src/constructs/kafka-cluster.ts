@@ -83,7 +83,12 @@ export class KafkaCluster extends Construct {
             'transaction.state.log.min.isr': minInSync,
           },
         },
-        entityOperator: { topicOperator: {}, userOperator: {} },
+        // Requests and limits for both operators: a namespace quota or a restricted
+        // LimitRange would otherwise refuse or starve them (convergence item 7).
+        entityOperator: {
+          topicOperator: { resources: resourceRequirements(STRIMZI.entityOperatorResources) },
+          userOperator: { resources: resourceRequirements(STRIMZI.entityOperatorResources) },
+        },
       },
     });
     new KafkaNodePool(this, 'node-pool', {

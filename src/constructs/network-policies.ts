@@ -18,8 +18,11 @@ export interface NetworkPort {
 export interface NetworkPeer {
   /** Short name of the peer; names the policy `allow-ingress-from-<name>` / `allow-egress-to-<name>`. */
   readonly name: string;
-  /** Namespace of the peer pods, matched by the label Kubernetes puts on every namespace. */
-  readonly namespace: string;
+  /**
+   * Namespace of the peer pods, matched by the label Kubernetes puts on every namespace.
+   * @default - any address (e.g. the API server, which runs outside every namespace)
+   */
+  readonly namespace?: string;
   /**
    * Labels of the peer pods.
    * @default - every pod of the namespace
@@ -75,6 +78,16 @@ export const DNS_PEER: NetworkPeer = {
 };
 
 /**
+ * The Kubernetes API server, for operators that watch and write objects: its address is the
+ * cluster's (outside every namespace), so the allow names ports only. 443 is the `kubernetes`
+ * Service's port, 6443 the API server's own, reached once the Service address is translated.
+ */
+export const API_SERVER_PEER: NetworkPeer = {
+  name: 'api-server',
+  ports: [{ port: 443 }, { port: 6443 }],
+};
+
+/**
  * Zero-trust networking for one namespace: a default-deny policy (every pod, Ingress and
  * Egress, no rules), then one allow policy per peer, so the rendered diff of a new
  * connection is one small, named object.
@@ -101,19 +114,23 @@ export class NetworkPolicies extends Construct {
     };
     const allows = [
       ...(props.ingress ?? []).map((peer) =>
-        allow(`allow-ingress-from-${peer.name}`, peer, { policyTypes: ['Ingress'], ingress: [{ from: [peerSelector(peer)], ports: portsOf(peer) }] }),
+        allow(`allow-ingress-from-${peer.name}`, peer, { policyTypes: ['Ingress'], ingress: [{ ...peersOf(peer, 'from'), ports: portsOf(peer) }] }),
       ),
       ...(props.egress ?? []).map((peer) =>
-        allow(`allow-egress-to-${peer.name}`, peer, { policyTypes: ['Egress'], egress: [{ to: [peerSelector(peer)], ports: portsOf(peer) }] }),
+        allow(`allow-egress-to-${peer.name}`, peer, { policyTypes: ['Egress'], egress: [{ ...peersOf(peer, 'to'), ports: portsOf(peer) }] }),
       ),
     ];
     this.allows = allows;
   }
 }
 
-function peerSelector(peer: NetworkPeer): k8s.NetworkPolicyPeer {
+/** `from` / `to` of a rule: the peer's pods, or nothing (any address) for a peer without a namespace. */
+function peersOf(peer: NetworkPeer, key: 'from' | 'to'): { from?: k8s.NetworkPolicyPeer[]; to?: k8s.NetworkPolicyPeer[] } {
+  if (peer.namespace === undefined) return {};
   const namespaceSelector = { matchLabels: { [kplus.Namespace.NAME_LABEL]: peer.namespace } };
-  return peer.podLabels === undefined ? { namespaceSelector } : { namespaceSelector, podSelector: { matchLabels: { ...peer.podLabels } } };
+  const selector: k8s.NetworkPolicyPeer =
+    peer.podLabels === undefined ? { namespaceSelector } : { namespaceSelector, podSelector: { matchLabels: { ...peer.podLabels } } };
+  return key === 'from' ? { from: [selector] } : { to: [selector] };
 }
 
 function portsOf(peer: NetworkPeer): k8s.NetworkPolicyPort[] {

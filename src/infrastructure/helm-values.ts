@@ -19,6 +19,22 @@ export const RELEASES = {
   strimziOperator: 'strimzi-kafka-operator',
 } as const;
 
+/**
+ * A container security context that passes Pod Security's restricted profile, for charts
+ * whose default does not (Flagger's sets only a user and a read-only root filesystem).
+ */
+function restrictedContainer(user: number, group: number): Record<string, unknown> {
+  return {
+    runAsNonRoot: true,
+    runAsUser: user,
+    runAsGroup: group,
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    capabilities: { drop: ['ALL'] },
+    seccompProfile: { type: 'RuntimeDefault' },
+  };
+}
+
 /** Prometheus of the monitoring stack: `<fullname>-prometheus` on the operator's default port. */
 export const PROMETHEUS_URL = `http://${RELEASES.kubePrometheusStack}-prometheus.${INFRASTRUCTURE_NAMESPACES.monitoringStack}:9090`;
 
@@ -99,18 +115,32 @@ export function kubePrometheusStackValues(environment: Environment): Record<stri
  * monitoring stack's Prometheus (the Canary's MetricTemplates name it too).
  */
 export function flaggerValues(): Record<string, unknown> {
-  return { meshProvider: 'gatewayapi:v1', metricsServer: PROMETHEUS_URL, prometheus: { install: false } };
+  return {
+    meshProvider: 'gatewayapi:v1',
+    metricsServer: PROMETHEUS_URL,
+    prometheus: { install: false },
+    // The chart's user (charts/flagger/values.yaml `securityContext.context`), restricted.
+    securityContext: { enabled: true, context: restrictedContainer(10001, 10001) },
+  };
 }
 
 /** The load tester the canary's webhooks call (`flagger-loadtester.flagger-system`). */
 export function flaggerLoadTesterValues(): Record<string, unknown> {
-  return { fullnameOverride: FLAGGER_LOAD_TESTER.service };
+  return {
+    fullnameOverride: FLAGGER_LOAD_TESTER.service,
+    // The image's user and group (charts/loadtester/values.yaml `securityContext.context`), restricted.
+    securityContext: { enabled: true, context: restrictedContainer(100, 101) },
+  };
 }
 
 /**
  * The Strimzi cluster operator, watching only its own namespace (where the broker chart puts
- * `kafka-cluster`): the chart's default, written out so the diff shows it.
+ * `kafka-cluster`): the chart's default, written out so the diff shows it. Its pod security
+ * provider is the restricted one: without it Strimzi gives the Kafka and entity-operator
+ * pods it creates the baseline profile's security context, which a restricted namespace
+ * refuses (strimzi-kafka-operator 1.2.0
+ * documentation/modules/configuring/con-config-security-providers.adoc).
  */
 export function strimziOperatorValues(): Record<string, unknown> {
-  return { watchAnyNamespace: false };
+  return { watchAnyNamespace: false, extraEnvs: [{ name: 'STRIMZI_POD_SECURITY_PROVIDER_CLASS', value: 'restricted' }] };
 }

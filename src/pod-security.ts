@@ -1,0 +1,35 @@
+import { INFRASTRUCTURE_NAMESPACES } from './constants';
+
+/**
+ * Pod Security Admission levels of the namespaces the platform creates (convergence item 7),
+ * in one place: every namespace carries an `enforce` label, and `audit` / `warn` at
+ * restricted, so a pod that would fail the restricted profile is reported even where a
+ * namespace enforces less (Kubernetes: Pod Security Admission, "Pod Security Admission
+ * labels for namespaces", https://kubernetes.io/docs/concepts/security/pod-security-admission/).
+ */
+export type PodSecurityLevel = 'restricted' | 'baseline' | 'privileged';
+
+/** The labels of a namespace that enforces `level`. */
+export function podSecurityLabels(level: PodSecurityLevel): Record<string, string> {
+  return {
+    'pod-security.kubernetes.io/enforce': level,
+    'pod-security.kubernetes.io/audit': 'restricted',
+    'pod-security.kubernetes.io/warn': 'restricted',
+  };
+}
+
+/**
+ * Namespaces that cannot enforce restricted, each with why. Every other namespace the
+ * platform creates enforces restricted.
+ */
+export const POD_SECURITY_EXCEPTIONS: Readonly<Record<string, { readonly level: PodSecurityLevel; readonly reason: string }>> = {
+  [INFRASTRUCTURE_NAMESPACES.monitoringStack]: {
+    level: 'privileged',
+    reason: "kube-prometheus-stack's node exporter DaemonSet reads the node through hostNetwork, hostPID and hostPath mounts",
+  },
+};
+
+/** The Pod Security labels of one namespace the platform creates. */
+export function namespacePodSecurity(namespace: string): Record<string, string> {
+  return podSecurityLabels(POD_SECURITY_EXCEPTIONS[namespace]?.level ?? 'restricted');
+}
