@@ -1,5 +1,6 @@
 import { SOPS_AGE, WAITS_SECONDS } from '../constants';
 import { TOOL_IMAGES } from '../chart-versions';
+import { restrictedContainer } from '../pod-security';
 
 /** The Helm release name of Argo CD: the Pulumi bootstrap and the self-managed Application agree on it. */
 export const ARGO_CD_RELEASE = 'argocd';
@@ -31,16 +32,11 @@ export const APPLICATION_HEALTH_LUA = [
   '',
 ].join('\n');
 
-/** Restricted-profile security context for the containers the platform adds. */
-const RESTRICTED_CONTAINER = {
-  runAsNonRoot: true,
-  // Argo CD's own user, so the copied plugin is owned by the repository server's user.
-  runAsUser: 999,
-  allowPrivilegeEscalation: false,
-  readOnlyRootFilesystem: true,
-  capabilities: { drop: ['ALL'] },
-  seccompProfile: { type: 'RuntimeDefault' },
-} as const;
+/**
+ * Restricted-profile security context for the containers the platform adds: Argo CD's own
+ * user, so the copied plugin is owned by the repository server's user.
+ */
+const RESTRICTED_CONTAINER = restrictedContainer(999);
 
 /**
  * Values of the argo-cd chart, the same for every environment, used by the Pulumi

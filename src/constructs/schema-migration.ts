@@ -4,6 +4,7 @@ import { APPLICATION_USER, DATABASE, WAITS_SECONDS } from '../constants';
 import type { Resources } from '../environments';
 import type { SecretKeyReference } from './application-workload';
 import { resourceRequirements } from './resource-requirements';
+import { restrictedContainer } from '../pod-security';
 
 export interface SchemaMigrationProps {
   /** Name of the Job and its pods' label `app`. */
@@ -64,14 +65,7 @@ export class SchemaMigration extends Construct {
                   },
                 ],
                 resources: resourceRequirements(props.resources),
-                securityContext: {
-                  runAsNonRoot: true,
-                  runAsUser: APPLICATION_USER,
-                  allowPrivilegeEscalation: false,
-                  readOnlyRootFilesystem: true,
-                  capabilities: { drop: ['ALL'] },
-                  seccompProfile: { type: 'RuntimeDefault' },
-                },
+                securityContext: restrictedContainer(APPLICATION_USER),
               },
             ],
           },

@@ -4,6 +4,7 @@ import { APPLICATION_USER, PORTS, SMOKE } from '../constants';
 import { resourceRequirements } from './resource-requirements';
 import type { Resources } from '../environments';
 import { DEFAULT_BOOTSTRAP_SERVERS, SMOKE_VARIABLES } from '../smoke/settings';
+import { restrictedContainer } from '../pod-security';
 
 /** Argo CD runs a resource with this annotation as a hook instead of syncing it. */
 export const HOOK_ANNOTATION = 'argocd.argoproj.io/hook';
@@ -132,16 +133,7 @@ export class SmokeHook extends Construct {
                 args: ['--base-url', props.baseUrl],
                 env,
                 resources: resourceRequirements(resources),
-                securityContext: {
-                  runAsNonRoot: true,
-                  runAsUser: APPLICATION_USER,
-                  runAsGroup: APPLICATION_USER,
-                  privileged: false,
-                  allowPrivilegeEscalation: false,
-                  readOnlyRootFilesystem: true,
-                  capabilities: { drop: ['ALL'] },
-                  seccompProfile: { type: 'RuntimeDefault' },
-                },
+                securityContext: { ...restrictedContainer(APPLICATION_USER, APPLICATION_USER), privileged: false },
               },
             ],
           },

@@ -1,5 +1,6 @@
 import { FLAGGER_LOAD_TESTER, INFRASTRUCTURE_NAMESPACES, MONITORING_SELECTOR_LABEL } from '../constants';
 import type { Environment } from '../environments';
+import { restrictedContainer } from '../pod-security';
 
 /**
  * Helm values of the infrastructure releases, per environment where they differ
@@ -18,22 +19,6 @@ export const RELEASES = {
   flaggerLoadTester: FLAGGER_LOAD_TESTER.service,
   strimziOperator: 'strimzi-kafka-operator',
 } as const;
-
-/**
- * A container security context that passes Pod Security's restricted profile, for charts
- * whose default does not (Flagger's sets only a user and a read-only root filesystem).
- */
-function restrictedContainer(user: number, group: number): Record<string, unknown> {
-  return {
-    runAsNonRoot: true,
-    runAsUser: user,
-    runAsGroup: group,
-    allowPrivilegeEscalation: false,
-    readOnlyRootFilesystem: true,
-    capabilities: { drop: ['ALL'] },
-    seccompProfile: { type: 'RuntimeDefault' },
-  };
-}
 
 /** Prometheus of the monitoring stack: `<fullname>-prometheus` on the operator's default port. */
 export const PROMETHEUS_URL = `http://${RELEASES.kubePrometheusStack}-prometheus.${INFRASTRUCTURE_NAMESPACES.monitoringStack}:9090`;
@@ -119,7 +104,8 @@ export function flaggerValues(): Record<string, unknown> {
     meshProvider: 'gatewayapi:v1',
     metricsServer: PROMETHEUS_URL,
     prometheus: { install: false },
-    // The chart's user (charts/flagger/values.yaml `securityContext.context`), restricted.
+    // The chart's user (charts/flagger/values.yaml `securityContext.context`), restricted:
+    // the chart's own context sets only the user and a read-only root filesystem.
     securityContext: { enabled: true, context: restrictedContainer(10001, 10001) },
   };
 }
