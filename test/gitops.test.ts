@@ -133,14 +133,46 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
     }
   });
 
-  it('keeps every Application inside the platform project and its destinations', () => {
-    const project = findObject(objects, 'AppProject', 'platform');
-    const allowed = project.spec.destinations.map((d: any) => d.namespace);
+  it('keeps every Application inside one of the platform\'s projects and its destinations', () => {
     for (const app of apps) {
-      expect(app.spec.project, app.metadata.name).toBe('platform');
-      expect(allowed, app.metadata.name).toContain(app.spec.destination.namespace);
+      expect(['infrastructure', 'platform'], app.metadata.name).toContain(app.spec.project);
+      const project = findObject(objects, 'AppProject', app.spec.project);
+      expect(project.spec.destinations.map((d: any) => d.namespace), app.metadata.name).toContain(app.spec.destination.namespace);
       expect(app.spec.destination.server).toBe('https://kubernetes.default.svc');
     }
+  });
+
+  // Convergence item 9. Argo CD lets an Application create only the cluster-scoped kinds its
+  // project's clusterResourceWhitelist names, and only in the project's destinations
+  // (argo-cd v3.5.1 docs/user-guide/projects.md). The Helm releases need cluster RBAC; a
+  // commit to an application-level chart must not be able to grant itself cluster-admin.
+  it('gives the bootstrap and the infrastructure their own project, and the application level no cluster RBAC', () => {
+    const infrastructure = findObject(objects, 'AppProject', 'infrastructure');
+    const platform = findObject(objects, 'AppProject', 'platform');
+    const kinds = (project: K8sObject) => project.spec.clusterResourceWhitelist.map((k: any) => `${k.group}/${k.kind}`);
+    for (const app of apps) {
+      const installsReleases = app.metadata.name === 'root' || app.metadata.name === 'infrastructure' || app.spec.source?.chart !== undefined;
+      expect(app.spec.project, app.metadata.name).toBe(installsReleases ? 'infrastructure' : 'platform');
+    }
+    expect(kinds(infrastructure)).toEqual(expect.arrayContaining(['rbac.authorization.k8s.io/ClusterRole', 'rbac.authorization.k8s.io/ClusterRoleBinding']));
+    expect(kinds(platform).filter((k: string) => k.startsWith('rbac.authorization.k8s.io/') || k.startsWith('apiextensions') || k.startsWith('admissionregistration'))).toEqual([]);
+    // Application objects live in the controller's namespace: the application level cannot write there.
+    expect(platform.spec.destinations.map((d: any) => d.namespace)).not.toContain('argocd');
+    expect(platform.spec.sourceRepos).toEqual([REPOSITORY]);
+    expect(platform.spec.namespaceResourceWhitelist).toBeUndefined();
+  });
+
+  // argo-cd v3.5.1 docs/user-guide/projects.md, "The Default Project": Argo CD creates
+  // `default` allowing every source, destination and kind; this is its locked form.
+  it('locks Argo CD\'s default project', () => {
+    expect(findObject(objects, 'AppProject', 'default').spec).toEqual({
+      description: expect.any(String),
+      sourceRepos: [],
+      sourceNamespaces: [],
+      destinations: [],
+      namespaceResourceBlacklist: [{ group: '*', kind: '*' }],
+    });
+    expect(apps.map((app) => app.spec.project)).not.toContain('default');
   });
 
   it('creates namespaces on install where no chart renders them', () => {
@@ -151,12 +183,15 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
   });
 
   it('allows only this repository, the pinned chart repositories and the platform namespaces', () => {
-    const project = findObject(objects, 'AppProject', 'platform');
-    expect(project.spec.sourceRepos).toEqual([REPOSITORY, ...[...new Set(Object.values(HELM_CHARTS).map((c) => c.repoURL))].sort()]);
-    expect(project.spec.destinations.map((d: any) => d.namespace)).toEqual([
-      'argocd', 'cert-manager', 'database', 'envoy-gateway-system', 'flagger-system', 'kafka', 'monitoring', 'webapp',
+    const infrastructure = findObject(objects, 'AppProject', 'infrastructure');
+    expect(infrastructure.spec.sourceRepos).toEqual([REPOSITORY, ...[...new Set(Object.values(HELM_CHARTS).map((c) => c.repoURL))].sort()]);
+    expect(infrastructure.spec.destinations.map((d: any) => d.namespace)).toEqual([
+      'argocd', 'cert-manager', 'envoy-gateway-system', 'flagger-system', 'kafka', 'monitoring',
     ]);
-    for (const destination of project.spec.destinations) expect(destination.server).toBe('https://kubernetes.default.svc');
+    expect(findObject(objects, 'AppProject', 'platform').spec.destinations.map((d: any) => d.namespace)).toEqual(['database', 'kafka', 'monitoring', 'webapp']);
+    for (const project of objects.filter((o) => o.kind === 'AppProject')) {
+      for (const destination of project.spec.destinations) expect(destination.server).toBe('https://kubernetes.default.svc');
+    }
   });
 
   it('validates Application, AppProject, ClusterIssuer and Certificate objects against their CRDs', () => {

@@ -147,8 +147,9 @@ describe('the Pulumi bootstrap', () => {
     const committed = committedObjects('local');
     const project = created.find((r) => r.name === 'root-project')!.inputs;
     const root = created.find((r) => r.name === 'root-application')!.inputs;
-    expect(project).toEqual(findObject(committed, 'AppProject', 'platform'));
     expect(root).toEqual(findObject(committed, 'Application', 'root'));
+    // The project the root belongs to (the infrastructure's), so the root can sync at once.
+    expect(project).toEqual(findObject(committed, 'AppProject', root.spec.project));
     expect(root.spec.source.path).toBe('dist/local');
     expect(root.spec.source.directory.include).toBe('gitops.yaml');
   });

@@ -15,6 +15,17 @@ export const GITOPS_CHART_ID = 'gitops';
 /** Name of the root Application (app of apps) of an environment's cluster. */
 export const ROOT_APPLICATION = 'root';
 
+/**
+ * The AppProject of the bootstrap and the infrastructure (convergence item 9): the root, the
+ * child that installs the upstream Helm releases, and those releases, whose charts create
+ * CRDs, ClusterRoles and webhooks. The application-level project (`platform.controller.project`)
+ * gets none of those, so a commit to an application chart cannot grant itself cluster rights.
+ */
+export const INFRASTRUCTURE_PROJECT = 'infrastructure';
+
+/** Argo CD's own project, which it creates wide open and which the platform locks. */
+export const DEFAULT_PROJECT = 'default';
+
 /** A cluster-scoped kind an AppProject lets Applications create. */
 export interface ClusterKind {
   readonly group: string;
@@ -29,25 +40,54 @@ export interface ProjectScope {
   readonly clusterKinds: readonly ClusterKind[];
 }
 
+/** Which of the platform's AppProjects. */
+export interface ProjectIdentity {
+  /** The project's name. */
+  readonly name: string;
+  /** What it is for, shown in Argo CD. */
+  readonly description: string;
+  /** Allow the pinned Helm repositories as sources (the infrastructure's releases). */
+  readonly helmCharts: boolean;
+}
+
 /**
- * The AppProject of the platform (1.6: deployment permissions limited): sources are this
- * repository and the pinned Helm repositories only; destinations the in-cluster API and
- * the platform's namespaces only; cluster-scoped kinds only those the platform creates.
+ * An AppProject of the platform (1.6: deployment permissions limited): sources are this
+ * repository (and, for the infrastructure, the pinned Helm repositories) only; destinations
+ * the in-cluster API and the given namespaces only; cluster-scoped kinds only those given.
  */
-export function appProjectProps(platform: Platform, scope: ProjectScope): AppProjectProps {
-  const helmRepositories = [...new Set(Object.values(HELM_CHARTS).map((chart) => chart.repoURL))].sort();
+export function appProjectProps(platform: Platform, scope: ProjectScope, identity: ProjectIdentity): AppProjectProps {
+  const helmRepositories = identity.helmCharts ? [...new Set(Object.values(HELM_CHARTS).map((chart) => chart.repoURL))].sort() : [];
   const kinds = new Map(scope.clusterKinds.map((k) => [`${k.group}/${k.kind}`, k]));
   return {
     metadata: {
-      name: platform.controller.project,
+      name: identity.name,
       namespace: platform.controller.namespace,
       annotations: { [SYNC_WAVE_ANNOTATION]: '0' },
     },
     spec: {
-      description: 'The platform: this repository and the pinned upstream Helm charts, into the platform namespaces only.',
+      description: identity.description,
       sourceRepos: [platform.repository.url, ...helmRepositories],
       destinations: [...new Set(scope.namespaces)].sort().map((namespace) => ({ server: IN_CLUSTER, namespace })),
       clusterResourceWhitelist: [...kinds.keys()].sort().map((key) => ({ group: kinds.get(key)!.group, kind: kinds.get(key)!.kind })),
+    },
+  };
+}
+
+/**
+ * Argo CD's `default` project with every permission removed, as Argo CD's documentation
+ * gives it (argo-cd v3.5.1 docs/user-guide/projects.md, "The Default Project"): Argo CD
+ * creates it allowing any source, destination and kind, and an Application without a
+ * project lands in it.
+ */
+export function lockedDefaultProjectProps(platform: Platform): AppProjectProps {
+  return {
+    metadata: { name: DEFAULT_PROJECT, namespace: platform.controller.namespace, annotations: { [SYNC_WAVE_ANNOTATION]: '0' } },
+    spec: {
+      description: 'Locked: no source, no destination, no kind. Every Application names a project of the platform.',
+      sourceRepos: [],
+      sourceNamespaces: [],
+      destinations: [],
+      namespaceResourceBlacklist: [{ group: '*', kind: '*' }],
     },
   };
 }
@@ -62,7 +102,7 @@ export function rootApplicationProps(environment: Environment, platform: Platfor
   return {
     metadata: { name: ROOT_APPLICATION, namespace: platform.controller.namespace },
     spec: {
-      project: platform.controller.project,
+      project: INFRASTRUCTURE_PROJECT,
       source: {
         repoUrl: platform.repository.url,
         targetRevision: platform.repository.targetRevision,
@@ -78,6 +118,8 @@ export function rootApplicationProps(environment: Environment, platform: Platfor
 export interface ChildApplicationOptions {
   /** Chart id: the file `dist/<env>/<id>.yaml` and the Application's name. */
   readonly chart: string;
+  /** The AppProject the child belongs to. */
+  readonly project: string;
   /** Sync wave: the chart's place in the delivery order. */
   readonly syncWave: number;
   /** Destination namespace for objects without one; created on install when asked. */
@@ -123,7 +165,7 @@ export function childApplicationProps(
       annotations: { [SYNC_WAVE_ANNOTATION]: String(options.syncWave) },
     },
     spec: {
-      project: platform.controller.project,
+      project: options.project,
       ...(sources.length === 1 ? { source: sources[0]! } : { sources }),
       destination: { server: IN_CLUSTER, namespace: options.namespace },
       ...(ignored.length === 0 ? {} : { ignoreDifferences: ignored }),

@@ -1,7 +1,14 @@
 import { ApiObject, Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
 import { WAITS_SECONDS } from '../constants';
-import { appProjectProps, childApplicationProps, type ClusterKind, rootApplicationProps } from '../argocd/applications';
+import {
+  appProjectProps,
+  childApplicationProps,
+  type ClusterKind,
+  INFRASTRUCTURE_PROJECT,
+  lockedDefaultProjectProps,
+  rootApplicationProps,
+} from '../argocd/applications';
 import type { Environment } from '../environments';
 import type { Platform } from '../environments/platform';
 import { flaggerOwnedFields } from '../constructs/canary-release';
@@ -11,8 +18,8 @@ import { SECRET_GROUPS, type SecretGroup, secretCatalog } from '../secrets/catal
 
 /**
  * Cluster-scoped kinds the upstream Helm charts of the infrastructure create (their
- * CRDs, RBAC, admission webhooks, the IngressClass) and the namespaces Argo CD creates
- * on install. Read from the pinned charts' templates.
+ * CRDs, RBAC, admission webhooks) and the namespaces Argo CD creates on install. Read
+ * from the pinned charts' templates. Only the infrastructure project allows them.
  */
 export const HELM_CLUSTER_KINDS: readonly ClusterKind[] = [
   { group: '', kind: 'Namespace' },
@@ -21,8 +28,10 @@ export const HELM_CLUSTER_KINDS: readonly ClusterKind[] = [
   { group: 'rbac.authorization.k8s.io', kind: 'ClusterRoleBinding' },
   { group: 'admissionregistration.k8s.io', kind: 'ValidatingWebhookConfiguration' },
   { group: 'admissionregistration.k8s.io', kind: 'MutatingWebhookConfiguration' },
-  { group: 'networking.k8s.io', kind: 'IngressClass' },
 ];
+
+/** Namespaces Argo CD creates for application-level children (CreateNamespace=true). */
+const CREATED_NAMESPACE_KINDS: readonly ClusterKind[] = [{ group: '', kind: 'Namespace' }];
 
 /** What the GitOps wiring needs to know about a chart it syncs, read off its objects. */
 export interface ChartFootprint {
@@ -38,6 +47,8 @@ export interface ChartFootprint {
   readonly primaryNamespace?: string;
   /** Fields of its objects a controller owns, which Argo CD must neither diff nor sync (Flagger's). */
   readonly ignoreDifferences: readonly ApplicationSpecIgnoreDifferences[];
+  /** It renders Argo CD Applications (the upstream Helm releases): it belongs to the infrastructure project. */
+  readonly installsApplications: boolean;
 }
 
 /** Read a rendered chart's footprint: plain data, so the GitOps chart does not depend on it. */
@@ -47,6 +58,7 @@ export function chartFootprint(id: string, chart: Chart): ChartFootprint {
   const ownNamespaces = new Set<string>();
   const clusterKinds: ClusterKind[] = [];
   const ignoreDifferences: ApplicationSpecIgnoreDifferences[] = [];
+  let installsApplications = false;
   // Read each object's identity, not the chart's full rendering: synth renders it once, later.
   for (const object of chart.node.findAll().filter(ApiObject.isApiObject)) {
     const namespace = object.metadata.namespace;
@@ -58,6 +70,7 @@ export function chartFootprint(id: string, chart: Chart): ChartFootprint {
       namespaces.add(namespace);
       counts.set(namespace, (counts.get(namespace) ?? 0) + 1);
     }
+    if (object.kind === 'Application') installsApplications = true;
     const destination = object.kind === 'Application' ? (object.toJson() as { spec?: any }).spec?.destination?.namespace : undefined;
     if (typeof destination === 'string') namespaces.add(destination);
     if (object.kind === 'Canary' && object.apiVersion.startsWith('flagger.app/')) ignoreDifferences.push(...flaggerOwnedFields(object.toJson()));
@@ -71,6 +84,7 @@ export function chartFootprint(id: string, chart: Chart): ChartFootprint {
     clusterKinds,
     ...(primaryNamespace === undefined ? {} : { primaryNamespace }),
     ignoreDifferences,
+    installsApplications,
   };
 }
 
@@ -84,10 +98,14 @@ export interface GitopsChartProps {
 }
 
 /**
- * The GitOps wiring of one environment (1.1.5, 1.6): the AppProject, the root
+ * The GitOps wiring of one environment (1.1.5, 1.6): the AppProjects, the root
  * Application (app of apps, syncing this file) and one child Application per chart, in
  * the delivery order as sync waves. A chart with a group of encrypted Secrets syncs them
- * with it (KSOPS, src/secrets/catalog.ts).
+ * with it (KSOPS, src/secrets/catalog.ts). Two projects (convergence item 9): the
+ * infrastructure's (the root, the child that installs the Helm releases and those releases:
+ * the pinned Helm repositories, CRDs, cluster RBAC, webhooks) and the application level's
+ * (the other children: this repository only, their namespaces, no cluster RBAC, not the
+ * controller's namespace); Argo CD's `default` project is locked.
  */
 /**
  * Children that wait longer than the 300 s of a sync (8): the database pod and the broker
@@ -108,15 +126,38 @@ export class GitopsChart extends Chart {
     const catalog = secretCatalog(environment);
     const isGroup = (chart: string): chart is SecretGroup => (SECRET_GROUPS as readonly string[]).includes(chart);
 
-    const namespaces = new Set<string>([platform.controller.namespace]);
-    const clusterKinds: ClusterKind[] = [...HELM_CLUSTER_KINDS];
-    for (const child of props.children) {
-      child.namespaces.forEach((namespace) => namespaces.add(namespace));
-      clusterKinds.push(...child.clusterKinds);
-      if (isGroup(child.id)) catalog.filter((s) => s.group === child.id).forEach((s) => namespaces.add(s.namespace));
-    }
+    const projectOf = (child: ChartFootprint) => (child.installsApplications ? INFRASTRUCTURE_PROJECT : platform.controller.project);
+    const projectScope = (project: string, base: { namespaces: string[]; clusterKinds: ClusterKind[] }) => {
+      const namespaces = new Set<string>(base.namespaces);
+      const clusterKinds = [...base.clusterKinds];
+      for (const child of props.children.filter((c) => projectOf(c) === project)) {
+        child.namespaces.forEach((namespace) => namespaces.add(namespace));
+        clusterKinds.push(...child.clusterKinds);
+        if (isGroup(child.id)) catalog.filter((s) => s.group === child.id).forEach((s) => namespaces.add(s.namespace));
+      }
+      return { namespaces: [...namespaces], clusterKinds };
+    };
 
-    new AppProject(this, 'project', appProjectProps(platform, { namespaces: [...namespaces], clusterKinds }));
+    // First: the Pulumi bootstrap applies the first AppProject with the root, which uses it.
+    new AppProject(
+      this,
+      'infrastructure-project',
+      appProjectProps(platform, projectScope(INFRASTRUCTURE_PROJECT, { namespaces: [platform.controller.namespace], clusterKinds: [...HELM_CLUSTER_KINDS] }), {
+        name: INFRASTRUCTURE_PROJECT,
+        description: 'The bootstrap and the infrastructure: this repository and the pinned upstream Helm charts, with the cluster rights those charts need.',
+        helmCharts: true,
+      }),
+    );
+    new AppProject(
+      this,
+      'project',
+      appProjectProps(platform, projectScope(platform.controller.project, { namespaces: [], clusterKinds: [...CREATED_NAMESPACE_KINDS] }), {
+        name: platform.controller.project,
+        description: 'The application level: this repository only, into its own namespaces, without cluster RBAC.',
+        helmCharts: false,
+      }),
+    );
+    new AppProject(this, 'default-project', lockedDefaultProjectProps(platform));
     new Application(this, 'root', rootApplicationProps(environment, platform));
 
     this.children = props.children.map((child, index) => {
@@ -127,6 +168,7 @@ export class GitopsChart extends Chart {
         `child-${child.id}`,
         childApplicationProps(environment, platform, {
           chart: child.id,
+          project: projectOf(child),
           // Wave 0 is the AppProject's; children follow in the delivery order.
           syncWave: index + 1,
           namespace,

@@ -1,6 +1,7 @@
 import { Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
 import { ARGO_CD_RELEASE, argoCdValues } from '../argocd/argo-cd-values';
+import { INFRASTRUCTURE_PROJECT } from '../argocd/applications';
 import { HELM_CHARTS } from '../chart-versions';
 import { INFRASTRUCTURE_NAMESPACES, SYNC_WAVES } from '../constants';
 import { HelmReleaseApplication } from '../constructs/helm-release-application';
@@ -43,7 +44,8 @@ export class InfrastructureChart extends Chart {
     const { environment, platform } = props;
     const common = {
       controllerNamespace: platform.controller.namespace,
-      project: platform.controller.project,
+      // The Helm releases create cluster-scoped RBAC, CRDs and webhooks: only this project allows them.
+      project: INFRASTRUCTURE_PROJECT,
       automated: environment.autoSync,
     };
 
