@@ -41,6 +41,18 @@ export const ROLLING_UPDATE = { maxUnavailable: 1, maxSurge: 1 } as const;
  */
 export const REVISION_HISTORY_LIMIT = 10;
 
+/**
+ * Disruption and spread of every Deployment and of the Kafka brokers (convergence item 8; not
+ * in the contract): at most one pod of a unit evicted at a time (a PodDisruptionBudget,
+ * `maxUnavailable` like the rolling update's, so a node drain (7.2) is never blocked for
+ * good), and pods spread across nodes (`kubernetes.io/hostname`) where the scheduler can,
+ * without refusing to schedule on a one-node workstation.
+ */
+export const DISRUPTION = {
+  maxUnavailable: 1,
+  spread: { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway' },
+} as const;
+
 /** 2.1 / 8: replicas of each blue-green unit. */
 export const BLUE_GREEN = { replicasPerUnit: 3, units: ['blue', 'green'] } as const;
 
@@ -326,6 +338,8 @@ export const DATABASE = {
  */
 export const STRIMZI = {
   nodePool: 'dual-role',
+  /** The label Strimzi gives each node pool's pods, with the pool's name. */
+  poolLabel: 'strimzi.io/pool-name',
   /** Copies of each partition at most; fewer when the cluster has fewer brokers. */
   maxReplication: 3,
   clusterLabel: 'strimzi.io/cluster',

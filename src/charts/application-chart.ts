@@ -29,7 +29,7 @@ import { newestTagOf, runningTagOf } from '../environments/running-tag';
 import { GatewayClass } from '../imports/gatewayclass-gateway.networking.k8s.io';
 import { PROMETHEUS_URL } from '../infrastructure/helm-values';
 import { namespacePodSecurity } from '../pod-security';
-import { gatewayProxyName, hostOf, imageReference, migrationsName, serviceAddress, smokeName, tlsSecretName } from '../naming';
+import { gatewayProxyName, hostOf, imageReference, migrationsName, primaryName, serviceAddress, smokeName, tlsSecretName } from '../naming';
 import { brokerClientSecret, databaseSecret } from '../secrets/catalog';
 
 export interface ApplicationChartProps {
@@ -150,6 +150,8 @@ export class ApplicationChart extends Chart {
         version: SINGLE_UNIT_VERSION,
         image: imageReference(image.registry, image.project, application.name, tag),
         replicas: application.replicas!,
+        // Canary: the traffic is served by Flagger's primary copy (`app: <app>-primary`).
+        ...(strategy.type === 'canary' ? { disruptionBudgetLabels: { [LABELS.app]: primaryName(application.name) } } : {}),
       });
       serviceSelector = strategy.type === 'rolling' ? appLabels : undefined;
     }

@@ -1,7 +1,8 @@
 import { ApiObject, Duration, JsonPatch, Size } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
-import { APPLICATION_USER, HTTP_PORT_NAME, LABELS, PORTS, PROBES, REVISION_HISTORY_LIMIT, ROLLING_UPDATE, WAITS_SECONDS } from '../constants';
+import { k8s } from 'cdk8s-plus-28';
+import { APPLICATION_USER, DISRUPTION, HTTP_PORT_NAME, LABELS, PORTS, PROBES, REVISION_HISTORY_LIMIT, ROLLING_UPDATE, WAITS_SECONDS } from '../constants';
 import type { Resources } from '../environments';
 import { parseMemory } from '../environments/quantity';
 
@@ -54,6 +55,12 @@ export interface ApplicationWorkloadProps {
    * @default - none
    */
   readonly environment?: Readonly<Record<string, EnvironmentValue>>;
+  /**
+   * Labels of the pods the unit's PodDisruptionBudget protects: in canary mode Flagger's
+   * `<app>-primary` pods, which carry `app: <app>-primary` and serve the traffic.
+   * @default - this Deployment's pods (its selector)
+   */
+  readonly disruptionBudgetLabels?: Readonly<Record<string, string>>;
 }
 
 /** A key of a Secret, referenced by name: the value never enters the manifest. */
@@ -75,6 +82,8 @@ export type EnvironmentValue = string | SecretKeyReference;
 export class ApplicationWorkload extends kplus.Deployment {
   /** Labels on every pod of this workload. */
   public readonly podLabels: Readonly<Record<string, string>>;
+  /** At most one of the unit's pods evicted at a time (convergence item 8). */
+  public readonly disruptionBudget: k8s.KubePodDisruptionBudget;
 
   constructor(scope: Construct, id: string, props: ApplicationWorkloadProps) {
     const podLabels = { [LABELS.app]: props.application, [LABELS.version]: props.version };
@@ -134,14 +143,33 @@ export class ApplicationWorkload extends kplus.Deployment {
       ],
     });
     this.podLabels = podLabels;
-    this.select(kplus.LabelSelector.of({
-      labels: props.selectVersion ? podLabels : { [LABELS.app]: props.application },
-    }));
+    const selector = props.selectVersion ? podLabels : { [LABELS.app]: props.application };
+    this.select(kplus.LabelSelector.of({ labels: selector }));
     const manifest = ApiObject.of(this);
     // cdk8s-plus has no field for it; rollback needs the revisions kept (1.5).
     manifest.addJsonPatch(JsonPatch.add('/spec/revisionHistoryLimit', REVISION_HISTORY_LIMIT));
     // cdk8s-plus labels pods with a hash of the construct path; our selectors use
     // app/version only, and a path-derived label would change on a construct rename.
     manifest.addJsonPatch(JsonPatch.remove('/spec/template/metadata/labels/cdk8s.io~1metadata.addr'));
+    // Spread a unit's pods across nodes. The selector takes app, version and the ReplicaSet's
+    // pod-template-hash from each incoming pod (matchLabelKeys), so the same template also
+    // spreads Flagger's `<app>-primary` copy, whose app label differs (Kubernetes: "Pod
+    // Topology Spread Constraints", matchLabelKeys, on by default since 1.27).
+    manifest.addJsonPatch(
+      JsonPatch.add('/spec/template/spec/topologySpreadConstraints', [
+        {
+          ...DISRUPTION.spread,
+          labelSelector: { matchExpressions: [{ key: LABELS.app, operator: 'Exists' }] },
+          matchLabelKeys: [LABELS.app, LABELS.version, 'pod-template-hash'],
+        },
+      ]),
+    );
+    this.disruptionBudget = new k8s.KubePodDisruptionBudget(scope, `${id}-disruption-budget`, {
+      metadata: { name: props.name, namespace: props.namespace, labels: podLabels },
+      spec: {
+        maxUnavailable: k8s.IntOrString.fromNumber(DISRUPTION.maxUnavailable),
+        selector: { matchLabels: { ...(props.disruptionBudgetLabels ?? selector) } },
+      },
+    });
   }
 }

@@ -1,6 +1,6 @@
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
-import { BROKER, STRIMZI } from '../constants';
+import { BROKER, DISRUPTION, STRIMZI } from '../constants';
 import type { Resources } from '../environments';
 import {
   Kafka,
@@ -75,6 +75,10 @@ export class KafkaCluster extends Construct {
             ...(props.tlsListener ? [listener(tls.name, tls.port, true)] : []),
           ],
           authorization: { type: KafkaSpecKafkaAuthorizationType.SIMPLE },
+          // Strimzi's PodDisruptionBudget for the brokers (its default, 1, written out: 1.2.0
+          // api/.../template/PodDisruptionBudgetTemplate.java): with min.insync.replicas one
+          // below replication, one broker may be down.
+          template: { podDisruptionBudget: { maxUnavailable: DISRUPTION.maxUnavailable } },
           config: {
             'default.replication.factor': replication,
             'min.insync.replicas': minInSync,
@@ -97,6 +101,18 @@ export class KafkaCluster extends Construct {
         replicas: props.brokers,
         roles: [KafkaNodePoolSpecRoles.CONTROLLER, KafkaNodePoolSpecRoles.BROKER],
         resources: resourceRequirements(props.resources),
+        // One broker per node where there are nodes enough (Strimzi labels the pool's pods
+        // strimzi.io/cluster and strimzi.io/pool-name: operator-common Labels.java, 1.2.0).
+        template: {
+          pod: {
+            topologySpreadConstraints: [
+              {
+                ...DISRUPTION.spread,
+                labelSelector: { matchLabels: { ...clusterLabels, [STRIMZI.poolLabel]: STRIMZI.nodePool } },
+              },
+            ],
+          },
+        },
         storage: {
           type: KafkaNodePoolSpecStorageType.JBOD,
           volumes: [
