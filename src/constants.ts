@@ -66,6 +66,18 @@ export const CANARY = {
   },
 } as const;
 
+/**
+ * A failed or missing database backup (convergence item 10; not in the contract): critical,
+ * so it pages the on-call engineer (6). It fires when the backup CronJob's last scheduled run
+ * has not succeeded within the job's deadline plus five minutes.
+ */
+export const BACKUP_ALERT = {
+  groupName: 'database.rules',
+  name: 'DatabaseBackupFailed',
+  for: '65m',
+  severity: 'critical',
+} as const;
+
 /** 2.4 / 8: the alert rule group and its two alerts. */
 export const ALERTS = {
   groupName: 'deployment.rules',
@@ -321,8 +333,14 @@ export const DATABASE = {
    * the sync anyway.
    */
   migrations: { imageSuffix: 'migrations', backoffLimit: 1 },
-  /** The scheduled full backup: one attempt at a time, an hour at most, 3 runs kept. */
+  /**
+   * The scheduled full backup: one attempt at a time, an hour at most, 3 runs kept. Backups
+   * kept on the volume: `keep` files, one per UTC day (`<database>-day<N>.bak`, N the day
+   * number modulo `keep`), each day's run overwriting the file of `keep` days ago, so the
+   * volume never fills (size it for `keep` full backups). Convergence item 10.
+   */
   backup: {
+    keep: 7,
     backoffLimit: 1,
     activeDeadlineSeconds: 3600,
     historyLimit: 3,

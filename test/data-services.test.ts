@@ -57,7 +57,7 @@ describe.each(ENVIRONMENT_ORDER)('the database in %s (1.3 step 5)', (environment
     const cron = findObject(objects, 'CronJob', 'mssql-backup');
     expect(cron.spec.concurrencyPolicy).toBe('Forbid');
     const command = cron.spec.jobTemplate.spec.template.spec.containers[0].command.join(' ');
-    expect(command).toContain("BACKUP DATABASE [webapp] TO DISK = N'/var/opt/mssql/backup/webapp-$(date -u +%Y%m%dT%H%M%SZ).bak' WITH CHECKSUM, INIT");
+    expect(command).toMatch(/BACKUP DATABASE \[webapp\] TO DISK = N'\/var\/opt\/mssql\/backup\/webapp-day.*\.bak' WITH CHECKSUM, INIT/);
     expect(command).toContain('-S mssql.database.svc.cluster.local');
   });
 

@@ -4,6 +4,9 @@ import { DATABASE } from '../constants';
 import { ADMIN_PASSWORD_ENV, databaseSecurityContext, sqlcmdShell } from './sql-server';
 import { resourceRequirements } from './resource-requirements';
 
+/** The backup CronJob's name and its pods' `app` label unless told otherwise. */
+export const DEFAULT_BACKUP_NAME = `${DATABASE.serverName}-backup`;
+
 export interface DatabaseBackupProps {
   /** The server's namespace. */
   readonly namespace: string;
@@ -15,15 +18,16 @@ export interface DatabaseBackupProps {
   readonly schedule: string;
   /**
    * Name of the CronJob and its pods' label `app`.
-   * @default `${DATABASE.serverName}-backup`
+   * @default DEFAULT_BACKUP_NAME (`mssql-backup`)
    */
   readonly name?: string;
 }
 
 /**
  * The scheduled full backup (2.7, 7.2): sqlcmd asks the server for `BACKUP DATABASE ... TO
- * DISK` into the backup volume mounted in the server, one file per run named after its UTC
- * time, checksummed. Runs never overlap.
+ * DISK` into the backup volume mounted in the server, checksummed, `INIT` overwriting the
+ * file: one file per UTC day in DATABASE.backup.keep slots, so the newest `keep` daily
+ * backups stay and the volume never fills. Runs never overlap.
  */
 export class DatabaseBackup extends Construct {
   /** Labels of the backup pods, which the server's NetworkPolicy admits. */
@@ -31,9 +35,10 @@ export class DatabaseBackup extends Construct {
 
   constructor(scope: Construct, id: string, props: DatabaseBackupProps) {
     super(scope, id);
-    const name = props.name ?? `${DATABASE.serverName}-backup`;
+    const name = props.name ?? DEFAULT_BACKUP_NAME;
     this.podLabels = { app: name };
-    const file = `${DATABASE.backupPath}/${props.database}-$(date -u +%Y%m%dT%H%M%SZ).bak`;
+    // One file per UTC day, `keep` of them: the day number modulo `keep` names the slot.
+    const file = `${DATABASE.backupPath}/${props.database}-day$(( $(date -u +%s) / 86400 % ${DATABASE.backup.keep} )).bak`;
     const query = `BACKUP DATABASE [${props.database}] TO DISK = N'${file}' WITH CHECKSUM, INIT`;
     new k8s.KubeCronJob(this, 'cron-job', {
       metadata: { name, namespace: props.namespace, labels: { ...this.podLabels } },

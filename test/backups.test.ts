@@ -1,0 +1,89 @@
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parser } from '@prometheus-io/lezer-promql';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DATABASE } from '../src/constants';
+import { ENVIRONMENT_ORDER, ROOT, committedObjects, findObject, projectEnvironments, temporaryDirectory } from './support';
+
+// Convergence item 10: backups are kept to a bounded number, a failed backup pages
+// someone, and the runbook pauses automated sync before scaling by hand.
+
+const environments = projectEnvironments();
+const folder = temporaryDirectory('platform-gitops-backups-');
+afterAll(() => fs.rmSync(folder, { recursive: true, force: true }));
+
+/**
+ * The file the rendered backup command writes on a given day: its `-Q "..."` argument run
+ * through /bin/sh as the Job runs it, with a `date` that answers the day's epoch seconds.
+ */
+function backupFileOn(command: string, day: number): string {
+  const fakeDate = path.join(folder, 'date');
+  fs.writeFileSync(fakeDate, `#!/bin/sh\necho ${day * 86400 + 3600}\n`, { mode: 0o755 });
+  const query = /-Q "(.*)"$/.exec(command)![1]!;
+  const result = spawnSync('/bin/sh', ['-c', `printf '%s' "${query}"`], { env: { PATH: `${folder}:/usr/bin:/bin` }, encoding: 'utf8' });
+  expect(result.status, result.stderr).toBe(0);
+  return /TO DISK = N'([^']+)'/.exec(result.stdout)![1]!;
+}
+
+describe.each(ENVIRONMENT_ORDER)('database backups in %s (convergence item 10)', (name) => {
+  const environment = environments[name]!;
+  const objects = committedObjects(name);
+  const cron = findObject(objects, 'CronJob', 'mssql-backup');
+  const command: string = cron.spec.jobTemplate.spec.template.spec.containers[0].command[2];
+
+  // BACKUP ... WITH INIT overwrites the backup sets in the file (Microsoft, BACKUP
+  // (Transact-SQL), "INIT": https://learn.microsoft.com/sql/t-sql/statements/backup-transact-sql):
+  // writing to a name that repeats every `keep` days keeps `keep` files.
+  it('keeps a bounded number of backups: one file per UTC day, the same name every keep days, overwritten', () => {
+    expect(command).toContain('WITH CHECKSUM, INIT');
+    const files = Array.from({ length: 30 }, (_, day) => backupFileOn(command, 20_000 + day));
+    expect(new Set(files).size).toBe(DATABASE.backup.keep);
+    for (let day = 0; day + DATABASE.backup.keep < files.length; day += 1) expect(files[day + DATABASE.backup.keep]).toBe(files[day]);
+    for (const file of files) expect(file.startsWith(`${DATABASE.backupPath}/${environment.database.name}-`)).toBe(true);
+  });
+
+  it('pages the on-call engineer when the last scheduled backup has not succeeded', () => {
+    const monitoring = committedObjects(name);
+    const rule = monitoring
+      .filter((o) => o.kind === 'PrometheusRule')
+      .flatMap((o) => o.spec.groups.flatMap((g: any) => g.rules.map((r: any) => ({ ...r, namespace: o.metadata.namespace }))))
+      .find((r) => r.alert === 'DatabaseBackupFailed');
+    expect(rule).toBeDefined();
+    // It watches the CronJob the database chart renders, by name and namespace.
+    expect(rule.expr).toContain(`namespace="${cron.metadata.namespace}", cronjob="${cron.metadata.name}"`);
+    expect(rule.namespace).toBe(environment.database.namespace);
+    // Longer than a run may take, so a running backup does not fire it.
+    expect(Number.parseInt(rule.for, 10) * 60).toBeGreaterThan(cron.spec.jobTemplate.spec.activeDeadlineSeconds);
+    const errors: string[] = [];
+    parser.parse(rule.expr).iterate({ enter: (node) => void (node.type.isError && errors.push(node.name)) });
+    expect(errors).toEqual([]);
+    // The routing matches only the platform's alert names; critical goes to on-call.
+    const routing = findObject(monitoring, 'AlertmanagerConfig', 'platform-alert-routing').spec.route;
+    const names = routing.matchers.find((m: any) => m.name === 'alertname');
+    expect(new RegExp(`^(?:${names.value})$`).test('DatabaseBackupFailed')).toBe(true);
+    const route = routing.routes.find((r: any) => r.matchers.some((m: any) => m.name === 'severity' && m.value === rule.labels.severity));
+    expect(route.receiver).toBe('on-call');
+  });
+});
+
+describe('the runbook\'s data recovery (convergence item 10, 7.2)', () => {
+  it('pauses automated sync, root first, before scaling the application down by hand, and resumes it after', () => {
+    const runbook = fs.readFileSync(path.join(ROOT, 'docs', 'runbook.md'), 'utf8');
+    const section = runbook.slice(runbook.indexOf('**Data recovery** (7.2)'), runbook.indexOf('**Database unreachable**'));
+    const at = (text: string) => {
+      const index = section.indexOf(text);
+      expect(index, text).toBeGreaterThanOrEqual(0);
+      return index;
+    };
+    const pauseRoot = at('argocd app set root --sync-policy none');
+    const pauseApplication = at('argocd app set application --sync-policy none');
+    const scaleDown = at('scale deployment/webapp --replicas=0');
+    const restore = at('RESTORE DATABASE');
+    const resume = at('argocd app set root --sync-policy automated');
+    expect(pauseRoot).toBeLessThan(pauseApplication);
+    expect(pauseApplication).toBeLessThan(scaleDown);
+    expect(scaleDown).toBeLessThan(restore);
+    expect(restore).toBeLessThan(resume);
+  });
+});
