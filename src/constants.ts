@@ -299,8 +299,10 @@ export const SMOKE = {
    * pulling the image and starting Node.
    */
   hook: { backoffLimit: 0, startupAllowanceSeconds: 60 },
-  /** The hook's container: Node with two client libraries (not in the contract). */
+  /** Each of the hook's shell steps (not in the contract): wget, sqlcmd. */
   resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { cpu: '250m', memory: '192Mi' } },
+  /** The broker step: Kafka's command-line client on a JVM, its heap capped below the limit. */
+  brokerStep: { heap: '-Xmx128m', resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '500m', memory: '384Mi' } } },
 } as const;
 
 /** 4.2: the TLS handshake check gives up after this long (not in the contract). */

@@ -1,5 +1,8 @@
-import { describe, expect, it } from 'vitest';
-import { runningTagOf } from '../src/environments/running-tag';
+import { spawn, spawnSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ContractServer, startContractServer, TEST_CREDENTIALS } from './contract-server';
+import { TOOL_IMAGES } from '../src/chart-versions';
+import { DATABASE } from '../src/constants';
 import { committedObjects, ENVIRONMENT_ORDER, environmentFilesCopy, environmentsOf, findObject, type K8sObject, projectEnvironments, renderToObjects } from './support';
 
 function objectsOf(environment: string): K8sObject[] {
@@ -19,38 +22,26 @@ describe('the smoke test as a PostSync hook (4.1)', () => {
     expect(job.spec.activeDeadlineSeconds).toBe(130);
   });
 
-  it('runs the smoke image of the version each environment serves', () => {
-    const images = Object.fromEntries(
-      ENVIRONMENT_ORDER.map((env) => [env, findObject(objectsOf(env), 'Job', 'webapp-smoke').spec.template.spec.containers[0].image]),
-    );
-    const environments = projectEnvironments();
-    expect(images).toEqual(
-      Object.fromEntries(
-        ENVIRONMENT_ORDER.map((env) => {
-          const { image } = environments[env]!;
-          return [env, `${image.registry}/${image.project}/webapp-smoke:${runningTagOf(environments[env]!)}`];
-        }),
-      ),
-    );
-  });
-
-  it('follows the active blue-green unit, not a newer inactive one', () => {
-    const files = environmentFilesCopy();
-    files.staging.webapp.strategy.blueGreen = { active: 'blue', units: { blue: { tag: 'v1.0.0' }, green: { tag: 'v2.0.0' } } };
-    const staging = environmentsOf(files).find((env) => env.name === 'staging')!;
-    const job = findObject([...renderToObjects(staging).values()].flat(), 'Job', 'webapp-smoke');
-    expect(job.spec.template.spec.containers[0].image).toBe('registry.example.com/platform/webapp-smoke:v1.0.0');
-    files.staging.webapp.strategy.blueGreen.active = 'green';
-    const switched = environmentsOf(files).find((env) => env.name === 'staging')!;
-    const after = findObject([...renderToObjects(switched).values()].flat(), 'Job', 'webapp-smoke');
-    expect(after.spec.template.spec.containers[0].image).toBe('registry.example.com/platform/webapp-smoke:v2.0.0');
+  // Convergence item 12: no rendered image that nothing builds or upstream does not publish.
+  it('runs the contract\'s steps in order as init containers, each in an image its upstream publishes', () => {
+    for (const env of ENVIRONMENT_ORDER) {
+      const pod = findObject(objectsOf(env), 'Job', 'webapp-smoke').spec.template.spec;
+      expect(pod.initContainers.map((c: any) => [c.name, c.image])).toEqual([
+        ['http', TOOL_IMAGES.busybox],
+        ['database', DATABASE.image],
+        ['broker', TOOL_IMAGES.strimziKafka],
+      ]);
+      expect(pod.containers.map((c: any) => [c.name, c.image, c.command])).toEqual([['passed', TOOL_IMAGES.busybox, ['echo', 'All smoke tests passed']]]);
+      // Nothing from the project's registry: no pull secret needed.
+      expect(pod.imagePullSecrets).toBeUndefined();
+    }
   });
 
   it('calls the application Service inside the cluster, the database and the contract broker address from its namespace', () => {
-    const container = findObject(objectsOf('testing'), 'Job', 'webapp-smoke').spec.template.spec.containers[0];
-    expect(container.args).toEqual(['--base-url', 'http://webapp.webapp.svc.cluster.local']);
-    const plain = Object.fromEntries(container.env.filter((e: any) => 'value' in e).map((e: any) => [e.name, e.value]));
-    expect(plain).toEqual({
+    const steps = findObject(objectsOf('testing'), 'Job', 'webapp-smoke').spec.template.spec.initContainers;
+    const plain = Object.fromEntries(steps.flatMap((c: any) => c.env.filter((e: any) => 'value' in e).map((e: any) => [e.name, e.value])));
+    expect(plain).toMatchObject({
+      SMOKE_BASE_URL: 'http://webapp.webapp.svc.cluster.local',
       DATABASE_HOST: 'mssql.database.svc.cluster.local',
       DATABASE_PORT: '1433',
       KAFKA_BOOTSTRAP_SERVERS: 'kafka-cluster-kafka-bootstrap.kafka.svc.cluster.local:9092',
@@ -58,8 +49,8 @@ describe('the smoke test as a PostSync hook (4.1)', () => {
   });
 
   it('takes every credential from the Secret webapp-smoke by key, never as a value', () => {
-    const container = findObject(objectsOf('staging'), 'Job', 'webapp-smoke').spec.template.spec.containers[0];
-    const fromSecret = container.env.filter((e: any) => e.valueFrom !== undefined);
+    const steps = findObject(objectsOf('staging'), 'Job', 'webapp-smoke').spec.template.spec.initContainers;
+    const fromSecret = steps.flatMap((c: any) => c.env.filter((e: any) => e.valueFrom !== undefined));
     expect(fromSecret.map((e: any) => e.name)).toEqual(['SMOKE_USERNAME', 'SMOKE_PASSWORD', 'DATABASE_USER', 'DATABASE_PASSWORD', 'KAFKA_USERNAME', 'KAFKA_PASSWORD']);
     for (const variable of fromSecret) {
       expect(variable.valueFrom).toEqual({ secretKeyRef: { name: 'webapp-smoke', key: variable.name } });
@@ -69,21 +60,22 @@ describe('the smoke test as a PostSync hook (4.1)', () => {
     }
   });
 
-  it('runs restricted, with requests, limits and the registry pull secret', () => {
+  it('runs restricted, with requests and limits on every container', () => {
     const pod = findObject(objectsOf('production'), 'Job', 'webapp-smoke').spec.template.spec;
-    const container = pod.containers[0];
     expect(pod.restartPolicy).toBe('Never');
-    expect(pod.imagePullSecrets).toEqual([{ name: 'registry-pull' }]);
     expect(pod.automountServiceAccountToken).toBe(false);
-    expect(container.securityContext).toMatchObject({
-      runAsNonRoot: true,
-      allowPrivilegeEscalation: false,
-      readOnlyRootFilesystem: true,
-      capabilities: { drop: ['ALL'] },
-      seccompProfile: { type: 'RuntimeDefault' },
-    });
-    expect(container.resources).toEqual({ requests: { cpu: '50m', memory: '64Mi' }, limits: { cpu: '250m', memory: '192Mi' } });
-    expect(container.image).toMatch(/:v\d+\.\d+\.\d+$/);
+    for (const container of [...pod.initContainers, ...pod.containers]) {
+      expect(container.securityContext, container.name).toMatchObject({
+        runAsNonRoot: true,
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        capabilities: { drop: ['ALL'] },
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
+      expect(container.securityContext.runAsUser, container.name).toBeGreaterThan(0);
+      expect(Object.keys(container.resources.requests).sort(), container.name).toEqual(['cpu', 'memory']);
+      expect(Object.keys(container.resources.limits).sort(), container.name).toEqual(['cpu', 'memory']);
+    }
   });
 
   it('is not selected by the application Service', () => {
@@ -102,5 +94,63 @@ describe('the smoke test as a PostSync hook (4.1)', () => {
     const ports = policy.spec.egress.map((rule: any) => rule.ports.map((p: any) => `${p.protocol}/${p.port}`));
     expect(ports).toEqual([['UDP/53', 'TCP/53'], ['TCP/8080'], ['TCP/1433', 'TCP/9092']]);
     expect(policy.spec.egress[1].to).toEqual([{ podSelector: {} }]);
+  });
+});
+
+// The HTTP step (4.1 steps 1-3) as rendered, run by /bin/sh with this machine's GNU wget
+// (the script uses only options busybox's wget shares) against the local contract server.
+describe('the smoke hook\'s HTTP step against a contract server (4.1)', () => {
+  let server: ContractServer;
+  beforeAll(async () => {
+    server = await startContractServer();
+  });
+  afterAll(async () => server.close());
+  const script = (): string => findObject(objectsOf('testing'), 'Job', 'webapp-smoke').spec.template.spec.initContainers[0].command[2];
+  // Asynchronous: the contract server answers from this process.
+  const shell = (text: string, password: string = TEST_CREDENTIALS.password) =>
+    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn('/bin/sh', ['-c', text], {
+        env: { PATH: process.env.PATH, SMOKE_BASE_URL: server.baseUrl, SMOKE_USERNAME: TEST_CREDENTIALS.username, SMOKE_PASSWORD: password },
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk) => (stdout += chunk));
+      child.stderr.on('data', (chunk) => (stderr += chunk));
+      child.on('close', (status) => resolve({ status, stdout, stderr }));
+    });
+  const WGET = spawnSync('wget', ['--version']).status === 0;
+
+  it.skipIf(!WGET)('calls health, logs in with the credentials and lists declarations with the token', async () => {
+    server.fault = 'none';
+    server.requests.length = 0;
+    const result = await shell(script());
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    expect(server.requests).toEqual(['GET /health', 'POST /api/auth/login', 'GET /api/declarations']);
+  });
+
+  it.skipIf(!WGET)('stops at the first failing step and names it', async () => {
+    for (const [fault, step, requests] of [
+      ['health-503', 'health', ['GET /health']],
+      ['login-401', 'login', ['GET /health', 'POST /api/auth/login']],
+      ['login-no-token', 'login', ['GET /health', 'POST /api/auth/login']],
+      ['declarations-500', 'declarations', ['GET /health', 'POST /api/auth/login', 'GET /api/declarations']],
+    ] as const) {
+      server.fault = fault;
+      server.requests.length = 0;
+      const result = await shell(script());
+      expect(result.status, fault).not.toBe(0);
+      expect(result.stderr, fault).toContain(`smoke: ${step}`);
+      expect(server.requests, fault).toEqual(requests);
+    }
+    server.fault = 'none';
+  });
+
+  it('builds the login body as JSON for credentials with quotes and backslashes', async () => {
+    const lines = script().split('\n');
+    const upToBody = lines.filter((line) => !line.startsWith('wget') && !line.startsWith('token=') && !line.startsWith('[') && !line.startsWith('echo'));
+    const password = 'a "quoted" \\ pass\\word';
+    const result = await shell([...upToBody, 'printf %s "$body"'].join('\n'), password);
+    expect(JSON.parse(result.stdout)).toEqual({ username: TEST_CREDENTIALS.username, password });
   });
 });

@@ -25,7 +25,7 @@ import { DNS_PEER, NetworkPolicies } from '../constructs/network-policies';
 import { SchemaMigration } from '../constructs/schema-migration';
 import { SmokeHook } from '../constructs/smoke-hook';
 import type { Environment } from '../environments';
-import { newestTagOf, runningTagOf } from '../environments/running-tag';
+import { newestTagOf } from '../environments/running-tag';
 import { GatewayClass } from '../imports/gatewayclass-gateway.networking.k8s.io';
 import { PROMETHEUS_URL } from '../infrastructure/helm-values';
 import { namespacePodSecurity } from '../pod-security';
@@ -222,8 +222,6 @@ export class ApplicationChart extends Chart {
       labels: smokeLabels,
       // Every pod of the namespace, for the same reason as the allows above (canary mode).
       applicationPodLabels: {},
-      image: imageReference(image.registry, image.project, smoke, runningTagOf(props.environment)),
-      imagePullSecret: image.pullSecret,
       baseUrl: `http://${serviceAddress(application.name, application.namespace)}`,
       secretName: smoke,
       databaseHost,

@@ -1,6 +1,7 @@
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
-import { APPLICATION_USER, PORTS, SMOKE } from '../constants';
+import { TOOL_IMAGES } from '../chart-versions';
+import { DATABASE, PORTS, SMOKE } from '../constants';
 import { resourceRequirements } from './resource-requirements';
 import type { Resources } from '../environments';
 import { DEFAULT_BOOTSTRAP_SERVERS, SMOKE_VARIABLES } from '../smoke/settings';
@@ -14,6 +15,10 @@ export const HOOK_DELETE_POLICY_ANNOTATION = 'argocd.argoproj.io/hook-delete-pol
 
 /** Ports the pod reaches outside HTTP: DNS (53), SQL Server and Kafka. */
 const DNS_PORT = 53;
+/** busybox's unprivileged user (`nobody`). */
+const NOBODY = 65534;
+/** The user Strimzi's Kafka image runs as. */
+const STRIMZI_USER = 1001;
 
 export interface SmokeHookProps {
   /** Name of the Job, its ServiceAccount and NetworkPolicy: `<application>-smoke`. */
@@ -27,10 +32,6 @@ export interface SmokeHookProps {
   readonly labels: Readonly<Record<string, string>>;
   /** Labels of the application's pods the hook may reach on 8080; `{}` for every pod of the namespace. */
   readonly applicationPodLabels: Readonly<Record<string, string>>;
-  /** The smoke image, `<registry>/<project>/<application>-smoke:<tag>`. */
-  readonly image: string;
-  /** Secret with the registry credentials (5.3). */
-  readonly imagePullSecret: string;
   /** `{base_url}` the steps call: the application's Service inside the cluster. */
   readonly baseUrl: string;
   /**
@@ -55,18 +56,69 @@ export interface SmokeHookProps {
    */
   readonly brokerBootstrapServers?: string;
   /**
-   * Requests and limits of the smoke container.
+   * Requests and limits of each shell step (HTTP, database, the last line).
    * @default SMOKE.resources
    */
   readonly resources?: Resources;
 }
 
+/** The variable the HTTP step reads `{base_url}` from. */
+export const BASE_URL_VARIABLE = 'SMOKE_BASE_URL';
+/** Where the broker step writes its client configuration (an emptyDir: the root filesystem is read-only). */
+const SCRATCH = { volume: 'scratch', mountPath: '/tmp' } as const;
+const seconds = (ms: number) => Math.ceil(ms / 1000);
+
+/**
+ * 4.1 steps 1 to 3 for busybox's `wget` (also GNU wget's options, so a test runs it): GET
+ * /health, POST the login as JSON and read the token, GET /declarations with it. An HTTP
+ * error status fails `wget`, and so the step; each failure names its step.
+ */
+export function httpStepScript(): string {
+  const { paths, stepTimeoutMs: timeout } = SMOKE;
+  return [
+    'set -u',
+    `base="$${BASE_URL_VARIABLE}"`,
+    // JSON string escaping for the credentials: backslash and double quote.
+    "esc() { printf '%s' \"$1\" | sed 's/\\\\/\\\\\\\\/g; s/\"/\\\\\"/g'; }",
+    `wget -q -O /dev/null -T ${seconds(timeout.health)} "$base${paths.health}" || { echo 'smoke: health failed' >&2; exit 1; }`,
+    `body=$(printf '{"username":"%s","password":"%s"}' "$(esc "$${SMOKE_VARIABLES.username}")" "$(esc "$${SMOKE_VARIABLES.password}")")`,
+    `token=$(wget -q -O - -T ${seconds(timeout.login)} --header='Content-Type: application/json' --post-data="$body" "$base${paths.login}" | sed -n 's/.*"token"[[:space:]]*:[[:space:]]*"\\([^"]*\\)".*/\\1/p')`,
+    `[ -n "$token" ] || { echo 'smoke: login failed or returned no token' >&2; exit 1; }`,
+    `wget -q -O /dev/null -T ${seconds(timeout.declarations)} --header="Authorization: Bearer $token" "$base${paths.declarations}" || { echo 'smoke: declarations failed' >&2; exit 1; }`,
+    "echo 'smoke: health, login, declarations passed'",
+  ].join('\n');
+}
+
+/** 4.1 step 4: the database answers the smoke query with the smoke user's login. */
+export function databaseStepScript(): string {
+  const v = SMOKE_VARIABLES;
+  return [
+    `${DATABASE.sqlcmd} -S "$${v.databaseHost},$${v.databasePort}" -U "$${v.databaseUser}" -P "$${v.databasePassword}" -C -b -l ${seconds(SMOKE.stepTimeoutMs.database)} -Q "${SMOKE.databaseQuery}" > /dev/null || { echo 'smoke: database failed' >&2; exit 1; }`,
+    "echo 'smoke: database passed'",
+  ].join('\n');
+}
+
+/** 4.1 step 5: a Kafka metadata request (API versions) to the bootstrap address, as the smoke user (SCRAM-SHA-512). */
+export function brokerStepScript(): string {
+  const v = SMOKE_VARIABLES;
+  const config = `${SCRATCH.mountPath}/client.properties`;
+  return [
+    `printf '%s\\n' 'security.protocol=SASL_PLAINTEXT' 'sasl.mechanism=SCRAM-SHA-512' "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\\"$${v.brokerUsername}\\" password=\\"$${v.brokerPassword}\\";" > ${config}`,
+    `/opt/kafka/bin/kafka-broker-api-versions.sh --bootstrap-server "$${v.bootstrapServers}" --command-config ${config} > /dev/null || { echo 'smoke: broker failed' >&2; exit 1; }`,
+    "echo 'smoke: broker passed'",
+  ].join('\n');
+}
+
 /**
  * The smoke test of 4.1 as an Argo CD PostSync hook: after every sync, a Job runs the
- * smoke CLI of this repository (packaged as the `-smoke` image) against the application;
- * a failing step fails the Job and so the sync. BeforeHookCreation keeps the last run
- * (and its logs) until the next sync replaces it. A NetworkPolicy lets it reach only
- * DNS, the application and the database and broker ports.
+ * contract's steps in order against the application, each an init container, so the first
+ * failing step stops the run and fails the Job (and so the sync); the Job's one container
+ * then prints 4.1 step 6's message. Every image is one its upstream publishes (convergence
+ * item 12): busybox for HTTP, SQL Server's own image (sqlcmd) for the database, Strimzi's
+ * Kafka image (the brokers') for the broker; the project's `npm run smoke` runs the same
+ * steps from a workstation. BeforeHookCreation keeps the last run (and its logs) until the
+ * next sync replaces it. A NetworkPolicy lets it reach only DNS, the application and the
+ * database and broker ports.
  */
 export class SmokeHook extends Construct {
   /** The hook Job. */
@@ -78,7 +130,7 @@ export class SmokeHook extends Construct {
     super(scope, id);
     const databasePort = props.databasePort ?? PORTS.database;
     const brokerBootstrapServers = props.brokerBootstrapServers ?? DEFAULT_BOOTSTRAP_SERVERS;
-    const resources = props.resources ?? SMOKE.resources;
+    const resources = resourceRequirements(props.resources ?? SMOKE.resources);
     const stepsMs = Object.values(SMOKE.stepTimeoutMs).reduce((sum, ms) => sum + ms, 0);
     this.deadlineSeconds = Math.ceil(stepsMs / 1000) + SMOKE.hook.startupAllowanceSeconds;
     const metadata = { name: props.name, namespace: props.namespace, labels: { ...props.labels } };
@@ -89,19 +141,51 @@ export class SmokeHook extends Construct {
       name: variable,
       valueFrom: { secretKeyRef: { name: props.secretName, key: variable } },
     });
-    const env: k8s.EnvVar[] = [
-      fromSecret(SMOKE_VARIABLES.username),
-      fromSecret(SMOKE_VARIABLES.password),
-      props.databaseHost === undefined
-        ? fromSecret(SMOKE_VARIABLES.databaseHost)
-        : { name: SMOKE_VARIABLES.databaseHost, value: props.databaseHost },
-      { name: SMOKE_VARIABLES.databasePort, value: String(databasePort) },
-      fromSecret(SMOKE_VARIABLES.databaseUser),
-      fromSecret(SMOKE_VARIABLES.databasePassword),
-      { name: SMOKE_VARIABLES.bootstrapServers, value: brokerBootstrapServers },
-      // The listeners authenticate every client with SCRAM-SHA-512 (src/constructs/kafka-cluster.ts).
-      fromSecret(SMOKE_VARIABLES.brokerUsername),
-      fromSecret(SMOKE_VARIABLES.brokerPassword),
+    const value = (name: string, text: string): k8s.EnvVar => ({ name, value: text });
+    const shell = (script: string) => ['/bin/sh', '-c', script];
+    // Each step runs as the user its image is built for, restricted (SQL Server's mssql user,
+    // Strimzi's kafka user 1001, busybox as nobody).
+    const steps: k8s.Container[] = [
+      {
+        name: 'http',
+        image: TOOL_IMAGES.busybox,
+        imagePullPolicy: 'IfNotPresent',
+        command: shell(httpStepScript()),
+        env: [value(BASE_URL_VARIABLE, props.baseUrl), fromSecret(SMOKE_VARIABLES.username), fromSecret(SMOKE_VARIABLES.password)],
+        resources,
+        securityContext: restrictedContainer(NOBODY, NOBODY),
+      },
+      {
+        name: 'database',
+        image: DATABASE.image,
+        imagePullPolicy: 'IfNotPresent',
+        command: shell(databaseStepScript()),
+        env: [
+          props.databaseHost === undefined ? fromSecret(SMOKE_VARIABLES.databaseHost) : value(SMOKE_VARIABLES.databaseHost, props.databaseHost),
+          value(SMOKE_VARIABLES.databasePort, String(databasePort)),
+          fromSecret(SMOKE_VARIABLES.databaseUser),
+          fromSecret(SMOKE_VARIABLES.databasePassword),
+        ],
+        resources,
+        securityContext: restrictedContainer(DATABASE.user, DATABASE.user),
+      },
+      {
+        name: 'broker',
+        image: TOOL_IMAGES.strimziKafka,
+        imagePullPolicy: 'IfNotPresent',
+        command: shell(brokerStepScript()),
+        env: [
+          value(SMOKE_VARIABLES.bootstrapServers, brokerBootstrapServers),
+          // The listeners authenticate every client with SCRAM-SHA-512 (src/constructs/kafka-cluster.ts).
+          fromSecret(SMOKE_VARIABLES.brokerUsername),
+          fromSecret(SMOKE_VARIABLES.brokerPassword),
+          value('KAFKA_HEAP_OPTS', SMOKE.brokerStep.heap),
+          value('LOG_DIR', `${SCRATCH.mountPath}/logs`),
+        ],
+        resources: resourceRequirements(SMOKE.brokerStep.resources),
+        securityContext: restrictedContainer(STRIMZI_USER, 0),
+        volumeMounts: [{ name: SCRATCH.volume, mountPath: SCRATCH.mountPath }],
+      },
     ];
 
     this.job = new k8s.KubeJob(this, 'job', {
@@ -118,24 +202,19 @@ export class SmokeHook extends Construct {
             restartPolicy: 'Never',
             serviceAccountName: props.name,
             automountServiceAccountToken: false,
-            imagePullSecrets: [{ name: props.imagePullSecret }],
-            securityContext: {
-              runAsNonRoot: true,
-              runAsUser: APPLICATION_USER,
-              runAsGroup: APPLICATION_USER,
-              seccompProfile: { type: 'RuntimeDefault' },
-            },
+            securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+            initContainers: steps,
             containers: [
               {
-                name: 'smoke',
-                image: props.image,
+                name: 'passed',
+                image: TOOL_IMAGES.busybox,
                 imagePullPolicy: 'IfNotPresent',
-                args: ['--base-url', props.baseUrl],
-                env,
-                resources: resourceRequirements(resources),
-                securityContext: { ...restrictedContainer(APPLICATION_USER, APPLICATION_USER), privileged: false },
+                command: ['echo', SMOKE.passedMessage],
+                resources,
+                securityContext: restrictedContainer(NOBODY, NOBODY),
               },
             ],
+            volumes: [{ name: SCRATCH.volume, emptyDir: { sizeLimit: k8s.Quantity.fromString('16Mi') } }],
           },
         },
       },
