@@ -254,7 +254,10 @@ describe.each(ENVIRONMENT_ORDER)('alerting in %s (2.4, 6)', (environment) => {
   it('routes critical alerts to on-call and warnings to the team chat, addresses from Secrets only', () => {
     const routing = findObject(objects, 'AlertmanagerConfig', 'platform-alert-routing');
     expect(routing.metadata.namespace).toBe('monitoring');
-    expect(routing.spec.route.matchers).toEqual([{ name: 'alertname', matchType: '=~', value: 'DeploymentFailed|HighErrorRateDuringDeployment' }]);
+    // The two alerts of 2.4 and the backup failure (convergence item 10).
+    expect(routing.spec.route.matchers).toEqual([
+      { name: 'alertname', matchType: '=~', value: 'DeploymentFailed|HighErrorRateDuringDeployment|DatabaseBackupFailed' },
+    ]);
     expect(routing.spec.route.routes).toEqual([
       { receiver: 'on-call', matchers: [{ name: 'severity', matchType: '=', value: 'critical' }] },
       { receiver: 'team-chat', matchers: [{ name: 'severity', matchType: '=', value: 'warning' }] },
