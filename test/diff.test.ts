@@ -58,9 +58,12 @@ describe('npm run diff', () => {
     expect(result.status).toBe(1);
     const text = result.stdout;
     const headers = text.split('\n').filter((line) => /^\w+: \d+ added/.test(line));
-    expect(headers).toEqual(['local: 0 added, 1 removed, 1 changed', 'testing: 0 added, 0 removed, 3 changed', 'staging: 1 added, 0 removed, 1 changed']);
+    // testing: the Deployment and the migrations Job run the new tag; staging: the new unit's
+    // Deployment and its PodDisruptionBudget.
+    expect(headers).toEqual(['local: 0 added, 1 removed, 1 changed', 'testing: 0 added, 0 removed, 2 changed', 'staging: 2 added, 0 removed, 1 changed']);
     expect(text).toContain('  - kafka.strimzi.io/v1 KafkaUser kafka/webapp (broker.yaml)');
     expect(text).toContain(`  + apps/v1 Deployment webapp/webapp-${inactive} (application.yaml)`);
+    expect(text).toContain(`  + policy/v1 PodDisruptionBudget webapp/webapp-${inactive} (application.yaml)`);
     expect(text).toContain('  ~ apps/v1 Deployment webapp/webapp (application.yaml)');
     expect(text).toContain(`      -          image: registry.example.com/platform/webapp:${testingTag}\n      +          image: registry.example.com/platform/webapp:${NEW_TAG}`);
     // Stable: the same inputs print the same report.
@@ -70,7 +73,7 @@ describe('npm run diff', () => {
   it('writes Markdown for a pull-request comment', () => {
     const result = runInCopy(root, 'cli/diff', ['--format', 'markdown']);
     expect(result.status).toBe(1);
-    expect(result.stdout).toContain('| Environment | Added | Removed | Changed |\n|---|---:|---:|---:|\n| local | 0 | 1 | 1 |\n| testing | 0 | 0 | 3 |\n| staging | 1 | 0 | 1 |');
+    expect(result.stdout).toContain('| Environment | Added | Removed | Changed |\n|---|---:|---:|---:|\n| local | 0 | 1 | 1 |\n| testing | 0 | 0 | 2 |\n| staging | 2 | 0 | 1 |');
     expect(result.stdout).toContain('```diff\n');
     expect(result.stdout).toContain(`<code>apps/v1 Deployment webapp/webapp-${inactive}</code> in <code>application.yaml</code>`);
   });
@@ -85,7 +88,7 @@ describe('npm run diff', () => {
     git('commit', '-qam', 'render');
     const rendered = runInCopy(root, 'cli/diff', ['--base', 'main', '--head', 'feature']);
     expect(rendered.stdout.split('\n')[0]).toMatch(/^Rendered changes from main@[0-9a-f]{7} to feature@[0-9a-f]{7}$/);
-    expect(rendered.stdout).toContain('staging: 1 added, 0 removed, 1 changed');
+    expect(rendered.stdout).toContain('staging: 2 added, 0 removed, 1 changed');
     expect(rendered.status).toBe(1);
     const refused = runInCopy(root, 'cli/diff', ['--base', 'no-such-ref']);
     expect(refused.status).toBe(2);
