@@ -176,6 +176,18 @@ export const SYNC_WAVES = {
 export const SYNC_WAVE_ANNOTATION = 'argocd.argoproj.io/sync-wave';
 
 /**
+ * Waves inside a chart's own Application, before its default wave 0: its encrypted
+ * Secrets first, then the Sync-phase hook that needs them (the schema migrations), then
+ * everything else. A PreSync hook would run before any Secret of the same Application
+ * exists (Argo CD runs the PreSync phase before the Sync phase's waves), and a pod whose
+ * Secret is missing never starts (e2e: test/e2e/convergence.test.ts).
+ */
+export const CHART_WAVES = {
+  secrets: -2,
+  migrations: -1,
+} as const;
+
+/**
  * Namespaces of the infrastructure releases. Not in the contract except `argocd`
  * (5.3: the controller's namespace) and FLAGGER_LOAD_TESTER.namespace: each upstream
  * chart's documented default.

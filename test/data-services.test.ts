@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { validateAgainstSchema } from '../src/validation/schemas';
+import { CHART_WAVES } from '../src/constants';
 import { ENVIRONMENT_ORDER, committedObjects, findObject, refusalsAgainstCommittedDist, type K8sObject } from './support';
 
 const byName = Object.fromEntries(ENVIRONMENT_ORDER.map((env) => [env, committedObjects(env)])) as Record<string, K8sObject[]>;
@@ -76,7 +77,15 @@ describe.each(ENVIRONMENT_ORDER)('the database in %s (1.3 step 5)', (environment
 
   it('migrates the schema before the application rolls out, with the application tag', () => {
     const job = findObject(objects, 'Job', 'webapp-migrations');
-    expect(job.metadata.annotations).toEqual({ 'argocd.argoproj.io/hook': 'PreSync', 'argocd.argoproj.io/hook-delete-policy': 'BeforeHookCreation' });
+    // A Sync hook in the wave after the Secrets it reads (a PreSync hook runs before any
+    // of them exists: proven on the e2e cluster), before the Deployments' wave 0.
+    expect(job.metadata.annotations).toEqual({
+      'argocd.argoproj.io/hook': 'Sync',
+      'argocd.argoproj.io/sync-wave': String(CHART_WAVES.migrations),
+      'argocd.argoproj.io/hook-delete-policy': 'BeforeHookCreation',
+    });
+    expect(CHART_WAVES.secrets).toBeLessThan(CHART_WAVES.migrations);
+    expect(CHART_WAVES.migrations).toBeLessThan(0);
     expect(job.spec.backoffLimit).toBe(1);
     expect(job.spec.activeDeadlineSeconds).toBe(300);
     const migration = job.spec.template.spec.containers[0];

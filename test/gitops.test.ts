@@ -3,7 +3,10 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { HELM_CHARTS } from '../src/chart-versions';
+import { parseAllDocuments } from 'yaml';
+import { STAND_INS } from '../e2e/stand-in-charts';
 import { loadPlatform } from '../src/environments/platform';
+import { DELIVERY_ORDER } from '../src/synth';
 import { validateAgainstSchema } from '../src/validation/schemas';
 import { DIST, ENVIRONMENT_ORDER, ROOT, committedObjects, findObject, readManifests, type K8sObject } from './support';
 
@@ -12,6 +15,14 @@ const BRANCH = loadPlatform().repository.targetRevision;
 const wave = (object: K8sObject) => Number(object.metadata.annotations?.['argocd.argoproj.io/sync-wave'] ?? 0);
 const applications = (objects: readonly K8sObject[]) => objects.filter((o) => o.kind === 'Application');
 
+/** API groups whose CRDs a chart installs: the groups of the CRD files it ships (schemas/crds). */
+function crdGroupsOf(chart: string): string[] {
+  return (STAND_INS[chart]?.crds ?? []).map((file) => {
+    const crd = parseAllDocuments(fs.readFileSync(path.join(ROOT, 'schemas', 'crds', file), 'utf8'))[0]!.toJS();
+    return crd.spec.group as string;
+  });
+}
+
 describe('the branch the Applications follow', () => {
   // Argo CD resolves targetRevision against the repository's refs (e2e: Applications
   // following a branch that does not exist never sync).
@@ -19,6 +30,38 @@ describe('the branch the Applications follow', () => {
     const refs = [`refs/heads/${BRANCH}`, `refs/remotes/origin/${BRANCH}`];
     const found = refs.filter((ref) => spawnSync('git', ['-C', ROOT, 'rev-parse', '--verify', '--quiet', ref]).status === 0);
     expect(found, `${BRANCH} is neither ${refs.join(' nor ')}`).not.toEqual([]);
+  });
+});
+
+describe.each(ENVIRONMENT_ORDER)('custom resources of %s and the Applications that install their CRDs', (environment) => {
+  // Argo CD dry-runs every object of a sync before applying any and refuses the whole
+  // sync when a kind is unknown (argo-cd gitops-engine pkg/sync/sync_context.go: "the
+  // server could not find the requested resource"), so a custom resource must be synced
+  // by an Application of a later root wave than the one holding the chart Application
+  // that installs its CRD. Shown on the real engines by test/e2e/convergence.test.ts.
+  const files = readManifests(path.join(DIST, environment));
+  const gitops = files.get('gitops.yaml')!;
+  const waveOfFile = new Map<string, number>();
+  for (const app of applications(gitops)) {
+    for (const source of [app.spec.source, ...(app.spec.sources ?? [])]) {
+      if (source?.directory?.include) waveOfFile.set(source.directory.include, wave(app));
+    }
+  }
+  const crdGroups = new Map<string, string>(); // group -> file of the chart Application installing it
+  for (const [file, objects] of files) {
+    for (const app of applications(objects).filter((a) => a.spec.source?.chart)) {
+      for (const group of crdGroupsOf(app.spec.source.chart)) crdGroups.set(group, file);
+    }
+  }
+
+  it.each([...files.keys()])('%s syncs no custom resource before its CRD is installed', (file) => {
+    for (const object of files.get(file)!) {
+      const group = object.apiVersion.split('/')[0]!;
+      const installer = crdGroups.get(group);
+      if (!installer || object.kind === 'Application' || object.kind === 'AppProject') continue;
+      expect(file, `${object.kind} ${object.metadata.name} (${group})`).not.toBe(installer);
+      expect(waveOfFile.get(file), `${file} syncs ${object.kind} ${object.metadata.name}`).toBeGreaterThan(waveOfFile.get(installer)!);
+    }
   });
 });
 
@@ -67,8 +110,10 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
   it('roots an app of apps at dist/<environment>/, with one child per chart in delivery order', () => {
     const root = findObject(apps, 'Application', 'root');
     expect(root.spec.source).toEqual({ repoURL: REPOSITORY, targetRevision: BRANCH, path: `dist/${environment}`, directory: { include: 'gitops.yaml' } });
-    const children = ['infrastructure', 'database', 'broker', 'application', 'monitoring'].map((name) => findObject(apps, 'Application', name));
-    expect(children.map(wave)).toEqual([1, 2, 3, 4, 5]);
+    const children = DELIVERY_ORDER.map((name) => findObject(apps, 'Application', name));
+    expect(children.map(wave)).toEqual(DELIVERY_ORDER.map((_, index) => index + 1));
+    // The infrastructure first (1.3.4), the issuers once cert-manager's CRDs exist.
+    expect(DELIVERY_ORDER.slice(0, 2)).toEqual(['infrastructure', 'issuers']);
     for (const child of children) {
       const sources = child.spec.sources ?? [child.spec.source];
       expect(sources[0]).toEqual({ repoURL: REPOSITORY, targetRevision: BRANCH, path: `dist/${environment}`, directory: { include: `${child.metadata.name}.yaml` } });

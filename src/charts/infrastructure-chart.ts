@@ -3,9 +3,7 @@ import type { Construct } from 'constructs';
 import { ARGO_CD_RELEASE, argoCdValues } from '../argocd/argo-cd-values';
 import { HELM_CHARTS } from '../chart-versions';
 import { INFRASTRUCTURE_NAMESPACES, SYNC_WAVES } from '../constants';
-import { INGRESS_CLASS } from '../constructs/application-ingress';
 import { HelmReleaseApplication } from '../constructs/helm-release-application';
-import { PlatformIssuer } from '../constructs/platform-issuer';
 import type { Environment } from '../environments';
 import type { Platform } from '../environments/platform';
 import {
@@ -28,14 +26,14 @@ export interface InfrastructureChartProps {
 /**
  * The infrastructure of one environment (1.3.4, 1.3.7): an Argo CD Application per
  * upstream Helm release at its pinned chart version (src/chart-versions.ts), in sync
- * waves (cert-manager, ingress-nginx, Argo CD itself, then the issuer, the monitoring
- * stack, Flagger and its load tester), and the environment's ClusterIssuer.
+ * waves (cert-manager, ingress-nginx, Argo CD itself, then the monitoring stack, Flagger
+ * and its load tester, the broker operator). Custom resources of these charts live in
+ * later Applications (the issuers chart first), never here beside the Application that
+ * installs their CRDs.
  */
 export class InfrastructureChart extends Chart {
   /** The Helm releases, in the order they are synced. */
   public readonly releases: readonly HelmReleaseApplication[];
-  /** The environment's ClusterIssuer. */
-  public readonly issuer: PlatformIssuer;
 
   constructor(scope: Construct, id: string, props: InfrastructureChartProps) {
     super(scope, id, { disableResourceNameHashes: true });
@@ -109,12 +107,5 @@ export class InfrastructureChart extends Chart {
         syncWave: SYNC_WAVES.brokerOperator,
       }),
     ];
-
-    this.issuer = new PlatformIssuer(this, 'issuer', {
-      issuer: environment.infrastructure.issuer,
-      certManagerNamespace: INFRASTRUCTURE_NAMESPACES.certificateManager,
-      ingressClass: INGRESS_CLASS,
-      syncWave: SYNC_WAVES.issuers,
-    });
   }
 }
