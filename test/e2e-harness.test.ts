@@ -31,7 +31,7 @@ describe('the toolchain pins', () => {
   });
 
   it('pins every go-installed tool to an exact version', () => {
-    for (const name of ['KWOK_VERSION', 'KUSTOMIZE_VERSION', 'HELM_VERSION', 'SOPS_VERSION', 'KUBECONFORM_VERSION']) {
+    for (const name of ['KWOK_VERSION', 'KUSTOMIZE_VERSION', 'HELM_VERSION', 'SOPS_VERSION', 'AGE_VERSION', 'KUBECONFORM_VERSION']) {
       expect(pinned(name), name).toMatch(/^v\d+\.\d+\.\d+$/);
     }
   });

@@ -27,6 +27,7 @@ KWOK_VERSION=v0.8.0
 KUSTOMIZE_VERSION=v5.8.1
 HELM_VERSION=v4.3.1
 SOPS_VERSION=v3.13.3
+AGE_VERSION=v1.3.1 # age-keygen makes each environment's key pair (npm run secrets -- init)
 KUBECONFORM_VERSION=v0.8.0
 
 export CGO_ENABLED=0 GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
@@ -96,14 +97,15 @@ kwok_build() { go_install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"; }
 kustomize_build() { go_install "sigs.k8s.io/kustomize/kustomize/v5@$KUSTOMIZE_VERSION"; }
 helm_build() { GOTOOLCHAIN="$ARGOCD_GO" go_install "helm.sh/helm/v4/cmd/helm@$HELM_VERSION"; }
 sops_build() { go_install "github.com/getsops/sops/v3/cmd/sops@$SOPS_VERSION"; }
+age_build() { go_install "filippo.io/age/cmd/age-keygen@$AGE_VERSION"; }
 kubeconform_build() { go_install "github.com/yannh/kubeconform/cmd/kubeconform@$KUBECONFORM_VERSION"; }
 
 declare -A versions=(
   [kubernetes]=$KUBERNETES_VERSION [etcd]=$ETCD_VERSION [argocd]=$ARGOCD_VERSION
   [kwok]=$KWOK_VERSION [kustomize]=$KUSTOMIZE_VERSION [helm]=$HELM_VERSION
-  [sops]=$SOPS_VERSION [kubeconform]=$KUBECONFORM_VERSION
+  [sops]=$SOPS_VERSION [age]=$AGE_VERSION [kubeconform]=$KUBECONFORM_VERSION
 )
-order=(sops kustomize helm kwok etcd kubernetes argocd kubeconform)
+order=(sops age kustomize helm kwok etcd kubernetes argocd kubeconform)
 
 if [[ "${1:-}" == "--print" ]]; then
   # Machine-readable: one "component version folder" line each.
