@@ -114,6 +114,7 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
   };
   const toolPath = [
     options.sshWrapperDir,
+    path.dirname(toolchain.bin('argocd', 'git-verify-wrapper.sh')),
     path.dirname(toolchain.bin('kustomize', 'kustomize')),
     path.dirname(toolchain.bin('helm', 'helm')),
     path.dirname(toolchain.bin('sops', 'sops')),
@@ -133,6 +134,8 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
       `--metrics-port=${await freePort()}`,
       `--redis=127.0.0.1:${redisPort}`,
       '--disable-tls',
+      // Plain gRPC on loopback, so no client CA for mTLS either (Argo CD v3.6 defaults one).
+      '--client-ca-path=',
       '--loglevel=info',
     ],
     env: {

@@ -43,8 +43,9 @@ function ensureAccount(user: string): void {
   if (process.getuid?.() !== 0) {
     throw new E2eError(`the git server logs in as "${user}" (the repository URL's user), which has no account here; run as root or create it`);
   }
-  // A locked system account: no password, no home; sshd's ForceCommand allows git only.
-  run('useradd', ['--system', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/bin/sh', user]);
+  // A system account without a password or home; sshd's ForceCommand allows git only.
+  // Its password field is `*` (no password), not `!` (locked, which sshd refuses).
+  run('useradd', ['--system', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/bin/sh', '--password', '*', user]);
 }
 
 /**

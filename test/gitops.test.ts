@@ -7,6 +7,8 @@ import { parseAllDocuments } from 'yaml';
 import { STAND_INS } from '../e2e/stand-in-charts';
 import { loadPlatform } from '../src/environments/platform';
 import { DELIVERY_ORDER } from '../src/synth';
+import { ROOT_APPLICATION } from '../src/argocd/applications';
+import { renderedBootstrapObjects } from '../pulumi/bootstrap-manifests';
 import { validateAgainstSchema } from '../src/validation/schemas';
 import { DIST, ENVIRONMENT_ORDER, ROOT, committedObjects, findObject, readManifests, type K8sObject } from './support';
 
@@ -108,7 +110,7 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
   });
 
   it('roots an app of apps at dist/<environment>/, with one child per chart in delivery order', () => {
-    const root = findObject(apps, 'Application', 'root');
+    const root = renderedBootstrapObjects(environment).application as K8sObject;
     expect(root.spec.source).toEqual({ repoURL: REPOSITORY, targetRevision: BRANCH, path: `dist/${environment}`, directory: { include: 'gitops.yaml' } });
     const children = DELIVERY_ORDER.map((name) => findObject(apps, 'Application', name));
     expect(children.map(wave)).toEqual(DELIVERY_ORDER.map((_, index) => index + 1));
@@ -125,8 +127,13 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
   it('has exactly one child Application per rendered chart file, and the root syncs only the wiring', () => {
     const files = [...readManifests(path.join(DIST, environment)).keys()];
     const includes = apps.map((app) => (app.spec.sources ?? [app.spec.source])[0].directory?.include).filter((include) => include !== undefined);
-    expect(includes.sort()).toEqual(files.sort());
-    expect(findObject(apps, 'Application', 'root').spec.source.directory.include).toBe('gitops.yaml');
+    const root = renderedBootstrapObjects(environment).application as K8sObject;
+    expect([...includes, root.spec.source.directory.include].sort()).toEqual(files.sort());
+    expect(root.spec.source.directory.include).toBe('gitops.yaml');
+  });
+
+  it('leaves the root Application to the bootstrap: an Application syncing itself waits for its own health forever', () => {
+    expect(apps.map((app) => app.metadata.name)).not.toContain(ROOT_APPLICATION);
   });
 
   it('ends every sync operation after 300 s (Argo CD manages itself with that limit)', () => {

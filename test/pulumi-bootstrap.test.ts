@@ -143,12 +143,13 @@ describe('the Pulumi bootstrap', () => {
     expect(await pulumi.isSecret(stack.repository.secret.stringData)).toBe(true);
   });
 
-  it('creates the AppProject and the root Application exactly as rendered into dist/local/gitops.yaml', async () => {
+  it('creates the AppProject exactly as rendered into dist/local/gitops.yaml, and the root Application that syncs that file', async () => {
     const committed = committedObjects('local');
     const project = created.find((r) => r.name === 'root-project')!.inputs;
     const root = created.find((r) => r.name === 'root-application')!.inputs;
     expect(project).toEqual(findObject(committed, 'AppProject', 'platform'));
-    expect(root).toEqual(findObject(committed, 'Application', 'root'));
+    expect(root).toEqual(bootstrapModule.renderedBootstrapObjects('local').application);
+    expect(committed.filter((o) => o.kind === 'Application').map((o) => o.metadata.name)).not.toContain(root.metadata.name);
     expect(root.spec.source.path).toBe('dist/local');
     expect(root.spec.source.directory.include).toBe('gitops.yaml');
   });

@@ -84,10 +84,14 @@ argocd_build() {
     -X github.com/argoproj/argo-cd/v3/common.gitTreeState=clean \
     -X github.com/argoproj/argo-cd/v3/common.kubectlVersion=v0.37.0" \
     github.com/argoproj/argo-cd/v3/cmd) || return 1
-  local name
+  local name module
   for name in argocd-server argocd-repo-server argocd-application-controller argocd-cmp-server argocd-git-ask-pass; do
     ln -s argocd "$out/$name" || return 1
   done
+  # The scripts Argo CD's image puts beside the binary (its Dockerfile: COPY hack/...),
+  # from the same module: the repository server runs git-verify-wrapper.sh on every commit.
+  module="$(cd "$here/argocd" && GOTOOLCHAIN="$ARGOCD_GO" go list -m -f '{{.Dir}}' github.com/argoproj/argo-cd/v3)" || return 1
+  install -m 0755 "$module/hack/git-verify-wrapper.sh" "$module/hack/gpg-wrapper.sh" "$out/" || return 1
 }
 
 # go_install <package@version>: a module that is `go install`-able as it is.

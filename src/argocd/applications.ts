@@ -53,9 +53,11 @@ export function appProjectProps(platform: Platform, scope: ProjectScope): AppPro
 
 /**
  * The root Application (app of apps) of an environment: syncs `dist/<env>/gitops.yaml`,
- * which holds the AppProject, this Application itself and one child Application per chart.
- * The Pulumi bootstrap applies the same object once; from then on the root keeps itself
- * and everything below it in step with git.
+ * which holds the AppProject and one child Application per chart. The bootstrap (Pulumi,
+ * and the e2e harness the same way) creates it; it is not in the file it syncs: an
+ * Application that syncs itself waits in its own sync for its own health, which the
+ * app-of-apps health check (src/argocd/argo-cd-values.ts) reports Progressing while that
+ * sync runs, so the sync never ends (seen on the e2e cluster).
  */
 export function rootApplicationProps(environment: Environment, platform: Platform): ApplicationProps {
   return {

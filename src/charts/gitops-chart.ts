@@ -1,7 +1,7 @@
 import { ApiObject, Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
 import { WAITS_SECONDS } from '../constants';
-import { appProjectProps, childApplicationProps, type ClusterKind, rootApplicationProps } from '../argocd/applications';
+import { appProjectProps, childApplicationProps, type ClusterKind } from '../argocd/applications';
 import type { Environment } from '../environments';
 import type { Platform } from '../environments/platform';
 import { Application } from '../imports/application-argoproj.io';
@@ -111,7 +111,6 @@ export class GitopsChart extends Chart {
     }
 
     new AppProject(this, 'project', appProjectProps(platform, { namespaces: [...namespaces], clusterKinds }));
-    new Application(this, 'root', rootApplicationProps(environment, platform));
 
     this.children = props.children.map((child, index) => {
       const namespace = child.primaryNamespace ?? platform.controller.namespace;
