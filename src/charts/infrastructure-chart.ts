@@ -1,5 +1,6 @@
 import { Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
+import type { ApplicationSpecIgnoreDifferences } from '../imports/application-argoproj.io';
 import { ARGO_CD_RELEASE, argoCdValues } from '../argocd/argo-cd-values';
 import { HELM_CHARTS } from '../chart-versions';
 import { INFRASTRUCTURE_NAMESPACES, SYNC_WAVES } from '../constants';
@@ -15,6 +16,19 @@ import {
   ingressNginxValues,
   kubePrometheusStackValues,
 } from '../infrastructure/helm-values';
+
+/**
+ * Strimzi 1.2's `kafkas` CRD declares `status.clusterSecurity.properties: {}`, which the
+ * API server drops when it stores the CRD (strimzi/strimzi-kafka-operator issue 13074):
+ * compared with the chart, the CRD is OutOfSync for ever, the Application re-applies it on
+ * every self-heal and its parent never finishes its wave (seen on the e2e cluster).
+ */
+export const STRIMZI_KAFKA_CRD_PRUNED_FIELD: ApplicationSpecIgnoreDifferences = {
+  group: 'apiextensions.k8s.io',
+  kind: 'CustomResourceDefinition',
+  name: 'kafkas.kafka.strimzi.io',
+  jqPathExpressions: ['.spec.versions[].schema.openAPIV3Schema.properties.status.properties.clusterSecurity.properties'],
+};
 
 export interface InfrastructureChartProps {
   /** The validated environment to render. */
@@ -105,6 +119,7 @@ export class InfrastructureChart extends Chart {
         namespace: environment.broker.namespace,
         values: strimziOperatorValues(),
         syncWave: SYNC_WAVES.brokerOperator,
+        ignoreDifferences: [STRIMZI_KAFKA_CRD_PRUNED_FIELD],
       }),
     ];
   }

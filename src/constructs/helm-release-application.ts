@@ -1,7 +1,7 @@
 import type { Construct } from 'constructs';
 import type { HelmChartRef } from '../chart-versions';
 import { SYNC_WAVE_ANNOTATION } from '../constants';
-import { Application } from '../imports/application-argoproj.io';
+import { Application, type ApplicationSpecIgnoreDifferences } from '../imports/application-argoproj.io';
 import { IN_CLUSTER, syncPolicy } from '../argocd/sync-policy';
 
 export interface HelmReleaseApplicationProps {
@@ -27,6 +27,12 @@ export interface HelmReleaseApplicationProps {
    * @default - CreateNamespace=true only
    */
   readonly syncOptions?: readonly string[];
+  /**
+   * Fields of the chart's objects Argo CD does not compare, each with the upstream reason
+   * in a comment where it is set.
+   * @default - none
+   */
+  readonly ignoreDifferences?: readonly ApplicationSpecIgnoreDifferences[];
 }
 
 /**
@@ -58,6 +64,7 @@ export class HelmReleaseApplication extends Application {
         },
         destination: { server: IN_CLUSTER, namespace: props.namespace },
         syncPolicy: syncPolicy({ automated: props.automated, syncOptions }),
+        ...(props.ignoreDifferences ? { ignoreDifferences: [...props.ignoreDifferences] } : {}),
       },
     });
     this.releaseName = props.name;
