@@ -163,8 +163,11 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
       `--metrics-port=${controllerMetrics}`,
       '--status-processors=10',
       '--operation-processors=10',
-      // Git does not change during a run; a shorter resync only shortens waits.
-      '--app-resync=30',
+      // Argo CD 3 ignores status-only updates of resources, so a rollout finishing is seen at
+      // the next periodic refresh (default 120 s plus up to 60 s jitter). Git does not change
+      // during a run: a shorter refresh only shortens the waits, it decides nothing.
+      '--app-resync=10',
+      '--app-resync-jitter=0',
       '--loglevel=info',
     ],
     env: { ...common, ...paramEnvironment('controller'), PATH: toolPath },
