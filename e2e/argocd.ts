@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
 import { argoCdValues } from '../src/argocd/argo-cd-values';
 import { freePort } from './control-plane';
 import { E2eError } from '../src/errors';
@@ -52,9 +52,11 @@ export function argoCdCrds(crdDir: string): KubeObject[] {
 export function argoCdConfigObjects(namespace: string): KubeObject[] {
   const values = argoCdValues() as { configs: { cm: Record<string, string>; params: Record<string, string> } };
   const labels = { 'app.kubernetes.io/part-of': 'argocd' };
+  const plugins = Object.fromEntries([...pluginManifests()].map(([name, manifest]) => [`${name}.yaml`, stringify(manifest)]));
   return [
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'argocd-cm', namespace, labels }, data: values.configs.cm },
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'argocd-cmd-params-cm', namespace, labels }, data: values.configs.params },
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'argocd-cmp-cm', namespace, labels }, data: plugins },
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'argocd-rbac-cm', namespace, labels }, data: {} },
     {
       apiVersion: 'v1',
@@ -64,6 +66,20 @@ export function argoCdConfigObjects(namespace: string): KubeObject[] {
       stringData: { 'server.secretkey': 'e2e-only-not-a-secret' },
     },
   ];
+}
+
+/**
+ * The Config Management Plugins of the values (`configs.cmp.plugins`), as the argo-cd chart
+ * writes each into argocd-cmp-cm: a ConfigManagementPlugin named after its key.
+ */
+export function pluginManifests(): Map<string, Record<string, unknown>> {
+  const values = argoCdValues() as { configs: { cmp?: { plugins?: Record<string, Record<string, unknown>> } } };
+  return new Map(
+    Object.entries(values.configs.cmp?.plugins ?? {}).map(([name, spec]) => [
+      name,
+      { apiVersion: 'argoproj.io/v1alpha1', kind: 'ConfigManagementPlugin', metadata: { name }, spec },
+    ]),
+  );
 }
 
 function paramEnvironment(component: 'controller' | 'repo-server'): Record<string, string> {
@@ -96,6 +112,29 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
   for (const [host, caFile] of options.tlsCertificates) fs.copyFileSync(caFile, path.join(tlsData, host));
   const ageKeyFile = path.join(ageDir, 'keys.txt');
   fs.writeFileSync(ageKeyFile, options.ageKey, { mode: 0o600 });
+
+  // Each plugin runs as Argo CD's plugin server with its own configuration, as the
+  // repository server's sidecars do, and alone gets the age key; the repository server
+  // finds them by their sockets.
+  const sockets = path.join(dir, 'plugins');
+  fs.mkdirSync(sockets, { recursive: true, mode: 0o700 });
+  for (const [name, manifest] of pluginManifests()) {
+    const config = path.join(dir, 'cmp', name);
+    fs.mkdirSync(config, { recursive: true });
+    fs.writeFileSync(path.join(config, 'plugin.yaml'), stringify(manifest));
+    supervisor.start({
+      name: `argocd-cmp-server-${name}`,
+      command: toolchain.bin('argocd', 'argocd-cmp-server'),
+      args: [`--config-dir-path=${config}`, '--loglevel=info'],
+      env: {
+        ARGOCD_PLUGINSOCKFILEPATH: sockets,
+        HOME: home,
+        PATH: [path.dirname(toolchain.bin('sops', 'sops')), '/usr/bin', '/bin'].join(':'),
+        SOPS_AGE_KEY_FILE: ageKeyFile,
+      },
+    });
+    await waitFor(`the ${name} plugin's socket`, 30_000, () => (fs.existsSync(path.join(sockets, `${name}.sock`)) ? true : undefined), alive);
+  }
 
   const redisPort = await freePort();
   supervisor.start({
@@ -146,7 +185,7 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
       ALL_PROXY: options.proxy,
       HTTPS_PROXY: options.proxy,
       NO_PROXY: '127.0.0.1,localhost',
-      SOPS_AGE_KEY_FILE: ageKeyFile,
+      ARGOCD_PLUGINSOCKFILEPATH: sockets,
     },
   });
   await waitFor('argocd-repo-server to listen', 60_000, () => tcpOpen(repoPort), alive);

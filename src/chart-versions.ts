@@ -42,12 +42,3 @@ export const HELM_CHARTS = {
 } as const satisfies Record<string, HelmChartRef>;
 
 export type HelmChartName = keyof typeof HELM_CHARTS;
-
-/**
- * Container images the platform adds to upstream charts, pinned like the charts.
- * KSOPS (viaduct-ai/kustomize-sops): the kustomize exec plugin that decrypts SOPS files
- * during manifest build in Argo CD's repository server (5.3).
- */
-export const TOOL_IMAGES = {
-  ksops: 'viaductoss/ksops:v4.5.1',
-} as const;

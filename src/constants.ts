@@ -217,6 +217,20 @@ export const SOPS_AGE = {
   keyFileVariable: 'SOPS_AGE_KEY_FILE',
 } as const;
 
+/**
+ * 5.3: the Config Management Plugin that decrypts an Application's encrypted Secrets in a
+ * sidecar of Argo CD's repository server: every `*.sops.yaml` file of the source folder,
+ * with sops and the age key (SOPS_AGE_KEY_FILE), nothing else. It replaces KSOPS run as a
+ * kustomize exec plugin (`--enable-exec`), which let any commit run code beside the key.
+ */
+export const SOPS_PLUGIN = {
+  name: 'sops',
+  /** Upstream's image (ghcr.io/getsops/sops, `-alpine` for the shell), the version e2e/toolchain builds. */
+  image: 'ghcr.io/getsops/sops:v3.13.3-alpine',
+  /** Files the plugin decrypts, in name order. */
+  filePattern: '*.sops.yaml',
+} as const;
+
 /** 5.3: label that makes a Secret in the controller's namespace a repository credential. */
 export const REPOSITORY_SECRET_LABEL = { key: 'argocd.argoproj.io/secret-type', value: 'repository' } as const;
 

@@ -7,6 +7,7 @@ import { parseSshUrl } from '../e2e/git-server';
 import { podReferences } from '../e2e/stand-in-controllers';
 import { STAND_INS } from '../e2e/stand-in-charts';
 import { HELM_CHARTS } from '../src/chart-versions';
+import { SOPS_PLUGIN } from '../src/constants';
 import { argoCdValues } from '../src/argocd/argo-cd-values';
 import { ROOT } from './support';
 
@@ -28,6 +29,10 @@ describe('the toolchain pins', () => {
     const version = pinned('ARGOCD_VERSION');
     expect(mod).toContain(`github.com/argoproj/argo-cd/v3 ${version}`);
     expect(mod).toContain(`github.com/argoproj/argo-cd/gitops-engine/v3 ${version}`);
+  });
+
+  it('tests the sops the platform runs: the plugin image is the version the toolchain builds', () => {
+    expect(SOPS_PLUGIN.image).toBe(`ghcr.io/getsops/sops:${pinned('SOPS_VERSION')}-alpine`);
   });
 
   it('pins every go-installed tool to an exact version', () => {

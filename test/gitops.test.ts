@@ -120,8 +120,13 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
       const sources = child.spec.sources ?? [child.spec.source];
       expect(sources[0]).toEqual({ repoURL: REPOSITORY, targetRevision: BRANCH, path: `dist/${environment}`, directory: { include: `${child.metadata.name}.yaml` } });
     }
-    // Encrypted Secrets sync with their chart through KSOPS.
-    expect(findObject(apps, 'Application', 'application').spec.sources[1]).toEqual({ repoURL: REPOSITORY, targetRevision: BRANCH, path: `secrets/${environment}/application` });
+    // Encrypted Secrets sync with their chart, decrypted by the sops plugin.
+    expect(findObject(apps, 'Application', 'application').spec.sources[1]).toEqual({
+      repoURL: REPOSITORY,
+      targetRevision: BRANCH,
+      path: `secrets/${environment}/application`,
+      plugin: { name: 'sops' },
+    });
   });
 
   it('has exactly one child Application per rendered chart file, and the root syncs only the wiring', () => {

@@ -95,7 +95,7 @@ describe('the Pulumi bootstrap', () => {
     expect(await valueOf(stack.argocd.namespace.metadata.name)).toBe('argocd');
   });
 
-  it('installs argo-cd 10.3.3 (Argo CD v3.5.1) from argo-helm with the KSOPS and age setup and a 300 s wait', () => {
+  it('installs argo-cd 10.3.3 (Argo CD v3.5.1) from argo-helm with the sops plugin sidecar, the age key and a 300 s wait', () => {
     const release = resource('kubernetes:helm.sh/v3:Release').inputs;
     expect(release.name).toBe('argocd');
     expect(release.namespace).toBe('argocd');
@@ -105,16 +105,19 @@ describe('the Pulumi bootstrap', () => {
     expect(release.timeout).toBe(300);
     expect(release.atomic).toBe(true);
     const values = release.values;
-    expect(values.configs.cm['kustomize.buildOptions']).toBe('--enable-alpha-plugins --enable-exec');
+    // No kustomize exec plugins: a commit cannot run code beside the age key.
+    expect(values.configs.cm['kustomize.buildOptions']).toBeUndefined();
     expect(values.configs.params['controller.sync.timeout.seconds']).toBe('300');
-    expect(values.repoServer.env).toEqual([{ name: 'SOPS_AGE_KEY_FILE', value: '/home/argocd/.config/sops/age/keys.txt' }]);
-    expect(values.repoServer.initContainers[0].image).toBe('viaductoss/ksops:v4.5.1');
+    expect(Object.keys(values.configs.cmp.plugins)).toEqual(['sops']);
+    expect(values.repoServer.env).toBeUndefined();
     expect(values.repoServer.volumes).toContainEqual({ name: 'sops-age', secret: { secretName: 'sops-age' } });
-    expect(values.repoServer.volumeMounts).toContainEqual({
-      name: 'sops-age',
-      mountPath: '/home/argocd/.config/sops/age',
-      readOnly: true,
-    });
+    // Only the plugin sidecar holds the key.
+    const [sidecar] = values.repoServer.extraContainers;
+    expect(sidecar.name).toBe('sops');
+    expect(sidecar.image).toMatch(/^ghcr\.io\/getsops\/sops:v\d+\.\d+\.\d+-alpine$/);
+    expect(sidecar.env).toEqual([{ name: 'SOPS_AGE_KEY_FILE', value: '/home/argocd/.config/sops/age/keys.txt' }]);
+    expect(sidecar.volumeMounts).toContainEqual({ name: 'sops-age', mountPath: '/home/argocd/.config/sops/age', readOnly: true });
+    expect(values.repoServer.volumeMounts).toBeUndefined();
   });
 
   it('uses the same chart values as the self-managed argocd Application in dist', async () => {

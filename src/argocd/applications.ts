@@ -1,6 +1,6 @@
 import { HELM_CHARTS } from '../chart-versions';
 import { manifestsPath } from '../dist-layout';
-import { SYNC_WAVE_ANNOTATION } from '../constants';
+import { SOPS_PLUGIN, SYNC_WAVE_ANNOTATION } from '../constants';
 import type { Environment } from '../environments';
 import type { Platform } from '../environments/platform';
 import type { ApplicationProps, ApplicationSpecSources } from '../imports/application-argoproj.io';
@@ -94,7 +94,7 @@ export interface ChildApplicationOptions {
   readonly retryBudgetSeconds?: number;
 }
 
-/** A child Application of the root: one chart's file, plus its encrypted Secrets (KSOPS). */
+/** A child Application of the root: one chart's file, plus its encrypted Secrets (the sops plugin). */
 export function childApplicationProps(
   environment: Environment,
   platform: Platform,
@@ -109,7 +109,7 @@ export function childApplicationProps(
   const sources: ApplicationSpecSources[] =
     options.secretGroup === undefined
       ? [manifests]
-      : [manifests, { ...repository, path: secretsPath(environment.name, options.secretGroup) }];
+      : [manifests, { ...repository, path: secretsPath(environment.name, options.secretGroup), plugin: { name: SOPS_PLUGIN.name } }];
   return {
     metadata: {
       name: options.chart,
