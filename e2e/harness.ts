@@ -186,7 +186,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     await client.apply(manifests.rootApplication as KubeObject);
     log(`bootstrapped: namespace ${namespace}, repository Secret, age key Secret, AppProject ${manifests.project.metadata.name}, root Application ${manifests.rootApplication.metadata.name}`);
 
-    const controllers = new StandInControllers(client, pki, path.join(dir, 'issued'));
+    const controllers = new StandInControllers(client, pki);
     controllersDone = (async () => {
       while (!stopControllers) {
         try {

@@ -1,5 +1,4 @@
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { ApiError, type KubeClient, type KubeObject } from './kube-client';
 import { KWOK_ADMITTED_ANNOTATION } from './kwok-stages';
 import type { Pki, KeyPair } from './pki';
@@ -74,16 +73,14 @@ const key = (namespace: string | undefined, name: string): string => `${namespac
  */
 export class StandInControllers {
   private readonly issued = new Map<string, KeyPair>();
+  private issuingCa: KeyPair | undefined;
   /** Why pods are not started, by namespace/name (for the final report). */
   readonly waitingPods = new Map<string, string>();
 
   constructor(
     private readonly client: KubeClient,
     private readonly pki: Pki,
-    private readonly certDir: string,
-  ) {
-    fs.mkdirSync(certDir, { recursive: true });
-  }
+  ) {}
 
   /** One pass of every stand-in; errors of one object do not stop the others. */
   async reconcile(): Promise<void> {
@@ -224,7 +221,7 @@ export class StandInControllers {
       const subject = `/CN=${certificate.spec.commonName ?? certificate.spec.dnsNames?.[0] ?? certificate.metadata.name}`;
       pair = certificate.spec.isCA
         ? this.pki.ca(`issued-${id}`, subject)
-        : this.pki.leaf(`issued-${id}`, this.pki.ca('issuing-ca', '/CN=e2e-issuing-ca'), subject, 'server', certificate.spec.dnsNames ?? []);
+        : this.pki.leaf(`issued-${id}`, (this.issuingCa ??= this.pki.ca('issuing-ca', '/CN=e2e-issuing-ca')), subject, 'server', certificate.spec.dnsNames ?? []);
       this.issued.set(id, pair);
     }
     const b64 = (file: string): string => fs.readFileSync(file).toString('base64');
@@ -327,6 +324,3 @@ function stripTimes(status: unknown): unknown {
   return JSON.parse(JSON.stringify(status), (k, v) => (k === 'lastTransitionTime' ? undefined : v));
 }
 
-export function certificatesFolder(dir: string): string {
-  return path.join(dir, 'issued');
-}
