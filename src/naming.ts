@@ -59,6 +59,6 @@ export function derivedNames(application: string): ReadonlyArray<{ readonly name
     { name: tlsSecretName(application), use: 'TLS Secret' },
     { name: databaseSecret(application), use: 'database Secret' },
     { name: brokerClientSecret(application), use: 'broker Secret' },
-    { name: databaseLoginSecret(application), use: 'database login Secret' },
+    { name: databaseLoginSecret(application), use: 'SQL login Secret' },
   ];
 }

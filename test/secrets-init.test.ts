@@ -280,7 +280,7 @@ describe('npm run secrets -- init for an environment with values only people hav
       expect(inside.stderr).toMatch(/^secrets: --key-file .*keys\/local\.key is inside the repository \(keys\/local\.key\); a private key must never be where git can commit it\n$/);
       const derived = runCli('cli/secrets', ['init', 'local', '--root', dir, '--key-file', path.join(keys, 'x.key'), '--set', 'webapp-database.connection-string=x']);
       expect(derived.status).toBe(2);
-      expect(derived.stderr).toContain('webapp-database.connection-string is built from webapp-database-login.password; set that instead');
+      expect(derived.stderr).toContain('webapp-database.connection-string is built from webapp-sql-login.password; set that instead');
       const unknown = runCli('cli/secrets', ['init', 'local', '--root', dir, '--key-file', path.join(keys, 'x.key'), '--rotate', 'nope']);
       expect(unknown.status).toBe(2);
       expect(unknown.stderr).toContain('--rotate nope: no such Secret in local');

@@ -297,5 +297,5 @@ export function brokerClientSecret(application: string): string {
 
 /** The application's SQL login (user name and password) in the database's namespace, read by the setup Job. */
 export function databaseLoginSecret(application: string): string {
-  return `${application}-database-login`;
+  return `${application}-sql-login`;
 }
