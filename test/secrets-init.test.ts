@@ -305,6 +305,13 @@ describe('npm run secrets -- init for an environment with values only people hav
       expect(result.stderr).toContain('--rotate-key');
       expect(treeContents(dir)).toEqual(before);
       expect(fs.existsSync(path.join(keys, 'absent.key'))).toBe(false);
+      // Another environment's key: sops' reason, both public keys, and .sops.yaml untouched.
+      generateKey(tools, path.join(keys, 'other.key'));
+      const wrong = runCli('cli/secrets', ['init', 'local', '--root', dir, '--key-file', path.join(keys, 'other.key')]);
+      expect(wrong.status).toBe(1);
+      expect(wrong.stderr).toContain('sops decrypt failed');
+      expect(wrong.stderr).toContain(`holds the key of ${publicKeyOf(tools, path.join(keys, 'other.key'))}; .sops.yaml names ${recipientOf(dir, 'local')} for local; nothing was changed`);
+      expect(treeContents(dir)).toEqual(before);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

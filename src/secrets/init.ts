@@ -247,7 +247,7 @@ export function initEnvironment(options: InitOptions): InitReport {
   // With --rotate-key the previous key still decrypts: values survive a key rotation.
   const identities = `${readKey(keyFile).trim()}\n${previous}`;
   const publicKey = publicKeyOf(tools, keyFile);
-  const sopsConfigChanged = writeRecipient(root, environment.name, publicKey);
+  const configured = recipientOf(root, environment.name);
 
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-sops-'));
   try {
@@ -262,10 +262,14 @@ export function initEnvironment(options: InitOptions): InitReport {
         decrypted.set(secret.name, readBack(sops, file, secret));
       } catch (error) {
         if (!options.rotateKey) {
-          throw new RefusedError(`${(error as Error).message} (is ${keyFile} the key ${file} is encrypted for? .sops.yaml names ${publicKey})`);
+          throw new RefusedError(
+            `${(error as Error).message} (${keyFile} holds the key of ${publicKey}; .sops.yaml names ${configured ?? 'no recipient'} for ${environment.name}; nothing was changed)`,
+          );
         }
       }
     }
+    // Only once the files are readable: a wrong key never reaches .sops.yaml.
+    const sopsConfigChanged = writeRecipient(root, environment.name, publicKey);
 
     // Each value from its owner's key; copies that differ are reported and made equal.
     const existing = new Map<string, string>();
