@@ -328,6 +328,19 @@ export const DATABASE = {
    * the sync anyway.
    */
   migrations: { imageSuffix: 'migrations', backoffLimit: 1 },
+  /**
+   * The application's login, database and user, created by a Sync hook Job in the wave after
+   * the server (healthy once it answers queries) and before the application's migrations
+   * (a later Application). Two retries for a server still settling; the deadline is the
+   * controller's sync timeout.
+   */
+  setup: {
+    syncWave: 1,
+    backoffLimit: 2,
+    /** The role the login gets in its database: the migrations change the schema. */
+    role: 'db_owner',
+    resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } },
+  },
   /** The scheduled full backup: one attempt at a time, an hour at most, 3 runs kept. */
   backup: {
     backoffLimit: 1,

@@ -1,5 +1,5 @@
 import { BLUE_GREEN, DATABASE } from './constants';
-import { brokerClientSecret, databaseSecret } from './secrets/catalog';
+import { brokerClientSecret, databaseLoginSecret, databaseSecret } from './secrets/catalog';
 
 /** Names derived from configuration, in one place so every chart derives them alike. */
 
@@ -59,5 +59,6 @@ export function derivedNames(application: string): ReadonlyArray<{ readonly name
     { name: tlsSecretName(application), use: 'TLS Secret' },
     { name: databaseSecret(application), use: 'database Secret' },
     { name: brokerClientSecret(application), use: 'broker Secret' },
+    { name: databaseLoginSecret(application), use: 'SQL login Secret' },
   ];
 }

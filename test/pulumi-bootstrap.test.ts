@@ -1,3 +1,6 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import * as pulumi from '@pulumi/pulumi';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as bootstrapModule from '../pulumi/bootstrap';
@@ -161,5 +164,28 @@ describe('the Pulumi bootstrap', () => {
     expect(() => bootstrapModule.renderedBootstrapObjects('qa')).toThrow(
       'stack: environment "qa" must be one of local, testing, staging, production',
     );
+  });
+});
+
+describe('the age key of the Pulumi bootstrap', () => {
+  it('reads the key file init wrote when sopsAgeKeyFile names it, as a secret, and names a file it cannot read', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-pulumi-'));
+    // Built from pieces, so that this file itself holds no key material for the scan to find.
+    const key = `# public key: age1...\n${['AGE-SECRET-KEY-', '1STANDIN'].join('')}\n`;
+    try {
+      fs.writeFileSync(path.join(dir, 'local.key'), key, { mode: 0o600 });
+      const read = (values: Record<string, string>) => {
+        pulumi.runtime.setAllConfig(Object.fromEntries(Object.entries(values).map(([name, value]) => [`${PROJECT}:${name}`, value])), []);
+        return bootstrapModule.readAgeKey(new pulumi.Config(PROJECT));
+      };
+      const fromFile = read({ sopsAgeKeyFile: path.join(dir, 'local.key') });
+      expect(await pulumi.isSecret(fromFile)).toBe(true);
+      expect(await valueOf(fromFile)).toBe(key);
+      expect(() => read({ sopsAgeKeyFile: path.join(dir, 'absent.key') })).toThrow(`sopsAgeKeyFile ${path.join(dir, 'absent.key')}: cannot read it (ENOENT)`);
+      fs.writeFileSync(path.join(dir, 'empty.key'), '# nothing\n');
+      expect(() => read({ sopsAgeKeyFile: path.join(dir, 'empty.key') })).toThrow('holds no age secret key');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
