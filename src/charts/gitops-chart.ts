@@ -81,7 +81,7 @@ export interface GitopsChartProps {
  * The GitOps wiring of one environment (1.1.5, 1.6): the AppProject, the root
  * Application (app of apps, syncing this file) and one child Application per chart, in
  * the delivery order as sync waves. A chart with a group of encrypted Secrets syncs them
- * with it (KSOPS, src/secrets/catalog.ts).
+ * with it (decrypted by the sops plugin, src/secrets/catalog.ts).
  */
 /**
  * Children that wait longer than the 300 s of a sync (8): the database pod and the broker
