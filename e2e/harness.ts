@@ -2,7 +2,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { bootstrapManifests } from '../pulumi/bootstrap-manifests';
+import { loadEnvironments } from '../src/environments';
 import { loadPlatform } from '../src/environments/platform';
+import { defaultAgeKeyFile, initEnvironment } from '../src/secrets/init';
+import { sopsTools } from '../src/secrets/sops';
 import { argoCdConfigObjects, argoCdCrds, startArgoCd } from './argocd';
 import { type ApplicationState, converged, formatTable, watchConvergence } from './convergence';
 import { startControlPlane } from './control-plane';
@@ -54,9 +57,34 @@ export interface E2eReport {
 
 const ENVIRONMENTS = ['local', 'testing', 'staging', 'production'] as const;
 
-/** The default age key file of an environment (docs/secrets.md). */
-export function defaultAgeKeyFile(environment: string): string {
-  return path.join(os.homedir(), '.config', 'platform-gitops', 'age', `${environment}.key`);
+/**
+ * What the git server serves and the key the repository server decrypts with:
+ * - a key given (`--age-key`) or found at the default place is used as it is, on the
+ *   checkout as committed, so a wrong key fails as it would in a cluster;
+ * - `local` without any key: its values are all generated (docs/secrets.md), so the
+ *   harness makes a throwaway key and re-encrypts local's Secrets in a clone of the
+ *   checkout that it serves instead (the checkout is never touched), as
+ *   `npm run secrets -- init local --rotate-key` would on a new machine;
+ * - another environment without a key: served as committed; its Applications with
+ *   Secrets fail to decrypt, and the report says so.
+ */
+function prepareSource(options: { projectRoot: string; environment: string; ageKeyFile?: string; dir: string; log: (line: string) => void }): { source: string; ageKey: string } {
+  const { projectRoot, environment, log } = options;
+  const keyFile = options.ageKeyFile ?? defaultAgeKeyFile(environment);
+  if (fs.existsSync(keyFile)) return { source: projectRoot, ageKey: fs.readFileSync(keyFile, 'utf8') };
+  if (options.ageKeyFile !== undefined) throw new E2eError(`--age-key ${keyFile} does not exist`);
+  if (environment !== 'local') {
+    log(`no age key at ${keyFile}: ${environment}'s Secrets cannot be decrypted (npm run secrets -- init ${environment})`);
+    return { source: projectRoot, ageKey: '' };
+  }
+  const clone = path.join(options.dir, 'source');
+  run('git', ['clone', '--quiet', '--no-local', projectRoot, clone]);
+  const throwaway = path.join(options.dir, 'throwaway-local.key');
+  const env = loadEnvironments().find((e) => e.name === environment)!;
+  const report = initEnvironment({ root: clone, environment: env, keyFile: throwaway, rotateKey: true, tools: sopsTools(projectRoot) });
+  run('git', ['-C', clone, '-c', 'user.name=platform-gitops e2e', '-c', 'user.email=e2e@localhost', 'commit', '--quiet', '--allow-empty', '-am', 'e2e: local Secrets for a throwaway key']);
+  log(`no age key at ${keyFile}: serving a clone with local's Secrets re-encrypted for a throwaway key (${report.written.length} files)`);
+  return { source: clone, ageKey: fs.readFileSync(throwaway, 'utf8') };
 }
 
 /** Applications the environment renders (name to sync wave), besides the root. */
@@ -140,8 +168,9 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     const plane = await startControlPlane({ toolchain, supervisor, dir, pki, namespace, log });
     const { client } = plane;
 
-    log(`git server: ${platform.repository.url} (branch ${platform.repository.targetRevision}) served from ${projectRoot} over SSH with a per-run deploy key`);
-    const git = await startGitServer({ source: projectRoot, url: platform.repository.url, dir: path.join(dir, 'git'), supervisor });
+    const { source, ageKey } = prepareSource({ projectRoot, environment, ageKeyFile: options.ageKeyFile, dir, log });
+    log(`git server: ${platform.repository.url} (branch ${platform.repository.targetRevision}) served from ${source} over SSH with a per-run deploy key`);
+    const git = await startGitServer({ source, url: platform.repository.url, dir: path.join(dir, 'git'), supervisor });
     proxy.route(git.repository.host, git.repository.port, git.port);
 
     const chartRoot = path.join(dir, 'charts');
@@ -153,9 +182,6 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     const proxyPort = await proxy.listen();
     log(`stand-in Helm repositories for ${hosts.join(', ')} (each chart's CRDs and controller Deployment, installed when Argo CD syncs it)`);
 
-    const ageKeyFile = options.ageKeyFile ?? defaultAgeKeyFile(environment);
-    const ageKey = fs.existsSync(ageKeyFile) ? fs.readFileSync(ageKeyFile, 'utf8') : '';
-    if (!ageKey) log(`no age key at ${ageKeyFile}: SOPS-encrypted Secrets cannot be decrypted (npm run secrets -- init ${environment})`);
     const manifests = bootstrapManifests(environment, { repositorySshPrivateKey: git.deployKey, sopsAgeKey: ageKey });
 
     // 1. What the argo-cd Helm release puts in place (Pulumi: ArgoCdInstallation).
