@@ -184,7 +184,9 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
       // go-git (ls-remote) and Helm reach the platform's URLs through the loopback proxy.
       ALL_PROXY: options.proxy,
       HTTPS_PROXY: options.proxy,
-      NO_PROXY: '127.0.0.1,localhost',
+      // gRPC applies HTTPS_PROXY to the plugins' unix sockets too (a socket path is taken
+      // for a host name); listing each socket exempts it.
+      NO_PROXY: ['127.0.0.1', 'localhost', ...[...pluginManifests().keys()].map((name) => path.join(sockets, `${name}.sock`))].join(','),
       ARGOCD_PLUGINSOCKFILEPATH: sockets,
     },
   });

@@ -258,3 +258,16 @@ describe('the Strimzi operator Application', () => {
     }
   });
 });
+
+describe('a self-signed CA issuer', () => {
+  // cert-manager reports a CA ClusterIssuer Ready=False until its Secret exists, and Argo CD's
+  // health check (resource_customizations/cert-manager.io/ClusterIssuer) reads that as
+  // Degraded, which fails the sync: the issuer must wait for the root certificate's wave.
+  it.each(ENVIRONMENT_ORDER)('in %s comes a wave after the root certificate it reads its key pair from', (environment) => {
+    const objects = readManifests(path.join(DIST, environment)).get('issuers.yaml')!;
+    for (const issuer of objects.filter((o) => o.kind === 'ClusterIssuer' && o.spec.ca)) {
+      const root = objects.find((o) => o.kind === 'Certificate' && o.spec.secretName === issuer.spec.ca.secretName)!;
+      expect(wave(issuer)).toBeGreaterThan(wave(root));
+    }
+  });
+});
