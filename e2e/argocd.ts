@@ -29,10 +29,6 @@ export interface ArgoCdOptions {
   readonly knownHosts: string;
   /** CA certificate for each HTTPS host (argocd-tls-certs-cm), by host name. */
   readonly tlsCertificates: ReadonlyMap<string, string>;
-  /** Folder with the `ssh` wrapper that reaches the local git server. */
-  readonly sshWrapperDir: string;
-  /** `socks5://127.0.0.1:<port>`: the loopback proxy for git over SSH and Helm over HTTPS. */
-  readonly proxy: string;
   /** The age key file's contents, as the repository server mounts it from its Secret. */
   readonly ageKey: string;
 }
@@ -80,6 +76,35 @@ export function pluginManifests(): Map<string, Record<string, unknown>> {
       { apiVersion: 'argoproj.io/v1alpha1', kind: 'ConfigManagementPlugin', metadata: { name }, spec },
     ]),
   );
+}
+
+/**
+ * A repository Secret with the loopback proxy as its `proxy` (Argo CD docs, "Declarative
+ * Setup: Repositories", proxy): go-git dials through it, native git over SSH gets
+ * `ProxyCommand connect-proxy -S ... -5` (argo-cd util/git/creds.go), so the platform's
+ * URL (git@github.com:...) reaches the local git server, host key checked as `github.com`.
+ */
+export function withProxy(secret: KubeObject, proxy: string): KubeObject {
+  return { ...secret, stringData: { ...secret.stringData, proxy, noProxy: '127.0.0.1,localhost' } };
+}
+
+/**
+ * Each upstream Helm repository registered with Argo CD with the loopback proxy as its
+ * `proxy`, as an installation behind a proxy registers them (Argo CD docs, "Declarative
+ * Setup: Repositories", proxy): Argo CD's Helm client and `helm pull` go through it.
+ */
+export function chartRepositorySecrets(namespace: string, repoURLs: readonly string[], proxy: string): KubeObject[] {
+  return repoURLs.map((url) => ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name: `e2e-helm-${new URL(url).hostname.replace(/[^a-z0-9]+/g, '-')}`,
+      namespace,
+      labels: { 'argocd.argoproj.io/secret-type': 'repository' },
+    },
+    type: 'Opaque',
+    stringData: { type: 'helm', name: new URL(url).hostname, url, proxy, noProxy: '127.0.0.1,localhost' },
+  }));
 }
 
 function paramEnvironment(component: 'controller' | 'repo-server'): Record<string, string> {
@@ -152,7 +177,6 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
     HOME: home,
   };
   const toolPath = [
-    options.sshWrapperDir,
     path.dirname(toolchain.bin('argocd', 'git-verify-wrapper.sh')),
     path.dirname(toolchain.bin('kustomize', 'kustomize')),
     path.dirname(toolchain.bin('helm', 'helm')),
@@ -181,12 +205,9 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
       ...common,
       ...paramEnvironment('repo-server'),
       PATH: toolPath,
-      // go-git (ls-remote) and Helm reach the platform's URLs through the loopback proxy.
-      ALL_PROXY: options.proxy,
-      HTTPS_PROXY: options.proxy,
-      // gRPC applies HTTPS_PROXY to the plugins' unix sockets too (a socket path is taken
-      // for a host name); listing each socket exempts it.
-      NO_PROXY: ['127.0.0.1', 'localhost', ...[...pluginManifests().keys()].map((name) => path.join(sockets, `${name}.sock`))].join(','),
+      // No proxy variables: Argo CD dials its plugins' unix sockets through
+      // golang.org/x/net/proxy, which would send them to ALL_PROXY too. Repositories get
+      // the loopback proxy as their own setting (withProxy, chartRepositorySecrets).
       ARGOCD_PLUGINSOCKFILEPATH: sockets,
     },
   });

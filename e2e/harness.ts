@@ -6,9 +6,10 @@ import { loadEnvironments } from '../src/environments';
 import { loadPlatform } from '../src/environments/platform';
 import { defaultAgeKeyFile, initEnvironment } from '../src/secrets/init';
 import { sopsTools } from '../src/secrets/sops';
-import { argoCdConfigObjects, argoCdCrds, startArgoCd } from './argocd';
+import { HELM_CHARTS, type HelmChartRef } from '../src/chart-versions';
+import { argoCdConfigObjects, argoCdCrds, chartRepositorySecrets, startArgoCd, withProxy } from './argocd';
 import { type ApplicationState, converged, formatTable, watchConvergence } from './convergence';
-import { startControlPlane } from './control-plane';
+import { startApiServer, startControlPlane } from './control-plane';
 import { type DryRunResult, dryRunEnvironment, readCrds, readObjects } from './dry-run';
 import { E2eError } from '../src/errors';
 import { startGitServer } from './git-server';
@@ -199,15 +200,15 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
       dir: path.join(dir, 'argocd'),
       knownHosts: git.knownHosts,
       tlsCertificates: new Map(hosts.map((host) => [host, plane.pki.ca.cert])),
-      sshWrapperDir: git.sshWrapperDir,
-      proxy: `socks5://127.0.0.1:${proxyPort}`,
       ageKey,
     });
     const argocdVersion = run(toolchain.bin('argocd', 'argocd'), ['version', '--client', '--short']).trim().replace(/^argocd:\s*/, '');
     log(`Argo CD ${argocdVersion}: repository server and application controller running`);
 
     // 2. Repository credentials, then the AppProject and the root Application (Pulumi: RepositoryCredentials, RootApplication).
-    await client.apply(manifests.repositorySecret as unknown as KubeObject);
+    await client.apply(withProxy(manifests.repositorySecret as unknown as KubeObject, `socks5://127.0.0.1:${proxyPort}`));
+    const chartRepositories = [...new Set((Object.values(HELM_CHARTS) as HelmChartRef[]).map((chart) => chart.repoURL))].sort();
+    for (const secret of chartRepositorySecrets(namespace, chartRepositories, `socks5://127.0.0.1:${proxyPort}`)) await client.apply(secret);
     await client.apply(manifests.project as KubeObject);
     await client.apply(manifests.rootApplication as KubeObject);
     log(`bootstrapped: namespace ${namespace}, repository Secret, age key Secret, AppProject ${manifests.project.metadata.name}, root Application ${manifests.rootApplication.metadata.name}`);
@@ -239,13 +240,16 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
 
     const dryRun: DryRunResult[] = [];
     if (options.dryRun ?? true) {
+      // An empty cluster of its own: the converged environment's objects would turn the
+      // dry-run of another environment into updates of immutable fields.
+      const empty = await startApiServer({ toolchain, supervisor, dir, pki: plane.pki, etcd: plane.etcd, name: 'kube-apiserver-dry-run', etcdPrefix: '/dry-run' });
       for (const crd of readCrds(path.join(projectRoot, 'schemas', 'crds'))) {
-        await client.apply(crd).catch((error: unknown) => log(`CRD ${crd.metadata.name}: ${error instanceof Error ? error.message : String(error)}`));
+        await empty.client.apply(crd).catch((error: unknown) => log(`CRD ${crd.metadata.name}: ${error instanceof Error ? error.message : String(error)}`));
       }
       await sleep(2_000); // CRDs become served a moment after they are Established.
-      client.forgetDiscovery();
+      empty.client.forgetDiscovery();
       for (const env of ENVIRONMENTS) {
-        const result = await dryRunEnvironment(client, env, distDir);
+        const result = await dryRunEnvironment(empty.client, env, distDir);
         dryRun.push(result);
         log(`server-side dry-run ${env}: ${result.objects} objects, ${result.failures.length} refused`);
         for (const failure of result.failures) log(`  ${env}: ${failure}`);
