@@ -202,7 +202,8 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
       tlsCertificates: new Map(hosts.map((host) => [host, plane.pki.ca.cert])),
       ageKey,
     });
-    const argocdVersion = run(toolchain.bin('argocd', 'argocd'), ['version', '--client', '--short']).trim().replace(/^argocd:\s*/, '');
+    // `argocd: v3.6.1+unknown`: the build knows its tag, not its commit.
+    const argocdVersion = run(toolchain.bin('argocd', 'argocd'), ['version', '--client', '--short']).trim().replace(/^argocd:\s*/, '').replace(/\+unknown$/, '');
     log(`Argo CD ${argocdVersion}: repository server and application controller running`);
 
     // 2. Repository credentials, then the AppProject and the root Application (Pulumi: RepositoryCredentials, RootApplication).
