@@ -6,6 +6,7 @@ import { freePort } from './control-plane';
 import { E2eError } from '../src/errors';
 import type { KubeClient, KubeObject } from './kube-client';
 import { type Supervisor, waitFor } from './processes';
+import { isOciRepository } from './stand-in-charts';
 import type { Toolchain } from './toolchain';
 
 /**
@@ -98,12 +99,20 @@ export function chartRepositorySecrets(namespace: string, repoURLs: readonly str
     apiVersion: 'v1',
     kind: 'Secret',
     metadata: {
-      name: `e2e-helm-${new URL(url).hostname.replace(/[^a-z0-9]+/g, '-')}`,
+      name: `e2e-helm-${url.replace(/^https:\/\//, '').replace(/[^a-z0-9]+/g, '-').replace(/-+$/, '')}`,
       namespace,
       labels: { 'argocd.argoproj.io/secret-type': 'repository' },
     },
     type: 'Opaque',
-    stringData: { type: 'helm', name: new URL(url).hostname, url, proxy, noProxy: '127.0.0.1,localhost' },
+    stringData: {
+      type: 'helm',
+      name: url.replace(/^https:\/\//, '').replace(/[^a-z0-9.]+/g, '-'),
+      url,
+      proxy,
+      noProxy: '127.0.0.1,localhost',
+      // Argo CD's convention for a Helm chart in an OCI registry: no scheme in the URL.
+      ...(isOciRepository(url) ? { enableOCI: 'true' } : {}),
+    },
   }));
 }
 

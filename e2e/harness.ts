@@ -18,6 +18,7 @@ import { LoopbackProxy } from './loopback-proxy';
 import { Pki } from './pki';
 import { Supervisor, run, sleep } from './processes';
 import { StandInControllers, STAND_IN_PROVISIONER } from './stand-in-controllers';
+import { OciChartRegistry } from './oci-registry';
 import { buildStandInCharts, serveCharts } from './stand-in-charts';
 import { ensureToolchain } from './toolchain';
 
@@ -175,9 +176,10 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     proxy.route(git.repository.host, git.repository.port, git.port);
 
     const chartRoot = path.join(dir, 'charts');
-    const hosts = buildStandInCharts({ helm: toolchain.bin('helm', 'helm'), crdDir: path.join(projectRoot, 'schemas', 'crds'), root: chartRoot, work: path.join(dir, 'chart-sources') });
+    const registry = new OciChartRegistry();
+    const hosts = buildStandInCharts({ helm: toolchain.bin('helm', 'helm'), crdDir: path.join(projectRoot, 'schemas', 'crds'), root: chartRoot, work: path.join(dir, 'chart-sources'), registry });
     const chartTls = pki.leaf('chart-server', plane.pki.ca, '/CN=e2e-chart-server', 'server', hosts);
-    const chartServer = await serveCharts(chartRoot, chartTls);
+    const chartServer = await serveCharts(chartRoot, registry, chartTls);
     charts = chartServer;
     for (const host of hosts) proxy.route(host, 443, chartServer.port);
     const proxyPort = await proxy.listen();
