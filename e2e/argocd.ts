@@ -1,11 +1,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
 import { argoCdValues } from '../src/argocd/argo-cd-values';
 import { freePort } from './control-plane';
 import { E2eError } from '../src/errors';
 import type { KubeClient, KubeObject } from './kube-client';
 import { type Supervisor, waitFor } from './processes';
+import { isOciRepository } from './stand-in-charts';
 import type { Toolchain } from './toolchain';
 
 /**
@@ -29,10 +30,6 @@ export interface ArgoCdOptions {
   readonly knownHosts: string;
   /** CA certificate for each HTTPS host (argocd-tls-certs-cm), by host name. */
   readonly tlsCertificates: ReadonlyMap<string, string>;
-  /** Folder with the `ssh` wrapper that reaches the local git server. */
-  readonly sshWrapperDir: string;
-  /** `socks5://127.0.0.1:<port>`: the loopback proxy for git over SSH and Helm over HTTPS. */
-  readonly proxy: string;
   /** The age key file's contents, as the repository server mounts it from its Secret. */
   readonly ageKey: string;
 }
@@ -52,9 +49,11 @@ export function argoCdCrds(crdDir: string): KubeObject[] {
 export function argoCdConfigObjects(namespace: string): KubeObject[] {
   const values = argoCdValues() as { configs: { cm: Record<string, string>; params: Record<string, string> } };
   const labels = { 'app.kubernetes.io/part-of': 'argocd' };
+  const plugins = Object.fromEntries([...pluginManifests()].map(([name, manifest]) => [`${name}.yaml`, stringify(manifest)]));
   return [
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'argocd-cm', namespace, labels }, data: values.configs.cm },
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'argocd-cmd-params-cm', namespace, labels }, data: values.configs.params },
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'argocd-cmp-cm', namespace, labels }, data: plugins },
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'argocd-rbac-cm', namespace, labels }, data: {} },
     {
       apiVersion: 'v1',
@@ -64,6 +63,57 @@ export function argoCdConfigObjects(namespace: string): KubeObject[] {
       stringData: { 'server.secretkey': 'e2e-only-not-a-secret' },
     },
   ];
+}
+
+/**
+ * The Config Management Plugins of the values (`configs.cmp.plugins`), as the argo-cd chart
+ * writes each into argocd-cmp-cm: a ConfigManagementPlugin named after its key.
+ */
+export function pluginManifests(): Map<string, Record<string, unknown>> {
+  const values = argoCdValues() as { configs: { cmp?: { plugins?: Record<string, Record<string, unknown>> } } };
+  return new Map(
+    Object.entries(values.configs.cmp?.plugins ?? {}).map(([name, spec]) => [
+      name,
+      { apiVersion: 'argoproj.io/v1alpha1', kind: 'ConfigManagementPlugin', metadata: { name }, spec },
+    ]),
+  );
+}
+
+/**
+ * A repository Secret with the loopback proxy as its `proxy` (Argo CD docs, "Declarative
+ * Setup: Repositories", proxy): go-git dials through it, native git over SSH gets
+ * `ProxyCommand connect-proxy -S ... -5` (argo-cd util/git/creds.go), so the platform's
+ * URL (git@github.com:...) reaches the local git server, host key checked as `github.com`.
+ */
+export function withProxy(secret: KubeObject, proxy: string): KubeObject {
+  return { ...secret, stringData: { ...secret.stringData, proxy, noProxy: '127.0.0.1,localhost' } };
+}
+
+/**
+ * Each upstream Helm repository registered with Argo CD with the loopback proxy as its
+ * `proxy`, as an installation behind a proxy registers them (Argo CD docs, "Declarative
+ * Setup: Repositories", proxy): Argo CD's Helm client and `helm pull` go through it.
+ */
+export function chartRepositorySecrets(namespace: string, repoURLs: readonly string[], proxy: string): KubeObject[] {
+  return repoURLs.map((url) => ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name: `e2e-helm-${url.replace(/^https:\/\//, '').replace(/[^a-z0-9]+/g, '-').replace(/-+$/, '')}`,
+      namespace,
+      labels: { 'argocd.argoproj.io/secret-type': 'repository' },
+    },
+    type: 'Opaque',
+    stringData: {
+      type: 'helm',
+      name: url.replace(/^https:\/\//, '').replace(/[^a-z0-9.]+/g, '-'),
+      url,
+      proxy,
+      noProxy: '127.0.0.1,localhost',
+      // Argo CD's convention for a Helm chart in an OCI registry: no scheme in the URL.
+      ...(isOciRepository(url) ? { enableOCI: 'true' } : {}),
+    },
+  }));
 }
 
 function paramEnvironment(component: 'controller' | 'repo-server'): Record<string, string> {
@@ -97,6 +147,29 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
   const ageKeyFile = path.join(ageDir, 'keys.txt');
   fs.writeFileSync(ageKeyFile, options.ageKey, { mode: 0o600 });
 
+  // Each plugin runs as Argo CD's plugin server with its own configuration, as the
+  // repository server's sidecars do, and alone gets the age key; the repository server
+  // finds them by their sockets.
+  const sockets = path.join(dir, 'plugins');
+  fs.mkdirSync(sockets, { recursive: true, mode: 0o700 });
+  for (const [name, manifest] of pluginManifests()) {
+    const config = path.join(dir, 'cmp', name);
+    fs.mkdirSync(config, { recursive: true });
+    fs.writeFileSync(path.join(config, 'plugin.yaml'), stringify(manifest));
+    supervisor.start({
+      name: `argocd-cmp-server-${name}`,
+      command: toolchain.bin('argocd', 'argocd-cmp-server'),
+      args: [`--config-dir-path=${config}`, '--loglevel=info'],
+      env: {
+        ARGOCD_PLUGINSOCKFILEPATH: sockets,
+        HOME: home,
+        PATH: [path.dirname(toolchain.bin('sops', 'sops')), '/usr/bin', '/bin'].join(':'),
+        SOPS_AGE_KEY_FILE: ageKeyFile,
+      },
+    });
+    await waitFor(`the ${name} plugin's socket`, 30_000, () => (fs.existsSync(path.join(sockets, `${name}.sock`)) ? true : undefined), alive);
+  }
+
   const redisPort = await freePort();
   supervisor.start({
     name: 'redis',
@@ -113,7 +186,7 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
     HOME: home,
   };
   const toolPath = [
-    options.sshWrapperDir,
+    path.dirname(toolchain.bin('argocd', 'git-verify-wrapper.sh')),
     path.dirname(toolchain.bin('kustomize', 'kustomize')),
     path.dirname(toolchain.bin('helm', 'helm')),
     path.dirname(toolchain.bin('sops', 'sops')),
@@ -133,17 +206,18 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
       `--metrics-port=${await freePort()}`,
       `--redis=127.0.0.1:${redisPort}`,
       '--disable-tls',
+      // Plain gRPC on loopback, so no client CA for mTLS either (Argo CD v3.6 defaults one).
+      '--client-ca-path=',
       '--loglevel=info',
     ],
     env: {
       ...common,
       ...paramEnvironment('repo-server'),
       PATH: toolPath,
-      // go-git (ls-remote) and Helm reach the platform's URLs through the loopback proxy.
-      ALL_PROXY: options.proxy,
-      HTTPS_PROXY: options.proxy,
-      NO_PROXY: '127.0.0.1,localhost',
-      SOPS_AGE_KEY_FILE: ageKeyFile,
+      // No proxy variables: Argo CD dials its plugins' unix sockets through
+      // golang.org/x/net/proxy, which would send them to ALL_PROXY too. Repositories get
+      // the loopback proxy as their own setting (withProxy, chartRepositorySecrets).
+      ARGOCD_PLUGINSOCKFILEPATH: sockets,
     },
   });
   await waitFor('argocd-repo-server to listen', 60_000, () => tcpOpen(repoPort), alive);
@@ -160,8 +234,11 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
       `--metrics-port=${controllerMetrics}`,
       '--status-processors=10',
       '--operation-processors=10',
-      // Git does not change during a run; a shorter resync only shortens waits.
-      '--app-resync=30',
+      // Argo CD 3 ignores status-only updates of resources, so a rollout finishing is seen at
+      // the next periodic refresh (default 120 s plus up to 60 s jitter). Git does not change
+      // during a run: a shorter refresh only shortens the waits, it decides nothing.
+      '--app-resync=10',
+      '--app-resync-jitter=0',
       '--loglevel=info',
     ],
     env: { ...common, ...paramEnvironment('controller'), PATH: toolPath },

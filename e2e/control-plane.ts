@@ -35,6 +35,8 @@ export interface ControlPlane {
   readonly server: string;
   /** The API server's own version, as it reports it. */
   readonly version: string;
+  /** etcd's client URL. */
+  readonly etcd: string;
 }
 
 function writeKubeconfig(file: string, server: string, pki: ClusterPki, namespace: string): void {
@@ -88,36 +90,10 @@ export async function startControlPlane(options: {
     ],
   });
 
-  const apiPort = await freePort();
-  const server = `https://127.0.0.1:${apiPort}`;
-  supervisor.start({
-    name: 'kube-apiserver',
-    command: toolchain.bin('kubernetes', 'kube-apiserver'),
-    args: [
-      `--etcd-servers=http://127.0.0.1:${etcdClient}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
-      `--secure-port=${apiPort}`,
-      `--tls-cert-file=${pki.apiserver.cert}`,
-      `--tls-private-key-file=${pki.apiserver.key}`,
-      `--client-ca-file=${pki.ca.cert}`,
-      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-      `--service-account-key-file=${pki.serviceAccountPub}`,
-      `--service-account-signing-key-file=${pki.serviceAccountKey}`,
-      `--service-cluster-ip-range=${SERVICE_CIDR}`,
-      '--authorization-mode=RBAC',
-      '--allow-privileged=true',
-      // 127.0.0.1 may not be an endpoint of the `kubernetes` Service; nothing dials it.
-      '--endpoint-reconciler-type=none',
-      `--cert-dir=${path.join(dir, 'apiserver-certs')}`,
-      '--profiling=false',
-      '--v=1',
-    ],
-  });
+  const etcd = `http://127.0.0.1:${etcdClient}`;
+  const { client, server } = await startApiServer({ toolchain, supervisor, dir, pki, etcd, name: 'kube-apiserver', etcdPrefix: '/registry' });
   const kubeconfig = path.join(dir, 'kubeconfig');
   writeKubeconfig(kubeconfig, server, pki, options.namespace);
-  const client = new KubeClient(server, { ca: pki.ca.cert, cert: pki.admin.cert, key: pki.admin.key });
-  await waitFor('kube-apiserver /readyz', 60_000, async () => ((await client.request('GET', '/readyz')) === 'ok' ? true : undefined), alive);
   const version = await client.version();
   log(`kube-apiserver ${version} ready at ${server}`);
 
@@ -171,7 +147,56 @@ export async function startControlPlane(options: {
   }, alive);
   await waitFor('the default ServiceAccount', 60_000, async () => ((await client.get('v1', 'ServiceAccount', 'default', 'default')) ? true : undefined), alive);
   log(`nodes ${NODE_ZONES.map((z) => `e2e-node-${z}`).join(', ')} Ready (kwok ${toolchain.versions.kwok}); pods start once the kubelet's checks pass (${KWOK_ADMITTED_ANNOTATION})`);
-  return { client, kubeconfig, pki, server, version };
+  return { client, kubeconfig, pki, server, version, etcd };
+}
+
+/**
+ * A kube-apiserver on its own port and etcd prefix: an empty cluster sharing the run's
+ * etcd and certificates (no controllers, no nodes), where every environment can be
+ * server-side dry-run without meeting the objects the converged environment left behind.
+ */
+export async function startApiServer(options: {
+  readonly toolchain: Toolchain;
+  readonly supervisor: Supervisor;
+  readonly dir: string;
+  readonly pki: ClusterPki;
+  readonly etcd: string;
+  readonly name: string;
+  readonly etcdPrefix: string;
+}): Promise<{ client: KubeClient; server: string }> {
+  const { pki } = options;
+  const port = await freePort();
+  const server = `https://127.0.0.1:${port}`;
+  options.supervisor.start({
+    name: options.name,
+    command: options.toolchain.bin('kubernetes', 'kube-apiserver'),
+    args: [
+      `--etcd-servers=${options.etcd}`,
+      `--etcd-prefix=${options.etcdPrefix}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--secure-port=${port}`,
+      `--tls-cert-file=${pki.apiserver.cert}`,
+      `--tls-private-key-file=${pki.apiserver.key}`,
+      `--client-ca-file=${pki.ca.cert}`,
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      `--service-account-key-file=${pki.serviceAccountPub}`,
+      `--service-account-signing-key-file=${pki.serviceAccountKey}`,
+      `--service-cluster-ip-range=${SERVICE_CIDR}`,
+      '--authorization-mode=RBAC',
+      '--allow-privileged=true',
+      // 127.0.0.1 may not be an endpoint of the `kubernetes` Service; nothing dials it.
+      '--endpoint-reconciler-type=none',
+      `--cert-dir=${path.join(options.dir, `${options.name}-certs`)}`,
+      '--profiling=false',
+      '--v=1',
+    ],
+  });
+  const client = new KubeClient(server, { ca: pki.ca.cert, cert: pki.admin.cert, key: pki.admin.key });
+  await waitFor(`${options.name} /readyz`, 60_000, async () => ((await client.request('GET', '/readyz')) === 'ok' ? true : undefined), () =>
+    options.supervisor.assertRunning(),
+  );
+  return { client, server };
 }
 
 function nodeObject(zone: string): KubeObject {

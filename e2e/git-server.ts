@@ -32,8 +32,6 @@ export interface GitServer {
   readonly deployKey: string;
   /** `known_hosts` line for the repository's host name. */
   readonly knownHosts: string;
-  /** Folder holding an `ssh` wrapper that sends the repository host to this server. */
-  readonly sshWrapperDir: string;
   /** The bare repository on disk. */
   readonly bareRepository: string;
 }
@@ -43,8 +41,9 @@ function ensureAccount(user: string): void {
   if (process.getuid?.() !== 0) {
     throw new E2eError(`the git server logs in as "${user}" (the repository URL's user), which has no account here; run as root or create it`);
   }
-  // A locked system account: no password, no home; sshd's ForceCommand allows git only.
-  run('useradd', ['--system', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/bin/sh', user]);
+  // A system account without a password or home; sshd's ForceCommand allows git only.
+  // Its password field is `*` (no password), not `!` (locked, which sshd refuses).
+  run('useradd', ['--system', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/bin/sh', '--password', '*', user]);
 }
 
 /**
@@ -128,23 +127,11 @@ export async function startGitServer(options: {
   const hostPub = fs.readFileSync(`${hostKey}.pub`, 'utf8').trim().split(' ').slice(0, 2).join(' ');
   const knownHostName = repository.port === 22 ? repository.host : `[${repository.host}]:${repository.port}`;
 
-  // Native git (fetch, checkout) runs `ssh` from PATH; this one sends the repository's
-  // host to the local server and checks the host key under the repository's own name.
-  const sshWrapperDir = path.join(dir, 'ssh-wrapper');
-  fs.mkdirSync(sshWrapperDir, { recursive: true });
-  const sshConfig = path.join(dir, 'ssh_config');
-  fs.writeFileSync(
-    sshConfig,
-    [`Host ${repository.host}`, '  HostName 127.0.0.1', `  Port ${port}`, `  HostKeyAlias ${knownHostName}`, '  BatchMode yes', ''].join('\n'),
-  );
-  fs.writeFileSync(path.join(sshWrapperDir, 'ssh'), `#!/bin/sh\nexec /usr/bin/ssh -F '${sshConfig}' "$@"\n`, { mode: 0o755 });
-
   return {
     repository,
     port,
     deployKey: fs.readFileSync(deployKeyFile, 'utf8'),
     knownHosts: `${knownHostName} ${hostPub}\n`,
-    sshWrapperDir,
     bareRepository,
   };
 }

@@ -2,10 +2,14 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { bootstrapManifests } from '../pulumi/bootstrap-manifests';
+import { loadEnvironments } from '../src/environments';
 import { loadPlatform } from '../src/environments/platform';
-import { argoCdConfigObjects, argoCdCrds, startArgoCd } from './argocd';
+import { defaultAgeKeyFile, initEnvironment } from '../src/secrets/init';
+import { sopsTools } from '../src/secrets/sops';
+import { HELM_CHARTS, type HelmChartRef } from '../src/chart-versions';
+import { argoCdConfigObjects, argoCdCrds, chartRepositorySecrets, startArgoCd, withProxy } from './argocd';
 import { type ApplicationState, converged, formatTable, watchConvergence } from './convergence';
-import { startControlPlane } from './control-plane';
+import { startApiServer, startControlPlane } from './control-plane';
 import { type DryRunResult, dryRunEnvironment, readCrds, readObjects } from './dry-run';
 import { E2eError } from '../src/errors';
 import { startGitServer } from './git-server';
@@ -14,6 +18,7 @@ import { LoopbackProxy } from './loopback-proxy';
 import { Pki } from './pki';
 import { Supervisor, run, sleep } from './processes';
 import { StandInControllers, STAND_IN_PROVISIONER } from './stand-in-controllers';
+import { OciChartRegistry } from './oci-registry';
 import { buildStandInCharts, serveCharts } from './stand-in-charts';
 import { ensureToolchain } from './toolchain';
 
@@ -54,9 +59,34 @@ export interface E2eReport {
 
 const ENVIRONMENTS = ['local', 'testing', 'staging', 'production'] as const;
 
-/** The default age key file of an environment (docs/secrets.md). */
-export function defaultAgeKeyFile(environment: string): string {
-  return path.join(os.homedir(), '.config', 'platform-gitops', 'age', `${environment}.key`);
+/**
+ * What the git server serves and the key the repository server decrypts with:
+ * - a key given (`--age-key`) or found at the default place is used as it is, on the
+ *   checkout as committed, so a wrong key fails as it would in a cluster;
+ * - `local` without any key: its values are all generated (docs/secrets.md), so the
+ *   harness makes a throwaway key and re-encrypts local's Secrets in a clone of the
+ *   checkout that it serves instead (the checkout is never touched), as
+ *   `npm run secrets -- init local --rotate-key` would on a new machine;
+ * - another environment without a key: served as committed; its Applications with
+ *   Secrets fail to decrypt, and the report says so.
+ */
+function prepareSource(options: { projectRoot: string; environment: string; ageKeyFile?: string; dir: string; log: (line: string) => void }): { source: string; ageKey: string } {
+  const { projectRoot, environment, log } = options;
+  const keyFile = options.ageKeyFile ?? defaultAgeKeyFile(environment);
+  if (fs.existsSync(keyFile)) return { source: projectRoot, ageKey: fs.readFileSync(keyFile, 'utf8') };
+  if (options.ageKeyFile !== undefined) throw new E2eError(`--age-key ${keyFile} does not exist`);
+  if (environment !== 'local') {
+    log(`no age key at ${keyFile}: ${environment}'s Secrets cannot be decrypted (npm run secrets -- init ${environment})`);
+    return { source: projectRoot, ageKey: '' };
+  }
+  const clone = path.join(options.dir, 'source');
+  run('git', ['clone', '--quiet', '--no-local', projectRoot, clone]);
+  const throwaway = path.join(options.dir, 'throwaway-local.key');
+  const env = loadEnvironments().find((e) => e.name === environment)!;
+  const report = initEnvironment({ root: clone, environment: env, keyFile: throwaway, rotateKey: true, tools: sopsTools(projectRoot) });
+  run('git', ['-C', clone, '-c', 'user.name=platform-gitops e2e', '-c', 'user.email=e2e@localhost', 'commit', '--quiet', '--allow-empty', '-am', 'e2e: local Secrets for a throwaway key']);
+  log(`no age key at ${keyFile}: serving a clone with local's Secrets re-encrypted for a throwaway key (${report.written.length} files)`);
+  return { source: clone, ageKey: fs.readFileSync(throwaway, 'utf8') };
 }
 
 /** Applications the environment renders (name to sync wave), besides the root. */
@@ -140,22 +170,21 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     const plane = await startControlPlane({ toolchain, supervisor, dir, pki, namespace, log });
     const { client } = plane;
 
-    log(`git server: ${platform.repository.url} (branch ${platform.repository.targetRevision}) served from ${projectRoot} over SSH with a per-run deploy key`);
-    const git = await startGitServer({ source: projectRoot, url: platform.repository.url, dir: path.join(dir, 'git'), supervisor });
+    const { source, ageKey } = prepareSource({ projectRoot, environment, ageKeyFile: options.ageKeyFile, dir, log });
+    log(`git server: ${platform.repository.url} (branch ${platform.repository.targetRevision}) served from ${source} over SSH with a per-run deploy key`);
+    const git = await startGitServer({ source, url: platform.repository.url, dir: path.join(dir, 'git'), supervisor });
     proxy.route(git.repository.host, git.repository.port, git.port);
 
     const chartRoot = path.join(dir, 'charts');
-    const hosts = buildStandInCharts({ helm: toolchain.bin('helm', 'helm'), crdDir: path.join(projectRoot, 'schemas', 'crds'), root: chartRoot, work: path.join(dir, 'chart-sources') });
+    const registry = new OciChartRegistry();
+    const hosts = buildStandInCharts({ helm: toolchain.bin('helm', 'helm'), crdDir: path.join(projectRoot, 'schemas', 'crds'), root: chartRoot, work: path.join(dir, 'chart-sources'), registry });
     const chartTls = pki.leaf('chart-server', plane.pki.ca, '/CN=e2e-chart-server', 'server', hosts);
-    const chartServer = await serveCharts(chartRoot, chartTls);
+    const chartServer = await serveCharts(chartRoot, registry, chartTls);
     charts = chartServer;
     for (const host of hosts) proxy.route(host, 443, chartServer.port);
     const proxyPort = await proxy.listen();
     log(`stand-in Helm repositories for ${hosts.join(', ')} (each chart's CRDs and controller Deployment, installed when Argo CD syncs it)`);
 
-    const ageKeyFile = options.ageKeyFile ?? defaultAgeKeyFile(environment);
-    const ageKey = fs.existsSync(ageKeyFile) ? fs.readFileSync(ageKeyFile, 'utf8') : '';
-    if (!ageKey) log(`no age key at ${ageKeyFile}: SOPS-encrypted Secrets cannot be decrypted (npm run secrets -- init ${environment})`);
     const manifests = bootstrapManifests(environment, { repositorySshPrivateKey: git.deployKey, sopsAgeKey: ageKey });
 
     // 1. What the argo-cd Helm release puts in place (Pulumi: ArgoCdInstallation).
@@ -173,20 +202,21 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
       dir: path.join(dir, 'argocd'),
       knownHosts: git.knownHosts,
       tlsCertificates: new Map(hosts.map((host) => [host, plane.pki.ca.cert])),
-      sshWrapperDir: git.sshWrapperDir,
-      proxy: `socks5://127.0.0.1:${proxyPort}`,
       ageKey,
     });
-    const argocdVersion = run(toolchain.bin('argocd', 'argocd'), ['version', '--client', '--short']).trim().replace(/^argocd:\s*/, '');
+    // `argocd: v3.6.1+unknown`: the build knows its tag, not its commit.
+    const argocdVersion = run(toolchain.bin('argocd', 'argocd'), ['version', '--client', '--short']).trim().replace(/^argocd:\s*/, '').replace(/\+unknown$/, '');
     log(`Argo CD ${argocdVersion}: repository server and application controller running`);
 
     // 2. Repository credentials, then the AppProject and the root Application (Pulumi: RepositoryCredentials, RootApplication).
-    await client.apply(manifests.repositorySecret as unknown as KubeObject);
+    await client.apply(withProxy(manifests.repositorySecret as unknown as KubeObject, `socks5://127.0.0.1:${proxyPort}`));
+    const chartRepositories = [...new Set((Object.values(HELM_CHARTS) as HelmChartRef[]).map((chart) => chart.repoURL))].sort();
+    for (const secret of chartRepositorySecrets(namespace, chartRepositories, `socks5://127.0.0.1:${proxyPort}`)) await client.apply(secret);
     await client.apply(manifests.project as KubeObject);
     await client.apply(manifests.rootApplication as KubeObject);
     log(`bootstrapped: namespace ${namespace}, repository Secret, age key Secret, AppProject ${manifests.project.metadata.name}, root Application ${manifests.rootApplication.metadata.name}`);
 
-    const controllers = new StandInControllers(client, pki, path.join(dir, 'issued'));
+    const controllers = new StandInControllers(client, pki);
     controllersDone = (async () => {
       while (!stopControllers) {
         try {
@@ -213,13 +243,16 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
 
     const dryRun: DryRunResult[] = [];
     if (options.dryRun ?? true) {
+      // An empty cluster of its own: the converged environment's objects would turn the
+      // dry-run of another environment into updates of immutable fields.
+      const empty = await startApiServer({ toolchain, supervisor, dir, pki: plane.pki, etcd: plane.etcd, name: 'kube-apiserver-dry-run', etcdPrefix: '/dry-run' });
       for (const crd of readCrds(path.join(projectRoot, 'schemas', 'crds'))) {
-        await client.apply(crd).catch((error: unknown) => log(`CRD ${crd.metadata.name}: ${error instanceof Error ? error.message : String(error)}`));
+        await empty.client.apply(crd).catch((error: unknown) => log(`CRD ${crd.metadata.name}: ${error instanceof Error ? error.message : String(error)}`));
       }
       await sleep(2_000); // CRDs become served a moment after they are Established.
-      client.forgetDiscovery();
+      empty.client.forgetDiscovery();
       for (const env of ENVIRONMENTS) {
-        const result = await dryRunEnvironment(client, env, distDir);
+        const result = await dryRunEnvironment(empty.client, env, distDir);
         dryRun.push(result);
         log(`server-side dry-run ${env}: ${result.objects} objects, ${result.failures.length} refused`);
         for (const failure of result.failures) log(`  ${env}: ${failure}`);

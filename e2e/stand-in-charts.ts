@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { stringify } from 'yaml';
 import { HELM_CHARTS, type HelmChartRef } from '../src/chart-versions';
 import { E2eError } from '../src/errors';
+import type { OciChartRegistry } from './oci-registry';
 import { run } from './processes';
 
 /**
@@ -16,8 +17,8 @@ import { run } from './processes';
 export interface StandIn {
   /** CRD files of schemas/crds/ the chart installs. */
   readonly crds: readonly string[];
-  /** Name of the controller Deployment. */
-  readonly controller: string;
+  /** Name of the controller Deployment; none for a CRDs-only chart. */
+  readonly controller?: string;
   /** Kinds whose status the stand-in controller maintains (e2e/stand-in-controllers.ts). */
   readonly reconciles: readonly string[];
 }
@@ -29,7 +30,12 @@ export const STAND_INS: Readonly<Record<string, StandIn>> = {
     controller: 'cert-manager',
     reconciles: ['Certificate', 'ClusterIssuer', 'Issuer'],
   },
-  'ingress-nginx': { crds: [], controller: 'ingress-nginx-controller', reconciles: ['Ingress'] },
+  // Envoy Gateway's CRDs-only chart (Gateway API standard channel and Envoy Gateway's own).
+  'gateway-crds-helm': {
+    crds: ['gatewayapi-gatewayclasses.yaml', 'gatewayapi-gateways.yaml', 'gatewayapi-httproutes.yaml', 'envoygateway-envoyproxies.yaml'],
+    reconciles: [],
+  },
+  'gateway-helm': { crds: [], controller: 'envoy-gateway', reconciles: ['GatewayClass', 'Gateway', 'HTTPRoute'] },
   'argo-cd': {
     crds: ['argocd-application.yaml', 'argocd-appproject.yaml'],
     controller: 'argocd-application-controller',
@@ -65,7 +71,7 @@ const RESTRICTED = {
   container: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
 };
 
-function controllerTemplate(chart: HelmChartRef, standIn: StandIn): string {
+function controllerTemplate(chart: HelmChartRef, standIn: StandIn & { controller: string }): string {
   const labels = { 'app.kubernetes.io/name': standIn.controller, 'app.kubernetes.io/instance': '{{ .Release.Name }}' };
   const deployment = {
     apiVersion: 'apps/v1',
@@ -94,42 +100,71 @@ function controllerTemplate(chart: HelmChartRef, standIn: StandIn): string {
   return `# Stand-in for ${chart.chart} ${chart.version} (platform-gitops e2e).\n${stringify(deployment)}`;
 }
 
-/** The stand-in charts, packaged, under `<root>/<host>/<path>/` with an index.yaml each. */
-export function buildStandInCharts(options: { helm: string; crdDir: string; root: string; work: string }): string[] {
+/**
+ * A chart repository URL as Argo CD reads it: `https://...` is a Helm repository (an
+ * index.yaml), a URL without a scheme (`docker.io/envoyproxy`) an OCI registry path.
+ */
+export function isOciRepository(repoURL: string): boolean {
+  return !/^[a-z]+:\/\//.test(repoURL);
+}
+
+/** Docker Hub's registry answers as registry-1.docker.io (the docker and oras clients' mapping). */
+const REGISTRY_ALIASES: Readonly<Record<string, readonly string[]>> = { 'docker.io': ['registry-1.docker.io'] };
+
+/** One stand-in chart, written and packaged; returns the package file. */
+function packageStandIn(options: { helm: string; crdDir: string; work: string }, chart: HelmChartRef, target: string): string {
+  const standIn = standInFor(chart.chart);
+  const source = path.join(options.work, `${chart.chart}-${chart.version}`);
+      fs.mkdirSync(path.join(source, 'templates'), { recursive: true });
+      fs.writeFileSync(
+        path.join(source, 'Chart.yaml'),
+        stringify({ apiVersion: 'v2', name: chart.chart, version: chart.version, description: `platform-gitops e2e stand-in for ${chart.chart}` }),
+      );
+  if (standIn.crds.length > 0) {
+    fs.mkdirSync(path.join(source, 'crds'));
+    for (const file of standIn.crds) fs.copyFileSync(path.join(options.crdDir, file), path.join(source, 'crds', file));
+  }
+  const controller = standIn.controller;
+  if (controller !== undefined) fs.writeFileSync(path.join(source, 'templates', 'controller.yaml'), controllerTemplate(chart, { ...standIn, controller }));
+  fs.mkdirSync(target, { recursive: true });
+  run(options.helm, ['package', source, '--destination', target]);
+  return path.join(target, `${chart.chart}-${chart.version}.tgz`);
+}
+
+/**
+ * The stand-in charts, packaged: Helm repositories under `<root>/<host>/<path>/` with an
+ * index.yaml each, OCI charts in `registry`. Returns every host name to serve.
+ */
+export function buildStandInCharts(options: { helm: string; crdDir: string; root: string; work: string; registry: OciChartRegistry }): string[] {
   const byRepository = new Map<string, HelmChartRef[]>();
   for (const chart of Object.values(HELM_CHARTS) as HelmChartRef[]) {
     byRepository.set(chart.repoURL, [...(byRepository.get(chart.repoURL) ?? []), chart]);
   }
   const hosts = new Set<string>();
   for (const [repoURL, charts] of byRepository) {
+    if (isOciRepository(repoURL)) {
+      const [host, ...rest] = repoURL.replace(/\/$/, '').split('/');
+      for (const name of [host!, ...(REGISTRY_ALIASES[host!] ?? [])]) hosts.add(name);
+      for (const chart of charts) {
+        const tgz = packageStandIn(options, chart, path.join(options.work, 'oci'));
+        options.registry.add([...rest, chart.chart].join('/'), { name: chart.chart, version: chart.version }, tgz);
+      }
+      continue;
+    }
     const url = new URL(repoURL);
-    if (url.protocol !== 'https:') throw new E2eError(`chart repository ${repoURL}: only https:// repositories have a stand-in`);
+    if (url.protocol !== 'https:') throw new E2eError(`chart repository ${repoURL}: only https:// and OCI repositories have a stand-in`);
     hosts.add(url.hostname);
     const target = path.join(options.root, url.hostname, url.pathname);
-    fs.mkdirSync(target, { recursive: true });
-    for (const chart of charts) {
-      const standIn = standInFor(chart.chart);
-      const source = path.join(options.work, `${chart.chart}-${chart.version}`);
-      fs.mkdirSync(path.join(source, 'templates'), { recursive: true });
-      fs.writeFileSync(
-        path.join(source, 'Chart.yaml'),
-        stringify({ apiVersion: 'v2', name: chart.chart, version: chart.version, description: `platform-gitops e2e stand-in for ${chart.chart}` }),
-      );
-      if (standIn.crds.length > 0) {
-        fs.mkdirSync(path.join(source, 'crds'));
-        for (const file of standIn.crds) fs.copyFileSync(path.join(options.crdDir, file), path.join(source, 'crds', file));
-      }
-      fs.writeFileSync(path.join(source, 'templates', 'controller.yaml'), controllerTemplate(chart, standIn));
-      run(options.helm, ['package', source, '--destination', target]);
-    }
+    for (const chart of charts) packageStandIn(options, chart, target);
     run(options.helm, ['repo', 'index', target, '--url', repoURL.replace(/\/$/, '')]);
   }
   return [...hosts].sort();
 }
 
-/** A static HTTPS server for the stand-in repositories, by Host header and path. */
-export async function serveCharts(root: string, tls: { cert: string; key: string }): Promise<{ port: number; close: () => Promise<void> }> {
+/** An HTTPS server for the stand-in repositories: the OCI registry's API, else files by Host header and path. */
+export async function serveCharts(root: string, registry: OciChartRegistry, tls: { cert: string; key: string }): Promise<{ port: number; close: () => Promise<void> }> {
   const server = https.createServer({ cert: fs.readFileSync(tls.cert), key: fs.readFileSync(tls.key) }, (req, res) => {
+    if (registry.handle(req, res)) return;
     const host = (req.headers.host ?? '').replace(/:\d+$/, '');
     const file = path.join(root, host, decodeURIComponent(new URL(req.url ?? '/', 'https://x').pathname));
     if (!file.startsWith(root + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {

@@ -1,5 +1,4 @@
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { ApiError, type KubeClient, type KubeObject } from './kube-client';
 import { KWOK_ADMITTED_ANNOTATION } from './kwok-stages';
 import type { Pki, KeyPair } from './pki';
@@ -74,16 +73,14 @@ const key = (namespace: string | undefined, name: string): string => `${namespac
  */
 export class StandInControllers {
   private readonly issued = new Map<string, KeyPair>();
+  private issuingCa: KeyPair | undefined;
   /** Why pods are not started, by namespace/name (for the final report). */
   readonly waitingPods = new Map<string, string>();
 
   constructor(
     private readonly client: KubeClient,
     private readonly pki: Pki,
-    private readonly certDir: string,
-  ) {
-    fs.mkdirSync(certDir, { recursive: true });
-  }
+  ) {}
 
   /** One pass of every stand-in; errors of one object do not stop the others. */
   async reconcile(): Promise<void> {
@@ -164,7 +161,7 @@ export class StandInControllers {
     if (certManager !== undefined) await this.certManager(certManager);
     if (installed.has('strimzi-kafka-operator')) await this.strimzi();
     if (installed.has('flagger')) await this.flagger();
-    if (installed.has('ingress-nginx')) await this.ingresses(installed.get('ingress-nginx')!);
+    if (installed.has('gateway-helm')) await this.gatewayApi();
   }
 
   private async setStatus(object: KubeObject, status: Record<string, unknown>): Promise<void> {
@@ -224,7 +221,7 @@ export class StandInControllers {
       const subject = `/CN=${certificate.spec.commonName ?? certificate.spec.dnsNames?.[0] ?? certificate.metadata.name}`;
       pair = certificate.spec.isCA
         ? this.pki.ca(`issued-${id}`, subject)
-        : this.pki.leaf(`issued-${id}`, this.pki.ca('issuing-ca', '/CN=e2e-issuing-ca'), subject, 'server', certificate.spec.dnsNames ?? []);
+        : this.pki.leaf(`issued-${id}`, (this.issuingCa ??= this.pki.ca('issuing-ca', '/CN=e2e-issuing-ca')), subject, 'server', certificate.spec.dnsNames ?? []);
       this.issued.set(id, pair);
     }
     const b64 = (file: string): string => fs.readFileSync(file).toString('base64');
@@ -305,9 +302,75 @@ export class StandInControllers {
     }
   }
 
-  private async ingresses(namespace: string): Promise<void> {
-    for (const ingress of await this.client.list('networking.k8s.io/v1', 'Ingress')) {
-      await this.setStatus(ingress, { loadBalancer: { ingress: [{ hostname: `ingress-nginx-controller.${namespace}.svc.cluster.local` }] } });
+  /**
+   * Envoy Gateway's status (Gateway API conditions, with observedGeneration as Argo CD's
+   * health checks compare it): its GatewayClass Accepted; a Gateway of it Accepted and
+   * Programmed, each listener ResolvedRefs only when its certificate Secret exists; a
+   * route Accepted by each parent Gateway, ResolvedRefs when its backend Services exist.
+   */
+  private async gatewayApi(): Promise<void> {
+    const group = 'gateway.networking.k8s.io/v1';
+    const controllerName = 'gateway.envoyproxy.io/gatewayclass-controller';
+    const classes = new Set<string>();
+    for (const gatewayClass of await this.client.list(group, 'GatewayClass')) {
+      if (gatewayClass.spec?.controllerName !== controllerName) continue;
+      classes.add(gatewayClass.metadata.name);
+      const generation = gatewayClass.metadata.generation as number | undefined;
+      await this.setStatus(gatewayClass, { conditions: [condition('Accepted', 'True', 'Accepted', 'Valid GatewayClass', generation)] });
+    }
+    const secrets = new Set((await this.client.list('v1', 'Secret')).map((s) => key(s.metadata.namespace, s.metadata.name)));
+    const services = new Set((await this.client.list('v1', 'Service')).map((s) => key(s.metadata.namespace, s.metadata.name)));
+    const routes = await this.client.list(group, 'HTTPRoute');
+    const gateways = new Set<string>();
+    for (const gateway of await this.client.list(group, 'Gateway')) {
+      if (!classes.has(gateway.spec?.gatewayClassName)) continue;
+      const namespace = gateway.metadata.namespace!;
+      gateways.add(key(namespace, gateway.metadata.name));
+      const generation = gateway.metadata.generation as number | undefined;
+      const listeners = (gateway.spec?.listeners ?? []).map((listener: any) => {
+        const missing = (listener.tls?.certificateRefs ?? []).filter((ref: any) => !secrets.has(key(ref.namespace ?? namespace, ref.name)));
+        const attachedRoutes = routes.filter((r) =>
+          (r.spec?.parentRefs ?? []).some((p: any) => p.name === gateway.metadata.name && (p.namespace ?? r.metadata.namespace) === namespace && (p.sectionName ?? listener.name) === listener.name),
+        ).length;
+        return {
+          name: listener.name,
+          attachedRoutes,
+          supportedKinds: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' }],
+          conditions: [
+            condition('Accepted', 'True', 'Accepted', 'Listener is accepted', generation),
+            condition('Programmed', 'True', 'Programmed', 'Listener is programmed', generation),
+            missing.length === 0
+              ? condition('ResolvedRefs', 'True', 'ResolvedRefs', 'Resolved all the Object references for the Listener', generation)
+              : condition('ResolvedRefs', 'False', 'InvalidCertificateRef', `Secret ${namespace}/${missing[0].name} does not exist.`, generation),
+          ],
+        };
+      });
+      await this.setStatus(gateway, {
+        conditions: [
+          condition('Accepted', 'True', 'Accepted', 'The Gateway has been scheduled by Envoy Gateway', generation),
+          condition('Programmed', 'True', 'Programmed', 'Address assigned to the Gateway, 1/1 envoy replicas available', generation),
+        ],
+        listeners,
+      });
+    }
+    for (const route of routes) {
+      const namespace = route.metadata.namespace!;
+      const generation = route.metadata.generation as number | undefined;
+      const backends = (route.spec?.rules ?? []).flatMap((rule: any) => rule.backendRefs ?? []);
+      const missing = backends.filter((b: any) => (b.kind ?? 'Service') === 'Service' && !services.has(key(b.namespace ?? namespace, b.name)));
+      const parents = (route.spec?.parentRefs ?? [])
+        .filter((p: any) => gateways.has(key(p.namespace ?? namespace, p.name)))
+        .map((parentRef: any) => ({
+          parentRef,
+          controllerName,
+          conditions: [
+            condition('Accepted', 'True', 'Accepted', 'Route is accepted', generation),
+            missing.length === 0
+              ? condition('ResolvedRefs', 'True', 'ResolvedRefs', 'Resolved all the Object references for the Route', generation)
+              : condition('ResolvedRefs', 'False', 'BackendNotFound', `Failed to process route rule backendRef: service ${missing[0].name} not found`, generation),
+          ],
+        }));
+      if (parents.length > 0) await this.setStatus(route, { parents });
     }
   }
 
@@ -327,6 +390,3 @@ function stripTimes(status: unknown): unknown {
   return JSON.parse(JSON.stringify(status), (k, v) => (k === 'lastTransitionTime' ? undefined : v));
 }
 
-export function certificatesFolder(dir: string): string {
-  return path.join(dir, 'issued');
-}

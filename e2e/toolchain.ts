@@ -7,7 +7,7 @@ const BUILD_SCRIPT = path.join(__dirname, '..', '..', 'e2e', 'toolchain', 'build
 const PACKAGES_SCRIPT = path.join(__dirname, '..', '..', 'e2e', 'toolchain', 'packages.sh');
 
 /** Component names of e2e/toolchain/build.sh. */
-export type Component = 'kubernetes' | 'etcd' | 'argocd' | 'kwok' | 'kustomize' | 'helm' | 'sops' | 'kubeconform';
+export type Component = 'kubernetes' | 'etcd' | 'argocd' | 'kwok' | 'kustomize' | 'helm' | 'sops' | 'age' | 'kubeconform';
 
 /** The built toolchain: one cached folder per component and its pinned version. */
 export interface Toolchain {

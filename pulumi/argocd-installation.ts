@@ -12,7 +12,7 @@ export interface ArgoCdInstallationArgs {
   readonly releaseName: string;
   /** Chart values: the same as the self-managed Application's (src/argocd/argo-cd-values.ts). */
   readonly values: Readonly<Record<string, unknown>>;
-  /** Contents of the environment's age key file (a Pulumi secret), mounted for KSOPS (5.3). */
+  /** Contents of the environment's age key file (a Pulumi secret), mounted into the sops plugin sidecar (5.3). */
   readonly ageKey: pulumi.Input<string>;
   /** How long the release may take to become ready, in seconds (1.3.4 / 8: 300). */
   readonly timeoutSeconds: number;
@@ -20,7 +20,7 @@ export interface ArgoCdInstallationArgs {
 
 /**
  * Argo CD on a bare cluster: its namespace, the age key Secret the repository server
- * mounts (SOPS_AGE_KEY_FILE), and the argo-cd Helm release with the KSOPS setup. After
+ * mounts (SOPS_AGE_KEY_FILE), and the argo-cd Helm release with the sops plugin sidecar. After
  * the first sync, the `argocd` Application keeps the release in step with git.
  */
 export class ArgoCdInstallation extends pulumi.ComponentResource {

@@ -1,5 +1,6 @@
-import { App } from 'cdk8s';
-import { ROOT_APPLICATION } from '../src/argocd/applications';
+import { App, Chart } from 'cdk8s';
+import { ROOT_APPLICATION, rootApplicationProps } from '../src/argocd/applications';
+import { Application } from '../src/imports/application-argoproj.io';
 import { REPOSITORY_SECRET_LABEL, SOPS_AGE } from '../src/constants';
 import { ENVIRONMENT_ORDER, loadEnvironments } from '../src/environments';
 import { loadPlatform } from '../src/environments/platform';
@@ -64,10 +65,11 @@ export function renderedBootstrapObjects(environmentName: string): { project: Ma
     throw new ConfigError([`stack: environment ${JSON.stringify(environmentName)} must be one of ${ENVIRONMENT_ORDER.join(', ')}`]);
   }
   const environment = loadEnvironments().find((env) => env.name === environmentName)!;
-  const { gitops } = buildEnvironment(new App(), environment, loadPlatform());
-  const objects = gitops.toJson() as Manifest[];
-  const project = objects.find((o) => o.kind === 'AppProject')!;
-  const application = objects.find((o) => o.kind === 'Application' && o.metadata.name === ROOT_APPLICATION)!;
+  const platform = loadPlatform();
+  const { gitops } = buildEnvironment(new App(), environment, platform);
+  const project = (gitops.toJson() as Manifest[]).find((o) => o.kind === 'AppProject')!;
+  // Not in gitops.yaml: the root does not sync itself (src/argocd/applications.ts).
+  const application = new Application(new Chart(new App(), 'bootstrap'), ROOT_APPLICATION, rootApplicationProps(environment, platform)).toJson() as Manifest;
   return { project, application };
 }
 

@@ -1,3 +1,6 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import * as pulumi from '@pulumi/pulumi';
 import { ARGO_CD_RELEASE, argoCdValues } from '../src/argocd/argo-cd-values';
 import { HELM_CHARTS } from '../src/chart-versions';
@@ -20,12 +23,31 @@ export interface BootstrapConfig {
   readonly sopsAgeKey: pulumi.Input<string>;
 }
 
-/** Read the stack's configuration; the two keys are required secrets. */
+/**
+ * The age key for the `sops-age` Secret: the file named by `sopsAgeKeyFile` (the one `npm run
+ * secrets -- init` wrote, `~/.config/platform-gitops/age/<environment>.key`), read on this
+ * machine and kept secret, or else the stack secret `sopsAgeKey`.
+ */
+export function readAgeKey(config: pulumi.Config): pulumi.Output<string> {
+  const file = config.get('sopsAgeKeyFile');
+  if (file === undefined || file === '') return config.requireSecret('sopsAgeKey');
+  const resolved = file.startsWith('~/') ? path.join(os.homedir(), file.slice(2)) : path.resolve(file);
+  let text: string;
+  try {
+    text = fs.readFileSync(resolved, 'utf8');
+  } catch (error) {
+    throw new Error(`sopsAgeKeyFile ${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? String(error)}); run npm run secrets -- init <environment> on this machine`);
+  }
+  if (!/^AGE-SECRET-KEY-1/m.test(text)) throw new Error(`sopsAgeKeyFile ${file}: holds no age secret key (AGE-SECRET-KEY-1...)`);
+  return pulumi.secret(text);
+}
+
+/** Read the stack's configuration; the two keys are required secrets (the age key may come from its file). */
 export function readBootstrapConfig(config: pulumi.Config = new pulumi.Config()): BootstrapConfig {
   return {
     environment: config.require('environment'),
     repositorySshPrivateKey: config.requireSecret('repositorySshPrivateKey'),
-    sopsAgeKey: config.requireSecret('sopsAgeKey'),
+    sopsAgeKey: readAgeKey(config),
   };
 }
 
@@ -37,7 +59,7 @@ export interface Bootstrap {
 }
 
 /**
- * A bare cluster to a synced environment (1.1.5): Argo CD with KSOPS and the age key,
+ * A bare cluster to a synced environment (1.1.5): Argo CD with the sops plugin and the age key,
  * read access to this repository, then the root Application; the controller does the rest.
  */
 export function bootstrap(config: BootstrapConfig): Bootstrap {

@@ -57,16 +57,13 @@ export type HelmChartName = keyof typeof HELM_CHARTS;
 /**
  * Container images the platform runs besides the application's own and the upstream charts',
  * pinned like the charts; each one its upstream publishes (convergence item 12: no rendered
- * image that nothing builds).
- * - KSOPS (viaduct-ai/kustomize-sops): the kustomize exec plugin that decrypts SOPS files
- *   during manifest build in Argo CD's repository server (5.3).
+ * image that nothing builds). The sops plugin's image is SOPS_PLUGIN.image (src/constants.ts).
  * - busybox (Docker official image): the smoke hook's HTTP steps (`wget`) and its last line.
  * - Strimzi's Kafka image, the one Strimzi 1.2.0 runs the brokers with by default
  *   (strimzi-kafka-operator 1.2.0 packaging/install/cluster-operator/
  *   060-Deployment-strimzi-cluster-operator.yaml): the smoke hook's broker step.
  */
 export const TOOL_IMAGES = {
-  ksops: 'viaductoss/ksops:v4.5.1',
   busybox: 'busybox:1.36.1',
   strimziKafka: 'quay.io/strimzi/kafka:1.2.0-kafka-4.3.1',
 } as const;

@@ -206,6 +206,18 @@ export const SYNC_WAVES = {
 export const SYNC_WAVE_ANNOTATION = 'argocd.argoproj.io/sync-wave';
 
 /**
+ * Waves inside a chart's own Application, before its default wave 0: its encrypted
+ * Secrets first, then the Sync-phase hook that needs them (the schema migrations), then
+ * everything else. A PreSync hook would run before any Secret of the same Application
+ * exists (Argo CD runs the PreSync phase before the Sync phase's waves), and a pod whose
+ * Secret is missing never starts (e2e: test/e2e/convergence.test.ts).
+ */
+export const CHART_WAVES = {
+  secrets: -2,
+  migrations: -1,
+} as const;
+
+/**
  * Namespaces of the infrastructure releases. Not in the contract except `argocd`
  * (5.3: the controller's namespace) and FLAGGER_LOAD_TESTER.namespace: each upstream
  * chart's documented default.
@@ -234,6 +246,20 @@ export const SOPS_AGE = {
   mountPath: '/home/argocd/.config/sops/age',
   /** The environment variable that names the key file (5.3). */
   keyFileVariable: 'SOPS_AGE_KEY_FILE',
+} as const;
+
+/**
+ * 5.3: the Config Management Plugin that decrypts an Application's encrypted Secrets in a
+ * sidecar of Argo CD's repository server: every `*.sops.yaml` file of the source folder,
+ * with sops and the age key (SOPS_AGE_KEY_FILE), nothing else. It replaces KSOPS run as a
+ * kustomize exec plugin (`--enable-exec`), which let any commit run code beside the key.
+ */
+export const SOPS_PLUGIN = {
+  name: 'sops',
+  /** Upstream's image (ghcr.io/getsops/sops, `-alpine` for the shell), the version e2e/toolchain builds. */
+  image: 'ghcr.io/getsops/sops:v3.13.3-alpine',
+  /** Files the plugin decrypts, in name order. */
+  filePattern: '*.sops.yaml',
 } as const;
 
 /** 5.3: label that makes a Secret in the controller's namespace a repository credential. */
@@ -335,6 +361,19 @@ export const DATABASE = {
    * the sync anyway.
    */
   migrations: { imageSuffix: 'migrations', backoffLimit: 1 },
+  /**
+   * The application's login, database and user, created by a Sync hook Job in the wave after
+   * the server (healthy once it answers queries) and before the application's migrations
+   * (a later Application). Two retries for a server still settling; the deadline is the
+   * controller's sync timeout.
+   */
+  setup: {
+    syncWave: 1,
+    backoffLimit: 2,
+    /** The role the login gets in its database: the migrations change the schema. */
+    role: 'db_owner',
+    resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } },
+  },
   /**
    * The scheduled full backup: one attempt at a time, an hour at most, 3 runs kept. Backups
    * kept on the volume: `keep` files, one per UTC day (`<database>-day<N>.bak`, N the day

@@ -1,5 +1,5 @@
 import { BLUE_GREEN, DATABASE } from './constants';
-import { brokerClientSecret, databaseSecret } from './secrets/catalog';
+import { brokerClientSecret, databaseLoginSecret, databaseSecret } from './secrets/catalog';
 
 /** Names derived from configuration, in one place so every chart derives them alike. */
 
@@ -69,5 +69,6 @@ export function derivedNames(application: string): ReadonlyArray<{ readonly name
     { name: gatewayProxyName(application), use: 'Envoy proxy Deployment and Service of the Gateway' },
     { name: databaseSecret(application), use: 'database Secret' },
     { name: brokerClientSecret(application), use: 'broker Secret' },
+    { name: databaseLoginSecret(application), use: 'SQL login Secret' },
   ];
 }

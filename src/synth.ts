@@ -7,6 +7,7 @@ import { BrokerChart } from './charts/broker-chart';
 import { DatabaseChart } from './charts/database-chart';
 import { GitopsChart, chartFootprint } from './charts/gitops-chart';
 import { InfrastructureChart } from './charts/infrastructure-chart';
+import { IssuersChart } from './charts/issuers-chart';
 import { MonitoringChart } from './charts/monitoring-chart';
 import { blueGreenTransitionProblems, parseCommittedBlueGreen } from './blue-green-transitions';
 import { assertReplaceable, chartFile, hasCommittedHead, MANIFEST_EXTENSION, RENDERED_DIR, readCommittedChart, RENDER_MARKER, RENDER_MARKER_TEXT } from './dist-layout';
@@ -21,7 +22,7 @@ import { projectRoot } from './tooling/cli';
  * child Application of the root, synced in this order (1.3.4: the infrastructure first).
  * Adding a chart means adding its id here and its constructor in `renderEnvironment`.
  */
-export const DELIVERY_ORDER = ['infrastructure', 'database', 'broker', 'application', 'monitoring'] as const;
+export const DELIVERY_ORDER = ['infrastructure', 'issuers', 'database', 'broker', 'application', 'monitoring'] as const;
 export type DeliveryChartId = (typeof DELIVERY_ORDER)[number];
 
 /** Every file an environment renders: the delivered charts and the GitOps wiring. */
@@ -39,6 +40,7 @@ export interface EnvironmentCharts {
 export function buildEnvironment(app: App, environment: Environment, platform: Platform = loadPlatform()): EnvironmentCharts {
   const delivered: Record<DeliveryChartId, Chart> = {
     infrastructure: new InfrastructureChart(app, 'infrastructure', { environment, platform }),
+    issuers: new IssuersChart(app, 'issuers', { environment }),
     database: new DatabaseChart(app, 'database', { environment }),
     broker: new BrokerChart(app, 'broker', { environment }),
     application: new ApplicationChart(app, 'application', { environment }),

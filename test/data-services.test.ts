@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { validateAgainstSchema } from '../src/validation/schemas';
-import { ENVIRONMENT_ORDER, committedObjects, findObject, refusalsAgainstCommittedDist, type K8sObject } from './support';
+import { CHART_WAVES, DATABASE } from '../src/constants';
+import { databaseLoginSecret, databaseSecret, secretCatalog } from '../src/secrets/catalog';
+import { ENVIRONMENT_ORDER, committedObjects, findObject, projectEnvironments, refusalsAgainstCommittedDist, type K8sObject } from './support';
+
+const environments = projectEnvironments();
 
 const byName = Object.fromEntries(ENVIRONMENT_ORDER.map((env) => [env, committedObjects(env)])) as Record<string, K8sObject[]>;
 
@@ -61,7 +65,7 @@ describe.each(ENVIRONMENT_ORDER)('the database in %s (1.3 step 5)', (environment
     expect(command).toContain('-S mssql.database.svc.cluster.local');
   });
 
-  it('admits 1433 only from the application namespace and the backup job, after a default deny', () => {
+  it('admits 1433 only from the application namespace, the backup job and the setup hook, after a default deny', () => {
     const policies = objects.filter((o) => o.kind === 'NetworkPolicy' && o.metadata.namespace === 'database');
     expect(findObject(policies, 'NetworkPolicy', 'default-deny').spec).toEqual({ podSelector: {}, policyTypes: ['Ingress', 'Egress'] });
     const ingress = policies.filter((p) => p.spec.policyTypes.includes('Ingress') && p.spec.ingress).flatMap((p) => p.spec.ingress);
@@ -71,12 +75,64 @@ describe.each(ENVIRONMENT_ORDER)('the database in %s (1.3 step 5)', (environment
         from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'database' } }, podSelector: { matchLabels: { app: 'mssql-backup' } } }],
         ports: [{ port: 1433, protocol: 'TCP' }],
       },
+      {
+        from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'database' } }, podSelector: { matchLabels: { app: 'mssql-setup' } } }],
+        ports: [{ port: 1433, protocol: 'TCP' }],
+      },
     ]);
+  });
+
+  it("creates the application's login, database and user once the server answers, before the migrations, idempotently", () => {
+    const env = environments[environment]!;
+    const job = findObject(objects, 'Job', 'mssql-setup');
+    const login = env.application.name;
+    // A Sync hook in the wave after the server (wave 0, healthy when it answers a query), rerun on every sync.
+    expect(job.metadata.annotations).toEqual({
+      'argocd.argoproj.io/hook': 'Sync',
+      'argocd.argoproj.io/sync-wave': String(DATABASE.setup.syncWave),
+      'argocd.argoproj.io/hook-delete-policy': 'BeforeHookCreation',
+    });
+    expect(DATABASE.setup.syncWave).toBeGreaterThan(0);
+    expect(server.metadata.annotations?.['argocd.argoproj.io/sync-wave']).toBeUndefined();
+    const pod = job.spec.template.spec;
+    const [setup] = pod.containers;
+    // The server's own image and sqlcmd, as the administrator, with the login's password from the database group's Secret.
+    expect(setup.image).toBe(container.image);
+    expect(setup.command.join(' ')).toContain(`${DATABASE.sqlcmd} -S mssql.database.svc.cluster.local -U sa -C -b`);
+    expect(setup.env).toContainEqual({ name: 'SQLCMDPASSWORD', valueFrom: { secretKeyRef: { name: 'database-admin', key: 'password' } } });
+    expect(setup.env).toContainEqual({ name: 'LOGIN_PASSWORD', valueFrom: { secretKeyRef: { name: databaseLoginSecret(login), key: 'password' } } });
+    const sql = Object.fromEntries(setup.env.filter((e: any) => e.value !== undefined).map((e: any) => [e.name, e.value]));
+    expect(sql.SERVER_SQL).toContain(`IF SUSER_ID(N'${login}') IS NULL CREATE LOGIN [${login}]`);
+    expect(sql.SERVER_SQL).toContain(`IF DB_ID(N'${env.database.name}') IS NULL CREATE DATABASE [${env.database.name}]`);
+    expect(sql.DATABASE_SQL).toContain(`IF USER_ID(N'${login}') IS NULL CREATE USER [${login}] FOR LOGIN [${login}]`);
+    // Kubernetes turns `$$(` into `$(`: sqlcmd substitutes its variable, the manifest holds no password.
+    expect(sql.SERVER_SQL).toContain("N'$$(LOGIN_PASSWORD)'");
+    expect(setup.command.join(' ')).toContain(`-d ${env.database.name} -Q "$DATABASE_SQL"`);
+    // The login in the database's Secret is the one in the application's connection string (src/secrets/catalog.ts).
+    const catalog = secretCatalog(env);
+    const loginSecret = catalog.find((secret) => secret.name === databaseLoginSecret(login))!;
+    expect(loginSecret.namespace).toBe(job.metadata.namespace);
+    expect(loginSecret.keys.password!.holds).toEqual({ value: `${databaseLoginSecret(login)}.password` });
+    const connection = catalog.find((secret) => secret.name === databaseSecret(login))!.keys['connection-string']!.holds;
+    expect('from' in connection && connection.from).toEqual([`${databaseLoginSecret(login)}.password`]);
+    // Restricted, bounded.
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(setup.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    expect(setup.resources.limits).toBeDefined();
+    expect(job.spec.activeDeadlineSeconds).toBeLessThanOrEqual(300);
   });
 
   it('migrates the schema before the application rolls out, with the application tag', () => {
     const job = findObject(objects, 'Job', 'webapp-migrations');
-    expect(job.metadata.annotations).toEqual({ 'argocd.argoproj.io/hook': 'PreSync', 'argocd.argoproj.io/hook-delete-policy': 'BeforeHookCreation' });
+    // A Sync hook in the wave after the Secrets it reads (a PreSync hook runs before any
+    // of them exists: proven on the e2e cluster), before the Deployments' wave 0.
+    expect(job.metadata.annotations).toEqual({
+      'argocd.argoproj.io/hook': 'Sync',
+      'argocd.argoproj.io/sync-wave': String(CHART_WAVES.migrations),
+      'argocd.argoproj.io/hook-delete-policy': 'BeforeHookCreation',
+    });
+    expect(CHART_WAVES.secrets).toBeLessThan(CHART_WAVES.migrations);
+    expect(CHART_WAVES.migrations).toBeLessThan(0);
     expect(job.spec.backoffLimit).toBe(1);
     expect(job.spec.activeDeadlineSeconds).toBe(300);
     const migration = job.spec.template.spec.containers[0];

@@ -7,6 +7,7 @@ import { parseSshUrl } from '../e2e/git-server';
 import { podReferences } from '../e2e/stand-in-controllers';
 import { STAND_INS } from '../e2e/stand-in-charts';
 import { HELM_CHARTS } from '../src/chart-versions';
+import { SOPS_PLUGIN } from '../src/constants';
 import { argoCdValues } from '../src/argocd/argo-cd-values';
 import { ROOT } from './support';
 
@@ -30,8 +31,12 @@ describe('the toolchain pins', () => {
     expect(mod).toContain(`github.com/argoproj/argo-cd/gitops-engine/v3 ${version}`);
   });
 
+  it('tests the sops the platform runs: the plugin image is the version the toolchain builds', () => {
+    expect(SOPS_PLUGIN.image).toBe(`ghcr.io/getsops/sops:${pinned('SOPS_VERSION')}-alpine`);
+  });
+
   it('pins every go-installed tool to an exact version', () => {
-    for (const name of ['KWOK_VERSION', 'KUSTOMIZE_VERSION', 'HELM_VERSION', 'SOPS_VERSION', 'KUBECONFORM_VERSION']) {
+    for (const name of ['KWOK_VERSION', 'KUSTOMIZE_VERSION', 'HELM_VERSION', 'SOPS_VERSION', 'AGE_VERSION', 'KUBECONFORM_VERSION']) {
       expect(pinned(name), name).toMatch(/^v\d+\.\d+\.\d+$/);
     }
   });

@@ -1,3 +1,6 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import * as pulumi from '@pulumi/pulumi';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as bootstrapModule from '../pulumi/bootstrap';
@@ -95,7 +98,7 @@ describe('the Pulumi bootstrap', () => {
     expect(await valueOf(stack.argocd.namespace.metadata.name)).toBe('argocd');
   });
 
-  it('installs argo-cd 10.3.3 (Argo CD v3.5.1) from argo-helm with the KSOPS and age setup and a 300 s wait', () => {
+  it('installs argo-cd 10.3.3 (Argo CD v3.5.1) from argo-helm with the sops plugin sidecar, the age key and a 300 s wait', () => {
     const release = resource('kubernetes:helm.sh/v3:Release').inputs;
     expect(release.name).toBe('argocd');
     expect(release.namespace).toBe('argocd');
@@ -105,16 +108,19 @@ describe('the Pulumi bootstrap', () => {
     expect(release.timeout).toBe(300);
     expect(release.atomic).toBe(true);
     const values = release.values;
-    expect(values.configs.cm['kustomize.buildOptions']).toBe('--enable-alpha-plugins --enable-exec');
+    // No kustomize exec plugins: a commit cannot run code beside the age key.
+    expect(values.configs.cm['kustomize.buildOptions']).toBeUndefined();
     expect(values.configs.params['controller.sync.timeout.seconds']).toBe('300');
-    expect(values.repoServer.env).toEqual([{ name: 'SOPS_AGE_KEY_FILE', value: '/home/argocd/.config/sops/age/keys.txt' }]);
-    expect(values.repoServer.initContainers[0].image).toBe('viaductoss/ksops:v4.5.1');
+    expect(Object.keys(values.configs.cmp.plugins)).toEqual(['sops']);
+    expect(values.repoServer.env).toBeUndefined();
     expect(values.repoServer.volumes).toContainEqual({ name: 'sops-age', secret: { secretName: 'sops-age' } });
-    expect(values.repoServer.volumeMounts).toContainEqual({
-      name: 'sops-age',
-      mountPath: '/home/argocd/.config/sops/age',
-      readOnly: true,
-    });
+    // Only the plugin sidecar holds the key.
+    const [sidecar] = values.repoServer.extraContainers;
+    expect(sidecar.name).toBe('sops');
+    expect(sidecar.image).toMatch(/^ghcr\.io\/getsops\/sops:v\d+\.\d+\.\d+-alpine$/);
+    expect(sidecar.env).toEqual([{ name: 'SOPS_AGE_KEY_FILE', value: '/home/argocd/.config/sops/age/keys.txt' }]);
+    expect(sidecar.volumeMounts).toContainEqual({ name: 'sops-age', mountPath: '/home/argocd/.config/sops/age', readOnly: true });
+    expect(values.repoServer.volumeMounts).toBeUndefined();
   });
 
   it('uses the same chart values as the self-managed argocd Application in dist', async () => {
@@ -143,11 +149,12 @@ describe('the Pulumi bootstrap', () => {
     expect(await pulumi.isSecret(stack.repository.secret.stringData)).toBe(true);
   });
 
-  it('creates the AppProject and the root Application exactly as rendered into dist/local/gitops.yaml', async () => {
+  it('creates the AppProject exactly as rendered into dist/local/gitops.yaml, and the root Application that syncs that file', async () => {
     const committed = committedObjects('local');
     const project = created.find((r) => r.name === 'root-project')!.inputs;
     const root = created.find((r) => r.name === 'root-application')!.inputs;
-    expect(root).toEqual(findObject(committed, 'Application', 'root'));
+    expect(root).toEqual(bootstrapModule.renderedBootstrapObjects('local').application);
+    expect(committed.filter((o) => o.kind === 'Application').map((o) => o.metadata.name)).not.toContain(root.metadata.name);
     // The project the root belongs to (the infrastructure's), so the root can sync at once.
     expect(project).toEqual(findObject(committed, 'AppProject', root.spec.project));
     expect(root.spec.source.path).toBe('dist/local');
@@ -158,5 +165,28 @@ describe('the Pulumi bootstrap', () => {
     expect(() => bootstrapModule.renderedBootstrapObjects('qa')).toThrow(
       'stack: environment "qa" must be one of local, testing, staging, production',
     );
+  });
+});
+
+describe('the age key of the Pulumi bootstrap', () => {
+  it('reads the key file init wrote when sopsAgeKeyFile names it, as a secret, and names a file it cannot read', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-pulumi-'));
+    // Built from pieces, so that this file itself holds no key material for the scan to find.
+    const key = `# public key: age1...\n${['AGE-SECRET-KEY-', '1STANDIN'].join('')}\n`;
+    try {
+      fs.writeFileSync(path.join(dir, 'local.key'), key, { mode: 0o600 });
+      const read = (values: Record<string, string>) => {
+        pulumi.runtime.setAllConfig(Object.fromEntries(Object.entries(values).map(([name, value]) => [`${PROJECT}:${name}`, value])), []);
+        return bootstrapModule.readAgeKey(new pulumi.Config(PROJECT));
+      };
+      const fromFile = read({ sopsAgeKeyFile: path.join(dir, 'local.key') });
+      expect(await pulumi.isSecret(fromFile)).toBe(true);
+      expect(await valueOf(fromFile)).toBe(key);
+      expect(() => read({ sopsAgeKeyFile: path.join(dir, 'absent.key') })).toThrow(`sopsAgeKeyFile ${path.join(dir, 'absent.key')}: cannot read it (ENOENT)`);
+      fs.writeFileSync(path.join(dir, 'empty.key'), '# nothing\n');
+      expect(() => read({ sopsAgeKeyFile: path.join(dir, 'empty.key') })).toThrow('holds no age secret key');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

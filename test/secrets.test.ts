@@ -126,33 +126,43 @@ describe('no plaintext secret in git or dist/ (5.3)', () => {
 });
 
 describe('npm run secrets', () => {
-  it('checks that secrets/ is what the catalog says, naming the files that drifted', () => {
+  it('checks that secrets/ is what the catalog says, naming the files that drifted and the retired KSOPS files', () => {
     expect(runCli('cli/secrets', ['check']).stdout).toBe('secrets/ matches the catalog\n');
     const dir = temporaryDirectory();
     try {
       fs.cpSync(path.join(ROOT, 'secrets'), path.join(dir, 'secrets'), { recursive: true });
       fs.rmSync(path.join(dir, 'secrets', 'staging', 'monitoring', 'chat-webhook.template.yaml'));
-      fs.appendFileSync(path.join(dir, 'secrets', 'local', 'application', 'secret-generator.yaml'), '  - ./extra.sops.yaml\n');
+      fs.writeFileSync(path.join(dir, 'secrets', 'local', 'application', 'kustomization.yaml'), 'generators: [./secret-generator.yaml]\n');
       const drifted = runCli('cli/secrets', ['check', '--root', dir]);
       expect(drifted.status).toBe(1);
       expect(drifted.stderr).toBe(
         [
           'secrets/ is not what the catalog says; run `npm run secrets -- scaffold` and commit:',
-          '  - secrets/local/application/secret-generator.yaml',
+          '  - secrets/local/application/kustomization.yaml',
           '  - secrets/staging/monitoring/chat-webhook.template.yaml',
           '',
         ].join('\n'),
       );
       expect(runCli('cli/secrets', ['scaffold', '--root', dir]).status).toBe(0);
       expect(runCli('cli/secrets', ['check', '--root', dir]).status).toBe(0);
+      expect(fs.existsSync(path.join(dir, 'secrets', 'local', 'application', 'kustomization.yaml'))).toBe(false);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 
-  it('lists the encrypted files an operator still has to create', () => {
-    const missing = runCli('cli/secrets', ['missing']).stdout.trim().split('\n');
-    expect(missing).toContain('secrets/production/database/database-admin.sops.yaml');
-    expect(missing).toContain('secrets/local/monitoring/on-call-webhook.sops.yaml');
+  it('lists the encrypted files that do not exist yet, and no longer one that does', () => {
+    const dir = temporaryDirectory();
+    try {
+      fs.cpSync(path.join(ROOT, 'secrets'), path.join(dir, 'secrets'), { recursive: true, filter: (source) => !source.endsWith('.sops.yaml') });
+      const all = runCli('cli/secrets', ['missing', '--root', dir]).stdout.trim().split('\n');
+      expect(all).toContain('secrets/production/database/database-admin.sops.yaml');
+      expect(all).toContain('secrets/local/monitoring/on-call-webhook.sops.yaml');
+      fs.writeFileSync(path.join(dir, 'secrets/local/monitoring/on-call-webhook.sops.yaml'), 'kind: Secret\n');
+      const rest = runCli('cli/secrets', ['missing', '--root', dir]).stdout.trim().split('\n');
+      expect(rest).toEqual(all.filter((file) => file !== 'secrets/local/monitoring/on-call-webhook.sops.yaml'));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

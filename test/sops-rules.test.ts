@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import { CHART_WAVES } from '../src/constants';
 import { loadEnvironments } from '../src/environments';
 import { expectedEncryptedFiles, secretsLayout } from '../src/secrets/layout';
 import { ENVIRONMENT_ORDER, ROOT } from './support';
@@ -50,7 +51,7 @@ describe('.sops.yaml creation rules (5.3)', () => {
     expect(new Set(rules.map((rule) => rule.age)).size).toBe(rules.length);
   });
 
-  it('matches no template, generator or file outside secrets/, so nothing else is encrypted by accident', () => {
+  it('matches no template or file outside secrets/, so nothing else is encrypted by accident', () => {
     for (const file of [...scaffold, 'dist/local/application.yaml', 'secrets/local/application/webapp-database.yaml']) {
       expect(ruleFor(file), file).toBeUndefined();
     }
@@ -64,5 +65,22 @@ describe('.sops.yaml creation rules (5.3)', () => {
     for (const rule of rules) expect(isBech32(rule.age, 'age'), rule.age).toBe(true);
     const typo = rules[0]!.age.slice(0, -1) + (rules[0]!.age.endsWith('q') ? 'p' : 'q');
     expect(isBech32(typo, 'age')).toBe(false);
+  });
+
+  it('holds every committed encrypted Secret as a full manifest encrypted for its own environment\'s recipient only', () => {
+    const committed = encrypted.filter((file) => fs.existsSync(path.join(ROOT, file)));
+    for (const file of committed) {
+      const secret = parse(fs.readFileSync(path.join(ROOT, file), 'utf8'));
+      const rule = ruleFor(file)!;
+      expect(secret.sops.age.map((entry: { recipient: string }) => entry.recipient), file).toEqual([rule.age]);
+      expect(secret.sops.encrypted_regex, file).toBe(rule.encrypted_regex);
+      // Names, namespace, type and sync wave stay readable; every value is sops' envelope.
+      expect(secret.apiVersion).toBe('v1');
+      expect(secret.kind).toBe('Secret');
+      expect(path.basename(file)).toBe(`${secret.metadata.name}.sops.yaml`);
+      expect(typeof secret.metadata.namespace).toBe('string');
+      expect(secret.metadata.annotations['argocd.argoproj.io/sync-wave']).toBe(String(CHART_WAVES.secrets));
+      for (const value of Object.values(secret.stringData)) expect(String(value), file).toMatch(/^ENC\[AES256_GCM,data:/);
+    }
   });
 });

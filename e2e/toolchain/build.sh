@@ -27,6 +27,7 @@ KWOK_VERSION=v0.8.0
 KUSTOMIZE_VERSION=v5.8.1
 HELM_VERSION=v4.3.1
 SOPS_VERSION=v3.13.3
+AGE_VERSION=v1.3.1 # age-keygen makes each environment's key pair (npm run secrets -- init)
 KUBECONFORM_VERSION=v0.8.0
 
 export CGO_ENABLED=0 GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
@@ -83,10 +84,14 @@ argocd_build() {
     -X github.com/argoproj/argo-cd/v3/common.gitTreeState=clean \
     -X github.com/argoproj/argo-cd/v3/common.kubectlVersion=v0.37.0" \
     github.com/argoproj/argo-cd/v3/cmd) || return 1
-  local name
+  local name module
   for name in argocd-server argocd-repo-server argocd-application-controller argocd-cmp-server argocd-git-ask-pass; do
     ln -s argocd "$out/$name" || return 1
   done
+  # The scripts Argo CD's image puts beside the binary (its Dockerfile: COPY hack/...),
+  # from the same module: the repository server runs git-verify-wrapper.sh on every commit.
+  module="$(cd "$here/argocd" && GOTOOLCHAIN="$ARGOCD_GO" go list -m -f '{{.Dir}}' github.com/argoproj/argo-cd/v3)" || return 1
+  install -m 0755 "$module/hack/git-verify-wrapper.sh" "$module/hack/gpg-wrapper.sh" "$out/" || return 1
 }
 
 # go_install <package@version>: a module that is `go install`-able as it is.
@@ -96,14 +101,15 @@ kwok_build() { go_install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"; }
 kustomize_build() { go_install "sigs.k8s.io/kustomize/kustomize/v5@$KUSTOMIZE_VERSION"; }
 helm_build() { GOTOOLCHAIN="$ARGOCD_GO" go_install "helm.sh/helm/v4/cmd/helm@$HELM_VERSION"; }
 sops_build() { go_install "github.com/getsops/sops/v3/cmd/sops@$SOPS_VERSION"; }
+age_build() { go_install "filippo.io/age/cmd/age-keygen@$AGE_VERSION"; }
 kubeconform_build() { go_install "github.com/yannh/kubeconform/cmd/kubeconform@$KUBECONFORM_VERSION"; }
 
 declare -A versions=(
   [kubernetes]=$KUBERNETES_VERSION [etcd]=$ETCD_VERSION [argocd]=$ARGOCD_VERSION
   [kwok]=$KWOK_VERSION [kustomize]=$KUSTOMIZE_VERSION [helm]=$HELM_VERSION
-  [sops]=$SOPS_VERSION [kubeconform]=$KUBECONFORM_VERSION
+  [sops]=$SOPS_VERSION [age]=$AGE_VERSION [kubeconform]=$KUBECONFORM_VERSION
 )
-order=(sops kustomize helm kwok etcd kubernetes argocd kubeconform)
+order=(sops age kustomize helm kwok etcd kubernetes argocd kubeconform)
 
 if [[ "${1:-}" == "--print" ]]; then
   # Machine-readable: one "component version folder" line each.

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Debian packages the e2e cluster needs beside the Go toolchain: Argo CD's
-# cache (redis), the git server Argo CD reaches over SSH (openssh-server, git)
-# and certificate generation (openssl). Installs only what is missing.
+# cache (redis), the git server Argo CD reaches over SSH (openssh-server, git),
+# the SOCKS client Argo CD runs as ssh's ProxyCommand for a repository with a
+# proxy (connect-proxy), and certificate generation (openssl). Installs only
+# what is missing.
 set -euo pipefail
-packages=(redis-server openssh-server openssh-client git openssl)
+packages=(redis-server openssh-server openssh-client git openssl connect-proxy)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

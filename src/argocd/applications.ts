@@ -1,6 +1,6 @@
 import { HELM_CHARTS } from '../chart-versions';
 import { manifestsPath } from '../dist-layout';
-import { SYNC_WAVE_ANNOTATION } from '../constants';
+import { SOPS_PLUGIN, SYNC_WAVE_ANNOTATION } from '../constants';
 import type { Environment } from '../environments';
 import type { Platform } from '../environments/platform';
 import type { ApplicationProps, ApplicationSpecIgnoreDifferences, ApplicationSpecSources } from '../imports/application-argoproj.io';
@@ -94,9 +94,11 @@ export function lockedDefaultProjectProps(platform: Platform): AppProjectProps {
 
 /**
  * The root Application (app of apps) of an environment: syncs `dist/<env>/gitops.yaml`,
- * which holds the AppProject, this Application itself and one child Application per chart.
- * The Pulumi bootstrap applies the same object once; from then on the root keeps itself
- * and everything below it in step with git.
+ * which holds the AppProject and one child Application per chart. The bootstrap (Pulumi,
+ * and the e2e harness the same way) creates it; it is not in the file it syncs: an
+ * Application that syncs itself waits in its own sync for its own health, which the
+ * app-of-apps health check (src/argocd/argo-cd-values.ts) reports Progressing while that
+ * sync runs, so the sync never ends (seen on the e2e cluster).
  */
 export function rootApplicationProps(environment: Environment, platform: Platform): ApplicationProps {
   return {
@@ -141,7 +143,7 @@ export interface ChildApplicationOptions {
   readonly ignoreDifferences?: readonly ApplicationSpecIgnoreDifferences[];
 }
 
-/** A child Application of the root: one chart's file, plus its encrypted Secrets (KSOPS). */
+/** A child Application of the root: one chart's file, plus its encrypted Secrets (the sops plugin). */
 export function childApplicationProps(
   environment: Environment,
   platform: Platform,
@@ -156,7 +158,7 @@ export function childApplicationProps(
   const sources: ApplicationSpecSources[] =
     options.secretGroup === undefined
       ? [manifests]
-      : [manifests, { ...repository, path: secretsPath(environment.name, options.secretGroup) }];
+      : [manifests, { ...repository, path: secretsPath(environment.name, options.secretGroup), plugin: { name: SOPS_PLUGIN.name } }];
   const ignored = [...(options.ignoreDifferences ?? [])];
   return {
     metadata: {

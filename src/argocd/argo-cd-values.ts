@@ -1,12 +1,32 @@
-import { SOPS_AGE, WAITS_SECONDS } from '../constants';
-import { TOOL_IMAGES } from '../chart-versions';
+import { SOPS_AGE, SOPS_PLUGIN, WAITS_SECONDS } from '../constants';
 import { restrictedContainer } from '../pod-security';
 
 /** The Helm release name of Argo CD: the Pulumi bootstrap and the self-managed Application agree on it. */
 export const ARGO_CD_RELEASE = 'argocd';
 
-/** Where the KSOPS init container puts the plugin, shared with the repository server. */
-const CUSTOM_TOOLS = { volume: 'custom-tools', mountPath: '/custom-tools' } as const;
+/** Where the argo-cd chart mounts a sidecar plugin's files (Argo CD docs, "Config Management Plugins"). */
+const CMP = {
+  /** Argo CD's own binaries, shared with sidecars: the plugin server is `argocd-cmp-server` there. */
+  varFiles: { volume: 'var-files', mountPath: '/var/run/argocd' },
+  /** The sockets the repository server finds plugins by. */
+  plugins: { volume: 'plugins', mountPath: '/home/argocd/cmp-server/plugins' },
+  /** The plugin's configuration, from the chart's argocd-cmp-cm ConfigMap. */
+  config: { volume: 'argocd-cmp-cm', mountPath: '/home/argocd/cmp-server/config/plugin.yaml' },
+  tmp: { volume: 'cmp-tmp', mountPath: '/tmp' },
+} as const;
+
+/**
+ * The sops plugin's manifest generation: decrypt every encrypted Secret of the source
+ * folder, in name order, one YAML document each. `set -eu`: a file that does not decrypt
+ * (wrong or missing key) fails the generation, and Argo CD shows sops' error.
+ */
+export const SOPS_PLUGIN_GENERATE = [
+  'set -eu',
+  `for file in $(find . -maxdepth 1 -name '${SOPS_PLUGIN.filePattern}' | sort); do`,
+  "  echo '---'",
+  '  sops --decrypt --input-type yaml --output-type yaml "$file"',
+  'done',
+].join('\n');
 
 /**
  * Argo CD's health of a child Application, for the app of apps: Argo CD stopped
@@ -34,7 +54,7 @@ export const APPLICATION_HEALTH_LUA = [
 
 /**
  * Restricted-profile security context for the containers the platform adds: Argo CD's own
- * user, so the copied plugin is owned by the repository server's user.
+ * user, so the plugin server shares files with the repository server.
  */
 const RESTRICTED_CONTAINER = restrictedContainer(999);
 
@@ -42,9 +62,10 @@ const RESTRICTED_CONTAINER = restrictedContainer(999);
  * Values of the argo-cd chart, the same for every environment, used by the Pulumi
  * bootstrap (first install) and by the self-managed `argocd` Application (afterwards),
  * so the two never disagree:
- * - KSOPS (5.3): kustomize may run exec plugins; an init container copies the pinned
- *   `ksops` binary next to the repository server's kustomize; the age key Secret is
- *   mounted read-only and named by SOPS_AGE_KEY_FILE.
+ * - Secrets (5.3): the `sops` Config Management Plugin (SOPS_PLUGIN) runs as a sidecar
+ *   of the repository server, upstream's sops image with Argo CD's plugin server, and
+ *   alone holds the age key (mounted read-only, named by SOPS_AGE_KEY_FILE). Kustomize
+ *   exec plugins stay disabled, so no commit can run code beside the key.
  * - 300 s (1.3.3, 8): `controller.sync.timeout.seconds` ends any sync operation (and its
  *   wait for the health of each wave) after WAITS_SECONDS.controllerSync.
  * - the app of apps waits on its children's health (APPLICATION_HEALTH_LUA).
@@ -53,34 +74,42 @@ export function argoCdValues(): Record<string, unknown> {
   return {
     configs: {
       cm: {
-        'kustomize.buildOptions': '--enable-alpha-plugins --enable-exec',
         'resource.customizations.health.argoproj.io_Application': APPLICATION_HEALTH_LUA,
       },
       params: {
         'controller.sync.timeout.seconds': String(WAITS_SECONDS.controllerSync),
       },
+      cmp: {
+        create: true,
+        plugins: {
+          [SOPS_PLUGIN.name]: { generate: { command: ['sh', '-c', SOPS_PLUGIN_GENERATE] } },
+        },
+      },
     },
     // No single sign-on is configured; Dex would run for nothing.
     dex: { enabled: false },
     repoServer: {
-      env: [{ name: SOPS_AGE.keyFileVariable, value: `${SOPS_AGE.mountPath}/${SOPS_AGE.secretKey}` }],
-      initContainers: [
+      extraContainers: [
         {
-          name: 'install-ksops',
-          image: TOOL_IMAGES.ksops,
-          command: ['/usr/local/bin/ksops', 'install', CUSTOM_TOOLS.mountPath],
+          name: SOPS_PLUGIN.name,
+          image: SOPS_PLUGIN.image,
+          command: [`${CMP.varFiles.mountPath}/argocd-cmp-server`],
+          env: [{ name: SOPS_AGE.keyFileVariable, value: `${SOPS_AGE.mountPath}/${SOPS_AGE.secretKey}` }],
           securityContext: RESTRICTED_CONTAINER,
-          resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { cpu: '100m', memory: '64Mi' } },
-          volumeMounts: [{ name: CUSTOM_TOOLS.volume, mountPath: CUSTOM_TOOLS.mountPath }],
+          resources: { requests: { cpu: '10m', memory: '64Mi' }, limits: { cpu: '500m', memory: '256Mi' } },
+          volumeMounts: [
+            { name: CMP.varFiles.volume, mountPath: CMP.varFiles.mountPath },
+            { name: CMP.plugins.volume, mountPath: CMP.plugins.mountPath },
+            { name: CMP.config.volume, mountPath: CMP.config.mountPath, subPath: `${SOPS_PLUGIN.name}.yaml` },
+            { name: CMP.tmp.volume, mountPath: CMP.tmp.mountPath },
+            { name: SOPS_AGE.secretName, mountPath: SOPS_AGE.mountPath, readOnly: true },
+          ],
         },
       ],
       volumes: [
-        { name: CUSTOM_TOOLS.volume, emptyDir: {} },
+        { name: CMP.config.volume, configMap: { name: 'argocd-cmp-cm' } },
+        { name: CMP.tmp.volume, emptyDir: {} },
         { name: SOPS_AGE.secretName, secret: { secretName: SOPS_AGE.secretName } },
-      ],
-      volumeMounts: [
-        { name: CUSTOM_TOOLS.volume, mountPath: '/usr/local/bin/ksops', subPath: 'ksops' },
-        { name: SOPS_AGE.secretName, mountPath: SOPS_AGE.mountPath, readOnly: true },
       ],
     },
   };

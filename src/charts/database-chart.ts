@@ -3,11 +3,13 @@ import * as kplus from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import { PORTS } from '../constants';
 import { DatabaseBackup } from '../constructs/database-backup';
+import { DatabaseSetup } from '../constructs/database-setup';
 import { DNS_PEER, NetworkPolicies } from '../constructs/network-policies';
 import { SqlServer } from '../constructs/sql-server';
 import type { Environment } from '../environments';
 import { serviceAddress } from '../naming';
 import { namespacePodSecurity } from '../pod-security';
+import { databaseLoginSecret } from '../secrets/catalog';
 
 export interface DatabaseChartProps {
   /** The validated environment. */
@@ -16,9 +18,10 @@ export interface DatabaseChartProps {
 
 /**
  * The database (1.3 step 5, 7.2): SQL Server in its own namespace, created by this sync,
- * its backup volume and scheduled backup, and NetworkPolicies that let only the
- * application's namespace (application, migrations, smoke test) and the backup job reach
- * 1433. The schema migrations belong to the application chart: they run with each release.
+ * its backup volume and scheduled backup, the Sync hook that creates the application's
+ * login and database once the server answers, and NetworkPolicies that let only the
+ * application's namespace (application, migrations, smoke test), the backup job and the
+ * setup hook reach 1433. The schema migrations belong to the application chart: they run with each release.
  */
 export class DatabaseChart extends Chart {
   constructor(scope: Construct, id: string, props: DatabaseChartProps) {
@@ -44,12 +47,22 @@ export class DatabaseChart extends Chart {
       schedule: database.backup.schedule,
     });
 
+    // The application's login and database, before its migrations need them.
+    const setup = new DatabaseSetup(this, 'setup', {
+      namespace: database.namespace,
+      server: serviceAddress(server.service.name, database.namespace),
+      database: database.name,
+      login: application.name,
+      password: { secret: databaseLoginSecret(application.name), key: 'password' },
+    });
+
     const sqlServer = [{ port: PORTS.database }];
     new NetworkPolicies(this, 'network-policies', {
       namespace: database.namespace,
       ingress: [
         { name: application.namespace, namespace: application.namespace, ports: sqlServer },
         { name: backup.podLabels.app!, namespace: database.namespace, podLabels: backup.podLabels, ports: sqlServer },
+        { name: setup.podLabels.app!, namespace: database.namespace, podLabels: setup.podLabels, ports: sqlServer },
       ],
       egress: [DNS_PEER, { name: server.podLabels.app!, namespace: database.namespace, podLabels: server.podLabels, ports: sqlServer }],
     });

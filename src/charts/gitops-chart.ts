@@ -7,7 +7,6 @@ import {
   type ClusterKind,
   INFRASTRUCTURE_PROJECT,
   lockedDefaultProjectProps,
-  rootApplicationProps,
 } from '../argocd/applications';
 import type { Environment } from '../environments';
 import type { Platform } from '../environments/platform';
@@ -101,7 +100,7 @@ export interface GitopsChartProps {
  * The GitOps wiring of one environment (1.1.5, 1.6): the AppProjects, the root
  * Application (app of apps, syncing this file) and one child Application per chart, in
  * the delivery order as sync waves. A chart with a group of encrypted Secrets syncs them
- * with it (KSOPS, src/secrets/catalog.ts). Two projects (convergence item 9): the
+ * with it (decrypted by the sops plugin, src/secrets/catalog.ts). Two projects (convergence item 9): the
  * infrastructure's (the root, the child that installs the Helm releases and those releases:
  * the pinned Helm repositories, CRDs, cluster RBAC, webhooks) and the application level's
  * (the other children: this repository only, their namespaces, no cluster RBAC, not the
@@ -158,7 +157,6 @@ export class GitopsChart extends Chart {
       }),
     );
     new AppProject(this, 'default-project', lockedDefaultProjectProps(platform));
-    new Application(this, 'root', rootApplicationProps(environment, platform));
 
     this.children = props.children.map((child, index) => {
       const namespace = child.primaryNamespace ?? platform.controller.namespace;

@@ -1,11 +1,11 @@
 import { Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
+import type { ApplicationSpecIgnoreDifferences } from '../imports/application-argoproj.io';
 import { ARGO_CD_RELEASE, argoCdValues } from '../argocd/argo-cd-values';
 import { INFRASTRUCTURE_PROJECT } from '../argocd/applications';
 import { HELM_CHARTS } from '../chart-versions';
 import { INFRASTRUCTURE_NAMESPACES, SYNC_WAVES } from '../constants';
 import { HelmReleaseApplication } from '../constructs/helm-release-application';
-import { PlatformIssuer } from '../constructs/platform-issuer';
 import type { Environment } from '../environments';
 import type { Platform } from '../environments/platform';
 import {
@@ -19,6 +19,19 @@ import {
   kubePrometheusStackValues,
 } from '../infrastructure/helm-values';
 
+/**
+ * Strimzi 1.2's `kafkas` CRD declares `status.clusterSecurity.properties: {}`, which the
+ * API server drops when it stores the CRD (strimzi/strimzi-kafka-operator issue 13074):
+ * compared with the chart, the CRD is OutOfSync for ever, the Application re-applies it on
+ * every self-heal and its parent never finishes its wave (seen on the e2e cluster).
+ */
+export const STRIMZI_KAFKA_CRD_PRUNED_FIELD: ApplicationSpecIgnoreDifferences = {
+  group: 'apiextensions.k8s.io',
+  kind: 'CustomResourceDefinition',
+  name: 'kafkas.kafka.strimzi.io',
+  jqPathExpressions: ['.spec.versions[].schema.openAPIV3Schema.properties.status.properties.clusterSecurity.properties'],
+};
+
 export interface InfrastructureChartProps {
   /** The validated environment to render. */
   readonly environment: Environment;
@@ -30,14 +43,13 @@ export interface InfrastructureChartProps {
  * The infrastructure of one environment (1.3.4, 1.3.7): an Argo CD Application per
  * upstream Helm release at its pinned chart version (src/chart-versions.ts), in sync
  * waves (the Gateway API CRDs, cert-manager, Envoy Gateway, Argo CD itself, then the
- * issuer, the monitoring stack, Flagger and its load tester), and the environment's
- * ClusterIssuer.
+ * monitoring stack, Flagger and its load tester, the broker operator). Custom resources of
+ * these charts live in later Applications (the issuers chart first), never here beside the
+ * Application that installs their CRDs.
  */
 export class InfrastructureChart extends Chart {
   /** The Helm releases, in the order they are synced. */
   public readonly releases: readonly HelmReleaseApplication[];
-  /** The environment's ClusterIssuer. */
-  public readonly issuer: PlatformIssuer;
 
   constructor(scope: Construct, id: string, props: InfrastructureChartProps) {
     super(scope, id, { disableResourceNameHashes: true });
@@ -121,15 +133,8 @@ export class InfrastructureChart extends Chart {
         namespace: environment.broker.namespace,
         values: strimziOperatorValues(),
         syncWave: SYNC_WAVES.brokerOperator,
+        ignoreDifferences: [STRIMZI_KAFKA_CRD_PRUNED_FIELD],
       }),
     ];
-
-    this.issuer = new PlatformIssuer(this, 'issuer', {
-      issuer: environment.infrastructure.issuer,
-      certManagerNamespace: INFRASTRUCTURE_NAMESPACES.certificateManager,
-      // The application's Gateway (application chart): same name and namespace as the application.
-      gateway: { name: environment.application.name, namespace: environment.application.namespace },
-      syncWave: SYNC_WAVES.issuers,
-    });
   }
 }

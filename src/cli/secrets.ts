@@ -1,61 +1,162 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { loadEnvironments } from '../environments';
-import { UsageError } from '../errors';
-import { runCommand } from '../tooling/cli';
-import { expectedEncryptedFiles, secretsLayout } from '../secrets/layout';
+import { ENVIRONMENT_ORDER, loadEnvironments } from '../environments';
+import { RefusedError, UsageError } from '../errors';
+import { projectRoot, runCommand } from '../tooling/cli';
+import { type Assignment, type InitReport, defaultAgeKeyFile, initEnvironment, rotateKeys } from '../secrets/init';
+import { RETIRED_FILES, expectedEncryptedFiles, groupFolders, secretsLayout } from '../secrets/layout';
 import { projectFiles, scanForPlaintextSecrets } from '../secrets/scan';
+import { sopsTools } from '../secrets/sops';
 
-const USAGE = `usage: npm run secrets -- <command> [--root <dir>]
+const USAGE = `usage: npm run secrets -- <command> [options]
 
 Commands:
-  scaffold   write the KSOPS kustomizations, generators and templates of every
-             environment under secrets/ from src/secrets/catalog.ts (never touches *.sops.yaml)
-  check      fail, naming the files, if the scaffold differs from the catalog
-  missing    list the encrypted files the generators name that are not committed yet
+  init <environment>  create the environment's age key pair when missing (outside the repository),
+                      put its public key into .sops.yaml, and write every Secret of the environment
+                      as a SOPS-encrypted manifest, secrets/<environment>/<group>/<name>.sops.yaml:
+                      platform-owned values generated once (passwords), values only people have
+                      from PLATFORM_GITOPS_<SECRET>_<KEY>, --set or --from-file (local: safe
+                      defaults); lists what is still missing. Running it again changes nothing.
+      --key-file <file>             the private key (default ~/.config/platform-gitops/age/<environment>.key)
+      --set <SECRET.KEY=VALUE>      a value, e.g. --set chat-webhook.url=https://chat.example.com/hooks/1 (repeatable)
+      --from-file <SECRET.KEY=PATH> a value read from a file, e.g. registry-pull..dockerconfigjson=config.json (repeatable)
+      --rotate <secret>             generate that Secret's platform-owned values anew, with their copies (repeatable)
+      --rotate-key                  a new key pair; the old one is kept as <key-file>.previous and still decrypts
+  rotate-keys <environment>  after the environment's recipient in .sops.yaml changed: sops updatekeys on
+                      every encrypted file of the environment
+      --key-file <file>             the environment's key (default as above)
+      --old-key-file <file>         a key the files are encrypted for now, if not --key-file (repeatable)
+  scaffold   write the key-only templates of every environment under secrets/ from
+             src/secrets/catalog.ts (never touches *.sops.yaml; removes the retired KSOPS files)
+  check      fail, naming the files, if the templates differ from the catalog
+  missing    list the encrypted files of the catalog that do not exist yet
   scan       fail, naming the files, if a project file holds plaintext secret material
-             (private keys, Secrets with unencrypted data or stringData)`;
+             (private keys, Secrets with unencrypted data or stringData)
+
+Options for every command: --root <dir> (the repository, default: the current folder)`;
+
+/** The one environment named after the command, validated. */
+function environmentNamed(positionals: readonly string[], command: string) {
+  const [, name, ...rest] = positionals;
+  if (name === undefined) throw new UsageError(`${command} needs an environment (${ENVIRONMENT_ORDER.join(', ')})`);
+  if (rest.length > 0) throw new UsageError(`${command} takes one environment, got also: ${rest.join(' ')}`);
+  const environment = loadEnvironments().find((candidate) => candidate.name === name);
+  if (environment === undefined) throw new UsageError(`unknown environment "${name}" (${ENVIRONMENT_ORDER.join(', ')})`);
+  return environment;
+}
+
+function printReport(environment: string, keyFile: string, report: InitReport): void {
+  console.log(`${environment}: age key ${keyFile}${report.keyCreated ? ' (created)' : ''}, public key ${report.publicKey}`);
+  if (report.sopsConfigChanged) console.log(`${environment}: .sops.yaml now encrypts secrets/${environment}/ to ${report.publicKey}`);
+  for (const file of report.written) console.log(`  wrote ${file}`);
+  if (report.unchanged.length > 0) console.log(`  ${report.unchanged.length} encrypted files already up to date`);
+  if (report.created.length > 0) console.log(`  new values: ${report.created.join(', ')}`);
+  for (const note of report.reconciled) console.log(`  made consistent: ${note}`);
+  if (report.missing.length === 0) {
+    console.log(`${environment}: every Secret is encrypted; review and commit secrets/${environment}/ and .sops.yaml`);
+    return;
+  }
+  console.error(`${environment}: values only people have are missing; these Secrets were not written:`);
+  for (const { file, keys } of report.missing) {
+    console.error(`  ${file}`);
+    for (const key of keys) console.error(`    - ${key.id}: ${key.what} (set ${key.variable}, or --set ${key.id}=... / --from-file ${key.id}=<file>)`);
+  }
+}
 
 runCommand({
   name: 'secrets',
   usage: USAGE,
   options: {
     root: { type: 'string' },
+    'key-file': { type: 'string' },
+    'old-key-file': { type: 'string', multiple: true },
+    set: { type: 'string', multiple: true },
+    'from-file': { type: 'string', multiple: true },
+    rotate: { type: 'string', multiple: true },
+    'rotate-key': { type: 'boolean' },
   },
   positionals: true,
   run(values, positionals) {
     const [command] = positionals;
-    if (command === undefined) throw new UsageError('a command is required: scaffold, check, missing or scan');
+    if (command === undefined) throw new UsageError('a command is required: init, rotate-keys, scaffold, check, missing or scan');
     const root = path.resolve(values.root ?? '.');
-    const environments = loadEnvironments();
-    const layout = secretsLayout(environments);
+    const only = (allowed: readonly string[]) => {
+      const extra = (['key-file', 'old-key-file', 'set', 'from-file', 'rotate', 'rotate-key'] as const).filter(
+        (option) => values[option] !== undefined && !allowed.includes(option),
+      );
+      if (extra.length > 0) throw new UsageError(`${command} takes no ${extra.map((option) => `--${option}`).join(', ')}`);
+      if (!['init', 'rotate-keys'].includes(command) && positionals.length > 1) throw new UsageError(`${command} takes no environment`);
+    };
     switch (command) {
-      case 'scaffold':
+      case 'init': {
+        only(['key-file', 'set', 'from-file', 'rotate', 'rotate-key']);
+        const environment = environmentNamed(positionals, command);
+        const keyFile = path.resolve(values['key-file'] ?? defaultAgeKeyFile(environment.name));
+        const assignments: Assignment[] = [];
+        // parseArgs keeps each option's values in order; --set before --from-file is enough here.
+        for (const text of values.set ?? []) assignments.push({ option: '--set', text });
+        for (const text of values['from-file'] ?? []) assignments.push({ option: '--from-file', text });
+        if (!fs.existsSync(path.join(root, '.sops.yaml'))) throw new RefusedError(`${root} has no .sops.yaml: run init in the repository (or name it with --root)`);
+        const report = initEnvironment({
+          root,
+          environment,
+          keyFile,
+          assignments,
+          rotate: values.rotate ?? [],
+          rotateKey: values['rotate-key'] ?? false,
+          env: process.env,
+          tools: sopsTools(projectRoot()),
+        });
+        printReport(environment.name, keyFile, report);
+        return report.missing.length === 0 ? 0 : 1;
+      }
+      case 'rotate-keys': {
+        only(['key-file', 'old-key-file']);
+        const environment = environmentNamed(positionals, command);
+        const keyFile = path.resolve(values['key-file'] ?? defaultAgeKeyFile(environment.name));
+        const files = rotateKeys({ root, environment, keyFile, oldKeyFiles: (values['old-key-file'] ?? []).map((file) => path.resolve(file)), tools: sopsTools(projectRoot()) });
+        for (const file of files) console.log(`  updated keys of ${file}`);
+        console.log(`${environment.name}: ${files.length} encrypted files now encrypted for the recipients in .sops.yaml`);
+        return 0;
+      }
+      case 'scaffold': {
+        only([]);
+        const layout = secretsLayout(loadEnvironments());
         for (const [file, content] of layout) {
           fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
           fs.writeFileSync(path.join(root, file), content);
         }
-        console.log(`wrote ${layout.size} files under secrets/`);
+        const retired = retiredFiles(root);
+        for (const file of retired) fs.rmSync(path.join(root, file));
+        console.log(`wrote ${layout.size} templates under secrets/${retired.length > 0 ? `, removed ${retired.length} retired KSOPS files` : ''}`);
         return 0;
+      }
       case 'check': {
-        const differences = [...layout].filter(([file, content]) => {
-          const target = path.join(root, file);
-          return !fs.existsSync(target) || fs.readFileSync(target, 'utf8') !== content;
-        });
-        if (differences.length > 0) {
+        only([]);
+        const layout = secretsLayout(loadEnvironments());
+        const differences = [...layout]
+          .filter(([file, content]) => {
+            const target = path.join(root, file);
+            return !fs.existsSync(target) || fs.readFileSync(target, 'utf8') !== content;
+          })
+          .map(([file]) => file);
+        const stale = [...differences, ...retiredFiles(root)].sort();
+        if (stale.length > 0) {
           console.error('secrets/ is not what the catalog says; run `npm run secrets -- scaffold` and commit:');
-          for (const [file] of differences) console.error(`  - ${file}`);
+          for (const file of stale) console.error(`  - ${file}`);
           return 1;
         }
         console.log('secrets/ matches the catalog');
         return 0;
       }
       case 'missing': {
-        const missing = expectedEncryptedFiles(environments).filter((file) => !fs.existsSync(path.join(root, file)));
+        only([]);
+        const missing = expectedEncryptedFiles(loadEnvironments()).filter((file) => !fs.existsSync(path.join(root, file)));
         for (const file of missing) console.log(file);
         return 0;
       }
       case 'scan': {
+        only([]);
         const files = projectFiles(root);
         const findings = scanForPlaintextSecrets(files);
         for (const finding of findings) console.error(`${finding.file}: ${finding.problem}`);
@@ -63,8 +164,14 @@ runCommand({
         return findings.length > 0 ? 1 : 0;
       }
       default:
-        throw new UsageError(`unknown command "${command}"; choose scaffold, check, missing or scan`);
+        throw new UsageError(`unknown command "${command}"; choose init, rotate-keys, scaffold, check, missing or scan`);
     }
   },
 });
 
+/** KSOPS files a former scaffold wrote, still present under `root`. */
+function retiredFiles(root: string): string[] {
+  return ENVIRONMENT_ORDER.flatMap((environment) =>
+    groupFolders(environment).flatMap((folder) => RETIRED_FILES.map((name) => `${folder}/${name}`)),
+  ).filter((file) => fs.existsSync(path.join(root, file)));
+}

@@ -1,7 +1,7 @@
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { DATABASE } from '../constants';
-import { ADMIN_PASSWORD_ENV, databaseSecurityContext, sqlcmdShell } from './sql-server';
+import { ADMIN_PASSWORD_ENV, sqlcmdJobPod, sqlcmdShell } from './sql-server';
 import { resourceRequirements } from './resource-requirements';
 
 /** The backup CronJob's name and its pods' `app` label unless told otherwise. */
@@ -52,25 +52,12 @@ export class DatabaseBackup extends Construct {
           spec: {
             backoffLimit: DATABASE.backup.backoffLimit,
             activeDeadlineSeconds: DATABASE.backup.activeDeadlineSeconds,
-            template: {
-              metadata: { labels: { ...this.podLabels } },
-              spec: {
-                restartPolicy: 'Never',
-                automountServiceAccountToken: false,
-                securityContext: { runAsNonRoot: true, runAsUser: DATABASE.user, seccompProfile: { type: 'RuntimeDefault' } },
-                containers: [
-                  {
-                    name: 'backup',
-                    // The server's own image: the same sqlcmd, no second image to pin.
-                    image: DATABASE.image,
-                    command: sqlcmdShell(query, props.server),
-                    env: [ADMIN_PASSWORD_ENV],
-                    resources: resourceRequirements(DATABASE.backup.resources),
-                    securityContext: databaseSecurityContext(true),
-                  },
-                ],
-              },
-            },
+            template: sqlcmdJobPod(this.podLabels, {
+              name: 'backup',
+              command: sqlcmdShell(query, props.server),
+              env: [ADMIN_PASSWORD_ENV],
+              resources: resourceRequirements(DATABASE.backup.resources),
+            }),
           },
         },
       },

@@ -1,7 +1,7 @@
 import type { Construct } from 'constructs';
 import type { HelmChartRef } from '../chart-versions';
 import { SYNC_WAVE_ANNOTATION } from '../constants';
-import { Application } from '../imports/application-argoproj.io';
+import { Application, type ApplicationSpecIgnoreDifferences } from '../imports/application-argoproj.io';
 import { IN_CLUSTER, syncPolicy } from '../argocd/sync-policy';
 import { namespacePodSecurity } from '../pod-security';
 
@@ -28,6 +28,12 @@ export interface HelmReleaseApplicationProps {
    * @default - CreateNamespace=true only
    */
   readonly syncOptions?: readonly string[];
+  /**
+   * Fields of the chart's objects Argo CD does not compare, each with the upstream reason
+   * in a comment where it is set.
+   * @default - none
+   */
+  readonly ignoreDifferences?: readonly ApplicationSpecIgnoreDifferences[];
 }
 
 /**
@@ -60,6 +66,7 @@ export class HelmReleaseApplication extends Application {
         destination: { server: IN_CLUSTER, namespace: props.namespace },
         // The namespace Argo CD creates carries its Pod Security labels (src/pod-security.ts).
         syncPolicy: syncPolicy({ automated: props.automated, syncOptions, namespaceLabels: namespacePodSecurity(props.namespace) }),
+        ...(props.ignoreDifferences ? { ignoreDifferences: [...props.ignoreDifferences] } : {}),
       },
     });
     this.releaseName = props.name;

@@ -54,9 +54,12 @@ export class PlatformIssuer extends Construct {
           issuerRef: { group: 'cert-manager.io', kind: 'ClusterIssuer', name: bootstrapName },
         },
       });
-      // cert-manager reads a ClusterIssuer's CA Secret from its own namespace.
+      // cert-manager reads a ClusterIssuer's CA Secret from its own namespace. The CA
+      // issuer comes a wave after the root certificate: until the root's Secret exists
+      // cert-manager reports it Ready=False (ErrGetKeyPair), which Argo CD's health check
+      // for ClusterIssuers reads as Degraded and which fails the sync (seen on the e2e cluster).
       this.clusterIssuer = new ClusterIssuer(this, 'issuer', {
-        metadata: { name: this.name, annotations },
+        metadata: { name: this.name, annotations: { [SYNC_WAVE_ANNOTATION]: String(props.syncWave + 1) } },
         spec: { ca: { secretName: rootSecret } },
       });
     } else {

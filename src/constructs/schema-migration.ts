@@ -1,6 +1,6 @@
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
-import { APPLICATION_USER, DATABASE, WAITS_SECONDS } from '../constants';
+import { APPLICATION_USER, CHART_WAVES, DATABASE, SYNC_WAVE_ANNOTATION, WAITS_SECONDS } from '../constants';
 import type { Resources } from '../environments';
 import type { SecretKeyReference } from './application-workload';
 import { resourceRequirements } from './resource-requirements';
@@ -22,10 +22,11 @@ export interface SchemaMigrationProps {
 }
 
 /**
- * The ordered schema migrations (1.3 step 5, 9.4) as an Argo CD PreSync hook of the
- * application: they run on every sync of the application chart, after the database chart
- * (an earlier sync wave, healthy when the server answers queries) and before any
- * Deployment of the new version rolls out. A failed migration fails the sync, so the new
+ * The ordered schema migrations (1.3 step 5, 9.4) as an Argo CD Sync hook of the
+ * application, in the wave after its Secrets (CHART_WAVES): they run on every sync of the
+ * application chart, after the database chart (an earlier sync wave, healthy when the
+ * server answers queries), once the connection string and registry Secrets exist, and
+ * before any Deployment of the new version rolls out (wave 0). A failed migration fails the sync, so the new
  * version never starts against an old schema. The image applies pending migrations and
  * records each in the migration history table.
  */
@@ -39,7 +40,8 @@ export class SchemaMigration extends Construct {
         namespace: props.namespace,
         labels,
         annotations: {
-          'argocd.argoproj.io/hook': 'PreSync',
+          'argocd.argoproj.io/hook': 'Sync',
+          [SYNC_WAVE_ANNOTATION]: String(CHART_WAVES.migrations),
           // Kept until the next sync replaces it, so its logs can be read.
           'argocd.argoproj.io/hook-delete-policy': 'BeforeHookCreation',
         },

@@ -52,6 +52,30 @@ export function databaseSecurityContext(readOnlyRootFilesystem: boolean): k8s.Se
   };
 }
 
+/** The container of a database job: what it runs, with which variables and resources. */
+export interface SqlcmdContainer {
+  readonly name: string;
+  readonly command: string[];
+  readonly env: k8s.EnvVar[];
+  readonly resources: k8s.ResourceRequirements;
+}
+
+/**
+ * The pod of a job that talks to the server with sqlcmd: the server's own image (the same
+ * sqlcmd, no second image to pin), run once, restricted, without an API token.
+ */
+export function sqlcmdJobPod(labels: Readonly<Record<string, string>>, container: SqlcmdContainer): k8s.PodTemplateSpec {
+  return {
+    metadata: { labels: { ...labels } },
+    spec: {
+      restartPolicy: 'Never',
+      automountServiceAccountToken: false,
+      securityContext: { runAsNonRoot: true, runAsUser: DATABASE.user, seccompProfile: { type: 'RuntimeDefault' } },
+      containers: [{ ...container, image: DATABASE.image, securityContext: databaseSecurityContext(true) }],
+    },
+  };
+}
+
 /**
  * SQL Server (1.3 step 5) as a StatefulSet with its data volume claim template, a Service on
  * 1433, and the backup volume the server writes full backups to. Ready means the server

@@ -1,21 +1,65 @@
 import type { Environment } from '../environments';
-import { ALERT_ROUTING, INFRASTRUCTURE_NAMESPACES } from '../constants';
+import { ALERT_ROUTING, DATABASE, INFRASTRUCTURE_NAMESPACES, PORTS } from '../constants';
 import { smokeName } from '../naming';
-import { SMOKE_SECRET_KEYS } from '../smoke/settings';
+import { SMOKE_VARIABLES } from '../smoke/settings';
 
 /**
- * Every Secret the platform needs (5.3, 5.4, 6), by the chart that uses it. None of them
- * is rendered by the charts: each is a SOPS-encrypted file under
- * `secrets/<environment>/<group>/<name>.sops.yaml`, decrypted by KSOPS in Argo CD's
- * repository server and synced by the child Application of its group's chart (a second
- * source), so a Secret arrives with the namespace and workloads that read it.
- * `secrets/templates/<group>/<name>.yaml` shows each Secret's keys, with no values.
+ * Every Secret the platform needs (5.3, 5.4, 6), by the chart that uses it, and where each
+ * value comes from. None of them is rendered by the charts: each is a SOPS-encrypted Secret
+ * manifest, `secrets/<environment>/<group>/<name>.sops.yaml`, written by `npm run secrets --
+ * init`, decrypted in Argo CD's repository server by the `sops` Config Management Plugin and
+ * synced by the child Application of its group's chart (a second source), so a Secret
+ * arrives with the namespace and workloads that read it. Beside it,
+ * `<name>.template.yaml` shows the Secret's keys, with no values.
  */
 
 /** Groups of secrets: each is the id of the chart whose Application syncs them. */
 export const SECRET_GROUPS = ['application', 'database', 'broker', 'monitoring'] as const;
 export type SecretGroup = (typeof SECRET_GROUPS)[number];
 
+/**
+ * Who provides a value (`npm run secrets -- init`):
+ * - `generated`: the platform, a random password (`--rotate` replaces it);
+ * - `default`: the platform, a fixed documented default a person may override;
+ * - `supplied`: only people have it (registry credentials, webhook addresses): an environment
+ *   variable, `--set` or `--from-file`; `local` uses `localDefault`.
+ */
+export type ValueSource = 'generated' | 'default' | 'supplied';
+
+/**
+ * One value of an environment's secrets, held once and copied wherever it appears: the
+ * broker user's password is the same in the broker's Secret, the application's and the
+ * smoke test's.
+ */
+export interface SecretValueSpec {
+  /** `<secret>.<key>` of the Secret that owns it (its other keys copy it). */
+  readonly id: string;
+  /** Who provides it. */
+  readonly source: ValueSource;
+  /** What it is, for the report of missing values. */
+  readonly what: string;
+  /**
+   * The value when nobody gave one: `default` everywhere, `supplied` in `local` only.
+   * @default - none: a `supplied` value is reported missing
+   */
+  readonly default?: string;
+}
+
+/** What a key of a Secret holds. */
+export type KeyValue =
+  /** One of the environment's values (SecretValueSpec), by id: twins share an id. */
+  | { readonly value: string }
+  /** A name from the values files (a login or user name): no secret, never asked for. */
+  | { readonly fixed: string }
+  /** Built from values, e.g. the connection string around the login's password. */
+  | { readonly from: readonly string[]; readonly compose: (value: (id: string) => string) => string };
+
+export interface SecretKeySpec {
+  /** What the key holds, written into the template. */
+  readonly meaning: string;
+  /** Where its value comes from. */
+  readonly holds: KeyValue;
+}
 
 export interface SecretSpec {
   /** Secret name, as the workloads reference it. */
@@ -26,22 +70,102 @@ export interface SecretSpec {
   readonly namespace: string;
   /** Kubernetes Secret type. */
   readonly type: 'Opaque' | 'kubernetes.io/dockerconfigjson';
-  /** The keys of `stringData`, each with what its value is. */
-  readonly keys: Readonly<Record<string, string>>;
+  /** The keys of `stringData`, each with what its value is and where it comes from. */
+  readonly keys: Readonly<Record<string, SecretKeySpec>>;
   /** Why the Secret exists (contract section). */
   readonly purpose: string;
 }
 
+/**
+ * `local`'s webhook addresses: a sink inside the cluster that nothing serves unless a person
+ * deploys one (Alertmanager logs each failed delivery and carries on). Documented in
+ * docs/secrets.md; other environments must be given real addresses.
+ */
+export const LOCAL_WEBHOOK_SINK = 'http://webhook-sink.monitoring.svc.cluster.local:8080';
+
+/** `local`'s registry credentials: none, anonymous pulls (docker config JSON). */
+export const ANONYMOUS_DOCKER_CONFIG = '{"auths":{}}';
+
+/** The smoke test's application login when nobody names another (4.1 step 2). */
+export const DEFAULT_SMOKE_USER = 'smoke';
+
+/** `<secret>.<key>`: how a value and a key are named on the command line and in reports. */
+export function keyId(secret: string, key: string): string {
+  return `${secret}.${key}`;
+}
+
+/** The broker user the application connects as: the user named after it, else the first. */
+export function applicationBrokerUser(environment: Environment): string | undefined {
+  const users = environment.broker.users.map((user) => user.name);
+  return users.includes(environment.application.name) ? environment.application.name : users[0];
+}
+
+/**
+ * The application's connection string (ADO.NET / Microsoft.Data.SqlClient keywords): the
+ * server's Service on 1433, the application's database and login; TrustServerCertificate
+ * because SQL Server presents its own self-signed certificate (the connection stays encrypted).
+ */
+export function connectionString(environment: Environment, password: string): string {
+  const { database, application } = environment;
+  const server = `${DATABASE.serverName}.${database.namespace}.svc.cluster.local`;
+  return `Server=tcp:${server},${PORTS.database};Database=${database.name};User ID=${application.name};Password=${password};Encrypt=True;TrustServerCertificate=True`;
+}
+
+/** The values of one environment's secrets, each defined once (twins refer to it by id). */
+export function secretValues(environment: Environment): readonly SecretValueSpec[] {
+  const app = environment.application;
+  const local = environment.name === 'local';
+  const supplied = (id: string, what: string, localDefault: string): SecretValueSpec =>
+    local ? { id, source: 'supplied', what, default: localDefault } : { id, source: 'supplied', what };
+  return [
+    supplied(
+      keyId(environment.image.pullSecret, DOCKER_CONFIG_KEY),
+      `registry credentials for ${environment.image.registry} (docker config JSON)`,
+      ANONYMOUS_DOCKER_CONFIG,
+    ),
+    { id: keyId(DATABASE.adminSecret.name, DATABASE.adminSecret.key), source: 'generated', what: 'database administrator password' },
+    { id: keyId(databaseLoginSecret(app.name), 'password'), source: 'generated', what: `password of the SQL login ${app.name}` },
+    ...environment.broker.users.map(
+      (user): SecretValueSpec => ({ id: keyId(brokerUserSecret(user.name), 'password'), source: 'generated', what: `password of the broker user ${user.name}` }),
+    ),
+    { id: keyId(smokeName(app.name), SMOKE_VARIABLES.username), source: 'default', what: 'application login of the smoke test', default: DEFAULT_SMOKE_USER },
+    { id: keyId(smokeName(app.name), SMOKE_VARIABLES.password), source: 'generated', what: 'password of the smoke test\'s application login' },
+    supplied(
+      keyId(ALERT_ROUTING.teamChat.secret.name, ALERT_ROUTING.teamChat.secret.key),
+      'team chat webhook address',
+      `${LOCAL_WEBHOOK_SINK}/${ALERT_ROUTING.teamChat.receiver}`,
+    ),
+    supplied(
+      keyId(ALERT_ROUTING.onCall.secret.name, ALERT_ROUTING.onCall.secret.key),
+      'on-call paging webhook address',
+      `${LOCAL_WEBHOOK_SINK}/${ALERT_ROUTING.onCall.receiver}`,
+    ),
+  ];
+}
+
+/** The key of a docker config Secret. */
+const DOCKER_CONFIG_KEY = '.dockerconfigjson';
+
 /** The Secrets of one environment. */
 export function secretCatalog(environment: Environment): readonly SecretSpec[] {
   const app = environment.application;
+  const login = keyId(databaseLoginSecret(app.name), 'password');
+  const brokerUser = applicationBrokerUser(environment);
+  const brokerPassword: KeyValue = brokerUser === undefined ? { fixed: '' } : { value: keyId(brokerUserSecret(brokerUser), 'password') };
+  const smoke = smokeName(app.name);
+  const value = (id: string): KeyValue => ({ value: id });
   return [
     {
       name: environment.image.pullSecret,
       group: 'application',
       namespace: app.namespace,
       type: 'kubernetes.io/dockerconfigjson',
-      keys: { '.dockerconfigjson': `registry credentials for ${environment.image.registry} (docker config JSON)` },
+      keys: {
+        [DOCKER_CONFIG_KEY]: {
+          meaning: `registry credentials for ${environment.image.registry} (docker config JSON)`,
+          holds: value(keyId(environment.image.pullSecret, DOCKER_CONFIG_KEY)),
+        },
+      },
       purpose: '5.3: the registry pull secret in the application namespace',
     },
     {
@@ -49,7 +173,12 @@ export function secretCatalog(environment: Environment): readonly SecretSpec[] {
       group: 'application',
       namespace: app.namespace,
       type: 'Opaque',
-      keys: { 'connection-string': "the application's database connection string (port 1433)" },
+      keys: {
+        'connection-string': {
+          meaning: `the application's connection string: its login ${app.name} on port 1433, the password of ${login}`,
+          holds: { from: [login], compose: (get) => connectionString(environment, get(login)) },
+        },
+      },
       purpose: '7: the connection string secret the application reads',
     },
     {
@@ -57,16 +186,30 @@ export function secretCatalog(environment: Environment): readonly SecretSpec[] {
       group: 'application',
       namespace: app.namespace,
       type: 'Opaque',
-      keys: { username: 'broker user of the application', password: 'its password' },
+      keys: {
+        username: { meaning: 'broker user of the application', holds: { fixed: brokerUser ?? '' } },
+        password: { meaning: `its password (the same as in ${brokerUser === undefined ? 'its broker Secret' : brokerUserSecret(brokerUser)})`, holds: brokerPassword },
+      },
       purpose: '6: broker credentials of the application',
     },
     {
-      name: 'database-admin',
+      name: DATABASE.adminSecret.name,
       group: 'database',
       namespace: environment.database.namespace,
       type: 'Opaque',
-      keys: { password: 'database administrator password' },
+      keys: { [DATABASE.adminSecret.key]: { meaning: 'database administrator password', holds: value(keyId(DATABASE.adminSecret.name, DATABASE.adminSecret.key)) } },
       purpose: '5.4: the administrator password, never written into the repository in plaintext',
+    },
+    {
+      name: databaseLoginSecret(app.name),
+      group: 'database',
+      namespace: environment.database.namespace,
+      type: 'Opaque',
+      keys: {
+        username: { meaning: "the application's SQL login", holds: { fixed: app.name } },
+        password: { meaning: `its password (the one in ${databaseSecret(app.name)}'s connection string)`, holds: value(login) },
+      },
+      purpose: "7: the application's SQL login, created with its database by the database chart's setup Job",
     },
     ...environment.broker.users.map(
       (user): SecretSpec => ({
@@ -74,16 +217,28 @@ export function secretCatalog(environment: Environment): readonly SecretSpec[] {
         group: 'broker',
         namespace: environment.broker.namespace,
         type: 'Opaque',
-        keys: { password: `password of the broker user ${user.name} (the same as in its client's copy)` },
+        keys: {
+          password: {
+            meaning: `password of the broker user ${user.name} (the same as in its client's copy)`,
+            holds: value(keyId(brokerUserSecret(user.name), 'password')),
+          },
+        },
         purpose: '6: the broker side of a KafkaUser (SCRAM-SHA-512)',
       }),
     ),
     {
-      name: smokeName(app.name),
+      name: smoke,
       group: 'application',
       namespace: app.namespace,
       type: 'Opaque',
-      keys: Object.fromEntries(SMOKE_SECRET_KEYS.map((key) => [key, `smoke test (4.1): ${key}`])),
+      keys: {
+        [SMOKE_VARIABLES.username]: { meaning: 'smoke test (4.1 step 2): application login', holds: value(keyId(smoke, SMOKE_VARIABLES.username)) },
+        [SMOKE_VARIABLES.password]: { meaning: 'smoke test (4.1 step 2): its password', holds: value(keyId(smoke, SMOKE_VARIABLES.password)) },
+        [SMOKE_VARIABLES.databaseUser]: { meaning: "smoke test (4.1 step 4): the application's SQL login", holds: { fixed: app.name } },
+        [SMOKE_VARIABLES.databasePassword]: { meaning: `smoke test (4.1 step 4): its password (${login})`, holds: value(login) },
+        [SMOKE_VARIABLES.brokerUsername]: { meaning: "smoke test (4.1 step 5): the application's broker user", holds: { fixed: brokerUser ?? '' } },
+        [SMOKE_VARIABLES.brokerPassword]: { meaning: 'smoke test (4.1 step 5): its password', holds: brokerPassword },
+      },
       purpose: '4.1: the smoke hook credentials (application login, database login, broker user)',
     },
     {
@@ -91,7 +246,12 @@ export function secretCatalog(environment: Environment): readonly SecretSpec[] {
       group: 'monitoring',
       namespace: INFRASTRUCTURE_NAMESPACES.monitoringStack,
       type: 'Opaque',
-      keys: { [ALERT_ROUTING.teamChat.secret.key]: 'chat webhook address alerts and outage messages are posted to' },
+      keys: {
+        [ALERT_ROUTING.teamChat.secret.key]: {
+          meaning: 'chat webhook address alerts and outage messages are posted to',
+          holds: value(keyId(ALERT_ROUTING.teamChat.secret.name, ALERT_ROUTING.teamChat.secret.key)),
+        },
+      },
       purpose: '6: the chat webhook given by a variable',
     },
     {
@@ -99,7 +259,12 @@ export function secretCatalog(environment: Environment): readonly SecretSpec[] {
       group: 'monitoring',
       namespace: INFRASTRUCTURE_NAMESPACES.monitoringStack,
       type: 'Opaque',
-      keys: { [ALERT_ROUTING.onCall.secret.key]: "webhook address of the on-call paging integration critical alerts go to" },
+      keys: {
+        [ALERT_ROUTING.onCall.secret.key]: {
+          meaning: 'webhook address of the on-call paging integration critical alerts go to',
+          holds: value(keyId(ALERT_ROUTING.onCall.secret.name, ALERT_ROUTING.onCall.secret.key)),
+        },
+      },
       purpose: '6: escalation level 2, the on-call engineer',
     },
   ];
@@ -128,4 +293,9 @@ export function databaseSecret(application: string): string {
 /** The application's broker credentials (user name and password), in its namespace. */
 export function brokerClientSecret(application: string): string {
   return `${application}-broker`;
+}
+
+/** The application's SQL login (user name and password) in the database's namespace, read by the setup Job. */
+export function databaseLoginSecret(application: string): string {
+  return `${application}-sql-login`;
 }

@@ -1,4 +1,8 @@
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { locateToolchain } from '../../e2e/toolchain';
+import { ROOT } from '../support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { breakRendered, e2eProjectCopy, runE2eOn } from './e2e-copy';
 
@@ -40,6 +44,22 @@ describe.sequential('e2e on a real control plane and Argo CD', () => {
       expect(report.dryRun.flatMap((r) => r.failures)).toEqual([]);
       expect(report.passed).toBe(true);
       expect(status).toBe(0);
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it(
+    'fails the Applications whose Secrets do not decrypt with the key given, showing the decryption error',
+    () => {
+      const copy = brokenCopy();
+      const wrongKey = path.join(copy, '..', `${path.basename(copy)}-wrong.key`);
+      spawnSync(locateToolchain(ROOT).bin('age', 'age-keygen'), ['-o', wrongKey]);
+      copies.push(wrongKey);
+      const { status, report } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--timeout', '120', '--age-key', wrongKey]);
+      expect(status).toBe(1);
+      const undecrypted = report.applications.filter((a) => /sops|decrypt|data key/i.test(a.message));
+      expect(undecrypted.length, JSON.stringify(report.applications, null, 2)).toBeGreaterThan(0);
+      for (const app of undecrypted) expect(app.sync).not.toBe('Synced');
     },
     RUN_TIMEOUT_MS,
   );

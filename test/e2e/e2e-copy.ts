@@ -24,7 +24,8 @@ export function e2eProjectCopy(): string {
     if (fs.existsSync(path.join(ROOT, entry))) fs.cpSync(path.join(ROOT, entry), path.join(dir, entry), { recursive: true });
   }
   fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
-  fs.writeFileSync(path.join(dir, '.gitignore'), 'node_modules/\nbuild/\n');
+  // No trailing slash: node_modules is a symlink, which Argo CD refuses in a repository.
+  fs.writeFileSync(path.join(dir, '.gitignore'), 'node_modules\nbuild/\n');
   git(dir, 'init', '--quiet', '--initial-branch=main');
   git(dir, 'add', '-A');
   git(dir, 'commit', '--quiet', '-m', 'project copy');
