@@ -48,13 +48,15 @@ function ensureAccount(user: string): void {
 
 /**
  * Serve `source` (the checkout) as the platform's repository: a bare clone holding the
- * checkout's local branches as they are committed (so a branch the platform names but the
- * repository lacks fails as it would on the real host), behind sshd on 127.0.0.1 that
+ * checkout's local branches as they are committed, the platform's branch at HEAD (a branch
+ * an Application names but the repository lacks fails as it would on the real host), behind sshd on 127.0.0.1 that
  * accepts only the per-run deploy key and only git-upload-pack (read access, 5.3).
  */
 export async function startGitServer(options: {
   readonly source: string;
   readonly url: string;
+  /** The branch the platform follows: it is served at the checkout's HEAD commit. */
+  readonly branch: string;
   readonly dir: string;
   readonly supervisor: Supervisor;
 }): Promise<GitServer> {
@@ -68,6 +70,10 @@ export async function startGitServer(options: {
   const bareRepository = path.join(repos, repository.path);
   fs.mkdirSync(path.dirname(bareRepository), { recursive: true });
   run('git', ['clone', '--quiet', '--bare', '--no-local', options.source, bareRepository]);
+  // What is checked out is what is tested, on a feature branch too: the platform's branch
+  // points at the checkout's HEAD commit in the served copy (the checkout is not touched).
+  const head = run('git', ['-C', options.source, 'rev-parse', 'HEAD']).trim();
+  run('git', ['-C', bareRepository, 'update-ref', `refs/heads/${options.branch}`, head]);
   run('chown', ['-R', `${repository.user}:`, repos]);
 
   const hostKey = path.join(dir, 'ssh_host_ed25519_key');

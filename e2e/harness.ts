@@ -171,8 +171,8 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     const { client } = plane;
 
     const { source, ageKey } = prepareSource({ projectRoot, environment, ageKeyFile: options.ageKeyFile, dir, log });
-    log(`git server: ${platform.repository.url} (branch ${platform.repository.targetRevision}) served from ${source} over SSH with a per-run deploy key`);
-    const git = await startGitServer({ source, url: platform.repository.url, dir: path.join(dir, 'git'), supervisor });
+    log(`git server: ${platform.repository.url}, branch ${platform.repository.targetRevision} at the HEAD of ${source}, over SSH with a per-run deploy key`);
+    const git = await startGitServer({ source, url: platform.repository.url, branch: platform.repository.targetRevision, dir: path.join(dir, 'git'), supervisor });
     proxy.route(git.repository.host, git.repository.port, git.port);
 
     const chartRoot = path.join(dir, 'charts');
