@@ -151,16 +151,18 @@ export class ApplicationWorkload extends kplus.Deployment {
     // cdk8s-plus labels pods with a hash of the construct path; our selectors use
     // app/version only, and a path-derived label would change on a construct rename.
     manifest.addJsonPatch(JsonPatch.remove('/spec/template/metadata/labels/cdk8s.io~1metadata.addr'));
-    // Spread a unit's pods across nodes. The selector takes app, version and the ReplicaSet's
-    // pod-template-hash from each incoming pod (matchLabelKeys), so the same template also
-    // spreads Flagger's `<app>-primary` copy, whose app label differs (Kubernetes: "Pod
-    // Topology Spread Constraints", matchLabelKeys, on by default since 1.27).
+    // Spread a unit's pods across nodes. The selector takes app and version from each
+    // incoming pod (matchLabelKeys), so the same template also spreads Flagger's
+    // `<app>-primary` copy, whose app label differs (Kubernetes: "Pod Topology Spread
+    // Constraints", matchLabelKeys, on by default since 1.27); the labelSelector names a key
+    // the matchLabelKeys do not, as the API server requires (a pod with the same key in
+    // both is refused: seen on the e2e cluster).
     manifest.addJsonPatch(
       JsonPatch.add('/spec/template/spec/topologySpreadConstraints', [
         {
           ...DISRUPTION.spread,
-          labelSelector: { matchExpressions: [{ key: LABELS.app, operator: 'Exists' }] },
-          matchLabelKeys: [LABELS.app, LABELS.version, 'pod-template-hash'],
+          labelSelector: { matchExpressions: [{ key: 'pod-template-hash', operator: 'Exists' }] },
+          matchLabelKeys: [LABELS.app, LABELS.version],
         },
       ]),
     );
