@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TOOL_IMAGES } from '../src/chart-versions';
-import { DATABASE } from '../src/constants';
+import { DATABASE, SOPS_PLUGIN } from '../src/constants';
 import { ENVIRONMENT_ORDER, committedObjects, projectEnvironments } from './support';
 
 // Convergence item 12: no rendered object may name an image that the project does not build
@@ -24,7 +24,7 @@ describe.each(ENVIRONMENT_ORDER)('images rendered in %s (convergence item 12)', 
   it('names only the application\'s own images and pinned upstream ones', () => {
     const { image, application } = projectEnvironments()[name]!;
     const built = new RegExp(`^${image.registry}/${image.project}/${application.name}(-migrations)?:v\\d+\\.\\d+\\.\\d+$`);
-    const upstream = new Set<string>([...Object.values(TOOL_IMAGES), DATABASE.image]);
+    const upstream = new Set<string>([...Object.values(TOOL_IMAGES), DATABASE.image, SOPS_PLUGIN.image]);
     const images = [...new Set(committedObjects(name).flatMap((object) => imagesIn(object)))].sort();
     expect(images.length).toBeGreaterThan(0);
     for (const reference of images) expect(built.test(reference) || upstream.has(reference), reference).toBe(true);

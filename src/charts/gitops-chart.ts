@@ -87,6 +87,9 @@ export function chartFootprint(id: string, chart: Chart): ChartFootprint {
   };
 }
 
+/** Charts besides the one installing the Helm releases that belong to the infrastructure's project. */
+export const INFRASTRUCTURE_UNITS: readonly string[] = ['issuers'];
+
 export interface GitopsChartProps {
   /** The validated environment to render. */
   readonly environment: Environment;
@@ -125,7 +128,9 @@ export class GitopsChart extends Chart {
     const catalog = secretCatalog(environment);
     const isGroup = (chart: string): chart is SecretGroup => (SECRET_GROUPS as readonly string[]).includes(chart);
 
-    const projectOf = (child: ChartFootprint) => (child.installsApplications ? INFRASTRUCTURE_PROJECT : platform.controller.project);
+    // The issuers are infrastructure too: cluster-wide, in cert-manager's namespace.
+    const projectOf = (child: ChartFootprint) =>
+      child.installsApplications || INFRASTRUCTURE_UNITS.includes(child.id) ? INFRASTRUCTURE_PROJECT : platform.controller.project;
     const projectScope = (project: string, base: { namespaces: string[]; clusterKinds: ClusterKind[] }) => {
       const namespaces = new Set<string>(base.namespaces);
       const clusterKinds = [...base.clusterKinds];
