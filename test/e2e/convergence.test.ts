@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { locateToolchain } from '../../e2e/toolchain';
+import { ROOT_APPLICATION } from '../../src/argocd/applications';
 import { ROOT } from '../support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { breakRendered, e2eProjectCopy, runE2eOn } from './e2e-copy';
@@ -75,7 +76,7 @@ describe.sequential('e2e on a real control plane and Argo CD', () => {
       const { status, report } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--timeout', '150']);
       expect(status).toBe(1);
       const root = report.applications.find((a) => a.message.includes('ClusterIssuer'));
-      expect(root?.name).toBe(report.applications[0]!.name);
+      expect(root?.name).toBe(ROOT_APPLICATION);
       expect(root?.sync).not.toBe('Synced');
       expect(root?.message).toMatch(/ClusterIssuer.*(could not find|not found|no matches|CRD)/i);
     },
