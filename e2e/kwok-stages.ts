@@ -18,6 +18,15 @@ export const KWOK_ADMITTED_ANNOTATION = 'e2e.platform-gitops/kubelet-checks';
  *   the Job (migration hooks, backups, smoke tests);
  * - delete: a pod being deleted goes away.
  */
+const NOW = '{{ $now | Quote }}';
+const RUNNING = `  state: { running: { startedAt: ${NOW} } }`;
+const COMPLETED = `  state: { terminated: { exitCode: 0, reason: Completed, startedAt: ${NOW}, finishedAt: ${NOW} } }`;
+
+/** A status list (`field`) with one entry per container of `.spec.<list>`, `body` its further lines. */
+function containerStatuses(field: string, list: string, body: readonly string[]): string[] {
+  return [`${field}:`, `{{ range .spec.${list} }}`, '- name: {{ .name | Quote }}', '  image: {{ .image | Quote }}', '  restartCount: 0', ...body, '{{ end }}'];
+}
+
 export function kwokStages(): string {
   const nodeRef = { apiGroup: 'v1', kind: 'Node' };
   const nodeStatus = [
@@ -94,29 +103,17 @@ export function kwokStages(): string {
           '  status: "True"',
           '  lastTransitionTime: {{ $now | Quote }}',
           '{{ end }}',
-          'containerStatuses:',
-          '{{ range .spec.containers }}',
-          '- name: {{ .name | Quote }}',
-          '  image: {{ .image | Quote }}',
-          '  ready: true',
-          '  started: true',
-          '  restartCount: 0',
-          '  state: { running: { startedAt: {{ $now | Quote }} } }',
-          '{{ end }}',
-          'initContainerStatuses:',
-          '{{ range .spec.initContainers }}',
-          '- name: {{ .name | Quote }}',
-          '  image: {{ .image | Quote }}',
-          '  restartCount: 0',
-          '{{ if eq .restartPolicy "Always" }}',
-          '  ready: true',
-          '  started: true',
-          '  state: { running: { startedAt: {{ $now | Quote }} } }',
-          '{{ else }}',
-          '  ready: true',
-          '  state: { terminated: { exitCode: 0, reason: Completed, startedAt: {{ $now | Quote }}, finishedAt: {{ $now | Quote }} } }',
-          '{{ end }}',
-          '{{ end }}',
+          ...containerStatuses('containerStatuses', 'containers', ['  ready: true', '  started: true', RUNNING]),
+          // Sidecars (restartPolicy Always) keep running; other init containers have completed.
+          ...containerStatuses('initContainerStatuses', 'initContainers', [
+            '  ready: true',
+            '{{ if eq .restartPolicy "Always" }}',
+            '  started: true',
+            RUNNING,
+            '{{ else }}',
+            COMPLETED,
+            '{{ end }}',
+          ]),
           '{{ with NodeIPsWith .spec.nodeName }}',
           'hostIP: {{ index . 0 | Quote }}',
           '{{ end }}',
@@ -150,23 +147,8 @@ export function kwokStages(): string {
           '{{ $now := Now }}',
           'phase: Succeeded',
           'conditions:',
-          '- type: Ready',
-          '  status: "False"',
-          '  reason: PodCompleted',
-          '  lastTransitionTime: {{ $now | Quote }}',
-          '- type: ContainersReady',
-          '  status: "False"',
-          '  reason: PodCompleted',
-          '  lastTransitionTime: {{ $now | Quote }}',
-          'containerStatuses:',
-          '{{ range .spec.containers }}',
-          '- name: {{ .name | Quote }}',
-          '  image: {{ .image | Quote }}',
-          '  ready: false',
-          '  started: false',
-          '  restartCount: 0',
-          '  state: { terminated: { exitCode: 0, reason: Completed, startedAt: {{ $now | Quote }}, finishedAt: {{ $now | Quote }} } }',
-          '{{ end }}',
+          ...['Ready', 'ContainersReady'].flatMap((type) => [`- type: ${type}`, '  status: "False"', '  reason: PodCompleted', `  lastTransitionTime: ${NOW}`]),
+          ...containerStatuses('containerStatuses', 'containers', ['  ready: false', '  started: false', COMPLETED]),
         ].join('\n'),
       },
     },
