@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { argoCdValues } from '../src/argocd/argo-cd-values';
-import { freePort } from './control-plane';
+import { freePort, listening } from './loopback';
 import { E2eError } from '../src/errors';
 import type { KubeClient, KubeObject } from './kube-client';
 import { type Supervisor, waitFor } from './processes';
@@ -220,7 +220,7 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
       ARGOCD_PLUGINSOCKFILEPATH: sockets,
     },
   });
-  await waitFor('argocd-repo-server to listen', 60_000, () => tcpOpen(repoPort), alive);
+  await waitFor('argocd-repo-server to listen', 60_000, () => listening(repoPort), alive);
 
   const controllerMetrics = await freePort();
   supervisor.start({
@@ -244,16 +244,6 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
     env: { ...common, ...paramEnvironment('controller'), PATH: toolPath },
   });
   // Its metrics server starts with the controller's run loop.
-  await waitFor('argocd-application-controller to start', 60_000, () => tcpOpen(controllerMetrics), alive);
+  await waitFor('argocd-application-controller to start', 60_000, () => listening(controllerMetrics), alive);
 }
 
-async function tcpOpen(port: number): Promise<true | undefined> {
-  const net = await import('node:net');
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.on('error', () => resolve(undefined));
-  });
-}

@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
 import { KubeClient, type KubeObject } from './kube-client';
+import { freePort } from './loopback';
 import type { ClusterPki, Pki } from './pki';
 import { type Supervisor, waitFor } from './processes';
 import { KWOK_ADMITTED_ANNOTATION, kwokStages } from './kwok-stages';
@@ -13,19 +13,6 @@ export const NODE_ZONES = ['a', 'b', 'c'] as const;
 
 /** Service ClusterIPs are allocated from here; nothing is ever sent to them. */
 const SERVICE_CIDR = '10.96.0.0/16';
-
-/** A free TCP port on loopback (the kernel's pick). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address() as net.AddressInfo;
-      server.close(() => resolve(address.port));
-    });
-  });
-}
 
 /** A running control plane: its client, kubeconfig and certificates. */
 export interface ControlPlane {

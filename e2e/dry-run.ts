@@ -1,21 +1,16 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { readManifestTree } from '../src/dist-layout';
 import { ApiError, type KubeClient, type KubeObject } from './kube-client';
 
-/** Objects of every YAML file of a folder, with the file each came from. */
+/** Objects of every YAML file of a folder (src/dist-layout.ts reads it), with the file each came from. */
 export function readObjects(dir: string): { file: string; object: KubeObject }[] {
-  if (!fs.existsSync(dir)) return [];
-  return fs
-    .readdirSync(dir)
-    .filter((file) => file.endsWith('.yaml'))
-    .sort()
-    .flatMap((file) =>
-      parseAllDocuments(fs.readFileSync(path.join(dir, file), 'utf8'))
-        .map((doc) => doc.toJS() as KubeObject | null)
-        .filter((object): object is KubeObject => object !== null && typeof object === 'object')
-        .map((object) => ({ file, object })),
-    );
+  return [...readManifestTree(dir)].flatMap(([file, text]) =>
+    parseAllDocuments(text)
+      .map((doc) => doc.toJS() as KubeObject | null)
+      .filter((object): object is KubeObject => object !== null && typeof object === 'object')
+      .map((object) => ({ file, object })),
+  );
 }
 
 /** Every CRD of a folder (schemas/crds), to make all the platform's kinds known. */

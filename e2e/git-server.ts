@@ -1,10 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { freePort } from './control-plane';
 import { E2eError } from '../src/errors';
+import { freePort, listening } from './loopback';
 import { type Supervisor, run, waitFor } from './processes';
-import * as net from 'node:net';
 
 /** The parts of an SSH repository URL (`git@host:path.git`, `ssh://git@host[:port]/path.git`). */
 export interface SshRepository {
@@ -128,7 +127,7 @@ export async function startGitServer(options: {
   );
   fs.mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
   options.supervisor.start({ name: 'sshd', command: '/usr/sbin/sshd', args: ['-D', '-e', '-f', config] });
-  await waitFor('sshd to listen', 20_000, () => canConnect(port), () => options.supervisor.assertRunning());
+  await waitFor('sshd to listen', 20_000, () => listening(port), () => options.supervisor.assertRunning());
 
   const hostPub = fs.readFileSync(`${hostKey}.pub`, 'utf8').trim().split(' ').slice(0, 2).join(' ');
   const knownHostName = repository.port === 22 ? repository.host : `[${repository.host}]:${repository.port}`;
@@ -142,12 +141,3 @@ export async function startGitServer(options: {
   };
 }
 
-function canConnect(port: number): Promise<true | undefined> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.on('error', () => resolve(undefined));
-  });
-}

@@ -2,11 +2,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { bootstrapManifests } from '../pulumi/bootstrap-manifests';
-import { loadEnvironments } from '../src/environments';
+import { ENVIRONMENT_ORDER, loadEnvironments } from '../src/environments';
 import { loadPlatform } from '../src/environments/platform';
 import { defaultAgeKeyFile, initEnvironment } from '../src/secrets/init';
 import { sopsTools } from '../src/secrets/sops';
-import { HELM_CHARTS, type HelmChartRef } from '../src/chart-versions';
 import { argoCdConfigObjects, argoCdCrds, chartRepositorySecrets, startArgoCd, withProxy } from './argocd';
 import { type ApplicationState, converged, formatTable, watchConvergence } from './convergence';
 import { startApiServer, startControlPlane } from './control-plane';
@@ -19,7 +18,7 @@ import { Pki } from './pki';
 import { Supervisor, run, sleep } from './processes';
 import { StandInControllers, STAND_IN_PROVISIONER } from './stand-in-controllers';
 import { OciChartRegistry } from './oci-registry';
-import { buildStandInCharts, serveCharts } from './stand-in-charts';
+import { buildStandInCharts, chartsByRepository, serveCharts } from './stand-in-charts';
 import { ensureToolchain } from './toolchain';
 
 /** What `npm run e2e` was asked to do. */
@@ -57,8 +56,6 @@ export interface E2eReport {
   readonly passed: boolean;
 }
 
-const ENVIRONMENTS = ['local', 'testing', 'staging', 'production'] as const;
-
 /**
  * What the git server serves and the key the repository server decrypts with:
  * - a key given (`--age-key`) or found at the default place is used as it is, on the
@@ -90,9 +87,9 @@ function prepareSource(options: { projectRoot: string; environment: string; ageK
 }
 
 /** Applications the environment renders (name to sync wave), besides the root. */
-function expectedApplications(distDir: string, rootName: string): Map<string, number> {
+function expectedApplications(objects: readonly KubeObject[], rootName: string): Map<string, number> {
   const expected = new Map<string, number>([[rootName, 0]]);
-  for (const { object } of readObjects(distDir)) {
+  for (const object of objects) {
     if (object.kind === 'Application') {
       expected.set(object.metadata.name, Number(object.metadata.annotations?.['argocd.argoproj.io/sync-wave'] ?? 0));
     }
@@ -133,11 +130,12 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
   const log = options.log ?? ((line: string) => console.log(line));
   const startedAt = Date.now();
   const { environment, projectRoot } = options;
-  if (!(ENVIRONMENTS as readonly string[]).includes(environment)) {
-    throw new E2eError(`--env ${JSON.stringify(environment)} must be one of ${ENVIRONMENTS.join(', ')}`);
+  if (!(ENVIRONMENT_ORDER as readonly string[]).includes(environment)) {
+    throw new E2eError(`--env ${JSON.stringify(environment)} must be one of ${ENVIRONMENT_ORDER.join(', ')}`);
   }
   const distDir = path.join(projectRoot, 'dist');
   if (!fs.existsSync(path.join(distDir, environment))) throw new E2eError(`${path.join(distDir, environment)} does not exist: run npm run synth and commit dist/`);
+  const rendered = readObjects(path.join(distDir, environment)).map((entry) => entry.object);
 
   const toolchain = ensureToolchain('all', projectRoot);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-e2e-'));
@@ -192,7 +190,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     for (const crd of argoCdCrds(path.join(projectRoot, 'schemas', 'crds'))) await client.apply(crd);
     for (const object of argoCdConfigObjects(namespace)) await client.apply(object);
     await client.apply(manifests.ageKeySecret as unknown as KubeObject);
-    for (const storageClass of storageClasses(readObjects(path.join(distDir, environment)).map((e) => e.object))) await client.apply(storageClass);
+    for (const storageClass of storageClasses(rendered)) await client.apply(storageClass);
     await startArgoCd({
       toolchain,
       supervisor,
@@ -210,7 +208,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
 
     // 2. Repository credentials, then the AppProject and the root Application (Pulumi: RepositoryCredentials, RootApplication).
     await client.apply(withProxy(manifests.repositorySecret as unknown as KubeObject, `socks5://127.0.0.1:${proxyPort}`));
-    const chartRepositories = [...new Set((Object.values(HELM_CHARTS) as HelmChartRef[]).map((chart) => chart.repoURL))].sort();
+    const chartRepositories = [...chartsByRepository().keys()].sort();
     for (const secret of chartRepositorySecrets(namespace, chartRepositories, `socks5://127.0.0.1:${proxyPort}`)) await client.apply(secret);
     await client.apply(manifests.project as KubeObject);
     await client.apply(manifests.rootApplication as KubeObject);
@@ -228,7 +226,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
       }
     })();
 
-    const expected = expectedApplications(path.join(distDir, environment), manifests.rootApplication.metadata.name);
+    const expected = expectedApplications(rendered, manifests.rootApplication.metadata.name);
     const { states, converged: allConverged } = await watchConvergence({
       client,
       namespace,
@@ -251,7 +249,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
       }
       await sleep(2_000); // CRDs become served a moment after they are Established.
       empty.client.forgetDiscovery();
-      for (const env of ENVIRONMENTS) {
+      for (const env of ENVIRONMENT_ORDER) {
         const result = await dryRunEnvironment(empty.client, env, distDir);
         dryRun.push(result);
         log(`server-side dry-run ${env}: ${result.objects} objects, ${result.failures.length} refused`);

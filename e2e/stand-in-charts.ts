@@ -131,17 +131,22 @@ function packageStandIn(options: { helm: string; crdDir: string; work: string },
   return path.join(target, `${chart.chart}-${chart.version}.tgz`);
 }
 
+/** The upstream charts of src/chart-versions.ts, by repository URL. */
+export function chartsByRepository(): Map<string, HelmChartRef[]> {
+  const byRepository = new Map<string, HelmChartRef[]>();
+  for (const chart of Object.values(HELM_CHARTS) as HelmChartRef[]) {
+    byRepository.set(chart.repoURL, [...(byRepository.get(chart.repoURL) ?? []), chart]);
+  }
+  return byRepository;
+}
+
 /**
  * The stand-in charts, packaged: Helm repositories under `<root>/<host>/<path>/` with an
  * index.yaml each, OCI charts in `registry`. Returns every host name to serve.
  */
 export function buildStandInCharts(options: { helm: string; crdDir: string; root: string; work: string; registry: OciChartRegistry }): string[] {
-  const byRepository = new Map<string, HelmChartRef[]>();
-  for (const chart of Object.values(HELM_CHARTS) as HelmChartRef[]) {
-    byRepository.set(chart.repoURL, [...(byRepository.get(chart.repoURL) ?? []), chart]);
-  }
   const hosts = new Set<string>();
-  for (const [repoURL, charts] of byRepository) {
+  for (const [repoURL, charts] of chartsByRepository()) {
     if (isOciRepository(repoURL)) {
       const [host, ...rest] = repoURL.replace(/\/$/, '').split('/');
       for (const name of [host!, ...(REGISTRY_ALIASES[host!] ?? [])]) hosts.add(name);

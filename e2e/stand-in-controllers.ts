@@ -59,6 +59,12 @@ function isReady(object: KubeObject | undefined): boolean {
 
 const key = (namespace: string | undefined, name: string): string => `${namespace ?? ''}/${name}`;
 
+/** What one pass of the stand-ins read once and shares: Secrets (their keys, by namespace/name) and Deployments. */
+interface Seen {
+  readonly secrets: ReadonlyMap<string, Set<string>>;
+  readonly deployments: readonly KubeObject[];
+}
+
 /**
  * The harness's stand-ins for what a real cluster runs beside the API server:
  * - the kubelet's checks before a container starts (podReferences): a pod missing one
@@ -82,21 +88,23 @@ export class StandInControllers {
     private readonly pki: Pki,
   ) {}
 
-  /** One pass of every stand-in; errors of one object do not stop the others. */
+  /**
+   * One pass of every stand-in; errors of one object do not stop the others. The Secrets
+   * and Deployments several stand-ins read are listed once per pass: what a pass writes
+   * is seen by the next one, a second later.
+   */
   async reconcile(): Promise<void> {
-    await this.kubelet();
+    const [secrets, deployments] = await Promise.all([this.client.list('v1', 'Secret'), this.client.list('apps/v1', 'Deployment')]);
+    const seen: Seen = { secrets: new Map(secrets.map((s) => [key(s.metadata.namespace, s.metadata.name), keysOf(s)])), deployments };
+    await this.kubelet(seen);
     await this.volumes();
-    await this.operators();
+    await this.operators(seen);
   }
 
-  private async kubelet(): Promise<void> {
-    const [pods, secrets, configMaps] = await Promise.all([
-      this.client.list('v1', 'Pod'),
-      this.client.list('v1', 'Secret'),
-      this.client.list('v1', 'ConfigMap'),
-    ]);
+  private async kubelet(seen: Seen): Promise<void> {
+    const [pods, configMaps] = await Promise.all([this.client.list('v1', 'Pod'), this.client.list('v1', 'ConfigMap')]);
     const present = {
-      Secret: new Map(secrets.map((s) => [key(s.metadata.namespace, s.metadata.name), keysOf(s)])),
+      Secret: seen.secrets,
       ConfigMap: new Map(configMaps.map((c) => [key(c.metadata.namespace, c.metadata.name), keysOf(c)])),
     };
     this.waitingPods.clear();
@@ -145,8 +153,7 @@ export class StandInControllers {
   }
 
   /** Namespaces where a chart's stand-in controller is available, by chart name. */
-  private async installed(): Promise<Map<string, string>> {
-    const deployments = await this.client.list('apps/v1', 'Deployment');
+  private installed(deployments: readonly KubeObject[]): Map<string, string> {
     const found = new Map<string, string>();
     for (const [chart, standIn] of Object.entries(STAND_INS)) {
       const deployment = deployments.find((d) => d.metadata.name === standIn.controller && (d.status?.availableReplicas ?? 0) > 0);
@@ -155,13 +162,13 @@ export class StandInControllers {
     return found;
   }
 
-  private async operators(): Promise<void> {
-    const installed = await this.installed();
+  private async operators(seen: Seen): Promise<void> {
+    const installed = this.installed(seen.deployments);
     const certManager = installed.get('cert-manager');
-    if (certManager !== undefined) await this.certManager(certManager);
-    if (installed.has('strimzi-kafka-operator')) await this.strimzi();
-    if (installed.has('flagger')) await this.flagger();
-    if (installed.has('gateway-helm')) await this.gatewayApi();
+    if (certManager !== undefined) await this.certManager(certManager, seen);
+    if (installed.has('strimzi-kafka-operator')) await this.strimzi(seen);
+    if (installed.has('flagger')) await this.flagger(seen);
+    if (installed.has('gateway-helm')) await this.gatewayApi(seen);
   }
 
   private async setStatus(object: KubeObject, status: Record<string, unknown>): Promise<void> {
@@ -170,8 +177,8 @@ export class StandInControllers {
     await this.quietly(() => this.client.mergePatch(object, { status }, 'status'));
   }
 
-  private async certManager(clusterResourceNamespace: string): Promise<void> {
-    const secrets = new Set((await this.client.list('v1', 'Secret')).map((s) => key(s.metadata.namespace, s.metadata.name)));
+  private async certManager(clusterResourceNamespace: string, seen: Seen): Promise<void> {
+    const secrets = seen.secrets;
     const issuerReady = new Map<string, boolean>();
     const issuers = [
       ...(await this.client.list('cert-manager.io/v1', 'ClusterIssuer')),
@@ -202,7 +209,7 @@ export class StandInControllers {
         });
         continue;
       }
-      await this.issue(certificate);
+      await this.issue(certificate, seen);
       await this.setStatus(certificate, {
         conditions: [condition('Ready', 'True', 'Ready', 'Certificate is up to date and has not expired', generation)],
         revision: 1,
@@ -211,10 +218,10 @@ export class StandInControllers {
   }
 
   /** Write the Certificate's Secret, signed by the run's CA (a CA itself when isCA). */
-  private async issue(certificate: KubeObject): Promise<void> {
+  private async issue(certificate: KubeObject, seen: Seen): Promise<void> {
     const namespace = certificate.metadata.namespace!;
     const name = certificate.spec.secretName as string;
-    if (await this.client.get('v1', 'Secret', name, namespace)) return;
+    if (seen.secrets.has(key(namespace, name))) return;
     const id = `${namespace}-${certificate.metadata.name}`;
     let pair = this.issued.get(id);
     if (!pair) {
@@ -240,7 +247,7 @@ export class StandInControllers {
     );
   }
 
-  private async strimzi(): Promise<void> {
+  private async strimzi(seen: Seen): Promise<void> {
     const pools = await this.client.list('kafka.strimzi.io/v1', 'KafkaNodePool');
     const readyClusters = new Set<string>();
     for (const kafka of await this.client.list('kafka.strimzi.io/v1', 'Kafka')) {
@@ -261,8 +268,7 @@ export class StandInControllers {
     for (const pool of pools) {
       await this.setStatus(pool, { observedGeneration: pool.metadata.generation, replicas: pool.spec?.replicas, nodeIds: [...Array(pool.spec?.replicas ?? 0).keys()] });
     }
-    const secrets = await this.client.list('v1', 'Secret');
-    const secretKeys = new Map(secrets.map((s) => [key(s.metadata.namespace, s.metadata.name), keysOf(s)]));
+    const secretKeys = seen.secrets;
     for (const kind of ['KafkaTopic', 'KafkaUser']) {
       for (const object of await this.client.list('kafka.strimzi.io/v1', kind)) {
         const cluster = object.metadata.labels?.['strimzi.io/cluster'];
@@ -291,8 +297,8 @@ export class StandInControllers {
     }
   }
 
-  private async flagger(): Promise<void> {
-    const deployments = new Set((await this.client.list('apps/v1', 'Deployment')).map((d) => key(d.metadata.namespace, d.metadata.name)));
+  private async flagger(seen: Seen): Promise<void> {
+    const deployments = new Set(seen.deployments.map((d) => key(d.metadata.namespace, d.metadata.name)));
     for (const canary of await this.client.list('flagger.app/v1beta1', 'Canary')) {
       const target = canary.spec?.targetRef?.name;
       const found = deployments.has(key(canary.metadata.namespace, target));
@@ -308,7 +314,7 @@ export class StandInControllers {
    * Programmed, each listener ResolvedRefs only when its certificate Secret exists; a
    * route Accepted by each parent Gateway, ResolvedRefs when its backend Services exist.
    */
-  private async gatewayApi(): Promise<void> {
+  private async gatewayApi(seen: Seen): Promise<void> {
     const group = 'gateway.networking.k8s.io/v1';
     const controllerName = 'gateway.envoyproxy.io/gatewayclass-controller';
     const classes = new Set<string>();
@@ -318,7 +324,7 @@ export class StandInControllers {
       const generation = gatewayClass.metadata.generation as number | undefined;
       await this.setStatus(gatewayClass, { conditions: [condition('Accepted', 'True', 'Accepted', 'Valid GatewayClass', generation)] });
     }
-    const secrets = new Set((await this.client.list('v1', 'Secret')).map((s) => key(s.metadata.namespace, s.metadata.name)));
+    const secrets = seen.secrets;
     const services = new Set((await this.client.list('v1', 'Service')).map((s) => key(s.metadata.namespace, s.metadata.name)));
     const routes = await this.client.list(group, 'HTTPRoute');
     const gateways = new Set<string>();

@@ -3,8 +3,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { E2eError } from '../src/errors';
 
-const BUILD_SCRIPT = path.join(__dirname, '..', '..', 'e2e', 'toolchain', 'build.sh');
-const PACKAGES_SCRIPT = path.join(__dirname, '..', '..', 'e2e', 'toolchain', 'packages.sh');
 
 /** Component names of e2e/toolchain/build.sh. */
 export type Component = 'kubernetes' | 'etcd' | 'argocd' | 'kwok' | 'kustomize' | 'helm' | 'sops' | 'age' | 'kubeconform';
@@ -16,18 +14,19 @@ export interface Toolchain {
   bin(component: Component, name: string): string;
 }
 
-function scriptPath(script: string, projectRoot?: string): string {
-  return projectRoot ? path.join(projectRoot, 'e2e', 'toolchain', path.basename(script)) : script;
+/** One of the toolchain's scripts in the project at `projectRoot`. */
+function scriptPath(projectRoot: string, script: 'build.sh' | 'packages.sh'): string {
+  return path.join(projectRoot, 'e2e', 'toolchain', script);
 }
 
 /**
  * Build what is missing (e2e/toolchain/build.sh prints each component as it goes; a warm
  * cache answers in a second), install the Debian packages, and locate the binaries.
  */
-export function ensureToolchain(components: readonly Component[] | 'all' = 'all', projectRoot?: string): Toolchain {
-  const packages = spawnSync('bash', [scriptPath(PACKAGES_SCRIPT, projectRoot)], { stdio: ['ignore', 'inherit', 'inherit'] });
+export function ensureToolchain(components: readonly Component[] | 'all', projectRoot: string): Toolchain {
+  const packages = spawnSync('bash', [scriptPath(projectRoot, 'packages.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
   if (packages.status !== 0) throw new E2eError('e2e/toolchain/packages.sh failed: the Debian packages above are missing');
-  const build = spawnSync('bash', [scriptPath(BUILD_SCRIPT, projectRoot), ...(components === 'all' ? [] : components)], {
+  const build = spawnSync('bash', [scriptPath(projectRoot, 'build.sh'), ...(components === 'all' ? [] : components)], {
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   if (build.status !== 0) throw new E2eError('e2e/toolchain/build.sh failed (see its output above)');
@@ -35,8 +34,8 @@ export function ensureToolchain(components: readonly Component[] | 'all' = 'all'
 }
 
 /** The toolchain as build.sh reports it (`--print`), without building. */
-export function locateToolchain(projectRoot?: string): Toolchain {
-  const printed = spawnSync('bash', [scriptPath(BUILD_SCRIPT, projectRoot), '--print'], { encoding: 'utf8' });
+export function locateToolchain(projectRoot: string): Toolchain {
+  const printed = spawnSync('bash', [scriptPath(projectRoot, 'build.sh'), '--print'], { encoding: 'utf8' });
   if (printed.status !== 0) throw new E2eError(`e2e/toolchain/build.sh --print failed: ${printed.stderr}`);
   const folders = new Map<string, string>();
   const versions: Record<string, string> = {};
