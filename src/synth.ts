@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { App, type Chart, YamlOutputType } from 'cdk8s';
+import { App, type Chart } from 'cdk8s';
 import { GITOPS_CHART_ID } from './argocd/applications';
 import { ApplicationChart } from './charts/application-chart';
 import { BrokerChart } from './charts/broker-chart';
@@ -10,7 +10,7 @@ import { InfrastructureChart } from './charts/infrastructure-chart';
 import { IssuersChart } from './charts/issuers-chart';
 import { MonitoringChart } from './charts/monitoring-chart';
 import { blueGreenTransitionProblems, parseCommittedBlueGreen } from './blue-green-transitions';
-import { assertReplaceable, chartFile, hasCommittedHead, MANIFEST_EXTENSION, RENDERED_DIR, readCommittedChart, RENDER_MARKER, RENDER_MARKER_TEXT } from './dist-layout';
+import { assertReplaceable, chartFile, hasCommittedHead, MANIFEST_EXTENSION, RENDERED_DIR, writeCharts, readCommittedChart, RENDER_MARKER, RENDER_MARKER_TEXT } from './dist-layout';
 import { type Environment, loadEnvironments } from './environments';
 import type { ValuesTexts } from './environments/values-file';
 import { ConfigError } from './errors';
@@ -56,9 +56,9 @@ export function buildEnvironment(app: App, environment: Environment, platform: P
 
 /** Render one validated environment into `outdir`, one file per chart. */
 export function renderEnvironment(environment: Environment, outdir: string, platform: Platform = loadPlatform()): void {
-  const app = new App({ outdir, outputFileExtension: MANIFEST_EXTENSION, yamlOutputType: YamlOutputType.FILE_PER_CHART });
+  const app = new App({ outdir });
   buildEnvironment(app, environment, platform);
-  app.synth();
+  writeCharts(app, outdir);
 }
 
 export interface SynthesizeOptions {

@@ -3,9 +3,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadEnvironments, type Environment } from '../src/environments';
-import { parse } from 'yaml';
-import { CDK8S_CLI_OUTPUT, RENDER_MARKER, resolveOutdir } from '../src/dist-layout';
-import { synthesize } from '../src/synth';
+import { App, Names } from 'cdk8s';
+import { parse, parseAllDocuments } from 'yaml';
+import { CDK8S_CLI_OUTPUT, manifestText, RENDER_MARKER, resolveOutdir } from '../src/dist-layout';
+import { buildEnvironment, synthesize } from '../src/synth';
 import { projectCopy } from './project-copy';
 import { DIST, ROOT, environmentFilesCopy, runCli, valuesTexts, temporaryDirectory, treeContents } from './support';
 
@@ -174,5 +175,29 @@ describe('npm run synth', () => {
     });
     expect(result.status, result.stderr).toBe(0);
     expect(treeContents(output)).toEqual(treeContents(DIST));
+  });
+});
+
+describe('the rendered YAML', () => {
+  /** Documents as Kubernetes' YAML 1.1 readers and a YAML 1.2 reader see them. */
+  const readBack = (text: string, version: '1.1' | '1.2') => parseAllDocuments(text, { version }).map((document) => document.toJSON());
+
+  it('reads back, in YAML 1.1 and 1.2, as exactly the objects each chart resolves', () => {
+    const [environment] = loadEnvironments();
+    const app = new App();
+    buildEnvironment(app, environment!);
+    expect(app.charts.length).toBeGreaterThan(1);
+    for (const chart of app.charts) {
+      const objects = chart.toJson();
+      const text = fs.readFileSync(path.join(DIST, environment!.name, `${Names.toDnsLabel(chart)}.yaml`), 'utf8');
+      expect(readBack(text, '1.1'), chart.node.id).toEqual(objects);
+      expect(readBack(text, '1.2'), chart.node.id).toEqual(objects);
+    }
+  });
+
+  it('quotes every string a YAML 1.1 or 1.2 reader would take for another type or syntax', () => {
+    const strings = ['true', 'yes', 'no', 'on', 'off', 'y', 'n', '~', 'null', '1', '0755', '0x1F', '1e3', '1_000', '+1_0', '0b101', '190:20:30', '1_0.5', '6.8523015e+5', '<<', '=', '.inf', '.NaN', 'Off', 'NO', '12:30:45', '2001-12-14', '-c', '- a', 'a: b', '#x', '*x', '&x', '!x', '@x', '', ' lead', 'multi\nline\n'];
+    const text = manifestText([{ kind: 'ConfigMap', data: Object.fromEntries(strings.map((value, index) => [`k${index}`, value])) }]);
+    for (const version of ['1.1', '1.2'] as const) expect(readBack(text, version)[0].data).toEqual(Object.fromEntries(strings.map((value, index) => [`k${index}`, value])));
   });
 });
