@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as https from 'node:https';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
-import { HELM_CHARTS, type HelmChartRef } from '../src/chart-versions';
+import { type HelmChartRef, RELEASE_ROWS } from '../src/infrastructure/releases';
 import { E2eError } from '../src/errors';
 import type { OciChartRegistry } from './oci-registry';
 import { run } from './processes';
@@ -23,7 +23,7 @@ export interface StandIn {
   readonly reconciles: readonly string[];
 }
 
-/** One row per upstream chart of src/chart-versions.ts (by chart name). */
+/** One row per upstream chart of src/infrastructure/releases.ts (by chart name). */
 export const STAND_INS: Readonly<Record<string, StandIn>> = {
   'cert-manager': {
     crds: ['certmanager-certificate.yaml', 'certmanager-clusterissuer.yaml', 'certmanager-issuer.yaml'],
@@ -131,10 +131,10 @@ function packageStandIn(options: { helm: string; crdDir: string; work: string },
   return path.join(target, `${chart.chart}-${chart.version}.tgz`);
 }
 
-/** The upstream charts of src/chart-versions.ts, by repository URL. */
+/** The upstream charts of src/infrastructure/releases.ts, by repository URL. */
 export function chartsByRepository(): Map<string, HelmChartRef[]> {
   const byRepository = new Map<string, HelmChartRef[]>();
-  for (const chart of Object.values(HELM_CHARTS) as HelmChartRef[]) {
+  for (const { chart } of RELEASE_ROWS) {
     byRepository.set(chart.repoURL, [...(byRepository.get(chart.repoURL) ?? []), chart]);
   }
   return byRepository;

@@ -1,12 +1,12 @@
 import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
-import type { HelmChartRef } from '../src/chart-versions';
+import type { HelmChartRef } from '../src/infrastructure/releases';
 import { ageKeySecretManifest, controllerNamespaceManifest } from './bootstrap-manifests';
 
 export interface ArgoCdInstallationArgs {
   /** Namespace Argo CD runs in; created here (5.3: the controller's namespace). */
   readonly namespace: string;
-  /** The argo-cd chart at its pinned version (src/chart-versions.ts). */
+  /** The argo-cd chart at its pinned version (the Argo CD row of src/infrastructure/releases.ts). */
   readonly chart: HelmChartRef;
   /** Helm release name; the self-managed Application uses the same one. */
   readonly releaseName: string;

@@ -1,6 +1,7 @@
 import { App, Chart } from 'cdk8s';
 import { ROOT_APPLICATION, rootApplicationProps } from '../src/argocd/applications';
 import { Application } from '../src/imports/application-argoproj.io';
+import type { ReleaseContext } from '../src/infrastructure/releases';
 import { REPOSITORY_SECRET_LABEL, SOPS_AGE } from '../src/constants';
 import { ENVIRONMENT_ORDER, loadEnvironments } from '../src/environments';
 import { loadPlatform } from '../src/environments/platform';
@@ -59,13 +60,17 @@ export function repositorySecretManifest<S, N = string>(args: { namespace: N; se
   } as const;
 }
 
-/** The AppProject and root Application of an environment, as `npm run synth` renders them. */
-export function renderedBootstrapObjects(environmentName: string): { project: Manifest; application: Manifest } {
+/** The validated environment a stack bootstraps, and the platform; refuses a name that is not an environment. */
+export function bootstrapContext(environmentName: string): ReleaseContext {
   if (!(ENVIRONMENT_ORDER as readonly string[]).includes(environmentName)) {
     throw new ConfigError([`stack: environment ${JSON.stringify(environmentName)} must be one of ${ENVIRONMENT_ORDER.join(', ')}`]);
   }
-  const environment = loadEnvironments().find((env) => env.name === environmentName)!;
-  const platform = loadPlatform();
+  return { environment: loadEnvironments().find((env) => env.name === environmentName)!, platform: loadPlatform() };
+}
+
+/** The AppProject and root Application of an environment, as `npm run synth` renders them. */
+export function renderedBootstrapObjects(environmentName: string): { project: Manifest; application: Manifest } {
+  const { environment, platform } = bootstrapContext(environmentName);
   const { gitops } = buildEnvironment(new App(), environment, platform);
   const project = (gitops.toJson() as Manifest[]).find((o) => o.kind === 'AppProject')!;
   // Not in gitops.yaml: the root does not sync itself (src/argocd/applications.ts).

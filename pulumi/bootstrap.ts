@@ -2,12 +2,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as pulumi from '@pulumi/pulumi';
-import { ARGO_CD_RELEASE, argoCdValues } from '../src/argocd/argo-cd-values';
-import { HELM_CHARTS } from '../src/chart-versions';
 import { WAITS_SECONDS } from '../src/constants';
-import { loadPlatform } from '../src/environments/platform';
+import { INFRASTRUCTURE_RELEASES, releaseNamespace } from '../src/infrastructure/releases';
 import { ArgoCdInstallation } from './argocd-installation';
-import { REPOSITORY_SECRET, renderedBootstrapObjects } from './bootstrap-manifests';
+import { REPOSITORY_SECRET, bootstrapContext, renderedBootstrapObjects } from './bootstrap-manifests';
 import { RepositoryCredentials } from './repository-credentials';
 import { RootApplication } from './root-application';
 
@@ -63,13 +61,16 @@ export interface Bootstrap {
  * read access to this repository, then the root Application; the controller does the rest.
  */
 export function bootstrap(config: BootstrapConfig): Bootstrap {
-  const platform = loadPlatform();
+  const context = bootstrapContext(config.environment);
+  const { platform } = context;
   const { project, application } = renderedBootstrapObjects(config.environment);
+  // The same row the self-managed `argocd` Application renders: chart, release name, namespace, values.
+  const argoCd = INFRASTRUCTURE_RELEASES.argoCd;
   const argocd = new ArgoCdInstallation('argocd', {
-    namespace: platform.controller.namespace,
-    chart: HELM_CHARTS.argoCd,
-    releaseName: ARGO_CD_RELEASE,
-    values: argoCdValues(),
+    namespace: releaseNamespace(argoCd, context),
+    chart: argoCd.chart,
+    releaseName: argoCd.name,
+    values: argoCd.values(context),
     ageKey: config.sopsAgeKey,
     timeoutSeconds: WAITS_SECONDS.infrastructurePodsReady,
   });

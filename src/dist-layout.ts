@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type App, Names } from 'cdk8s';
 import { DEFAULT_SCHEMA, dump, Type } from 'js-yaml';
-import { RefusedError, UsageError } from './errors';
+import { RefusedError } from './errors';
 
 /**
  * The one home of the rendered layout: `dist/<environment>/<chart>.yaml`, writing it, the
@@ -157,10 +157,10 @@ function isWithin(child: string, parent: string): boolean {
 export function assertReplaceable(outdir: string, root: string): void {
   const target = path.resolve(outdir);
   const where = `--outdir "${outdir}"`;
-  if (isWithin(root, target)) throw new UsageError(`${where} is the project root or a folder above it; synth replaces its output folder as a whole`);
-  if (isWithin(target, path.join(root, 'src'))) throw new UsageError(`${where} is inside src/; synth replaces its output folder as a whole`);
+  if (isWithin(root, target)) throw new RefusedError(`${where} is the project root or a folder above it; synth replaces its output folder as a whole`);
+  if (isWithin(target, path.join(root, 'src'))) throw new RefusedError(`${where} is inside src/; synth replaces its output folder as a whole`);
   if (!fs.existsSync(target)) return;
-  if (!fs.statSync(target).isDirectory()) throw new UsageError(`${where} is a file, not a folder`);
+  if (!fs.statSync(target).isDirectory()) throw new RefusedError(`${where} is a file, not a folder`);
   const entries = fs.readdirSync(target);
   if (entries.length > 0 && !entries.includes(RENDER_MARKER)) {
     throw new RefusedError(

@@ -6,9 +6,9 @@ import { applicationState, converged } from '../e2e/convergence';
 import { parseSshUrl } from '../e2e/git-server';
 import { podReferences } from '../e2e/stand-in-controllers';
 import { STAND_INS } from '../e2e/stand-in-charts';
-import { HELM_CHARTS } from '../src/chart-versions';
 import { SOPS_PLUGIN } from '../src/constants';
 import { argoCdValues } from '../src/argocd/argo-cd-values';
+import { RELEASE_ROWS } from '../src/infrastructure/releases';
 import { ROOT } from './support';
 
 // Unit tests of the e2e harness's own logic; test/e2e/ runs it on the real engines.
@@ -44,7 +44,7 @@ describe('the toolchain pins', () => {
 
 describe('stand-in charts', () => {
   it('stand in for every upstream chart the platform installs, with CRDs the project keeps', () => {
-    for (const chart of Object.values(HELM_CHARTS)) {
+    for (const { chart } of RELEASE_ROWS) {
       const standIn = STAND_INS[chart.chart];
       expect(standIn, chart.chart).toBeDefined();
       for (const file of standIn!.crds) expect(fs.existsSync(path.join(ROOT, 'schemas', 'crds', file)), file).toBe(true);

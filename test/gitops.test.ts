@@ -2,10 +2,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { HELM_CHARTS } from '../src/chart-versions';
 import { parseAllDocuments } from 'yaml';
 import { STAND_INS } from '../e2e/stand-in-charts';
+import { loadEnvironments } from '../src/environments';
 import { loadPlatform } from '../src/environments/platform';
+import { RELEASE_ROWS, releaseNamespace } from '../src/infrastructure/releases';
 import { DELIVERY_ORDER } from '../src/synth';
 import { INFRASTRUCTURE_UNITS } from '../src/charts/gitops-chart';
 import { ROOT_APPLICATION } from '../src/argocd/applications';
@@ -73,21 +74,30 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
   const apps = applications(objects);
   const live = environment !== 'production';
 
-  it('syncs the infrastructure in the contract order: cert-manager, the ingress controller (Envoy Gateway), Argo CD, then the rest', () => {
-    const order = ['cert-manager', 'envoy-gateway', 'argocd'].map((name) => wave(findObject(apps, 'Application', name)));
-    expect([...order].sort((a, b) => a - b)).toEqual(order);
-    expect(new Set(order).size).toBe(3);
-    for (const name of ['kube-prometheus-stack', 'flagger', 'flagger-loadtester', 'strimzi-kafka-operator']) {
-      expect(wave(findObject(apps, 'Application', name)), name).toBeGreaterThan(order[2]!);
+  // The table's order (cert-manager, Envoy Gateway, Argo CD, then the rest: 1.3 step 4) is
+  // tested on the table (test/releases.test.ts); this is the render of the table.
+  it('installs each release of the table as one Application: its chart at the pinned version, namespace and wave', () => {
+    const environmentValues = loadEnvironments().find((env) => env.name === environment)!;
+    const context = { environment: environmentValues, platform: loadPlatform() };
+    const helm = apps.filter((app) => app.spec.source?.chart !== undefined);
+    expect(helm.map((app) => app.metadata.name)).toEqual(RELEASE_ROWS.map((release) => release.name));
+    for (const release of RELEASE_ROWS) {
+      const app = findObject(helm, 'Application', release.name);
+      expect(app.spec.source, release.name).toMatchObject({
+        repoURL: release.chart.repoURL,
+        chart: release.chart.chart,
+        targetRevision: release.chart.version,
+        helm: { releaseName: release.name },
+      });
+      expect(app.spec.destination.namespace, release.name).toBe(releaseNamespace(release, context));
+      expect(wave(app), release.name).toBe(release.syncWave);
+      expect(app.spec.syncPolicy.syncOptions, release.name).toEqual(['CreateNamespace=true', ...(release.syncOptions ?? [])]);
+      expect(app.spec.ignoreDifferences, release.name).toEqual(release.ignoreDifferences);
     }
   });
 
-  // cert-manager looks for the Gateway API CRDs only when it starts ("The Gateway API CRDs
-  // should either be installed before cert-manager starts or the cert-manager Deployment
-  // should be restarted": cert-manager website, content/docs/usage/gateway.md).
-  it('installs the Gateway API standard CRDs (and Envoy Gateway\'s) in a wave before cert-manager, one release owning them', () => {
+  it('installs the Gateway API standard CRDs (and Envoy Gateway\'s), one release owning them', () => {
     const crds = findObject(apps, 'Application', 'gateway-crds');
-    expect(wave(crds)).toBeLessThan(wave(findObject(apps, 'Application', 'cert-manager')));
     expect(crds.spec.source.chart).toBe('gateway-crds-helm');
     expect(crds.spec.source.helm.valuesObject).toEqual({ crds: { gatewayAPI: { enabled: true, channel: 'standard' }, envoyGateway: { enabled: true } } });
     // Envoy Gateway's EnvoyProxy CRD alone is larger than a client-side apply's annotation.
@@ -110,18 +120,6 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
     const source = findObject(apps, 'Application', 'envoy-gateway').spec.source;
     expect(source).toMatchObject({ repoURL: 'docker.io/envoyproxy', chart: 'gateway-helm', targetRevision: 'v1.9.0' });
     expect(source.repoURL).not.toMatch(/^[a-z]+:\/\//);
-  });
-
-  it('installs each upstream chart at its exact pinned version', () => {
-    const helm = apps.filter((app) => app.spec.source?.chart !== undefined);
-    expect(helm.map((app) => app.spec.source.chart).sort()).toEqual(Object.values(HELM_CHARTS).map((chart) => chart.chart).sort());
-    for (const app of helm) {
-      expect(app.spec.source.targetRevision, app.metadata.name).toMatch(/^v?\d+\.\d+\.\d+$/);
-      const pinned = Object.values(HELM_CHARTS).find((chart) => chart.chart === app.spec.source.chart)!;
-      expect(app.spec.source).toMatchObject({ repoURL: pinned.repoURL, targetRevision: pinned.version });
-    }
-    expect(findObject(apps, 'Application', 'cert-manager').spec.source.targetRevision).toBe('v1.21.1');
-    expect(findObject(apps, 'Application', 'argocd').spec.source.targetRevision).toBe('10.3.3');
   });
 
   it(live ? 'syncs every Application automatically with prune and self-heal' : 'never syncs an Application automatically (planned)', () => {
@@ -242,7 +240,7 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
 
   it('allows only this repository, the pinned chart repositories and the platform namespaces', () => {
     const infrastructure = findObject(objects, 'AppProject', 'infrastructure');
-    expect(infrastructure.spec.sourceRepos).toEqual([REPOSITORY, ...[...new Set(Object.values(HELM_CHARTS).map((c) => c.repoURL))].sort()]);
+    expect(infrastructure.spec.sourceRepos).toEqual([REPOSITORY, ...[...new Set(RELEASE_ROWS.map((release) => release.chart.repoURL))].sort()]);
     expect(infrastructure.spec.destinations.map((d: any) => d.namespace)).toEqual([
       'argocd', 'cert-manager', 'envoy-gateway-system', 'flagger-system', 'kafka', 'monitoring',
     ]);
@@ -299,24 +297,6 @@ describe('issuers per environment (2.7)', () => {
       ],
     });
     expect(http.port).toBe(80);
-  });
-});
-
-describe('README: the pinned chart versions', () => {
-  it('lists every infrastructure Application with its wave, chart, version, repository and namespace as rendered', () => {
-    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-    const header = '| Application | wave | chart | version | repository | namespace |';
-    const after = readme.slice(readme.indexOf(header)).split('\n').slice(2);
-    const rows = after.slice(0, after.findIndex((line) => !line.startsWith('|')));
-    const rendered = committedObjects('staging')
-      .filter((o) => o.kind === 'Application' && o.spec.source?.chart !== undefined)
-      .map((app) => {
-        const source = app.spec.source;
-        const cells = [`\`${app.metadata.name}\``, app.metadata.annotations!['argocd.argoproj.io/sync-wave'], `\`${source.chart}\``, `\`${source.targetRevision}\``, source.repoURL, `\`${app.spec.destination.namespace}\``];
-        return `| ${cells.join(' | ')} |`;
-      });
-    expect(readme).toContain(header);
-    expect(rows).toEqual(rendered);
   });
 });
 

@@ -140,10 +140,10 @@ describe('npm run synth', () => {
     ['a folder above it', path.dirname(ROOT)],
     ['src', path.join(ROOT, 'src')],
     ['a folder inside src', path.join(ROOT, 'src', 'environments')],
-  ])('refuses to replace %s, exit 2, touching nothing', (_, outdir) => {
+  ])('refuses to replace %s, exit 1 (refused), touching nothing', (_, outdir) => {
     const before = treeContents(path.join(ROOT, 'src', 'environments'));
     const result = runCli('main', ['--outdir', outdir]);
-    expect(result.status).toBe(2);
+    expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/synth replaces its output folder as a whole/);
     expect(treeContents(path.join(ROOT, 'src', 'environments'))).toEqual(before);
   });

@@ -1,13 +1,13 @@
-import { HELM_CHARTS } from '../chart-versions';
+import { type ArgoCdApplicationProps, type RepositoryPathSource, applicationProps } from '../constructs/argo-cd-application';
 import { manifestsPath } from '../dist-layout';
 import { SOPS_PLUGIN, SYNC_WAVE_ANNOTATION } from '../constants';
 import type { Environment } from '../environments';
 import type { Platform } from '../environments/platform';
-import type { ApplicationProps, ApplicationSpecIgnoreDifferences, ApplicationSpecSources } from '../imports/application-argoproj.io';
+import type { ApplicationProps, ApplicationSpecIgnoreDifferences } from '../imports/application-argoproj.io';
 import type { AppProjectProps } from '../imports/appproject-argoproj.io';
-import { namespacePodSecurity } from '../pod-security';
+import { RELEASE_ROWS } from '../infrastructure/releases';
 import { type SecretGroup, secretsPath } from '../secrets/catalog';
-import { IN_CLUSTER, syncPolicy } from './sync-policy';
+import { IN_CLUSTER } from './sync-policy';
 
 /** The chart that holds the GitOps wiring; the root Application syncs this file only. */
 export const GITOPS_CHART_ID = 'gitops';
@@ -56,7 +56,7 @@ export interface ProjectIdentity {
  * the in-cluster API and the given namespaces only; cluster-scoped kinds only those given.
  */
 export function appProjectProps(platform: Platform, scope: ProjectScope, identity: ProjectIdentity): AppProjectProps {
-  const helmRepositories = identity.helmCharts ? [...new Set(Object.values(HELM_CHARTS).map((chart) => chart.repoURL))].sort() : [];
+  const helmRepositories = identity.helmCharts ? [...new Set(RELEASE_ROWS.map((release) => release.chart.repoURL))].sort() : [];
   const kinds = new Map(scope.clusterKinds.map((k) => [`${k.group}/${k.kind}`, k]));
   return {
     metadata: {
@@ -92,6 +92,11 @@ export function lockedDefaultProjectProps(platform: Platform): AppProjectProps {
   };
 }
 
+/** A folder of this repository at the branch the platform follows. */
+function repositoryPath(platform: Platform, path: string, source: Pick<RepositoryPathSource, 'include' | 'plugin'>): RepositoryPathSource {
+  return { kind: 'path', repoURL: platform.repository.url, targetRevision: platform.repository.targetRevision, path, ...source };
+}
+
 /**
  * The root Application (app of apps) of an environment: syncs `dist/<env>/gitops.yaml`,
  * which holds the AppProject and one child Application per chart. The bootstrap (Pulumi,
@@ -100,21 +105,20 @@ export function lockedDefaultProjectProps(platform: Platform): AppProjectProps {
  * app-of-apps health check (src/argocd/argo-cd-values.ts) reports Progressing while that
  * sync runs, so the sync never ends (seen on the e2e cluster).
  */
-export function rootApplicationProps(environment: Environment, platform: Platform): ApplicationProps {
+export function rootApplication(environment: Environment, platform: Platform): ArgoCdApplicationProps {
   return {
-    metadata: { name: ROOT_APPLICATION, namespace: platform.controller.namespace },
-    spec: {
-      project: INFRASTRUCTURE_PROJECT,
-      source: {
-        repoUrl: platform.repository.url,
-        targetRevision: platform.repository.targetRevision,
-        path: manifestsPath(environment.name),
-        directory: { include: `${GITOPS_CHART_ID}.yaml` },
-      },
-      destination: { server: IN_CLUSTER, namespace: platform.controller.namespace },
-      syncPolicy: syncPolicy({ automated: environment.autoSync }),
-    },
+    name: ROOT_APPLICATION,
+    controllerNamespace: platform.controller.namespace,
+    project: INFRASTRUCTURE_PROJECT,
+    sources: [repositoryPath(platform, manifestsPath(environment.name), { include: `${GITOPS_CHART_ID}.yaml` })],
+    destinationNamespace: platform.controller.namespace,
+    automated: environment.autoSync,
   };
+}
+
+/** The root Application as plain props, for the bootstrap, which does not run a chart. */
+export function rootApplicationProps(environment: Environment, platform: Platform): ApplicationProps {
+  return applicationProps(rootApplication(environment, platform));
 }
 
 export interface ChildApplicationOptions {
@@ -144,39 +148,28 @@ export interface ChildApplicationOptions {
 }
 
 /** A child Application of the root: one chart's file, plus its encrypted Secrets (the sops plugin). */
-export function childApplicationProps(
-  environment: Environment,
-  platform: Platform,
-  options: ChildApplicationOptions,
-): ApplicationProps {
-  const repository = { repoUrl: platform.repository.url, targetRevision: platform.repository.targetRevision };
-  const manifests: ApplicationSpecSources = {
-    ...repository,
-    path: manifestsPath(environment.name),
-    directory: { include: `${options.chart}.yaml` },
-  };
-  const sources: ApplicationSpecSources[] =
-    options.secretGroup === undefined
-      ? [manifests]
-      : [manifests, { ...repository, path: secretsPath(environment.name, options.secretGroup), plugin: { name: SOPS_PLUGIN.name } }];
-  const ignored = [...(options.ignoreDifferences ?? [])];
+export function childApplication(environment: Environment, platform: Platform, options: ChildApplicationOptions): ArgoCdApplicationProps {
+  const manifests = repositoryPath(platform, manifestsPath(environment.name), { include: `${options.chart}.yaml` });
+  const ignored = options.ignoreDifferences ?? [];
   return {
-    metadata: {
-      name: options.chart,
-      namespace: platform.controller.namespace,
-      annotations: { [SYNC_WAVE_ANNOTATION]: String(options.syncWave) },
-    },
-    spec: {
-      project: options.project,
-      ...(sources.length === 1 ? { source: sources[0]! } : { sources }),
-      destination: { server: IN_CLUSTER, namespace: options.namespace },
-      ...(ignored.length === 0 ? {} : { ignoreDifferences: ignored }),
-      syncPolicy: syncPolicy({
-        automated: environment.autoSync,
-        syncOptions: [...(options.createNamespace ? ['CreateNamespace=true'] : []), ...(ignored.length === 0 ? [] : ['RespectIgnoreDifferences=true'])],
-        ...(options.retryBudgetSeconds === undefined ? {} : { retryBudgetSeconds: options.retryBudgetSeconds }),
-        ...(options.createNamespace ? { namespaceLabels: namespacePodSecurity(options.namespace) } : {}),
-      }),
-    },
+    name: options.chart,
+    controllerNamespace: platform.controller.namespace,
+    project: options.project,
+    sources:
+      options.secretGroup === undefined
+        ? [manifests]
+        : [manifests, repositoryPath(platform, secretsPath(environment.name, options.secretGroup), { plugin: SOPS_PLUGIN.name })],
+    destinationNamespace: options.namespace,
+    syncWave: options.syncWave,
+    automated: environment.autoSync,
+    createNamespace: options.createNamespace,
+    syncOptions: ignored.length === 0 ? [] : ['RespectIgnoreDifferences=true'],
+    ignoreDifferences: ignored,
+    retryBudgetSeconds: options.retryBudgetSeconds,
   };
+}
+
+/** A child Application of the root as plain props (see childApplication). */
+export function childApplicationProps(environment: Environment, platform: Platform, options: ChildApplicationOptions): ApplicationProps {
+  return applicationProps(childApplication(environment, platform, options));
 }

@@ -1,9 +1,6 @@
 import { SOPS_AGE, SOPS_PLUGIN, WAITS_SECONDS } from '../constants';
 import { restrictedContainer } from '../pod-security';
 
-/** The Helm release name of Argo CD: the Pulumi bootstrap and the self-managed Application agree on it. */
-export const ARGO_CD_RELEASE = 'argocd';
-
 /** Where the argo-cd chart mounts a sidecar plugin's files (Argo CD docs, "Config Management Plugins"). */
 const CMP = {
   /** Argo CD's own binaries, shared with sidecars: the plugin server is `argocd-cmp-server` there. */

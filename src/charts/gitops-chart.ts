@@ -3,15 +3,16 @@ import type { Construct } from 'constructs';
 import { WAITS_SECONDS } from '../constants';
 import {
   appProjectProps,
-  childApplicationProps,
+  childApplication,
   type ClusterKind,
   INFRASTRUCTURE_PROJECT,
   lockedDefaultProjectProps,
 } from '../argocd/applications';
 import type { Environment } from '../environments';
 import type { Platform } from '../environments/platform';
+import { ArgoCdApplication } from '../constructs/argo-cd-application';
 import { flaggerOwnedFields } from '../constructs/canary-release';
-import { Application, type ApplicationSpecIgnoreDifferences } from '../imports/application-argoproj.io';
+import type { ApplicationSpecIgnoreDifferences } from '../imports/application-argoproj.io';
 import { AppProject } from '../imports/appproject-argoproj.io';
 import { SECRET_GROUPS, type SecretGroup, secretCatalog } from '../secrets/catalog';
 
@@ -120,7 +121,7 @@ export const CHILD_RETRY_BUDGET_SECONDS: Readonly<Record<string, number>> = {
 
 export class GitopsChart extends Chart {
   /** The child Applications, in sync order. */
-  public readonly children: readonly Application[];
+  public readonly children: readonly ArgoCdApplication[];
 
   constructor(scope: Construct, id: string, props: GitopsChartProps) {
     super(scope, id, { disableResourceNameHashes: true });
@@ -166,10 +167,10 @@ export class GitopsChart extends Chart {
     this.children = props.children.map((child, index) => {
       const namespace = child.primaryNamespace ?? platform.controller.namespace;
       const hasSecrets = isGroup(child.id) && catalog.some((s) => s.group === child.id);
-      return new Application(
+      return new ArgoCdApplication(
         this,
         `child-${child.id}`,
-        childApplicationProps(environment, platform, {
+        childApplication(environment, platform, {
           chart: child.id,
           project: projectOf(child),
           // Wave 0 is the AppProject's; children follow in the delivery order.

@@ -3,25 +3,17 @@ import type { Environment } from '../environments';
 import { restrictedContainer } from '../pod-security';
 
 /**
- * Helm values of the infrastructure releases, per environment where they differ
- * (`environment.infrastructure`). Release names are fixed: Services other parts of the
- * platform address (Prometheus, the load tester) are named after them.
+ * Helm values of the infrastructure releases (src/infrastructure/releases.ts), per
+ * environment where they differ (`environment.infrastructure`). Release names are fixed:
+ * Services other parts of the platform address (Prometheus, the load tester) are named
+ * after them.
  */
 
-/** Release names, which also name the Argo CD Applications that install them. */
-export const RELEASES = {
-  gatewayApiCrds: 'gateway-crds',
-  certManager: 'cert-manager',
-  envoyGateway: 'envoy-gateway',
-  // The chart labels what it selects with its release name.
-  kubePrometheusStack: MONITORING_SELECTOR_LABEL.value,
-  flagger: 'flagger',
-  flaggerLoadTester: FLAGGER_LOAD_TESTER.service,
-  strimziOperator: 'strimzi-kafka-operator',
-} as const;
-
-/** Prometheus of the monitoring stack: `<fullname>-prometheus` on the operator's default port. */
-export const PROMETHEUS_URL = `http://${RELEASES.kubePrometheusStack}-prometheus.${INFRASTRUCTURE_NAMESPACES.monitoringStack}:9090`;
+/**
+ * Prometheus of the monitoring stack: `<fullname>-prometheus` on the operator's default port
+ * (the release, and its full name, are named after the selector label's value).
+ */
+export const PROMETHEUS_URL = `http://${MONITORING_SELECTOR_LABEL.value}-prometheus.${INFRASTRUCTURE_NAMESPACES.monitoringStack}:9090`;
 
 /**
  * Envoy Gateway's CRDs-only chart: the Gateway API standard channel (not the chart's
@@ -68,7 +60,7 @@ export function envoyGatewayValues(): Record<string, unknown> {
 export function kubePrometheusStackValues(environment: Environment): Record<string, unknown> {
   const { retention, alertmanagerReplicas } = environment.infrastructure.monitoring;
   return {
-    fullnameOverride: RELEASES.kubePrometheusStack,
+    fullnameOverride: MONITORING_SELECTOR_LABEL.value,
     grafana: { enabled: false },
     kubeControllerManager: { enabled: false },
     kubeScheduler: { enabled: false },

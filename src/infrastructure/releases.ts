@@ -1,0 +1,193 @@
+import { argoCdValues } from '../argocd/argo-cd-values';
+import { FLAGGER_LOAD_TESTER, INFRASTRUCTURE_NAMESPACES, MONITORING_SELECTOR_LABEL, SYNC_WAVES } from '../constants';
+import type { Environment } from '../environments';
+import type { Platform } from '../environments/platform';
+import type { ApplicationSpecIgnoreDifferences } from '../imports/application-argoproj.io';
+import {
+  certManagerValues,
+  envoyGatewayValues,
+  flaggerLoadTesterValues,
+  flaggerValues,
+  gatewayApiCrdsValues,
+  kubePrometheusStackValues,
+  strimziOperatorValues,
+} from './helm-values';
+
+/**
+ * The infrastructure releases of the platform: one row per upstream Helm chart, pinned to one
+ * exact chart version (9.2: infrastructure chart upgrades name an explicit chart version).
+ * The one place to change a version, a namespace or a wave: the infrastructure chart renders
+ * an Argo CD Application per row (src/charts/infrastructure-chart.ts), the Pulumi bootstrap
+ * installs Argo CD from its row, the infrastructure AppProject allows the rows' repositories,
+ * and a test keeps the README table equal to this one. An upgrade is a reviewed commit here;
+ * `npm run synth` then renders the new `targetRevision` into dist/.
+ *
+ * Where a CRD of the project is kept in schemas/crds/, the chart is the release those
+ * schemas come from (schemas/crds/SOURCES.md), so the cluster's CRDs and the tests'
+ * schemas stay one release.
+ */
+
+/** An upstream Helm chart at one exact version. */
+export interface HelmChartRef {
+  /**
+   * Helm repository URL (what `helm repo add` takes), or for an OCI chart the registry and
+   * path without `oci://` (`docker.io/envoyproxy`), as Argo CD's Helm source wants it.
+   */
+  readonly repoURL: string;
+  /** Chart name inside the repository. */
+  readonly chart: string;
+  /** Exact chart version: no range, no `latest`. */
+  readonly version: string;
+}
+
+/** What a release's values and namespace may depend on: the validated environment and platform. */
+export interface ReleaseContext {
+  /** The validated environment being rendered. */
+  readonly environment: Environment;
+  /** Platform-wide settings (Argo CD's namespace). */
+  readonly platform: Platform;
+}
+
+/** One infrastructure release: a pinned chart, where and when it is installed, with which values. */
+export interface InfrastructureRelease {
+  /** Helm release name, also the name of the Argo CD Application that installs it. */
+  readonly name: string;
+  /** The upstream chart at its exact version. */
+  readonly chart: HelmChartRef;
+  /**
+   * Namespace the release installs into (Argo CD creates it on install), or how the
+   * environment or platform decides it.
+   */
+  readonly namespace: string | ((context: ReleaseContext) => string);
+  /** Sync wave: lower waves are synced, and healthy, first (1.3.4). */
+  readonly syncWave: number;
+  /** Helm values, from the values builders of src/infrastructure/helm-values.ts. */
+  readonly values: (context: ReleaseContext) => Record<string, unknown>;
+  /**
+   * Argo CD sync options besides `CreateNamespace=true`, each with its reason.
+   * @default - none
+   */
+  readonly syncOptions?: readonly string[];
+  /**
+   * Fields of the chart's objects Argo CD does not compare, each with its upstream reason.
+   * @default - none
+   */
+  readonly ignoreDifferences?: readonly ApplicationSpecIgnoreDifferences[];
+}
+
+/**
+ * Strimzi 1.2's `kafkas` CRD declares `status.clusterSecurity.properties: {}`, which the
+ * API server drops when it stores the CRD (strimzi/strimzi-kafka-operator issue 13074):
+ * compared with the chart, the CRD is OutOfSync for ever, the Application re-applies it on
+ * every self-heal and its parent never finishes its wave (seen on the e2e cluster).
+ */
+export const STRIMZI_KAFKA_CRD_PRUNED_FIELD: ApplicationSpecIgnoreDifferences = {
+  group: 'apiextensions.k8s.io',
+  kind: 'CustomResourceDefinition',
+  name: 'kafkas.kafka.strimzi.io',
+  jqPathExpressions: ['.spec.versions[].schema.openAPIV3Schema.properties.status.properties.clusterSecurity.properties'],
+};
+
+/**
+ * The releases, in sync order (1.3 step 4: the certificate manager, the ingress controller,
+ * Argo CD itself, then the rest). Custom resources of these charts live in later
+ * Applications (the issuers chart first), never beside the Application that installs their CRDs.
+ */
+const RELEASES = {
+  /**
+   * Envoy Gateway's CRDs-only chart v1.9.0: the Gateway API v1.6.1 standard CRDs (the version
+   * Envoy Gateway v1.9.0 is built against) and Envoy Gateway's own (CRD schemas:
+   * gatewayapi-*.yaml, envoygateway-*.yaml). An OCI chart: Argo CD's Helm-over-OCI source takes
+   * the registry path without `oci://` as repoURL and the chart name apart (argo-cd v3.5.1
+   * docs/user-guide/helm.md; util/helm/client.go `IsHelmOciRepo`: a URL without a scheme is OCI).
+   * Before cert-manager, which looks for the Gateway API CRDs when it starts.
+   */
+  gatewayApiCrds: {
+    name: 'gateway-crds',
+    chart: { repoURL: 'docker.io/envoyproxy', chart: 'gateway-crds-helm', version: 'v1.9.0' },
+    namespace: INFRASTRUCTURE_NAMESPACES.ingressController,
+    syncWave: SYNC_WAVES.gatewayApiCrds,
+    values: () => gatewayApiCrdsValues(),
+    // The CRDs (Envoy Gateway's EnvoyProxy is 1.4 MB) exceed a client-side apply's annotation.
+    syncOptions: ['ServerSideApply=true'],
+  },
+  /** cert-manager v1.21.1 (CRD schemas: certmanager-*.yaml). Jetstack's versions carry a `v`. */
+  certManager: {
+    name: 'cert-manager',
+    chart: { repoURL: 'https://charts.jetstack.io', chart: 'cert-manager', version: 'v1.21.1' },
+    namespace: INFRASTRUCTURE_NAMESPACES.certificateManager,
+    syncWave: SYNC_WAVES.certificateManager,
+    values: () => certManagerValues(),
+  },
+  /** Envoy Gateway v1.9.0 (`oci://docker.io/envoyproxy/gateway-helm`), the Gateway API controller. */
+  envoyGateway: {
+    name: 'envoy-gateway',
+    chart: { repoURL: 'docker.io/envoyproxy', chart: 'gateway-helm', version: 'v1.9.0' },
+    namespace: INFRASTRUCTURE_NAMESPACES.ingressController,
+    syncWave: SYNC_WAVES.ingressController,
+    values: () => envoyGatewayValues(),
+  },
+  /**
+   * argo-helm's argo-cd chart 10.3.3, appVersion v3.5.1 (CRD schemas: argocd-*.yaml).
+   * Self-managed: the Pulumi bootstrap installs this row's chart, release name and values
+   * once, and this Application keeps the release in step with git.
+   */
+  argoCd: {
+    name: 'argocd',
+    chart: { repoURL: 'https://argoproj.github.io/argo-helm', chart: 'argo-cd', version: '10.3.3' },
+    namespace: ({ platform }) => platform.controller.namespace,
+    syncWave: SYNC_WAVES.controller,
+    values: () => argoCdValues(),
+  },
+  /** kube-prometheus-stack 88.5.3, prometheus-operator v0.93.1 (CRD schemas: v0.93.0, same minor). */
+  kubePrometheusStack: {
+    // The chart labels what it selects with its release name.
+    name: MONITORING_SELECTOR_LABEL.value,
+    chart: { repoURL: 'https://prometheus-community.github.io/helm-charts', chart: 'kube-prometheus-stack', version: '88.5.3' },
+    namespace: INFRASTRUCTURE_NAMESPACES.monitoringStack,
+    syncWave: SYNC_WAVES.monitoringStack,
+    values: ({ environment }) => kubePrometheusStackValues(environment),
+    // Its CRDs are larger than the last-applied annotation a client-side apply writes.
+    syncOptions: ['ServerSideApply=true'],
+  },
+  /** Flagger 1.44.0 (CRD schemas: flagger-*.yaml). */
+  flagger: {
+    name: 'flagger',
+    chart: { repoURL: 'https://flagger.app', chart: 'flagger', version: '1.44.0' },
+    namespace: INFRASTRUCTURE_NAMESPACES.progressiveDelivery,
+    syncWave: SYNC_WAVES.progressiveDelivery,
+    values: () => flaggerValues(),
+  },
+  /** Flagger's load tester, the chart released with Flagger 1.44.0; the canary's webhooks call its Service. */
+  flaggerLoadTester: {
+    name: FLAGGER_LOAD_TESTER.service,
+    chart: { repoURL: 'https://flagger.app', chart: 'loadtester', version: '0.38.0' },
+    namespace: INFRASTRUCTURE_NAMESPACES.progressiveDelivery,
+    syncWave: SYNC_WAVES.loadTester,
+    values: () => flaggerLoadTesterValues(),
+  },
+  /**
+   * Strimzi 1.2.0, the release of the CRD schemas strimzi-*.yaml (kafka.strimzi.io/v1, KRaft
+   * only). 1.3 step 6: the operator first (ready within 300 s), in the cluster's namespace,
+   * which it watches; the broker chart's Kafka follows in a later child Application.
+   */
+  strimziOperator: {
+    name: 'strimzi-kafka-operator',
+    chart: { repoURL: 'https://strimzi.io/charts/', chart: 'strimzi-kafka-operator', version: '1.2.0' },
+    namespace: ({ environment }) => environment.broker.namespace,
+    syncWave: SYNC_WAVES.brokerOperator,
+    values: () => strimziOperatorValues(),
+    ignoreDifferences: [STRIMZI_KAFKA_CRD_PRUNED_FIELD],
+  },
+} satisfies Record<string, InfrastructureRelease>;
+
+/** The table, each row read as an InfrastructureRelease (`INFRASTRUCTURE_RELEASES.argoCd` for the bootstrap). */
+export const INFRASTRUCTURE_RELEASES: { readonly [key in keyof typeof RELEASES]: InfrastructureRelease } = RELEASES;
+
+/** The rows of INFRASTRUCTURE_RELEASES, in sync order. */
+export const RELEASE_ROWS: readonly InfrastructureRelease[] = Object.values(INFRASTRUCTURE_RELEASES);
+
+/** The namespace a release installs into, in this environment. */
+export function releaseNamespace(release: InfrastructureRelease, context: ReleaseContext): string {
+  return typeof release.namespace === 'string' ? release.namespace : release.namespace(context);
+}
