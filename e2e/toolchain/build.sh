@@ -48,12 +48,17 @@ build_into() {
   local started=$SECONDS
   out="$(mktemp -d "$cache/.$component-$version.XXXXXX")"
   log "$component $version: building"
+  # A line a minute while it builds: the longest component takes several minutes.
+  (while sleep 60; do log "$component $version: still building ($(((SECONDS - started) / 60)) min)"; done) &
+  local heartbeat=$!
   # Each build function returns its first failure (errexit does not apply inside `if`).
   if ! "$@"; then
+    kill "$heartbeat" 2>/dev/null || true
     rm -rf "$out"
     log "$component $version: build failed"
     return 1
   fi
+  kill "$heartbeat" 2>/dev/null || true
   mv "$out" "$final"
   log "$component $version: built in $((SECONDS - started)) s"
 }
