@@ -199,6 +199,9 @@ export function kubeconformSchemas(root: string, cacheDir: string, progress: (me
     fs.rmSync(temporary, { recursive: true, force: true });
     if (!fs.existsSync(folder)) throw error;
   }
+  for (const stale of fs.readdirSync(cacheDir).filter((name) => /^kubeconform-schemas-[0-9a-f]+$/.test(name) && path.join(cacheDir, name) !== folder)) {
+    fs.rmSync(path.join(cacheDir, stale), { recursive: true, force: true });
+  }
   progress(`wrote ${written} built-in and ${crds.length * KUBERNETES_VERSIONS.length} custom resource schema files`);
   return folder;
 }
