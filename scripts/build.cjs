@@ -36,21 +36,21 @@ function inputFiles() {
   return [...sources, 'scripts/build.cjs', 'tsconfig.json', 'package-lock.json'];
 }
 
-/** Cheap: paths, sizes and modification times. */
-function statFingerprint(files) {
+/** Cheap: paths, sizes and modification times of `files` (relative to `root`). */
+function statFingerprint(files, root = ROOT) {
   const hash = crypto.createHash('sha256');
   for (const file of files) {
-    const stat = fs.statSync(path.join(ROOT, file), { throwIfNoEntry: false });
+    const stat = fs.statSync(path.join(root, file), { throwIfNoEntry: false });
     hash.update(`${file}\0${stat ? `${stat.size}:${stat.mtimeMs}` : 'absent'}\0`);
   }
   return hash.digest('hex');
 }
 
-/** Exact: paths and contents. */
-function contentFingerprint(files) {
+/** Exact: paths and contents of `files` (relative to `root`). */
+function contentFingerprint(files, root = ROOT) {
   const hash = crypto.createHash('sha256');
   for (const file of files) {
-    const full = path.join(ROOT, file);
+    const full = path.join(root, file);
     hash.update(`${file}\0`);
     hash.update(fs.existsSync(full) ? fs.readFileSync(full) : 'absent');
     hash.update('\0');
@@ -97,6 +97,6 @@ function ensureBuilt({ force = false } = {}) {
   return true;
 }
 
-module.exports = { ROOT, BUILD_DIR, ensureBuilt };
+module.exports = { ROOT, BUILD_DIR, ensureBuilt, statFingerprint, contentFingerprint };
 
 if (require.main === module) ensureBuilt({ force: process.argv.includes('--force') });

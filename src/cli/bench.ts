@@ -6,6 +6,8 @@ import { App, YamlOutputType } from 'cdk8s';
 import { ApplicationChart } from '../charts/application-chart';
 import { type Environment, loadEnvironments } from '../environments';
 import { MANIFEST_EXTENSION } from '../dist-layout';
+import { benchGate } from '../bench/gate';
+import { KUBECONFORM_BUILD_COMMAND } from '../bench/kubeconform';
 import { RefusedError, UsageError } from '../errors';
 import { runCommand } from '../tooling/cli';
 
@@ -59,13 +61,18 @@ function renderScaled(environments: readonly Environment[], count: number, outdi
   }
 }
 
-const USAGE = `usage: npm run bench [-- --runs <n>] [-- --scale <n,n,...>]
+const USAGE = `usage: npm run bench [-- --runs <n>] [-- --scale <n,n,...>] [-- --only synth|gate] [-- --copies <n>]
 
 Measures the full synth against the floor (node loading cdk8s-plus-28 and synthesizing one
 Deployment), alternately, then the render time of N synthetic applications per environment.
+Then the gate (npm run validate) against its floor (node reading and parsing the same YAML)
+and kubeconform (built by ${KUBECONFORM_BUILD_COMMAND}) on the same objects:
+the committed dist/ and <copies> renamed copies of it.
   --runs   alternating runs of each (default 7)
   --scale  application counts per environment (default 1,10,100)
-Exit code: 0 done, 1 a run failed, 2 bad arguments.`;
+  --only   synth or gate: only that part (default both)
+  --copies copies of dist/ in the gate's large set (default 100, about 26,000 objects)
+Exit code: 0 done, 1 a run failed or kubeconform is not built, 2 bad arguments.`;
 
 function positiveIntegers(text: string, option: string): number[] {
   const numbers = text.split(',').map(Number);
@@ -73,7 +80,7 @@ function positiveIntegers(text: string, option: string): number[] {
   return numbers;
 }
 
-function main(values: { runs?: string; scale?: string }): number {
+function benchSynth(values: { runs?: string; scale?: string }): number {
   const [runs] = positiveIntegers(values.runs ?? '7', '--runs') as [number];
   const scales = positiveIntegers(values.scale ?? '1,10,100', '--scale');
   const workdir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-bench-'));
@@ -116,4 +123,28 @@ function main(values: { runs?: string; scale?: string }): number {
   return 0;
 }
 
-runCommand({ name: 'bench', usage: USAGE, options: { runs: { type: 'string' }, scale: { type: 'string' } }, run: main });
+const PARTS = ['synth', 'gate'] as const;
+
+function main(values: { runs?: string; scale?: string; only?: string; copies?: string }): number {
+  const only = values.only as (typeof PARTS)[number] | undefined;
+  if (only !== undefined && !PARTS.includes(only)) throw new UsageError(`--only "${values.only}" must be one of ${PARTS.join(', ')}`);
+  const [runs] = positiveIntegers(values.runs ?? '7', '--runs') as [number];
+  const [copies] = positiveIntegers(values.copies ?? '100', '--copies') as [number];
+  if (only !== 'gate') benchSynth(values);
+  if (only !== 'synth') {
+    const workdir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-bench-gate-'));
+    try {
+      benchGate({ root: ROOT, runs, copies, largeRuns: 1, workdir, log: (line) => console.log(line) });
+    } finally {
+      fs.rmSync(workdir, { recursive: true, force: true });
+    }
+  }
+  return 0;
+}
+
+runCommand({
+  name: 'bench',
+  usage: USAGE,
+  options: { runs: { type: 'string' }, scale: { type: 'string' }, only: { type: 'string' }, copies: { type: 'string' } },
+  run: main,
+});
