@@ -1,6 +1,6 @@
 import { parse } from 'yaml';
 import { BLUE_GREEN, LABELS } from './constants';
-import type { Environment } from './environments';
+import type { Application, Environment } from './environments';
 import { applicationValuesPath } from './environments/values-file';
 import { unitName } from './naming';
 
@@ -23,11 +23,16 @@ export interface CommittedBlueGreen {
  * that still takes the traffic, or changing the version of the unit that takes the traffic
  * (a rolling update in place, not a blue-green release) is refused.
  */
-export function blueGreenTransitionProblems(environment: Environment, committed: CommittedBlueGreen | undefined, file: string): string[] {
-  const { strategy, name } = environment;
+export function blueGreenTransitionProblems(
+  environment: Environment,
+  application: Application,
+  committed: CommittedBlueGreen | undefined,
+  file: string,
+): string[] {
+  const { strategy } = application;
   if (strategy.type !== 'blue-green' || committed === undefined) return [];
   const { active, units } = strategy.blueGreen;
-  const values = applicationValuesPath(name, environment.application.name);
+  const values = applicationValuesPath(environment.name, application.name);
   const problems: string[] = [];
   if (units[committed.active] === undefined) {
     problems.push(
@@ -53,16 +58,16 @@ export function blueGreenTransitionProblems(environment: Environment, committed:
 }
 
 /**
- * The blue-green state a committed `application.yaml` renders, or undefined when the
- * environment was not rendered as blue-green there (a first render, or a change of strategy).
+ * The blue-green state an application's committed chart file renders, or undefined when the
+ * application was not rendered as blue-green there (a first render, or a change of strategy).
  */
-export function parseCommittedBlueGreen(text: string, environment: Environment): CommittedBlueGreen | undefined {
+export function parseCommittedBlueGreen(text: string, app: Application): CommittedBlueGreen | undefined {
   // Parse only the Service and Deployment documents: the file holds many more.
   const objects = text
     .split(/^---$/m)
     .filter((document) => /^kind: (Service|Deployment)$/m.test(document))
     .map((document) => parse(document) as any);
-  const application = environment.application.name;
+  const application = app.name;
   const service = objects.find((o) => o?.kind === 'Service' && o.metadata?.name === application);
   const active = service?.spec?.selector?.[LABELS.version];
   if (!(BLUE_GREEN.units as readonly string[]).includes(active)) return undefined;

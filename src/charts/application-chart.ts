@@ -9,6 +9,7 @@ import {
   HTTP_PORT_NAME,
   LABELS,
   METRICS,
+  MONITORING_SELECTOR_LABEL,
   PLATFORM_NAMESPACES,
   PORTS,
   SINGLE_UNIT_VERSION,
@@ -16,25 +17,28 @@ import {
 } from '../constants';
 import { ApplicationCertificate } from '../constructs/application-certificate';
 import { ApplicationGateway } from '../constructs/application-gateway';
+import { ApplicationPodMonitor } from '../constructs/application-pod-monitor';
 import { ApplicationRoute } from '../constructs/application-route';
 import { ApplicationWorkload } from '../constructs/application-workload';
 import { BlueGreen } from '../constructs/blue-green';
 import { CanaryMetricTemplates } from '../constructs/canary-metric-templates';
 import { CanaryRelease } from '../constructs/canary-release';
+import { DeploymentAlertRules } from '../constructs/deployment-alert-rules';
 import { DNS_PEER, NetworkPolicies } from '../constructs/network-policies';
 import { SchemaMigration } from '../constructs/schema-migration';
 import { SmokeHook } from '../constructs/smoke-hook';
-import type { Environment } from '../environments';
+import type { Application, Environment } from '../environments';
 import { newestTagOf } from '../environments/running-tag';
-import { GatewayClass } from '../imports/gatewayclass-gateway.networking.k8s.io';
 import { PROMETHEUS_URL } from '../infrastructure/helm-values';
 import { namespacePodSecurity } from '../pod-security';
 import { gatewayProxyName, hostOf, imageReference, migrationsName, primaryName, serviceAddress, smokeName, tlsSecretName } from '../naming';
 import { brokerClientSecret, databaseSecret } from '../secrets/catalog';
 
 export interface ApplicationChartProps {
-  /** The validated environment to render. */
+  /** The validated environment the application runs in: its database, broker and Gateway sizing. */
   readonly environment: Environment;
+  /** The application to render, one of `environment.applications`. */
+  readonly application: Application;
 }
 
 /**
@@ -46,16 +50,20 @@ export function gatewayProxyPodLabels(gateway: string, namespace: string): Recor
 }
 
 /**
- * The application in one environment (2.1, 4): its namespace, identity, workload(s) in
- * the environment's delivery strategy (1.4), Service 80 -> 8080, and its HTTPS entry on
- * Gateway API (GatewayClass, Gateway, HTTPRoute). The Gateway API objects are here, not in
- * the infrastructure chart: this chart syncs after the infrastructure is healthy, so their
- * CRDs (installed by the gateway-crds release) exist by then.
+ * One application in one environment (2.1, 4), `dist/<env>/<application>.yaml`: its
+ * namespace, identity, workload(s) in its delivery strategy (1.4), Service 80 -> 8080, its
+ * HTTPS entry on Gateway API (Gateway, HTTPRoute, Certificate), migrations and smoke hooks,
+ * and what the monitoring stack needs to watch it (PodMonitor, `deployment.rules` scoped to
+ * its namespace). The Gateway API objects are here, not in the infrastructure chart: this
+ * chart syncs after the infrastructure is healthy, so their CRDs exist by then. Nothing in
+ * it is cluster-scoped: the GatewayClass all Gateways share is the issuers chart's, so
+ * two applications' Argo CD Applications never own one object.
  */
 export class ApplicationChart extends Chart {
   constructor(scope: Construct, id: string, props: ApplicationChartProps) {
     super(scope, id, { disableResourceNameHashes: true });
-    const { application, image, strategy, tls } = props.environment;
+    const { application } = props;
+    const { image, strategy, tls } = application;
     const appLabels = { [LABELS.app]: application.name };
 
     new kplus.Namespace(this, 'namespace', {
@@ -107,7 +115,7 @@ export class ApplicationChart extends Chart {
     new SchemaMigration(this, 'migrations', {
       name: migrationsName(application.name),
       namespace: application.namespace,
-      image: imageReference(image.registry, image.project, migrationsName(application.name), newestTagOf(props.environment)),
+      image: imageReference(image.registry, image.project, migrationsName(application.name), newestTagOf(application)),
       imagePullSecret: image.pullSecret,
       connectionString,
       resources: application.resources,
@@ -123,7 +131,7 @@ export class ApplicationChart extends Chart {
       environment: {
         DATABASE_HOST: databaseHost,
         DATABASE_PORT: String(PORTS.database),
-        DATABASE_NAME: database.name,
+        DATABASE_NAME: application.database.name,
         DATABASE_CONNECTION_STRING: connectionString,
         KAFKA_BOOTSTRAP_SERVERS: bootstrapServers,
         KAFKA_USERNAME: { secret: brokerClientSecret(application.name), key: 'username' },
@@ -157,10 +165,6 @@ export class ApplicationChart extends Chart {
     }
 
     const host = hostOf(application.url);
-    new GatewayClass(this, 'gateway-class', {
-      metadata: { name: GATEWAY.className },
-      spec: { controllerName: GATEWAY.controllerName },
-    });
     const gateway = new ApplicationGateway(this, 'gateway', {
       name: application.name,
       namespace: application.namespace,
@@ -227,5 +231,16 @@ export class ApplicationChart extends Chart {
       databaseHost,
       brokerBootstrapServers: bootstrapServers,
     });
+
+    // 2.4: what the monitoring stack scrapes and alerts on, scoped to this application's namespace.
+    const monitoringLabels = { ...appLabels, [MONITORING_SELECTOR_LABEL.key]: MONITORING_SELECTOR_LABEL.value };
+    new ApplicationPodMonitor(this, 'pod-monitor', {
+      name: application.name,
+      namespace: application.namespace,
+      labels: monitoringLabels,
+      podLabelKey: LABELS.app,
+      podLabelValues: [application.name, primaryName(application.name)],
+    });
+    new DeploymentAlertRules(this, 'alert-rules', { namespace: application.namespace, labels: monitoringLabels });
   }
 }
