@@ -59,12 +59,13 @@ describe('the application Deployment (2.1, 2.2, 8)', () => {
   it('runs the image <registry>/<project>/<application>:v<major>.<minor>.<patch> of its environment', () => {
     // Derived from the values files: a release changes the tag, not this rule.
     for (const [name, objects] of Object.entries({ local, testing, staging, production })) {
-      const environment = environments[name]!;
-      const { registry, project } = environment.image;
-      const app = environment.application.name;
-      const running = environment.strategy.type === 'blue-green' ? unitName(app, environment.strategy.blueGreen.active) : app;
-      expect(container(findObject(objects, 'Deployment', running)).image).toBe(`${registry}/${project}/${app}:${runningTagOf(environment)}`);
-      expect(runningTagOf(environment)).toMatch(IMAGE_TAG_PATTERN);
+      for (const application of environments[name]!.applications) {
+        const { registry, project } = application.image;
+        const app = application.name;
+        const running = application.strategy.type === 'blue-green' ? unitName(app, application.strategy.blueGreen.active) : app;
+        expect(container(findObject(objects, 'Deployment', running)).image).toBe(`${registry}/${project}/${app}:${runningTagOf(application)}`);
+        expect(runningTagOf(application)).toMatch(IMAGE_TAG_PATTERN);
+      }
     }
   });
 
@@ -106,8 +107,9 @@ describe('the application Deployment (2.1, 2.2, 8)', () => {
 
   it('runs the replicas each environment asks for', () => {
     for (const [name, objects] of Object.entries({ local, testing, production })) {
-      const environment = environments[name]!;
-      expect(findObject(objects, 'Deployment', environment.application.name).spec.replicas).toBe(environment.application.replicas);
+      for (const application of environments[name]!.applications) {
+        expect(findObject(objects, 'Deployment', application.name).spec.replicas).toBe(application.replicas);
+      }
     }
   });
 
@@ -200,7 +202,7 @@ describe('the Service, the Gateway and the HTTPRoute (4, 8)', () => {
 
 describe('the delivery strategies rendered per environment (1.4, 2.1, 2.3, 8)', () => {
   it('runs blue-green in staging with 3 replicas per unit (8: blue-green replicas per unit)', () => {
-    const strategy = environments.staging!.strategy;
+    const strategy = environments.staging!.applications[0]!.strategy;
     if (strategy.type !== 'blue-green') throw new Error('staging is blue-green');
     const units = BLUE_GREEN.units.filter((unit) => strategy.blueGreen.units[unit] !== undefined);
     for (const unit of units) {

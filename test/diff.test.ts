@@ -25,9 +25,9 @@ function setValue(file: string, field: readonly string[], value: unknown): void 
 
 /** The data the values files hold: the test derives what it expects from them, never from literals. */
 const environments = projectEnvironments();
-const testingTag = runningTagOf(environments.testing!);
+const testingTag = runningTagOf(environments.testing!.applications[0]!);
 const NEW_TAG = 'v99.0.0';
-const stagingStrategy = environments.staging!.strategy;
+const stagingStrategy = environments.staging!.applications[0]!.strategy;
 /** The staging unit that takes no traffic: the new version goes there. */
 const inactive = stagingStrategy.type === 'blue-green' && stagingStrategy.blueGreen.active === 'green' ? 'blue' : 'green';
 
@@ -62,9 +62,9 @@ describe('npm run diff', () => {
     // Deployment and its PodDisruptionBudget.
     expect(headers).toEqual(['local: 0 added, 1 removed, 1 changed', 'testing: 0 added, 0 removed, 2 changed', 'staging: 2 added, 0 removed, 1 changed']);
     expect(text).toContain('  - kafka.strimzi.io/v1 KafkaUser kafka/webapp (broker.yaml)');
-    expect(text).toContain(`  + apps/v1 Deployment webapp/webapp-${inactive} (application.yaml)`);
-    expect(text).toContain(`  + policy/v1 PodDisruptionBudget webapp/webapp-${inactive} (application.yaml)`);
-    expect(text).toContain('  ~ apps/v1 Deployment webapp/webapp (application.yaml)');
+    expect(text).toContain(`  + apps/v1 Deployment webapp/webapp-${inactive} (webapp.yaml)`);
+    expect(text).toContain(`  + policy/v1 PodDisruptionBudget webapp/webapp-${inactive} (webapp.yaml)`);
+    expect(text).toContain('  ~ apps/v1 Deployment webapp/webapp (webapp.yaml)');
     expect(text).toContain(`      -          image: registry.example.com/platform/webapp:${testingTag}\n      +          image: registry.example.com/platform/webapp:${NEW_TAG}`);
     // Stable: the same inputs print the same report.
     expect(runInCopy(root, 'cli/diff', []).stdout).toBe(text);
@@ -75,7 +75,7 @@ describe('npm run diff', () => {
     expect(result.status).toBe(1);
     expect(result.stdout).toContain('| Environment | Added | Removed | Changed |\n|---|---:|---:|---:|\n| local | 0 | 1 | 1 |\n| testing | 0 | 0 | 2 |\n| staging | 2 | 0 | 1 |');
     expect(result.stdout).toContain('```diff\n');
-    expect(result.stdout).toContain(`<code>apps/v1 Deployment webapp/webapp-${inactive}</code> in <code>application.yaml</code>`);
+    expect(result.stdout).toContain(`<code>apps/v1 Deployment webapp/webapp-${inactive}</code> in <code>webapp.yaml</code>`);
   });
 
   it('compares two commits with --base and --head, and refuses a ref that names nothing', () => {

@@ -156,7 +156,7 @@ describe('the values files', () => {
 
   it('names the file and the line of each problem, and of a YAML syntax error', () => {
     const texts = readValuesTexts(ROOT);
-    const file = applicationValuesPath('testing', projectEnvironments().testing!.application.name);
+    const file = applicationValuesPath('testing', projectEnvironments().testing!.applications[0]!.name);
     const original = texts.get(file)!;
     const line = original.split('\n').findIndex((text) => /^\s+tag: /.test(text)) + 1;
     const broken = new ValuesFile(file, original).edited((document) => document.setIn(['image', 'tag'], 'latest'));

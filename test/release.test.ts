@@ -7,7 +7,7 @@ import { runningTagOf } from '../src/environments/running-tag';
 import { applicationValuesPath, readValuesTexts } from '../src/environments/values-file';
 import { compareTags } from '../src/release/release';
 import { projectCopy, runInCopy } from './project-copy';
-import { treeContents } from './support';
+import { firstApplication, treeContents } from './support';
 
 /** A throwaway copy of the project per test, committed in its own git repository: the commands write files. */
 let root: string;
@@ -40,7 +40,7 @@ function environments() {
 /** A tag newer than every tag the copy runs. */
 function newerTag(): string {
   const newest = Object.values(environments())
-    .map(runningTagOf)
+    .flatMap((env) => env.applications.map(runningTagOf))
     .sort(compareTags)
     .pop()!;
   const [major, minor] = newest.slice(1).split('.').map(Number) as [number, number];
@@ -68,14 +68,14 @@ afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
 describe('npm run release', () => {
   it('changes the tag line of one values file, keeps its comments, re-renders only its image lines and prints the diff', () => {
     const tag = newerTag();
-    const previous = environments().testing!.image.tag;
-    const file = applicationValuesPath('testing', environments().testing!.application.name);
+    const previous = firstApplication(environments().testing!).image.tag;
+    const file = applicationValuesPath('testing', firstApplication(environments().testing!).name);
     const result = run('cli/release', ['--env', 'testing', '--tag', tag]);
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
     expect(result.stdout).toContain(`testing: image.tag ${previous} -> ${tag} (rolling)`);
     expect(result.stdout).toContain(`+          image: registry.example.com/platform/webapp:${tag}`);
-    expect(changedFiles()).toEqual(['dist/testing/application.yaml', file]);
+    expect(changedFiles()).toEqual([`dist/testing/${firstApplication(environments().testing!).name}.yaml`, file]);
     const old = before.get(file)!.split('\n');
     const changed = fs.readFileSync(path.join(root, file), 'utf8').split('\n').filter((line, i) => line !== old[i]);
     expect(changed).toHaveLength(1);
@@ -96,10 +96,10 @@ describe('npm run release', () => {
   });
 
   it('writes nothing when the environment already runs the tag', () => {
-    const tag = runningTagOf(environments().local!);
+    const tag = runningTagOf(firstApplication(environments().local!));
     const result = run('cli/release', ['--env', 'local', '--tag', tag]);
     expect(result.status).toBe(0);
-    expect(result.stdout).toBe(`local already runs ${tag}; nothing was written.\n`);
+    expect(result.stdout).toBe(`local already runs ${firstApplication(environments().local!).name} ${tag}; nothing was written.\n`);
     expect(changedFiles()).toEqual([]);
   });
 });
@@ -120,7 +120,7 @@ describe('npm run promote', () => {
   it('refuses to move an environment to an older version unless --allow-older is given', () => {
     expect(run('cli/release', ['--env', 'testing', '--tag', newerTag()]).status).toBe(0);
     commit('testing ahead');
-    const tag = runningTagOf(environments().testing!);
+    const tag = runningTagOf(firstApplication(environments().testing!));
     expect(run('cli/release', ['--env', 'local', '--tag', 'v0.0.1']).status).toBe(0);
     commit('local behind');
     before = snapshot();
@@ -131,19 +131,19 @@ describe('npm run promote', () => {
     );
     expect(changedFiles()).toEqual([]);
     expect(run('cli/promote', ['--from', 'local', '--to', 'testing', '--allow-older']).status).toBe(0);
-    expect(runningTagOf(environments().testing!)).toBe('v0.0.1');
+    expect(runningTagOf(firstApplication(environments().testing!))).toBe('v0.0.1');
   });
 });
 
 describe('npm run rollback', () => {
   it('goes back to the tag the values file ran before, from its git history', () => {
-    const previous = runningTagOf(environments().testing!);
+    const previous = runningTagOf(firstApplication(environments().testing!));
     expect(run('cli/release', ['--env', 'testing', '--tag', newerTag()]).status).toBe(0);
     commit('testing: new version');
     const result = run('cli/rollback', ['--env', 'testing']);
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
-    expect(runningTagOf(environments().testing!)).toBe(previous);
+    expect(runningTagOf(firstApplication(environments().testing!))).toBe(previous);
   });
 });
 
@@ -158,19 +158,19 @@ describe("the README's flows, in a copy of the project", () => {
     };
     step('cli/release', ['--env', 'testing', '--tag', tag], `testing: run ${tag}`);
     step('cli/promote', ['--from', 'testing', '--to', 'staging'], `staging: ${tag} beside the active unit`);
-    const active = environments().staging!.strategy;
+    const active = firstApplication(environments().staging!).strategy;
     const switched = run('cli/switch', ['--env', 'staging']);
     expect(switched.status, switched.stderr).toBe(0);
     // Two blue-green steps in one commit are refused: the guard reads dist/ of HEAD, not the working tree.
     const tooSoon = run('cli/retire', ['--env', 'staging']);
     expect(tooSoon.status).toBe(1);
-    expect(tooSoon.stderr).toContain('is the unit the committed Service still selects (dist/staging/application.yaml in HEAD)');
+    expect(tooSoon.stderr).toContain(`is the unit the committed Service still selects (dist/staging/${firstApplication(environments().staging!).name}.yaml in HEAD)`);
     commit('staging: switch traffic');
     step('cli/retire', ['--env', 'staging'], 'staging: retire the old unit');
     step('cli/promote', ['--from', 'staging', '--to', 'production'], `production: run ${tag}`);
 
     const after = environments();
-    for (const name of ['testing', 'staging', 'production']) expect(runningTagOf(after[name]!)).toBe(tag);
+    for (const name of ['testing', 'staging', 'production']) expect(runningTagOf(firstApplication(after[name]!))).toBe(tag);
     expect(active.type).toBe('blue-green');
 
     // The suite's assertions that read the project still pass on the copy, unchanged.

@@ -33,7 +33,7 @@ function refusedStaging(active: string, units: Units): string[] {
 }
 
 function stagingApplication(): K8sObject[] {
-  return readManifests(path.join(outdir, 'staging')).get('application.yaml')!;
+  return readManifests(path.join(outdir, 'staging')).get('webapp.yaml')!;
 }
 
 function deploymentsOf(objects: readonly K8sObject[]): string[] {
@@ -79,14 +79,14 @@ describe('blue-green in staging, as three reviewed changes (1.4)', () => {
 
   it('refuses adding green and switching to it in one change: green is not running yet', () => {
     expect(refusedStaging('green', { blue: { tag: 'v1.4.2' }, green: { tag: 'v1.5.0' } })).toEqual([
-      'src/environments/staging/webapp.yaml: strategy.blueGreen.active "green" is not running yet (dist/staging/application.yaml has no green unit); add the unit in its own change, check its health, then switch',
+      'src/environments/staging/webapp.yaml: strategy.blueGreen.active "green" is not running yet (dist/staging/webapp.yaml has no green unit); add the unit in its own change, check its health, then switch',
     ]);
   });
 
   it('refuses removing the unit the committed Service still selects', () => {
     renderStaging('blue', { blue: { tag: 'v1.4.2' }, green: { tag: 'v1.5.0' } });
     expect(refusedStaging('green', { green: { tag: 'v1.5.0' } })).toEqual([
-      'src/environments/staging/webapp.yaml: strategy.blueGreen.units.blue (removed) is the unit the committed Service still selects (dist/staging/application.yaml); move strategy.blueGreen.active to the other unit in its own change first, then remove it',
+      'src/environments/staging/webapp.yaml: strategy.blueGreen.units.blue (removed) is the unit the committed Service still selects (dist/staging/webapp.yaml); move strategy.blueGreen.active to the other unit in its own change first, then remove it',
     ]);
   });
 
