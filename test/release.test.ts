@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadEnvironments } from '../src/environments';
 import { runningTagOf } from '../src/environments/running-tag';
-import { applicationValuesPath, readValuesTexts } from '../src/environments/values-file';
+import { applicationValuesPath, readValuesTexts, ValuesFile } from '../src/environments/values-file';
 import { compareTags } from '../src/release/release';
 import { projectCopy, runInCopy } from './project-copy';
 import { firstApplication, treeContents } from './support';
@@ -145,6 +145,59 @@ describe('npm run rollback', () => {
     expect(result.status).toBe(0);
     expect(runningTagOf(firstApplication(environments().testing!))).toBe(previous);
   });
+});
+
+describe('several applications in one environment (issue 13)', () => {
+  /** Add the application `name` to `environment` of the copy: its first application's file, another namespace and host. */
+  function addApplication(environment: string, name: string): void {
+    const first = firstApplication(environments()[environment]!);
+    const source = applicationValuesPath(environment, first.name);
+    const url = new URL(first.url);
+    url.hostname = `${name}.${url.hostname}`;
+    const text = new ValuesFile(source, fs.readFileSync(path.join(root, source), 'utf8')).edited((document) => {
+      document.setIn(['namespace'], name);
+      document.setIn(['url'], url.origin);
+    });
+    fs.writeFileSync(path.join(root, applicationValuesPath(environment, name)), text);
+  }
+
+  it('releases and promotes one application by --app without touching the other, and diff shows it', () => {
+    addApplication('testing', 'billing');
+    addApplication('staging', 'billing');
+    expect(run('main', []).status).toBe(0);
+    commit('billing in testing and staging');
+    before = snapshot();
+    const names = environments().testing!.applications.map((app) => app.name).join(', ');
+    const tag = newerTag();
+
+    const ambiguous = run('cli/release', ['--env', 'testing', '--tag', tag]);
+    expect(ambiguous.status).toBe(2);
+    expect(ambiguous.stderr.split('\n')[0]).toBe(`release: testing has 2 applications (${names}): name one with --app <application>`);
+    const unknown = run('cli/release', ['--env', 'testing', '--app', 'nosuch', '--tag', tag]);
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr.split('\n')[0]).toBe(`release: --app "nosuch" is not an application of testing; choose one of ${names}`);
+    expect(changedFiles()).toEqual([]);
+
+    const released = run('cli/release', ['--env', 'testing', '--app', 'billing', '--tag', tag]);
+    expect(released.stderr).toBe('');
+    expect(released.status).toBe(0);
+    expect(changedFiles()).toEqual(['dist/testing/billing.yaml', applicationValuesPath('testing', 'billing')]);
+    const diff = run('cli/diff', ['--base', 'HEAD']);
+    expect(diff.status).toBe(1);
+    expect(diff.stdout).toContain('(billing.yaml)');
+    expect(diff.stdout).not.toContain('(webapp.yaml)');
+    commit(`testing: billing ${tag}`);
+    before = snapshot();
+
+    const promoted = run('cli/promote', ['--from', 'testing', '--to', 'staging', '--app', 'billing']);
+    expect(promoted.stderr).toBe('');
+    expect(promoted.status).toBe(0);
+    expect(changedFiles()).toEqual(['dist/staging/billing.yaml', applicationValuesPath('staging', 'billing')]);
+    const staging = environments().staging!;
+    const billing = staging.applications.find((app) => app.name === 'billing')!;
+    expect(billing.strategy.type === 'blue-green' && Object.values(billing.strategy.blueGreen.units).map((unit) => unit!.tag)).toContain(tag);
+    expect(runningTagOf(staging.applications.find((app) => app.name !== 'billing')!)).not.toBe(tag);
+  }, 300_000);
 });
 
 describe("the README's flows, in a copy of the project", () => {
