@@ -9,7 +9,7 @@ import { GitopsChart, chartFootprint } from './charts/gitops-chart';
 import { InfrastructureChart } from './charts/infrastructure-chart';
 import { IssuersChart } from './charts/issuers-chart';
 import { MonitoringChart } from './charts/monitoring-chart';
-import { blueGreenTransitionProblems, parseCommittedBlueGreen } from './blue-green-transitions';
+import { blueGreenTransitionProblems, parseCommittedBlueGreen } from './strategies/blue-green';
 import {
   applicationChartId,
   assertReplaceable,

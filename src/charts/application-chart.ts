@@ -6,30 +6,23 @@ import {
   BROKER,
   DATABASE,
   GATEWAY,
-  HTTP_PORT_NAME,
   LABELS,
   METRICS,
   MONITORING_SELECTOR_LABEL,
   PLATFORM_NAMESPACES,
   PORTS,
-  SINGLE_UNIT_VERSION,
   STRIMZI,
 } from '../constants';
 import { ApplicationCertificate } from '../constructs/application-certificate';
 import { ApplicationGateway } from '../constructs/application-gateway';
 import { ApplicationPodMonitor } from '../constructs/application-pod-monitor';
-import { ApplicationRoute } from '../constructs/application-route';
-import { ApplicationWorkload } from '../constructs/application-workload';
-import { BlueGreen } from '../constructs/blue-green';
-import { CanaryMetricTemplates } from '../constructs/canary-metric-templates';
-import { CanaryRelease } from '../constructs/canary-release';
 import { DeploymentAlertRules } from '../constructs/deployment-alert-rules';
 import { DNS_PEER, NetworkPolicies } from '../constructs/network-policies';
 import { SchemaMigration } from '../constructs/schema-migration';
 import { SmokeHook } from '../constructs/smoke-hook';
+import { renderWorkloads } from '../strategies';
 import type { Application, Environment } from '../environments';
 import { newestTagOf } from '../environments/running-tag';
-import { PROMETHEUS_URL } from '../infrastructure/helm-values';
 import { namespacePodSecurity } from '../pod-security';
 import { gatewayProxyName, hostOf, imageReference, migrationsName, primaryName, serviceAddress, smokeName, tlsSecretName } from '../naming';
 import { brokerClientSecret, databaseSecret } from '../secrets/catalog';
@@ -63,7 +56,7 @@ export class ApplicationChart extends Chart {
   constructor(scope: Construct, id: string, props: ApplicationChartProps) {
     super(scope, id, { disableResourceNameHashes: true });
     const { application } = props;
-    const { image, strategy, tls } = application;
+    const { image, tls } = application;
     const appLabels = { [LABELS.app]: application.name };
 
     new kplus.Namespace(this, 'namespace', {
@@ -121,11 +114,10 @@ export class ApplicationChart extends Chart {
       resources: application.resources,
     });
 
-    const common = {
-      namespace: application.namespace,
-      application: application.name,
-      resources: application.resources,
-      imagePullSecret: image.pullSecret,
+    // 1.4: the application's delivery strategy renders its workloads (src/strategies/).
+    const workloads = renderWorkloads(this, {
+      application,
+      labels: appLabels,
       serviceAccount,
       // 1.3 steps 5-6: where the database and the broker are; credentials stay in Secrets.
       environment: {
@@ -137,32 +129,7 @@ export class ApplicationChart extends Chart {
         KAFKA_USERNAME: { secret: brokerClientSecret(application.name), key: 'username' },
         KAFKA_PASSWORD: { secret: brokerClientSecret(application.name), key: 'password' },
       },
-    };
-
-    let serviceSelector: Record<string, string> | undefined;
-    if (strategy.type === 'blue-green') {
-      const blueGreen = new BlueGreen(this, 'blue-green', {
-        ...common,
-        registry: image.registry,
-        project: image.project,
-        units: strategy.blueGreen.units,
-        active: strategy.blueGreen.active,
-      });
-      serviceSelector = { ...blueGreen.active.podLabels };
-    } else {
-      // Validated: rolling and canary environments carry image.tag and replicas.
-      const tag = image.tag!;
-      new ApplicationWorkload(this, 'workload', {
-        ...common,
-        name: application.name,
-        version: SINGLE_UNIT_VERSION,
-        image: imageReference(image.registry, image.project, application.name, tag),
-        replicas: application.replicas!,
-        // Canary: the traffic is served by Flagger's primary copy (`app: <app>-primary`).
-        ...(strategy.type === 'canary' ? { disruptionBudgetLabels: { [LABELS.app]: primaryName(application.name) } } : {}),
-      });
-      serviceSelector = strategy.type === 'rolling' ? appLabels : undefined;
-    }
+    });
 
     const host = hostOf(application.url);
     const gateway = new ApplicationGateway(this, 'gateway', {
@@ -175,38 +142,8 @@ export class ApplicationChart extends Chart {
       proxyName: gatewayProxyName(application.name),
       sizing: props.environment.infrastructure.gateway,
     });
-
-    if (strategy.type === 'canary') {
-      const templates = new CanaryMetricTemplates(this, 'canary-metrics', {
-        namespace: application.namespace,
-        labels: appLabels,
-        prometheusAddress: PROMETHEUS_URL,
-      });
-      new CanaryRelease(this, 'canary', {
-        application: application.name,
-        namespace: application.namespace,
-        labels: appLabels,
-        host,
-        gatewayName: gateway.name,
-        metricTemplates: { namespace: application.namespace, successRate: templates.successRate.name, duration: templates.duration.name },
-        loadTest: strategy.canary?.loadTest ?? false,
-      });
-    } else {
-      const service = new kplus.Service(this, 'service', {
-        metadata: { name: application.name, namespace: application.namespace, labels: appLabels },
-        type: kplus.ServiceType.CLUSTER_IP,
-        ports: [{ name: HTTP_PORT_NAME, port: PORTS.service, targetPort: PORTS.application, protocol: kplus.Protocol.TCP }],
-      });
-      for (const [key, value] of Object.entries(serviceSelector!)) service.selectLabel(key, value);
-      new ApplicationRoute(this, 'route', {
-        name: application.name,
-        namespace: application.namespace,
-        labels: appLabels,
-        host,
-        gatewayName: gateway.name,
-        serviceName: service.name,
-      });
-    }
+    // Then the strategy routes the Gateway's traffic to them.
+    workloads.route(this, { host, gatewayName: gateway.name });
 
     new ApplicationCertificate(this, 'certificate', {
       name: application.name,

@@ -1,10 +1,40 @@
 import { parse } from 'yaml';
-import { BLUE_GREEN, LABELS } from './constants';
-import type { Application, Environment } from './environments';
-import { applicationValuesPath } from './environments/values-file';
-import { unitName } from './naming';
+import { BLUE_GREEN, LABELS } from '../constants';
+import { BlueGreen } from '../constructs/blue-green';
+import type { Application, Environment, Strategy } from '../environments';
+import { applicationValuesPath } from '../environments/values-file';
+import { unitName } from '../naming';
+import type { DeliveryStrategy } from './delivery-strategy';
+import { throughService } from './service-route';
 
 type Unit = (typeof BLUE_GREEN.units)[number];
+type BlueGreenStrategy = Extract<Strategy, { type: 'blue-green' }>;
+
+/**
+ * Blue-green (1.4, 2.1): every unit of `strategy.blueGreen.units` as a full Deployment
+ * `<application>-<unit>` (BLUE_GREEN.replicasPerUnit pods, `version=<unit>`), and the
+ * Service selecting the active unit. The steps between two states are judged by
+ * `blueGreenTransitionProblems` below.
+ */
+export const blueGreen: DeliveryStrategy<BlueGreenStrategy> = {
+  type: 'blue-green',
+  workloads(scope, { application, labels, serviceAccount, environment }) {
+    const { image, strategy } = application;
+    const units = new BlueGreen(scope, 'blue-green', {
+      application: application.name,
+      namespace: application.namespace,
+      registry: image.registry,
+      project: image.project,
+      units: strategy.blueGreen.units,
+      active: strategy.blueGreen.active,
+      resources: application.resources,
+      imagePullSecret: image.pullSecret,
+      serviceAccount,
+      environment,
+    });
+    return { route: throughService(application, labels, units.active.podLabels) };
+  },
+};
 
 /** What the committed manifests of a blue-green environment run: the live state under review. */
 export interface CommittedBlueGreen {
