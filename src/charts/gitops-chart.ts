@@ -170,6 +170,9 @@ export class GitopsChart extends Chart {
     );
     new AppProject(this, 'default-project', lockedDefaultProjectProps(platform));
 
+    // A namespace some child renders as a Namespace object is that child's: no other child creates it on install
+    // (two Applications would both manage its metadata).
+    const rendered = new Set(props.children.flatMap((child) => child.ownNamespaces));
     this.children = props.children.map((child) => {
       const namespace = child.primaryNamespace ?? platform.controller.namespace;
       const hasSecrets = isGroup(child.id) && catalog.some((s) => s.group === child.id);
@@ -182,7 +185,7 @@ export class GitopsChart extends Chart {
           // Wave 0 is the AppProjects'; children follow in the delivery order.
           syncWave: child.syncWave,
           namespace,
-          createNamespace: namespace !== platform.controller.namespace && !child.ownNamespaces.includes(namespace),
+          createNamespace: namespace !== platform.controller.namespace && !rendered.has(namespace),
           ...(hasSecrets ? { secretGroup: child.id } : {}),
           ...(child.id in CHILD_RETRY_BUDGET_SECONDS ? { retryBudgetSeconds: CHILD_RETRY_BUDGET_SECONDS[child.id]! } : {}),
           ignoreDifferences: child.ignoreDifferences,
