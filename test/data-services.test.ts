@@ -65,12 +65,15 @@ describe.each(ENVIRONMENT_ORDER)('the database in %s (1.3 step 5)', (environment
     expect(command).toContain('-S mssql.database.svc.cluster.local');
   });
 
-  it('admits 1433 only from the application namespace, the backup job and the setup hook, after a default deny', () => {
+  it("admits 1433 only from the applications' namespaces, the backup job and the setup hook, after a default deny", () => {
     const policies = objects.filter((o) => o.kind === 'NetworkPolicy' && o.metadata.namespace === 'database');
     expect(findObject(policies, 'NetworkPolicy', 'default-deny').spec).toEqual({ podSelector: {}, policyTypes: ['Ingress', 'Egress'] });
     const ingress = policies.filter((p) => p.spec.policyTypes.includes('Ingress') && p.spec.ingress).flatMap((p) => p.spec.ingress);
     expect(ingress).toEqual([
-      { from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'webapp' } } }], ports: [{ port: 1433, protocol: 'TCP' }] },
+      ...environments[environment]!.applications.map((app) => ({
+        from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': app.namespace } } }],
+        ports: [{ port: 1433, protocol: 'TCP' }],
+      })),
       {
         from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'database' } }, podSelector: { matchLabels: { app: 'mssql-backup' } } }],
         ports: [{ port: 1433, protocol: 'TCP' }],
@@ -176,7 +179,9 @@ describe.each(ENVIRONMENT_ORDER)('the broker in %s (1.3 step 6)', (environment) 
     expect(kafka.apiVersion).toBe('kafka.strimzi.io/v1');
     expect(kafka.metadata.namespace).toBe('kafka');
     expect(kafka.spec.kafka.listeners[0]).toMatchObject({ name: 'plain', port: 9092, type: 'internal', tls: false, authentication: { type: 'scram-sha-512' } });
-    expect(kafka.spec.kafka.listeners[0].networkPolicyPeers).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'webapp' } } }]);
+    expect(kafka.spec.kafka.listeners[0].networkPolicyPeers).toEqual(
+      environments[environment]!.applications.map((app) => ({ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': app.namespace } } })),
+    );
     expect(Object.keys(kafka.spec.entityOperator).sort()).toEqual(['topicOperator', 'userOperator']);
     const pool = findObject(objects, 'KafkaNodePool', 'dual-role');
     expect(pool.metadata.labels).toEqual({ 'strimzi.io/cluster': 'kafka-cluster' });

@@ -250,7 +250,10 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
     expect(infrastructure.spec.destinations.map((d: any) => d.namespace)).toEqual([
       'argocd', 'cert-manager', 'envoy-gateway-system', 'flagger-system', 'kafka', 'monitoring',
     ]);
-    expect(findObject(objects, 'AppProject', 'platform').spec.destinations.map((d: any) => d.namespace)).toEqual(['database', 'kafka', 'monitoring', 'webapp']);
+    const applicationNamespaces = projectEnvironments()[environment]!.applications.map((app) => app.namespace);
+    expect(findObject(objects, 'AppProject', 'platform').spec.destinations.map((d: any) => d.namespace)).toEqual(
+      ['database', 'kafka', 'monitoring', ...applicationNamespaces].sort(),
+    );
     for (const project of objects.filter((o) => o.kind === 'AppProject')) {
       for (const destination of project.spec.destinations) expect(destination.server).toBe('https://kubernetes.default.svc');
     }

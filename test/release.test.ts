@@ -96,10 +96,11 @@ describe('npm run release', () => {
   });
 
   it('writes nothing when the environment already runs the tag', () => {
-    const tag = runningTagOf(firstApplication(environments().local!));
-    const result = run('cli/release', ['--env', 'local', '--tag', tag]);
+    const application = firstApplication(environments().local!);
+    const tag = runningTagOf(application);
+    const result = run('cli/release', ['--env', 'local', '--app', application.name, '--tag', tag]);
     expect(result.status).toBe(0);
-    expect(result.stdout).toBe(`local already runs ${firstApplication(environments().local!).name} ${tag}; nothing was written.\n`);
+    expect(result.stdout).toBe(`local already runs ${application.name} ${tag}; nothing was written.\n`);
     expect(changedFiles()).toEqual([]);
   });
 });
@@ -121,7 +122,9 @@ describe('npm run promote', () => {
     expect(run('cli/release', ['--env', 'testing', '--tag', newerTag()]).status).toBe(0);
     commit('testing ahead');
     const tag = runningTagOf(firstApplication(environments().testing!));
-    expect(run('cli/release', ['--env', 'local', '--tag', 'v0.0.1']).status).toBe(0);
+    // The application testing runs, in local too.
+    const application = firstApplication(environments().testing!).name;
+    expect(run('cli/release', ['--env', 'local', '--app', application, '--tag', 'v0.0.1']).status).toBe(0);
     commit('local behind');
     before = snapshot();
     const refused = run('cli/promote', ['--from', 'local', '--to', 'testing']);

@@ -135,7 +135,8 @@ describe('npm run secrets -- init local', () => {
   it('writes every Secret of the catalog as a full manifest real sops decrypts with the key, synced before the migrations', () => {
     expect(firstRun.missing).toEqual([]);
     for (const secret of secretCatalog(local)) {
-      const file = fileOf(local, secret.name);
+      // Each application has its own pull secret of the same name: the group tells them apart.
+      const file = `${secretsPath(local.name, secret.group)}/${encryptedFileName(secret.name)}`;
       expect(recipientsOf(root, file), file).toEqual([firstRun.publicKey]);
       const { status, manifest, stderr } = decrypt(root, file, keyFile);
       expect(status, stderr).toBe(0);
@@ -226,7 +227,7 @@ describe('npm run secrets -- init local', () => {
     const dir = repositoryCopy();
     try {
       const keyFile2 = path.join(keys, 'set.key');
-      const report = init({ root: dir, keyFile: keyFile2, assignments: [{ option: '--set', text: 'webapp-broker.password=Chosen-by-a-person_1' }] });
+      const report = init({ root: dir, keyFile: keyFile2, assignments: [{ option: '--set', text: `${brokerClientSecret(localApp().name)}.password=Chosen-by-a-person_1` }] });
       expect(report.missing).toEqual([]);
       const read = (secret: string) => decrypt(dir, fileOf(local, secret), keyFile2).manifest.stringData;
       expect(read(brokerUserSecret(applicationBrokerUser(localApp()))).password).toBe('Chosen-by-a-person_1');

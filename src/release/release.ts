@@ -150,8 +150,7 @@ export interface PromotionOptions {
  */
 export function planPromotion(environments: readonly Environment[], from: string, to: string, options: PromotionOptions = {}): ValuesEdit {
   const sourceEnvironment = environmentNamed(environments, from, '--from');
-  const target = targetOf(environments, to, '--to', options.app);
-  const source = sourceEnvironment.applications.find((app) => app.name === target.application.name);
+  environmentNamed(environments, to, '--to');
   const order = ENVIRONMENT_ORDER as readonly string[];
   const chain = order.join(' -> ');
   const fromIndex = order.indexOf(from);
@@ -169,6 +168,8 @@ export function planPromotion(environments: readonly Environment[], from: string
     const skipped = order.slice(fromIndex + 1, toIndex).join(', ');
     throw new RefusedError(`"${from}" -> "${to}" skips ${skipped}; promotion follows ${chain}: promote to ${order[fromIndex + 1]} first`);
   }
+  const target = targetOf(environments, to, '--to', options.app);
+  const source = sourceEnvironment.applications.find((app) => app.name === target.application.name);
   if (source === undefined) {
     throw new RefusedError(
       `${from} has no application ${target.application.name} (it has ${sourceEnvironment.applications.map((app) => app.name).join(', ')}); add src/environments/${from}/${target.application.name}.yaml first`,
