@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PLATFORM_CHART_IDS } from '../src/dist-layout';
+import { selectApplication } from '../src/environments';
+import { UsageError } from '../src/errors';
 import { RESERVED_APPLICATION_NAMES } from '../src/environments/validate';
 import { secretCatalog } from '../src/secrets/catalog';
 import { APPLICATIONS_STAGE, DELIVERY_ORDER, stageWave } from '../src/synth';
@@ -36,6 +38,14 @@ describe.each(['testing', 'staging', 'production'])('a second application in %s'
   const files = renderToObjects(environment);
   const all = [...files.values()].flat();
   const objectsOf = (file: string) => files.get(`${file}.yaml`) ?? [];
+
+  it('is chosen by --app; without it the commands ask which, and an unknown one names those there are', () => {
+    const names = environment.applications.map((app) => app.name).join(', ');
+    expect(selectApplication(environment, SECOND)).toBe(second);
+    expect(() => selectApplication(environment, undefined)).toThrow(new UsageError(`${name} has 2 applications (${names}): name one with --app <application>`));
+    expect(() => selectApplication(environment, 'nosuch')).toThrow(new UsageError(`--app "nosuch" is not an application of ${name}; choose one of ${names}`));
+    expect(() => selectApplication(environment, undefined)).toThrow(UsageError);
+  });
 
   it('is loaded beside the first, sorted by name, each with its own database and broker user', () => {
     expect(environment.applications.map((app) => app.name)).toEqual([first.name, SECOND].sort());
