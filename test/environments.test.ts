@@ -150,7 +150,7 @@ describe('the values files', () => {
       delete files.testing.webapp;
     });
     expect(problems).toEqual([
-      `src/environments/testing/${name}.yaml: (file name) "${name}" has 56 characters; at most 52 fit: it derives "${name}-migrations" (migrations Job and its label job-name), 67 characters, over the 63 Kubernetes allows in a name or label value`,
+      `src/environments/testing/${name}.yaml: (file name) "${name}" has 56 characters; at most 51 fit: it derives "${name}-broker-user" (its broker user's password Secret), 68 characters, over the 63 Kubernetes allows in a name or label value`,
     ]);
   });
 
