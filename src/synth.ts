@@ -48,11 +48,6 @@ export function stageWave(stage: DeliveryStage): number {
   return DELIVERY_ORDER.indexOf(stage) + 1;
 }
 
-/** Every file an environment renders: the delivered charts (platform and applications) and the GitOps wiring. */
-export function chartFiles(environment: Environment): string[] {
-  return deliveredChartIds(environment).concat(GITOPS_CHART_ID).map((id) => `${id}${MANIFEST_EXTENSION}`);
-}
-
 /** The delivered chart ids of an environment, in delivery order (applications by name). */
 export function deliveredChartIds(environment: Environment): string[] {
   return DELIVERY_ORDER.flatMap((stage) => (stage === APPLICATIONS_STAGE ? environment.applications.map((a) => applicationChartId(a.name)) : [stage]));
