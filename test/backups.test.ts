@@ -77,7 +77,7 @@ describe('the runbook\'s data recovery (convergence item 10, 7.2)', () => {
       return index;
     };
     const pauseRoot = at('argocd app set root --sync-policy none');
-    const pauseApplication = at('argocd app set application --sync-policy none');
+    const pauseApplication = at('argocd app set webapp --sync-policy none');
     const scaleDown = at('scale deployment/webapp --replicas=0');
     const restore = at('RESTORE DATABASE');
     const resume = at('argocd app set root --sync-policy automated');
