@@ -11,6 +11,7 @@ import { type ApplicationState, converged, formatTable, watchConvergence } from 
 import { startApiServer, startControlPlane } from './control-plane';
 import { type DryRunResult, dryRunEnvironment, readCrds, readObjects } from './dry-run';
 import { E2eError } from '../src/errors';
+import { RENDERED_DIR } from '../src/dist-layout';
 import { startGitServer } from './git-server';
 import type { KubeObject } from './kube-client';
 import { LoopbackProxy } from './loopback-proxy';
@@ -133,7 +134,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
   if (!(ENVIRONMENT_ORDER as readonly string[]).includes(environment)) {
     throw new E2eError(`--env ${JSON.stringify(environment)} must be one of ${ENVIRONMENT_ORDER.join(', ')}`);
   }
-  const distDir = path.join(projectRoot, 'dist');
+  const distDir = path.join(projectRoot, RENDERED_DIR);
   if (!fs.existsSync(path.join(distDir, environment))) throw new E2eError(`${path.join(distDir, environment)} does not exist: run npm run synth and commit dist/`);
   const rendered = readObjects(path.join(distDir, environment)).map((entry) => entry.object);
 

@@ -33,6 +33,20 @@ export const CDK8S_CLI_OUTPUT = 'build/cdk8s-cli';
 /** The files of a rendered tree: relative path (`<environment>/<chart>.yaml`) -> text. */
 export type ManifestTree = ReadonlyMap<string, string>;
 
+/**
+ * The platform's delivered charts of every environment, each `dist/<env>/<id>.yaml` and a
+ * child Application of that name. Beside them, one chart per application (`applicationChartId`)
+ * and the GitOps wiring (`gitops.yaml`). An application may not take one of these names
+ * (src/environments/validate.ts, RESERVED_APPLICATION_NAMES), so no file can collide.
+ */
+export const PLATFORM_CHART_IDS = ['infrastructure', 'issuers', 'database', 'broker', 'monitoring'] as const;
+export type PlatformChartId = (typeof PLATFORM_CHART_IDS)[number];
+
+/** An application's chart: `dist/<env>/<application>.yaml`, its Argo CD Application and its secrets group share the name. */
+export function applicationChartId(application: string): string {
+  return application;
+}
+
 /** `<environment>/<chart>.yaml`, relative to an output folder. */
 export function chartFile(environment: string, chart: string): string {
   return `${environment}/${chart}${MANIFEST_EXTENSION}`;

@@ -1,5 +1,5 @@
 import { BLUE_GREEN, DATABASE } from './constants';
-import { brokerClientSecret, databaseLoginSecret, databaseSecret } from './secrets/catalog';
+import { brokerClientSecret, brokerUserSecret, databaseLoginSecret, databaseSecret } from './secrets/catalog';
 
 /** Names derived from configuration, in one place so every chart derives them alike. */
 
@@ -70,5 +70,7 @@ export function derivedNames(application: string): ReadonlyArray<{ readonly name
     { name: databaseSecret(application), use: 'database Secret' },
     { name: brokerClientSecret(application), use: 'broker Secret' },
     { name: databaseLoginSecret(application), use: 'SQL login Secret' },
+    // Each application's own broker user is named after it.
+    { name: brokerUserSecret(application), use: "its broker user's password Secret" },
   ];
 }

@@ -9,47 +9,96 @@ import { GitopsChart, chartFootprint } from './charts/gitops-chart';
 import { InfrastructureChart } from './charts/infrastructure-chart';
 import { IssuersChart } from './charts/issuers-chart';
 import { MonitoringChart } from './charts/monitoring-chart';
-import { blueGreenTransitionProblems, parseCommittedBlueGreen } from './blue-green-transitions';
-import { assertReplaceable, chartFile, hasCommittedHead, MANIFEST_EXTENSION, RENDERED_DIR, writeCharts, readCommittedChart, RENDER_MARKER, RENDER_MARKER_TEXT } from './dist-layout';
+import { blueGreenTransitionProblems, parseCommittedBlueGreen } from './strategies/blue-green';
+import {
+  applicationChartId,
+  assertReplaceable,
+  chartFile,
+  hasCommittedHead,
+  MANIFEST_EXTENSION,
+  type PlatformChartId,
+  RENDERED_DIR,
+  readCommittedChart,
+  RENDER_MARKER,
+  RENDER_MARKER_TEXT,
+  writeCharts,
+} from './dist-layout';
 import { type Environment, loadEnvironments } from './environments';
 import type { ValuesTexts } from './environments/values-file';
 import { ConfigError } from './errors';
 import { type Platform, loadPlatform } from './environments/platform';
 import { projectRoot } from './tooling/cli';
 
-/**
- * The charts of an environment in delivery order: each is `dist/<env>/<id>.yaml` and a
- * child Application of the root, synced in this order (1.3.4: the infrastructure first).
- * Adding a chart means adding its id here and its constructor in `renderEnvironment`.
- */
-export const DELIVERY_ORDER = ['infrastructure', 'issuers', 'database', 'broker', 'application', 'monitoring'] as const;
-export type DeliveryChartId = (typeof DELIVERY_ORDER)[number];
+/** The stage of DELIVERY_ORDER that stands for every application's chart, all in one sync wave. */
+export const APPLICATIONS_STAGE = 'applications';
 
-/** Every file an environment renders: the delivered charts and the GitOps wiring. */
-export const CHART_FILES: readonly string[] = [...DELIVERY_ORDER, GITOPS_CHART_ID].map((id) => `${id}${MANIFEST_EXTENSION}`);
+/**
+ * The stages of an environment's delivery, in order: each platform stage is one chart,
+ * `dist/<env>/<id>.yaml`, and a child Application of the root; APPLICATIONS_STAGE is one
+ * chart and child per application (`dist/<env>/<application>.yaml`), all in the same sync
+ * wave, after the database and the broker they use and before the environment-wide
+ * monitoring. Each stage is one sync wave (1.3.4: the infrastructure first). Adding a
+ * platform chart means adding its id here (and in PLATFORM_CHART_IDS) and its constructor
+ * in `buildEnvironment`.
+ */
+export const DELIVERY_ORDER = ['infrastructure', 'issuers', 'database', 'broker', APPLICATIONS_STAGE, 'monitoring'] as const;
+export type DeliveryStage = (typeof DELIVERY_ORDER)[number];
+
+/** The sync wave of a stage: wave 0 is the AppProjects', the stages follow. */
+export function stageWave(stage: DeliveryStage): number {
+  return DELIVERY_ORDER.indexOf(stage) + 1;
+}
+
+/** The delivered chart ids of an environment, in delivery order (applications by name). */
+export function deliveredChartIds(environment: Environment): string[] {
+  return DELIVERY_ORDER.flatMap((stage) => (stage === APPLICATIONS_STAGE ? environment.applications.map((a) => applicationChartId(a.name)) : [stage]));
+}
+
+/** One delivered chart of an environment, built but not written. */
+export interface DeliveredChart {
+  /** Chart id: `dist/<env>/<id>.yaml` and the child Application's name. */
+  readonly id: string;
+  /** Its stage in DELIVERY_ORDER. */
+  readonly stage: DeliveryStage;
+  readonly chart: Chart;
+}
 
 /** The charts of one environment, built in `app` but not written. */
 export interface EnvironmentCharts {
-  /** The delivered charts, by id. */
-  readonly delivered: Readonly<Record<DeliveryChartId, Chart>>;
+  /** The delivered charts, in delivery order. */
+  readonly delivered: readonly DeliveredChart[];
   /** The GitOps wiring: AppProject, root Application, child Applications. */
   readonly gitops: GitopsChart;
 }
 
 /** Build every chart of one validated environment inside `app`. */
 export function buildEnvironment(app: App, environment: Environment, platform: Platform = loadPlatform()): EnvironmentCharts {
-  const delivered: Record<DeliveryChartId, Chart> = {
-    infrastructure: new InfrastructureChart(app, 'infrastructure', { environment, platform }),
-    issuers: new IssuersChart(app, 'issuers', { environment }),
-    database: new DatabaseChart(app, 'database', { environment }),
-    broker: new BrokerChart(app, 'broker', { environment }),
-    application: new ApplicationChart(app, 'application', { environment }),
-    monitoring: new MonitoringChart(app, 'monitoring', { environment }),
+  const platformChart = (id: PlatformChartId): Chart => {
+    switch (id) {
+      case 'infrastructure':
+        return new InfrastructureChart(app, id, { environment, platform });
+      case 'issuers':
+        return new IssuersChart(app, id, { environment });
+      case 'database':
+        return new DatabaseChart(app, id, { environment });
+      case 'broker':
+        return new BrokerChart(app, id, { environment });
+      case 'monitoring':
+        return new MonitoringChart(app, id, { environment });
+    }
   };
+  const delivered: DeliveredChart[] = DELIVERY_ORDER.flatMap((stage): DeliveredChart[] =>
+    stage === APPLICATIONS_STAGE
+      ? environment.applications.map((application) => {
+          const id = applicationChartId(application.name);
+          return { id, stage, chart: new ApplicationChart(app, id, { environment, application }) };
+        })
+      : [{ id: stage, stage, chart: platformChart(stage) }],
+  );
   const gitops = new GitopsChart(app, GITOPS_CHART_ID, {
     environment,
     platform,
-    children: DELIVERY_ORDER.map((id) => chartFootprint(id, delivered[id])),
+    children: delivered.map((child) => ({ ...chartFootprint(child.id, child.chart), syncWave: stageWave(child.stage) })),
   });
   return { delivered, gitops };
 }
@@ -125,13 +174,16 @@ function loadInputs(options: SynthesizeOptions): { environments: readonly Enviro
  */
 export function blueGreenProblems(environments: readonly Environment[], root: string, outdir: string, source: 'head' | 'outdir' = 'head'): string[] {
   const committed = source === 'head' && hasCommittedHead(root);
-  return environments.flatMap((environment) => {
-    if (environment.strategy.type !== 'blue-green') return [];
-    const file = chartFile(environment.name, 'application');
-    const text = committed ? readCommittedChart(root, environment.name, 'application') : readIfExists(path.join(outdir, file));
-    const label = committed ? `${RENDERED_DIR}/${file} in HEAD` : `${path.basename(outdir)}/${file}`;
-    return blueGreenTransitionProblems(environment, text === undefined ? undefined : parseCommittedBlueGreen(text, environment), label);
-  });
+  return environments.flatMap((environment) =>
+    environment.applications.flatMap((application) => {
+      if (application.strategy.type !== 'blue-green') return [];
+      const chart = applicationChartId(application.name);
+      const file = chartFile(environment.name, chart);
+      const text = committed ? readCommittedChart(root, environment.name, chart) : readIfExists(path.join(outdir, file));
+      const label = committed ? `${RENDERED_DIR}/${file} in HEAD` : `${path.basename(outdir)}/${file}`;
+      return blueGreenTransitionProblems(environment, application, text === undefined ? undefined : parseCommittedBlueGreen(text, application), label);
+    }),
+  );
 }
 
 function readIfExists(file: string): string | undefined {

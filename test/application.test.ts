@@ -17,16 +17,23 @@ const production = committedObjects('production');
 const container = (deployment: K8sObject) => deployment.spec.template.spec.containers[0];
 const deploymentsOf = (objects: readonly K8sObject[]) => objects.filter((o) => o.kind === 'Deployment');
 const allDeployments = [local, testing, staging, production].flatMap(deploymentsOf);
+/** The application a Deployment belongs to: the one whose namespace it is in (each has its own). */
+const applicationOf = (deployment: K8sObject) =>
+  Object.values(environments)
+    .flatMap((env) => env.applications)
+    .find((app) => app.namespace === deployment.metadata.namespace)!;
+/** The applications of an environment in a rolling or canary strategy: one Deployment each. */
+const singleUnitApplications = (name: string) => environments[name]!.applications.filter((app) => app.strategy.type !== 'blue-green');
 
 describe('the application Deployment (2.1, 2.2, 8)', () => {
   it('is named after the application in rolling and canary environments', () => {
-    for (const objects of [local, testing, production]) {
-      expect(deploymentsOf(objects).map((d) => d.metadata.name)).toEqual(['webapp']);
+    for (const [name, objects] of Object.entries({ local, testing, production })) {
+      expect(deploymentsOf(objects).map((d) => d.metadata.name).sort()).toEqual(singleUnitApplications(name).map((app) => app.name).sort());
     }
   });
 
   it('rolls out with RollingUpdate, maxUnavailable 1 and maxSurge 1 (8: rolling update 1 / 1)', () => {
-    expect(allDeployments).toHaveLength(4);
+    expect(allDeployments.length).toBeGreaterThanOrEqual(4);
     for (const deployment of allDeployments) {
       expect(deployment.spec.strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 1 } });
     }
@@ -59,19 +66,20 @@ describe('the application Deployment (2.1, 2.2, 8)', () => {
   it('runs the image <registry>/<project>/<application>:v<major>.<minor>.<patch> of its environment', () => {
     // Derived from the values files: a release changes the tag, not this rule.
     for (const [name, objects] of Object.entries({ local, testing, staging, production })) {
-      const environment = environments[name]!;
-      const { registry, project } = environment.image;
-      const app = environment.application.name;
-      const running = environment.strategy.type === 'blue-green' ? unitName(app, environment.strategy.blueGreen.active) : app;
-      expect(container(findObject(objects, 'Deployment', running)).image).toBe(`${registry}/${project}/${app}:${runningTagOf(environment)}`);
-      expect(runningTagOf(environment)).toMatch(IMAGE_TAG_PATTERN);
+      for (const application of environments[name]!.applications) {
+        const { registry, project } = application.image;
+        const app = application.name;
+        const running = application.strategy.type === 'blue-green' ? unitName(app, application.strategy.blueGreen.active) : app;
+        expect(container(findObject(objects, 'Deployment', running)).image).toBe(`${registry}/${project}/${app}:${runningTagOf(application)}`);
+        expect(runningTagOf(application)).toMatch(IMAGE_TAG_PATTERN);
+      }
     }
   });
 
   it('carries the labels app and version, and keeps revisions for rollback', () => {
     for (const deployment of allDeployments) {
       expect(Object.keys(deployment.spec.template.metadata.labels).sort()).toEqual(['app', 'version']);
-      expect(deployment.spec.template.metadata.labels.app).toBe('webapp');
+      expect(deployment.spec.template.metadata.labels.app).toBe(applicationOf(deployment).name);
       expect(deployment.spec.revisionHistoryLimit).toBe(10);
     }
   });
@@ -79,8 +87,8 @@ describe('the application Deployment (2.1, 2.2, 8)', () => {
   it('pulls with the registry secret, as a service account without a token, in a restricted context', () => {
     for (const deployment of allDeployments) {
       const pod = deployment.spec.template.spec;
-      expect(pod.imagePullSecrets).toEqual([{ name: 'registry-pull' }]);
-      expect(pod.serviceAccountName).toBe('webapp');
+      expect(pod.imagePullSecrets).toEqual([{ name: applicationOf(deployment).image.pullSecret }]);
+      expect(pod.serviceAccountName).toBe(applicationOf(deployment).name);
       expect(pod.automountServiceAccountToken).toBe(false);
       expect(container(deployment).securityContext).toMatchObject({
         runAsNonRoot: true,
@@ -106,8 +114,9 @@ describe('the application Deployment (2.1, 2.2, 8)', () => {
 
   it('runs the replicas each environment asks for', () => {
     for (const [name, objects] of Object.entries({ local, testing, production })) {
-      const environment = environments[name]!;
-      expect(findObject(objects, 'Deployment', environment.application.name).spec.replicas).toBe(environment.application.replicas);
+      for (const application of environments[name]!.applications) {
+        expect(findObject(objects, 'Deployment', application.name).spec.replicas).toBe(application.replicas);
+      }
     }
   });
 
@@ -200,7 +209,7 @@ describe('the Service, the Gateway and the HTTPRoute (4, 8)', () => {
 
 describe('the delivery strategies rendered per environment (1.4, 2.1, 2.3, 8)', () => {
   it('runs blue-green in staging with 3 replicas per unit (8: blue-green replicas per unit)', () => {
-    const strategy = environments.staging!.strategy;
+    const strategy = environments.staging!.applications[0]!.strategy;
     if (strategy.type !== 'blue-green') throw new Error('staging is blue-green');
     const units = BLUE_GREEN.units.filter((unit) => strategy.blueGreen.units[unit] !== undefined);
     for (const unit of units) {
@@ -226,9 +235,10 @@ describe('the delivery strategies rendered per environment (1.4, 2.1, 2.3, 8)', 
   });
 
   it('uses rolling update in local and testing', () => {
-    for (const objects of [local, testing]) {
+    for (const [name, objects] of Object.entries({ local, testing })) {
       expect(objects.map((o) => o.kind)).not.toContain('Canary');
-      expect(deploymentsOf(objects)).toHaveLength(1);
+      expect(singleUnitApplications(name).map((app) => app.strategy.type)).toEqual(environments[name]!.applications.map(() => 'rolling'));
+      expect(deploymentsOf(objects)).toHaveLength(environments[name]!.applications.length);
     }
   });
 });

@@ -40,7 +40,7 @@ describe.each(ENVIRONMENT_ORDER)('database backups in %s (convergence item 10)',
     const files = Array.from({ length: 30 }, (_, day) => backupFileOn(command, 20_000 + day));
     expect(new Set(files).size).toBe(DATABASE.backup.keep);
     for (let day = 0; day + DATABASE.backup.keep < files.length; day += 1) expect(files[day + DATABASE.backup.keep]).toBe(files[day]);
-    for (const file of files) expect(file.startsWith(`${DATABASE.backupPath}/${environment.database.name}-`)).toBe(true);
+    for (const file of files) expect(file.startsWith(`${DATABASE.backupPath}/${environment.applications[0]!.database.name}-`)).toBe(true);
   });
 
   it('pages the on-call engineer when the last scheduled backup has not succeeded', () => {
@@ -77,7 +77,7 @@ describe('the runbook\'s data recovery (convergence item 10, 7.2)', () => {
       return index;
     };
     const pauseRoot = at('argocd app set root --sync-policy none');
-    const pauseApplication = at('argocd app set application --sync-policy none');
+    const pauseApplication = at('argocd app set webapp --sync-policy none');
     const scaleDown = at('scale deployment/webapp --replicas=0');
     const restore = at('RESTORE DATABASE');
     const resume = at('argocd app set root --sync-policy automated');

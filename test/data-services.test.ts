@@ -65,12 +65,15 @@ describe.each(ENVIRONMENT_ORDER)('the database in %s (1.3 step 5)', (environment
     expect(command).toContain('-S mssql.database.svc.cluster.local');
   });
 
-  it('admits 1433 only from the application namespace, the backup job and the setup hook, after a default deny', () => {
+  it("admits 1433 only from the applications' namespaces, the backup job and the setup hook, after a default deny", () => {
     const policies = objects.filter((o) => o.kind === 'NetworkPolicy' && o.metadata.namespace === 'database');
     expect(findObject(policies, 'NetworkPolicy', 'default-deny').spec).toEqual({ podSelector: {}, policyTypes: ['Ingress', 'Egress'] });
     const ingress = policies.filter((p) => p.spec.policyTypes.includes('Ingress') && p.spec.ingress).flatMap((p) => p.spec.ingress);
     expect(ingress).toEqual([
-      { from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'webapp' } } }], ports: [{ port: 1433, protocol: 'TCP' }] },
+      ...environments[environment]!.applications.map((app) => ({
+        from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': app.namespace } } }],
+        ports: [{ port: 1433, protocol: 'TCP' }],
+      })),
       {
         from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'database' } }, podSelector: { matchLabels: { app: 'mssql-backup' } } }],
         ports: [{ port: 1433, protocol: 'TCP' }],
@@ -85,7 +88,8 @@ describe.each(ENVIRONMENT_ORDER)('the database in %s (1.3 step 5)', (environment
   it("creates the application's login, database and user once the server answers, before the migrations, idempotently", () => {
     const env = environments[environment]!;
     const job = findObject(objects, 'Job', 'mssql-setup');
-    const login = env.application.name;
+    const app = env.applications[0]!;
+    const login = app.name;
     // A Sync hook in the wave after the server (wave 0, healthy when it answers a query), rerun on every sync.
     expect(job.metadata.annotations).toEqual({
       'argocd.argoproj.io/hook': 'Sync',
@@ -100,14 +104,14 @@ describe.each(ENVIRONMENT_ORDER)('the database in %s (1.3 step 5)', (environment
     expect(setup.image).toBe(container.image);
     expect(setup.command.join(' ')).toContain(`${DATABASE.sqlcmd} -S mssql.database.svc.cluster.local -U sa -C -b`);
     expect(setup.env).toContainEqual({ name: 'SQLCMDPASSWORD', valueFrom: { secretKeyRef: { name: 'database-admin', key: 'password' } } });
-    expect(setup.env).toContainEqual({ name: 'LOGIN_PASSWORD', valueFrom: { secretKeyRef: { name: databaseLoginSecret(login), key: 'password' } } });
+    expect(setup.env).toContainEqual({ name: 'LOGIN_PASSWORD_0', valueFrom: { secretKeyRef: { name: databaseLoginSecret(login), key: 'password' } } });
     const sql = Object.fromEntries(setup.env.filter((e: any) => e.value !== undefined).map((e: any) => [e.name, e.value]));
-    expect(sql.SERVER_SQL).toContain(`IF SUSER_ID(N'${login}') IS NULL CREATE LOGIN [${login}]`);
-    expect(sql.SERVER_SQL).toContain(`IF DB_ID(N'${env.database.name}') IS NULL CREATE DATABASE [${env.database.name}]`);
-    expect(sql.DATABASE_SQL).toContain(`IF USER_ID(N'${login}') IS NULL CREATE USER [${login}] FOR LOGIN [${login}]`);
+    expect(sql.SERVER_SQL_0).toContain(`IF SUSER_ID(N'${login}') IS NULL CREATE LOGIN [${login}]`);
+    expect(sql.SERVER_SQL_0).toContain(`IF DB_ID(N'${app.database.name}') IS NULL CREATE DATABASE [${app.database.name}]`);
+    expect(sql.DATABASE_SQL_0).toContain(`IF USER_ID(N'${login}') IS NULL CREATE USER [${login}] FOR LOGIN [${login}]`);
     // Kubernetes turns `$$(` into `$(`: sqlcmd substitutes its variable, the manifest holds no password.
-    expect(sql.SERVER_SQL).toContain("N'$$(LOGIN_PASSWORD)'");
-    expect(setup.command.join(' ')).toContain(`-d ${env.database.name} -Q "$DATABASE_SQL"`);
+    expect(sql.SERVER_SQL_0).toContain("N'$$(LOGIN_PASSWORD)'");
+    expect(setup.command.join(' ')).toContain(`-d "${app.database.name}" -Q "$DATABASE_SQL_0"`);
     // The login in the database's Secret is the one in the application's connection string (src/secrets/catalog.ts).
     const catalog = secretCatalog(env);
     const loginSecret = catalog.find((secret) => secret.name === databaseLoginSecret(login))!;
@@ -142,15 +146,15 @@ describe.each(ENVIRONMENT_ORDER)('the database in %s (1.3 step 5)', (environment
     expect(migration.env).toEqual([{ name: 'DATABASE_CONNECTION_STRING', valueFrom: { secretKeyRef: { name: 'webapp-database', key: 'connection-string' } } }]);
     const gitops = objects.filter((o) => o.kind === 'Application');
     const wave = (name: string) => Number(findObject(gitops, 'Application', name).metadata.annotations?.['argocd.argoproj.io/sync-wave']);
-    expect(wave('database')).toBeLessThan(wave('application'));
-    expect(wave('broker')).toBeLessThan(wave('application'));
+    expect(wave('database')).toBeLessThan(wave('webapp'));
+    expect(wave('broker')).toBeLessThan(wave('webapp'));
   });
 
   it('gives the database and the broker the 600 s the contract waits, the rest 300 s', () => {
     const gitops = objects.filter((o) => o.kind === 'Application' && o.metadata.namespace === 'argocd');
     expect(retrySpanSeconds(findObject(gitops, 'Application', 'database').spec.syncPolicy.retry)).toBe(600);
     expect(retrySpanSeconds(findObject(gitops, 'Application', 'broker').spec.syncPolicy.retry)).toBe(600);
-    expect(retrySpanSeconds(findObject(gitops, 'Application', 'application').spec.syncPolicy.retry)).toBe(300);
+    expect(retrySpanSeconds(findObject(gitops, 'Application', 'webapp').spec.syncPolicy.retry)).toBe(300);
     expect(retrySpanSeconds(findObject(gitops, 'Application', 'strimzi-kafka-operator').spec.syncPolicy.retry)).toBe(300);
   });
 });
@@ -175,7 +179,9 @@ describe.each(ENVIRONMENT_ORDER)('the broker in %s (1.3 step 6)', (environment) 
     expect(kafka.apiVersion).toBe('kafka.strimzi.io/v1');
     expect(kafka.metadata.namespace).toBe('kafka');
     expect(kafka.spec.kafka.listeners[0]).toMatchObject({ name: 'plain', port: 9092, type: 'internal', tls: false, authentication: { type: 'scram-sha-512' } });
-    expect(kafka.spec.kafka.listeners[0].networkPolicyPeers).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'webapp' } } }]);
+    expect(kafka.spec.kafka.listeners[0].networkPolicyPeers).toEqual(
+      environments[environment]!.applications.map((app) => ({ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': app.namespace } } })),
+    );
     expect(Object.keys(kafka.spec.entityOperator).sort()).toEqual(['topicOperator', 'userOperator']);
     const pool = findObject(objects, 'KafkaNodePool', 'dual-role');
     expect(pool.metadata.labels).toEqual({ 'strimzi.io/cluster': 'kafka-cluster' });
@@ -254,14 +260,26 @@ describe('bad data-service values are refused, and dist/ is untouched', () => {
   });
 
   it('refuses two users of the same name', () => {
-    expect(refused((files) => files.local.environment.broker.users.push(structuredClone(files.local.environment.broker.users[0])))).toEqual([
-      'src/environments/local/environment.yaml: broker.users[1].name "webapp" must be unique (another user has this name)',
+    const user = { name: 'reporting', acls: [{ topic: 'declarations', operations: ['Read'] }] };
+    expect(refused((files) => (files.local.environment.broker.users = [user, structuredClone(user)]))).toEqual([
+      'src/environments/local/environment.yaml: broker.users[1].name "reporting" must be unique (another user has this name)',
     ]);
   });
 
-  it('refuses an ACL on a topic that does not exist', () => {
-    expect(refused((files) => (files.production.environment.broker.users[0].acls[0].topic = 'orders'))).toEqual([
+  it("refuses a broker user named like an application: each application's own user has its name", () => {
+    const user = { name: 'webapp', acls: [{ topic: 'declarations', operations: ['Read'] }] };
+    expect(refused((files) => (files.local.environment.broker.users = [user]))).toEqual([
+      'src/environments/local/webapp.yaml: (file name) "webapp" is also a user in src/environments/local/environment.yaml (broker.users): each application gets a broker user named after it; rename that user',
+    ]);
+  });
+
+  it('refuses an ACL on a topic that does not exist, in environment.yaml and in an application file', () => {
+    const user = { name: 'reporting', acls: [{ topic: 'orders', operations: ['Read'] }] };
+    expect(refused((files) => (files.production.environment.broker.users = [user]))).toEqual([
       'src/environments/production/environment.yaml: broker.users[0].acls[0].topic "orders" must name a topic of broker.topics (declarations)',
+    ]);
+    expect(refused((files) => (files.production.webapp.broker = { acls: [{ topic: 'orders', operations: ['Read'] }] }))).toEqual([
+      'src/environments/production/webapp.yaml: broker.acls[0].topic "orders" must name a topic of broker.topics in environment.yaml (declarations)',
     ]);
   });
 

@@ -25,9 +25,9 @@ function setValue(file: string, field: readonly string[], value: unknown): void 
 
 /** The data the values files hold: the test derives what it expects from them, never from literals. */
 const environments = projectEnvironments();
-const testingTag = runningTagOf(environments.testing!);
+const testingTag = runningTagOf(environments.testing!.applications[0]!);
 const NEW_TAG = 'v99.0.0';
-const stagingStrategy = environments.staging!.strategy;
+const stagingStrategy = environments.staging!.applications[0]!.strategy;
 /** The staging unit that takes no traffic: the new version goes there. */
 const inactive = stagingStrategy.type === 'blue-green' && stagingStrategy.blueGreen.active === 'green' ? 'blue' : 'green';
 
@@ -52,7 +52,7 @@ describe('npm run diff', () => {
   it('lists added, removed and changed objects per environment in promotion order, with a YAML diff of each change', () => {
     setValue(applicationValuesPath('testing', 'webapp'), ['image', 'tag'], NEW_TAG);
     setValue(applicationValuesPath('staging', 'webapp'), ['strategy', 'blueGreen', 'units', inactive, 'tag'], NEW_TAG);
-    setValue(environmentValuesPath('local'), ['broker', 'users'], []);
+    setValue(environmentValuesPath('local'), ['broker', 'users'], [{ name: 'reporting', acls: [{ topic: 'declarations', operations: ['Read'] }] }]);
 
     const result = runInCopy(root, 'cli/diff', []);
     expect(result.status).toBe(1);
@@ -60,11 +60,11 @@ describe('npm run diff', () => {
     const headers = text.split('\n').filter((line) => /^\w+: \d+ added/.test(line));
     // testing: the Deployment and the migrations Job run the new tag; staging: the new unit's
     // Deployment and its PodDisruptionBudget.
-    expect(headers).toEqual(['local: 0 added, 1 removed, 1 changed', 'testing: 0 added, 0 removed, 2 changed', 'staging: 2 added, 0 removed, 1 changed']);
-    expect(text).toContain('  - kafka.strimzi.io/v1 KafkaUser kafka/webapp (broker.yaml)');
-    expect(text).toContain(`  + apps/v1 Deployment webapp/webapp-${inactive} (application.yaml)`);
-    expect(text).toContain(`  + policy/v1 PodDisruptionBudget webapp/webapp-${inactive} (application.yaml)`);
-    expect(text).toContain('  ~ apps/v1 Deployment webapp/webapp (application.yaml)');
+    expect(headers).toEqual(['local: 1 added, 0 removed, 0 changed', 'testing: 0 added, 0 removed, 2 changed', 'staging: 2 added, 0 removed, 1 changed']);
+    expect(text).toContain('  + kafka.strimzi.io/v1 KafkaUser kafka/reporting (broker.yaml)');
+    expect(text).toContain(`  + apps/v1 Deployment webapp/webapp-${inactive} (webapp.yaml)`);
+    expect(text).toContain(`  + policy/v1 PodDisruptionBudget webapp/webapp-${inactive} (webapp.yaml)`);
+    expect(text).toContain('  ~ apps/v1 Deployment webapp/webapp (webapp.yaml)');
     expect(text).toContain(`      -          image: registry.example.com/platform/webapp:${testingTag}\n      +          image: registry.example.com/platform/webapp:${NEW_TAG}`);
     // Stable: the same inputs print the same report.
     expect(runInCopy(root, 'cli/diff', []).stdout).toBe(text);
@@ -73,13 +73,13 @@ describe('npm run diff', () => {
   it('writes Markdown for a pull-request comment', () => {
     const result = runInCopy(root, 'cli/diff', ['--format', 'markdown']);
     expect(result.status).toBe(1);
-    expect(result.stdout).toContain('| Environment | Added | Removed | Changed |\n|---|---:|---:|---:|\n| local | 0 | 1 | 1 |\n| testing | 0 | 0 | 2 |\n| staging | 2 | 0 | 1 |');
+    expect(result.stdout).toContain('| Environment | Added | Removed | Changed |\n|---|---:|---:|---:|\n| local | 1 | 0 | 0 |\n| testing | 0 | 0 | 2 |\n| staging | 2 | 0 | 1 |');
     expect(result.stdout).toContain('```diff\n');
-    expect(result.stdout).toContain(`<code>apps/v1 Deployment webapp/webapp-${inactive}</code> in <code>application.yaml</code>`);
+    expect(result.stdout).toContain(`<code>apps/v1 Deployment webapp/webapp-${inactive}</code> in <code>webapp.yaml</code>`);
   });
 
   it('compares two commits with --base and --head, and refuses a ref that names nothing', () => {
-    git('commit', '-qam', 'testing v1.6.0, green beside blue, no broker users');
+    git('commit', '-qam', 'testing v1.6.0, green beside blue, a reporting user in local');
     const committed = runInCopy(root, 'cli/diff', ['--base', 'main', '--head', 'feature']);
     // Sources changed, dist/ was not re-rendered: the committed trees are the same.
     expect(committed.stdout).toMatch(/^No rendered changes from main@[0-9a-f]{7} to feature@[0-9a-f]{7}\n$/);

@@ -23,7 +23,7 @@ describe.each(ENVIRONMENT_ORDER)('disruption budgets and spread in %s (convergen
       // `app: <target>-primary` (fluxcd/flagger v1.44.0 pkg/canary/deployment_controller.go,
       // primaryLabelValue); the target itself is scaled to zero between analyses.
       const expected = canary?.spec.targetRef.name === deployment.metadata.name
-        ? { app: `${environment.application.name}-primary` }
+        ? { app: `${canary.spec.targetRef.name}-primary` }
         : deployment.spec.selector.matchLabels;
       expect(budget.spec.selector, deployment.metadata.name).toEqual({ matchLabels: expected });
     }

@@ -150,13 +150,13 @@ describe('the values files', () => {
       delete files.testing.webapp;
     });
     expect(problems).toEqual([
-      `src/environments/testing/${name}.yaml: (file name) "${name}" has 56 characters; at most 52 fit: it derives "${name}-migrations" (migrations Job and its label job-name), 67 characters, over the 63 Kubernetes allows in a name or label value`,
+      `src/environments/testing/${name}.yaml: (file name) "${name}" has 56 characters; at most 51 fit: it derives "${name}-broker-user" (its broker user's password Secret), 68 characters, over the 63 Kubernetes allows in a name or label value`,
     ]);
   });
 
   it('names the file and the line of each problem, and of a YAML syntax error', () => {
     const texts = readValuesTexts(ROOT);
-    const file = applicationValuesPath('testing', projectEnvironments().testing!.application.name);
+    const file = applicationValuesPath('testing', projectEnvironments().testing!.applications[0]!.name);
     const original = texts.get(file)!;
     const line = original.split('\n').findIndex((text) => /^\s+tag: /.test(text)) + 1;
     const broken = new ValuesFile(file, original).edited((document) => document.setIn(['image', 'tag'], 'latest'));

@@ -7,12 +7,12 @@ import { STAND_INS } from '../e2e/stand-in-charts';
 import { loadEnvironments } from '../src/environments';
 import { loadPlatform } from '../src/environments/platform';
 import { RELEASE_ROWS, releaseNamespace } from '../src/infrastructure/releases';
-import { DELIVERY_ORDER } from '../src/synth';
+import { APPLICATIONS_STAGE, DELIVERY_ORDER, deliveredChartIds } from '../src/synth';
 import { INFRASTRUCTURE_UNITS } from '../src/charts/gitops-chart';
 import { ROOT_APPLICATION } from '../src/argocd/applications';
 import { renderedBootstrapObjects } from '../pulumi/bootstrap-manifests';
 import { validateAgainstSchema } from '../src/validation/schemas';
-import { DIST, ENVIRONMENT_ORDER, ROOT, committedObjects, findObject, readManifests, type K8sObject } from './support';
+import { DIST, ENVIRONMENT_ORDER, ROOT, committedObjects, findObject, projectEnvironments, readManifests, type K8sObject } from './support';
 
 const REPOSITORY = 'git@github.com:example/platform-gitops.git';
 const BRANCH = loadPlatform().repository.targetRevision;
@@ -142,19 +142,23 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
   it('roots an app of apps at dist/<environment>/, with one child per chart in delivery order', () => {
     const root = renderedBootstrapObjects(environment).application as K8sObject;
     expect(root.spec.source).toEqual({ repoURL: REPOSITORY, targetRevision: BRANCH, path: `dist/${environment}`, directory: { include: 'gitops.yaml' } });
-    const children = DELIVERY_ORDER.map((name) => findObject(apps, 'Application', name));
-    expect(children.map(wave)).toEqual(DELIVERY_ORDER.map((_, index) => index + 1));
-    // The infrastructure first (1.3.4), the issuers once cert-manager's CRDs exist.
-    expect(DELIVERY_ORDER.slice(0, 2)).toEqual(['infrastructure', 'issuers']);
+    const env = projectEnvironments()[environment]!;
+    const children = deliveredChartIds(env).map((name) => findObject(apps, 'Application', name));
+    // One wave per stage; every application's chart in the applications' wave.
+    const stages = DELIVERY_ORDER.flatMap((stage) => (stage === APPLICATIONS_STAGE ? env.applications.map(() => stage) : [stage]));
+    expect(children.map(wave)).toEqual(stages.map((stage) => DELIVERY_ORDER.indexOf(stage) + 1));
+    // The infrastructure first (1.3.4), the issuers once cert-manager's CRDs exist; the
+    // applications after the database and broker they use, before the environment-wide monitoring.
+    expect(DELIVERY_ORDER).toEqual(['infrastructure', 'issuers', 'database', 'broker', APPLICATIONS_STAGE, 'monitoring']);
     for (const child of children) {
       const sources = child.spec.sources ?? [child.spec.source];
       expect(sources[0]).toEqual({ repoURL: REPOSITORY, targetRevision: BRANCH, path: `dist/${environment}`, directory: { include: `${child.metadata.name}.yaml` } });
     }
     // Encrypted Secrets sync with their chart, decrypted by the sops plugin.
-    expect(findObject(apps, 'Application', 'application').spec.sources[1]).toEqual({
+    expect(findObject(apps, 'Application', env.applications[0]!.name).spec.sources[1]).toEqual({
       repoURL: REPOSITORY,
       targetRevision: BRANCH,
-      path: `secrets/${environment}/application`,
+      path: `secrets/${environment}/${env.applications[0]!.name}`,
       plugin: { name: 'sops' },
     });
   });
@@ -176,15 +180,15 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
     expect(values.configs.params['controller.sync.timeout.seconds']).toBe('300');
   });
 
-  it('creates a namespace on install exactly where no chart of the Application renders it', () => {
+  it('creates a namespace on install exactly where no chart renders it', () => {
     const manifests = readManifests(path.join(DIST, environment));
+    const rendered = [...manifests.values()].flat().filter((o) => o.kind === 'Namespace').map((o) => o.metadata.name);
     for (const app of apps) {
       const namespace = app.spec.destination.namespace;
-      const include = (app.spec.sources ?? [app.spec.source])[0].directory?.include as string | undefined;
-      const rendersNamespace = (manifests.get(include ?? '') ?? []).some((o) => o.kind === 'Namespace' && o.metadata.name === namespace);
       const creates = (app.spec.syncPolicy.syncOptions ?? []).includes('CreateNamespace=true');
-      // argocd exists before any Application: the Pulumi bootstrap creates it.
-      if (rendersNamespace) expect(creates, `${app.metadata.name} would be a second owner of ${namespace}`).toBe(false);
+      // argocd exists before any Application: the Pulumi bootstrap creates it. A namespace a
+      // chart renders is that chart's Application's alone (no second manager of its metadata).
+      if (rendered.includes(namespace)) expect(creates, `${app.metadata.name} would be a second owner of ${namespace}`).toBe(false);
       else if (namespace !== 'argocd') expect(creates, `${app.metadata.name} needs ${namespace}`).toBe(true);
     }
   });
@@ -244,7 +248,10 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
     expect(infrastructure.spec.destinations.map((d: any) => d.namespace)).toEqual([
       'argocd', 'cert-manager', 'envoy-gateway-system', 'flagger-system', 'kafka', 'monitoring',
     ]);
-    expect(findObject(objects, 'AppProject', 'platform').spec.destinations.map((d: any) => d.namespace)).toEqual(['database', 'kafka', 'monitoring', 'webapp']);
+    const applicationNamespaces = projectEnvironments()[environment]!.applications.map((app) => app.namespace);
+    expect(findObject(objects, 'AppProject', 'platform').spec.destinations.map((d: any) => d.namespace)).toEqual(
+      ['database', 'kafka', 'monitoring', ...applicationNamespaces].sort(),
+    );
     for (const project of objects.filter((o) => o.kind === 'AppProject')) {
       for (const destination of project.spec.destinations) expect(destination.server).toBe('https://kubernetes.default.svc');
     }
@@ -276,6 +283,7 @@ describe('issuers per environment (2.7)', () => {
   ])('uses ACME in %s (%s) with the contact and an HTTP-01 solver on the Gateway\'s http listener', (environment, name, server) => {
     const [issuer] = issuers(environment);
     const gateway = committedObjects(environment).find((o) => o.kind === 'Gateway')!;
+    const certificate = committedObjects(environment).find((o) => o.kind === 'Certificate' && o.metadata.namespace === gateway.metadata.namespace)!;
     const http = gateway.spec.listeners.find((l: any) => l.protocol === 'HTTP');
     expect(issuer!.metadata.name).toBe(name);
     // cert-manager v1.21.1 pkg/issuer/acme/http/httproute.go: the challenge's HTTPRoute takes
@@ -284,8 +292,10 @@ describe('issuers per environment (2.7)', () => {
       email: 'platform-team@example.com',
       server,
       privateKeySecretRef: { name: `${name}-account` },
+      // One solver per application, selected by its host (the Certificate's dnsNames).
       solvers: [
         {
+          selector: { dnsNames: [certificate.spec.dnsNames[0]] },
           http01: {
             gatewayHTTPRoute: {
               parentRefs: [
@@ -305,10 +315,17 @@ describe('issuers per environment (2.7)', () => {
 // put git's replicas back, neither in its diff (ignoreDifferences) nor when it syncs
 // (RespectIgnoreDifferences=true: argo-cd v3.5.1 docs/user-guide/sync-options.md).
 describe('what Flagger owns (convergence item 5)', () => {
-  it.each(ENVIRONMENT_ORDER)('%s: the application Application ignores the replicas of each Canary target, and only those', (environment) => {
+  it.each(ENVIRONMENT_ORDER)("%s: each application's Application ignores the replicas of each of its Canary targets, and only those", (environment) => {
     const objects = committedObjects(environment);
-    const application = findObject(objects, 'Application', 'application');
-    const canaries = objects.filter((o) => o.kind === 'Canary');
+    const names = projectEnvironments()[environment]!.applications.map((app) => app.name);
+    for (const name of names) checkFlaggerOwned(objects, findObject(objects, 'Application', name), objects.filter((o) => o.kind === 'Canary' && o.metadata.name === name));
+    // The one other exception is the Strimzi CRD field the API server drops (its own test below).
+    for (const app of applications(objects).filter((a) => ![...names, 'strimzi-kafka-operator'].includes(a.metadata.name))) {
+      expect(app.spec.ignoreDifferences, app.metadata.name).toBeUndefined();
+    }
+  });
+
+  function checkFlaggerOwned(objects: readonly K8sObject[], application: K8sObject, canaries: readonly K8sObject[]): void {
     const expected = canaries.map((canary) => ({
       group: canary.spec.targetRef.apiVersion.split('/')[0],
       kind: canary.spec.targetRef.kind,
@@ -319,11 +336,7 @@ describe('what Flagger owns (convergence item 5)', () => {
     expect(application.spec.ignoreDifferences ?? []).toEqual(expected);
     if (canaries.length > 0) expect(application.spec.syncPolicy.syncOptions).toContain('RespectIgnoreDifferences=true');
     else expect(application.spec.syncPolicy.syncOptions ?? []).not.toContain('RespectIgnoreDifferences=true');
-    // The one other exception is the Strimzi CRD field the API server drops (its own test below).
-    for (const app of applications(objects).filter((a) => !['application', 'strimzi-kafka-operator'].includes(a.metadata.name))) {
-      expect(app.spec.ignoreDifferences, app.metadata.name).toBeUndefined();
-    }
-  });
+  }
 
   it('has a Canary to protect in production', () => {
     expect(committedObjects('production').filter((o) => o.kind === 'Canary')).toHaveLength(1);

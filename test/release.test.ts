@@ -4,10 +4,10 @@ import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadEnvironments } from '../src/environments';
 import { runningTagOf } from '../src/environments/running-tag';
-import { applicationValuesPath, readValuesTexts } from '../src/environments/values-file';
+import { applicationValuesPath, readValuesTexts, ValuesFile } from '../src/environments/values-file';
 import { compareTags } from '../src/release/release';
 import { projectCopy, runInCopy } from './project-copy';
-import { treeContents } from './support';
+import { firstApplication, treeContents } from './support';
 
 /** A throwaway copy of the project per test, committed in its own git repository: the commands write files. */
 let root: string;
@@ -40,7 +40,7 @@ function environments() {
 /** A tag newer than every tag the copy runs. */
 function newerTag(): string {
   const newest = Object.values(environments())
-    .map(runningTagOf)
+    .flatMap((env) => env.applications.map(runningTagOf))
     .sort(compareTags)
     .pop()!;
   const [major, minor] = newest.slice(1).split('.').map(Number) as [number, number];
@@ -68,14 +68,14 @@ afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
 describe('npm run release', () => {
   it('changes the tag line of one values file, keeps its comments, re-renders only its image lines and prints the diff', () => {
     const tag = newerTag();
-    const previous = environments().testing!.image.tag;
-    const file = applicationValuesPath('testing', environments().testing!.application.name);
+    const previous = firstApplication(environments().testing!).image.tag;
+    const file = applicationValuesPath('testing', firstApplication(environments().testing!).name);
     const result = run('cli/release', ['--env', 'testing', '--tag', tag]);
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
     expect(result.stdout).toContain(`testing: image.tag ${previous} -> ${tag} (rolling)`);
     expect(result.stdout).toContain(`+          image: registry.example.com/platform/webapp:${tag}`);
-    expect(changedFiles()).toEqual(['dist/testing/application.yaml', file]);
+    expect(changedFiles()).toEqual([`dist/testing/${firstApplication(environments().testing!).name}.yaml`, file]);
     const old = before.get(file)!.split('\n');
     const changed = fs.readFileSync(path.join(root, file), 'utf8').split('\n').filter((line, i) => line !== old[i]);
     expect(changed).toHaveLength(1);
@@ -96,10 +96,11 @@ describe('npm run release', () => {
   });
 
   it('writes nothing when the environment already runs the tag', () => {
-    const tag = runningTagOf(environments().local!);
-    const result = run('cli/release', ['--env', 'local', '--tag', tag]);
+    const application = firstApplication(environments().local!);
+    const tag = runningTagOf(application);
+    const result = run('cli/release', ['--env', 'local', '--app', application.name, '--tag', tag]);
     expect(result.status).toBe(0);
-    expect(result.stdout).toBe(`local already runs ${tag}; nothing was written.\n`);
+    expect(result.stdout).toBe(`local already runs ${application.name} ${tag}; nothing was written.\n`);
     expect(changedFiles()).toEqual([]);
   });
 });
@@ -120,8 +121,10 @@ describe('npm run promote', () => {
   it('refuses to move an environment to an older version unless --allow-older is given', () => {
     expect(run('cli/release', ['--env', 'testing', '--tag', newerTag()]).status).toBe(0);
     commit('testing ahead');
-    const tag = runningTagOf(environments().testing!);
-    expect(run('cli/release', ['--env', 'local', '--tag', 'v0.0.1']).status).toBe(0);
+    const tag = runningTagOf(firstApplication(environments().testing!));
+    // The application testing runs, in local too.
+    const application = firstApplication(environments().testing!).name;
+    expect(run('cli/release', ['--env', 'local', '--app', application, '--tag', 'v0.0.1']).status).toBe(0);
     commit('local behind');
     before = snapshot();
     const refused = run('cli/promote', ['--from', 'local', '--to', 'testing']);
@@ -131,20 +134,73 @@ describe('npm run promote', () => {
     );
     expect(changedFiles()).toEqual([]);
     expect(run('cli/promote', ['--from', 'local', '--to', 'testing', '--allow-older']).status).toBe(0);
-    expect(runningTagOf(environments().testing!)).toBe('v0.0.1');
+    expect(runningTagOf(firstApplication(environments().testing!))).toBe('v0.0.1');
   });
 });
 
 describe('npm run rollback', () => {
   it('goes back to the tag the values file ran before, from its git history', () => {
-    const previous = runningTagOf(environments().testing!);
+    const previous = runningTagOf(firstApplication(environments().testing!));
     expect(run('cli/release', ['--env', 'testing', '--tag', newerTag()]).status).toBe(0);
     commit('testing: new version');
     const result = run('cli/rollback', ['--env', 'testing']);
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
-    expect(runningTagOf(environments().testing!)).toBe(previous);
+    expect(runningTagOf(firstApplication(environments().testing!))).toBe(previous);
   });
+});
+
+describe('several applications in one environment (issue 13)', () => {
+  /** Add the application `name` to `environment` of the copy: its first application's file, another namespace and host. */
+  function addApplication(environment: string, name: string): void {
+    const first = firstApplication(environments()[environment]!);
+    const source = applicationValuesPath(environment, first.name);
+    const url = new URL(first.url);
+    url.hostname = `${name}.${url.hostname}`;
+    const text = new ValuesFile(source, fs.readFileSync(path.join(root, source), 'utf8')).edited((document) => {
+      document.setIn(['namespace'], name);
+      document.setIn(['url'], url.origin);
+    });
+    fs.writeFileSync(path.join(root, applicationValuesPath(environment, name)), text);
+  }
+
+  it('releases and promotes one application by --app without touching the other, and diff shows it', () => {
+    addApplication('testing', 'billing');
+    addApplication('staging', 'billing');
+    expect(run('main', []).status).toBe(0);
+    commit('billing in testing and staging');
+    before = snapshot();
+    const names = environments().testing!.applications.map((app) => app.name).join(', ');
+    const tag = newerTag();
+
+    const ambiguous = run('cli/release', ['--env', 'testing', '--tag', tag]);
+    expect(ambiguous.status).toBe(2);
+    expect(ambiguous.stderr.split('\n')[0]).toBe(`release: testing has 2 applications (${names}): name one with --app <application>`);
+    const unknown = run('cli/release', ['--env', 'testing', '--app', 'nosuch', '--tag', tag]);
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr.split('\n')[0]).toBe(`release: --app "nosuch" is not an application of testing; choose one of ${names}`);
+    expect(changedFiles()).toEqual([]);
+
+    const released = run('cli/release', ['--env', 'testing', '--app', 'billing', '--tag', tag]);
+    expect(released.stderr).toBe('');
+    expect(released.status).toBe(0);
+    expect(changedFiles()).toEqual(['dist/testing/billing.yaml', applicationValuesPath('testing', 'billing')]);
+    const diff = run('cli/diff', ['--base', 'HEAD']);
+    expect(diff.status).toBe(1);
+    expect(diff.stdout).toContain('(billing.yaml)');
+    expect(diff.stdout).not.toContain('(webapp.yaml)');
+    commit(`testing: billing ${tag}`);
+    before = snapshot();
+
+    const promoted = run('cli/promote', ['--from', 'testing', '--to', 'staging', '--app', 'billing']);
+    expect(promoted.stderr).toBe('');
+    expect(promoted.status).toBe(0);
+    expect(changedFiles()).toEqual(['dist/staging/billing.yaml', applicationValuesPath('staging', 'billing')]);
+    const staging = environments().staging!;
+    const billing = staging.applications.find((app) => app.name === 'billing')!;
+    expect(billing.strategy.type === 'blue-green' && Object.values(billing.strategy.blueGreen.units).map((unit) => unit!.tag)).toContain(tag);
+    expect(runningTagOf(staging.applications.find((app) => app.name !== 'billing')!)).not.toBe(tag);
+  }, 300_000);
 });
 
 describe("the README's flows, in a copy of the project", () => {
@@ -158,19 +214,19 @@ describe("the README's flows, in a copy of the project", () => {
     };
     step('cli/release', ['--env', 'testing', '--tag', tag], `testing: run ${tag}`);
     step('cli/promote', ['--from', 'testing', '--to', 'staging'], `staging: ${tag} beside the active unit`);
-    const active = environments().staging!.strategy;
+    const active = firstApplication(environments().staging!).strategy;
     const switched = run('cli/switch', ['--env', 'staging']);
     expect(switched.status, switched.stderr).toBe(0);
     // Two blue-green steps in one commit are refused: the guard reads dist/ of HEAD, not the working tree.
     const tooSoon = run('cli/retire', ['--env', 'staging']);
     expect(tooSoon.status).toBe(1);
-    expect(tooSoon.stderr).toContain('is the unit the committed Service still selects (dist/staging/application.yaml in HEAD)');
+    expect(tooSoon.stderr).toContain(`is the unit the committed Service still selects (dist/staging/${firstApplication(environments().staging!).name}.yaml in HEAD)`);
     commit('staging: switch traffic');
     step('cli/retire', ['--env', 'staging'], 'staging: retire the old unit');
     step('cli/promote', ['--from', 'staging', '--to', 'production'], `production: run ${tag}`);
 
     const after = environments();
-    for (const name of ['testing', 'staging', 'production']) expect(runningTagOf(after[name]!)).toBe(tag);
+    for (const name of ['testing', 'staging', 'production']) expect(runningTagOf(firstApplication(after[name]!))).toBe(tag);
     expect(active.type).toBe('blue-green');
 
     // The suite's assertions that read the project still pass on the copy, unchanged.

@@ -26,6 +26,8 @@ import { ROOT, projectEnvironments, runCli, temporaryDirectory, treeContents } f
 
 const environments = projectEnvironments();
 const local = environments.local!;
+/** The application of local whose Secrets the tests read. */
+const localApp = () => local.applications[0]!;
 const testing = environments.testing!;
 
 /** The parts of the repository init reads and writes, without any encrypted file, in a fresh git work tree. */
@@ -133,7 +135,8 @@ describe('npm run secrets -- init local', () => {
   it('writes every Secret of the catalog as a full manifest real sops decrypts with the key, synced before the migrations', () => {
     expect(firstRun.missing).toEqual([]);
     for (const secret of secretCatalog(local)) {
-      const file = fileOf(local, secret.name);
+      // Each application has its own pull secret of the same name: the group tells them apart.
+      const file = `${secretsPath(local.name, secret.group)}/${encryptedFileName(secret.name)}`;
       expect(recipientsOf(root, file), file).toEqual([firstRun.publicKey]);
       const { status, manifest, stderr } = decrypt(root, file, keyFile);
       expect(status, stderr).toBe(0);
@@ -151,31 +154,31 @@ describe('npm run secrets -- init local', () => {
 
   it('holds each password once: the same value wherever two Secrets carry it', () => {
     const read = (secret: string) => decrypt(root, fileOf(local, secret), keyFile).manifest.stringData;
-    const user = applicationBrokerUser(local)!;
+    const user = applicationBrokerUser(localApp());
     const brokerSide = read(brokerUserSecret(user)).password;
-    const login = read(databaseLoginSecret(local.application.name));
-    const smoke = read(smokeName(local.application.name));
-    const client = read(brokerClientSecret(local.application.name));
+    const login = read(databaseLoginSecret(localApp().name));
+    const smoke = read(smokeName(localApp().name));
+    const client = read(brokerClientSecret(localApp().name));
     expect(meetsPasswordPolicy(brokerSide)).toBe(true);
     expect(meetsPasswordPolicy(login.password)).toBe(true);
     expect(meetsPasswordPolicy(read('database-admin').password)).toBe(true);
     expect(client).toEqual({ username: user, password: brokerSide });
     expect(smoke.KAFKA_USERNAME).toBe(user);
     expect(smoke.KAFKA_PASSWORD).toBe(brokerSide);
-    expect(login.username).toBe(local.application.name);
+    expect(login.username).toBe(localApp().name);
     expect(smoke.DATABASE_USER).toBe(login.username);
     expect(smoke.DATABASE_PASSWORD).toBe(login.password);
     expect(meetsPasswordPolicy(smoke.SMOKE_PASSWORD)).toBe(true);
-    const connection = read(databaseSecret(local.application.name))['connection-string'];
+    const connection = read(databaseSecret(localApp().name))['connection-string'];
     expect(connection).toContain(`;User ID=${login.username};Password=${login.password};`);
-    expect(connection).toContain(`;Database=${local.database.name};`);
+    expect(connection).toContain(`;Database=${localApp().database.name};`);
     expect(connection).toMatch(/,1433;/);
     expect(new Set([brokerSide, login.password, read('database-admin').password, smoke.SMOKE_PASSWORD]).size).toBe(4);
   });
 
   it('gives local safe defaults for what only people have: anonymous pulls and webhooks to the documented sink', () => {
     const read = (secret: string) => decrypt(root, fileOf(local, secret), keyFile).manifest.stringData;
-    expect(read(local.image.pullSecret)['.dockerconfigjson']).toBe(ANONYMOUS_DOCKER_CONFIG);
+    expect(read(localApp().image.pullSecret)['.dockerconfigjson']).toBe(ANONYMOUS_DOCKER_CONFIG);
     expect(JSON.parse(ANONYMOUS_DOCKER_CONFIG)).toEqual({ auths: {} });
     expect(read('chat-webhook').url.startsWith(`${LOCAL_WEBHOOK_SINK}/`)).toBe(true);
     expect(read('on-call-webhook').url.startsWith(`${LOCAL_WEBHOOK_SINK}/`)).toBe(true);
@@ -202,18 +205,18 @@ describe('npm run secrets -- init local', () => {
   });
 
   it('--rotate replaces that Secret\'s generated values and their copies, and touches no other file', () => {
-    const user = applicationBrokerUser(local)!;
+    const user = applicationBrokerUser(localApp());
     const read = (secret: string) => decrypt(root, fileOf(local, secret), keyFile).manifest.stringData;
     const old = read(brokerUserSecret(user)).password;
     const before = treeContents(root);
-    const rotated = init({ root, keyFile, rotate: [brokerClientSecret(local.application.name)] });
+    const rotated = init({ root, keyFile, rotate: [brokerClientSecret(localApp().name)] });
     const fresh = read(brokerUserSecret(user)).password;
     expect(fresh).not.toBe(old);
     expect(meetsPasswordPolicy(fresh)).toBe(true);
-    expect(read(brokerClientSecret(local.application.name)).password).toBe(fresh);
-    expect(read(smokeName(local.application.name)).KAFKA_PASSWORD).toBe(fresh);
+    expect(read(brokerClientSecret(localApp().name)).password).toBe(fresh);
+    expect(read(smokeName(localApp().name)).KAFKA_PASSWORD).toBe(fresh);
     expect([...rotated.written].sort()).toEqual(
-      [brokerUserSecret(user), brokerClientSecret(local.application.name), smokeName(local.application.name)].map((name) => fileOf(local, name)).sort(),
+      [brokerUserSecret(user), brokerClientSecret(localApp().name), smokeName(localApp().name)].map((name) => fileOf(local, name)).sort(),
     );
     const after = treeContents(root);
     const changed = [...after.keys()].filter((file) => after.get(file) !== before.get(file)).sort();
@@ -224,11 +227,11 @@ describe('npm run secrets -- init local', () => {
     const dir = repositoryCopy();
     try {
       const keyFile2 = path.join(keys, 'set.key');
-      const report = init({ root: dir, keyFile: keyFile2, assignments: [{ option: '--set', text: 'webapp-broker.password=Chosen-by-a-person_1' }] });
+      const report = init({ root: dir, keyFile: keyFile2, assignments: [{ option: '--set', text: `${brokerClientSecret(localApp().name)}.password=Chosen-by-a-person_1` }] });
       expect(report.missing).toEqual([]);
       const read = (secret: string) => decrypt(dir, fileOf(local, secret), keyFile2).manifest.stringData;
-      expect(read(brokerUserSecret(applicationBrokerUser(local)!)).password).toBe('Chosen-by-a-person_1');
-      expect(read(smokeName(local.application.name)).KAFKA_PASSWORD).toBe('Chosen-by-a-person_1');
+      expect(read(brokerUserSecret(applicationBrokerUser(localApp()))).password).toBe('Chosen-by-a-person_1');
+      expect(read(smokeName(localApp().name)).KAFKA_PASSWORD).toBe('Chosen-by-a-person_1');
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -132,20 +132,20 @@ describe('npm run secrets', () => {
     try {
       fs.cpSync(path.join(ROOT, 'secrets'), path.join(dir, 'secrets'), { recursive: true });
       fs.rmSync(path.join(dir, 'secrets', 'staging', 'monitoring', 'chat-webhook.template.yaml'));
-      fs.writeFileSync(path.join(dir, 'secrets', 'local', 'application', 'kustomization.yaml'), 'generators: [./secret-generator.yaml]\n');
+      fs.writeFileSync(path.join(dir, 'secrets', 'local', 'webapp', 'kustomization.yaml'), 'generators: [./secret-generator.yaml]\n');
       const drifted = runCli('cli/secrets', ['check', '--root', dir]);
       expect(drifted.status).toBe(1);
       expect(drifted.stderr).toBe(
         [
           'secrets/ is not what the catalog says; run `npm run secrets -- scaffold` and commit:',
-          '  - secrets/local/application/kustomization.yaml',
+          '  - secrets/local/webapp/kustomization.yaml',
           '  - secrets/staging/monitoring/chat-webhook.template.yaml',
           '',
         ].join('\n'),
       );
       expect(runCli('cli/secrets', ['scaffold', '--root', dir]).status).toBe(0);
       expect(runCli('cli/secrets', ['check', '--root', dir]).status).toBe(0);
-      expect(fs.existsSync(path.join(dir, 'secrets', 'local', 'application', 'kustomization.yaml'))).toBe(false);
+      expect(fs.existsSync(path.join(dir, 'secrets', 'local', 'webapp', 'kustomization.yaml'))).toBe(false);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { contractSteps, type SmokeChecks, type SmokeSettings } from '../src/smoke/contract';
 import { runSmoke, type SmokeStep } from '../src/smoke/runner';
 import { closedPort, type ContractServer, runCliAsync, startContractServer, TEST_CREDENTIALS } from './contract-server';
+import { loadEnvironments } from '../src/environments';
 import { runCli } from './support';
 
 let server: ContractServer;
@@ -206,6 +207,19 @@ describe('npm run smoke', () => {
       expect(result.stderr).toContain(`${name} is not set`);
     }
     expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it("takes the application's url from --env and --app, and refuses --app alone", () => {
+    const environment = loadEnvironments()[0]!;
+    const application = environment.applications[0]!;
+    // No credentials: the settings are refused after the url was taken (not a url problem).
+    const result = runCli('cli/smoke', ['--env', environment.name, '--app', application.name], { env: { SMOKE_USERNAME: '', SMOKE_PASSWORD: '' } });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('SMOKE_USERNAME is not set');
+    expect(result.stderr).not.toContain('--base-url <url> is required');
+    const alone = runCli('cli/smoke', ['--app', application.name]);
+    expect(alone.status).toBe(2);
+    expect(alone.stderr).toContain('--app needs --env <environment>');
   });
 
   it('refuses a base URL that is not http or https', () => {

@@ -52,7 +52,7 @@ describe('.sops.yaml creation rules (5.3)', () => {
   });
 
   it('matches no template or file outside secrets/, so nothing else is encrypted by accident', () => {
-    for (const file of [...scaffold, 'dist/local/application.yaml', 'secrets/local/application/webapp-database.yaml']) {
+    for (const file of [...scaffold, 'dist/local/webapp.yaml', 'secrets/local/webapp/webapp-database.yaml']) {
       expect(ruleFor(file), file).toBeUndefined();
     }
   });

@@ -4,7 +4,18 @@ import { parser } from '@prometheus-io/lezer-promql';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { synthesize } from '../src/synth';
 import { validateAgainstSchema } from '../src/validation/schemas';
-import { ENVIRONMENT_ORDER, committedObjects, temporaryDirectory, environmentFilesCopy, findObject, valuesTexts, readManifests, refusedSynth, type K8sObject } from './support';
+import {
+  ENVIRONMENT_ORDER,
+  committedObjects,
+  temporaryDirectory,
+  environmentFilesCopy,
+  findObject,
+  projectEnvironments,
+  valuesTexts,
+  readManifests,
+  refusedSynth,
+  type K8sObject,
+} from './support';
 
 /** A working copy of the committed dist/, so each blue-green step renders onto the one before. */
 let outdir: string;
@@ -33,7 +44,7 @@ function refusedStaging(active: string, units: Units): string[] {
 }
 
 function stagingApplication(): K8sObject[] {
-  return readManifests(path.join(outdir, 'staging')).get('application.yaml')!;
+  return readManifests(path.join(outdir, 'staging')).get('webapp.yaml')!;
 }
 
 function deploymentsOf(objects: readonly K8sObject[]): string[] {
@@ -79,14 +90,14 @@ describe('blue-green in staging, as three reviewed changes (1.4)', () => {
 
   it('refuses adding green and switching to it in one change: green is not running yet', () => {
     expect(refusedStaging('green', { blue: { tag: 'v1.4.2' }, green: { tag: 'v1.5.0' } })).toEqual([
-      'src/environments/staging/webapp.yaml: strategy.blueGreen.active "green" is not running yet (dist/staging/application.yaml has no green unit); add the unit in its own change, check its health, then switch',
+      'src/environments/staging/webapp.yaml: strategy.blueGreen.active "green" is not running yet (dist/staging/webapp.yaml has no green unit); add the unit in its own change, check its health, then switch',
     ]);
   });
 
   it('refuses removing the unit the committed Service still selects', () => {
     renderStaging('blue', { blue: { tag: 'v1.4.2' }, green: { tag: 'v1.5.0' } });
     expect(refusedStaging('green', { green: { tag: 'v1.5.0' } })).toEqual([
-      'src/environments/staging/webapp.yaml: strategy.blueGreen.units.blue (removed) is the unit the committed Service still selects (dist/staging/application.yaml); move strategy.blueGreen.active to the other unit in its own change first, then remove it',
+      'src/environments/staging/webapp.yaml: strategy.blueGreen.units.blue (removed) is the unit the committed Service still selects (dist/staging/webapp.yaml); move strategy.blueGreen.active to the other unit in its own change first, then remove it',
     ]);
   });
 
@@ -201,9 +212,13 @@ function promqlErrors(expression: string): string[] {
   return errors;
 }
 
-describe.each(ENVIRONMENT_ORDER)('alerting in %s (2.4, 6)', (environment) => {
+const APPLICATIONS = ENVIRONMENT_ORDER.flatMap((environment) => projectEnvironments()[environment]!.applications.map((app) => [environment, app.name, app.namespace] as const));
+
+describe.each(APPLICATIONS)('alerting in %s, application %s (2.4, 6)', (environment, application, namespace) => {
   const objects = committedObjects(environment);
-  const rule = findObject(objects, 'PrometheusRule', 'deployment-rules');
+  // Each application's rules and monitor are in its own namespace (its chart).
+  const own = objects.filter((o) => o.metadata.namespace === namespace);
+  const rule = findObject(own, 'PrometheusRule', 'deployment-rules');
   const [group] = rule.spec.groups;
   const alert = (name: string) => group.rules.find((r: any) => r.alert === name);
 
@@ -216,7 +231,7 @@ describe.each(ENVIRONMENT_ORDER)('alerting in %s (2.4, 6)', (environment) => {
   it('fires DeploymentFailed after 10m of Progressing=False, critical', () => {
     const failed = alert('DeploymentFailed');
     expect(failed.expr).toMatch(/^kube_deployment_status_condition\{.*condition="Progressing".*status="false".*\} == 1$/);
-    expect(failed.expr).toContain('namespace="webapp"');
+    expect(failed.expr).toContain(`namespace="${namespace}"`);
     expect(failed.for).toBe('10m');
     expect(failed.labels).toEqual({ severity: 'critical' });
     expect(failed.annotations.summary).toContain('{{ $labels.deployment }}');
@@ -226,7 +241,7 @@ describe.each(ENVIRONMENT_ORDER)('alerting in %s (2.4, 6)', (environment) => {
   it('fires HighErrorRateDuringDeployment above 5 % 5xx over 5m for 2m, warning, as a percentage', () => {
     const high = alert('HighErrorRateDuringDeployment');
     expect(high.expr).toBe(
-      'sum by (namespace) (rate(http_requests_total{namespace="webapp", status=~"5.."}[5m])) / sum by (namespace) (rate(http_requests_total{namespace="webapp"}[5m])) > 0.05',
+      `sum by (namespace) (rate(http_requests_total{namespace="${namespace}", status=~"5.."}[5m])) / sum by (namespace) (rate(http_requests_total{namespace="${namespace}"}[5m])) > 0.05`,
     );
     expect(high.for).toBe('2m');
     expect(high.labels).toEqual({ severity: 'warning' });
@@ -241,10 +256,9 @@ describe.each(ENVIRONMENT_ORDER)('alerting in %s (2.4, 6)', (environment) => {
   });
 
   it('scrapes :8080/metrics of the application pods, Flagger primary included', () => {
-    const monitor = findObject(objects, 'PodMonitor', 'webapp');
-    expect(monitor.metadata.namespace).toBe('webapp');
+    const monitor = findObject(own, 'PodMonitor', application);
     expect(monitor.spec.podMetricsEndpoints).toEqual([{ port: 'http', path: '/metrics' }]);
-    expect(monitor.spec.selector).toEqual({ matchExpressions: [{ key: 'app', operator: 'In', values: ['webapp', 'webapp-primary'] }] });
+    expect(monitor.spec.selector).toEqual({ matchExpressions: [{ key: 'app', operator: 'In', values: [application, `${application}-primary`] }] });
     const ports = objects
       .filter((o) => o.kind === 'Deployment')
       .flatMap((o) => o.spec.template.spec.containers[0].ports ?? []);

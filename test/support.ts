@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { parseAllDocuments, stringify } from 'yaml';
-import { ENVIRONMENT_ORDER, loadEnvironments, type Environment } from '../src/environments';
+import { type Application, ENVIRONMENT_ORDER, loadEnvironments, type Environment } from '../src/environments';
 import { readValuesTexts, VALUES_DIR } from '../src/environments/values-file';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { ConfigError } from '../src/errors';
@@ -57,6 +57,11 @@ export function findObject(objects: readonly K8sObject[], kind: string, name: st
   const found = objects.filter((o) => o.kind === kind && o.metadata.name === name);
   if (found.length !== 1) throw new Error(`expected one ${kind}/${name}, found ${found.length}`);
   return found[0]!;
+}
+
+/** The first application of an environment, by name: the one tests that act on one application use. */
+export function firstApplication(environment: Environment): Application {
+  return environment.applications[0]!;
 }
 
 /** The validated project environments, by name. */

@@ -50,17 +50,17 @@ describe('npm run synth', () => {
 
   it('--check names every file that differs and exits non-zero', () => {
     const { outdir } = copyOfDist();
-    fs.appendFileSync(path.join(outdir, 'testing', 'application.yaml'), '# edited by hand\n');
-    fs.rmSync(path.join(outdir, 'local', 'application.yaml'));
+    fs.appendFileSync(path.join(outdir, 'testing', 'webapp.yaml'), '# edited by hand\n');
+    fs.rmSync(path.join(outdir, 'local', 'webapp.yaml'));
     fs.writeFileSync(path.join(outdir, 'staging', 'stray.yaml'), 'kind: ConfigMap\n');
     const before = treeContents(outdir);
 
     const result = runCli('main', ['--check', '--outdir', outdir]);
 
     expect(result.status).toBe(1);
-    expect(result.stderr).toContain('local/application.yaml (missing)');
+    expect(result.stderr).toContain('local/webapp.yaml (missing)');
     expect(result.stderr).toContain('staging/stray.yaml (not rendered by the code)');
-    expect(result.stderr).toContain('testing/application.yaml (changed)');
+    expect(result.stderr).toContain('testing/webapp.yaml (changed)');
     expect(treeContents(outdir)).toEqual(before);
   });
 
@@ -81,7 +81,7 @@ describe('npm run synth', () => {
     const environments = loadEnvironments();
     // Valid for the schema's types, impossible to render: the active unit is missing.
     const broken = structuredClone(environments.find((env) => env.name === 'staging')!) as any;
-    broken.strategy.blueGreen.active = 'green';
+    broken.applications[0].strategy.blueGreen.active = 'green';
     const order: Environment[] = environments.map((env) => (env.name === 'staging' ? broken : env));
 
     expect(() => synthesize({ outdir, environments: order })).toThrow();

@@ -2,7 +2,7 @@ import type { LocatedObject, ManifestObject } from '../src/validation/manifests'
 import type { PolicyContext } from '../src/validation/policy';
 
 /** The environment the in-memory manifests below belong to. */
-export const CONTEXT: PolicyContext = { registry: 'registry.example.com', project: 'platform', application: 'webapp' };
+export const CONTEXT: PolicyContext = { applications: [{ registry: 'registry.example.com', project: 'platform', name: 'webapp' }] };
 
 const NS = 'webapp';
 

@@ -44,7 +44,7 @@ describe('npm run validate', () => {
 
   it('prints one line per finding with environment, file, object, rule and fix, then fails', () => {
     const dir = distCopy();
-    const file = path.join(dir, 'local', 'application.yaml');
+    const file = path.join(dir, 'local', 'webapp.yaml');
     const text = fs.readFileSync(file, 'utf8');
     fs.writeFileSync(file, text.replace('revisionHistoryLimit: 10', 'revisionHistoryLimit: 10\n  replcas: 2'));
     appendDocument(file, { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'webapp' } });
@@ -53,9 +53,9 @@ describe('npm run validate', () => {
     const result = runCli('cli/validate', ['--dir', dir]);
     // The database's standing exemptions are listed too; this test is about the findings.
     expect(lines(result.stdout).filter((line) => !line.startsWith('exempt '))).toEqual([
-      'local application.yaml Deployment/webapp: schema: spec.replcas: unknown field: the apps/v1 Deployment schema has no such field (misspelt or misplaced?)',
-      'local application.yaml Widget/w: schema: (object): unknown kind example.com/v1 Widget: neither Kubernetes 1.33 nor 1.36 nor a CRD in schemas/crds defines it (check apiVersion and kind, or add the CRD)',
-      'local application.yaml Secret/db: no-plaintext-secret: holds data or stringData in plain text: remove the Secret from the rendered output and provide it SOPS-encrypted, referenced by name',
+      'local webapp.yaml Deployment/webapp: schema: spec.replcas: unknown field: the apps/v1 Deployment schema has no such field (misspelt or misplaced?)',
+      'local webapp.yaml Widget/w: schema: (object): unknown kind example.com/v1 Widget: neither Kubernetes 1.33 nor 1.36 nor a CRD in schemas/crds defines it (check apiVersion and kind, or add the CRD)',
+      'local webapp.yaml Secret/db: no-plaintext-secret: holds data or stringData in plain text: remove the Secret from the rendered output and provide it SOPS-encrypted, referenced by name',
       expect.stringMatching(/^\d+ objects in \d+ files checked, 3 findings, \d+ exemptions$/),
     ]);
     expect(result.status).toBe(1);
@@ -63,10 +63,11 @@ describe('npm run validate', () => {
 
   it('lists the exemptions in force beside the summary, and those that suppress nothing', () => {
     const dir = distCopy();
-    const file = path.join(dir, 'staging', 'application.yaml');
+    const app = projectEnvironmentsOf().staging!.applications[0]!;
+    const file = path.join(dir, 'staging', `${app.name}.yaml`);
     // The active unit's root filesystem becomes writable, with an exemption that says why.
-    const strategy = projectEnvironmentsOf().staging!.strategy;
-    const unit = `webapp-${strategy.type === 'blue-green' ? strategy.blueGreen.active : 'blue'}`;
+    const strategy = app.strategy;
+    const unit = `${app.name}-${strategy.type === 'blue-green' ? strategy.blueGreen.active : 'blue'}`;
     const documents = fs.readFileSync(file, 'utf8').split('\n---\n');
     const blue = documents.findIndex((document) => document.includes(`name: ${unit}\n`) && document.startsWith('apiVersion: apps/v1'));
     documents[blue] = documents[blue]!
@@ -83,9 +84,9 @@ describe('npm run validate', () => {
     fs.writeFileSync(file, documents.join('\n---\n'));
     const result = runCli('cli/validate', ['--dir', dir]);
     const output = lines(result.stdout);
-    expect(output.filter((line) => line.startsWith('exempt staging application.yaml'))).toEqual([
-      `exempt staging application.yaml Deployment/${unit}: probes: "a worker" (suppresses nothing: remove it?)`,
-      `exempt staging application.yaml Deployment/${unit}: read-only-root-filesystem: "writes its cache to /tmp"`,
+    expect(output.filter((line) => line.startsWith(`exempt staging ${app.name}.yaml`))).toEqual([
+      `exempt staging ${app.name}.yaml Deployment/${unit}: probes: "a worker" (suppresses nothing: remove it?)`,
+      `exempt staging ${app.name}.yaml Deployment/${unit}: read-only-root-filesystem: "writes its cache to /tmp"`,
     ]);
     // Plus the database's one exemption per environment.
     expect(output.at(-1)).toMatch(/, 0 findings, 6 exemptions$/);

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import * as tls from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { loadEnvironments } from '../src/environments';
 import { gatewayReport } from '../src/verify/gateway';
 import { checkTls } from '../src/verify/tls';
 import { type ContractServer, runCliAsync, startContractServer, TEST_CREDENTIALS } from './contract-server';
@@ -198,6 +199,14 @@ describe('npm run verify refusals', () => {
     const result = await runCliAsync('cli/verify', ['--env', 'qa'], credentials);
     expect(result.status).toBe(2);
     expect(result.stderr).toContain('--env "qa" is not an environment; choose one of local, testing, staging, production');
+  });
+
+  it('refuses an application the environment does not have, naming the ones it has', async () => {
+    const environment = loadEnvironments().find((env) => env.name === 'testing')!;
+    const names = environment.applications.map((app) => app.name).join(', ');
+    const unknown = await runCliAsync('cli/verify', ['--env', 'testing', '--app', 'nosuch'], credentials);
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toContain(`--app "nosuch" is not an application of testing; choose one of ${names}`);
   });
 
   it('refuses to run without credentials and with a bad port, listing both', async () => {

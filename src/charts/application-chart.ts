@@ -6,35 +6,32 @@ import {
   BROKER,
   DATABASE,
   GATEWAY,
-  HTTP_PORT_NAME,
   LABELS,
   METRICS,
+  MONITORING_SELECTOR_LABEL,
   PLATFORM_NAMESPACES,
   PORTS,
-  SINGLE_UNIT_VERSION,
   STRIMZI,
 } from '../constants';
 import { ApplicationCertificate } from '../constructs/application-certificate';
 import { ApplicationGateway } from '../constructs/application-gateway';
-import { ApplicationRoute } from '../constructs/application-route';
-import { ApplicationWorkload } from '../constructs/application-workload';
-import { BlueGreen } from '../constructs/blue-green';
-import { CanaryMetricTemplates } from '../constructs/canary-metric-templates';
-import { CanaryRelease } from '../constructs/canary-release';
+import { ApplicationPodMonitor } from '../constructs/application-pod-monitor';
+import { DeploymentAlertRules } from '../constructs/deployment-alert-rules';
 import { DNS_PEER, NetworkPolicies } from '../constructs/network-policies';
 import { SchemaMigration } from '../constructs/schema-migration';
 import { SmokeHook } from '../constructs/smoke-hook';
-import type { Environment } from '../environments';
+import { renderWorkloads } from '../strategies';
+import type { Application, Environment } from '../environments';
 import { newestTagOf } from '../environments/running-tag';
-import { GatewayClass } from '../imports/gatewayclass-gateway.networking.k8s.io';
-import { PROMETHEUS_URL } from '../infrastructure/helm-values';
 import { namespacePodSecurity } from '../pod-security';
 import { gatewayProxyName, hostOf, imageReference, migrationsName, primaryName, serviceAddress, smokeName, tlsSecretName } from '../naming';
 import { brokerClientSecret, databaseSecret } from '../secrets/catalog';
 
 export interface ApplicationChartProps {
-  /** The validated environment to render. */
+  /** The validated environment the application runs in: its database, broker and Gateway sizing. */
   readonly environment: Environment;
+  /** The application to render, one of `environment.applications`. */
+  readonly application: Application;
 }
 
 /**
@@ -46,16 +43,20 @@ export function gatewayProxyPodLabels(gateway: string, namespace: string): Recor
 }
 
 /**
- * The application in one environment (2.1, 4): its namespace, identity, workload(s) in
- * the environment's delivery strategy (1.4), Service 80 -> 8080, and its HTTPS entry on
- * Gateway API (GatewayClass, Gateway, HTTPRoute). The Gateway API objects are here, not in
- * the infrastructure chart: this chart syncs after the infrastructure is healthy, so their
- * CRDs (installed by the gateway-crds release) exist by then.
+ * One application in one environment (2.1, 4), `dist/<env>/<application>.yaml`: its
+ * namespace, identity, workload(s) in its delivery strategy (1.4), Service 80 -> 8080, its
+ * HTTPS entry on Gateway API (Gateway, HTTPRoute, Certificate), migrations and smoke hooks,
+ * and what the monitoring stack needs to watch it (PodMonitor, `deployment.rules` scoped to
+ * its namespace). The Gateway API objects are here, not in the infrastructure chart: this
+ * chart syncs after the infrastructure is healthy, so their CRDs exist by then. Nothing in
+ * it is cluster-scoped: the GatewayClass all Gateways share is the issuers chart's, so
+ * two applications' Argo CD Applications never own one object.
  */
 export class ApplicationChart extends Chart {
   constructor(scope: Construct, id: string, props: ApplicationChartProps) {
     super(scope, id, { disableResourceNameHashes: true });
-    const { application, image, strategy, tls } = props.environment;
+    const { application } = props;
+    const { image, tls } = application;
     const appLabels = { [LABELS.app]: application.name };
 
     new kplus.Namespace(this, 'namespace', {
@@ -107,60 +108,30 @@ export class ApplicationChart extends Chart {
     new SchemaMigration(this, 'migrations', {
       name: migrationsName(application.name),
       namespace: application.namespace,
-      image: imageReference(image.registry, image.project, migrationsName(application.name), newestTagOf(props.environment)),
+      image: imageReference(image.registry, image.project, migrationsName(application.name), newestTagOf(application)),
       imagePullSecret: image.pullSecret,
       connectionString,
       resources: application.resources,
     });
 
-    const common = {
-      namespace: application.namespace,
-      application: application.name,
-      resources: application.resources,
-      imagePullSecret: image.pullSecret,
+    // 1.4: the application's delivery strategy renders its workloads (src/strategies/).
+    const workloads = renderWorkloads(this, {
+      application,
+      labels: appLabels,
       serviceAccount,
       // 1.3 steps 5-6: where the database and the broker are; credentials stay in Secrets.
       environment: {
         DATABASE_HOST: databaseHost,
         DATABASE_PORT: String(PORTS.database),
-        DATABASE_NAME: database.name,
+        DATABASE_NAME: application.database.name,
         DATABASE_CONNECTION_STRING: connectionString,
         KAFKA_BOOTSTRAP_SERVERS: bootstrapServers,
         KAFKA_USERNAME: { secret: brokerClientSecret(application.name), key: 'username' },
         KAFKA_PASSWORD: { secret: brokerClientSecret(application.name), key: 'password' },
       },
-    };
-
-    let serviceSelector: Record<string, string> | undefined;
-    if (strategy.type === 'blue-green') {
-      const blueGreen = new BlueGreen(this, 'blue-green', {
-        ...common,
-        registry: image.registry,
-        project: image.project,
-        units: strategy.blueGreen.units,
-        active: strategy.blueGreen.active,
-      });
-      serviceSelector = { ...blueGreen.active.podLabels };
-    } else {
-      // Validated: rolling and canary environments carry image.tag and replicas.
-      const tag = image.tag!;
-      new ApplicationWorkload(this, 'workload', {
-        ...common,
-        name: application.name,
-        version: SINGLE_UNIT_VERSION,
-        image: imageReference(image.registry, image.project, application.name, tag),
-        replicas: application.replicas!,
-        // Canary: the traffic is served by Flagger's primary copy (`app: <app>-primary`).
-        ...(strategy.type === 'canary' ? { disruptionBudgetLabels: { [LABELS.app]: primaryName(application.name) } } : {}),
-      });
-      serviceSelector = strategy.type === 'rolling' ? appLabels : undefined;
-    }
+    });
 
     const host = hostOf(application.url);
-    new GatewayClass(this, 'gateway-class', {
-      metadata: { name: GATEWAY.className },
-      spec: { controllerName: GATEWAY.controllerName },
-    });
     const gateway = new ApplicationGateway(this, 'gateway', {
       name: application.name,
       namespace: application.namespace,
@@ -171,38 +142,8 @@ export class ApplicationChart extends Chart {
       proxyName: gatewayProxyName(application.name),
       sizing: props.environment.infrastructure.gateway,
     });
-
-    if (strategy.type === 'canary') {
-      const templates = new CanaryMetricTemplates(this, 'canary-metrics', {
-        namespace: application.namespace,
-        labels: appLabels,
-        prometheusAddress: PROMETHEUS_URL,
-      });
-      new CanaryRelease(this, 'canary', {
-        application: application.name,
-        namespace: application.namespace,
-        labels: appLabels,
-        host,
-        gatewayName: gateway.name,
-        metricTemplates: { namespace: application.namespace, successRate: templates.successRate.name, duration: templates.duration.name },
-        loadTest: strategy.canary?.loadTest ?? false,
-      });
-    } else {
-      const service = new kplus.Service(this, 'service', {
-        metadata: { name: application.name, namespace: application.namespace, labels: appLabels },
-        type: kplus.ServiceType.CLUSTER_IP,
-        ports: [{ name: HTTP_PORT_NAME, port: PORTS.service, targetPort: PORTS.application, protocol: kplus.Protocol.TCP }],
-      });
-      for (const [key, value] of Object.entries(serviceSelector!)) service.selectLabel(key, value);
-      new ApplicationRoute(this, 'route', {
-        name: application.name,
-        namespace: application.namespace,
-        labels: appLabels,
-        host,
-        gatewayName: gateway.name,
-        serviceName: service.name,
-      });
-    }
+    // Then the strategy routes the Gateway's traffic to them.
+    workloads.route(this, { host, gatewayName: gateway.name });
 
     new ApplicationCertificate(this, 'certificate', {
       name: application.name,
@@ -227,5 +168,16 @@ export class ApplicationChart extends Chart {
       databaseHost,
       brokerBootstrapServers: bootstrapServers,
     });
+
+    // 2.4: what the monitoring stack scrapes and alerts on, scoped to this application's namespace.
+    const monitoringLabels = { ...appLabels, [MONITORING_SELECTOR_LABEL.key]: MONITORING_SELECTOR_LABEL.value };
+    new ApplicationPodMonitor(this, 'pod-monitor', {
+      name: application.name,
+      namespace: application.namespace,
+      labels: monitoringLabels,
+      podLabelKey: LABELS.app,
+      podLabelValues: [application.name, primaryName(application.name)],
+    });
+    new DeploymentAlertRules(this, 'alert-rules', { namespace: application.namespace, labels: monitoringLabels });
   }
 }

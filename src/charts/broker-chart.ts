@@ -22,7 +22,7 @@ export interface BrokerChartProps {
 export class BrokerChart extends Chart {
   constructor(scope: Construct, id: string, props: BrokerChartProps) {
     super(scope, id, { disableResourceNameHashes: true });
-    const { broker, application } = props.environment;
+    const { broker, applications } = props.environment;
     const entitiesWave = String(STRIMZI.entitiesSyncWave);
 
     new KafkaCluster(this, 'cluster', {
@@ -31,7 +31,7 @@ export class BrokerChart extends Chart {
       tlsListener: broker.tlsListener,
       resources: broker.resources,
       storage: broker.storage,
-      clients: { namespaces: [application.namespace] },
+      clients: { namespaces: applications.map((app) => app.namespace) },
     });
 
     // Default deny in the broker's namespace, then what Strimzi needs (convergence item 7).
@@ -57,7 +57,8 @@ export class BrokerChart extends Chart {
     for (const topic of broker.topics) {
       new BrokerTopic(this, `topic-${topic.name}`, { namespace: broker.namespace, ...topic }).metadata.addAnnotation(SYNC_WAVE_ANNOTATION, entitiesWave);
     }
-    for (const user of broker.users) {
+    // Each application's own user (named after it), then the environment's other users.
+    for (const user of [...applications.map((app) => app.broker), ...broker.users]) {
       new BrokerUser(this, `user-${user.name}`, {
         namespace: broker.namespace,
         name: user.name,

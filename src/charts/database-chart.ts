@@ -18,15 +18,15 @@ export interface DatabaseChartProps {
 
 /**
  * The database (1.3 step 5, 7.2): SQL Server in its own namespace, created by this sync,
- * its backup volume and scheduled backup, the Sync hook that creates the application's
- * login and database once the server answers, and NetworkPolicies that let only the
- * application's namespace (application, migrations, smoke test), the backup job and the
+ * its backup volume and scheduled backup of every application's database, the Sync hook
+ * that creates each application's login and database once the server answers, and NetworkPolicies that let only the
+ * applications' namespaces (application, migrations, smoke test), the backup job and the
  * setup hook reach 1433. The schema migrations belong to the application chart: they run with each release.
  */
 export class DatabaseChart extends Chart {
   constructor(scope: Construct, id: string, props: DatabaseChartProps) {
     super(scope, id, { disableResourceNameHashes: true });
-    const { database, application } = props.environment;
+    const { database, applications } = props.environment;
 
     new kplus.Namespace(this, 'namespace', {
       metadata: { name: database.namespace, labels: namespacePodSecurity(database.namespace) },
@@ -43,24 +43,26 @@ export class DatabaseChart extends Chart {
     const backup = new DatabaseBackup(this, 'backup', {
       namespace: database.namespace,
       server: serviceAddress(server.service.name, database.namespace),
-      database: database.name,
+      databases: applications.map((app) => app.database.name),
       schedule: database.backup.schedule,
     });
 
-    // The application's login and database, before its migrations need them.
+    // Each application's login and database, before its migrations need them.
     const setup = new DatabaseSetup(this, 'setup', {
       namespace: database.namespace,
       server: serviceAddress(server.service.name, database.namespace),
-      database: database.name,
-      login: application.name,
-      password: { secret: databaseLoginSecret(application.name), key: 'password' },
+      applications: applications.map((app) => ({
+        database: app.database.name,
+        login: app.name,
+        password: { secret: databaseLoginSecret(app.name), key: 'password' },
+      })),
     });
 
     const sqlServer = [{ port: PORTS.database }];
     new NetworkPolicies(this, 'network-policies', {
       namespace: database.namespace,
       ingress: [
-        { name: application.namespace, namespace: application.namespace, ports: sqlServer },
+        ...applications.map((app) => ({ name: app.namespace, namespace: app.namespace, ports: sqlServer })),
         { name: backup.podLabels.app!, namespace: database.namespace, podLabels: backup.podLabels, ports: sqlServer },
         { name: setup.podLabels.app!, namespace: database.namespace, podLabels: setup.podLabels, ports: sqlServer },
       ],

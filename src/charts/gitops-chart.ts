@@ -14,7 +14,7 @@ import { ArgoCdApplication } from '../constructs/argo-cd-application';
 import { flaggerOwnedFields } from '../constructs/canary-release';
 import type { ApplicationSpecIgnoreDifferences } from '../imports/application-argoproj.io';
 import { AppProject } from '../imports/appproject-argoproj.io';
-import { SECRET_GROUPS, type SecretGroup, secretCatalog } from '../secrets/catalog';
+import { secretCatalog, secretGroups } from '../secrets/catalog';
 
 /**
  * Cluster-scoped kinds the upstream Helm charts of the infrastructure create (their
@@ -91,19 +91,25 @@ export function chartFootprint(id: string, chart: Chart): ChartFootprint {
 /** Charts besides the one installing the Helm releases that belong to the infrastructure's project. */
 export const INFRASTRUCTURE_UNITS: readonly string[] = ['issuers'];
 
+/** A chart the GitOps wiring syncs as a child Application, with its place in the delivery. */
+export interface GitopsChild extends ChartFootprint {
+  /** Its sync wave (its stage in the delivery order); the applications' charts share one. */
+  readonly syncWave: number;
+}
+
 export interface GitopsChartProps {
   /** The validated environment to render. */
   readonly environment: Environment;
   /** Platform-wide settings: repository, Argo CD namespace and project. */
   readonly platform: Platform;
   /** The environment's other charts, in delivery (sync) order. */
-  readonly children: readonly ChartFootprint[];
+  readonly children: readonly GitopsChild[];
 }
 
 /**
  * The GitOps wiring of one environment (1.1.5, 1.6): the AppProjects, the root
- * Application (app of apps, syncing this file) and one child Application per chart, in
- * the delivery order as sync waves. A chart with a group of encrypted Secrets syncs them
+ * Application (app of apps, syncing this file) and one child Application per chart (one
+ * per application among them), in the delivery order as sync waves. A chart with a group of encrypted Secrets syncs them
  * with it (decrypted by the sops plugin, src/secrets/catalog.ts). Two projects (convergence item 9): the
  * infrastructure's (the root, the child that installs the Helm releases and those releases:
  * the pinned Helm repositories, CRDs, cluster RBAC, webhooks) and the application level's
@@ -127,7 +133,8 @@ export class GitopsChart extends Chart {
     super(scope, id, { disableResourceNameHashes: true });
     const { environment, platform } = props;
     const catalog = secretCatalog(environment);
-    const isGroup = (chart: string): chart is SecretGroup => (SECRET_GROUPS as readonly string[]).includes(chart);
+    const groups = secretGroups(environment);
+    const isGroup = (chart: string): boolean => groups.includes(chart);
 
     // The issuers are infrastructure too: cluster-wide, in cert-manager's namespace.
     const projectOf = (child: ChartFootprint) =>
@@ -164,7 +171,10 @@ export class GitopsChart extends Chart {
     );
     new AppProject(this, 'default-project', lockedDefaultProjectProps(platform));
 
-    this.children = props.children.map((child, index) => {
+    // A namespace some child renders as a Namespace object is that child's: no other child creates it on install
+    // (two Applications would both manage its metadata).
+    const rendered = new Set(props.children.flatMap((child) => child.ownNamespaces));
+    this.children = props.children.map((child) => {
       const namespace = child.primaryNamespace ?? platform.controller.namespace;
       const hasSecrets = isGroup(child.id) && catalog.some((s) => s.group === child.id);
       return new ArgoCdApplication(
@@ -173,11 +183,11 @@ export class GitopsChart extends Chart {
         childApplication(environment, platform, {
           chart: child.id,
           project: projectOf(child),
-          // Wave 0 is the AppProject's; children follow in the delivery order.
-          syncWave: index + 1,
+          // Wave 0 is the AppProjects'; children follow in the delivery order.
+          syncWave: child.syncWave,
           namespace,
-          createNamespace: namespace !== platform.controller.namespace && !child.ownNamespaces.includes(namespace),
-          ...(hasSecrets && isGroup(child.id) ? { secretGroup: child.id } : {}),
+          createNamespace: namespace !== platform.controller.namespace && !rendered.has(namespace),
+          ...(hasSecrets ? { secretGroup: child.id } : {}),
           ...(child.id in CHILD_RETRY_BUDGET_SECONDS ? { retryBudgetSeconds: CHILD_RETRY_BUDGET_SECONDS[child.id]! } : {}),
           ignoreDifferences: child.ignoreDifferences,
         }),

@@ -1,8 +1,10 @@
 import { Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
-import { INFRASTRUCTURE_NAMESPACES, SYNC_WAVES } from '../constants';
+import { GATEWAY, INFRASTRUCTURE_NAMESPACES, SYNC_WAVES } from '../constants';
 import { PlatformIssuer } from '../constructs/platform-issuer';
 import type { Environment } from '../environments';
+import { GatewayClass } from '../imports/gatewayclass-gateway.networking.k8s.io';
+import { hostOf } from '../naming';
 
 export interface IssuersChartProps {
   /** The validated environment to render. */
@@ -10,7 +12,11 @@ export interface IssuersChartProps {
 }
 
 /**
- * The environment's certificate issuers (2.7), in an Application of their own synced
+ * The environment's cluster-wide objects that the infrastructure's CRDs define: the
+ * certificate issuers (2.7) and the GatewayClass every application's Gateway names. Rendered
+ * once per environment (each application's chart would otherwise render the same
+ * cluster-scoped GatewayClass, two Argo CD Applications owning one object), in an
+ * Application of their own synced
  * after the `infrastructure` Application: their kinds (cert-manager.io ClusterIssuer,
  * Certificate) exist only once the cert-manager release has installed its CRDs, and
  * Argo CD dry-runs every object of a sync before applying any, refusing the whole sync
@@ -26,9 +32,14 @@ export class IssuersChart extends Chart {
     this.issuer = new PlatformIssuer(this, 'issuer', {
       issuer: props.environment.infrastructure.issuer,
       certManagerNamespace: INFRASTRUCTURE_NAMESPACES.certificateManager,
-      // The application's Gateway (application chart): same name and namespace as the application.
-      gateway: { name: props.environment.application.name, namespace: props.environment.application.namespace },
+      // Each application's Gateway (its chart): same name and namespace as the application.
+      gateways: props.environment.applications.map((app) => ({ name: app.name, namespace: app.namespace, host: hostOf(app.url) })),
       syncWave: SYNC_WAVES.issuers,
+    });
+    // Its CRD comes from the gateway-crds release (wave 0 of the infrastructure).
+    new GatewayClass(this, 'gateway-class', {
+      metadata: { name: GATEWAY.className },
+      spec: { controllerName: GATEWAY.controllerName },
     });
   }
 }

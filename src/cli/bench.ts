@@ -2,12 +2,11 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { App, YamlOutputType } from 'cdk8s';
-import { ApplicationChart } from '../charts/application-chart';
 import { type Environment, loadEnvironments } from '../environments';
-import { MANIFEST_EXTENSION } from '../dist-layout';
 import { benchGate } from '../bench/gate';
 import { KUBECONFORM_BUILD_COMMAND } from '../bench/kubeconform';
+import { applicationValuesPath, ENVIRONMENT_VALUES_FILE, readValuesTexts, ValuesFile } from '../environments/values-file';
+import { renderEnvironment } from '../synth';
 import { RefusedError, UsageError } from '../errors';
 import { runCommand } from '../tooling/cli';
 
@@ -15,7 +14,8 @@ import { runCommand } from '../tooling/cli';
  * `npm run bench`: the full synth of the four environments against the floor (node
  * loading cdk8s-plus-28 and synthesizing one Deployment), run alternately in one session
  * so both see the same machine; then synth time for N synthetic applications per
- * environment. Prints tables; asserts nothing (the figures go into the README).
+ * environment, through the real loader (N copies of each environment's first application
+ * file) and every chart. Prints tables; asserts nothing (the figures go into the README).
  */
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -41,30 +41,49 @@ function measureProcess(args: readonly string[]): Measurement {
   return { milliseconds, peakKilobytes };
 }
 
-/** Environments with `count` applications each, named webapp-0 .. webapp-<count-1>. */
-function renderScaled(environments: readonly Environment[], count: number, outdir: string): void {
-  for (const environment of environments) {
-    const app = new App({
-      outdir: path.join(outdir, environment.name),
-      outputFileExtension: MANIFEST_EXTENSION,
-      yamlOutputType: YamlOutputType.FILE_PER_CHART,
-    });
-    for (let index = 0; index < count; index++) {
-      const name = `webapp-${index}`;
-      const url = new URL(environment.application.url);
-      url.hostname = `${name}.${url.hostname}`;
-      new ApplicationChart(app, `application-${index}`, {
-        environment: { ...environment, application: { ...environment.application, name, namespace: name, url: url.origin } },
-      });
-    }
-    app.synth();
+/**
+ * The project's values texts with `count` applications per environment: copies of each
+ * environment's first application file named `<app>-0` .. `<app>-<count-1>`, each in its
+ * own namespace and on its own host (`<name>.<host>`), edited with the yaml document API.
+ */
+function scaledTexts(texts: ReadonlyMap<string, string>, count: number): Map<string, string> {
+  const scaled = new Map<string, string>();
+  const firsts = new Map<string, [string, string]>();
+  for (const [file, text] of texts) {
+    const environment = file.split('/').at(-2)!;
+    if (file.endsWith(`/${ENVIRONMENT_VALUES_FILE}`)) scaled.set(file, text);
+    else if (!firsts.has(environment)) firsts.set(environment, [file, text]);
   }
+  for (const [environment, [file, text]] of firsts) {
+    const base = path.basename(file, '.yaml');
+    const values = new ValuesFile(file, text);
+    for (let index = 0; index < count; index++) {
+      const name = `${base}-${index}`;
+      const url = new URL(String((values.data() as { url: unknown }).url));
+      url.hostname = `${name}.${url.hostname}`;
+      scaled.set(
+        applicationValuesPath(environment, name),
+        values.edited((document) => {
+          document.setIn(['namespace'], name);
+          document.setIn(['url'], url.origin);
+        }),
+      );
+    }
+  }
+  return scaled;
+}
+
+/** Load `texts` through the real loader and render every environment (all its charts) into `outdir`. */
+function renderScaled(texts: ReadonlyMap<string, string>, outdir: string): Environment[] {
+  const environments = loadEnvironments(texts);
+  for (const environment of environments) renderEnvironment(environment, path.join(outdir, environment.name));
+  return environments;
 }
 
 const USAGE = `usage: npm run bench [-- --runs <n>] [-- --scale <n,n,...>] [-- --only synth|gate] [-- --copies <n>]
 
 Measures the full synth against the floor (node loading cdk8s-plus-28 and synthesizing one
-Deployment), alternately, then the render time of N synthetic applications per environment.
+Deployment), alternately, then the load and render time of N applications per environment.
 Then the gate (npm run validate) against its floor (node reading and parsing the same YAML)
 and kubeconform (built by ${KUBECONFORM_BUILD_COMMAND}) on the same objects:
 the committed dist/ and <copies> renamed copies of it.
@@ -103,19 +122,32 @@ function benchSynth(values: { runs?: string; scale?: string }): number {
     console.log(`| ratio synth / floor | ${(synthMs / floorMs).toFixed(2)}x | target <= 1.5x |`);
     console.log('');
 
-    const environments = loadEnvironments();
-    console.log('Scale: N applications per environment, 4 environments, in-process render (median of 3)');
-    console.log('| N | render | per application |');
-    console.log('|---:|---:|---:|');
+    const texts = readValuesTexts(ROOT);
+    console.log('Scale: N applications per environment, 4 environments, values loaded and validated, every chart rendered in process (median of 3)');
+    console.log('| N | render | per environment | per application |');
+    console.log('|---:|---:|---:|---:|');
+    const perApplication = new Map<number, number>();
     for (const count of scales) {
+      const scaled = scaledTexts(texts, count);
       const times: number[] = [];
+      let environments = 0;
       for (let run = 0; run < 3; run++) {
         const started = process.hrtime.bigint();
-        renderScaled(environments, count, path.join(workdir, `scale-${count}-${run}`));
+        environments = renderScaled(scaled, path.join(workdir, `scale-${count}-${run}`)).length;
         times.push(Number(process.hrtime.bigint() - started) / 1e6);
+        fs.rmSync(path.join(workdir, `scale-${count}-${run}`), { recursive: true, force: true });
       }
       const ms = median(times);
-      console.log(`| ${count} | ${ms.toFixed(0)} ms | ${(ms / count / environments.length).toFixed(2)} ms |`);
+      perApplication.set(count, ms / count / environments);
+      console.log(`| ${count} | ${ms.toFixed(0)} ms | ${(ms / environments).toFixed(0)} ms | ${(ms / count / environments).toFixed(2)} ms |`);
+    }
+    const [small, large] = [perApplication.get(10), perApplication.get(100)];
+    if (small !== undefined && large !== undefined) {
+      const ratio = large / small;
+      // Within 25 %: per-application cost flat, so the total grows linearly in N.
+      console.log(
+        `\nPer-application time at N=100 is ${ratio.toFixed(2)}x that at N=10: ${ratio <= 1.25 ? 'linear in N' : 'NOT linear in N (grows faster than N)'}.`,
+      );
     }
   } finally {
     fs.rmSync(workdir, { recursive: true, force: true });

@@ -4,7 +4,8 @@ import { ENVIRONMENT_ORDER, loadEnvironments } from '../environments';
 import { RefusedError, UsageError } from '../errors';
 import { projectRoot, runCommand } from '../tooling/cli';
 import { type Assignment, type InitReport, defaultAgeKeyFile, initEnvironment, rotateKeys } from '../secrets/init';
-import { RETIRED_FILES, expectedEncryptedFiles, groupFolders, secretsLayout } from '../secrets/layout';
+import { RETIRED_FILES, expectedEncryptedFiles, secretsLayout } from '../secrets/layout';
+import { secretsPath } from '../secrets/catalog';
 import { projectFiles, scanForPlaintextSecrets } from '../secrets/scan';
 import { sopsTools } from '../secrets/sops';
 
@@ -169,9 +170,11 @@ runCommand({
   },
 });
 
-/** KSOPS files a former scaffold wrote, still present under `root`. */
+/** KSOPS files a former scaffold wrote, still present under `root` in any group folder. */
 function retiredFiles(root: string): string[] {
-  return ENVIRONMENT_ORDER.flatMap((environment) =>
-    groupFolders(environment).flatMap((folder) => RETIRED_FILES.map((name) => `${folder}/${name}`)),
-  ).filter((file) => fs.existsSync(path.join(root, file)));
+  return ENVIRONMENT_ORDER.flatMap((environment) => {
+    const folder = path.join(root, path.dirname(secretsPath(environment, '_')));
+    const groups = fs.existsSync(folder) ? fs.readdirSync(folder, { withFileTypes: true }).filter((entry) => entry.isDirectory()) : [];
+    return groups.flatMap((group) => RETIRED_FILES.map((name) => `${secretsPath(environment, group.name)}/${name}`));
+  }).filter((file) => fs.existsSync(path.join(root, file)));
 }

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { PORTS } from '../constants';
-import { ENVIRONMENT_ORDER, loadEnvironments } from '../environments';
+import { ENVIRONMENT_ORDER, loadEnvironments, selectApplication } from '../environments';
 import { hostOf } from '../naming';
 import { formatOutcome, runSmoke } from '../smoke/runner';
 import { credentialsFromEnv, parseBaseUrl, parsePort } from '../smoke/settings';
@@ -8,7 +8,7 @@ import { UsageError } from '../errors';
 import { runCommand } from '../tooling/cli';
 import { verifySteps } from '../verify/verify';
 
-const USAGE = `usage: npm run verify -- --env <environment> [options]
+const USAGE = `usage: npm run verify -- --env <environment> [--app <application>] [options]
 
 Post-deployment validation (contract 4.2) of one environment: the application's Gateway
 and HTTPRoutes with their status conditions (kubectl: Gateway Accepted and Programmed,
@@ -17,6 +17,7 @@ the token (SMOKE_USERNAME, SMOKE_PASSWORD), and a TLS handshake to the environme
 on 443 with the server name set, printing the certificate's subject and expiry. Every
 check runs; any failure gives exit code 1.
   --env <name>           one of ${ENVIRONMENT_ORDER.join(', ')}
+  --app <name>           the application to verify; optional when the environment has one
   --context <name>       kube context of the environment's cluster (default: kubectl's current;
                          the binary is $KUBECTL, default kubectl)
   --skip-cluster         skip the Gateway check (a host without access to the cluster's API)
@@ -32,6 +33,7 @@ runCommand({
   usage: USAGE,
   options: {
       env: { type: 'string' },
+      app: { type: 'string' },
       'base-url': { type: 'string' },
       address: { type: 'string' },
       port: { type: 'string' },
@@ -46,6 +48,7 @@ runCommand({
     if (environment === undefined) {
       throw new UsageError(`--env "${values.env}" is not an environment; choose one of ${ENVIRONMENT_ORDER.join(', ')}`);
     }
+    const application = selectApplication(environment, values.app);
     const problems: string[] = [];
     const { username, password } = credentialsFromEnv(process.env, problems);
     const port = values.port === undefined ? PORTS.https : parsePort(values.port, '--port', problems);
@@ -57,10 +60,10 @@ runCommand({
         problems.push(`--ca "${values.ca}" cannot be read: ${(error as Error).message}`);
       }
     }
-    const baseUrl = parseBaseUrl(values['base-url'] ?? environment.application.url);
+    const baseUrl = parseBaseUrl(values['base-url'] ?? application.url);
     if (problems.length > 0) throw new UsageError(`cannot verify ${environment.name}:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
 
-    console.log(`Verifying ${environment.name} (${baseUrl})`);
+    console.log(`Verifying ${application.name} in ${environment.name} (${baseUrl})`);
     const result = await runSmoke(
       verifySteps({
         baseUrl,
@@ -70,14 +73,14 @@ runCommand({
           ? {}
           : {
               gateway: {
-                namespace: environment.application.namespace,
+                namespace: application.namespace,
                 // The application's Gateway is named after it (src/charts/application-chart.ts).
-                name: environment.application.name,
+                name: application.name,
                 kubectl: { kubectl: process.env.KUBECTL || 'kubectl', ...(values.context === undefined ? {} : { context: values.context }) },
               },
             }),
         tls: {
-          host: hostOf(environment.application.url),
+          host: hostOf(application.url),
           port: port!,
           allowUntrusted: values['allow-untrusted'],
           ...(values.address === undefined ? {} : { address: values.address }),

@@ -12,8 +12,8 @@ export interface DatabaseBackupProps {
   readonly namespace: string;
   /** Host the job connects to: the server's Service. */
   readonly server: string;
-  /** The application's database. */
-  readonly database: string;
+  /** The applications' databases, backed up one after the other in each run. */
+  readonly databases: readonly string[];
   /** Cron schedule (UTC). */
   readonly schedule: string;
   /**
@@ -38,8 +38,10 @@ export class DatabaseBackup extends Construct {
     const name = props.name ?? DEFAULT_BACKUP_NAME;
     this.podLabels = { app: name };
     // One file per UTC day, `keep` of them: the day number modulo `keep` names the slot.
-    const file = `${DATABASE.backupPath}/${props.database}-day$(( $(date -u +%s) / 86400 % ${DATABASE.backup.keep} )).bak`;
-    const query = `BACKUP DATABASE [${props.database}] TO DISK = N'${file}' WITH CHECKSUM, INIT`;
+    const slot = `day$(( $(date -u +%s) / 86400 % ${DATABASE.backup.keep} ))`;
+    const query = props.databases
+      .map((database) => `BACKUP DATABASE [${database}] TO DISK = N'${DATABASE.backupPath}/${database}-${slot}.bak' WITH CHECKSUM, INIT`)
+      .join('; ');
     new k8s.KubeCronJob(this, 'cron-job', {
       metadata: { name, namespace: props.namespace, labels: { ...this.podLabels } },
       spec: {

@@ -6,17 +6,23 @@ import { resourceRequirements } from './resource-requirements';
 import { HOOK_ANNOTATION, HOOK_DELETE_POLICY_ANNOTATION } from './smoke-hook';
 import { ADMIN_PASSWORD_ENV, sqlcmdJobPod } from './sql-server';
 
-export interface DatabaseSetupProps {
-  /** The server's namespace (the administrator and login Secrets live there). */
-  readonly namespace: string;
-  /** Host the job connects to: the server's Service. */
-  readonly server: string;
+/** One application's database on the server and the SQL login that owns it. */
+export interface DatabaseLogin {
   /** The application's database, created when missing. */
   readonly database: string;
   /** The application's SQL login, created when missing, and its user in the database. */
   readonly login: string;
   /** The login's password, the one in the application's connection string. */
   readonly password: SecretKeyReference;
+}
+
+export interface DatabaseSetupProps {
+  /** The server's namespace (the administrator and login Secrets live there). */
+  readonly namespace: string;
+  /** Host the job connects to: the server's Service. */
+  readonly server: string;
+  /** Each application's database and login, created when missing, in this order. */
+  readonly applications: readonly DatabaseLogin[];
   /**
    * Name of the Job and its pods' label `app`.
    * @default `${DATABASE.serverName}-setup`
@@ -25,8 +31,8 @@ export interface DatabaseSetupProps {
 }
 
 /**
- * What the application needs in SQL Server before its migrations run (1.3 step 5, 7): its
- * login, its database and a user for the login in it, as an Argo CD Sync hook Job in the wave
+ * What the applications need in SQL Server before their migrations run (1.3 step 5, 7): for
+ * each, its login, its database and a user for the login in it, as an Argo CD Sync hook Job in the wave
  * after the server (DATABASE.setup.syncWave), so it runs once the server answers queries, on
  * every sync. Idempotent: each object is created only when missing (`IF ... IS NULL`); the
  * login's password is set again each run, so rotating it (`npm run secrets -- init --rotate`)
@@ -44,27 +50,36 @@ export class DatabaseSetup extends Construct {
     super(scope, id);
     const name = props.name ?? `${DATABASE.serverName}-setup`;
     this.podLabels = { app: name };
-    const { login, database } = props;
-    // Identifiers come from validated DNS labels; the password never contains a quote (src/secrets/values.ts).
-    // `$$(` is Kubernetes' escape for `$(`: the container sees sqlcmd's `$(LOGIN_PASSWORD)`, not a
-    // value Kubernetes substituted from the env list.
-    const serverSql = [
-      `IF SUSER_ID(N'${login}') IS NULL CREATE LOGIN [${login}] WITH PASSWORD = N'$$(LOGIN_PASSWORD)', CHECK_POLICY = ON`,
-      `ELSE ALTER LOGIN [${login}] WITH PASSWORD = N'$$(LOGIN_PASSWORD)';`,
-      `IF DB_ID(N'${database}') IS NULL CREATE DATABASE [${database}];`,
-    ].join(' ');
-    // A second connection into the database: USE of a database created in the same batch fails to compile.
-    const databaseSql = [
-      `IF USER_ID(N'${login}') IS NULL CREATE USER [${login}] FOR LOGIN [${login}];`,
-      `ALTER ROLE [${DATABASE.setup.role}] ADD MEMBER [${login}];`,
-    ].join(' ');
     const sqlcmd = `${DATABASE.sqlcmd} -S ${props.server} -U ${DATABASE.administrator} -C -b`;
-    const script = [
-      'set -eu',
-      `${sqlcmd} -v LOGIN_PASSWORD="$LOGIN_PASSWORD" -Q "$SERVER_SQL"`,
-      `${sqlcmd} -d ${database} -Q "$DATABASE_SQL"`,
-      `echo "login ${login} and database ${database} are ready"`,
-    ].join('\n');
+    const env: k8s.EnvVar[] = [{ name: 'SQLCMDPASSWORD', valueFrom: ADMIN_PASSWORD_ENV.valueFrom! }];
+    const lines = ['set -eu'];
+    props.applications.forEach(({ login, database, password }, index) => {
+      const variable = (name: string) => `${name}_${index}`;
+      // Identifiers come from validated names, always bracketed; the password never contains a quote (src/secrets/values.ts).
+      // `$$(` is Kubernetes' escape for `$(`: the container sees sqlcmd's `$(LOGIN_PASSWORD)`, not a
+      // value Kubernetes substituted from the env list.
+      const serverSql = [
+        `IF SUSER_ID(N'${login}') IS NULL CREATE LOGIN [${login}] WITH PASSWORD = N'$$(LOGIN_PASSWORD)', CHECK_POLICY = ON`,
+        `ELSE ALTER LOGIN [${login}] WITH PASSWORD = N'$$(LOGIN_PASSWORD)';`,
+        `IF DB_ID(N'${database}') IS NULL CREATE DATABASE [${database}];`,
+      ].join(' ');
+      // A second connection into the database: USE of a database created in the same batch fails to compile.
+      const databaseSql = [
+        `IF USER_ID(N'${login}') IS NULL CREATE USER [${login}] FOR LOGIN [${login}];`,
+        `ALTER ROLE [${DATABASE.setup.role}] ADD MEMBER [${login}];`,
+      ].join(' ');
+      env.push(
+        { name: variable('LOGIN_PASSWORD'), valueFrom: { secretKeyRef: { name: password.secret, key: password.key } } },
+        { name: variable('SERVER_SQL'), value: serverSql },
+        { name: variable('DATABASE_SQL'), value: databaseSql },
+      );
+      lines.push(
+        `${sqlcmd} -v LOGIN_PASSWORD="$${variable('LOGIN_PASSWORD')}" -Q "$${variable('SERVER_SQL')}"`,
+        `${sqlcmd} -d "${database}" -Q "$${variable('DATABASE_SQL')}"`,
+        `echo "login ${login} and database ${database} are ready"`,
+      );
+    });
+    const script = lines.join('\n');
 
     this.job = new k8s.KubeJob(this, 'job', {
       metadata: {
@@ -84,12 +99,7 @@ export class DatabaseSetup extends Construct {
         template: sqlcmdJobPod(this.podLabels, {
           name: 'setup',
           command: ['/bin/sh', '-c', script],
-          env: [
-            { name: 'SQLCMDPASSWORD', valueFrom: ADMIN_PASSWORD_ENV.valueFrom! },
-            { name: 'LOGIN_PASSWORD', valueFrom: { secretKeyRef: { name: props.password.secret, key: props.password.key } } },
-            { name: 'SERVER_SQL', value: serverSql },
-            { name: 'DATABASE_SQL', value: databaseSql },
-          ],
+          env,
           resources: resourceRequirements(DATABASE.setup.resources),
         }),
       },

@@ -10,10 +10,11 @@ export interface PlatformIssuerProps {
   /** cert-manager's namespace: the self-signed CA's key pair is kept there. */
   readonly certManagerNamespace: string;
   /**
-   * The Gateway whose `http` listener serves ACME HTTP-01 challenges: cert-manager creates
-   * each challenge's HTTPRoute in the Certificate's namespace with these parentRefs.
+   * Each application's Gateway, whose `http` listener serves the ACME HTTP-01 challenges of
+   * its host: cert-manager creates each challenge's HTTPRoute in the Certificate's namespace
+   * with the parentRefs of the solver selected for the host.
    */
-  readonly gateway: { readonly name: string; readonly namespace: string };
+  readonly gateways: readonly { readonly name: string; readonly namespace: string; readonly host: string }[];
   /** Sync wave of the issuers: after cert-manager has installed its CRDs. */
   readonly syncWave: number;
 }
@@ -70,23 +71,26 @@ export class PlatformIssuer extends Construct {
             server: ACME_DIRECTORIES[props.issuer.directory],
             email: props.issuer.email,
             privateKeySecretRef: { name: `${this.name}-account` },
-            solvers: [
-              {
-                http01: {
-                  gatewayHttpRoute: {
-                    parentRefs: [
-                      {
-                        group: 'gateway.networking.k8s.io',
-                        kind: 'Gateway',
-                        name: props.gateway.name,
-                        namespace: props.gateway.namespace,
-                        sectionName: GATEWAY.listeners.http,
-                      },
-                    ],
-                  },
+            // One HTTP-01 solver per application, selected by its host: its challenges are
+            // served by its own Gateway. `selector.dnsNames` (cert-manager v1.21 CRD,
+            // schemas/crds/certmanager-clusterissuer.yaml): a solver whose dnsNames match the
+            // Certificate's wins over any other.
+            solvers: props.gateways.map((gateway) => ({
+              selector: { dnsNames: [gateway.host] },
+              http01: {
+                gatewayHttpRoute: {
+                  parentRefs: [
+                    {
+                      group: 'gateway.networking.k8s.io',
+                      kind: 'Gateway',
+                      name: gateway.name,
+                      namespace: gateway.namespace,
+                      sectionName: GATEWAY.listeners.http,
+                    },
+                  ],
                 },
               },
-            ],
+            })),
           },
         },
       });

@@ -6,8 +6,15 @@ import { cronSchedule, dnsLabel, memoryQuantity, namespaceName, resourcesSchema 
  * migrations and backups, and the Strimzi Kafka cluster with its topics and users.
  */
 
-/** SQL Server identifier for the application's database (a regular identifier). */
-const SQL_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+/**
+ * An application's database name on SQL Server: letters, digits, "_" and "-" (every
+ * statement quotes it in brackets, so an application's name is one), at most 128.
+ */
+const SQL_DATABASE = /^[A-Za-z0-9_][-A-Za-z0-9_]{0,127}$/;
+
+export const SQL_DATABASE_NAME = z.string({ error: 'must be a string' }).regex(SQL_DATABASE, {
+  error: 'must be a SQL Server database name: letters, digits, "_" and "-", at most 128',
+});
 /** Kafka topic names (Strimzi KafkaTopic.metadata.name must also be a DNS-1123 name). */
 const TOPIC_NAME = /^[a-z0-9]([-.a-z0-9]{0,247}[a-z0-9])?$/;
 
@@ -28,10 +35,6 @@ const volumeSchema = z.strictObject({
 export const databaseSchema = z.strictObject({
   /** The server's own namespace, created by the sync (1.3 step 5). */
   namespace: namespaceName,
-  /** The application's database on the server. */
-  name: z.string({ error: 'is required and must be a string' }).regex(SQL_IDENTIFIER, {
-    error: 'must be a SQL Server identifier (a letter or "_", then letters, digits or "_")',
-  }),
   /** MSSQL_PID: the edition the licence allows here. */
   edition: z.enum(['Developer', 'Express', 'Standard', 'Enterprise'], { error: 'must be Developer, Express, Standard or Enterprise' }),
   resources: resourcesSchema,
@@ -56,7 +59,7 @@ const topicSchema = z.strictObject({
   retentionHours: count(1),
 });
 
-const ACL_OPERATIONS = ['Read', 'Write', 'Describe', 'Create', 'Delete', 'Alter', 'DescribeConfigs', 'AlterConfigs'] as const;
+export const ACL_OPERATIONS = ['Read', 'Write', 'Describe', 'Create', 'Delete', 'Alter', 'DescribeConfigs', 'AlterConfigs'] as const;
 
 const userSchema = z.strictObject({
   /** KafkaUser name: the SCRAM user name and the Secret Strimzi writes its password to. */
@@ -86,7 +89,12 @@ export const brokerSchema = z
     /** The data volume of each broker. */
     storage: volumeSchema,
     topics: z.array(topicSchema),
-    users: z.array(userSchema),
+    /**
+     * Broker users that are not an application's (each application gets its own, named
+     * after it, from its values file).
+     * @default - none
+     */
+    users: z.array(userSchema).default([]),
   })
   .superRefine((broker, ctx) => {
     const topics = new Set<string>();

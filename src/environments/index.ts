@@ -1,9 +1,10 @@
 import { projectRoot } from '../tooling/cli';
-import type { Environment } from './schema';
+import { UsageError } from '../errors';
+import type { Application, Environment } from './schema';
 import { validateEnvironments } from './validate';
 import { readValuesTexts, type ValuesTexts } from './values-file';
 
-export type { Environment, Strategy, Resources, EnvironmentValuesInput, ApplicationValuesInput } from './schema';
+export type { Application, Environment, Strategy, Resources, EnvironmentValuesInput, ApplicationValuesInput } from './schema';
 
 /** 1.2: the promotion order. Promotion moves a version one step to the right. */
 export const ENVIRONMENT_ORDER = ['local', 'testing', 'staging', 'production'] as const;
@@ -16,4 +17,20 @@ export type EnvironmentName = (typeof ENVIRONMENT_ORDER)[number];
  */
 export function loadEnvironments(texts: ValuesTexts = readValuesTexts(projectRoot()), order: readonly string[] = ENVIRONMENT_ORDER): Environment[] {
   return validateEnvironments(order, texts);
+}
+
+/**
+ * The application a command acts on in `environment`: the one `--app` names, or the only
+ * one when the environment has one. Otherwise a usage error (exit 2) naming the
+ * environment and its applications.
+ */
+export function selectApplication(environment: Environment, name: string | undefined, option = '--app'): Application {
+  const known = environment.applications.map((app) => app.name).join(', ');
+  if (name === undefined) {
+    if (environment.applications.length === 1) return environment.applications[0]!;
+    throw new UsageError(`${environment.name} has ${environment.applications.length} applications (${known}): name one with ${option} <application>`);
+  }
+  const application = environment.applications.find((app) => app.name === name);
+  if (application === undefined) throw new UsageError(`${option} "${name}" is not an application of ${environment.name}; choose one of ${known}`);
+  return application;
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { BLUE_GREEN } from '../constants';
 import { infrastructureSchema } from './infrastructure-schema';
-import { brokerSchema, databaseSchema } from './data-services-schema';
+import { ACL_OPERATIONS, brokerSchema, databaseSchema, SQL_DATABASE_NAME } from './data-services-schema';
 import { dnsLabel, imageTag, namespaceName, resourcesSchema } from './fields';
 
 export { imageTag, resourcesSchema };
@@ -157,6 +157,48 @@ export const applicationValuesSchema = z
     }),
     /** How a new version reaches the pods (1.4). */
     strategy: strategySchema,
+    /**
+     * The application's own database on the environment's SQL Server (1.3 step 5): created
+     * with its login (the application's name) by the database chart's setup hook.
+     * @default - a database named after the application
+     */
+    database: z
+      .strictObject({
+        /**
+         * The database's name on the server.
+         * @default the application's name
+         */
+        name: SQL_DATABASE_NAME.optional(),
+      })
+      .optional(),
+    /**
+     * The application's own broker user (1.3 step 6), a KafkaUser named after it.
+     * @default - Read, Write and Describe on every topic of broker.topics, consumer group the application's name
+     */
+    broker: z
+      .strictObject({
+        /**
+         * What the user may do, topic by topic; topics of broker.topics in environment.yaml.
+         * @default Read, Write and Describe on every topic of the environment
+         */
+        acls: z
+          .array(
+            z.strictObject({
+              topic: z.string({ error: 'is required and must be a string' }),
+              operations: z
+                .array(z.enum(ACL_OPERATIONS, { error: `must be one of ${ACL_OPERATIONS.join(', ')}` }))
+                .min(1, { error: 'must name at least one operation' }),
+            }),
+          )
+          .min(1, { error: 'must grant at least one ACL' })
+          .optional(),
+        /**
+         * Consumer group (prefix) the user reads with.
+         * @default the application's name
+         */
+        consumerGroup: dnsLabel.optional(),
+      })
+      .optional(),
   })
   .superRefine((app, ctx) => {
     const blueGreen = app.strategy.type === 'blue-green';
@@ -201,25 +243,42 @@ export type EnvironmentValues = z.output<typeof environmentValuesSchema>;
 export type ApplicationValuesInput = z.input<typeof applicationValuesSchema>;
 export type ApplicationValues = z.output<typeof applicationValuesSchema>;
 
+/** Operations a broker user is granted when its ACLs are left out: the application reads and writes its topics. */
+export const DEFAULT_APPLICATION_ACL_OPERATIONS = ['Read', 'Write', 'Describe'] as const;
+
+/** One application in one environment, validated, as charts and constructs receive it. */
+export interface Application {
+  /** Application name: its values file's name; Deployment, Service, Gateway and label `app` (2.1). */
+  readonly name: string;
+  /** Its own namespace (unique in the environment). */
+  readonly namespace: string;
+  /** `https://<host>`, its own host. */
+  readonly url: string;
+  /** Pods of the Deployment (rolling, canary); absent with blue-green. */
+  readonly replicas?: number;
+  readonly resources: Resources;
+  readonly image: ApplicationValues['image'];
+  readonly tls: ApplicationValues['tls'];
+  readonly strategy: Strategy;
+  /** Its database on the environment's SQL Server; the SQL login is the application's name. */
+  readonly database: { readonly name: string };
+  /** Its broker user, named after it. */
+  readonly broker: BrokerUserConfig;
+}
+
+/** A broker user: its name, ACLs and consumer group. */
+export type BrokerUserConfig = EnvironmentValues['broker']['users'][number];
+
 /**
- * A validated environment with its application, as constructs and charts receive it:
- * the environment's values, `name` from its folder, and the application's values with
- * `application.name` from its file name.
+ * A validated environment, as constructs and charts receive it: the environment's values,
+ * `name` from its folder, and its applications (one per `<application>.yaml`, sorted by
+ * name). Environment-wide parts (infrastructure, database server, broker) are shared.
  */
 export interface Environment extends EnvironmentValues {
   /** The environment's name: its folder under src/environments and its place in the order. */
   readonly name: string;
-  readonly application: {
-    /** Application name: its values file's name; Deployment, Service, Ingress and label `app` (2.1). */
-    readonly name: string;
-    readonly namespace: string;
-    readonly url: string;
-    readonly replicas?: number;
-    readonly resources: Resources;
-  };
-  readonly image: ApplicationValues['image'];
-  readonly tls: ApplicationValues['tls'];
-  readonly strategy: ApplicationValues['strategy'];
+  /** Every application of the environment, sorted by name; at least one. */
+  readonly applications: readonly Application[];
 }
 export type Strategy = ApplicationValues['strategy'];
 export type Resources = z.output<typeof resourcesSchema>;

@@ -1,11 +1,16 @@
 import type { z } from 'zod';
+import { GITOPS_CHART_ID, ROOT_APPLICATION } from '../argocd/applications';
 import { KUBERNETES_LIMITS } from '../constants';
+import { PLATFORM_CHART_IDS } from '../dist-layout';
 import { ConfigError } from '../errors';
+import { RELEASE_ROWS } from '../infrastructure/releases';
 import { derivedNames } from '../naming';
 import { issuerName } from './infrastructure-schema';
 import {
+  type Application,
   type ApplicationValues,
   applicationValuesSchema,
+  DEFAULT_APPLICATION_ACL_OPERATIONS,
   type Environment,
   type EnvironmentValues,
   environmentValuesSchema,
@@ -63,11 +68,27 @@ function parseValues<S extends z.ZodType>(file: ValuesFile, schema: S, problems:
   return result.data;
 }
 
+/**
+ * Names an application may not take: its name names its chart (`dist/<env>/<name>.yaml`),
+ * its Argo CD Application and its secrets group (`secrets/<env>/<name>/`), which must not
+ * be those of the platform's charts, the values file of the environment, the root
+ * Application or an infrastructure release's Application (all in the namespace `argocd`).
+ */
+export const RESERVED_APPLICATION_NAMES: readonly string[] = [
+  ...new Set([...PLATFORM_CHART_IDS, GITOPS_CHART_ID, ENVIRONMENT_VALUES_FILE.replace(/\.yaml$/, ''), ROOT_APPLICATION, ...RELEASE_ROWS.map((release) => release.name)]),
+].sort();
+
 /** The application name a values file's name gives, checked against Kubernetes' limits. */
 function applicationNameProblems(file: ValuesFile, name: string): string[] {
   const where = `${file.file}:1: (file name) ${JSON.stringify(name)}`;
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) {
     return [`${where} must be an application name: lower-case letters, digits and "-", starting and ending with a letter or digit`];
+  }
+  if (RESERVED_APPLICATION_NAMES.includes(name)) {
+    return [
+      `${where} must not be a name of the platform (${RESERVED_APPLICATION_NAMES.join(', ')}): ` +
+        'an application names its chart file, Argo CD Application and secrets folder',
+    ];
   }
   const tooLong = derivedNames(name).filter((derived) => derived.name.length > KUBERNETES_LIMITS.labelValue);
   if (tooLong.length === 0) return [];
@@ -109,6 +130,14 @@ function crossFileProblems(app: ValuesFile, values: ApplicationValues, environme
       problems.push(app.at(['namespace'], `namespace ${JSON.stringify(values.namespace)} must differ from ${field} of environment.yaml (each unit has its own namespace)`));
     }
   }
+  const topics = environment.broker.topics.map((topic) => topic.name);
+  values.broker?.acls?.forEach((acl, index) => {
+    if (!topics.includes(acl.topic)) {
+      problems.push(
+        app.at(['broker', 'acls', index, 'topic'], `broker.acls[${index}].topic ${JSON.stringify(acl.topic)} must name a topic of broker.topics in environment.yaml (${topics.join(', ') || 'none'})`),
+      );
+    }
+  });
   const rendered = issuerName(environment.infrastructure.issuer);
   if (values.tls.clusterIssuer !== rendered) {
     problems.push(
@@ -123,8 +152,9 @@ function crossFileProblems(app: ValuesFile, values: ApplicationValues, environme
 
 /**
  * Validate the values files of every environment of the platform, and the rules that span
- * files: each environment of the order has a folder with `environment.yaml` and one
- * application file, no folder is outside the order, hosts are unique, no live environment
+ * files: each environment of the order has a folder with `environment.yaml` and at least
+ * one application file, applications of an environment own their names, namespaces,
+ * databases and broker users alone, no folder is outside the order, hosts are unique, no live environment
  * comes after a planned one. Throws one ConfigError listing every problem, each naming
  * file, line and field.
  */
@@ -148,37 +178,70 @@ export function validateEnvironments(order: readonly string[], texts: ValuesText
     const group = groups.get(name);
     if (group?.environment === undefined) continue;
     const values = parseValues(group.environment, environmentValuesSchema, problems);
-    if (group.applications.length !== 1) {
-      problems.push(
-        group.applications.length === 0
-          ? `${VALUES_DIR}/${name}/: no application values file (<application>.yaml beside ${ENVIRONMENT_VALUES_FILE})`
-          : `${VALUES_DIR}/${name}/: ${group.applications.map((f) => f.file.split('/').pop()).join(', ')}: one application per environment is rendered so far; keep one file`,
-      );
+    if (group.applications.length === 0) {
+      problems.push(`${VALUES_DIR}/${name}/: no application values file (<application>.yaml beside ${ENVIRONMENT_VALUES_FILE}); every environment runs at least one`);
     }
-    const appFile = group.applications[0];
-    if (appFile === undefined) continue;
-    const applicationName = appFile.file.split('/').pop()!.replace(/\.yaml$/, '');
-    const nameProblems = applicationNameProblems(appFile, applicationName);
-    problems.push(...nameProblems);
-    const application = parseValues(appFile, applicationValuesSchema, problems);
-    if (values === undefined || application === undefined || nameProblems.length > 0) continue;
-    const crossProblems = crossFileProblems(appFile, application, values);
-    problems.push(...crossProblems);
-    const host = new URL(application.url).hostname;
-    const owner = hostOwners.get(host);
-    if (owner !== undefined) problems.push(appFile.at(['url'], `url ${JSON.stringify(application.url)} must be unique: ${owner} already serves ${host}`));
-    else hostOwners.set(host, appFile.file);
-    if (crossProblems.length > 0) continue;
+    const applications: Application[] = [];
+    let complete = values !== undefined;
+    // Owners of what two applications of one environment must not share, with the file that took it first.
+    const owners = { namespace: new Map<string, string>(), database: new Map<string, string>() };
+    const brokerUsers = new Map((values?.broker.users ?? []).map((user) => [user.name, `${group.environment!.file} (broker.users)`]));
+    for (const appFile of group.applications) {
+      const applicationName = appFile.file.split('/').pop()!.replace(/\.yaml$/, '');
+      const nameProblems = applicationNameProblems(appFile, applicationName);
+      problems.push(...nameProblems);
+      const application = parseValues(appFile, applicationValuesSchema, problems);
+      if (values === undefined || application === undefined || nameProblems.length > 0) {
+        complete = false;
+        continue;
+      }
+      const crossProblems = crossFileProblems(appFile, application, values);
+      const host = new URL(application.url).hostname;
+      const hostOwner = hostOwners.get(host);
+      if (hostOwner !== undefined) crossProblems.push(appFile.at(['url'], `url ${JSON.stringify(application.url)} must be unique: ${hostOwner} already serves ${host}`));
+      else hostOwners.set(host, appFile.file);
+      const databaseName = application.database?.name ?? applicationName;
+      for (const [kind, key, field, path] of [
+        ['namespace', application.namespace, 'namespace', ['namespace']],
+        ['database', databaseName, 'database.name', application.database?.name === undefined ? [] : ['database', 'name']],
+      ] as const) {
+        const owner = owners[kind].get(key);
+        if (owner !== undefined) {
+          crossProblems.push(appFile.at(path, `${field} ${JSON.stringify(key)} must be unique in ${name}: ${owner} already has it (each application has its own)`));
+        } else owners[kind].set(key, appFile.file);
+      }
+      const userOwner = brokerUsers.get(applicationName);
+      if (userOwner !== undefined) {
+        crossProblems.push(
+          appFile.at([], `(file name) ${JSON.stringify(applicationName)} is also a user in ${userOwner}: each application gets a broker user named after it; rename that user`),
+        );
+      } else brokerUsers.set(applicationName, appFile.file);
+      problems.push(...crossProblems);
+      if (crossProblems.length > 0) {
+        complete = false;
+        continue;
+      }
+      const { namespace, url, replicas, resources, image, tls, strategy, broker } = application;
+      applications.push({
+        name: applicationName,
+        namespace,
+        url,
+        ...(replicas === undefined ? {} : { replicas }),
+        resources,
+        image,
+        tls,
+        strategy,
+        database: { name: databaseName },
+        broker: {
+          name: applicationName,
+          acls: broker?.acls ?? values.broker.topics.map((topic) => ({ topic: topic.name, operations: [...DEFAULT_APPLICATION_ACL_OPERATIONS] })),
+          consumerGroup: broker?.consumerGroup ?? applicationName,
+        },
+      });
+    }
+    if (!complete || values === undefined || applications.length === 0) continue;
     statusFiles.set(name, group.environment);
-    const { namespace, url, replicas, resources, image, tls, strategy } = application;
-    environments.push({
-      ...values,
-      name,
-      application: { name: applicationName, namespace, url, ...(replicas === undefined ? {} : { replicas }), resources },
-      image,
-      tls,
-      strategy,
-    });
+    environments.push({ ...values, name, applications: applications.sort((a, b) => a.name.localeCompare(b.name)) });
   }
 
   const firstPlanned = environments.findIndex((env) => env.status === 'planned');

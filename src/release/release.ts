@@ -4,7 +4,7 @@ import type { Document } from 'yaml';
 import { BLUE_GREEN, IMAGE_TAG_PATTERN } from '../constants';
 import { hasCommittedHead, readManifestTree, RENDERED_DIR, runGit } from '../dist-layout';
 import { diffRenderedTrees, type RenderedDiff } from '../diff/rendered-diff';
-import { ENVIRONMENT_ORDER, type Environment } from '../environments';
+import { type Application, ENVIRONMENT_ORDER, type Environment, selectApplication } from '../environments';
 import { runningTagOf } from '../environments/running-tag';
 import { applicationValuesPath, readValuesTexts, ValuesFile } from '../environments/values-file';
 import { RefusedError, UsageError } from '../errors';
@@ -22,6 +22,8 @@ type Unit = (typeof BLUE_GREEN.units)[number];
 /** One edit of one values file. */
 export interface ValuesEdit {
   readonly environment: string;
+  /** The application whose values file is edited. */
+  readonly application: string;
   /** The values file, relative to the project root. */
   readonly file: string;
   /** Field path inside the file, e.g. `['image', 'tag']`. */
@@ -56,14 +58,36 @@ function otherUnit(unit: Unit): Unit {
   return unit === 'blue' ? 'green' : 'blue';
 }
 
-function fileOf(environment: Environment): string {
-  return applicationValuesPath(environment.name, environment.application.name);
+/** An application in an environment: what an edit command acts on. */
+interface Target {
+  readonly environment: Environment;
+  readonly application: Application;
 }
 
-function blueGreenOf(environment: Environment, command: string) {
-  const { strategy } = environment;
+/** The environment `name` and its application `app` (`--app`, optional when it has one). */
+function targetOf(environments: readonly Environment[], name: string, option: string, app: string | undefined): Target {
+  const environment = environmentNamed(environments, name, option);
+  return { environment, application: selectApplication(environment, app) };
+}
+
+function fileOf({ environment, application }: Target): string {
+  return applicationValuesPath(environment.name, application.name);
+}
+
+/** `--env <env>` plus `--app <app>` when the environment has several applications: how messages name a command. */
+function commandTarget({ environment, application }: Target): string {
+  return `--env ${environment.name}${environment.applications.length > 1 ? ` --app ${application.name}` : ''}`;
+}
+
+/** `<environment>` or `<environment>/<application>` when there are several: how summaries name the target. */
+function label({ environment, application }: Target): string {
+  return environment.applications.length > 1 ? `${environment.name}/${application.name}` : environment.name;
+}
+
+function blueGreenOf(target: Target, command: string) {
+  const { strategy } = target.application;
   if (strategy.type !== 'blue-green') {
-    throw new RefusedError(`${environment.name} uses the ${strategy.type} strategy; \`${command}\` is a step of blue-green only`);
+    throw new RefusedError(`${label(target)} uses the ${strategy.type} strategy; \`${command}\` is a step of blue-green only`);
   }
   return strategy.blueGreen;
 }
@@ -73,15 +97,19 @@ function blueGreenOf(environment: Environment, command: string) {
  * blue-green the inactive unit's tag (the unit is added when absent), so that the new
  * version comes up beside the active one and traffic moves only with `switch`.
  */
-export function planRelease(environments: readonly Environment[], name: string, tag: string, option = '--env'): ValuesEdit {
-  const environment = environmentNamed(environments, name, option);
+export function planRelease(environments: readonly Environment[], name: string, tag: string, option = '--env', app?: string): ValuesEdit {
+  return releaseEdit(targetOf(environments, name, option, app), tag);
+}
+
+function releaseEdit(target: Target, tag: string): ValuesEdit {
   checkTag(tag, '--tag');
-  const file = fileOf(environment);
-  const { strategy, image } = environment;
+  const file = fileOf(target);
+  const { strategy, image } = target.application;
+  const name = label(target);
+  const common = { environment: target.environment.name, application: target.application.name, file };
   if (strategy.type !== 'blue-green') {
     return {
-      environment: name,
-      file,
+      ...common,
       path: ['image', 'tag'],
       value: tag,
       unchanged: image.tag === tag,
@@ -92,15 +120,14 @@ export function planRelease(environments: readonly Environment[], name: string, 
   const inactive = otherUnit(active);
   const previous = units[inactive]?.tag;
   return {
-    environment: name,
-    file,
+    ...common,
     path: ['strategy', 'blueGreen', 'units', inactive, 'tag'],
     value: tag,
     // The active unit already serving the tag counts too: a second copy would serve nothing.
-    unchanged: previous === tag || runningTagOf(environment) === tag,
+    unchanged: previous === tag || runningTagOf(target.application) === tag,
     summary:
       `${name}: unit ${inactive} ${previous === undefined ? 'added with' : `${previous} ->`} ${tag} beside ${active} ` +
-      `(active, ${runningTagOf(environment)}); traffic stays on ${active} until \`npm run switch -- --env ${name}\``,
+      `(active, ${runningTagOf(target.application)}); traffic stays on ${active} until \`npm run switch -- ${commandTarget(target)}\``,
   };
 }
 
@@ -110,12 +137,20 @@ export interface PromotionOptions {
    * @default false
    */
   readonly allowOlder?: boolean;
+  /**
+   * The application to promote (`--app`).
+   * @default - the environment's only application
+   */
+  readonly app?: string;
 }
 
-/** Copy the running tag of `from` to `to`, which must be the next environment in the order. */
+/**
+ * Copy the running tag of an application in `from` to the same application in `to`, which
+ * must be the next environment in the order.
+ */
 export function planPromotion(environments: readonly Environment[], from: string, to: string, options: PromotionOptions = {}): ValuesEdit {
-  const source = environmentNamed(environments, from, '--from');
-  const target = environmentNamed(environments, to, '--to');
+  const sourceEnvironment = environmentNamed(environments, from, '--from');
+  environmentNamed(environments, to, '--to');
   const order = ENVIRONMENT_ORDER as readonly string[];
   const chain = order.join(' -> ');
   const fromIndex = order.indexOf(from);
@@ -133,50 +168,63 @@ export function planPromotion(environments: readonly Environment[], from: string
     const skipped = order.slice(fromIndex + 1, toIndex).join(', ');
     throw new RefusedError(`"${from}" -> "${to}" skips ${skipped}; promotion follows ${chain}: promote to ${order[fromIndex + 1]} first`);
   }
-  const tag = runningTagOf(source);
-  const running = runningTagOf(target);
-  if (!options.allowOlder && compareTags(tag, running) < 0) {
+  const target = targetOf(environments, to, '--to', options.app);
+  const source = sourceEnvironment.applications.find((app) => app.name === target.application.name);
+  if (source === undefined) {
     throw new RefusedError(
-      `${from} runs ${tag}, older than the ${running} ${to} runs; promotion moves ${to} forward only. ` +
-        `Pass --allow-older to move ${to} back to ${tag}, or use \`npm run rollback -- --env ${to}\``,
+      `${from} has no application ${target.application.name} (it has ${sourceEnvironment.applications.map((app) => app.name).join(', ')}); add src/environments/${from}/${target.application.name}.yaml first`,
     );
   }
-  return planRelease(environments, to, tag, '--to');
+  const tag = runningTagOf(source);
+  const running = runningTagOf(target.application);
+  if (!options.allowOlder && compareTags(tag, running) < 0) {
+    throw new RefusedError(
+      `${from} runs ${tag}, older than the ${running} ${label(target)} runs; promotion moves ${to} forward only. ` +
+        `Pass --allow-older to move ${to} back to ${tag}, or use \`npm run rollback -- ${commandTarget(target)}\``,
+    );
+  }
+  return releaseEdit(target, tag);
 }
 
 /** Blue-green step 2 (1.4 steps 4-5): the Service selects the other unit, which must be running. */
-export function planSwitch(environments: readonly Environment[], name: string): ValuesEdit {
-  const environment = environmentNamed(environments, name, '--env');
-  const { active, units } = blueGreenOf(environment, 'npm run switch');
+export function planSwitch(environments: readonly Environment[], name: string, app?: string): ValuesEdit {
+  return switchEdit(targetOf(environments, name, '--env', app));
+}
+
+function switchEdit(target: Target): ValuesEdit {
+  const { active, units } = blueGreenOf(target, 'npm run switch');
   const next = otherUnit(active);
   const unit = units[next];
+  const name = label(target);
   if (unit === undefined) {
-    throw new RefusedError(`${name}: there is no ${next} unit to switch to; run \`npm run release -- --env ${name} --tag <tag>\` first`);
+    throw new RefusedError(`${name}: there is no ${next} unit to switch to; run \`npm run release -- ${commandTarget(target)} --tag <tag>\` first`);
   }
   return {
-    environment: name,
-    file: fileOf(environment),
+    environment: target.environment.name,
+    application: target.application.name,
+    file: fileOf(target),
     path: ['strategy', 'blueGreen', 'active'],
     value: next,
     unchanged: false,
-    summary: `${name}: traffic ${active} (${units[active]!.tag}) -> ${next} (${unit.tag}); retire ${active} with \`npm run retire -- --env ${name}\` once ${next} is healthy`,
+    summary: `${name}: traffic ${active} (${units[active]!.tag}) -> ${next} (${unit.tag}); retire ${active} with \`npm run retire -- ${commandTarget(target)}\` once ${next} is healthy`,
   };
 }
 
 /** Blue-green step 3 (1.4 step 6): remove the unit that no longer takes traffic. */
-export function planRetire(environments: readonly Environment[], name: string): ValuesEdit {
-  const environment = environmentNamed(environments, name, '--env');
-  const { active, units } = blueGreenOf(environment, 'npm run retire');
+export function planRetire(environments: readonly Environment[], name: string, app?: string): ValuesEdit {
+  const target = targetOf(environments, name, '--env', app);
+  const { active, units } = blueGreenOf(target, 'npm run retire');
   const old = otherUnit(active);
   const unit = units[old];
-  if (unit === undefined) throw new RefusedError(`${name}: only the active unit ${active} runs; there is nothing to retire`);
+  if (unit === undefined) throw new RefusedError(`${label(target)}: only the active unit ${active} runs; there is nothing to retire`);
   return {
-    environment: name,
-    file: fileOf(environment),
+    environment: target.environment.name,
+    application: target.application.name,
+    file: fileOf(target),
     path: ['strategy', 'blueGreen', 'units', old],
     value: undefined,
     unchanged: false,
-    summary: `${name}: unit ${old} (${unit.tag}) removed; ${active} (${units[active]!.tag}) runs alone`,
+    summary: `${label(target)}: unit ${old} (${unit.tag}) removed; ${active} (${units[active]!.tag}) runs alone`,
   };
 }
 
@@ -184,8 +232,8 @@ export function planRetire(environments: readonly Environment[], name: string): 
  * The running tags a values file held in its committed history, newest first (each tag
  * once). Empty outside a git work tree.
  */
-export function committedRunningTags(root: string, environment: Environment): string[] {
-  const file = fileOf(environment);
+export function committedRunningTags(root: string, environment: Environment, application: Application): string[] {
+  const file = fileOf({ environment, application });
   if (!hasCommittedHead(root)) return [];
   const log = runGit(root, ['log', '--format=%H', '--', file]);
   const tags: string[] = [];
@@ -206,22 +254,22 @@ export function committedRunningTags(root: string, environment: Environment): st
  * while the older unit still runs beside the active one, traffic switches back to it;
  * otherwise the previous version is released on the inactive unit, to be switched to.
  */
-export function planRollback(environments: readonly Environment[], name: string, root: string, tag?: string): ValuesEdit {
-  const environment = environmentNamed(environments, name, '--env');
-  const running = runningTagOf(environment);
-  const { strategy } = environment;
+export function planRollback(environments: readonly Environment[], name: string, root: string, tag?: string, app?: string): ValuesEdit {
+  const target = targetOf(environments, name, '--env', app);
+  const running = runningTagOf(target.application);
+  const { strategy } = target.application;
   if (tag === undefined && strategy.type === 'blue-green') {
     const olderUnit = strategy.blueGreen.units[otherUnit(strategy.blueGreen.active)];
-    if (olderUnit !== undefined && compareTags(olderUnit.tag, running) < 0) return planSwitch(environments, name);
+    if (olderUnit !== undefined && compareTags(olderUnit.tag, running) < 0) return switchEdit(target);
   }
   if (tag !== undefined) checkTag(tag, '--tag');
-  const previous = tag ?? committedRunningTags(root, environment).find((candidate) => candidate !== running);
+  const previous = tag ?? committedRunningTags(root, target.environment, target.application).find((candidate) => candidate !== running);
   if (previous === undefined) {
     throw new RefusedError(
-      `${name}: the committed history of ${fileOf(environment)} names no version before ${running}; pass --tag v<major>.<minor>.<patch>`,
+      `${label(target)}: the committed history of ${fileOf(target)} names no version before ${running}; pass --tag v<major>.<minor>.<patch>`,
     );
   }
-  return planRelease(environments, name, previous);
+  return releaseEdit(target, previous);
 }
 
 export interface ReleaseResult {

@@ -4,7 +4,7 @@ import type { ReleaseResult } from './release';
 /** What release, promote, switch, retire and rollback print: the change, then the rendered diff of dist/. */
 export function describeResult(result: ReleaseResult): string {
   const { edit } = result;
-  if (!result.written) return `${edit.environment} already runs ${edit.value}; nothing was written.\n`;
+  if (!result.written) return `${edit.environment} already runs ${edit.application} ${edit.value}; nothing was written.\n`;
   return `${edit.summary}\nWrote ${edit.file} and re-rendered dist/.\n\n${formatText(result.diff, {
     base: 'dist/ before',
     head: 'dist/ after',

@@ -1,4 +1,4 @@
-import type { Environment } from '../environments';
+import type { Application, Environment } from '../environments';
 import { ALERT_ROUTING, DATABASE, INFRASTRUCTURE_NAMESPACES, PORTS } from '../constants';
 import { smokeName } from '../naming';
 import { SMOKE_VARIABLES } from '../smoke/settings';
@@ -13,9 +13,17 @@ import { SMOKE_VARIABLES } from '../smoke/settings';
  * `<name>.template.yaml` shows the Secret's keys, with no values.
  */
 
-/** Groups of secrets: each is the id of the chart whose Application syncs them. */
-export const SECRET_GROUPS = ['application', 'database', 'broker', 'monitoring'] as const;
-export type SecretGroup = (typeof SECRET_GROUPS)[number];
+/**
+ * Groups of secrets: each is the id of the chart whose Application syncs them, a platform
+ * chart's (PLATFORM_SECRET_GROUPS) or an application's (its name, `secrets/<env>/<app>/`).
+ */
+export const PLATFORM_SECRET_GROUPS = ['database', 'broker', 'monitoring'] as const;
+export type SecretGroup = string;
+
+/** Every secrets group of an environment: one per application, then the platform's. */
+export function secretGroups(environment: Environment): string[] {
+  return [...environment.applications.map((app) => app.name), ...PLATFORM_SECRET_GROUPS];
+}
 
 /**
  * Who provides a value (`npm run secrets -- init`):
@@ -94,10 +102,9 @@ export function keyId(secret: string, key: string): string {
   return `${secret}.${key}`;
 }
 
-/** The broker user the application connects as: the user named after it, else the first. */
-export function applicationBrokerUser(environment: Environment): string | undefined {
-  const users = environment.broker.users.map((user) => user.name);
-  return users.includes(environment.application.name) ? environment.application.name : users[0];
+/** The broker user an application connects as: its own, named after it. */
+export function applicationBrokerUser(application: Application): string {
+  return application.broker.name;
 }
 
 /**
@@ -105,31 +112,37 @@ export function applicationBrokerUser(environment: Environment): string | undefi
  * server's Service on 1433, the application's database and login; TrustServerCertificate
  * because SQL Server presents its own self-signed certificate (the connection stays encrypted).
  */
-export function connectionString(environment: Environment, password: string): string {
-  const { database, application } = environment;
-  const server = `${DATABASE.serverName}.${database.namespace}.svc.cluster.local`;
-  return `Server=tcp:${server},${PORTS.database};Database=${database.name};User ID=${application.name};Password=${password};Encrypt=True;TrustServerCertificate=True`;
+export function connectionString(environment: Environment, application: Application, password: string): string {
+  const server = `${DATABASE.serverName}.${environment.database.namespace}.svc.cluster.local`;
+  return `Server=tcp:${server},${PORTS.database};Database=${application.database.name};User ID=${application.name};Password=${password};Encrypt=True;TrustServerCertificate=True`;
+}
+
+/** Every broker user of an environment: each application's own, then the environment's others. */
+function brokerUsers(environment: Environment): string[] {
+  return [...environment.applications.map(applicationBrokerUser), ...environment.broker.users.map((user) => user.name)];
 }
 
 /** The values of one environment's secrets, each defined once (twins refer to it by id). */
 export function secretValues(environment: Environment): readonly SecretValueSpec[] {
-  const app = environment.application;
   const local = environment.name === 'local';
   const supplied = (id: string, what: string, localDefault: string): SecretValueSpec =>
     local ? { id, source: 'supplied', what, default: localDefault } : { id, source: 'supplied', what };
-  return [
-    supplied(
-      keyId(environment.image.pullSecret, DOCKER_CONFIG_KEY),
-      `registry credentials for ${environment.image.registry} (docker config JSON)`,
-      ANONYMOUS_DOCKER_CONFIG,
+  const values: SecretValueSpec[] = [
+    // Applications pulling with a Secret of the same name share its value (one registry login).
+    ...environment.applications.map((app) =>
+      supplied(keyId(app.image.pullSecret, DOCKER_CONFIG_KEY), `registry credentials for ${app.image.registry} (docker config JSON)`, ANONYMOUS_DOCKER_CONFIG),
     ),
     { id: keyId(DATABASE.adminSecret.name, DATABASE.adminSecret.key), source: 'generated', what: 'database administrator password' },
-    { id: keyId(databaseLoginSecret(app.name), 'password'), source: 'generated', what: `password of the SQL login ${app.name}` },
-    ...environment.broker.users.map(
-      (user): SecretValueSpec => ({ id: keyId(brokerUserSecret(user.name), 'password'), source: 'generated', what: `password of the broker user ${user.name}` }),
+    ...environment.applications.map(
+      (app): SecretValueSpec => ({ id: keyId(databaseLoginSecret(app.name), 'password'), source: 'generated', what: `password of the SQL login ${app.name}` }),
     ),
-    { id: keyId(smokeName(app.name), SMOKE_VARIABLES.username), source: 'default', what: 'application login of the smoke test', default: DEFAULT_SMOKE_USER },
-    { id: keyId(smokeName(app.name), SMOKE_VARIABLES.password), source: 'generated', what: 'password of the smoke test\'s application login' },
+    ...brokerUsers(environment).map(
+      (user): SecretValueSpec => ({ id: keyId(brokerUserSecret(user), 'password'), source: 'generated', what: `password of the broker user ${user}` }),
+    ),
+    ...environment.applications.flatMap((app): SecretValueSpec[] => [
+      { id: keyId(smokeName(app.name), SMOKE_VARIABLES.username), source: 'default', what: `application login of ${app.name}'s smoke test`, default: DEFAULT_SMOKE_USER },
+      { id: keyId(smokeName(app.name), SMOKE_VARIABLES.password), source: 'generated', what: `password of ${app.name}'s smoke test application login` },
+    ]),
     supplied(
       keyId(ALERT_ROUTING.teamChat.secret.name, ALERT_ROUTING.teamChat.secret.key),
       'team chat webhook address',
@@ -141,64 +154,72 @@ export function secretValues(environment: Environment): readonly SecretValueSpec
       `${LOCAL_WEBHOOK_SINK}/${ALERT_ROUTING.onCall.receiver}`,
     ),
   ];
+  const ids = new Set<string>();
+  return values.filter((value) => !ids.has(value.id) && ids.add(value.id));
 }
 
 /** The key of a docker config Secret. */
 const DOCKER_CONFIG_KEY = '.dockerconfigjson';
 
-/** The Secrets of one environment. */
-export function secretCatalog(environment: Environment): readonly SecretSpec[] {
-  const app = environment.application;
+/** The Secrets of one application, in its group (its namespace) and the database's. */
+function applicationSecrets(environment: Environment, app: Application): SecretSpec[] {
   const login = keyId(databaseLoginSecret(app.name), 'password');
-  const brokerUser = applicationBrokerUser(environment);
-  const brokerPassword: KeyValue = brokerUser === undefined ? { fixed: '' } : { value: keyId(brokerUserSecret(brokerUser), 'password') };
+  const brokerUser = applicationBrokerUser(app);
+  const brokerPassword: KeyValue = { value: keyId(brokerUserSecret(brokerUser), 'password') };
   const smoke = smokeName(app.name);
   const value = (id: string): KeyValue => ({ value: id });
   return [
     {
-      name: environment.image.pullSecret,
-      group: 'application',
+      name: app.image.pullSecret,
+      group: app.name,
       namespace: app.namespace,
       type: 'kubernetes.io/dockerconfigjson',
       keys: {
         [DOCKER_CONFIG_KEY]: {
-          meaning: `registry credentials for ${environment.image.registry} (docker config JSON)`,
-          holds: value(keyId(environment.image.pullSecret, DOCKER_CONFIG_KEY)),
+          meaning: `registry credentials for ${app.image.registry} (docker config JSON)`,
+          holds: value(keyId(app.image.pullSecret, DOCKER_CONFIG_KEY)),
         },
       },
       purpose: '5.3: the registry pull secret in the application namespace',
     },
     {
       name: databaseSecret(app.name),
-      group: 'application',
+      group: app.name,
       namespace: app.namespace,
       type: 'Opaque',
       keys: {
         'connection-string': {
           meaning: `the application's connection string: its login ${app.name} on port 1433, the password of ${login}`,
-          holds: { from: [login], compose: (get) => connectionString(environment, get(login)) },
+          holds: { from: [login], compose: (get) => connectionString(environment, app, get(login)) },
         },
       },
       purpose: '7: the connection string secret the application reads',
     },
     {
       name: brokerClientSecret(app.name),
-      group: 'application',
+      group: app.name,
       namespace: app.namespace,
       type: 'Opaque',
       keys: {
-        username: { meaning: 'broker user of the application', holds: { fixed: brokerUser ?? '' } },
-        password: { meaning: `its password (the same as in ${brokerUser === undefined ? 'its broker Secret' : brokerUserSecret(brokerUser)})`, holds: brokerPassword },
+        username: { meaning: 'broker user of the application', holds: { fixed: brokerUser } },
+        password: { meaning: `its password (the same as in ${brokerUserSecret(brokerUser)})`, holds: brokerPassword },
       },
       purpose: '6: broker credentials of the application',
     },
     {
-      name: DATABASE.adminSecret.name,
-      group: 'database',
-      namespace: environment.database.namespace,
+      name: smoke,
+      group: app.name,
+      namespace: app.namespace,
       type: 'Opaque',
-      keys: { [DATABASE.adminSecret.key]: { meaning: 'database administrator password', holds: value(keyId(DATABASE.adminSecret.name, DATABASE.adminSecret.key)) } },
-      purpose: '5.4: the administrator password, never written into the repository in plaintext',
+      keys: {
+        [SMOKE_VARIABLES.username]: { meaning: 'smoke test (4.1 step 2): application login', holds: value(keyId(smoke, SMOKE_VARIABLES.username)) },
+        [SMOKE_VARIABLES.password]: { meaning: 'smoke test (4.1 step 2): its password', holds: value(keyId(smoke, SMOKE_VARIABLES.password)) },
+        [SMOKE_VARIABLES.databaseUser]: { meaning: "smoke test (4.1 step 4): the application's SQL login", holds: { fixed: app.name } },
+        [SMOKE_VARIABLES.databasePassword]: { meaning: `smoke test (4.1 step 4): its password (${login})`, holds: value(login) },
+        [SMOKE_VARIABLES.brokerUsername]: { meaning: "smoke test (4.1 step 5): the application's broker user", holds: { fixed: brokerUser } },
+        [SMOKE_VARIABLES.brokerPassword]: { meaning: 'smoke test (4.1 step 5): its password', holds: brokerPassword },
+      },
+      purpose: '4.1: the smoke hook credentials (application login, database login, broker user)',
     },
     {
       name: databaseLoginSecret(app.name),
@@ -211,36 +232,37 @@ export function secretCatalog(environment: Environment): readonly SecretSpec[] {
       },
       purpose: "7: the application's SQL login, created with its database by the database chart's setup Job",
     },
-    ...environment.broker.users.map(
+  ];
+}
+
+/** The Secrets of one environment: each application's, then the platform's. */
+export function secretCatalog(environment: Environment): readonly SecretSpec[] {
+  const value = (id: string): KeyValue => ({ value: id });
+  return [
+    ...environment.applications.flatMap((app) => applicationSecrets(environment, app)),
+    {
+      name: DATABASE.adminSecret.name,
+      group: 'database',
+      namespace: environment.database.namespace,
+      type: 'Opaque',
+      keys: { [DATABASE.adminSecret.key]: { meaning: 'database administrator password', holds: value(keyId(DATABASE.adminSecret.name, DATABASE.adminSecret.key)) } },
+      purpose: '5.4: the administrator password, never written into the repository in plaintext',
+    },
+    ...brokerUsers(environment).map(
       (user): SecretSpec => ({
-        name: brokerUserSecret(user.name),
+        name: brokerUserSecret(user),
         group: 'broker',
         namespace: environment.broker.namespace,
         type: 'Opaque',
         keys: {
           password: {
-            meaning: `password of the broker user ${user.name} (the same as in its client's copy)`,
-            holds: value(keyId(brokerUserSecret(user.name), 'password')),
+            meaning: `password of the broker user ${user} (the same as in its client's copy)`,
+            holds: value(keyId(brokerUserSecret(user), 'password')),
           },
         },
         purpose: '6: the broker side of a KafkaUser (SCRAM-SHA-512)',
       }),
     ),
-    {
-      name: smoke,
-      group: 'application',
-      namespace: app.namespace,
-      type: 'Opaque',
-      keys: {
-        [SMOKE_VARIABLES.username]: { meaning: 'smoke test (4.1 step 2): application login', holds: value(keyId(smoke, SMOKE_VARIABLES.username)) },
-        [SMOKE_VARIABLES.password]: { meaning: 'smoke test (4.1 step 2): its password', holds: value(keyId(smoke, SMOKE_VARIABLES.password)) },
-        [SMOKE_VARIABLES.databaseUser]: { meaning: "smoke test (4.1 step 4): the application's SQL login", holds: { fixed: app.name } },
-        [SMOKE_VARIABLES.databasePassword]: { meaning: `smoke test (4.1 step 4): its password (${login})`, holds: value(login) },
-        [SMOKE_VARIABLES.brokerUsername]: { meaning: "smoke test (4.1 step 5): the application's broker user", holds: { fixed: brokerUser ?? '' } },
-        [SMOKE_VARIABLES.brokerPassword]: { meaning: 'smoke test (4.1 step 5): its password', holds: brokerPassword },
-      },
-      purpose: '4.1: the smoke hook credentials (application login, database login, broker user)',
-    },
     {
       name: ALERT_ROUTING.teamChat.secret.name,
       group: 'monitoring',

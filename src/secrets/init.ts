@@ -259,7 +259,7 @@ export function initEnvironment(options: InitOptions): InitReport {
       const file = fileOf(secret);
       if (!fs.existsSync(path.join(root, file))) continue;
       try {
-        decrypted.set(secret.name, readBack(sops, file, secret));
+        decrypted.set(file, readBack(sops, file, secret));
       } catch (error) {
         if (!options.rotateKey) {
           throw new RefusedError(
@@ -280,7 +280,7 @@ export function initEnvironment(options: InitOptions): InitReport {
     );
     owners.sort((a, b) => Number(`${b.secret.name}.${b.key}` === b.id) - Number(`${a.secret.name}.${a.key}` === a.id));
     for (const { secret, key, id } of owners) {
-      const value = decrypted.get(secret.name)?.values[key];
+      const value = decrypted.get(fileOf(secret))?.values[key];
       if (value === undefined || value === '') continue;
       if (!existing.has(id)) {
         existing.set(id, value);
@@ -304,7 +304,7 @@ export function initEnvironment(options: InitOptions): InitReport {
         continue;
       }
       const manifest = secretManifest(secret, data);
-      const before = decrypted.get(secret.name);
+      const before = decrypted.get(file);
       if (before !== undefined && isDeepStrictEqual(before.manifest, manifest) && isDeepStrictEqual(recipientsOf(root, file), [publicKey])) {
         unchanged.push(file);
         continue;

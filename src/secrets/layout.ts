@@ -1,7 +1,7 @@
 import { stringify } from 'yaml';
 import { CHART_WAVES, SYNC_WAVE_ANNOTATION } from '../constants';
 import type { Environment } from '../environments';
-import { SECRET_GROUPS, type SecretSpec, encryptedFileName, secretCatalog, secretsPath } from './catalog';
+import { type SecretSpec, encryptedFileName, secretCatalog, secretsPath } from './catalog';
 
 /**
  * The secrets tree of every environment, derived from the catalog: per group folder one
@@ -73,9 +73,4 @@ export function expectedEncryptedFiles(environments: readonly Environment[]): st
       secretCatalog(environment).map((secret) => `${secretsPath(environment.name, secret.group)}/${encryptedFileName(secret.name)}`),
     )
     .sort();
-}
-
-/** Group folders of an environment, for a walk over its encrypted files. */
-export function groupFolders(environment: string): string[] {
-  return SECRET_GROUPS.map((group) => secretsPath(environment, group));
 }

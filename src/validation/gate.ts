@@ -37,9 +37,9 @@ export interface GateResult {
   readonly exemptions: readonly Exemption[];
 }
 
-/** The policy context of an environment: its registry, project and application name. */
+/** The policy context of an environment: each application's name, registry and project. */
 export function policyContextOf(environment: Environment): PolicyContext {
-  return { registry: environment.image.registry, project: environment.image.project, application: environment.application.name };
+  return { applications: environment.applications.map((app) => ({ registry: app.image.registry, project: app.image.project, name: app.name })) };
 }
 
 function finding(subject: LocatedObject, rule: string, message: string): Finding {

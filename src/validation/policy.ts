@@ -18,12 +18,18 @@ import {
 
 /** What the rules need to know about the environment a folder of `dist/` renders. */
 export interface PolicyContext {
-  /** Private registry host of the environment's images (`registry.example.com`). */
+  /** The environment's applications, each with where its images live. */
+  readonly applications: readonly PolicyApplication[];
+}
+
+/** One application of an environment: its images are `<registry>/<project>/<name>[-suffix]`. */
+export interface PolicyApplication {
+  /** Private registry host of the application's images (`registry.example.com`). */
   readonly registry: string;
   /** Project path of the application's images inside the registry. */
   readonly project: string;
-  /** Application name: its images are `<registry>/<project>/<application>[-suffix]`. */
-  readonly application: string;
+  /** Application name. */
+  readonly name: string;
 }
 
 /** One violation of a rule by one object, before exemptions. */
@@ -267,14 +273,16 @@ export const RULES: readonly PolicyRule[] = [
       "The application's images are promoted between environments by tag (2.1, 9): `<registry>/<project>/<application>[-suffix]:v<major>.<minor>.<patch>`, so every environment names its version the same way.",
     check(objects, context) {
       if (context === undefined) return [];
-      const prefix = `${context.registry}/${context.project}/`;
-      const name = new RegExp(`^${escapeRegExp(context.application)}(?:-[a-z0-9]+)*$`);
       return perContainer((container) => {
         if (typeof container.image !== 'string') return undefined;
         const { repository, tag } = parseImage(container.image);
-        if (!repository.startsWith(prefix)) return undefined;
-        if (!name.test(repository.slice(prefix.length))) {
-          return `image ${container.image} is in ${prefix} but not named ${context.application} or ${context.application}-<suffix>`;
+        const prefixOf = (app: PolicyApplication) => `${app.registry}/${app.project}/`;
+        const candidates = context.applications.filter((app) => repository.startsWith(prefixOf(app)));
+        if (candidates.length === 0) return undefined;
+        const named = candidates.some((app) => new RegExp(`^${escapeRegExp(app.name)}(?:-[a-z0-9]+)*$`).test(repository.slice(prefixOf(app).length)));
+        if (!named) {
+          const names = candidates.map((app) => `${app.name} or ${app.name}-<suffix>`).join(', ');
+          return `image ${container.image} is in ${prefixOf(candidates[0]!)} but not named ${names}`;
         }
         return tag !== undefined && IMAGE_TAG_PATTERN.test(tag)
           ? undefined
@@ -393,13 +401,14 @@ export const RULES: readonly PolicyRule[] = [
       );
       const violations: Violation[] = [];
       for (const { located, template } of workloadsOf(objects)) {
-        const privateImages = imagesOf(template.spec).filter((image) => image.startsWith(`${context.registry}/`));
+        const registries = [...new Set(context.applications.map((app) => app.registry))];
+        const privateImages = imagesOf(template.spec).filter((image) => registries.some((registry) => image.startsWith(`${registry}/`)));
         if (privateImages.length === 0 || nonEmptyList(template.spec.imagePullSecrets)) continue;
         const account = `${namespaceOf(located.object)}/${template.spec.serviceAccountName ?? 'default'}`;
         if (accountsWithSecrets.has(account)) continue;
         violations.push({
           subject: located,
-          message: `pulls ${privateImages.join(', ')} from the private registry ${context.registry} without imagePullSecrets: add the registry pull secret to the pod spec (or its ServiceAccount)`,
+          message: `pulls ${privateImages.join(', ')} from the private registry ${registries.find((registry) => privateImages[0]!.startsWith(`${registry}/`))} without imagePullSecrets: add the registry pull secret to the pod spec (or its ServiceAccount)`,
         });
       }
       return violations;

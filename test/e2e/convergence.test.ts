@@ -3,6 +3,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { locateToolchain } from '../../e2e/toolchain';
 import { ROOT_APPLICATION } from '../../src/argocd/applications';
+import { applicationChartId, chartFile } from '../../src/dist-layout';
+import { loadEnvironments } from '../../src/environments';
 import { ROOT } from '../support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { breakRendered, e2eProjectCopy, runE2eOn } from './e2e-copy';
@@ -92,7 +94,9 @@ describe.sequential('e2e on a real control plane and Argo CD', () => {
         container: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
       };
       let namespace = '';
-      breakRendered(copy, 'local/application.yaml', (objects) => {
+      // The chart of local's first application (dist/local/<application>.yaml).
+      const application = loadEnvironments().find((env) => env.name === 'local')!.applications[0]!.name;
+      breakRendered(copy, chartFile('local', applicationChartId(application)), (objects) => {
         namespace = objects.find((o) => o.kind === 'Deployment')!.metadata.namespace;
         return [
           ...objects,
