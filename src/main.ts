@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CDK8S_CLI_OUTPUT, resolveOutdir } from './dist-layout';
+import { RenderThread } from './render/parallel';
 import { checkSynthesized, synthesize } from './synth';
 import { projectRoot, runCommand } from './tooling/cli';
 
@@ -35,10 +36,12 @@ runCommand({
   afterError: 'The output folder was left unchanged.',
   run(values) {
     const root = projectRoot();
+    // Loads its bundle on the second core while this thread reads and validates the values.
+    const renderThread = RenderThread.start(root);
     const outdir = outdirOf(root, values.outdir);
     const shown = path.relative(process.cwd(), outdir) || outdir;
     if (values.check) {
-      const differences = checkSynthesized({ outdir, root });
+      const differences = checkSynthesized({ outdir, root, renderThread });
       if (differences.length > 0) {
         console.error(`${shown} is not what the code renders; run \`npm run synth\` and commit:`);
         for (const difference of differences) console.error(`  - ${difference}`);
@@ -47,7 +50,7 @@ runCommand({
       console.log(`${shown} is up to date`);
       return 0;
     }
-    synthesize({ outdir, root });
+    synthesize({ outdir, root, renderThread });
     return 0;
   },
 });
