@@ -3,6 +3,7 @@ import { BLUE_GREEN } from '../constants';
 import { infrastructureSchema } from './infrastructure-schema';
 import { aclSchema, brokerSchema, databaseSchema, SQL_DATABASE_NAME } from './data-services-schema';
 import { dnsLabel, imageTag, namespaceName, resourcesSchema } from './fields';
+import type { ValuesSource } from './values-file';
 
 export { imageTag, resourcesSchema };
 
@@ -273,6 +274,8 @@ export interface Application {
   readonly database: { readonly name: string };
   /** Its broker user, named after it. */
   readonly broker: BrokerUserConfig;
+  /** Its values file and the line of each field there: later rules (a blue-green step) name the line. */
+  readonly source: ValuesSource;
 }
 
 /** A broker user: its name, ACLs and consumer group. */
