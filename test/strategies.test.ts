@@ -113,6 +113,21 @@ describe('blue-green in staging, as three reviewed changes (1.4)', () => {
     ]);
   });
 
+  it.each<[string, Units, string, Units, RegExp]>([
+    ['switching to a unit not running yet', { blue: { tag: 'v1.4.2' } }, 'green', { blue: { tag: 'v1.4.2' }, green: { tag: 'v1.5.0' } }, /^ {4}active: green$/],
+    ['removing the unit the Service selects', { blue: { tag: 'v1.4.2' }, green: { tag: 'v1.5.0' } }, 'green', { green: { tag: 'v1.5.0' } }, /^ {4}units:$/],
+    ['a new version on the unit the Service selects', { blue: { tag: 'v1.4.2' } }, 'blue', { blue: { tag: 'v1.5.0' } }, /^ {8}tag: v1\.5\.0$/],
+  ])('names the values file and the line of the field behind a refused step: %s', (_step, committedUnits, active, units, field) => {
+    renderStaging('blue', committedUnits);
+    const files = environmentFilesCopy();
+    files.staging.webapp.strategy.blueGreen = { active, units };
+    const texts = valuesTexts(files);
+    const file = 'src/environments/staging/webapp.yaml';
+    const line = texts.get(file)!.split('\n').findIndex((text) => field.test(text)) + 1;
+    expect(line).toBeGreaterThan(1);
+    expect(() => synthesize({ outdir, texts, committed: 'outdir' })).toThrow(`${file}:${line}: strategy.blueGreen.`);
+  });
+
   it('refuses a unit without a tag', () => {
     expect(refusedStaging('blue', { blue: { tag: 'v1.4.2' }, green: {} as { tag: string } })).toEqual([
       'src/environments/staging/webapp.yaml: strategy.blueGreen.units.green.tag is required and must be a string',

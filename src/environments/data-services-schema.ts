@@ -26,75 +26,72 @@ const count = (minimum: number) =>
 
 /** A persistent volume: its StorageClass and size. */
 const volumeSchema = z.strictObject({
-  /** StorageClass of the claim (2.7). */
-  storageClass: dnsLabel,
-  /** Requested size, e.g. "10Gi". */
-  size: memoryQuantity,
+  storageClass: dnsLabel.meta({ description: 'StorageClass of the volume claim (2.7).' }),
+  size: memoryQuantity.meta({ description: 'Requested size in Mi or Gi, e.g. "10Gi".' }),
 });
 
 export const databaseSchema = z.strictObject({
-  /** The server's own namespace, created by the sync (1.3 step 5). */
-  namespace: namespaceName,
-  /** MSSQL_PID: the edition the licence allows here. */
-  edition: z.enum(['Developer', 'Express', 'Standard', 'Enterprise'], { error: 'must be Developer, Express, Standard or Enterprise' }),
-  resources: resourcesSchema,
-  /** The data volume of the StatefulSet (volume claim template). */
-  storage: volumeSchema,
-  backup: z.strictObject({
-    /** When the full backup runs, a cron expression in UTC. */
-    schedule: cronSchedule,
-    /** The dedicated backup volume. */
-    storage: volumeSchema,
-  }),
+  namespace: namespaceName.meta({ description: "The SQL Server's own namespace, created by the sync (1.3 step 5)." }),
+  edition: z
+    .enum(['Developer', 'Express', 'Standard', 'Enterprise'], { error: 'must be Developer, Express, Standard or Enterprise' })
+    .meta({ description: 'MSSQL_PID: the SQL Server edition the licence allows in this environment.' }),
+  resources: resourcesSchema.meta({ description: "Requests and limits of the SQL Server's container." }),
+  storage: volumeSchema.meta({ description: 'The data volume of the StatefulSet (its volume claim template).' }),
+  backup: z
+    .strictObject({
+      schedule: cronSchedule.meta({ description: 'When the full backup runs: five cron fields or a descriptor such as "@daily", in UTC.' }),
+      storage: volumeSchema.meta({ description: 'The dedicated backup volume.' }),
+    })
+    .meta({ description: 'The scheduled full backup and where it is written (7.2).' }),
 });
 
 const topicSchema = z.strictObject({
-  name: z.string({ error: 'is required and must be a string' }).regex(TOPIC_NAME, {
-    error: 'must be a lower-case topic name (letters, digits, "-" and ".")',
-  }),
-  partitions: count(1),
-  /** Copies of each partition; at most the broker count. */
-  replicas: count(1),
-  /** How long messages are kept, in hours (retention.ms). */
-  retentionHours: count(1),
+  name: z
+    .string({ error: 'is required and must be a string' })
+    .regex(TOPIC_NAME, { error: 'must be a lower-case topic name (letters, digits, "-" and ".")' })
+    .meta({ description: 'Topic name, also its KafkaTopic name: lower-case letters, digits, "-" and "."; unique.' }),
+  partitions: count(1).meta({ description: 'Partitions of the topic, at least 1.' }),
+  replicas: count(1).meta({ description: 'Copies of each partition, at least 1 and at most broker.brokers.' }),
+  retentionHours: count(1).meta({ description: 'How long messages are kept, in whole hours (rendered as retention.ms).' }),
 });
 
 export const ACL_OPERATIONS = ['Read', 'Write', 'Describe', 'Create', 'Delete', 'Alter', 'DescribeConfigs', 'AlterConfigs'] as const;
 
+/** One ACL of a broker user (an application's, in its values file, or one of broker.users). */
+export const aclSchema = z.strictObject({
+  topic: z.string({ error: 'is required and must be a string' }).meta({ description: 'The topic the ACL is on: one of broker.topics.' }),
+  operations: z
+    .array(z.enum(ACL_OPERATIONS, { error: `must be one of ${ACL_OPERATIONS.join(', ')}` }))
+    .min(1, { error: 'must name at least one operation' })
+    .meta({ description: `What the user may do on the topic, at least one of ${ACL_OPERATIONS.join(', ')}.` }),
+});
+
 const userSchema = z.strictObject({
-  /** KafkaUser name: the SCRAM user name and the Secret Strimzi writes its password to. */
-  name: dnsLabel,
-  /** What the user may do, topic by topic; only topics of this environment. */
+  name: dnsLabel.meta({ description: 'KafkaUser name: the SCRAM user name and the Secret Strimzi writes its password to; unique.' }),
   acls: z
-    .array(
-      z.strictObject({
-        topic: z.string({ error: 'is required and must be a string' }),
-        operations: z.array(z.enum(ACL_OPERATIONS, { error: `must be one of ${ACL_OPERATIONS.join(', ')}` })).min(1, { error: 'must name at least one operation' }),
-      }),
-    )
-    .min(1, { error: 'must grant at least one ACL' }),
-  /** Consumer groups the user reads with (prefix), when it consumes. */
-  consumerGroup: dnsLabel.optional(),
+    .array(aclSchema)
+    .min(1, { error: 'must grant at least one ACL' })
+    .meta({ description: 'What the user may do, topic by topic; only topics of this environment; at least one.' }),
+  consumerGroup: dnsLabel
+    .meta({ description: 'Consumer group (prefix) the user reads with. Default: none (the user does not consume).' })
+    .optional(),
 });
 
 export const brokerSchema = z
   .strictObject({
-    /** Namespace of the Kafka cluster and its operator. */
-    namespace: namespaceName,
-    /** Brokers (KRaft nodes with the broker and controller roles). */
-    brokers: count(1),
-    /** Add a TLS listener on 9093 beside the plain one on 9092. */
-    tlsListener: z.boolean({ error: 'must be true or false' }),
-    resources: resourcesSchema,
-    /** The data volume of each broker. */
-    storage: volumeSchema,
-    topics: z.array(topicSchema),
-    /**
-     * Broker users that are not an application's (each application gets its own, named
-     * after it, from its values file).
-     * @default - none
-     */
-    users: z.array(userSchema).default([]),
+    namespace: namespaceName.meta({ description: "Namespace of the Kafka cluster and its operator; not the database's." }),
+    brokers: count(1).meta({ description: 'Brokers: KRaft nodes with the broker and controller roles, at least 1.' }),
+    tlsListener: z.boolean({ error: 'must be true or false' }).meta({ description: 'Add a TLS listener on 9093 beside the plain one on 9092.' }),
+    resources: resourcesSchema.meta({ description: "Requests and limits of each broker's container." }),
+    storage: volumeSchema.meta({ description: 'The data volume of each broker.' }),
+    topics: z.array(topicSchema).meta({ description: 'The topics of the cluster, each a KafkaTopic.' }),
+    users: z
+      .array(userSchema)
+      .meta({
+        description:
+          "Broker users that are not an application's (each application gets its own, named after it, from its values file). Default: none.",
+      })
+      .default([]),
   })
   .superRefine((broker, ctx) => {
     const topics = new Set<string>();

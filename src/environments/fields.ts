@@ -73,11 +73,17 @@ export const memoryQuantity = z
     error: 'must be a positive memory quantity in Mi or Gi such as "256Mi" or "1Gi"',
   });
 
-const computeResources = z.strictObject({ cpu: cpuQuantity, memory: memoryQuantity });
+const computeResources = z.strictObject({
+  cpu: cpuQuantity.meta({ description: 'CPU in cores or millicores, e.g. "1" or "250m".' }),
+  memory: memoryQuantity.meta({ description: 'Memory in Mi or Gi, e.g. "256Mi" or "1Gi".' }),
+});
 
 /** Requests and limits of one container; limits may not be below requests. */
 export const resourcesSchema = z
-  .strictObject({ requests: computeResources, limits: computeResources })
+  .strictObject({
+    requests: computeResources.meta({ description: 'What the scheduler reserves for the container.' }),
+    limits: computeResources.meta({ description: 'The most the container may use; not below requests.' }),
+  })
   .superRefine((resources, ctx) => {
     const pairs = [
       ['cpu', parseCpu],

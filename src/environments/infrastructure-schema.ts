@@ -25,16 +25,22 @@ const EMAIL = /^[A-Za-z0-9._%+-]+@[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z
 const RETENTION = /^[1-9]\d*[hd]$/;
 
 const selfSignedCaIssuer = z.strictObject({
-  /** A self-signed root CA inside the cluster signs every certificate (local: no public DNS). */
-  type: z.literal('self-signed-ca'),
+  type: z.literal('self-signed-ca').meta({
+    description: `A self-signed root CA inside the cluster signs every certificate (local: no public DNS); ClusterIssuer "${ISSUER_NAMES.selfSignedCa}".`,
+  }),
 });
 
 const acmeIssuer = z.strictObject({
-  type: z.literal('acme'),
-  /** Let's Encrypt's staging directory (untrusted certificates, generous limits) or production. */
-  directory: z.enum(['staging', 'production'], { error: 'must be "staging" or "production"' }),
-  /** Contact address Let's Encrypt writes to about expiring certificates. */
-  email: z.string({ error: 'is required and must be a string' }).regex(EMAIL, { error: 'must be an e-mail address' }),
+  type: z.literal('acme').meta({ description: "Let's Encrypt signs the certificates (ACME HTTP-01 through the Gateway)." }),
+  directory: z.enum(['staging', 'production'], { error: 'must be "staging" or "production"' }).meta({
+    description:
+      `Let's Encrypt's staging directory (untrusted certificates, generous limits; ClusterIssuer "${ISSUER_NAMES.acmeStaging}") ` +
+      `or production (ClusterIssuer "${ISSUER_NAMES.acmeProduction}").`,
+  }),
+  email: z
+    .string({ error: 'is required and must be a string' })
+    .regex(EMAIL, { error: 'must be an e-mail address' })
+    .meta({ description: "Contact address Let's Encrypt writes to about expiring certificates." }),
 });
 
 export const ISSUER_TYPES = ['self-signed-ca', 'acme'] as const;
@@ -49,22 +55,24 @@ const wholeNumberAtLeastOne = z
   .min(1, { error: 'must be at least 1' });
 
 export const infrastructureSchema = section({
-  /** The environment's ClusterIssuer; its name must be `tls.clusterIssuer`. */
-  issuer: issuerSchema,
+  issuer: issuerSchema.meta({
+    description: `The environment's ClusterIssuer (type ${ISSUER_TYPES.join(' or ')}); each application's tls.clusterIssuer names it.`,
+  }),
   gateway: section({
-    /** Envoy proxy pods of the environment's Gateway (sized through its EnvoyProxy). */
-    replicas: wholeNumberAtLeastOne,
-    /** How the Gateway is reached: a cloud load balancer, or node ports on a workstation. */
-    serviceType: z.enum(['LoadBalancer', 'NodePort'], { error: 'must be "LoadBalancer" or "NodePort"' }),
-  }),
+    replicas: wholeNumberAtLeastOne.meta({ description: "Envoy proxy pods of the environment's Gateway (sized through its EnvoyProxy), at least 1." }),
+    serviceType: z
+      .enum(['LoadBalancer', 'NodePort'], { error: 'must be "LoadBalancer" or "NodePort"' })
+      .meta({ description: 'How the Gateway is reached: a cloud load balancer, or node ports on a workstation.' }),
+  }).meta({ description: "The environment's Gateway (Envoy Gateway), which serves every application." }),
   monitoring: section({
-    /** How long Prometheus keeps samples, e.g. "24h" or "15d". */
-    retention: z.string({ error: 'is required and must be a string' }).regex(RETENTION, {
-      error: 'must be a whole number of hours or days such as "24h" or "15d"',
+    retention: z
+      .string({ error: 'is required and must be a string' })
+      .regex(RETENTION, { error: 'must be a whole number of hours or days such as "24h" or "15d"' })
+      .meta({ description: 'How long Prometheus keeps samples: whole hours or days, e.g. "24h" or "15d".' }),
+    alertmanagerReplicas: wholeNumberAtLeastOne.meta({
+      description: 'Alertmanager pods, at least 1 (more than one forms a cluster that deduplicates notifications).',
     }),
-    /** Alertmanager pods (more than one forms a cluster that deduplicates notifications). */
-    alertmanagerReplicas: wholeNumberAtLeastOne,
-  }),
+  }).meta({ description: 'Prometheus and Alertmanager of the environment.' }),
 });
 
 export type Infrastructure = z.output<typeof infrastructureSchema>;

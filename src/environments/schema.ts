@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { BLUE_GREEN } from '../constants';
 import { infrastructureSchema } from './infrastructure-schema';
-import { ACL_OPERATIONS, brokerSchema, databaseSchema, SQL_DATABASE_NAME } from './data-services-schema';
+import { aclSchema, brokerSchema, databaseSchema, SQL_DATABASE_NAME } from './data-services-schema';
 import { dnsLabel, imageTag, namespaceName, resourcesSchema } from './fields';
+import type { ValuesSource } from './values-file';
 
 export { imageTag, resourcesSchema };
 
@@ -36,20 +37,30 @@ const baseUrl = z.string({ error: 'is required and must be a string' }).superRef
   }
 });
 
-const blueGreenUnit = z.strictObject({ tag: imageTag });
+/** Operations a broker user is granted when its ACLs are left out: the application reads and writes its topics. */
+export const DEFAULT_APPLICATION_ACL_OPERATIONS = ['Read', 'Write', 'Describe'] as const;
+
+const blueGreenUnit = (unit: string) =>
+  z
+    .strictObject({ tag: imageTag.meta({ description: `Image tag the ${unit} unit runs, v<major>.<minor>.<patch>.` }) })
+    .meta({ description: `The ${unit} unit: its own Deployment of ${BLUE_GREEN.replicasPerUnit} pods. Default: not rendered.` })
+    .optional();
 const unitName = z.enum(BLUE_GREEN.units, { error: `must be one of ${BLUE_GREEN.units.join(', ')}` });
 
-const rollingStrategy = z.strictObject({ type: z.literal('rolling') });
+const rollingStrategy = z.strictObject({
+  type: z.literal('rolling').meta({ description: 'Rolling update: the Deployment replaces its pods a few at a time.' }),
+});
 
 const blueGreenStrategy = z.strictObject({
-  type: z.literal('blue-green'),
+  type: z.literal('blue-green').meta({ description: 'Blue-green: two units side by side; the Service selects the active one.' }),
   blueGreen: z
     .strictObject({
-      /** The unit the Service selects. */
-      active: unitName,
-      /** The units rendered side by side, each with its own image tag. */
-      units: z.strictObject({ blue: blueGreenUnit.optional(), green: blueGreenUnit.optional() }),
+      active: unitName.meta({ description: `The unit the Service selects (${BLUE_GREEN.units.join(' or ')}); it must be rendered.` }),
+      units: z
+        .strictObject({ blue: blueGreenUnit('blue'), green: blueGreenUnit('green') })
+        .meta({ description: 'The units rendered side by side, each with its own image tag; at least one.' }),
     })
+    .meta({ description: 'Which units run and which one serves.' })
     .superRefine((blueGreen, ctx) => {
       const rendered = BLUE_GREEN.units.filter((unit) => blueGreen.units[unit] !== undefined);
       if (rendered.length === 0) {
@@ -66,42 +77,43 @@ const blueGreenStrategy = z.strictObject({
 });
 
 const canaryStrategy = z.strictObject({
-  type: z.literal('canary'),
+  type: z.literal('canary').meta({ description: "Canary: Flagger shifts traffic to the new version step by step while its metrics hold." }),
   canary: z
     .strictObject({
-      /**
-       * Send synthetic traffic from Flagger's load tester during analysis, so that an
-       * idle environment still produces the request metrics the thresholds read.
-       */
-      loadTest: z.boolean({ error: 'must be true or false' }).optional(),
+      loadTest: z
+        .boolean({ error: 'must be true or false' })
+        .meta({
+          description:
+            "Send synthetic traffic from Flagger's load tester during analysis, so that an idle environment " +
+            'still produces the request metrics the thresholds read. Default: false.',
+        })
+        .optional(),
     })
+    .meta({ description: 'Settings of the canary analysis. Default: every setting at its default.' })
     .optional(),
 });
 
 export const STRATEGY_TYPES = ['rolling', 'blue-green', 'canary'] as const;
 export type StrategyType = (typeof STRATEGY_TYPES)[number];
 
-const strategySchema = z.discriminatedUnion('type', [rollingStrategy, blueGreenStrategy, canaryStrategy], {
-  error: (issue) =>
-    issue.code === 'invalid_union' ? `must be one of ${STRATEGY_TYPES.join(', ')}` : undefined,
-});
+const strategySchema = z
+  .discriminatedUnion('type', [rollingStrategy, blueGreenStrategy, canaryStrategy], {
+    error: (issue) => (issue.code === 'invalid_union' ? `must be one of ${STRATEGY_TYPES.join(', ')}` : undefined),
+  })
+  .meta({ description: `How a new version reaches the pods (1.4): type is one of ${STRATEGY_TYPES.join(', ')}.` });
 
 /** `src/environments/<environment>/environment.yaml`: what is not an application's. */
 export const environmentValuesSchema = z
   .strictObject({
-    /**
-     * `live` environments are synced automatically; `planned` ones are rendered and
-     * reviewable but never synced on their own (1.2: production is planned).
-     */
-    status: z.enum(['live', 'planned'], { error: 'must be "live" or "planned"' }),
-    /** Whether the controller syncs this environment from git without a person. */
-    autoSync: z.boolean({ error: 'must be true or false' }),
-    /** Issuer and per-environment values of the infrastructure releases (src/infrastructure/). */
-    infrastructure: infrastructureSchema,
-    /** SQL Server, its migrations and backups (1.3 step 5). */
-    database: databaseSchema,
-    /** The Strimzi Kafka cluster, its topics and users (1.3 step 6). */
-    broker: brokerSchema,
+    status: z.enum(['live', 'planned'], { error: 'must be "live" or "planned"' }).meta({
+      description: '"live" environments are synced; "planned" ones are rendered and reviewable but never synced on their own (1.2: production is planned).',
+    }),
+    autoSync: z
+      .boolean({ error: 'must be true or false' })
+      .meta({ description: 'Whether the controller syncs this environment from git without a person; false while status is "planned".' }),
+    infrastructure: infrastructureSchema.meta({ description: 'Issuer and per-environment values of the infrastructure releases (src/infrastructure/).' }),
+    database: databaseSchema.meta({ description: "The environment's SQL Server, its migrations and backups (1.3 step 5)." }),
+    broker: brokerSchema.meta({ description: "The environment's Strimzi Kafka cluster, its topics and users (1.3 step 6)." }),
   })
   .superRefine((env, ctx) => {
     if (env.database.namespace === env.broker.namespace) {
@@ -120,83 +132,82 @@ export const environmentValuesSchema = z
         message: 'must be false while status is "planned" (a planned environment is never synced automatically)',
       });
     }
-  });
+  })
+  .meta({ description: "One environment's values that are not an application's: status, infrastructure, data services." });
 
 /** `src/environments/<environment>/<application>.yaml`: one application in one environment. */
 export const applicationValuesSchema = z
   .strictObject({
-    /** Namespace the application runs in, its own (2.1). */
-    namespace: namespaceName,
-    /** `https://<host>`: where the application is served in this environment (1.2). */
-    url: baseUrl,
-    /** Pods of the Deployment (rolling, canary); each blue-green unit runs BLUE_GREEN.replicasPerUnit. */
+    namespace: namespaceName.meta({ description: "The application's own namespace (2.1), unique in the environment." }),
+    url: baseUrl.meta({ description: 'https://<host>: where the application is served in this environment, its own host (1.2).' }),
     replicas: z
       .number({ error: 'must be a number' })
       .int({ error: 'must be a whole number' })
       .min(1, { error: 'must be at least 1' })
-      .optional(),
-    /** Requests and limits of the application's container. */
-    resources: resourcesSchema,
-    image: z.strictObject({
-      /** Registry host, e.g. `registry.example.com` (2.1: {registry_url}). */
-      registry: z
-        .string({ error: 'is required and must be a string' })
-        .regex(REGISTRY, { error: 'must be a registry host such as "registry.example.com" (no scheme, no path)' }),
-      /** Project path inside the registry. */
-      project: z.string({ error: 'is required and must be a string' }).regex(IMAGE_PATH, {
-        error: 'must be a registry project path such as "platform"',
-      }),
-      /** The running version (rolling, canary); blue-green units carry their own tags. */
-      tag: imageTag.optional(),
-      /** Secret in the application namespace holding the registry credentials (5.3). */
-      pullSecret: dnsLabel,
-    }),
-    tls: z.strictObject({
-      /** cert-manager ClusterIssuer that signs the application's certificate: the environment's. */
-      clusterIssuer: dnsLabel,
-    }),
-    /** How a new version reaches the pods (1.4). */
-    strategy: strategySchema,
-    /**
-     * The application's own database on the environment's SQL Server (1.3 step 5): created
-     * with its login (the application's name) by the database chart's setup hook.
-     * @default - a database named after the application
-     */
-    database: z
-      .strictObject({
-        /**
-         * The database's name on the server.
-         * @default the application's name
-         */
-        name: SQL_DATABASE_NAME.optional(),
+      .meta({
+        description:
+          'Pods of the Deployment: required with the rolling and canary strategies; left out with blue-green, ' +
+          `where each unit runs ${BLUE_GREEN.replicasPerUnit}.`,
       })
       .optional(),
-    /**
-     * The application's own broker user (1.3 step 6), a KafkaUser named after it.
-     * @default - Read, Write and Describe on every topic of broker.topics, consumer group the application's name
-     */
+    resources: resourcesSchema.meta({ description: "Requests and limits of the application's container." }),
+    image: z
+      .strictObject({
+        registry: z
+          .string({ error: 'is required and must be a string' })
+          .regex(REGISTRY, { error: 'must be a registry host such as "registry.example.com" (no scheme, no path)' })
+          .meta({ description: 'Registry host, e.g. "registry.example.com", with no scheme or path (2.1: {registry_url}).' }),
+        project: z
+          .string({ error: 'is required and must be a string' })
+          .regex(IMAGE_PATH, { error: 'must be a registry project path such as "platform"' })
+          .meta({ description: 'Project path inside the registry, e.g. "platform"; the image is <registry>/<project>/<application>.' }),
+        tag: imageTag
+          .meta({
+            description:
+              'The running version, v<major>.<minor>.<patch>: required with the rolling and canary strategies; ' +
+              'left out with blue-green, whose units carry their own tags.',
+          })
+          .optional(),
+        pullSecret: dnsLabel.meta({ description: 'Secret in the application namespace holding the registry credentials (5.3).' }),
+      })
+      .meta({ description: "Where the application's image comes from." }),
+    tls: z
+      .strictObject({
+        clusterIssuer: dnsLabel.meta({
+          description: "cert-manager ClusterIssuer that signs the application's certificate: the environment's (infrastructure.issuer).",
+        }),
+      })
+      .meta({ description: "The application's TLS certificate." }),
+    strategy: strategySchema,
+    database: z
+      .strictObject({
+        name: SQL_DATABASE_NAME.meta({ description: "The database's name on the server. Default: the application's name." }).optional(),
+      })
+      .meta({
+        description:
+          "The application's own database on the environment's SQL Server (1.3 step 5), created with its login " +
+          "(the application's name) by the database chart's setup hook. Default: a database named after the application.",
+      })
+      .optional(),
     broker: z
       .strictObject({
-        /**
-         * What the user may do, topic by topic; topics of broker.topics in environment.yaml.
-         * @default Read, Write and Describe on every topic of the environment
-         */
         acls: z
-          .array(
-            z.strictObject({
-              topic: z.string({ error: 'is required and must be a string' }),
-              operations: z
-                .array(z.enum(ACL_OPERATIONS, { error: `must be one of ${ACL_OPERATIONS.join(', ')}` }))
-                .min(1, { error: 'must name at least one operation' }),
-            }),
-          )
+          .array(aclSchema)
           .min(1, { error: 'must grant at least one ACL' })
+          .meta({
+            description:
+              'What the user may do, topic by topic (topics of broker.topics in environment.yaml). ' +
+              `Default: ${DEFAULT_APPLICATION_ACL_OPERATIONS.join(', ')} on every topic of the environment.`,
+          })
           .optional(),
-        /**
-         * Consumer group (prefix) the user reads with.
-         * @default the application's name
-         */
-        consumerGroup: dnsLabel.optional(),
+        consumerGroup: dnsLabel
+          .meta({ description: "Consumer group (prefix) the user reads with. Default: the application's name." })
+          .optional(),
+      })
+      .meta({
+        description:
+          "The application's own broker user (1.3 step 6), a KafkaUser named after it. Default: " +
+          `${DEFAULT_APPLICATION_ACL_OPERATIONS.join(', ')} on every topic of broker.topics, consumer group the application's name.`,
       })
       .optional(),
   })
@@ -234,7 +245,8 @@ export const applicationValuesSchema = z
         message: `is required with the ${app.strategy.type} strategy and must look like v<major>.<minor>.<patch>`,
       });
     }
-  });
+  })
+  .meta({ description: 'One application in one environment; the file name is the application name.' });
 
 /** What a person writes in `environment.yaml`. */
 export type EnvironmentValuesInput = z.input<typeof environmentValuesSchema>;
@@ -243,8 +255,6 @@ export type EnvironmentValues = z.output<typeof environmentValuesSchema>;
 export type ApplicationValuesInput = z.input<typeof applicationValuesSchema>;
 export type ApplicationValues = z.output<typeof applicationValuesSchema>;
 
-/** Operations a broker user is granted when its ACLs are left out: the application reads and writes its topics. */
-export const DEFAULT_APPLICATION_ACL_OPERATIONS = ['Read', 'Write', 'Describe'] as const;
 
 /** One application in one environment, validated, as charts and constructs receive it. */
 export interface Application {
@@ -264,6 +274,8 @@ export interface Application {
   readonly database: { readonly name: string };
   /** Its broker user, named after it. */
   readonly broker: BrokerUserConfig;
+  /** Its values file and the line of each field there: later rules (a blue-green step) name the line. */
+  readonly source: ValuesSource;
 }
 
 /** A broker user: its name, ACLs and consumer group. */

@@ -237,6 +237,7 @@ export function validateEnvironments(order: readonly string[], texts: ValuesText
           acls: broker?.acls ?? values.broker.topics.map((topic) => ({ topic: topic.name, operations: [...DEFAULT_APPLICATION_ACL_OPERATIONS] })),
           consumerGroup: broker?.consumerGroup ?? applicationName,
         },
+        source: appFile.source(),
       });
     }
     if (!complete || values === undefined || applications.length === 0) continue;

@@ -46,10 +46,40 @@ export function readValuesTexts(root: string): Map<string, string> {
   return new Map([...texts].sort(([a], [b]) => a.localeCompare(b)));
 }
 
+/**
+ * Where a validated values file's fields are written, as plain data: it travels with what
+ * was validated (an Application), so that a later rule (a blue-green step) names the line.
+ */
+export interface ValuesSource {
+  /** Project-relative path, as messages name it. */
+  readonly file: string;
+  /** The line of each written field, keyed by `sourceKey(path)`. */
+  readonly lines: Readonly<Record<string, number>>;
+}
+
+function sourceKey(fieldPath: readonly PropertyKey[]): string {
+  return JSON.stringify(fieldPath.map((key) => (typeof key === 'number' ? key : String(key))));
+}
+
+/** The line of the field at `fieldPath` (its key), or of the nearest enclosing field written; 1 for the file as a whole. */
+export function sourceLine(source: ValuesSource, fieldPath: readonly PropertyKey[]): number {
+  for (let length = fieldPath.length; length > 0; length--) {
+    const line = source.lines[sourceKey(fieldPath.slice(0, length))];
+    if (line !== undefined) return line;
+  }
+  return 1;
+}
+
+/** `<file>:<line>: <message>`, the line of `fieldPath` (see sourceLine). */
+export function sourceAt(source: ValuesSource, fieldPath: readonly PropertyKey[], message: string): string {
+  return `${source.file}:${sourceLine(source, fieldPath)}: ${message}`;
+}
+
 /** One parsed values file: its document keeps comments, and positions for line numbers. */
 export class ValuesFile {
   public readonly document: Document.Parsed;
   private readonly lineCounter = new LineCounter();
+  private cachedSource: ValuesSource | undefined;
 
   constructor(
     /** Project-relative path, as messages name it. */
@@ -77,23 +107,33 @@ export class ValuesFile {
    * written when it is missing; 1 for the file as a whole.
    */
   lineOf(fieldPath: readonly PropertyKey[]): number {
-    let node: unknown = this.document.contents;
-    let found: Node | null | undefined;
-    for (const key of fieldPath) {
+    return sourceLine(this.source(), fieldPath);
+  }
+
+  /** The file and the line of every field written in it, as plain data (see ValuesSource). */
+  source(): ValuesSource {
+    if (this.cachedSource !== undefined) return this.cachedSource;
+    const lines: Record<string, number> = {};
+    const visit = (node: unknown, fieldPath: readonly PropertyKey[]) => {
       if (isMap(node)) {
-        const pair = node.items.find((item) => (isScalar(item.key) ? item.key.value : item.key) === key);
-        if (pair === undefined) break;
-        found = isScalar(pair.key) ? pair.key : (pair.value as Node | null);
-        node = pair.value;
-      } else if (isSeq(node) && typeof key === 'number' && node.items[key] !== undefined) {
-        found = node.items[key] as Node;
-        node = node.items[key];
-      } else {
-        break;
+        for (const pair of node.items) {
+          const key = isScalar(pair.key) ? pair.key.value : pair.key;
+          if (typeof key !== 'string' && typeof key !== 'number') continue;
+          const offset = (isScalar(pair.key) ? pair.key : (pair.value as Node | null))?.range?.[0];
+          if (offset !== undefined) lines[sourceKey([...fieldPath, key])] = this.lineCounter.linePos(offset).line;
+          visit(pair.value, [...fieldPath, key]);
+        }
+      } else if (isSeq(node)) {
+        node.items.forEach((item, index) => {
+          const offset = (item as Node | null)?.range?.[0];
+          if (offset !== undefined) lines[sourceKey([...fieldPath, index])] = this.lineCounter.linePos(offset).line;
+          visit(item, [...fieldPath, index]);
+        });
       }
-    }
-    const offset = found?.range?.[0];
-    return offset === undefined ? 1 : this.lineCounter.linePos(offset).line;
+    };
+    visit(this.document.contents, []);
+    this.cachedSource = { file: this.file, lines };
+    return this.cachedSource;
   }
 
   /** `<file>:<line>: <message>`, the line of `fieldPath`. */

@@ -2,7 +2,7 @@ import { parse } from 'yaml';
 import { BLUE_GREEN, LABELS } from '../constants';
 import { BlueGreen } from '../constructs/blue-green';
 import type { Application, Environment, Strategy } from '../environments';
-import { applicationValuesPath } from '../environments/values-file';
+import { sourceAt } from '../environments/values-file';
 import { unitName } from '../naming';
 import type { DeliveryStrategy } from './delivery-strategy';
 import { throughService } from './service-route';
@@ -48,8 +48,8 @@ export interface CommittedBlueGreen {
  * The blue-green procedure (1.4) as three reviewed changes: (1) add the new unit beside the
  * active one, (2) move the Service selector to it once it is healthy, (3) remove the old
  * unit. Each change is judged against the committed manifests (what the cluster syncs; `file`
- * names them in messages), so a
- * change may not skip a step: switching to a unit that is not running yet, removing the unit
+ * names them in messages; the values file and line of the field that made the step lead each
+ * message), so a change may not skip a step: switching to a unit that is not running yet, removing the unit
  * that still takes the traffic, or changing the version of the unit that takes the traffic
  * (a rolling update in place, not a blue-green release) is refused.
  */
@@ -62,26 +62,35 @@ export function blueGreenTransitionProblems(
   const { strategy } = application;
   if (strategy.type !== 'blue-green' || committed === undefined) return [];
   const { active, units } = strategy.blueGreen;
-  const values = applicationValuesPath(environment.name, application.name);
+  const at = (field: readonly string[], message: string) => sourceAt(application.source, ['strategy', 'blueGreen', ...field], message);
   const problems: string[] = [];
   if (units[committed.active] === undefined) {
     problems.push(
-      `${values}: strategy.blueGreen.units.${committed.active} (removed) is the unit the committed Service still selects (${file}); ` +
-        `move strategy.blueGreen.active to the other unit in its own change first, then remove it`,
+      at(
+        ['units', committed.active],
+        `strategy.blueGreen.units.${committed.active} (removed) is the unit the committed Service still selects (${file}); ` +
+          `move strategy.blueGreen.active to the other unit in its own change first, then remove it`,
+      ),
     );
   }
   if (active !== committed.active && committed.tags[active] === undefined) {
     problems.push(
-      `${values}: strategy.blueGreen.active "${active}" is not running yet (${file} has no ${active} unit); ` +
-        `add the unit in its own change, check its health, then switch`,
+      at(
+        ['active'],
+        `strategy.blueGreen.active "${active}" is not running yet (${file} has no ${active} unit); ` +
+          `add the unit in its own change, check its health, then switch`,
+      ),
     );
   }
   const liveTag = committed.tags[committed.active];
   const newTag = units[committed.active]?.tag;
   if (active === committed.active && liveTag !== undefined && newTag !== undefined && newTag !== liveTag) {
     problems.push(
-      `${values}: strategy.blueGreen.units.${committed.active}.tag "${newTag}" changes the unit that takes the traffic (committed ${liveTag}); ` +
-        `release the new version on the other unit, then switch`,
+      at(
+        ['units', committed.active, 'tag'],
+        `strategy.blueGreen.units.${committed.active}.tag "${newTag}" changes the unit that takes the traffic (committed ${liveTag}); ` +
+          `release the new version on the other unit, then switch`,
+      ),
     );
   }
   return problems;
