@@ -188,7 +188,7 @@ export function blueGreenProblems(environments: readonly Environment[], root: st
       const file = chartFile(environment.name, chart);
       const text = committed ? readCommittedChart(root, environment.name, chart) : readIfExists(path.join(outdir, file));
       const label = committed ? `${RENDERED_DIR}/${file} in HEAD` : `${path.basename(outdir)}/${file}`;
-      return blueGreenTransitionProblems(environment, application, text === undefined ? undefined : parseCommittedBlueGreen(text, application), label);
+      return blueGreenTransitionProblems(application, text === undefined ? undefined : parseCommittedBlueGreen(text, application), label);
     }),
   );
 }

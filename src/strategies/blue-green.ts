@@ -1,7 +1,7 @@
 import { parse } from 'yaml';
 import { BLUE_GREEN, LABELS } from '../constants';
 import { BlueGreen } from '../constructs/blue-green';
-import type { Application, Environment, Strategy } from '../environments';
+import type { Application, Strategy } from '../environments';
 import { sourceAt } from '../environments/values-file';
 import { unitName } from '../naming';
 import type { DeliveryStrategy } from './delivery-strategy';
@@ -54,7 +54,6 @@ export interface CommittedBlueGreen {
  * (a rolling update in place, not a blue-green release) is refused.
  */
 export function blueGreenTransitionProblems(
-  environment: Environment,
   application: Application,
   committed: CommittedBlueGreen | undefined,
   file: string,
