@@ -119,11 +119,12 @@ export interface CommandRun {
  * point would: the same parsing, messages and exit code, without starting node. Tests of
  * behaviour use this; one spawn per command (`runCli`) pins the entry point itself.
  */
-export async function runInProcess(definition: CommandDefinition<any>, args: readonly string[], root: string = ROOT): Promise<CommandRun> {
+export async function runInProcess(definition: CommandDefinition<any>, args: readonly string[], root: string = ROOT, env: NodeJS.ProcessEnv = {}): Promise<CommandRun> {
   let stdout = '';
   let stderr = '';
   const status = await executeCommand(definition, args, {
     root,
+    env: { ...process.env, ...env },
     out: (text) => void (stdout += text),
     err: (text) => void (stderr += text),
   });

@@ -19,6 +19,8 @@ export type CommandValues<O extends Options> = ReturnType<
 export interface CommandContext {
   /** The project the command reads and writes (values files, dist/, git history). */
   readonly root: string;
+  /** The environment variables the command reads (credentials, tool paths). */
+  readonly env: NodeJS.ProcessEnv;
   /** Print to standard output (the text as given: add the newline). */
   readonly out: (text: string) => void;
   /** Print to standard error (the text as given: add the newline). */
@@ -27,7 +29,7 @@ export interface CommandContext {
 
 /** The context of a command run from the command line. */
 export function processContext(): CommandContext {
-  return { root: projectRoot(), out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) };
+  return { root: projectRoot(), env: process.env, out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) };
 }
 
 export interface CommandDefinition<O extends Options> {
