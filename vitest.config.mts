@@ -9,6 +9,9 @@ export default defineConfig({
     // module state another file reads (test/support.ts runs commands with an explicit root).
     pool: 'threads',
     isolate: false,
+    // One worker per core (vitest's default leaves one idle): much of a test's time is a
+    // child process or file I/O, not this process's CPU.
+    maxWorkers: '100%',
     // Rendering four environments takes a moment on a 2-core machine.
     testTimeout: 60_000,
     hookTimeout: 60_000,
