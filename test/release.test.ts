@@ -12,7 +12,7 @@ import { runningTagOf } from '../src/environments/running-tag';
 import { applicationValuesPath, ValuesFile } from '../src/environments/values-file';
 import type { CommandDefinition } from '../src/tooling/cli';
 import { commitAll, commitCopy, copyEnvironments, dataCopy, newerTag as newerTagOf } from './project-copy';
-import { firstApplication, runCli, runInProcess, treeContents } from './support';
+import { firstApplication, ROOT, runCli, runInProcess, treeContents } from './support';
 
 /**
  * A throwaway copy of the project's data per test, committed in its own git repository: the
@@ -211,14 +211,17 @@ describe('several applications in one environment (issue 13)', () => {
 
 describe('the edit commands, run as a person would', () => {
   // One spawn per command: the entry point parses argv, prints the usage and exits 2 on a
-  // usage error, with no stack trace; everything else above runs in process.
+  // usage error, with no stack trace; everything else above runs in process. The compiled
+  // command acts on this checkout (build/ belongs to it), so that is what must stay unchanged.
   it.each(['release', 'promote', 'switch', 'retire', 'rollback'])('%s: an unknown option exits 2 with the usage, writing nothing', (command) => {
-    const result = runCli(`cli/${command}`, ['--bogus'], { cwd: root });
+    const checkout = () => [treeContents(path.join(ROOT, 'src', 'environments')), treeContents(path.join(ROOT, 'dist'))];
+    const unchanged = checkout();
+    const result = runCli(`cli/${command}`, ['--bogus']);
     expect(result.status).toBe(2);
     expect(result.stderr.split('\n')[0]).toBe(`${command}: Unknown option '--bogus'`);
     expect(result.stderr).toContain(`usage: npm run ${command} -- `);
     expect(result.stderr).not.toMatch(/\n\s+at /);
     expect(result.stdout).toBe('');
-    expect(changedFiles()).toEqual([]);
+    expect(checkout()).toEqual(unchanged);
   });
 });
