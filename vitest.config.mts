@@ -7,6 +7,8 @@ export default defineConfig({
     // Test files share one module graph per worker: every file would otherwise re-import
     // cdk8s-plus and the generated CRD classes. No test changes process.cwd, process.env or
     // module state another file reads (test/support.ts runs commands with an explicit root).
+    // The e2e suite (`npm run test:e2e`) keeps forked, isolated workers, one at a time as
+    // before: its harness owns child processes, signal handlers and a cluster each.
     pool: 'threads',
     isolate: false,
     // One worker per core (vitest's default leaves one idle): much of a test's time is a
