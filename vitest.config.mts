@@ -4,6 +4,16 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
+    // Test files share one module graph per worker: every file would otherwise re-import
+    // cdk8s-plus and the generated CRD classes. No test changes process.cwd, process.env or
+    // module state another file reads (test/support.ts runs commands with an explicit root).
+    // The e2e suite (`npm run test:e2e`) keeps forked, isolated workers, one at a time as
+    // before: its harness owns child processes, signal handlers and a cluster each.
+    pool: 'threads',
+    isolate: false,
+    // One worker per core (vitest's default leaves one idle): much of a test's time is a
+    // child process or file I/O, not this process's CPU.
+    maxWorkers: '100%',
     // Rendering four environments takes a moment on a 2-core machine.
     testTimeout: 60_000,
     hookTimeout: 60_000,

@@ -24,9 +24,9 @@ import {
   writeCharts,
 } from './dist-layout';
 import { type Environment, loadEnvironments } from './environments';
-import type { ValuesTexts } from './environments/values-file';
 import { ConfigError } from './errors';
 import { type Platform, loadPlatform } from './environments/platform';
+import { readValuesTexts, type ValuesTexts } from './environments/values-file';
 import type { RenderThread } from './render/parallel';
 import { projectRoot } from './tooling/cli';
 
@@ -167,7 +167,7 @@ function loadInputs(options: SynthesizeOptions): { environments: readonly Enviro
       return undefined;
     }
   };
-  const environments = options.environments ?? collect(() => loadEnvironments(options.texts, options.order));
+  const environments = options.environments ?? collect(() => loadEnvironments(options.texts ?? readValuesTexts(options.root ?? projectRoot()), options.order));
   const platform = collect(() => loadPlatform(options.platform));
   if (environments === undefined || platform === undefined) throw new ConfigError(problems);
   return { environments, platform };

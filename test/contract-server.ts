@@ -1,8 +1,5 @@
-import { spawn } from 'node:child_process';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import * as path from 'node:path';
-import { ROOT } from './support';
 
 /** Credentials and token the local contract server accepts. */
 export const TEST_CREDENTIALS = { username: 'smoke-user', password: 's3cret-for-tests' } as const;
@@ -102,14 +99,3 @@ export async function closedPort(): Promise<number> {
   return port;
 }
 
-/** Like `runCli`, but without blocking the event loop that serves the local servers. */
-export function runCliAsync(entry: string, args: readonly string[], env: NodeJS.ProcessEnv = {}) {
-  return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'build', `${entry}.js`), ...args], { env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}

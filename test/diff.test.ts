@@ -1,19 +1,18 @@
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runningTagOf } from '../src/environments/running-tag';
 import { applicationValuesPath, environmentValuesPath, ValuesFile } from '../src/environments/values-file';
-import { projectCopy, runInCopy } from './project-copy';
-import { projectEnvironments } from './support';
+import { DIFF } from '../src/commands/diff';
+import { SYNTH } from '../src/commands/synth';
+import { commitCopy, dataCopy, git as gitIn } from './project-copy';
+import { projectEnvironments, runCli, runInProcess } from './support';
 
 /** A throwaway git repository: the project committed on `main`, then a branch that edits it. */
 let root: string;
 
 function git(...args: string[]): string {
-  const result = spawnSync('git', ['-C', root, '-c', 'user.name=test', '-c', 'user.email=test@example.com', ...args], { encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`git ${args.join(' ')}: ${result.stderr}`);
-  return result.stdout;
+  return gitIn(root, ...args);
 }
 
 /** Set a field of a values file of the copy, through the yaml document API. */
@@ -32,29 +31,26 @@ const stagingStrategy = environments.staging!.applications[0]!.strategy;
 const inactive = stagingStrategy.type === 'blue-green' && stagingStrategy.blueGreen.active === 'green' ? 'blue' : 'green';
 
 beforeAll(() => {
-  root = projectCopy();
-  fs.writeFileSync(path.join(root, '.gitignore'), 'node_modules\nbuild\n');
-  git('init', '-q', '-b', 'main');
-  git('add', '-A');
-  git('commit', '-qm', 'base');
+  root = dataCopy();
+  commitCopy(root);
   git('checkout', '-qb', 'feature');
 });
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 
 describe('npm run diff', () => {
-  it('reports no change, exit 0, when the working tree renders what main committed', () => {
-    const result = runInCopy(root, 'cli/diff', []);
+  it('reports no change, exit 0, when the working tree renders what main committed', async () => {
+    const result = await runInProcess(DIFF, [], root);
     expect(result.stderr).toBe('');
     expect(result.stdout).toMatch(/^No rendered changes from merge-base\(HEAD, main\)@[0-9a-f]{7} to working tree\n$/);
     expect(result.status).toBe(0);
   });
 
-  it('lists added, removed and changed objects per environment in promotion order, with a YAML diff of each change', () => {
+  it('lists added, removed and changed objects per environment in promotion order, with a YAML diff of each change', async () => {
     setValue(applicationValuesPath('testing', 'webapp'), ['image', 'tag'], NEW_TAG);
     setValue(applicationValuesPath('staging', 'webapp'), ['strategy', 'blueGreen', 'units', inactive, 'tag'], NEW_TAG);
     setValue(environmentValuesPath('local'), ['broker', 'users'], [{ name: 'reporting', acls: [{ topic: 'declarations', operations: ['Read'] }] }]);
 
-    const result = runInCopy(root, 'cli/diff', []);
+    const result = await runInProcess(DIFF, [], root);
     expect(result.status).toBe(1);
     const text = result.stdout;
     const headers = text.split('\n').filter((line) => /^\w+: \d+ added/.test(line));
@@ -67,31 +63,40 @@ describe('npm run diff', () => {
     expect(text).toContain('  ~ apps/v1 Deployment webapp/webapp (webapp.yaml)');
     expect(text).toContain(`      -          image: registry.example.com/platform/webapp:${testingTag}\n      +          image: registry.example.com/platform/webapp:${NEW_TAG}`);
     // Stable: the same inputs print the same report.
-    expect(runInCopy(root, 'cli/diff', []).stdout).toBe(text);
+    expect((await runInProcess(DIFF, [], root)).stdout).toBe(text);
   });
 
-  it('writes Markdown for a pull-request comment', () => {
-    const result = runInCopy(root, 'cli/diff', ['--format', 'markdown']);
+  it('writes Markdown for a pull-request comment', async () => {
+    const result = await runInProcess(DIFF, ['--format', 'markdown'], root);
     expect(result.status).toBe(1);
     expect(result.stdout).toContain('| Environment | Added | Removed | Changed |\n|---|---:|---:|---:|\n| local | 1 | 0 | 0 |\n| testing | 0 | 0 | 2 |\n| staging | 2 | 0 | 1 |');
     expect(result.stdout).toContain('```diff\n');
     expect(result.stdout).toContain(`<code>apps/v1 Deployment webapp/webapp-${inactive}</code> in <code>webapp.yaml</code>`);
   });
 
-  it('compares two commits with --base and --head, and refuses a ref that names nothing', () => {
+  it('compares two commits with --base and --head, and refuses a ref that names nothing', async () => {
     git('commit', '-qam', 'testing v1.6.0, green beside blue, a reporting user in local');
-    const committed = runInCopy(root, 'cli/diff', ['--base', 'main', '--head', 'feature']);
+    const committed = await runInProcess(DIFF, ['--base', 'main', '--head', 'feature'], root);
     // Sources changed, dist/ was not re-rendered: the committed trees are the same.
     expect(committed.stdout).toMatch(/^No rendered changes from main@[0-9a-f]{7} to feature@[0-9a-f]{7}\n$/);
     expect(committed.status).toBe(0);
-    expect(runInCopy(root, 'main', []).status).toBe(0);
+    expect((await runInProcess(SYNTH, [], root)).status).toBe(0);
     git('commit', '-qam', 'render');
-    const rendered = runInCopy(root, 'cli/diff', ['--base', 'main', '--head', 'feature']);
+    const rendered = await runInProcess(DIFF, ['--base', 'main', '--head', 'feature'], root);
     expect(rendered.stdout.split('\n')[0]).toMatch(/^Rendered changes from main@[0-9a-f]{7} to feature@[0-9a-f]{7}$/);
     expect(rendered.stdout).toContain('staging: 2 added, 0 removed, 1 changed');
     expect(rendered.status).toBe(1);
-    const refused = runInCopy(root, 'cli/diff', ['--base', 'no-such-ref']);
+    const refused = await runInProcess(DIFF, ['--base', 'no-such-ref'], root);
     expect(refused.status).toBe(2);
     expect(refused.stderr).toContain('"no-such-ref" does not name a commit');
+  });
+
+  // The one spawn: the entry point parses argv, prints the usage and exits 2, without a stack trace.
+  it('refuses a ref that names nothing, run as a person would', () => {
+    const refused = runCli('cli/diff', ['--base', 'no-such-ref']);
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toContain('"no-such-ref" does not name a commit');
+    expect(refused.stderr).toContain('usage: npm run diff');
+    expect(refused.stderr).not.toMatch(/\n\s+at /);
   });
 });

@@ -1,6 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { type Environment, loadEnvironments } from '../src/environments';
+import { runningTagOf } from '../src/environments/running-tag';
+import { readValuesTexts } from '../src/environments/values-file';
+import { compareTags } from '../src/release/release';
 import { ROOT, temporaryDirectory } from './support';
 
 /** What a copy of the project needs to build, render and run its commands. */
@@ -19,6 +23,19 @@ export function projectCopy(): string {
   return dir;
 }
 
+/** What the commands that edit values and render read and write: the values files, dist/ and the project marker. */
+const DATA = ['src/environments', 'dist', 'package.json'] as const;
+
+/**
+ * A throwaway copy of the project's data only (values files, committed dist/), for commands
+ * run in process (`runInProcess(..., copy)`): the code stays this checkout's. Remove it with `fs.rmSync`.
+ */
+export function dataCopy(): string {
+  const dir = temporaryDirectory('platform-gitops-data-');
+  for (const entry of DATA) fs.cpSync(path.join(ROOT, entry), path.join(dir, entry), { recursive: true });
+  return dir;
+}
+
 /** Run `node scripts/run.cjs <entry> ...` in a project copy: builds the copy, then runs it. */
 export function runInCopy(root: string, entry: string, args: readonly string[], env: NodeJS.ProcessEnv = {}) {
   const result = spawnSync(process.execPath, [path.join(root, 'scripts', 'run.cjs'), entry, ...args], {
@@ -27,4 +44,39 @@ export function runInCopy(root: string, entry: string, args: readonly string[], 
     encoding: 'utf8',
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Run git in the repository at `root` as a test user; its output, or an error naming the command. */
+export function git(root: string, ...args: string[]): string {
+  const result = spawnSync('git', ['-C', root, '-c', 'user.name=test', '-c', 'user.email=test@example.com', ...args], { encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`git ${args.join(' ')}: ${result.stderr}`);
+  return result.stdout;
+}
+
+/** Make the copy at `root` a git repository with everything committed on `main`. */
+export function commitCopy(root: string): void {
+  fs.writeFileSync(path.join(root, '.gitignore'), 'node_modules\nbuild\n');
+  git(root, 'init', '-q', '-b', 'main');
+  commitAll(root, 'base');
+}
+
+/** Commit everything in the copy at `root`. */
+export function commitAll(root: string, message: string): void {
+  git(root, 'add', '-A');
+  git(root, 'commit', '-qm', message);
+}
+
+/** The copy's environments by name, read from its values files: expectations derive from them, not from literals. */
+export function copyEnvironments(root: string): Record<string, Environment> {
+  return Object.fromEntries(loadEnvironments(readValuesTexts(root)).map((env) => [env.name, env]));
+}
+
+/** A tag newer than every tag the copy at `root` runs. */
+export function newerTag(root: string): string {
+  const newest = Object.values(copyEnvironments(root))
+    .flatMap((env) => env.applications.map(runningTagOf))
+    .sort(compareTags)
+    .pop()!;
+  const [major, minor] = newest.slice(1).split('.').map(Number) as [number, number];
+  return `v${major}.${minor + 1}.0`;
 }

@@ -22,7 +22,8 @@ import { projectFiles, scanForPlaintextSecrets } from '../src/secrets/scan';
 import { type SopsTools, generateKey, publicKeyOf, sopsTools } from '../src/secrets/sops';
 import { PASSWORD, generatePassword, meetsPasswordPolicy, variableName } from '../src/secrets/values';
 import { smokeName } from '../src/naming';
-import { ROOT, projectEnvironments, runCli, temporaryDirectory, treeContents } from './support';
+import { SECRETS } from '../src/commands/secrets';
+import { ROOT, projectEnvironments, runCli, runInProcess, temporaryDirectory, treeContents } from './support';
 
 const environments = projectEnvironments();
 const local = environments.local!;
@@ -239,13 +240,11 @@ describe('npm run secrets -- init local', () => {
 });
 
 describe('npm run secrets -- init for an environment with values only people have', () => {
-  it('writes what it can, lists per Secret and key what is missing with its variable, and exits 1', () => {
+  it('writes what it can, lists per Secret and key what is missing with its variable, and exits 1', async () => {
     const dir = repositoryCopy();
     const keyFile = path.join(keys, 'testing.key');
     try {
-      const result = runCli('cli/secrets', ['init', 'testing', '--root', dir, '--key-file', keyFile], {
-        env: { PLATFORM_GITOPS_CHAT_WEBHOOK_URL: 'https://chat.example.com/hooks/platform' },
-      });
+      const result = await runInProcess(SECRETS, ['init', 'testing', '--root', dir, '--key-file', keyFile], ROOT, { PLATFORM_GITOPS_CHAT_WEBHOOK_URL: 'https://chat.example.com/hooks/platform' });
       expect(result.status).toBe(1);
       const missing = secretValues(testing).filter((spec) => spec.source === 'supplied' && spec.id !== 'chat-webhook.url');
       expect(missing.length).toBeGreaterThan(0);
@@ -259,7 +258,7 @@ describe('npm run secrets -- init for an environment with values only people hav
       expect(chat.manifest.stringData.url).toBe('https://chat.example.com/hooks/platform');
       // The rest given from files, the second run completes the environment.
       fs.writeFileSync(path.join(keys, 'docker.json'), '{"auths":{"registry.example.com":{"auth":"dXNlcjpwYXNz"}}}\n');
-      const done = runCli('cli/secrets', [
+      const done = await runInProcess(SECRETS, [
         'init', 'testing', '--root', dir, '--key-file', keyFile,
         '--from-file', `registry-pull..dockerconfigjson=${path.join(keys, 'docker.json')}`,
         '--set', 'on-call-webhook.url=https://pager.example.com/integration/1',
@@ -274,22 +273,24 @@ describe('npm run secrets -- init for an environment with values only people hav
     }
   });
 
-  it('refuses a key file inside the repository, and a --set of a derived or unknown key (exit 2), writing nothing', () => {
+  it('refuses a key file inside the repository, and a --set of a derived or unknown key (exit 2), writing nothing', async () => {
     const dir = repositoryCopy();
     try {
       const before = treeContents(dir);
-      const inside = runCli('cli/secrets', ['init', 'local', '--root', dir, '--key-file', path.join(dir, 'keys', 'local.key')]);
+      const inside = await runInProcess(SECRETS, ['init', 'local', '--root', dir, '--key-file', path.join(dir, 'keys', 'local.key')]);
       expect(inside.status).toBe(1);
       expect(inside.stderr).toMatch(/^secrets: --key-file .*keys\/local\.key is inside the repository \(keys\/local\.key\); a private key must never be where git can commit it\n$/);
-      const derived = runCli('cli/secrets', ['init', 'local', '--root', dir, '--key-file', path.join(keys, 'x.key'), '--set', 'webapp-database.connection-string=x']);
+      const derived = await runInProcess(SECRETS, ['init', 'local', '--root', dir, '--key-file', path.join(keys, 'x.key'), '--set', 'webapp-database.connection-string=x']);
       expect(derived.status).toBe(2);
       expect(derived.stderr).toContain('webapp-database.connection-string is built from webapp-sql-login.password; set that instead');
-      const unknown = runCli('cli/secrets', ['init', 'local', '--root', dir, '--key-file', path.join(keys, 'x.key'), '--rotate', 'nope']);
+      const unknown = await runInProcess(SECRETS, ['init', 'local', '--root', dir, '--key-file', path.join(keys, 'x.key'), '--rotate', 'nope']);
       expect(unknown.status).toBe(2);
       expect(unknown.stderr).toContain('--rotate nope: no such Secret in local');
+      // The one spawn of the entry point: argv, the usage error, exit 2, no stack trace.
       const environment = runCli('cli/secrets', ['init', 'nowhere', '--root', dir]);
       expect(environment.status).toBe(2);
       expect(environment.stderr).toContain('unknown environment "nowhere"');
+      expect(environment.stderr).not.toMatch(/\n\s+at /);
       expect(treeContents(dir)).toEqual(before);
       expect(fs.existsSync(path.join(keys, 'x.key'))).toBe(false);
     } finally {
@@ -297,12 +298,12 @@ describe('npm run secrets -- init for an environment with values only people hav
     }
   });
 
-  it('refuses, naming the files, when encrypted files exist but their key is not there', () => {
+  it('refuses, naming the files, when encrypted files exist but their key is not there', async () => {
     const dir = repositoryCopy();
     try {
       init({ root: dir, keyFile: path.join(keys, 'first.key') });
       const before = treeContents(dir);
-      const result = runCli('cli/secrets', ['init', 'local', '--root', dir, '--key-file', path.join(keys, 'absent.key')]);
+      const result = await runInProcess(SECRETS, ['init', 'local', '--root', dir, '--key-file', path.join(keys, 'absent.key')]);
       expect(result.status).toBe(1);
       expect(result.stderr).toContain(`local: there is no key ${path.join(keys, 'absent.key')}, but ${secretCatalog(local).length} encrypted files exist`);
       expect(result.stderr).toContain('--rotate-key');
@@ -310,7 +311,7 @@ describe('npm run secrets -- init for an environment with values only people hav
       expect(fs.existsSync(path.join(keys, 'absent.key'))).toBe(false);
       // Another environment's key: sops' reason, both public keys, and .sops.yaml untouched.
       generateKey(tools, path.join(keys, 'other.key'));
-      const wrong = runCli('cli/secrets', ['init', 'local', '--root', dir, '--key-file', path.join(keys, 'other.key')]);
+      const wrong = await runInProcess(SECRETS, ['init', 'local', '--root', dir, '--key-file', path.join(keys, 'other.key')]);
       expect(wrong.status).toBe(1);
       expect(wrong.stderr).toContain('sops decrypt failed');
       expect(wrong.stderr).toContain(`holds the key of ${publicKeyOf(tools, path.join(keys, 'other.key'))}; .sops.yaml names ${recipientOf(dir, 'local')} for local; nothing was changed`);

@@ -4,7 +4,8 @@ import { spawnSync } from 'node:child_process';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { projectFiles, scanForPlaintextSecrets } from '../src/secrets/scan';
-import { ROOT, runCli, temporaryDirectory } from './support';
+import { SECRETS } from '../src/commands/secrets';
+import { ROOT, runInProcess, temporaryDirectory } from './support';
 
 // Built from pieces, so that this file itself holds no key material for the scan to find.
 const PEM_KEY = ['-----BEGIN OPENSSH ', 'PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH ', 'PRIVATE KEY-----'].join('');
@@ -91,7 +92,7 @@ describe('no plaintext secret in git or dist/ (5.3)', () => {
     ]);
   });
 
-  it('fails `npm run secrets -- scan` on a filled-in template git would commit, and skips what .gitignore excludes', () => {
+  it('fails `npm run secrets -- scan` on a filled-in template git would commit, and skips what .gitignore excludes', async () => {
     const template = fs.readFileSync(path.join(ROOT, 'secrets/local/database/database-admin.template.yaml'), 'utf8');
     const filled = template.replace(/: ""/, ': hunter2');
     expect(filled).not.toBe(template);
@@ -101,7 +102,7 @@ describe('no plaintext secret in git or dist/ (5.3)', () => {
       'local-keys/keys.txt': AGE_KEY,
     });
     try {
-      const result = runCli('cli/secrets', ['scan', '--root', dir]);
+      const result = await runInProcess(SECRETS, ['scan', '--root', dir]);
       expect(result.stderr).toBe('secrets/local/database/database-admin.template.yaml: Secret database-admin holds password in plaintext: encrypt it with sops\n');
       expect(result.stdout).toBe('2 files scanned, 1 with plaintext secret material\n');
       expect(result.status).toBe(1);
@@ -110,15 +111,15 @@ describe('no plaintext secret in git or dist/ (5.3)', () => {
     }
   });
 
-  it('fails `npm run secrets -- scan`, naming the file, when one appears', () => {
+  it('fails `npm run secrets -- scan`, naming the file, when one appears', async () => {
     const dir = temporaryDirectory();
     try {
       fs.mkdirSync(path.join(dir, 'secrets'));
       fs.writeFileSync(path.join(dir, 'secrets', 'keys.txt'), AGE_KEY);
-      const result = runCli('cli/secrets', ['scan', '--root', dir]);
+      const result = await runInProcess(SECRETS, ['scan', '--root', dir]);
       expect(result.stderr).toBe('secrets/keys.txt: contains an age secret key\n');
       expect(result.status).toBe(1);
-      expect(runCli('cli/secrets', ['scan']).status).toBe(0);
+      expect((await runInProcess(SECRETS, ['scan'])).status).toBe(0);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
@@ -126,14 +127,14 @@ describe('no plaintext secret in git or dist/ (5.3)', () => {
 });
 
 describe('npm run secrets', () => {
-  it('checks that secrets/ is what the catalog says, naming the files that drifted and the retired KSOPS files', () => {
-    expect(runCli('cli/secrets', ['check']).stdout).toBe('secrets/ matches the catalog\n');
+  it('checks that secrets/ is what the catalog says, naming the files that drifted and the retired KSOPS files', async () => {
+    expect((await runInProcess(SECRETS, ['check'])).stdout).toBe('secrets/ matches the catalog\n');
     const dir = temporaryDirectory();
     try {
       fs.cpSync(path.join(ROOT, 'secrets'), path.join(dir, 'secrets'), { recursive: true });
       fs.rmSync(path.join(dir, 'secrets', 'staging', 'monitoring', 'chat-webhook.template.yaml'));
       fs.writeFileSync(path.join(dir, 'secrets', 'local', 'webapp', 'kustomization.yaml'), 'generators: [./secret-generator.yaml]\n');
-      const drifted = runCli('cli/secrets', ['check', '--root', dir]);
+      const drifted = await runInProcess(SECRETS, ['check', '--root', dir]);
       expect(drifted.status).toBe(1);
       expect(drifted.stderr).toBe(
         [
@@ -143,23 +144,23 @@ describe('npm run secrets', () => {
           '',
         ].join('\n'),
       );
-      expect(runCli('cli/secrets', ['scaffold', '--root', dir]).status).toBe(0);
-      expect(runCli('cli/secrets', ['check', '--root', dir]).status).toBe(0);
+      expect((await runInProcess(SECRETS, ['scaffold', '--root', dir])).status).toBe(0);
+      expect((await runInProcess(SECRETS, ['check', '--root', dir])).status).toBe(0);
       expect(fs.existsSync(path.join(dir, 'secrets', 'local', 'webapp', 'kustomization.yaml'))).toBe(false);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 
-  it('lists the encrypted files that do not exist yet, and no longer one that does', () => {
+  it('lists the encrypted files that do not exist yet, and no longer one that does', async () => {
     const dir = temporaryDirectory();
     try {
       fs.cpSync(path.join(ROOT, 'secrets'), path.join(dir, 'secrets'), { recursive: true, filter: (source) => !source.endsWith('.sops.yaml') });
-      const all = runCli('cli/secrets', ['missing', '--root', dir]).stdout.trim().split('\n');
+      const all = (await runInProcess(SECRETS, ['missing', '--root', dir])).stdout.trim().split('\n');
       expect(all).toContain('secrets/production/database/database-admin.sops.yaml');
       expect(all).toContain('secrets/local/monitoring/on-call-webhook.sops.yaml');
       fs.writeFileSync(path.join(dir, 'secrets/local/monitoring/on-call-webhook.sops.yaml'), 'kind: Secret\n');
-      const rest = runCli('cli/secrets', ['missing', '--root', dir]).stdout.trim().split('\n');
+      const rest = (await runInProcess(SECRETS, ['missing', '--root', dir])).stdout.trim().split('\n');
       expect(rest).toEqual(all.filter((file) => file !== 'secrets/local/monitoring/on-call-webhook.sops.yaml'));
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

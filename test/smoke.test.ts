@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { contractSteps, type SmokeChecks, type SmokeSettings } from '../src/smoke/contract';
 import { runSmoke, type SmokeStep } from '../src/smoke/runner';
-import { closedPort, type ContractServer, runCliAsync, startContractServer, TEST_CREDENTIALS } from './contract-server';
+import { closedPort, type ContractServer, startContractServer, TEST_CREDENTIALS } from './contract-server';
 import { loadEnvironments } from '../src/environments';
-import { runCli } from './support';
+import { SMOKE_TEST } from '../src/commands/smoke';
+import { ROOT, runCli, runInProcess } from './support';
 
 let server: ContractServer;
 beforeAll(async () => {
@@ -188,7 +189,7 @@ describe('npm run smoke', () => {
   });
 
   it('exits 1 naming the database step when SQL Server refuses the connection', async () => {
-    const result = await runCliAsync('cli/smoke', ['--base-url', server.baseUrl], await env());
+    const result = await runInProcess(SMOKE_TEST, ['--base-url', server.baseUrl], ROOT, await env());
     expect(result.status).toBe(1);
     expect(result.stdout).toContain('PASS health');
     expect(result.stdout).toContain('PASS declarations');
@@ -198,6 +199,7 @@ describe('npm run smoke', () => {
     expect(result.stdout).not.toContain('All smoke tests passed');
   });
 
+  // The one spawn of the entry point: argv, the usage error, exit 2, no stack trace.
   it('refuses to start, listing every missing variable, when credentials are not set', () => {
     const result = runCli('cli/smoke', ['--base-url', server.baseUrl], {
       env: { SMOKE_USERNAME: '', SMOKE_PASSWORD: '', DATABASE_HOST: '', DATABASE_USER: '', DATABASE_PASSWORD: '' },
@@ -209,21 +211,21 @@ describe('npm run smoke', () => {
     expect(result.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it("takes the application's url from --env and --app, and refuses --app alone", () => {
+  it("takes the application's url from --env and --app, and refuses --app alone", async () => {
     const environment = loadEnvironments()[0]!;
     const application = environment.applications[0]!;
     // No credentials: the settings are refused after the url was taken (not a url problem).
-    const result = runCli('cli/smoke', ['--env', environment.name, '--app', application.name], { env: { SMOKE_USERNAME: '', SMOKE_PASSWORD: '' } });
+    const result = await runInProcess(SMOKE_TEST, ['--env', environment.name, '--app', application.name], ROOT, { SMOKE_USERNAME: '', SMOKE_PASSWORD: '' });
     expect(result.status).toBe(2);
     expect(result.stderr).toContain('SMOKE_USERNAME is not set');
     expect(result.stderr).not.toContain('--base-url <url> is required');
-    const alone = runCli('cli/smoke', ['--app', application.name]);
+    const alone = await runInProcess(SMOKE_TEST, ['--app', application.name]);
     expect(alone.status).toBe(2);
     expect(alone.stderr).toContain('--app needs --env <environment>');
   });
 
-  it('refuses a base URL that is not http or https', () => {
-    const result = runCli('cli/smoke', ['--base-url', 'ftp://example.com']);
+  it('refuses a base URL that is not http or https', async () => {
+    const result = await runInProcess(SMOKE_TEST, ['--base-url', 'ftp://example.com']);
     expect(result.status).toBe(2);
     expect(result.stderr).toContain('--base-url "ftp://example.com" must start with http:// or https://');
   });

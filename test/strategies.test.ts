@@ -15,32 +15,33 @@ import {
   readManifests,
   refusedSynth,
   type K8sObject,
+  type ValuesTree,
 } from './support';
 
 /** A working copy of the committed dist/, so each blue-green step renders onto the one before. */
 let outdir: string;
 
-beforeEach(() => {
-  // A fresh folder and a start of its own (blue only), whatever staging's values file runs now.
-  outdir = path.join(temporaryDirectory(), 'dist');
-  renderStaging('blue', { blue: { tag: 'v1.4.2' } });
-});
-afterEach(() => fs.rmSync(path.dirname(outdir), { recursive: true, force: true }));
 
 type Units = Record<string, { tag: string }>;
 
-/** Render the project with staging's blue-green section replaced. */
-function renderStaging(active: string, units: Units): void {
+/** The blue-green steps are staging's: only staging's values files are read and rendered. */
+const STAGING_ONLY = ['staging'] as const;
+
+/** Staging's values files with its blue-green section replaced. */
+function stagingFiles(active: string, units: Units): ValuesTree {
   const files = environmentFilesCopy();
   files.staging.webapp.strategy.blueGreen = { active, units };
-  synthesize({ outdir, texts: valuesTexts(files), committed: 'outdir' });
+  return { staging: files.staging };
+}
+
+/** Render staging with its blue-green section replaced. */
+function renderStaging(active: string, units: Units): void {
+  synthesize({ outdir, texts: valuesTexts(stagingFiles(active, units)), order: STAGING_ONLY, committed: 'outdir' });
 }
 
 /** Like renderStaging, but expected to be refused: returns the problems; the dist copy stays as it was. */
 function refusedStaging(active: string, units: Units): string[] {
-  const files = environmentFilesCopy();
-  files.staging.webapp.strategy.blueGreen = { active, units };
-  return refusedSynth(outdir, files, undefined, undefined, 'outdir');
+  return refusedSynth(outdir, stagingFiles(active, units), STAGING_ONLY, undefined, 'outdir');
 }
 
 function stagingApplication(): K8sObject[] {
@@ -52,6 +53,13 @@ function deploymentsOf(objects: readonly K8sObject[]): string[] {
 }
 
 describe('blue-green in staging, as three reviewed changes (1.4)', () => {
+  beforeEach(() => {
+    // A fresh folder and a start of its own (blue only), whatever staging's values file runs now.
+    outdir = path.join(temporaryDirectory(), 'dist');
+    renderStaging('blue', { blue: { tag: 'v1.4.2' } });
+  });
+  afterEach(() => fs.rmSync(path.dirname(outdir), { recursive: true, force: true }));
+
   it('renders the start: blue only, 3 pods, the Service on version=blue', () => {
     const objects = stagingApplication();
     expect(deploymentsOf(objects)).toEqual(['webapp-blue']);

@@ -8,6 +8,7 @@ import { readValuesTexts, VALUES_DIR } from '../src/environments/values-file';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { ConfigError } from '../src/errors';
 import { renderEnvironment, synthesize } from '../src/synth';
+import { type CommandDefinition, executeCommand } from '../src/tooling/cli';
 
 export const ROOT = path.resolve(__dirname, '..');
 export const DIST = path.join(ROOT, 'dist');
@@ -106,8 +107,32 @@ export function withoutLine(problem: string): string {
 
 export { ENVIRONMENT_ORDER };
 
+/** What a command did: its exit code and what it printed. */
+export interface CommandRun {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Run a command (src/commands/) in this process on the project at `root`, the way its entry
+ * point would: the same parsing, messages and exit code, without starting node. Tests of
+ * behaviour use this; one spawn per command (`runCli`) pins the entry point itself.
+ */
+export async function runInProcess(definition: CommandDefinition<any>, args: readonly string[], root: string = ROOT, env: NodeJS.ProcessEnv = {}): Promise<CommandRun> {
+  let stdout = '';
+  let stderr = '';
+  const status = await executeCommand(definition, args, {
+    root,
+    env: { ...process.env, ...env },
+    out: (text) => void (stdout += text),
+    err: (text) => void (stderr += text),
+  });
+  return { status, stdout, stderr };
+}
+
 /** Run a compiled CLI (build/<entry>.js) as a person would. */
-export function runCli(entry: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
+export function runCli(entry: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): CommandRun {
   const result = spawnSync(process.execPath, [path.join(ROOT, 'build', `${entry}.js`), ...args], {
     cwd: options.cwd ?? ROOT,
     env: { ...process.env, ...options.env },

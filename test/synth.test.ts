@@ -8,7 +8,8 @@ import { parse, parseAllDocuments } from 'yaml';
 import { CDK8S_CLI_OUTPUT, manifestText, RENDER_MARKER, resolveOutdir } from '../src/dist-layout';
 import { buildEnvironment, synthesize } from '../src/synth';
 import { projectCopy } from './project-copy';
-import { DIST, ROOT, environmentFilesCopy, runCli, valuesTexts, temporaryDirectory, treeContents } from './support';
+import { SYNTH } from '../src/commands/synth';
+import { DIST, ROOT, environmentFilesCopy, runCli, runInProcess, valuesTexts, temporaryDirectory, treeContents } from './support';
 
 const cleanups: string[] = [];
 afterEach(() => {
@@ -51,21 +52,21 @@ describe('npm run synth', () => {
     expect(treeContents(path.join(command, 'dist'))).toEqual(treeContents(path.join(inProcess, 'dist')));
   });
 
-  it('leaves the committed dist/ exactly as the code renders it (--check passes)', () => {
-    const result = runCli('main', ['--check']);
+  it('leaves the committed dist/ exactly as the code renders it (--check passes)', async () => {
+    const result = await runInProcess(SYNTH, ['--check']);
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
     expect(result.stdout).toContain('dist is up to date');
   });
 
-  it('--check names every file that differs and exits non-zero', () => {
+  it('--check names every file that differs and exits non-zero', async () => {
     const { outdir } = copyOfDist();
     fs.appendFileSync(path.join(outdir, 'testing', 'webapp.yaml'), '# edited by hand\n');
     fs.rmSync(path.join(outdir, 'local', 'webapp.yaml'));
     fs.writeFileSync(path.join(outdir, 'staging', 'stray.yaml'), 'kind: ConfigMap\n');
     const before = treeContents(outdir);
 
-    const result = runCli('main', ['--check', '--outdir', outdir]);
+    const result = await runInProcess(SYNTH, ['--check', '--outdir', outdir]);
 
     expect(result.status).toBe(1);
     expect(result.stderr).toContain('local/webapp.yaml (missing)');
@@ -74,11 +75,11 @@ describe('npm run synth', () => {
     expect(treeContents(outdir)).toEqual(before);
   });
 
-  it('replaces a stale dist/ as a whole, removing files the code no longer renders', () => {
+  it('replaces a stale dist/ as a whole, removing files the code no longer renders', async () => {
     const { workdir, outdir } = copyOfDist();
     fs.writeFileSync(path.join(outdir, 'staging', 'stray.yaml'), 'kind: ConfigMap\n');
 
-    const result = runCli('main', ['--outdir', outdir]);
+    const result = await runInProcess(SYNTH, ['--outdir', outdir]);
 
     expect(result.status).toBe(0);
     expect(treeContents(outdir)).toEqual(treeContents(DIST));
@@ -99,6 +100,7 @@ describe('npm run synth', () => {
     expect(fs.readdirSync(workdir)).toEqual(['dist']);
   });
 
+  // The one spawn of the entry point: argv, the usage error, exit 2, no stack trace.
   it('prints a usage error without a stack trace, exits 2 and keeps dist/', () => {
     const { outdir } = copyOfDist();
     const before = treeContents(outdir);
@@ -150,19 +152,19 @@ describe('npm run synth', () => {
     ['a folder above it', path.dirname(ROOT)],
     ['src', path.join(ROOT, 'src')],
     ['a folder inside src', path.join(ROOT, 'src', 'environments')],
-  ])('refuses to replace %s, exit 1 (refused), touching nothing', (_, outdir) => {
+  ])('refuses to replace %s, exit 1 (refused), touching nothing', async (_, outdir) => {
     const before = treeContents(path.join(ROOT, 'src', 'environments'));
-    const result = runCli('main', ['--outdir', outdir]);
+    const result = await runInProcess(SYNTH, ['--outdir', outdir]);
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/synth replaces its output folder as a whole/);
     expect(treeContents(path.join(ROOT, 'src', 'environments'))).toEqual(before);
   });
 
-  it('refuses a folder holding files it did not write (no marker), exit 1', () => {
+  it('refuses a folder holding files it did not write (no marker), exit 1', async () => {
     const workdir = temporaryDirectory();
     cleanups.push(workdir);
     fs.writeFileSync(path.join(workdir, 'notes.txt'), 'mine\n');
-    const result = runCli('main', ['--outdir', workdir]);
+    const result = await runInProcess(SYNTH, ['--outdir', workdir]);
     expect(result.status).toBe(1);
     expect(result.stderr).toContain(`holds files synth did not write (no ${RENDER_MARKER})`);
     expect(fs.readdirSync(workdir)).toEqual(['notes.txt']);

@@ -7,8 +7,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadEnvironments } from '../src/environments';
 import { gatewayReport } from '../src/verify/gateway';
 import { checkTls } from '../src/verify/tls';
-import { type ContractServer, runCliAsync, startContractServer, TEST_CREDENTIALS } from './contract-server';
-import { temporaryDirectory } from './support';
+import { VERIFY } from '../src/commands/verify';
+import { type ContractServer, startContractServer, TEST_CREDENTIALS } from './contract-server';
+import { ROOT, runCli, runInProcess, temporaryDirectory } from './support';
 
 // Node cannot issue X.509 certificates; the openssl binary can. Without it the TLS
 // tests are skipped with this reason.
@@ -81,9 +82,10 @@ beforeEach(() => {
 const credentials = { SMOKE_USERNAME: TEST_CREDENTIALS.username, SMOKE_PASSWORD: TEST_CREDENTIALS.password };
 
 function verify(env: string, extra: readonly string[] = [], cluster: { gateway?: object; routes?: object[] } = {}) {
-  return runCliAsync(
-    'cli/verify',
+  return runInProcess(
+    VERIFY,
     ['--env', env, '--base-url', server.baseUrl, '--address', '127.0.0.1', '--port', String(tlsPort), ...extra],
+    ROOT,
     {
       ...credentials,
       KUBECTL: kubectl,
@@ -196,7 +198,7 @@ describe.skipIf(!OPENSSL)('npm run verify (4.2) against local servers', () => {
 
 describe('npm run verify refusals', () => {
   it('refuses an unknown environment, naming the ones that exist', async () => {
-    const result = await runCliAsync('cli/verify', ['--env', 'qa'], credentials);
+    const result = await runInProcess(VERIFY, ['--env', 'qa'], ROOT, credentials);
     expect(result.status).toBe(2);
     expect(result.stderr).toContain('--env "qa" is not an environment; choose one of local, testing, staging, production');
   });
@@ -204,15 +206,17 @@ describe('npm run verify refusals', () => {
   it('refuses an application the environment does not have, naming the ones it has', async () => {
     const environment = loadEnvironments().find((env) => env.name === 'testing')!;
     const names = environment.applications.map((app) => app.name).join(', ');
-    const unknown = await runCliAsync('cli/verify', ['--env', 'testing', '--app', 'nosuch'], credentials);
+    const unknown = await runInProcess(VERIFY, ['--env', 'testing', '--app', 'nosuch'], ROOT, credentials);
     expect(unknown.status).toBe(2);
     expect(unknown.stderr).toContain(`--app "nosuch" is not an application of testing; choose one of ${names}`);
   });
 
+  // The one spawn of the entry point: argv, the usage error, exit 2, no stack trace.
   it('refuses to run without credentials and with a bad port, listing both', async () => {
-    const result = await runCliAsync('cli/verify', ['--env', 'testing', '--port', '70000'], { SMOKE_USERNAME: '', SMOKE_PASSWORD: '' });
+    const result = runCli('cli/verify', ['--env', 'testing', '--port', '70000'], { env: { SMOKE_USERNAME: '', SMOKE_PASSWORD: '' } });
     expect(result.status).toBe(2);
     expect(result.stderr).toContain('SMOKE_USERNAME is not set');
     expect(result.stderr).toContain('--port "70000" must be a port number from 1 to 65535');
+    expect(result.stderr).not.toMatch(/\n\s+at /);
   });
 });

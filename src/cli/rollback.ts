@@ -1,17 +1,4 @@
-import { runEditCommand, EDIT_EXIT_CODES } from '../release/command';
-import { planRollback } from '../release/release';
-import { required } from '../tooling/cli';
+import { ROLLBACK } from '../commands/rollback';
+import { runCommand } from '../tooling/cli';
 
-runEditCommand({
-  name: 'rollback',
-  usage: `usage: npm run rollback -- --env <environment> [--app <application>] [--tag v<major>.<minor>.<patch>]
-
-Back to the previous version (contract 1.5) as a reviewed change: --tag, or the newest
-version the application's values file ran before the current one in its git history.
-Blue-green: while the older unit still runs, traffic switches back to it; otherwise the
-previous version is released on the inactive unit (then switch).
-  --app <name>  the application (its values file's name); optional when the environment has one
-${EDIT_EXIT_CODES}`,
-  options: { env: { type: 'string' }, app: { type: 'string' }, tag: { type: 'string' } },
-  plan: (values, environments, root) => planRollback(environments, required(values.env, '--env <environment>'), root, values.tag, values.app),
-});
+runCommand(ROLLBACK);

@@ -20,6 +20,16 @@ export function loadEnvironments(texts: ValuesTexts = readValuesTexts(projectRoo
 }
 
 /**
+ * The environment a command's `--env` names, validated from the values files below `root`;
+ * otherwise a usage error (exit 2) naming the environments there are.
+ */
+export function environmentNamed(root: string, name: string): Environment {
+  const environment = loadEnvironments(readValuesTexts(root)).find((candidate) => candidate.name === name);
+  if (environment === undefined) throw new UsageError(`--env "${name}" is not an environment; choose one of ${ENVIRONMENT_ORDER.join(', ')}`);
+  return environment;
+}
+
+/**
  * The application a command acts on in `environment`: the one `--app` names, or the only
  * one when the environment has one. Otherwise a usage error (exit 2) naming the
  * environment and its applications.

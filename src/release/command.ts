@@ -1,34 +1,32 @@
 import { type Environment, loadEnvironments } from '../environments';
 import { readValuesTexts } from '../environments/values-file';
-import { type CommandValues, projectRoot, runCommand } from '../tooling/cli';
+import { type CommandDefinition, type CommandOptions, type CommandValues } from '../tooling/cli';
 import { applyEdit, type ValuesEdit } from './release';
 import { describeResult } from './report';
 
-type Options = Parameters<typeof runCommand>[0]['options'];
 
 /**
- * The entry point of a command that edits one values file (release, promote, switch,
- * retire, rollback): load the project's values, plan the edit, apply it and print the
- * change with the rendered diff. Nothing is written when any check fails.
+ * A command that edits one values file (release, promote, switch, retire, rollback): load
+ * the project's values, plan the edit, apply it and print the change with the rendered
+ * diff. Nothing is written when any check fails.
  */
-export function runEditCommand<O extends Options>(definition: {
+export function editCommand<O extends CommandOptions>(definition: {
   readonly name: string;
   readonly usage: string;
   readonly options: O;
   readonly plan: (values: CommandValues<O>, environments: readonly Environment[], root: string) => ValuesEdit;
-}): void {
-  runCommand({
+}): CommandDefinition<O> {
+  return {
     name: definition.name,
     usage: definition.usage,
     options: definition.options,
     afterError: 'Nothing was written.',
-    run(values) {
-      const root = projectRoot();
+    run(values, _positionals, { root, out }) {
       const edit = definition.plan(values, loadEnvironments(readValuesTexts(root)), root);
-      process.stdout.write(describeResult(applyEdit(root, edit)));
+      out(describeResult(applyEdit(root, edit)));
       return 0;
     },
-  });
+  };
 }
 
 /** The exit codes every edit command documents. */

@@ -4,12 +4,33 @@ import { parseArgs } from 'node:util';
 import { ConfigError, exitCodeOf, isArgumentError, UsageError } from '../errors';
 
 /** The options of a command, as `node:util` parseArgs reads them. */
-type Options = NonNullable<Parameters<typeof parseArgs>[0]>['options'] & {};
+export type CommandOptions = NonNullable<Parameters<typeof parseArgs>[0]>['options'] & {};
+type Options = CommandOptions;
 
 /** What a command receives: its parsed options (`--help` already handled) and positionals. */
 export type CommandValues<O extends Options> = ReturnType<
   typeof parseArgs<{ options: O & { help: { type: 'boolean'; short: 'h' } }; strict: true; allowPositionals: true }>
 >['values'];
+
+/**
+ * Where a command works and prints: the project and the process's streams when run from
+ * src/cli/, a project copy and buffers when a test calls it in process.
+ */
+export interface CommandContext {
+  /** The project the command reads and writes (values files, dist/, git history). */
+  readonly root: string;
+  /** The environment variables the command reads (credentials, tool paths). */
+  readonly env: NodeJS.ProcessEnv;
+  /** Print to standard output (the text as given: add the newline). */
+  readonly out: (text: string) => void;
+  /** Print to standard error (the text as given: add the newline). */
+  readonly err: (text: string) => void;
+}
+
+/** The context of a command run from the command line. */
+export function processContext(): CommandContext {
+  return { root: projectRoot(), env: process.env, out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) };
+}
 
 export interface CommandDefinition<O extends Options> {
   /** The command's name, the first word of every message it prints (`release: ...`). */
@@ -24,7 +45,7 @@ export interface CommandDefinition<O extends Options> {
    */
   readonly positionals?: boolean;
   /** The work; returns the exit code. Throws UsageError (2), ConfigError or RefusedError (1). */
-  readonly run: (values: CommandValues<O>, positionals: readonly string[]) => number | Promise<number>;
+  readonly run: (values: CommandValues<O>, positionals: readonly string[], context: CommandContext) => number | Promise<number>;
   /**
    * A line printed after any error, e.g. `dist/ was left unchanged.`
    * @default - nothing
@@ -33,23 +54,23 @@ export interface CommandDefinition<O extends Options> {
 }
 
 /** Report an error the way every command does: a message, never a stack trace. */
-export function reportError(name: string, usage: string, error: unknown, afterError?: string): number {
+export function reportError(name: string, usage: string, error: unknown, afterError?: string, err: (text: string) => void = (text) => process.stderr.write(text)): number {
   const message = error instanceof Error ? error.message : String(error);
-  console.error(`${name}: ${message}`);
-  if (error instanceof UsageError || isArgumentError(error)) console.error(usage);
-  else if (!(error instanceof ConfigError) && error instanceof Error && process.env.PLATFORM_GITOPS_DEBUG) console.error(error.stack);
-  if (afterError !== undefined) console.error(afterError);
+  err(`${name}: ${message}\n`);
+  if (error instanceof UsageError || isArgumentError(error)) err(`${usage}\n`);
+  else if (!(error instanceof ConfigError) && error instanceof Error && process.env.PLATFORM_GITOPS_DEBUG) err(`${error.stack}\n`);
+  if (afterError !== undefined) err(`${afterError}\n`);
   return exitCodeOf(error);
 }
 
 /**
- * The one way an entry point is defined: parse the command line (strict, `--help`),
- * run, and turn every error into one message and the exit code of the convention in
- * src/errors.ts (2 usage, 1 refused or failed).
+ * The one way a command runs: parse the command line (strict, `--help`), run, and turn
+ * every error into one message and the exit code of the convention in src/errors.ts
+ * (2 usage, 1 refused or failed). Resolves to the exit code; never rejects.
  */
-export function runCommand<O extends Options>(definition: CommandDefinition<O>, argv: readonly string[] = process.argv.slice(2)): void {
+export function executeCommand<O extends Options>(definition: CommandDefinition<O>, argv: readonly string[], context: CommandContext): Promise<number> {
   const { name, usage } = definition;
-  Promise.resolve()
+  return Promise.resolve()
     .then(() => {
       const { values, positionals } = parseArgs({
         args: [...argv],
@@ -58,19 +79,19 @@ export function runCommand<O extends Options>(definition: CommandDefinition<O>, 
         allowPositionals: definition.positionals ?? false,
       });
       if ((values as { help?: boolean }).help) {
-        console.log(usage);
+        context.out(`${usage}\n`);
         return 0;
       }
-      return definition.run(values as CommandValues<O>, positionals);
+      return definition.run(values as CommandValues<O>, positionals, context);
     })
-    .then(
-      (code) => {
-        process.exitCode = code;
-      },
-      (error: unknown) => {
-        process.exitCode = reportError(name, usage, error, definition.afterError);
-      },
-    );
+    .catch((error: unknown) => reportError(name, usage, error, definition.afterError, context.err));
+}
+
+/** An entry point (src/main.ts, src/cli/*.ts): run the command on this process's arguments and streams. */
+export function runCommand<O extends Options>(definition: CommandDefinition<O>, argv: readonly string[] = process.argv.slice(2)): void {
+  void executeCommand(definition, argv, processContext()).then((code) => {
+    process.exitCode = code;
+  });
 }
 
 /** A required option: its value, or a UsageError naming it. */

@@ -71,12 +71,17 @@ export interface KubectlOptions {
    * @default - kubectl's current context
    */
   readonly context?: string;
+  /**
+   * Environment variables kubectl runs with (its kubeconfig, credentials).
+   * @default - this process's
+   */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 function kubectlJson(options: KubectlOptions, args: readonly string[], signal: AbortSignal): Promise<any> {
   const all = [...(options.context === undefined ? [] : ['--context', options.context]), ...args, '-o', 'json'];
   return new Promise((resolve, reject) => {
-    execFile(options.kubectl, all, { signal, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+    execFile(options.kubectl, all, { signal, maxBuffer: 16 * 1024 * 1024, ...(options.env === undefined ? {} : { env: options.env }) }, (error, stdout, stderr) => {
       if (error) {
         reject(new Error(`${options.kubectl} ${all.join(' ')} failed: ${(stderr || error.message).trim()}`));
         return;

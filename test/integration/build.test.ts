@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { projectCopy } from './project-copy';
+import { projectCopy } from '../project-copy';
 
 const copies: string[] = [];
 afterEach(() => {

@@ -1,0 +1,52 @@
+import { formatDiff, DIFF_FORMATS, type DiffFormat } from '../diff/format';
+import { defaultBase, readCommittedTree, resolveCommit, shortCommit } from '../diff/git';
+import { diffRenderedTrees, hasChanges } from '../diff/rendered-diff';
+import { loadEnvironments } from '../environments';
+import { UsageError } from '../errors';
+import { type CommandDefinition } from '../tooling/cli';
+import { readValuesTexts } from '../environments/values-file';
+import { renderToTree } from '../tooling/render';
+
+const USAGE = `usage: npm run diff -- [--base <git-ref>] [--head <git-ref>] [--format text|markdown]
+
+Compares the rendered manifests of the base with those of the working tree, per
+environment: objects added, removed and changed (with a unified YAML diff).
+  --base    commit to compare against (default: the merge base of HEAD and main);
+            its committed dist/ is used: CI keeps dist/ equal to what the code renders
+  --head    compare against this commit's committed dist/ instead of rendering the
+            working tree
+  --format  text (default, for a terminal) or markdown (for a pull-request comment)
+Exit code: 0 no change, 1 changes, 2 error.`;
+
+const OPTIONS = {
+  base: { type: 'string' },
+  head: { type: 'string' },
+  format: { type: 'string', default: 'text' },
+} as const;
+
+/** `npm run diff`: the rendered change between two commits, or a commit and the working tree. */
+export const DIFF: CommandDefinition<typeof OPTIONS> = {
+  name: 'diff',
+  usage: USAGE,
+  options: OPTIONS,
+  run(values, _positionals, { root, out }) {
+    if (!(DIFF_FORMATS as readonly string[]).includes(values.format)) {
+      throw new UsageError(`--format "${values.format}" must be one of ${DIFF_FORMATS.join(', ')}`);
+    }
+    const base = values.base === undefined ? defaultBase(root) : { ref: values.base, commit: resolveCommit(root, values.base) };
+    const baseTree = readCommittedTree(root, base.commit);
+    let headTree;
+    let headLabel: string;
+    if (values.head === undefined) {
+      headTree = renderToTree(loadEnvironments(readValuesTexts(root)));
+      headLabel = 'working tree';
+    } else {
+      const commit = resolveCommit(root, values.head);
+      headTree = readCommittedTree(root, commit);
+      headLabel = `${values.head}@${shortCommit(commit)}`;
+    }
+    const diff = diffRenderedTrees(baseTree, headTree);
+    out(formatDiff(diff, { base: `${base.ref}@${shortCommit(base.commit)}`, head: headLabel }, values.format as DiffFormat));
+    return hasChanges(diff) ? 1 : 0;
+  },
+};

@@ -1,0 +1,187 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ENVIRONMENT_ORDER, loadEnvironments } from '../environments';
+import { RefusedError, UsageError } from '../errors';
+import { type CommandContext, type CommandDefinition } from '../tooling/cli';
+import { readValuesTexts } from '../environments/values-file';
+import { type Assignment, type InitReport, defaultAgeKeyFile, initEnvironment, rotateKeys } from '../secrets/init';
+import { RETIRED_FILES, expectedEncryptedFiles, secretsLayout } from '../secrets/layout';
+import { secretsPath } from '../secrets/catalog';
+import { projectFiles, scanForPlaintextSecrets } from '../secrets/scan';
+import { sopsTools } from '../secrets/sops';
+
+const USAGE = `usage: npm run secrets -- <command> [options]
+
+Commands:
+  init <environment>  create the environment's age key pair when missing (outside the repository),
+                      put its public key into .sops.yaml, and write every Secret of the environment
+                      as a SOPS-encrypted manifest, secrets/<environment>/<group>/<name>.sops.yaml:
+                      platform-owned values generated once (passwords), values only people have
+                      from PLATFORM_GITOPS_<SECRET>_<KEY>, --set or --from-file (local: safe
+                      defaults); lists what is still missing. Running it again changes nothing.
+      --key-file <file>             the private key (default ~/.config/platform-gitops/age/<environment>.key)
+      --set <SECRET.KEY=VALUE>      a value, e.g. --set chat-webhook.url=https://chat.example.com/hooks/1 (repeatable)
+      --from-file <SECRET.KEY=PATH> a value read from a file, e.g. registry-pull..dockerconfigjson=config.json (repeatable)
+      --rotate <secret>             generate that Secret's platform-owned values anew, with their copies (repeatable)
+      --rotate-key                  a new key pair; the old one is kept as <key-file>.previous and still decrypts
+  rotate-keys <environment>  after the environment's recipient in .sops.yaml changed: sops updatekeys on
+                      every encrypted file of the environment
+      --key-file <file>             the environment's key (default as above)
+      --old-key-file <file>         a key the files are encrypted for now, if not --key-file (repeatable)
+  scaffold   write the key-only templates of every environment under secrets/ from
+             src/secrets/catalog.ts (never touches *.sops.yaml; removes the retired KSOPS files)
+  check      fail, naming the files, if the templates differ from the catalog
+  missing    list the encrypted files of the catalog that do not exist yet
+  scan       fail, naming the files, if a project file holds plaintext secret material
+             (private keys, Secrets with unencrypted data or stringData)
+
+Options for every command: --root <dir> (the repository, default: the current folder)`;
+
+/** The one environment named after the command, validated from the values files below `project`. */
+function environmentArgument(project: string, positionals: readonly string[], command: string) {
+  const [, name, ...rest] = positionals;
+  if (name === undefined) throw new UsageError(`${command} needs an environment (${ENVIRONMENT_ORDER.join(', ')})`);
+  if (rest.length > 0) throw new UsageError(`${command} takes one environment, got also: ${rest.join(' ')}`);
+  const environment = loadEnvironments(readValuesTexts(project)).find((candidate) => candidate.name === name);
+  if (environment === undefined) throw new UsageError(`unknown environment "${name}" (${ENVIRONMENT_ORDER.join(', ')})`);
+  return environment;
+}
+
+function printReport({ out, err }: CommandContext, environment: string, keyFile: string, report: InitReport): void {
+  out(`${environment}: age key ${keyFile}${report.keyCreated ? ' (created)' : ''}, public key ${report.publicKey}\n`);
+  if (report.sopsConfigChanged) out(`${environment}: .sops.yaml now encrypts secrets/${environment}/ to ${report.publicKey}\n`);
+  for (const file of report.written) out(`  wrote ${file}\n`);
+  if (report.unchanged.length > 0) out(`  ${report.unchanged.length} encrypted files already up to date\n`);
+  if (report.created.length > 0) out(`  new values: ${report.created.join(', ')}\n`);
+  for (const note of report.reconciled) out(`  made consistent: ${note}\n`);
+  if (report.missing.length === 0) {
+    out(`${environment}: every Secret is encrypted; review and commit secrets/${environment}/ and .sops.yaml\n`);
+    return;
+  }
+  err(`${environment}: values only people have are missing; these Secrets were not written:\n`);
+  for (const { file, keys } of report.missing) {
+    err(`  ${file}\n`);
+    for (const key of keys) err(`    - ${key.id}: ${key.what} (set ${key.variable}, or --set ${key.id}=... / --from-file ${key.id}=<file>)\n`);
+  }
+}
+
+const OPTIONS = {
+  root: { type: 'string' },
+  'key-file': { type: 'string' },
+  'old-key-file': { type: 'string', multiple: true },
+  set: { type: 'string', multiple: true },
+  'from-file': { type: 'string', multiple: true },
+  rotate: { type: 'string', multiple: true },
+  'rotate-key': { type: 'boolean' },
+} as const;
+
+/** `npm run secrets`: the SOPS-encrypted Secrets and their templates (docs/secrets.md). */
+export const SECRETS: CommandDefinition<typeof OPTIONS> = {
+  name: 'secrets',
+  usage: USAGE,
+  options: OPTIONS,
+  positionals: true,
+  run(values, positionals, context) {
+    const { root: project, env, out, err } = context;
+    // The key's default folder is below $HOME, as os.homedir() reads it.
+    const home = env.HOME === undefined || env.HOME === '' ? undefined : env.HOME;
+    const [command] = positionals;
+    if (command === undefined) throw new UsageError('a command is required: init, rotate-keys, scaffold, check, missing or scan');
+    const root = path.resolve(values.root ?? '.');
+    const only = (allowed: readonly string[]) => {
+      const extra = (['key-file', 'old-key-file', 'set', 'from-file', 'rotate', 'rotate-key'] as const).filter(
+        (option) => values[option] !== undefined && !allowed.includes(option),
+      );
+      if (extra.length > 0) throw new UsageError(`${command} takes no ${extra.map((option) => `--${option}`).join(', ')}`);
+      if (!['init', 'rotate-keys'].includes(command) && positionals.length > 1) throw new UsageError(`${command} takes no environment`);
+    };
+    switch (command) {
+      case 'init': {
+        only(['key-file', 'set', 'from-file', 'rotate', 'rotate-key']);
+        const environment = environmentArgument(project, positionals, command);
+        const keyFile = path.resolve(values['key-file'] ?? defaultAgeKeyFile(environment.name, home));
+        const assignments: Assignment[] = [];
+        // parseArgs keeps each option's values in order; --set before --from-file is enough here.
+        for (const text of values.set ?? []) assignments.push({ option: '--set', text });
+        for (const text of values['from-file'] ?? []) assignments.push({ option: '--from-file', text });
+        if (!fs.existsSync(path.join(root, '.sops.yaml'))) throw new RefusedError(`${root} has no .sops.yaml: run init in the repository (or name it with --root)`);
+        const report = initEnvironment({
+          root,
+          environment,
+          keyFile,
+          assignments,
+          rotate: values.rotate ?? [],
+          rotateKey: values['rotate-key'] ?? false,
+          env,
+          tools: sopsTools(project),
+        });
+        printReport(context, environment.name, keyFile, report);
+        return report.missing.length === 0 ? 0 : 1;
+      }
+      case 'rotate-keys': {
+        only(['key-file', 'old-key-file']);
+        const environment = environmentArgument(project, positionals, command);
+        const keyFile = path.resolve(values['key-file'] ?? defaultAgeKeyFile(environment.name, home));
+        const files = rotateKeys({ root, environment, keyFile, oldKeyFiles: (values['old-key-file'] ?? []).map((file) => path.resolve(file)), tools: sopsTools(project) });
+        for (const file of files) out(`  updated keys of ${file}\n`);
+        out(`${environment.name}: ${files.length} encrypted files now encrypted for the recipients in .sops.yaml\n`);
+        return 0;
+      }
+      case 'scaffold': {
+        only([]);
+        const layout = secretsLayout(loadEnvironments(readValuesTexts(project)));
+        for (const [file, content] of layout) {
+          fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+          fs.writeFileSync(path.join(root, file), content);
+        }
+        const retired = retiredFiles(root);
+        for (const file of retired) fs.rmSync(path.join(root, file));
+        out(`wrote ${layout.size} templates under secrets/${retired.length > 0 ? `, removed ${retired.length} retired KSOPS files` : ''}\n`);
+        return 0;
+      }
+      case 'check': {
+        only([]);
+        const layout = secretsLayout(loadEnvironments(readValuesTexts(project)));
+        const differences = [...layout]
+          .filter(([file, content]) => {
+            const target = path.join(root, file);
+            return !fs.existsSync(target) || fs.readFileSync(target, 'utf8') !== content;
+          })
+          .map(([file]) => file);
+        const stale = [...differences, ...retiredFiles(root)].sort();
+        if (stale.length > 0) {
+          err('secrets/ is not what the catalog says; run `npm run secrets -- scaffold` and commit:\n');
+          for (const file of stale) err(`  - ${file}\n`);
+          return 1;
+        }
+        out('secrets/ matches the catalog\n');
+        return 0;
+      }
+      case 'missing': {
+        only([]);
+        const missing = expectedEncryptedFiles(loadEnvironments(readValuesTexts(project))).filter((file) => !fs.existsSync(path.join(root, file)));
+        for (const file of missing) out(`${file}\n`);
+        return 0;
+      }
+      case 'scan': {
+        only([]);
+        const files = projectFiles(root);
+        const findings = scanForPlaintextSecrets(files);
+        for (const finding of findings) err(`${finding.file}: ${finding.problem}\n`);
+        out(`${files.size} files scanned, ${findings.length} with plaintext secret material\n`);
+        return findings.length > 0 ? 1 : 0;
+      }
+      default:
+        throw new UsageError(`unknown command "${command}"; choose init, rotate-keys, scaffold, check, missing or scan`);
+    }
+  },
+};
+
+/** KSOPS files a former scaffold wrote, still present under `root` in any group folder. */
+function retiredFiles(root: string): string[] {
+  return ENVIRONMENT_ORDER.flatMap((environment) => {
+    const folder = path.join(root, path.dirname(secretsPath(environment, '_')));
+    const groups = fs.existsSync(folder) ? fs.readdirSync(folder, { withFileTypes: true }).filter((entry) => entry.isDirectory()) : [];
+    return groups.flatMap((group) => RETIRED_FILES.map((name) => `${secretsPath(environment, group.name)}/${name}`));
+  }).filter((file) => fs.existsSync(path.join(root, file)));
+}

@@ -1,0 +1,74 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { CDK8S_CLI_OUTPUT, resolveOutdir } from '../dist-layout';
+import { RenderThread } from '../render/parallel';
+import { checkSynthesized, synthesize } from '../synth';
+import type { CommandContext, CommandDefinition, CommandValues } from '../tooling/cli';
+
+const USAGE = `usage: npm run synth [-- --check] [-- --outdir <dir>]
+
+Renders every environment into <dir>/<environment>/ (default: dist, or $CDK8S_OUTDIR;
+an empty value counts as unset). <dir> is replaced as a whole, so it must be a folder
+synth created (it holds .platform-gitops-render), an empty folder or a new one; never the
+project, a folder above it or src/.
+  --check   render to a temporary folder and fail, naming the files, if <dir> differs
+Exit code: 0 done, 1 refused (invalid values, a skipped blue-green step, a folder synth
+must not replace) or <dir> differs (--check), 2 bad arguments.`;
+
+/**
+ * The output folder. \`npx cdk8s synth\` deletes its \`output\` (cdk8s.yaml) before it runs
+ * the program, so that is a scratch folder: asked for it, synth renders \`dist/\` through the
+ * same atomic path and leaves the scratch folder empty for the CLI.
+ */
+function outdirOf(root: string, option: string | undefined): string {
+  const outdir = resolveOutdir(root, option);
+  if (option === undefined && outdir === path.join(root, CDK8S_CLI_OUTPUT)) {
+    fs.mkdirSync(outdir, { recursive: true });
+    return resolveOutdir(root, undefined, '');
+  }
+  return outdir;
+}
+
+const OPTIONS = { check: { type: 'boolean' }, outdir: { type: 'string' } } as const;
+
+export interface SynthCommandOptions {
+  /**
+   * Render every other environment on a second thread (src/render/parallel.ts), started
+   * before the values are read: what the built command does (src/main.ts).
+   * @default false
+   */
+  readonly renderThread?: boolean;
+}
+
+/** `npm run synth` (and `npx cdk8s synth`): render every environment, or check the rendered folder. */
+export function synthCommand(options: SynthCommandOptions = {}): CommandDefinition<typeof OPTIONS> {
+  return {
+    name: 'synth',
+    usage: USAGE,
+    options: OPTIONS,
+    afterError: 'The output folder was left unchanged.',
+    run: (values, _positionals, context) => runSynth(values, context, options.renderThread ?? false),
+  };
+}
+
+/** The command in this thread only, as tests call it. */
+export const SYNTH = synthCommand();
+
+function runSynth(values: CommandValues<typeof OPTIONS>, { root, out, err }: CommandContext, threaded: boolean): number {
+  // Loads its bundle on the second core while this thread reads and validates the values.
+  const renderThread = threaded ? RenderThread.start(root) : undefined;
+  const outdir = outdirOf(root, values.outdir);
+  const shown = path.relative(process.cwd(), outdir) || outdir;
+  if (values.check) {
+    const differences = checkSynthesized({ outdir, root, renderThread });
+    if (differences.length > 0) {
+      err(`${shown} is not what the code renders; run \`npm run synth\` and commit:\n`);
+      for (const difference of differences) err(`  - ${difference}\n`);
+      return 1;
+    }
+    out(`${shown} is up to date\n`);
+    return 0;
+  }
+  synthesize({ outdir, root, renderThread });
+  return 0;
+}

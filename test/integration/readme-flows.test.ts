@@ -1,0 +1,89 @@
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runningTagOf } from '../../src/environments/running-tag';
+import { commitAll, commitCopy, copyEnvironments, newerTag as newerTagOf, projectCopy, runInCopy } from '../project-copy';
+import { firstApplication } from '../support';
+
+/**
+ * The whole program in a copy of the project, committed in its own git repository: every
+ * command runs as a person runs it (node scripts/run.cjs), then part of the suite re-runs on
+ * the copy. Slow by nature, so it is `npm run test:integration`, not in `test:unit`.
+ */
+let root: string;
+
+/** The copy's environments by name. */
+function environments() {
+  return copyEnvironments(root);
+}
+
+/** A tag newer than every tag the copy runs. */
+function newerTag(): string {
+  return newerTagOf(root);
+}
+
+function run(entry: string, args: readonly string[]) {
+  return runInCopy(root, entry, args);
+}
+
+function commit(message: string): void {
+  commitAll(root, message);
+}
+
+beforeEach(() => {
+  root = projectCopy();
+  commitCopy(root);
+});
+afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+
+describe("the README's flows, in a copy of the project", () => {
+  it('releases to testing, promotes to staging through the three blue-green steps and to production; the tests still pass', () => {
+    const tag = newerTag();
+    const step = (entry: string, args: readonly string[], message: string) => {
+      const result = run(entry, args);
+      expect(result.stderr, `${entry} ${args.join(' ')}`).toBe('');
+      expect(result.status).toBe(0);
+      commit(message);
+    };
+    step('cli/release', ['--env', 'testing', '--tag', tag], `testing: run ${tag}`);
+    step('cli/promote', ['--from', 'testing', '--to', 'staging'], `staging: ${tag} beside the active unit`);
+    const active = firstApplication(environments().staging!).strategy;
+    const switched = run('cli/switch', ['--env', 'staging']);
+    expect(switched.status, switched.stderr).toBe(0);
+    // Two blue-green steps in one commit are refused: the guard reads dist/ of HEAD, not the working tree.
+    const tooSoon = run('cli/retire', ['--env', 'staging']);
+    expect(tooSoon.status).toBe(1);
+    expect(tooSoon.stderr).toContain(`is the unit the committed Service still selects (dist/staging/${firstApplication(environments().staging!).name}.yaml in HEAD)`);
+    commit('staging: switch traffic');
+    step('cli/retire', ['--env', 'staging'], 'staging: retire the old unit');
+    step('cli/promote', ['--from', 'staging', '--to', 'production'], `production: run ${tag}`);
+
+    const after = environments();
+    for (const name of ['testing', 'staging', 'production']) expect(runningTagOf(firstApplication(after[name]!))).toBe(tag);
+    expect(active.type).toBe('blue-green');
+
+    // The suite's assertions that read the project still pass on the copy, unchanged.
+    for (const entry of ['test', 'schemas', 'vitest.config.mts', 'cdk8s.yaml', 'README.md']) {
+      fs.cpSync(path.join(__dirname, '..', '..', entry), path.join(root, entry), { recursive: true });
+    }
+    expect(run('main', ['--check']).status).toBe(0);
+    const tests = spawnSync(
+      process.execPath,
+      [
+        path.join(root, 'node_modules', 'vitest', 'vitest.mjs'),
+        'run',
+        'test/application.test.ts',
+        'test/smoke-hook.test.ts',
+        'test/strategies.test.ts',
+        'test/diff.test.ts',
+        'test/environments.test.ts',
+        'test/validation-gate.test.ts',
+        'test/network-policies.test.ts',
+        'test/gitops.test.ts',
+      ],
+      { cwd: root, encoding: 'utf8' },
+    );
+    expect(tests.status, `${tests.stdout}\n${tests.stderr}`.slice(-4000)).toBe(0);
+  }, 300_000);
+});
