@@ -13,13 +13,13 @@ const ROOT = path.resolve(__dirname, '..');
 const BUILD_DIR = path.join(ROOT, 'build');
 const STAMP = path.join(BUILD_DIR, '.inputs');
 
-/** Entry points: src/main.ts (synth), synth's render thread and every command in src/cli/. */
+/** Entry points: src/main.ts (synth) and every command in src/cli/. */
 function entryPoints() {
   const cliDir = path.join(ROOT, 'src', 'cli');
   const cli = fs.existsSync(cliDir)
     ? fs.readdirSync(cliDir).filter((file) => file.endsWith('.ts')).map((file) => `src/cli/${file}`)
     : [];
-  return ['src/main.ts', 'src/render/worker.ts', ...cli].sort();
+  return ['src/main.ts', ...cli].sort();
 }
 
 /** TypeScript below src/, e2e/ and pulumi/ (commands import the e2e harness and the bootstrap's manifests). */

@@ -27,7 +27,6 @@ import { type Environment, loadEnvironments } from './environments';
 import { ConfigError } from './errors';
 import { type Platform, loadPlatform } from './environments/platform';
 import { readValuesTexts, type ValuesTexts } from './environments/values-file';
-import type { RenderThread } from './render/parallel';
 import { projectRoot } from './tooling/cli';
 
 /** The stage of DELIVERY_ORDER that stands for every application's chart, all in one sync wave. */
@@ -147,12 +146,6 @@ export interface SynthesizeOptions {
    * @default PLATFORM (src/environments/platform.ts)
    */
   readonly platform?: unknown;
-  /**
-   * A second thread that renders every other environment while this one renders the rest
-   * (src/render/parallel.ts), started by the caller before the values are read.
-   * @default - every environment rendered in this thread
-   */
-  readonly renderThread?: RenderThread;
 }
 
 /** The validated environments and platform settings; throws one ConfigError listing the problems of both. */
@@ -208,14 +201,14 @@ export function synthesize(options: SynthesizeOptions): void {
   const { environments, platform } = loadInputs(options);
   const problems = blueGreenProblems(environments, root, options.outdir, options.committed);
   if (problems.length > 0) throw new ConfigError(problems);
-  const staging = renderToTemporary(environments, platform, options.outdir, options.renderThread);
+  const staging = renderToTemporary(environments, platform, options.outdir);
   replaceDirectory(staging, options.outdir);
 }
 
 /** The files of `outdir` that differ from a fresh render: changed, added or removed. */
 export function checkSynthesized(options: SynthesizeOptions): string[] {
   const { environments, platform } = loadInputs(options);
-  const staging = renderToTemporary(environments, platform, options.outdir, options.renderThread);
+  const staging = renderToTemporary(environments, platform, options.outdir);
   try {
     return compareTrees(staging, options.outdir);
   } finally {
@@ -223,29 +216,16 @@ export function checkSynthesized(options: SynthesizeOptions): string[] {
   }
 }
 
-function renderToTemporary(environments: readonly Environment[], platform: Platform, outdir: string, thread?: RenderThread): string {
+function renderToTemporary(environments: readonly Environment[], platform: Platform, outdir: string): string {
   const parent = path.dirname(path.resolve(outdir));
   fs.mkdirSync(parent, { recursive: true });
   // Beside outdir, so the final rename stays on one filesystem.
   const staging = fs.mkdtempSync(path.join(parent, `.${path.basename(outdir)}-render-`));
-  const jobs = environments.map((environment) => ({ environment, outdir: path.join(staging, environment.name) }));
-  // With a render thread, it takes every other environment.
-  const waitForThread = thread?.render(
-    jobs.filter((_, index) => index % 2 === 1),
-    platform,
-  );
   try {
-    for (const job of waitForThread ? jobs.filter((_, index) => index % 2 === 0) : jobs) renderEnvironment(job.environment, job.outdir, platform);
-    waitForThread?.();
+    for (const environment of environments) renderEnvironment(environment, path.join(staging, environment.name), platform);
     fs.writeFileSync(path.join(staging, RENDER_MARKER), RENDER_MARKER_TEXT);
     return staging;
   } catch (error) {
-    // Never remove the folder while the thread may still write into it.
-    try {
-      waitForThread?.();
-    } catch {
-      // Its error is not the first one.
-    }
     fs.rmSync(staging, { recursive: true, force: true });
     throw error;
   }

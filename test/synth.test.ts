@@ -42,16 +42,6 @@ describe('npm run synth', () => {
     expect(treeContents(path.join(first, 'dist'))).toEqual(treeContents(path.join(second, 'dist')));
   });
 
-  it('renders the same files when the command splits the environments with its render thread', () => {
-    const inProcess = temporaryDirectory();
-    const command = temporaryDirectory();
-    cleanups.push(inProcess, command);
-    synthesize({ outdir: path.join(inProcess, 'dist') });
-    const result = runCli('main', ['--outdir', path.join(command, 'dist')]);
-    expect(result.status, result.stderr).toBe(0);
-    expect(treeContents(path.join(command, 'dist'))).toEqual(treeContents(path.join(inProcess, 'dist')));
-  });
-
   it('leaves the committed dist/ exactly as the code renders it (--check passes)', async () => {
     const result = await runInProcess(SYNTH, ['--check']);
     expect(result.stderr).toBe('');

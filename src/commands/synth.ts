@@ -1,9 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CDK8S_CLI_OUTPUT, resolveOutdir } from '../dist-layout';
-import { RenderThread } from '../render/parallel';
 import { checkSynthesized, synthesize } from '../synth';
-import type { CommandContext, CommandDefinition, CommandValues } from '../tooling/cli';
+import { type CommandDefinition } from '../tooling/cli';
 
 const USAGE = `usage: npm run synth [-- --check] [-- --outdir <dir>]
 
@@ -31,44 +30,26 @@ function outdirOf(root: string, option: string | undefined): string {
 
 const OPTIONS = { check: { type: 'boolean' }, outdir: { type: 'string' } } as const;
 
-export interface SynthCommandOptions {
-  /**
-   * Render every other environment on a second thread (src/render/parallel.ts), started
-   * before the values are read: what the built command does (src/main.ts).
-   * @default false
-   */
-  readonly renderThread?: boolean;
-}
-
 /** `npm run synth` (and `npx cdk8s synth`): render every environment, or check the rendered folder. */
-export function synthCommand(options: SynthCommandOptions = {}): CommandDefinition<typeof OPTIONS> {
-  return {
-    name: 'synth',
-    usage: USAGE,
-    options: OPTIONS,
-    afterError: 'The output folder was left unchanged.',
-    run: (values, _positionals, context) => runSynth(values, context, options.renderThread ?? false),
-  };
-}
-
-/** The command in this thread only, as tests call it. */
-export const SYNTH = synthCommand();
-
-function runSynth(values: CommandValues<typeof OPTIONS>, { root, out, err }: CommandContext, threaded: boolean): number {
-  // Loads its bundle on the second core while this thread reads and validates the values.
-  const renderThread = threaded ? RenderThread.start(root) : undefined;
-  const outdir = outdirOf(root, values.outdir);
-  const shown = path.relative(process.cwd(), outdir) || outdir;
-  if (values.check) {
-    const differences = checkSynthesized({ outdir, root, renderThread });
-    if (differences.length > 0) {
-      err(`${shown} is not what the code renders; run \`npm run synth\` and commit:\n`);
-      for (const difference of differences) err(`  - ${difference}\n`);
-      return 1;
+export const SYNTH: CommandDefinition<typeof OPTIONS> = {
+  name: 'synth',
+  usage: USAGE,
+  options: OPTIONS,
+  afterError: 'The output folder was left unchanged.',
+  run(values, _positionals, { root, out, err }) {
+    const outdir = outdirOf(root, values.outdir);
+    const shown = path.relative(process.cwd(), outdir) || outdir;
+    if (values.check) {
+      const differences = checkSynthesized({ outdir, root });
+      if (differences.length > 0) {
+        err(`${shown} is not what the code renders; run \`npm run synth\` and commit:\n`);
+        for (const difference of differences) err(`  - ${difference}\n`);
+        return 1;
+      }
+      out(`${shown} is up to date\n`);
+      return 0;
     }
-    out(`${shown} is up to date\n`);
+    synthesize({ outdir, root });
     return 0;
-  }
-  synthesize({ outdir, root, renderThread });
-  return 0;
-}
+  },
+};
