@@ -19,6 +19,8 @@ import { runCommand } from '../tooling/cli';
  */
 
 const ROOT = path.resolve(__dirname, '..', '..');
+/** A progress line on stderr, so the tables on stdout stay clean for the README. */
+const progress = (message: string) => console.error(`bench: ${message}`);
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 interface Measurement {
@@ -109,6 +111,7 @@ function benchSynth(values: { runs?: string; scale?: string }): number {
     const floor: Measurement[] = [];
     const synth: Measurement[] = [];
     for (let run = 0; run < runs; run++) {
+      progress(`synth against the floor: run ${run + 1} of ${runs}`);
       floor.push(measureProcess([path.join(ROOT, 'scripts', 'bench-floor.cjs'), path.join(workdir, `floor-${run}`)]));
       synth.push(measureProcess([path.join(ROOT, 'scripts', 'run.cjs'), 'main', '--outdir', path.join(workdir, `synth-${run}`)]));
     }
@@ -132,6 +135,7 @@ function benchSynth(values: { runs?: string; scale?: string }): number {
       const times: number[] = [];
       let environments = 0;
       for (let run = 0; run < 3; run++) {
+        progress(`${count} application(s) per environment: run ${run + 1} of 3`);
         const started = process.hrtime.bigint();
         environments = renderScaled(scaled, path.join(workdir, `scale-${count}-${run}`)).length;
         times.push(Number(process.hrtime.bigint() - started) / 1e6);
