@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { type App, Names } from 'cdk8s';
+import type { App } from 'cdk8s';
 import { DEFAULT_SCHEMA, dump, Type } from 'js-yaml';
 import { RefusedError } from './errors';
 
@@ -47,9 +47,14 @@ export function applicationChartId(application: string): string {
   return application;
 }
 
+/** `<chart>.yaml`: a chart's file in its environment's folder. */
+export function chartFileName(chart: string): string {
+  return `${chart}${MANIFEST_EXTENSION}`;
+}
+
 /** `<environment>/<chart>.yaml`, relative to an output folder. */
 export function chartFile(environment: string, chart: string): string {
-  return `${environment}/${chart}${MANIFEST_EXTENSION}`;
+  return `${environment}/${chartFileName(chart)}`;
 }
 
 /** `dist/<environment>`: where an environment's manifests live in the repository. */
@@ -87,15 +92,13 @@ export function manifestText(objects: readonly unknown[]): string {
 }
 
 /**
- * Write every chart of `app` to `<outdir>/<chart>.yaml`: the file cdk8s' FILE_PER_CHART
- * output names after the chart, holding the objects `chart.toJson()` resolves (cdk8s'
- * validation and dependency order included), written by `manifestText`.
+ * Write every chart of `app` to `<outdir>/<chart id>.yaml` (`chartFileName`), holding the
+ * objects `chart.toJson()` resolves (cdk8s' validation and dependency order included),
+ * written by `manifestText`.
  */
 export function writeCharts(app: App, outdir: string): void {
   fs.mkdirSync(outdir, { recursive: true });
-  for (const chart of app.charts) {
-    fs.writeFileSync(path.join(outdir, `${Names.toDnsLabel(chart)}${MANIFEST_EXTENSION}`), manifestText(chart.toJson()));
-  }
+  for (const chart of app.charts) fs.writeFileSync(path.join(outdir, chartFileName(chart.node.id)), manifestText(chart.toJson()));
 }
 
 /** Every `.yaml` file below `dir`, keyed by its path relative to `dir` with `/` separators. */

@@ -15,7 +15,6 @@ import {
   assertReplaceable,
   chartFile,
   hasCommittedHead,
-  MANIFEST_EXTENSION,
   type PlatformChartId,
   RENDERED_DIR,
   readCommittedChart,

@@ -3,9 +3,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadEnvironments, type Environment } from '../src/environments';
-import { App, Names } from 'cdk8s';
+import { App } from 'cdk8s';
 import { parse, parseAllDocuments } from 'yaml';
-import { CDK8S_CLI_OUTPUT, manifestText, RENDER_MARKER, resolveOutdir } from '../src/dist-layout';
+import { CDK8S_CLI_OUTPUT, chartFile, manifestText, RENDER_MARKER, resolveOutdir } from '../src/dist-layout';
 import { buildEnvironment, synthesize } from '../src/synth';
 import { projectCopy } from './project-copy';
 import { SYNTH } from '../src/commands/synth';
@@ -191,7 +191,7 @@ describe('the rendered YAML', () => {
     expect(app.charts.length).toBeGreaterThan(1);
     for (const chart of app.charts) {
       const objects = chart.toJson();
-      const text = fs.readFileSync(path.join(DIST, environment!.name, `${Names.toDnsLabel(chart)}.yaml`), 'utf8');
+      const text = fs.readFileSync(path.join(DIST, chartFile(environment!.name, chart.node.id)), 'utf8');
       expect(readBack(text, '1.1'), chart.node.id).toEqual(objects);
       expect(readBack(text, '1.2'), chart.node.id).toEqual(objects);
     }

@@ -168,8 +168,3 @@ export function childApplication(environment: Environment, platform: Platform, o
     retryBudgetSeconds: options.retryBudgetSeconds,
   };
 }
-
-/** A child Application of the root as plain props (see childApplication). */
-export function childApplicationProps(environment: Environment, platform: Platform, options: ChildApplicationOptions): ApplicationProps {
-  return applicationProps(childApplication(environment, platform, options));
-}
