@@ -4,7 +4,7 @@ import type { Document } from 'yaml';
 import { BLUE_GREEN, IMAGE_TAG_PATTERN } from '../constants';
 import { hasCommittedHead, readManifestTree, RENDERED_DIR, runGit } from '../dist-layout';
 import { diffRenderedTrees, type RenderedDiff } from '../diff/rendered-diff';
-import { type Application, ENVIRONMENT_ORDER, type Environment, selectApplication } from '../environments';
+import { type Application, ENVIRONMENT_ORDER, type Environment, environmentNamed, selectApplication } from '../environments';
 import { runningTagOf } from '../environments/running-tag';
 import { applicationValuesPath, readValuesTexts, ValuesFile } from '../environments/values-file';
 import { RefusedError, UsageError } from '../errors';
@@ -34,14 +34,6 @@ export interface ValuesEdit {
   readonly unchanged: boolean;
   /** One line for people: what runs where after the change. */
   readonly summary: string;
-}
-
-function environmentNamed(environments: readonly Environment[], name: string, option: string): Environment {
-  const environment = environments.find((env) => env.name === name);
-  if (environment === undefined) {
-    throw new UsageError(`${option} "${name}" is not an environment; choose one of ${ENVIRONMENT_ORDER.join(', ')}`);
-  }
-  return environment;
 }
 
 function checkTag(tag: string, option: string): void {
