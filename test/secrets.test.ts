@@ -5,6 +5,7 @@ import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { projectFiles, scanForPlaintextSecrets } from '../src/secrets/scan';
 import { SECRETS } from '../src/commands/secrets';
+import { dataCopy } from './project-copy';
 import { ROOT, runInProcess, temporaryDirectory } from './support';
 
 // Built from pieces, so that this file itself holds no key material for the scan to find.
@@ -149,6 +150,19 @@ describe('npm run secrets', () => {
       expect(fs.existsSync(path.join(dir, 'secrets', 'local', 'webapp', 'kustomization.yaml'))).toBe(false);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('checks secrets/ of the project it runs on by default, not of the current folder', async () => {
+    const project = dataCopy();
+    try {
+      fs.cpSync(path.join(ROOT, 'secrets'), path.join(project, 'secrets'), { recursive: true });
+      fs.rmSync(path.join(project, 'secrets', 'staging', 'monitoring', 'chat-webhook.template.yaml'));
+      const result = await runInProcess(SECRETS, ['check'], project);
+      expect(result.status).toBe(1);
+      expect(result.stderr).toContain('  - secrets/staging/monitoring/chat-webhook.template.yaml\n');
+    } finally {
+      fs.rmSync(project, { recursive: true, force: true });
     }
   });
 

@@ -35,7 +35,7 @@ Commands:
   scan       fail, naming the files, if a project file holds plaintext secret material
              (private keys, Secrets with unencrypted data or stringData)
 
-Options for every command: --root <dir> (the repository, default: the current folder)`;
+Options for every command: --root <dir> (the repository, default: the project root)`;
 
 /** The one environment named after the command, validated from the values files below `project`. */
 function environmentArgument(project: string, positionals: readonly string[], command: string) {
@@ -87,7 +87,8 @@ export const SECRETS: CommandDefinition<typeof OPTIONS> = {
     const home = env.HOME === undefined || env.HOME === '' ? undefined : env.HOME;
     const [command] = positionals;
     if (command === undefined) throw new UsageError('a command is required: init, rotate-keys, scaffold, check, missing or scan');
-    const root = path.resolve(values.root ?? '.');
+    // The project root by default; an explicit --root resolves against the current folder.
+    const root = values.root === undefined ? project : path.resolve(values.root);
     const only = (allowed: readonly string[]) => {
       const extra = (['key-file', 'old-key-file', 'set', 'from-file', 'rotate', 'rotate-key'] as const).filter(
         (option) => values[option] !== undefined && !allowed.includes(option),
