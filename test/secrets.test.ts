@@ -153,6 +153,43 @@ describe('npm run secrets', () => {
     }
   });
 
+  it('fails check naming every template and encrypted file the catalog does not expect, which scaffold lists and leaves', async () => {
+    const dir = temporaryDirectory();
+    try {
+      fs.cpSync(path.join(ROOT, 'secrets'), path.join(dir, 'secrets'), { recursive: true });
+      // What a removed application leaves behind (no catalog names these Secrets).
+      const leftovers = [
+        'secrets/local/broker/removed-app-broker-user.sops.yaml',
+        'secrets/local/database/removed-app-sql-login.sops.yaml',
+        'secrets/staging/database/removed-app-sql-login.template.yaml',
+      ];
+      for (const file of leftovers) {
+        fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+        fs.writeFileSync(path.join(dir, file), 'kind: Secret\n');
+      }
+      fs.writeFileSync(path.join(dir, 'secrets', 'local', 'broker', 'notes.txt'), 'not a catalog file\n');
+      const checked = await runInProcess(SECRETS, ['check', '--root', dir]);
+      expect(checked.status).toBe(1);
+      expect(checked.stderr).toBe(
+        [
+          'secrets/ holds files the catalog does not expect (they would still sync); remove them (git rm) and commit:',
+          ...leftovers.map((file) => `  - ${file}`),
+          '',
+        ].join('\n'),
+      );
+      const scaffolded = await runInProcess(SECRETS, ['scaffold', '--root', dir]);
+      expect(scaffolded.status).toBe(0);
+      expect(scaffolded.stdout).toContain(
+        ['the catalog no longer expects these files; remove them (git rm) and commit:', ...leftovers.map((file) => `  - ${file}`), ''].join('\n'),
+      );
+      for (const file of leftovers) expect(fs.existsSync(path.join(dir, file))).toBe(true);
+      for (const file of leftovers) fs.rmSync(path.join(dir, file));
+      expect((await runInProcess(SECRETS, ['check', '--root', dir])).status).toBe(0);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('checks secrets/ of the project it runs on by default, not of the current folder', async () => {
     const project = dataCopy();
     try {
