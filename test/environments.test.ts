@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ENVIRONMENT_ORDER, loadEnvironments } from '../src/environments';
+import { ENVIRONMENT_ORDER, environmentNamed, loadEnvironments } from '../src/environments';
+import { UsageError } from '../src/errors';
 import { valuesJsonSchemas } from '../src/environments/json-schema';
 import { applicationValuesPath, ENVIRONMENT_VALUES_FILE, readValuesTexts, schemaModeline, ValuesFile } from '../src/environments/values-file';
 import { projectEnvironments, refusalsAgainstCommittedDist, ROOT } from './support';
@@ -182,6 +183,19 @@ describe('the values files', () => {
 
   it('commits the JSON Schemas the zod schemas generate (npm run schemas)', () => {
     for (const [file, text] of valuesJsonSchemas()) expect(fs.readFileSync(path.join(ROOT, file), 'utf8')).toBe(text);
+  });
+});
+
+describe('the environment an option names', () => {
+  it('is found in the environments given or in the values files below a root, and an unknown name is a usage error naming the option', () => {
+    const environments = loadEnvironments();
+    expect(environmentNamed(environments, 'staging', '--to')).toBe(environments.find((environment) => environment.name === 'staging'));
+    expect(environmentNamed(ROOT, 'staging').name).toBe('staging');
+    for (const [source, option] of [[environments, '--from'], [ROOT, '--env']] as const) {
+      const call = () => environmentNamed(source, 'qa', option);
+      expect(call).toThrow(UsageError);
+      expect(call).toThrow(`${option} "qa" is not an environment; choose one of ${ENVIRONMENT_ORDER.join(', ')}`);
+    }
   });
 });
 

@@ -5,6 +5,7 @@ import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { projectFiles, scanForPlaintextSecrets } from '../src/secrets/scan';
 import { SECRETS } from '../src/commands/secrets';
+import { dataCopy } from './project-copy';
 import { ROOT, runInProcess, temporaryDirectory } from './support';
 
 // Built from pieces, so that this file itself holds no key material for the scan to find.
@@ -149,6 +150,56 @@ describe('npm run secrets', () => {
       expect(fs.existsSync(path.join(dir, 'secrets', 'local', 'webapp', 'kustomization.yaml'))).toBe(false);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('fails check naming every template and encrypted file the catalog does not expect, which scaffold lists and leaves', async () => {
+    const dir = temporaryDirectory();
+    try {
+      fs.cpSync(path.join(ROOT, 'secrets'), path.join(dir, 'secrets'), { recursive: true });
+      // What a removed application leaves behind (no catalog names these Secrets).
+      const leftovers = [
+        'secrets/local/broker/removed-app-broker-user.sops.yaml',
+        'secrets/local/database/removed-app-sql-login.sops.yaml',
+        'secrets/staging/database/removed-app-sql-login.template.yaml',
+      ];
+      for (const file of leftovers) {
+        fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+        fs.writeFileSync(path.join(dir, file), 'kind: Secret\n');
+      }
+      fs.writeFileSync(path.join(dir, 'secrets', 'local', 'broker', 'notes.txt'), 'not a catalog file\n');
+      const checked = await runInProcess(SECRETS, ['check', '--root', dir]);
+      expect(checked.status).toBe(1);
+      expect(checked.stderr).toBe(
+        [
+          'secrets/ holds files the catalog does not expect (they would still sync); remove them (git rm) and commit:',
+          ...leftovers.map((file) => `  - ${file}`),
+          '',
+        ].join('\n'),
+      );
+      const scaffolded = await runInProcess(SECRETS, ['scaffold', '--root', dir]);
+      expect(scaffolded.status).toBe(0);
+      expect(scaffolded.stdout).toContain(
+        ['the catalog no longer expects these files; remove them (git rm) and commit:', ...leftovers.map((file) => `  - ${file}`), ''].join('\n'),
+      );
+      for (const file of leftovers) expect(fs.existsSync(path.join(dir, file))).toBe(true);
+      for (const file of leftovers) fs.rmSync(path.join(dir, file));
+      expect((await runInProcess(SECRETS, ['check', '--root', dir])).status).toBe(0);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('checks secrets/ of the project it runs on by default, not of the current folder', async () => {
+    const project = dataCopy();
+    try {
+      fs.cpSync(path.join(ROOT, 'secrets'), path.join(project, 'secrets'), { recursive: true });
+      fs.rmSync(path.join(project, 'secrets', 'staging', 'monitoring', 'chat-webhook.template.yaml'));
+      const result = await runInProcess(SECRETS, ['check'], project);
+      expect(result.status).toBe(1);
+      expect(result.stderr).toContain('  - secrets/staging/monitoring/chat-webhook.template.yaml\n');
+    } finally {
+      fs.rmSync(project, { recursive: true, force: true });
     }
   });
 

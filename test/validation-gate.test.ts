@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { VALIDATE } from '../src/commands/validate';
+import { dataCopy } from './project-copy';
 import { DIST, runCli, runInProcess, temporaryDirectory } from './support';
 import { projectEnvironments as projectEnvironmentsOf } from './support';
 
@@ -108,6 +109,18 @@ describe('npm run validate', () => {
     const result = await runInProcess(VALIDATE, ['--dir', dir]);
     expect(result.stderr).toContain(`${path.join(dir, 'qa')}: no environment "qa" in src/environments`);
     expect(result.status).toBe(1);
+  });
+
+  it('validates dist/ of the project it runs on by default, not of the current folder', async () => {
+    const project = dataCopy();
+    try {
+      fs.writeFileSync(path.join(project, 'dist', 'testing', 'broken.yaml'), 'kind: [unclosed\n');
+      const result = await runInProcess(VALIDATE, [], project);
+      expect(lines(result.stdout)[0]).toMatch(/^testing broken.yaml \(file\): schema: not valid YAML: /);
+      expect(result.status).toBe(1);
+    } finally {
+      fs.rmSync(project, { recursive: true, force: true });
+    }
   });
 
   it('writes the report as JSON with --format json', async () => {

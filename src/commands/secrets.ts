@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ENVIRONMENT_ORDER, loadEnvironments } from '../environments';
+import { ENVIRONMENT_ORDER, type Environment, loadEnvironments } from '../environments';
 import { RefusedError, UsageError } from '../errors';
 import { type CommandContext, type CommandDefinition } from '../tooling/cli';
 import { readValuesTexts } from '../environments/values-file';
@@ -30,12 +30,14 @@ Commands:
       --old-key-file <file>         a key the files are encrypted for now, if not --key-file (repeatable)
   scaffold   write the key-only templates of every environment under secrets/ from
              src/secrets/catalog.ts (never touches *.sops.yaml; removes the retired KSOPS files)
-  check      fail, naming the files, if the templates differ from the catalog
+  check      fail, naming the files, if the templates differ from the catalog or secrets/<environment>/
+             holds a template or encrypted file the catalog does not expect (scaffold lists those;
+             a person removes them)
   missing    list the encrypted files of the catalog that do not exist yet
   scan       fail, naming the files, if a project file holds plaintext secret material
              (private keys, Secrets with unencrypted data or stringData)
 
-Options for every command: --root <dir> (the repository, default: the current folder)`;
+Options for every command: --root <dir> (the repository, default: the project root)`;
 
 /** The one environment named after the command, validated from the values files below `project`. */
 function environmentArgument(project: string, positionals: readonly string[], command: string) {
@@ -87,7 +89,8 @@ export const SECRETS: CommandDefinition<typeof OPTIONS> = {
     const home = env.HOME === undefined || env.HOME === '' ? undefined : env.HOME;
     const [command] = positionals;
     if (command === undefined) throw new UsageError('a command is required: init, rotate-keys, scaffold, check, missing or scan');
-    const root = path.resolve(values.root ?? '.');
+    // The project root by default; an explicit --root resolves against the current folder.
+    const root = values.root === undefined ? project : path.resolve(values.root);
     const only = (allowed: readonly string[]) => {
       const extra = (['key-file', 'old-key-file', 'set', 'from-file', 'rotate', 'rotate-key'] as const).filter(
         (option) => values[option] !== undefined && !allowed.includes(option),
@@ -129,7 +132,8 @@ export const SECRETS: CommandDefinition<typeof OPTIONS> = {
       }
       case 'scaffold': {
         only([]);
-        const layout = secretsLayout(loadEnvironments(readValuesTexts(project)));
+        const environments = loadEnvironments(readValuesTexts(project));
+        const layout = secretsLayout(environments);
         for (const [file, content] of layout) {
           fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
           fs.writeFileSync(path.join(root, file), content);
@@ -137,11 +141,18 @@ export const SECRETS: CommandDefinition<typeof OPTIONS> = {
         const retired = retiredFiles(root);
         for (const file of retired) fs.rmSync(path.join(root, file));
         out(`wrote ${layout.size} templates under secrets/${retired.length > 0 ? `, removed ${retired.length} retired KSOPS files` : ''}\n`);
+        // Never deleted here: an encrypted file holds values only people have; they remove it.
+        const unexpected = unexpectedFiles(root, environments);
+        if (unexpected.length > 0) {
+          out('the catalog no longer expects these files; remove them (git rm) and commit:\n');
+          for (const file of unexpected) out(`  - ${file}\n`);
+        }
         return 0;
       }
       case 'check': {
         only([]);
-        const layout = secretsLayout(loadEnvironments(readValuesTexts(project)));
+        const environments = loadEnvironments(readValuesTexts(project));
+        const layout = secretsLayout(environments);
         const differences = [...layout]
           .filter(([file, content]) => {
             const target = path.join(root, file);
@@ -149,11 +160,16 @@ export const SECRETS: CommandDefinition<typeof OPTIONS> = {
           })
           .map(([file]) => file);
         const stale = [...differences, ...retiredFiles(root)].sort();
+        const unexpected = unexpectedFiles(root, environments);
         if (stale.length > 0) {
           err('secrets/ is not what the catalog says; run `npm run secrets -- scaffold` and commit:\n');
           for (const file of stale) err(`  - ${file}\n`);
-          return 1;
         }
+        if (unexpected.length > 0) {
+          err('secrets/ holds files the catalog does not expect (they would still sync); remove them (git rm) and commit:\n');
+          for (const file of unexpected) err(`  - ${file}\n`);
+        }
+        if (stale.length > 0 || unexpected.length > 0) return 1;
         out('secrets/ matches the catalog\n');
         return 0;
       }
@@ -176,6 +192,26 @@ export const SECRETS: CommandDefinition<typeof OPTIONS> = {
     }
   },
 };
+
+/** Suffixes of the files the catalog writes under secrets/<environment>/: templates and encrypted manifests. */
+const CATALOG_SUFFIXES = ['.template.yaml', '.sops.yaml'] as const;
+
+/**
+ * Templates and encrypted files under `root`'s secrets/<environment>/ folders that the
+ * catalog of `environments` does not expect (an application or Secret removed), sorted.
+ */
+function unexpectedFiles(root: string, environments: readonly Environment[]): string[] {
+  const expected = new Set([...secretsLayout(environments).keys(), ...expectedEncryptedFiles(environments)]);
+  return ENVIRONMENT_ORDER.flatMap((environment) => {
+    const folder = path.join(root, path.dirname(secretsPath(environment, '_')));
+    if (!fs.existsSync(folder)) return [];
+    return (fs.readdirSync(folder, { recursive: true, withFileTypes: true }) as fs.Dirent[])
+      .filter((entry) => entry.isFile() && CATALOG_SUFFIXES.some((suffix) => entry.name.endsWith(suffix)))
+      .map((entry) => path.relative(root, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'));
+  })
+    .filter((file) => !expected.has(file))
+    .sort();
+}
 
 /** KSOPS files a former scaffold wrote, still present under `root` in any group folder. */
 function retiredFiles(root: string): string[] {

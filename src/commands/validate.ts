@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { RENDERED_DIR } from '../dist-layout';
 import { loadEnvironments } from '../environments';
 import { readValuesTexts } from '../environments/values-file';
 import { UsageError } from '../errors';
@@ -23,7 +24,7 @@ object found at all, 2 bad arguments.
   --rules    list the rules and their reasons, then exit`;
 
 const OPTIONS = {
-  dir: { type: 'string', default: 'dist' },
+  dir: { type: 'string' },
   format: { type: 'string', default: 'text' },
   rules: { type: 'boolean', default: false },
 } as const;
@@ -42,12 +43,13 @@ export const VALIDATE: CommandDefinition<typeof OPTIONS> = {
     if (!FORMATS.includes(format)) {
       throw new UsageError(`--format ${JSON.stringify(values.format)} must be one of ${FORMATS.join(', ')}`);
     }
-    const dir = path.resolve(values.dir);
-    if (!fs.existsSync(dir)) throw new UsageError(`--dir ${JSON.stringify(values.dir)} does not exist`);
+    // dist/ of the project root by default; an explicit --dir resolves against the current folder.
+    const dir = values.dir === undefined ? path.join(root, RENDERED_DIR) : path.resolve(values.dir);
+    if (!fs.existsSync(dir)) throw new UsageError(`--dir ${JSON.stringify(values.dir ?? RENDERED_DIR)} does not exist`);
     const result = runGate({ dir, environments: loadEnvironments(readValuesTexts(root)) });
     out(`${format === 'json' ? formatJson(result) : formatText(result).join('\n')}\n`);
     if (result.objects === 0) {
-      err(`validate: no object found under ${values.dir}/<environment>/*.yaml; nothing was checked\n`);
+      err(`validate: no object found under ${values.dir ?? RENDERED_DIR}/<environment>/*.yaml; nothing was checked\n`);
       return 1;
     }
     return result.findings.length > 0 ? 1 : 0;

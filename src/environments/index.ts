@@ -20,12 +20,14 @@ export function loadEnvironments(texts: ValuesTexts = readValuesTexts(projectRoo
 }
 
 /**
- * The environment a command's `--env` names, validated from the values files below `root`;
- * otherwise a usage error (exit 2) naming the environments there are.
+ * The environment a command's `option` (`--env`, `--from`, `--to`) names, among `environments`
+ * or validated from the values files below them when given a project root; otherwise a usage
+ * error (exit 2) naming the environments there are.
  */
-export function environmentNamed(root: string, name: string): Environment {
-  const environment = loadEnvironments(readValuesTexts(root)).find((candidate) => candidate.name === name);
-  if (environment === undefined) throw new UsageError(`--env "${name}" is not an environment; choose one of ${ENVIRONMENT_ORDER.join(', ')}`);
+export function environmentNamed(environments: string | readonly Environment[], name: string, option = '--env'): Environment {
+  const known = typeof environments === 'string' ? loadEnvironments(readValuesTexts(environments)) : environments;
+  const environment = known.find((candidate) => candidate.name === name);
+  if (environment === undefined) throw new UsageError(`${option} "${name}" is not an environment; choose one of ${ENVIRONMENT_ORDER.join(', ')}`);
   return environment;
 }
 

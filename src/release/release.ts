@@ -4,7 +4,7 @@ import type { Document } from 'yaml';
 import { BLUE_GREEN, IMAGE_TAG_PATTERN } from '../constants';
 import { hasCommittedHead, readManifestTree, RENDERED_DIR, runGit } from '../dist-layout';
 import { diffRenderedTrees, type RenderedDiff } from '../diff/rendered-diff';
-import { type Application, ENVIRONMENT_ORDER, type Environment, selectApplication } from '../environments';
+import { type Application, ENVIRONMENT_ORDER, type Environment, environmentNamed, selectApplication } from '../environments';
 import { runningTagOf } from '../environments/running-tag';
 import { applicationValuesPath, readValuesTexts, ValuesFile } from '../environments/values-file';
 import { RefusedError, UsageError } from '../errors';
@@ -34,14 +34,6 @@ export interface ValuesEdit {
   readonly unchanged: boolean;
   /** One line for people: what runs where after the change. */
   readonly summary: string;
-}
-
-function environmentNamed(environments: readonly Environment[], name: string, option: string): Environment {
-  const environment = environments.find((env) => env.name === name);
-  if (environment === undefined) {
-    throw new UsageError(`${option} "${name}" is not an environment; choose one of ${ENVIRONMENT_ORDER.join(', ')}`);
-  }
-  return environment;
 }
 
 function checkTag(tag: string, option: string): void {
@@ -290,9 +282,10 @@ export function editedText(file: ValuesFile, edit: ValuesEdit): string {
 
 /**
  * Apply a planned edit to the project at `root`: edit the values file in memory, validate
- * every environment with it, judge the blue-green step against HEAD and render dist/ in
- * this process (atomically), and only then write the values file. Anything failing leaves
- * the project untouched.
+ * every environment with it and judge the blue-green step against HEAD; then write the new
+ * values file to a temporary file beside it, render dist/ in this process and swap it in
+ * (atomically), and only then rename the temporary file into place. Anything failing before
+ * the rename removes the temporary file and leaves the project untouched.
  */
 export function applyEdit(root: string, edit: ValuesEdit): ReleaseResult {
   const distDir = path.join(root, RENDERED_DIR);
@@ -302,7 +295,16 @@ export function applyEdit(root: string, edit: ValuesEdit): ReleaseResult {
   if (original === undefined) throw new RefusedError(`${edit.file} does not exist`);
   const text = editedText(new ValuesFile(edit.file, original), edit);
   const before = readManifestTree(distDir);
-  synthesize({ outdir: distDir, root, texts: new Map([...texts, [edit.file, text]]) });
-  fs.writeFileSync(path.join(root, edit.file), text);
+  const target = path.join(root, edit.file);
+  // Beside the values file (same filesystem, so the rename is atomic); not *.yaml, so no reader takes it for a values file.
+  const temporary = `${target}.${process.pid}.tmp`;
+  try {
+    fs.writeFileSync(temporary, text);
+    synthesize({ outdir: distDir, root, texts: new Map([...texts, [edit.file, text]]) });
+  } catch (error) {
+    fs.rmSync(temporary, { force: true });
+    throw error;
+  }
+  fs.renameSync(temporary, target);
   return { edit, written: true, diff: diffRenderedTrees(before, readManifestTree(distDir)) };
 }
