@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { RELEASE } from '../src/commands/release';
-import { RENDERED_DIR } from '../src/dist-layout';
-import { commitCopy, dataCopy, newerTag } from './project-copy';
-import { runInProcess, treeContents } from './support';
+import { RELEASE } from '../../src/commands/release';
+import { RENDERED_DIR } from '../../src/dist-layout';
+import { commitCopy, dataCopy, newerTag } from '../project-copy';
+import { runInProcess, treeContents } from '../support';
 
 /**
  * An edit command writes the values file and dist/ together or not at all: writes made to
