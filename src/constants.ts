@@ -391,6 +391,21 @@ export const DATABASE = {
 } as const;
 
 /**
+ * What SQL Server has built in, that an application must not take (src/environments/validate.ts
+ * refuses them): an application's name is its SQL login, and its database name must not be a
+ * system database. SQL Server's default collation compares names case-insensitively, so these
+ * are compared lower-cased. Fixed server principals and database principals:
+ * https://learn.microsoft.com/sql/relational-databases/security/authentication-access/server-level-roles,
+ * .../principals-database-engine; system databases: .../databases/system-databases.
+ */
+export const SQL_SERVER_BUILT_INS = {
+  /** Logins, roles and users every server or database has (`sa` is also DATABASE.administrator). */
+  principals: [DATABASE.administrator, 'public', 'sysadmin', 'dbo', 'guest', 'INFORMATION_SCHEMA', 'sys'],
+  /** The system databases. */
+  databases: ['master', 'model', 'msdb', 'tempdb'],
+} as const;
+
+/**
  * 1.3 step 6: the Strimzi cluster. The plain listener is the contract's 9092; the TLS one
  * on 9093 (where an environment asks) is Strimzi's convention. Both authenticate users
  * with SCRAM-SHA-512, so the ACLs of each KafkaUser apply (not in the contract).

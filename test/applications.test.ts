@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { SQL_SERVER_BUILT_INS } from '../src/constants';
 import { PLATFORM_CHART_IDS } from '../src/dist-layout';
 import { selectApplication } from '../src/environments';
 import { UsageError } from '../src/errors';
 import { RESERVED_APPLICATION_NAMES } from '../src/environments/validate';
+import { RELEASE_ROWS } from '../src/infrastructure/releases';
+import { gatewayProxyName } from '../src/naming';
 import { secretCatalog } from '../src/secrets/catalog';
 import { APPLICATIONS_STAGE, DELIVERY_ORDER, stageWave } from '../src/synth';
 import {
@@ -141,7 +144,7 @@ describe('the rules between applications of one environment, with file and line'
         files.testing[SECOND].namespace = files.testing.webapp.namespace;
       }),
     ).toEqual([
-      `src/environments/testing/${SECOND}.yaml: namespace "webapp" must be unique in testing: src/environments/testing/webapp.yaml already has it (each application has its own)`,
+      `src/environments/testing/${SECOND}.yaml: namespace ${JSON.stringify(environmentFilesCopy().testing.webapp.namespace)} must be unique in testing: src/environments/testing/webapp.yaml already has it (each application has its own)`,
     ]);
   });
 
@@ -156,14 +159,76 @@ describe('the rules between applications of one environment, with file and line'
     ]);
   });
 
-  it('refuses a second application with the database of the first', () => {
+  // SQL Server's default collation compares names case-insensitively: "WebApp" is webapp's database.
+  it.each(['webapp', 'WebApp'])('refuses a second application with the database of the first, written %s', (database) => {
     expect(
       refused((files) => {
         withSecondApplication('testing', files);
-        files.testing[SECOND].database = { name: 'webapp' };
+        files.testing[SECOND].database = { name: database };
       }),
     ).toEqual([
-      `src/environments/testing/${SECOND}.yaml: database.name "webapp" must be unique in testing: src/environments/testing/webapp.yaml already has it (each application has its own)`,
+      `src/environments/testing/${SECOND}.yaml: database.name ${JSON.stringify(database)} must be unique in testing: src/environments/testing/webapp.yaml already has it (each application has its own; SQL Server compares names case-insensitively)`,
+    ]);
+  });
+
+  it.each(SQL_SERVER_BUILT_INS.databases.flatMap((name) => [name, name.toUpperCase()]))('refuses the system database %s as database.name', (database) => {
+    expect(
+      refused((files) => {
+        files.testing.webapp.database = { name: database };
+      }),
+    ).toEqual([
+      `src/environments/testing/webapp.yaml: database.name ${JSON.stringify(database)} must not be a SQL Server system database (${SQL_SERVER_BUILT_INS.databases.join(', ')})`,
+    ]);
+  });
+
+  it.each(SQL_SERVER_BUILT_INS.principals.map((name) => name.toLowerCase()).filter((name) => /^[a-z0-9-]+$/.test(name)))(
+    'refuses an application named %s: its SQL login would be a built-in principal of SQL Server',
+    (principal) => {
+      expect(
+        refused((files) => {
+          files.local[principal] = { ...structuredClone(files.local.webapp), namespace: 'other', url: 'https://other.local.platform.example.com' };
+        }),
+      ).toEqual([
+        `src/environments/local/${principal}.yaml: (file name) ${JSON.stringify(principal)} must not be a SQL Server built-in principal (${SQL_SERVER_BUILT_INS.principals.join(', ')}, in any case): an application's name is its SQL login`,
+      ]);
+    },
+  );
+
+  it('refuses an application whose Gateway proxy would take the name of an infrastructure release', () => {
+    const release = RELEASE_ROWS.find((row) => row.name.endsWith(gatewayProxyName('')))!;
+    const name = release.name.slice(0, -gatewayProxyName('').length);
+    expect(
+      refused((files) => {
+        files.local[name] = { ...structuredClone(files.local.webapp), namespace: 'other', url: 'https://other.local.platform.example.com' };
+      }),
+    ).toEqual([
+      `src/environments/local/${name}.yaml: (file name) ${JSON.stringify(name)} must not derive the Envoy proxy name ${JSON.stringify(release.name)}: the infrastructure release ${release.name} names its own objects so (${RELEASE_ROWS.map((row) => row.name).join(', ')} are taken)`,
+    ]);
+  });
+
+  it('refuses a consumer group that is a prefix of another application\'s, naming both files', () => {
+    // Groups are granted as PREFIX patterns (src/constructs/broker-user.ts): "web" reads every "webapp*".
+    const first = Object.keys(environmentFilesCopy().testing).find((name) => name !== 'environment')!;
+    const prefix = first.slice(0, -1);
+    expect(
+      refused((files) => {
+        withSecondApplication('testing', files);
+        files.testing[SECOND].broker = { ...files.testing[SECOND].broker, consumerGroup: prefix };
+      }),
+    ).toEqual([
+      `src/environments/testing/${SECOND}.yaml: broker.consumerGroup ${JSON.stringify(prefix)} must not be a prefix of another consumer group (groups are granted as prefixes): src/environments/testing/${first}.yaml broker.consumerGroup ${JSON.stringify(first)} (default: the application's name) starts with it`,
+    ]);
+  });
+
+  it('refuses an application\'s default consumer group equal to a broker user\'s group in environment.yaml', () => {
+    const first = Object.keys(environmentFilesCopy().testing).find((name) => name !== 'environment')!;
+    expect(
+      refused((files) => {
+        const topic = files.testing.environment.broker.topics[0].name;
+        files.testing.environment.broker.users = [{ name: 'reporting', acls: [{ topic, operations: ['Read'] }], consumerGroup: `${first}-reports` }];
+      }),
+    ).toEqual([
+      `src/environments/testing/${first}.yaml: broker.consumerGroup ${JSON.stringify(first)} (default: the application's name) must not be a prefix of another consumer group (groups are granted as prefixes): src/environments/testing/environment.yaml broker.users[0].consumerGroup ${JSON.stringify(`${first}-reports`)} starts with it`,
     ]);
   });
 

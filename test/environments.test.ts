@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { ENVIRONMENT_ORDER, environmentNamed, loadEnvironments } from '../src/environments';
 import { UsageError } from '../src/errors';
@@ -178,6 +179,35 @@ describe('the values files', () => {
     for (const file of readValuesTexts(ROOT).keys()) {
       const kind = file.endsWith(`/${ENVIRONMENT_VALUES_FILE}`) ? 'environment' : 'application';
       expect(readValuesTexts(ROOT).get(file)!.split('\n')[0]).toBe(schemaModeline(kind));
+    }
+  });
+
+  it('refuses a file of an environment folder that is not a .yaml values file, and a folder, naming each', () => {
+    const texts = readValuesTexts(ROOT);
+    const application = projectEnvironments().testing!.applications[0]!.name;
+    const yml = `src/environments/testing/${application}-copy.yml`;
+    expect(() => loadEnvironments(new Map([...texts, [yml, texts.get(applicationValuesPath('testing', application))!], ['src/environments/testing/extra/', '']]))).toThrow(
+      [
+        `${yml}:1: (file name) "${application}-copy.yml" must be <application>.yaml or ${ENVIRONMENT_VALUES_FILE}: an environment folder holds values files only, and any other file or folder would be ignored`,
+        `src/environments/testing/extra/:1: (file name) "extra/" must be <application>.yaml or ${ENVIRONMENT_VALUES_FILE}: an environment folder holds values files only, and any other file or folder would be ignored`,
+      ].join('\n  - '),
+    );
+  });
+
+  it('reads every entry of an environment folder, so that a stray one is refused, and none beside the folders', () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'values-'));
+    try {
+      fs.mkdirSync(path.join(root, 'src/environments/testing/extra'), { recursive: true });
+      fs.writeFileSync(path.join(root, 'src/environments/testing/environment.yaml'), 'a: 1\n');
+      fs.writeFileSync(path.join(root, 'src/environments/testing/webapp.yml'), 'b: 2\n');
+      fs.writeFileSync(path.join(root, 'src/environments/application.schema.json'), '{}');
+      expect([...readValuesTexts(root)]).toEqual([
+        ['src/environments/testing/environment.yaml', 'a: 1\n'],
+        ['src/environments/testing/extra/', ''],
+        ['src/environments/testing/webapp.yml', 'b: 2\n'],
+      ]);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
     }
   });
 

@@ -1,10 +1,10 @@
 import type { z } from 'zod';
 import { GITOPS_CHART_ID, ROOT_APPLICATION } from '../argocd/applications';
-import { KUBERNETES_LIMITS } from '../constants';
+import { KUBERNETES_LIMITS, SQL_SERVER_BUILT_INS } from '../constants';
 import { PLATFORM_CHART_IDS } from '../dist-layout';
 import { ConfigError } from '../errors';
 import { RELEASE_ROWS } from '../infrastructure/releases';
-import { derivedNames } from '../naming';
+import { derivedNames, gatewayProxyName } from '../naming';
 import { issuerName } from './infrastructure-schema';
 import {
   type Application,
@@ -90,6 +90,19 @@ function applicationNameProblems(file: ValuesFile, name: string): string[] {
         'an application names its chart file, Argo CD Application and secrets folder',
     ];
   }
+  if (SQL_SERVER_BUILT_INS.principals.some((principal) => principal.toLowerCase() === name)) {
+    return [`${where} must not be a SQL Server built-in principal (${SQL_SERVER_BUILT_INS.principals.join(', ')}, in any case): an application's name is its SQL login`];
+  }
+  // The Envoy proxy of the application's Gateway is `<app>-gateway` in Envoy Gateway's namespace, where
+  // the envoy-gateway release names its controller's Deployment, Service and ServiceAccount after itself
+  // (envoyproxy/gateway charts/gateway-helm/templates/envoy-gateway-deployment.yaml, envoy-gateway-service.yaml).
+  const releases = RELEASE_ROWS.map((release) => release.name);
+  if (releases.includes(gatewayProxyName(name))) {
+    return [
+      `${where} must not derive the Envoy proxy name ${JSON.stringify(gatewayProxyName(name))}: ` +
+        `the infrastructure release ${gatewayProxyName(name)} names its own objects so (${releases.join(', ')} are taken)`,
+    ];
+  }
   const tooLong = derivedNames(name).filter((derived) => derived.name.length > KUBERNETES_LIMITS.labelValue);
   if (tooLong.length === 0) return [];
   const longest = tooLong.reduce((a, b) => (b.name.length > a.name.length ? b : a));
@@ -105,12 +118,25 @@ interface EnvironmentFiles {
   readonly applications: ValuesFile[];
 }
 
-/** Group `src/environments/<environment>/<file>.yaml` by environment folder. */
-function groupByEnvironment(texts: ValuesTexts): Map<string, EnvironmentFiles> {
+/**
+ * Group `src/environments/<environment>/<file>.yaml` by environment folder. Any other entry of
+ * an environment folder (`webapp.yml`, a folder) is a problem: read as nothing, it would
+ * silently drop an application from dist/.
+ */
+function groupByEnvironment(texts: ValuesTexts, problems: string[]): Map<string, EnvironmentFiles> {
   const groups = new Map<string, { environment?: ValuesFile; applications: ValuesFile[] }>();
   for (const [file, text] of texts) {
     const match = new RegExp(`^${VALUES_DIR}/([^/]+)/([^/]+)\\.yaml$`).exec(file);
-    if (match === null) continue;
+    if (match === null) {
+      const stray = new RegExp(`^${VALUES_DIR}/[^/]+/(.+)$`).exec(file);
+      if (stray !== null) {
+        problems.push(
+          `${file}:1: (file name) ${JSON.stringify(stray[1])} must be <application>.yaml or ${ENVIRONMENT_VALUES_FILE}: ` +
+            'an environment folder holds values files only, and any other file or folder would be ignored',
+        );
+      }
+      continue;
+    }
     const group = groups.get(match[1]!) ?? { applications: [] };
     groups.set(match[1]!, group);
     if (`${match[2]}.yaml` === ENVIRONMENT_VALUES_FILE) group.environment = new ValuesFile(file, text);
@@ -150,6 +176,31 @@ function crossFileProblems(app: ValuesFile, values: ApplicationValues, environme
   return problems;
 }
 
+/** A consumer group of an environment, where it is written (or defaulted), as messages name it. */
+interface ConsumerGroup {
+  readonly group: string;
+  readonly file: ValuesFile;
+  readonly path: readonly PropertyKey[];
+  /** `<field> <value>`, with a note when the value is a default. */
+  readonly label: string;
+}
+
+/**
+ * A broker user reads with its consumer group as a PREFIX pattern (src/constructs/broker-user.ts),
+ * so a group that equals or starts another's reads that one's offsets too: refuse the shorter
+ * (or, when equal, the later), naming the other.
+ */
+function consumerGroupProblem(earlier: ConsumerGroup, later: ConsumerGroup): string | undefined {
+  const [prefix, other] = later.group.length <= earlier.group.length ? [later, earlier] : [earlier, later];
+  if (!other.group.startsWith(prefix.group)) return undefined;
+  const equal = prefix.group === other.group;
+  return prefix.file.at(
+    prefix.path,
+    `${prefix.label} must ${equal ? 'differ from' : 'not be a prefix of'} another consumer group (groups are granted as prefixes): ` +
+      `${other.file.file} ${other.label} ${equal ? 'has it too' : 'starts with it'}`,
+  );
+}
+
 /**
  * Validate the values files of every environment of the platform, and the rules that span
  * files: each environment of the order has a folder with `environment.yaml` and at least
@@ -160,7 +211,7 @@ function crossFileProblems(app: ValuesFile, values: ApplicationValues, environme
  */
 export function validateEnvironments(order: readonly string[], texts: ValuesTexts): Environment[] {
   const problems: string[] = [];
-  const groups = groupByEnvironment(texts);
+  const groups = groupByEnvironment(texts, problems);
   const seen = new Set<string>();
   for (const name of order) {
     if (seen.has(name)) problems.push(`order: "${name}" appears more than once in the environment order`);
@@ -186,6 +237,17 @@ export function validateEnvironments(order: readonly string[], texts: ValuesText
     // Owners of what two applications of one environment must not share, with the file that took it first.
     const owners = { namespace: new Map<string, string>(), database: new Map<string, string>() };
     const brokerUsers = new Map((values?.broker.users ?? []).map((user) => [user.name, `${group.environment!.file} (broker.users)`]));
+    const consumerGroups: ConsumerGroup[] = [];
+    values?.broker.users.forEach((user, index) => {
+      if (user.consumerGroup === undefined) return;
+      const path = ['broker', 'users', index, 'consumerGroup'];
+      const written: ConsumerGroup = { group: user.consumerGroup, file: group.environment!, path, label: `${formatPath(path)} ${JSON.stringify(user.consumerGroup)}` };
+      for (const earlier of consumerGroups) {
+        const problem = consumerGroupProblem(earlier, written);
+        if (problem !== undefined) problems.push(problem);
+      }
+      consumerGroups.push(written);
+    });
     for (const appFile of group.applications) {
       const applicationName = appFile.file.split('/').pop()!.replace(/\.yaml$/, '');
       const nameProblems = applicationNameProblems(appFile, applicationName);
@@ -201,13 +263,20 @@ export function validateEnvironments(order: readonly string[], texts: ValuesText
       if (hostOwner !== undefined) crossProblems.push(appFile.at(['url'], `url ${JSON.stringify(application.url)} must be unique: ${hostOwner} already serves ${host}`));
       else hostOwners.set(host, appFile.file);
       const databaseName = application.database?.name ?? applicationName;
-      for (const [kind, key, field, path] of [
-        ['namespace', application.namespace, 'namespace', ['namespace']],
-        ['database', databaseName, 'database.name', application.database?.name === undefined ? [] : ['database', 'name']],
+      const databasePath = application.database?.name === undefined ? [] : ['database', 'name'];
+      if (SQL_SERVER_BUILT_INS.databases.some((system) => system === databaseName.toLowerCase())) {
+        crossProblems.push(
+          appFile.at(databasePath, `database.name ${JSON.stringify(databaseName)} must not be a SQL Server system database (${SQL_SERVER_BUILT_INS.databases.join(', ')})`),
+        );
+      }
+      // SQL Server's default collation compares names case-insensitively: WEBAPP is webapp's database.
+      for (const [kind, key, value, field, path, note] of [
+        ['namespace', application.namespace, application.namespace, 'namespace', ['namespace'], ''],
+        ['database', databaseName.toLowerCase(), databaseName, 'database.name', databasePath, '; SQL Server compares names case-insensitively'],
       ] as const) {
         const owner = owners[kind].get(key);
         if (owner !== undefined) {
-          crossProblems.push(appFile.at(path, `${field} ${JSON.stringify(key)} must be unique in ${name}: ${owner} already has it (each application has its own)`));
+          crossProblems.push(appFile.at(path, `${field} ${JSON.stringify(value)} must be unique in ${name}: ${owner} already has it (each application has its own${note})`));
         } else owners[kind].set(key, appFile.file);
       }
       const userOwner = brokerUsers.get(applicationName);
@@ -216,12 +285,23 @@ export function validateEnvironments(order: readonly string[], texts: ValuesText
           appFile.at([], `(file name) ${JSON.stringify(applicationName)} is also a user in ${userOwner}: each application gets a broker user named after it; rename that user`),
         );
       } else brokerUsers.set(applicationName, appFile.file);
+      const consumerGroup: ConsumerGroup = {
+        group: application.broker?.consumerGroup ?? applicationName,
+        file: appFile,
+        path: application.broker?.consumerGroup === undefined ? [] : ['broker', 'consumerGroup'],
+        label: `broker.consumerGroup ${JSON.stringify(application.broker?.consumerGroup ?? applicationName)}${application.broker?.consumerGroup === undefined ? " (default: the application's name)" : ''}`,
+      };
+      for (const earlier of consumerGroups) {
+        const problem = consumerGroupProblem(earlier, consumerGroup);
+        if (problem !== undefined) crossProblems.push(problem);
+      }
+      consumerGroups.push(consumerGroup);
       problems.push(...crossProblems);
       if (crossProblems.length > 0) {
         complete = false;
         continue;
       }
-      const { namespace, url, replicas, resources, image, tls, strategy, broker } = application;
+      const { namespace, url, replicas, resources, image, tls, strategy } = application;
       applications.push({
         name: applicationName,
         namespace,
@@ -234,8 +314,8 @@ export function validateEnvironments(order: readonly string[], texts: ValuesText
         database: { name: databaseName },
         broker: {
           name: applicationName,
-          acls: broker?.acls ?? values.broker.topics.map((topic) => ({ topic: topic.name, operations: [...DEFAULT_APPLICATION_ACL_OPERATIONS] })),
-          consumerGroup: broker?.consumerGroup ?? applicationName,
+          acls: application.broker?.acls ?? values.broker.topics.map((topic) => ({ topic: topic.name, operations: [...DEFAULT_APPLICATION_ACL_OPERATIONS] })),
+          consumerGroup: consumerGroup.group,
         },
         source: appFile.source(),
       });

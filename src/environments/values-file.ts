@@ -34,13 +34,21 @@ export function schemaModeline(kind: keyof typeof JSON_SCHEMA_FILES): string {
   return `# yaml-language-server: $schema=../${JSON_SCHEMA_FILES[kind]}`;
 }
 
-/** Every values file below `root`: `src/environments/<folder>/<file>.yaml`, sorted. */
+/**
+ * Every entry of every environment folder below `root`, sorted: `src/environments/<folder>/<file>`
+ * with its text, a folder inside as `<folder>/<name>/` with none. Not only `*.yaml`: validation
+ * refuses any other entry (a `webapp.yml` skipped here would drop that application from dist/).
+ * Files beside the folders (the generated JSON Schemas, the code) are not values files.
+ */
 export function readValuesTexts(root: string): Map<string, string> {
   const dir = path.join(root, VALUES_DIR);
   const texts = new Map<string, string>();
   for (const folder of fs.readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isDirectory())) {
-    for (const file of fs.readdirSync(path.join(dir, folder.name)).filter((name) => name.endsWith('.yaml')).sort()) {
-      texts.set(`${VALUES_DIR}/${folder.name}/${file}`, fs.readFileSync(path.join(dir, folder.name, file), 'utf8'));
+    for (const name of fs.readdirSync(path.join(dir, folder.name))) {
+      const file = `${VALUES_DIR}/${folder.name}/${name}`;
+      const full = path.join(dir, folder.name, name);
+      if (fs.statSync(full).isDirectory()) texts.set(`${file}/`, '');
+      else texts.set(file, fs.readFileSync(full, 'utf8'));
     }
   }
   return new Map([...texts].sort(([a], [b]) => a.localeCompare(b)));
