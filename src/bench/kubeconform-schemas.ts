@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { contentFingerprint } from '../../scripts/build.cjs';
-import { CRD_DIR, isNode, KUBERNETES_VERSIONS, kubernetesSchemaFile, SCHEMA_DIR, type SchemaNode } from '../validation/schema-catalog';
+import { CRD_DIR, crdFileNames, isNode, KUBERNETES_VERSIONS, kubernetesSchemaFile, SCHEMA_DIR, type SchemaNode, schemaFiles } from '../validation/schema-catalog';
 
 /**
  * The project's schemas (`schemas/kubernetes-<minor>.0.json`, `schemas/crds/*.yaml`) in the
@@ -134,12 +134,7 @@ function customResourceSchema(schema: SchemaNode): SchemaNode {
 
 /** The files this conversion reads, relative to the repository root. */
 function inputFiles(root: string): string[] {
-  const crds = fs
-    .readdirSync(path.join(root, SCHEMA_DIR, CRD_DIR))
-    .filter((file) => file.endsWith('.yaml'))
-    .sort()
-    .map((file) => path.join(SCHEMA_DIR, CRD_DIR, file));
-  return [...KUBERNETES_VERSIONS.map((minor) => path.join(SCHEMA_DIR, kubernetesSchemaFile(minor))), ...crds, 'src/bench/kubeconform-schemas.ts'];
+  return [...schemaFiles(root), 'src/bench/kubeconform-schemas.ts'];
 }
 
 /**
@@ -153,8 +148,8 @@ export function kubeconformSchemas(root: string, cacheDir: string, progress: (me
   const temporary = `${folder}.${process.pid}.tmp`;
   fs.rmSync(temporary, { recursive: true, force: true });
   const crds: { file: string; schema: SchemaNode }[] = [];
-  for (const file of inputFiles(root).filter((name) => name.startsWith(path.join(SCHEMA_DIR, CRD_DIR)))) {
-    for (const document of parseAllDocuments(fs.readFileSync(path.join(root, file), 'utf8'))) {
+  for (const file of crdFileNames(path.join(root, SCHEMA_DIR))) {
+    for (const document of parseAllDocuments(fs.readFileSync(path.join(root, SCHEMA_DIR, CRD_DIR, file), 'utf8'))) {
       const crd = document.toJS() as SchemaNode | null;
       if (crd?.kind !== 'CustomResourceDefinition') continue;
       for (const version of crd.spec.versions ?? []) {

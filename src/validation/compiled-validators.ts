@@ -10,7 +10,7 @@ import uri from 'ajv/dist/runtime/uri';
 import ValidationError from 'ajv/dist/runtime/validation_error';
 import { RE2JS } from 're2js';
 import { contentFingerprint, statFingerprint } from '../../scripts/build.cjs';
-import { CRD_DIR, isNode, KNOWN_FORMATS, KUBERNETES_VERSIONS, kubernetesSchemaFile, kubernetesSchemaId, readSchemaCatalog, SCHEMA_DIR, type SchemaNode } from './schema-catalog';
+import { isNode, KNOWN_FORMATS, KUBERNETES_VERSIONS, kubernetesSchemaId, readSchemaCatalog, SCHEMA_DIR, type SchemaNode, schemaFiles } from './schema-catalog';
 
 /**
  * The gate's validators, compiled ahead of time. ajv compiling the Kubernetes and CRD schemas
@@ -209,14 +209,8 @@ function withoutAnnotations(node: unknown): void {
 
 /** The files whose content decides the compiled code, relative to the repository root. */
 function inputFiles(root: string): string[] {
-  const crds = fs
-    .readdirSync(path.join(root, SCHEMA_DIR, CRD_DIR))
-    .filter((file) => file.endsWith('.yaml'))
-    .sort()
-    .map((file) => path.join(SCHEMA_DIR, CRD_DIR, file));
-  const kubernetes = KUBERNETES_VERSIONS.map((minor) => path.join(SCHEMA_DIR, kubernetesSchemaFile(minor)));
   const packages = GENERATOR_PACKAGES.map((name) => path.join('node_modules', name, 'package.json'));
-  return [...kubernetes, ...crds, ...GENERATOR_SOURCES, ...packages];
+  return [...schemaFiles(root), ...GENERATOR_SOURCES, ...packages];
 }
 
 /** Content hash of the inputs; a stat fingerprint (path, size, mtime) answers when nothing changed. */

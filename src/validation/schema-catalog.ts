@@ -27,6 +27,22 @@ export function kubernetesSchemaFile(minor: string): string {
   return `kubernetes-${minor}.0.json`;
 }
 
+/** The CRD files below `<schemaDir>/crds/`, by name, sorted. */
+export function crdFileNames(schemaDir: string): string[] {
+  return fs
+    .readdirSync(path.join(schemaDir, CRD_DIR))
+    .filter((file) => file.endsWith('.yaml'))
+    .sort();
+}
+
+/** Every schema file, relative to the repository root: each supported minor's definitions, then the CRDs. */
+export function schemaFiles(root: string): string[] {
+  return [
+    ...KUBERNETES_VERSIONS.map((minor) => path.join(SCHEMA_DIR, kubernetesSchemaFile(minor))),
+    ...crdFileNames(path.join(root, SCHEMA_DIR)).map((file) => path.join(SCHEMA_DIR, CRD_DIR, file)),
+  ];
+}
+
 /** Each version's definitions are added to ajv under its own id; refs resolve against it. */
 export const kubernetesSchemaId = (minor: string) => `https://schemas.platform-gitops.invalid/${kubernetesSchemaFile(minor)}`;
 /** Custom resources' metadata is checked as the newest version's ObjectMeta. */
@@ -100,7 +116,7 @@ export function readSchemaCatalog(schemaDir: string): SchemaCatalog {
 
   const crds = new Map<string, CatalogType>();
   const crdDir = path.join(schemaDir, CRD_DIR);
-  for (const file of fs.readdirSync(crdDir).filter((name) => name.endsWith('.yaml')).sort()) {
+  for (const file of crdFileNames(schemaDir)) {
     for (const document of parseAllDocuments(fs.readFileSync(path.join(crdDir, file), 'utf8'))) {
       const crd = document.toJS() as SchemaNode | null;
       if (crd?.kind !== 'CustomResourceDefinition') continue;
