@@ -75,7 +75,7 @@ describe('npm run diff', () => {
   });
 
   it('compares two commits with --base and --head, and refuses a ref that names nothing', async () => {
-    git('commit', '-qam', 'testing v1.6.0, green beside blue, a reporting user in local');
+    git('commit', '-qam', `testing ${NEW_TAG}, green beside blue, a reporting user in local`);
     const committed = await runInProcess(DIFF, ['--base', 'main', '--head', 'feature'], root);
     // Sources changed, dist/ was not re-rendered: the committed trees are the same.
     expect(committed.stdout).toMatch(/^No rendered changes from main@[0-9a-f]{7} to feature@[0-9a-f]{7}\n$/);
