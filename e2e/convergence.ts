@@ -1,3 +1,4 @@
+import { compareText } from '../src/text-order';
 import type { KubeClient, KubeObject } from './kube-client';
 import { sleep } from './processes';
 
@@ -88,7 +89,7 @@ export async function watchConvergence(options: {
         const wave = Number(app?.metadata.annotations?.['argocd.argoproj.io/sync-wave'] ?? expected.get(name) ?? 0);
         return applicationState(app, name, wave, options.waitingPods());
       })
-      .sort((a, b) => a.wave - b.wave || a.name.localeCompare(b.name));
+      .sort((a, b) => a.wave - b.wave || compareText(a.name, b.name));
     const elapsed = Math.round((Date.now() - options.startedAt) / 1000);
     for (const state of states) {
       const line = `${state.sync.padEnd(10)} ${state.health.padEnd(12)} ${state.message}`.trimEnd();

@@ -15,6 +15,7 @@ import { flaggerOwnedFields } from '../constructs/canary-release';
 import type { ApplicationSpecIgnoreDifferences } from '../imports/application-argoproj.io';
 import { AppProject } from '../imports/appproject-argoproj.io';
 import { secretCatalog, secretGroups } from '../secrets/catalog';
+import { compareText } from '../text-order';
 
 /**
  * Cluster-scoped kinds the upstream Helm charts of the infrastructure create (their
@@ -76,7 +77,7 @@ export function chartFootprint(id: string, chart: Chart): ChartFootprint {
     if (object.kind === 'Canary' && object.apiVersion.startsWith('flagger.app/')) ignoreDifferences.push(...flaggerOwnedFields(object.toJson()));
   }
   for (const namespace of ownNamespaces) namespaces.add(namespace);
-  const primaryNamespace = [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0];
+  const primaryNamespace = [...counts.entries()].sort((a, b) => b[1] - a[1] || compareText(a[0], b[0]))[0]?.[0];
   return {
     id,
     namespaces: [...namespaces].sort(),

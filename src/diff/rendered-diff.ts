@@ -2,6 +2,7 @@ import { createTwoFilesPatch, OMIT_HEADERS } from 'diff';
 import { parseAllDocuments, stringify } from 'yaml';
 import { ENVIRONMENT_ORDER } from '../environments';
 import type { ManifestTree } from '../dist-layout';
+import { compareText } from '../text-order';
 
 /**
  * What changed between two rendered trees (`dist/` of a base and of a head), object by
@@ -83,13 +84,13 @@ function environmentRank(environment: string): number {
 
 /** Environments in promotion order, unknown ones after them alphabetically. */
 export function compareEnvironments(a: string, b: string): number {
-  return environmentRank(a) - environmentRank(b) || a.localeCompare(b);
+  return environmentRank(a) - environmentRank(b) || compareText(a, b);
 }
 
 /** The objects of each environment of a tree, keyed by identity. */
 function objectsByEnvironment(tree: ManifestTree): Map<string, Map<string, RenderedObject>> {
   const environments = new Map<string, Map<string, RenderedObject>>();
-  for (const [file, text] of [...tree].sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [file, text] of [...tree].sort(([a], [b]) => compareText(a, b))) {
     const slash = file.indexOf('/');
     if (slash === -1) continue; // dist/ holds one folder per environment; stray files are no environment
     const environment = file.slice(0, slash);

@@ -5,6 +5,7 @@ import { PLATFORM_CHART_IDS } from '../dist-layout';
 import { ConfigError } from '../errors';
 import { RELEASE_ROWS } from '../infrastructure/releases';
 import { derivedNames, gatewayProxyName } from '../naming';
+import { compareText } from '../text-order';
 import { issuerName } from './infrastructure-schema';
 import {
   type Application,
@@ -322,7 +323,7 @@ export function validateEnvironments(order: readonly string[], texts: ValuesText
     }
     if (!complete || values === undefined || applications.length === 0) continue;
     statusFiles.set(name, group.environment);
-    environments.push({ ...values, name, applications: applications.sort((a, b) => a.name.localeCompare(b.name)) });
+    environments.push({ ...values, name, applications: applications.sort((a, b) => compareText(a.name, b.name)) });
   }
 
   const firstPlanned = environments.findIndex((env) => env.status === 'planned');

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type Document, isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
+import { compareText } from '../text-order';
 
 /**
  * The values files (contract 1.1 step 4: deployment configuration as values files per
@@ -51,7 +52,7 @@ export function readValuesTexts(root: string): Map<string, string> {
       else texts.set(file, fs.readFileSync(full, 'utf8'));
     }
   }
-  return new Map([...texts].sort(([a], [b]) => a.localeCompare(b)));
+  return new Map([...texts].sort(([a], [b]) => compareText(a, b)));
 }
 
 /**

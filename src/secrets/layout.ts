@@ -1,6 +1,7 @@
 import { stringify } from 'yaml';
 import { CHART_WAVES, SYNC_WAVE_ANNOTATION } from '../constants';
 import type { Environment } from '../environments';
+import { compareText } from '../text-order';
 import { type SecretSpec, encryptedFileName, secretCatalog, secretsPath } from './catalog';
 
 /**
@@ -60,7 +61,7 @@ export function secretsLayout(environments: readonly Environment[]): Map<string,
       files.set(`${secretsPath(environment.name, secret.group)}/${templateFileName(secret.name)}`, templateOf(environment.name, secret));
     }
   }
-  return new Map([...files.entries()].sort(([a], [b]) => a.localeCompare(b)));
+  return new Map([...files.entries()].sort(([a], [b]) => compareText(a, b)));
 }
 
 /** Files of the secrets tree that no catalog version writes any more (the KSOPS generator), removed by `scaffold`. */

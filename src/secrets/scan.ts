@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { compareText } from '../text-order';
 
 /** What is not the project's own text when `root` is no git work tree: installed packages, git's store, build output. */
 const NOT_SCANNED = new Set(['node_modules', '.git', 'build', 'coverage', '.scratch']);
@@ -24,7 +25,7 @@ function committableFiles(root: string): string[] | undefined {
 function walkedFiles(root: string): string[] {
   const files: string[] = [];
   const walk = (dir: string): void => {
-    for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => compareText(a.name, b.name))) {
       if (NOT_SCANNED.has(entry.name) || entry.name.startsWith('.dist-render-')) continue;
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) walk(full);

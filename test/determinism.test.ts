@@ -1,0 +1,67 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { compareEnvironments } from '../src/diff/rendered-diff';
+import { loadEnvironments } from '../src/environments';
+import { readValuesTexts, VALUES_DIR } from '../src/environments/values-file';
+import { secretsLayout } from '../src/secrets/layout';
+import { dataCopy } from './project-copy';
+
+// Output is deterministic: the same values render the same files in the same order on every
+// machine. Node's ICU takes its default locale from LC_ALL/LANG, and `localeCompare` collates
+// by it: under Lithuanian `y` sorts before `j`. Here `localeCompare` behaves as it does on such
+// a machine; the order of applications, values files and environments must not change.
+const lithuanian = new Intl.Collator('lt');
+
+/** Two applications whose names Lithuanian collation orders differently from code units. */
+const NAMES = ['jobs', 'yard'] as const;
+
+function withApplications(root: string, environment: string): void {
+  const dir = path.join(root, VALUES_DIR, environment);
+  const first = fs.readdirSync(dir).find((file) => file !== 'environment.yaml')!;
+  const text = fs.readFileSync(path.join(dir, first), 'utf8');
+  const application = first.replace(/\.yaml$/, '');
+  for (const name of NAMES) {
+    const renamed = text
+      .split('\n')
+      .map((line) => (/^(namespace|url):/.test(line) ? line.replaceAll(application, name) : line))
+      .join('\n');
+    fs.writeFileSync(path.join(dir, `${name}.yaml`), renamed);
+  }
+}
+
+describe('order on a machine whose locale collates differently', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('loads values files and applications in the same order as anywhere else', () => {
+    const root = dataCopy();
+    try {
+      withApplications(root, 'local');
+      const expected = loadEnvironments(readValuesTexts(root)).map((env) => env.applications.map((app) => app.name));
+      const files = [...readValuesTexts(root).keys()];
+      expect(files).toEqual([...files].sort());
+
+      vi.spyOn(String.prototype, 'localeCompare').mockImplementation(function (this: string, that: string) {
+        return lithuanian.compare(this, that);
+      });
+      expect(['yard', 'jobs'].sort((a, b) => a.localeCompare(b))).toEqual(['yard', 'jobs']);
+      expect([...readValuesTexts(root).keys()]).toEqual(files);
+      const local = loadEnvironments(readValuesTexts(root)).find((env) => env.name === 'local')!;
+      expect(local.applications.map((app) => app.name).filter((name) => (NAMES as readonly string[]).includes(name))).toEqual([...NAMES]);
+      expect(loadEnvironments(readValuesTexts(root)).map((env) => env.applications.map((app) => app.name))).toEqual(expected);
+      const layout = [...secretsLayout(loadEnvironments(readValuesTexts(root))).keys()];
+      expect(layout).toEqual([...layout].sort());
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('orders environments the promotion order does not know by code units', () => {
+    vi.spyOn(String.prototype, 'localeCompare').mockImplementation(function (this: string, that: string) {
+      return lithuanian.compare(this, that);
+    });
+    expect(['yard', 'jobs'].sort(compareEnvironments)).toEqual(['jobs', 'yard']);
+  });
+});
