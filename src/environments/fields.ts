@@ -23,6 +23,17 @@ export const namespaceName = dnsLabel.superRefine((namespace, ctx) => {
   }
 });
 
+/**
+ * cron-parser computes with luxon dates (it builds one for "now" on every parse) and formats
+ * none here. Without a default locale luxon asks ICU for the system's (`new
+ * Intl.DateTimeFormat()`), which costs about 20 ms at start, a twentieth of a synth. The
+ * locale only affects formatting; parsing a schedule is the same in every locale.
+ */
+// `require`, not `import`: luxon ships a CommonJS and an ES module build, and cron-parser
+// requires the CommonJS one; an `import` would set the other copy's settings.
+const { Settings: LuxonSettings } = require('luxon') as typeof import('luxon');
+LuxonSettings.defaultLocale = 'en-US';
+
 /** The descriptors a Kubernetes CronJob accepts besides five fields (robfig/cron, which it uses). */
 const CRON_DESCRIPTORS = ['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly'];
 
