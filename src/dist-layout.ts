@@ -117,19 +117,52 @@ function git(root: string, args: readonly string[]): { ok: boolean; stdout: stri
   return { ok: result.status === 0, stdout: result.stdout, stderr: result.stderr.trim() };
 }
 
-/** Whether `root` is the top of a git work tree with at least one commit. */
+/** Whether `root` is the top of a git work tree with at least one commit (one git process). */
 export function hasCommittedHead(root: string): boolean {
-  const top = git(root, ['rev-parse', '--show-toplevel']);
-  return top.ok && path.resolve(top.stdout.trim()) === fs.realpathSync(root) && git(root, ['rev-parse', '--verify', '--quiet', 'HEAD']).ok;
+  const found = git(root, ['rev-parse', '--show-toplevel', '--verify', '--quiet', 'HEAD']);
+  const [top] = found.stdout.split('\n');
+  return found.ok && top !== undefined && path.resolve(top) === fs.realpathSync(root);
 }
 
 /**
- * `dist/<environment>/<chart>.yaml` as committed in HEAD of the project at `root`: what the
- * cluster syncs, whatever the working tree holds. Undefined when HEAD has no such file.
+ * Files as committed, read by one git process (`git cat-file --batch`) instead of one
+ * `git show` each: `<commit>:<path>` -> text, undefined where that commit has no such file.
  */
-export function readCommittedChart(root: string, environment: string, chart: string): string | undefined {
-  const shown = git(root, ['show', `HEAD:${RENDERED_DIR}/${chartFile(environment, chart)}`]);
-  return shown.ok ? shown.stdout : undefined;
+export function readCommittedFiles(root: string, objects: readonly string[]): Map<string, string | undefined> {
+  const files = new Map<string, string | undefined>();
+  if (objects.length === 0) return files;
+  const unreadable = objects.find((object) => /[\n\r]/.test(object));
+  if (unreadable !== undefined) throw new RefusedError(`cannot read ${JSON.stringify(unreadable)} from git: a line break in a path`);
+  const result = spawnSync('git', ['-C', root, 'cat-file', '--batch'], { input: `${objects.join('\n')}\n`, maxBuffer: 1024 * 1024 * 1024 });
+  if (result.error) throw new RefusedError(`cannot run git: ${result.error.message}`);
+  if (result.status !== 0) throw new RefusedError(`git cat-file in ${root}: ${result.stderr.toString().trim()}`);
+  // Per object: `<object> missing` (or `ambiguous`), or `<id> <type> <size>`, then size bytes and a line break.
+  const output = result.stdout;
+  let at = 0;
+  for (const object of objects) {
+    const end = output.indexOf(0x0a, at);
+    const header = output.toString('utf8', at, end).split(' ');
+    at = end + 1;
+    if (header.length !== 3) {
+      files.set(object, undefined);
+      continue;
+    }
+    const size = Number(header[2]);
+    files.set(object, header[1] === 'blob' ? output.toString('utf8', at, at + size) : undefined);
+    at += size + 1;
+  }
+  return files;
+}
+
+/**
+ * `dist/<environment>/<chart>.yaml` of each (environment, chart) as committed in HEAD of the
+ * project at `root`: what the cluster syncs, whatever the working tree holds. Keyed by
+ * `<environment>/<chart>.yaml`; undefined where HEAD has no such file.
+ */
+export function readCommittedCharts(root: string, charts: readonly { environment: string; chart: string }[]): Map<string, string | undefined> {
+  const files = charts.map(({ environment, chart }) => chartFile(environment, chart));
+  const committed = readCommittedFiles(root, files.map((file) => `HEAD:${RENDERED_DIR}/${file}`));
+  return new Map(files.map((file) => [file, committed.get(`HEAD:${RENDERED_DIR}/${file}`)]));
 }
 
 /** The `.yaml` files of `dist/` as committed in `commit`, keyed relative to `dist/`. */
@@ -140,11 +173,12 @@ export function readCommittedTree(root: string, commit: string): ManifestTree {
     .split('\0')
     .filter((file) => file.endsWith(MANIFEST_EXTENSION))
     .sort();
+  const committed = readCommittedFiles(root, files.map((file) => `${commit}:${file}`));
   const tree = new Map<string, string>();
   for (const file of files) {
-    const shown = git(root, ['show', `${commit}:${file}`]);
-    if (!shown.ok) throw new RefusedError(`cannot read ${file} at ${commit}: ${shown.stderr}`);
-    tree.set(file.slice(RENDERED_DIR.length + 1), shown.stdout);
+    const text = committed.get(`${commit}:${file}`);
+    if (text === undefined) throw new RefusedError(`cannot read ${file} at ${commit}`);
+    tree.set(file.slice(RENDERED_DIR.length + 1), text);
   }
   return tree;
 }

@@ -17,7 +17,7 @@ import {
   hasCommittedHead,
   type PlatformChartId,
   RENDERED_DIR,
-  readCommittedChart,
+  readCommittedCharts,
   RENDER_MARKER,
   RENDER_MARKER_TEXT,
   writeCharts,
@@ -172,17 +172,19 @@ function loadInputs(options: SynthesizeOptions): { environments: readonly Enviro
  * rendered folder `outdir` stands in for it.
  */
 export function blueGreenProblems(environments: readonly Environment[], root: string, outdir: string, source: 'head' | 'outdir' = 'head'): string[] {
-  const committed = source === 'head' && hasCommittedHead(root);
-  return environments.flatMap((environment) =>
-    environment.applications.flatMap((application) => {
-      if (application.strategy.type !== 'blue-green') return [];
-      const chart = applicationChartId(application.name);
-      const file = chartFile(environment.name, chart);
-      const text = committed ? readCommittedChart(root, environment.name, chart) : readIfExists(path.join(outdir, file));
-      const label = committed ? `${RENDERED_DIR}/${file} in HEAD` : `${path.basename(outdir)}/${file}`;
-      return blueGreenTransitionProblems(application, text === undefined ? undefined : parseCommittedBlueGreen(text, application), label);
-    }),
+  const blueGreen = environments.flatMap((environment) =>
+    environment.applications
+      .filter((application) => application.strategy.type === 'blue-green')
+      .map((application) => ({ environment: environment.name, chart: applicationChartId(application.name), application })),
   );
+  if (blueGreen.length === 0) return [];
+  const committed = source === 'head' && hasCommittedHead(root) ? readCommittedCharts(root, blueGreen) : undefined;
+  return blueGreen.flatMap(({ environment, chart, application }) => {
+    const file = chartFile(environment, chart);
+    const text = committed ? committed.get(file) : readIfExists(path.join(outdir, file));
+    const label = committed ? `${RENDERED_DIR}/${file} in HEAD` : `${path.basename(outdir)}/${file}`;
+    return blueGreenTransitionProblems(application, text === undefined ? undefined : parseCommittedBlueGreen(text, application), label);
+  });
 }
 
 function readIfExists(file: string): string | undefined {

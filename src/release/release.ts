@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Document } from 'yaml';
 import { BLUE_GREEN, IMAGE_TAG_PATTERN } from '../constants';
-import { hasCommittedHead, readManifestTree, RENDERED_DIR, runGit } from '../dist-layout';
+import { hasCommittedHead, readCommittedFiles, readManifestTree, RENDERED_DIR, runGit } from '../dist-layout';
 import { diffRenderedTrees, type RenderedDiff } from '../diff/rendered-diff';
 import { type Application, ENVIRONMENT_ORDER, type Environment, environmentNamed, selectApplication } from '../environments';
 import { runningTagOf } from '../environments/running-tag';
@@ -229,10 +229,12 @@ export function committedRunningTags(root: string, environment: Environment, app
   if (!hasCommittedHead(root)) return [];
   const log = runGit(root, ['log', '--format=%H', '--', file]);
   const tags: string[] = [];
-  for (const commit of log.ok ? log.stdout.split('\n').filter(Boolean) : []) {
-    const shown = runGit(root, ['show', `${commit}:${file}`]);
-    if (!shown.ok) continue;
-    const data = new ValuesFile(file, shown.stdout).data() as any;
+  const commits = log.ok ? log.stdout.split('\n').filter(Boolean) : [];
+  const committed = readCommittedFiles(root, commits.map((commit) => `${commit}:${file}`));
+  for (const commit of commits) {
+    const text = committed.get(`${commit}:${file}`);
+    if (text === undefined) continue;
+    const data = new ValuesFile(file, text).data() as any;
     const blueGreen = data?.strategy?.blueGreen;
     const tag: unknown = blueGreen === undefined ? data?.image?.tag : blueGreen.units?.[blueGreen.active]?.tag;
     if (typeof tag === 'string' && !tags.includes(tag)) tags.push(tag);
