@@ -1,5 +1,5 @@
 import { CronExpressionParser } from 'cron-parser';
-import { z } from 'zod';
+import * as z from 'zod';
 import { IMAGE_TAG_PATTERN, INFRASTRUCTURE_NAMESPACES, RESERVED_NAMESPACES } from '../constants';
 import { parseCpu, parseMemory } from './quantity';
 

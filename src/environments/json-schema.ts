@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { applicationValuesSchema, environmentValuesSchema } from './schema';
 import { JSON_SCHEMA_FILES, VALUES_DIR } from './values-file';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { INFRASTRUCTURE_NAMESPACES } from '../constants';
 import { ConfigError } from '../errors';
 import { section } from './fields';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { BLUE_GREEN } from '../constants';
 import { infrastructureSchema } from './infrastructure-schema';
 import { aclSchema, brokerSchema, databaseSchema, SQL_DATABASE_NAME } from './data-services-schema';
