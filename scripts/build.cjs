@@ -22,16 +22,22 @@ function entryPoints() {
   return ['src/main.ts', ...cli].sort();
 }
 
+/** `.ts` files below `dir` (relative to ROOT). A walk of its own: node 20's `readdirSync(recursive)` takes twice as long. */
+function typeScriptBelow(dir) {
+  const files = [];
+  for (const entry of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) files.push(...typeScriptBelow(file));
+    else if (entry.name.endsWith('.ts')) files.push(file);
+  }
+  return files;
+}
+
 /** TypeScript below src/, e2e/ and pulumi/ (commands import the e2e harness and the bootstrap's manifests). */
 function inputFiles() {
   const sources = ['src', 'e2e', 'pulumi']
     .filter((dir) => fs.existsSync(path.join(ROOT, dir)))
-    .flatMap((dir) =>
-      fs
-        .readdirSync(path.join(ROOT, dir), { recursive: true })
-        .filter((file) => file.endsWith('.ts'))
-        .map((file) => path.join(dir, file)),
-    )
+    .flatMap(typeScriptBelow)
     .sort();
   return [...sources, 'scripts/build.cjs', 'tsconfig.json', 'package-lock.json'];
 }
