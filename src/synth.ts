@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { App, type Chart } from 'cdk8s';
+import { YAMLException } from 'js-yaml';
 import { GITOPS_CHART_ID } from './argocd/applications';
 import { ApplicationChart } from './charts/application-chart';
 import { BrokerChart } from './charts/broker-chart';
@@ -9,7 +10,7 @@ import { GitopsChart, chartFootprint } from './charts/gitops-chart';
 import { InfrastructureChart } from './charts/infrastructure-chart';
 import { IssuersChart } from './charts/issuers-chart';
 import { MonitoringChart } from './charts/monitoring-chart';
-import { blueGreenTransitionProblems, parseCommittedBlueGreen } from './strategies/blue-green';
+import { blueGreenTransitionProblems, type CommittedBlueGreen, parseCommittedBlueGreen } from './strategies/blue-green';
 import {
   applicationChartId,
   assertReplaceable,
@@ -183,7 +184,17 @@ export function blueGreenProblems(environments: readonly Environment[], root: st
     const file = chartFile(environment, chart);
     const text = committed ? committed.get(file) : readIfExists(path.join(outdir, file));
     const label = committed ? `${RENDERED_DIR}/${file} in HEAD` : `${path.basename(outdir)}/${file}`;
-    return blueGreenTransitionProblems(application, text === undefined ? undefined : parseCommittedBlueGreen(text, application), label);
+    let state: CommittedBlueGreen | undefined;
+    try {
+      state = text === undefined ? undefined : parseCommittedBlueGreen(text, application);
+    } catch (error) {
+      if (!(error instanceof YAMLException)) throw error;
+      return [
+        `${label}: cannot be read as YAML (${error.reason}), so the blue-green step cannot be checked against it; ` +
+          'restore it from a commit where it reads (git checkout <commit> -- <file>) and commit it',
+      ];
+    }
+    return blueGreenTransitionProblems(application, state, label);
   });
 }
 

@@ -136,6 +136,16 @@ describe('blue-green in staging, as three reviewed changes (1.4)', () => {
     expect(() => synthesize({ outdir, texts, committed: 'outdir' })).toThrow(`${file}:${line}: strategy.blueGreen.`);
   });
 
+  it('refuses to judge a step against a rendered chart that does not read as YAML, and says how to mend it', () => {
+    const file = path.join(outdir, 'staging', 'webapp.yaml');
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/^kind: Service$/m, 'kind: Service\nspec: [unclosed'));
+    const problems = refusedStaging('blue', { blue: { tag: 'v1.4.2' }, green: { tag: 'v1.5.0' } });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(
+      /^dist\/staging\/webapp\.yaml: cannot be read as YAML \(.+\), so the blue-green step cannot be checked against it; restore it from a commit where it reads \(git checkout <commit> -- <file>\) and commit it$/,
+    );
+  });
+
   it('refuses a unit without a tag', () => {
     expect(refusedStaging('blue', { blue: { tag: 'v1.4.2' }, green: {} as { tag: string } })).toEqual([
       'src/environments/staging/webapp.yaml: strategy.blueGreen.units.green.tag is required and must be a string',

@@ -1,4 +1,4 @@
-import { parse } from 'yaml';
+import { load } from 'js-yaml';
 import { BLUE_GREEN, LABELS } from '../constants';
 import { BlueGreen } from '../constructs/blue-green';
 import type { Application, Strategy } from '../environments';
@@ -100,11 +100,12 @@ export function blueGreenTransitionProblems(
  * application was not rendered as blue-green there (a first render, or a change of strategy).
  */
 export function parseCommittedBlueGreen(text: string, app: Application): CommittedBlueGreen | undefined {
-  // Parse only the Service and Deployment documents: the file holds many more.
+  // Parse only the Service and Deployment documents: the file holds many more. js-yaml reads
+  // rendered manifests (it writes them, src/dist-layout.ts); `yaml` is for values files.
   const objects = text
     .split(/^---$/m)
     .filter((document) => /^kind: (Service|Deployment)$/m.test(document))
-    .map((document) => parse(document) as any);
+    .map((document) => load(document) as any);
   const application = app.name;
   const service = objects.find((o) => o?.kind === 'Service' && o.metadata?.name === application);
   const active = service?.spec?.selector?.[LABELS.version];
