@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ENVIRONMENT_ORDER, environmentNamed, loadEnvironments } from '../src/environments';
-import { UsageError } from '../src/errors';
+import { ConfigError, UsageError } from '../src/errors';
 import { valuesJsonSchemas } from '../src/environments/json-schema';
 import { applicationValuesPath, ENVIRONMENT_VALUES_FILE, readValuesTexts, schemaModeline, ValuesFile } from '../src/environments/values-file';
 import { projectEnvironments, refusalsAgainstCommittedDist, ROOT } from './support';
@@ -206,6 +206,22 @@ describe('the values files', () => {
         ['src/environments/testing/extra/', ''],
         ['src/environments/testing/webapp.yml', 'b: 2\n'],
       ]);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a link whose target does not exist, naming the file and the target, instead of failing on it', () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'values-'));
+    try {
+      fs.mkdirSync(path.join(root, 'src/environments/testing'), { recursive: true });
+      fs.writeFileSync(path.join(root, 'src/environments/testing/environment.yaml'), 'a: 1\n');
+      fs.symlinkSync('../shared/billing.yaml', path.join(root, 'src/environments/testing/billing.yaml'));
+      const read = () => readValuesTexts(root);
+      expect(read).toThrow(ConfigError);
+      expect(read).toThrow(
+        'src/environments/testing/billing.yaml: a link to ../shared/billing.yaml, which does not exist; restore its target or remove the link',
+      );
     } finally {
       fs.rmSync(root, { recursive: true, force: true });
     }

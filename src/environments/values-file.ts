@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type Document, isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
+import { ConfigError } from '../errors';
 import { compareText } from '../text-order';
 
 /**
@@ -44,14 +45,18 @@ export function schemaModeline(kind: keyof typeof JSON_SCHEMA_FILES): string {
 export function readValuesTexts(root: string): Map<string, string> {
   const dir = path.join(root, VALUES_DIR);
   const texts = new Map<string, string>();
+  const broken: string[] = [];
   for (const folder of fs.readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isDirectory())) {
     for (const name of fs.readdirSync(path.join(dir, folder.name))) {
       const file = `${VALUES_DIR}/${folder.name}/${name}`;
       const full = path.join(dir, folder.name, name);
-      if (fs.statSync(full).isDirectory()) texts.set(`${file}/`, '');
+      const stat = fs.statSync(full, { throwIfNoEntry: false });
+      if (stat === undefined) broken.push(`${file}: a link to ${fs.readlinkSync(full)}, which does not exist; restore its target or remove the link`);
+      else if (stat.isDirectory()) texts.set(`${file}/`, '');
       else texts.set(file, fs.readFileSync(full, 'utf8'));
     }
   }
+  if (broken.length > 0) throw new ConfigError(broken.sort(compareText));
   return new Map([...texts].sort(([a], [b]) => compareText(a, b)));
 }
 
