@@ -1,8 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import { contentFingerprint } from '../../scripts/build.cjs';
-import { CRD_DIR, crdFileNames, isNode, KUBERNETES_VERSIONS, kubernetesSchemaFile, SCHEMA_DIR, type SchemaNode, schemaFiles } from '../validation/schema-catalog';
+import { crdVersions, isNode, KUBERNETES_VERSIONS, kubernetesSchemaFile, SCHEMA_DIR, type SchemaNode, schemaFiles } from '../validation/schema-catalog';
 
 /**
  * The project's schemas (`schemas/kubernetes-<minor>.0.json`, `schemas/crds/*.yaml`) in the
@@ -148,17 +147,9 @@ export function kubeconformSchemas(root: string, cacheDir: string, progress: (me
   const temporary = `${folder}.${process.pid}.tmp`;
   fs.rmSync(temporary, { recursive: true, force: true });
   const crds: { file: string; schema: SchemaNode }[] = [];
-  for (const file of crdFileNames(path.join(root, SCHEMA_DIR))) {
-    for (const document of parseAllDocuments(fs.readFileSync(path.join(root, SCHEMA_DIR, CRD_DIR, file), 'utf8'))) {
-      const crd = document.toJS() as SchemaNode | null;
-      if (crd?.kind !== 'CustomResourceDefinition') continue;
-      for (const version of crd.spec.versions ?? []) {
-        const schema = version.schema?.openAPIV3Schema as SchemaNode | undefined;
-        if (schema === undefined) continue;
-        const name = `${crd.spec.names.kind}-${String(crd.spec.group).split('.')[0]}-${version.name}`.toLowerCase();
-        crds.push({ file: `${name}.json`, schema: customResourceSchema(schema) });
-      }
-    }
+  for (const { group, kind, version, schema } of crdVersions(path.join(root, SCHEMA_DIR))) {
+    const name = `${kind}-${group.split('.')[0]}-${version}`.toLowerCase();
+    crds.push({ file: `${name}.json`, schema: customResourceSchema(schema) });
   }
   let written = 0;
   for (const minor of KUBERNETES_VERSIONS) {

@@ -35,6 +35,37 @@ export function crdFileNames(schemaDir: string): string[] {
     .sort();
 }
 
+/** One version of a CustomResourceDefinition of `<schemaDir>/crds/`. */
+export interface CrdVersion {
+  /** `spec.group`. */
+  readonly group: string;
+  /** `spec.names.kind`. */
+  readonly kind: string;
+  /** The version's name (`v1`, `v1beta2`). */
+  readonly version: string;
+  /** Whether the API server serves it. */
+  readonly served: boolean;
+  /** Its `schema.openAPIV3Schema`, parsed afresh for each call (callers adapt it in place). */
+  readonly schema: SchemaNode;
+}
+
+/** Every version with a schema of every CRD below `<schemaDir>/crds/`, file by file (crdFileNames), in the order written. */
+export function crdVersions(schemaDir: string): CrdVersion[] {
+  const versions: CrdVersion[] = [];
+  for (const file of crdFileNames(schemaDir)) {
+    for (const document of parseAllDocuments(fs.readFileSync(path.join(schemaDir, CRD_DIR, file), 'utf8'))) {
+      const crd = document.toJS() as SchemaNode | null;
+      if (crd?.kind !== 'CustomResourceDefinition') continue;
+      for (const version of crd.spec.versions ?? []) {
+        const schema = version.schema?.openAPIV3Schema as SchemaNode | undefined;
+        if (schema === undefined) continue;
+        versions.push({ group: crd.spec.group, kind: crd.spec.names.kind, version: version.name, served: version.served === true, schema });
+      }
+    }
+  }
+  return versions;
+}
+
 /** Every schema file, relative to the repository root: each supported minor's definitions, then the CRDs. */
 export function schemaFiles(root: string): string[] {
   return [
@@ -115,21 +146,13 @@ export function readSchemaCatalog(schemaDir: string): SchemaCatalog {
   }
 
   const crds = new Map<string, CatalogType>();
-  const crdDir = path.join(schemaDir, CRD_DIR);
-  for (const file of crdFileNames(schemaDir)) {
-    for (const document of parseAllDocuments(fs.readFileSync(path.join(crdDir, file), 'utf8'))) {
-      const crd = document.toJS() as SchemaNode | null;
-      if (crd?.kind !== 'CustomResourceDefinition') continue;
-      for (const version of crd.spec.versions ?? []) {
-        const schema = version.schema?.openAPIV3Schema as SchemaNode | undefined;
-        if (!version.served || schema === undefined) continue;
-        adaptSchema(schema, true, vocabulary);
-        // The API server checks a custom resource's metadata as ObjectMeta; CRDs say only `type: object`.
-        schema.properties = { ...schema.properties, metadata: { $ref: OBJECT_META_REF } };
-        const key = typeKey(`${crd.spec.group}/${version.name}`, crd.spec.names.kind);
-        crds.set(key, { key, schema });
-      }
-    }
+  for (const { group, kind, version, served, schema } of crdVersions(schemaDir)) {
+    if (!served) continue;
+    adaptSchema(schema, true, vocabulary);
+    // The API server checks a custom resource's metadata as ObjectMeta; CRDs say only `type: object`.
+    schema.properties = { ...schema.properties, metadata: { $ref: OBJECT_META_REF } };
+    const key = typeKey(`${group}/${version}`, kind);
+    crds.set(key, { key, schema });
   }
   for (const format of Object.keys(KNOWN_FORMATS)) vocabulary.formats.delete(format);
   return { definitions, kubernetes, crds: [...crds.values()], keywords: vocabulary.keywords, formats: vocabulary.formats };
