@@ -5,7 +5,8 @@ import * as path from 'node:path';
 import { type Environment, loadEnvironments } from '../environments';
 import { benchGate } from '../bench/gate';
 import { KUBECONFORM_BUILD_COMMAND } from '../bench/kubeconform';
-import { applicationValuesPath, ENVIRONMENT_VALUES_FILE, readValuesTexts, ValuesFile } from '../environments/values-file';
+import { scaledTexts } from '../bench/scale';
+import { readValuesTexts } from '../environments/values-file';
 import { renderEnvironment } from '../synth';
 import { RefusedError, UsageError } from '../errors';
 import { runCommand } from '../tooling/cli';
@@ -41,38 +42,6 @@ function measureProcess(args: readonly string[]): Measurement {
   const peakKilobytes = Number(fs.readFileSync(rssFile, 'utf8'));
   fs.rmSync(rssFile, { force: true });
   return { milliseconds, peakKilobytes };
-}
-
-/**
- * The project's values texts with `count` applications per environment: copies of each
- * environment's first application file named `<app>-0` .. `<app>-<count-1>`, each in its
- * own namespace and on its own host (`<name>.<host>`), edited with the yaml document API.
- */
-function scaledTexts(texts: ReadonlyMap<string, string>, count: number): Map<string, string> {
-  const scaled = new Map<string, string>();
-  const firsts = new Map<string, [string, string]>();
-  for (const [file, text] of texts) {
-    const environment = file.split('/').at(-2)!;
-    if (file.endsWith(`/${ENVIRONMENT_VALUES_FILE}`)) scaled.set(file, text);
-    else if (!firsts.has(environment)) firsts.set(environment, [file, text]);
-  }
-  for (const [environment, [file, text]] of firsts) {
-    const base = path.basename(file, '.yaml');
-    const values = new ValuesFile(file, text);
-    for (let index = 0; index < count; index++) {
-      const name = `${base}-${index}`;
-      const url = new URL(String((values.data() as { url: unknown }).url));
-      url.hostname = `${name}.${url.hostname}`;
-      scaled.set(
-        applicationValuesPath(environment, name),
-        values.edited((document) => {
-          document.setIn(['namespace'], name);
-          document.setIn(['url'], url.origin);
-        }),
-      );
-    }
-  }
-  return scaled;
 }
 
 /** Load `texts` through the real loader and render every environment (all its charts) into `outdir`. */
