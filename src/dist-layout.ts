@@ -124,6 +124,9 @@ export function hasCommittedHead(root: string): boolean {
   return found.ok && top !== undefined && path.resolve(top) === fs.realpathSync(root);
 }
 
+/** `git cat-file --batch`'s line before an object's content: its id (SHA-1 or SHA-256), type and size. */
+const FOUND = /^[0-9a-f]{40}(?:[0-9a-f]{24})? (\w+) (\d+)$/;
+
 /**
  * Files as committed, read by one git process (`git cat-file --batch`) instead of one
  * `git show` each: `<commit>:<path>` -> text, undefined where that commit has no such file.
@@ -136,19 +139,20 @@ export function readCommittedFiles(root: string, objects: readonly string[]): Ma
   const result = spawnSync('git', ['-C', root, 'cat-file', '--batch'], { input: `${objects.join('\n')}\n`, maxBuffer: 1024 * 1024 * 1024 });
   if (result.error) throw new RefusedError(`cannot run git: ${result.error.message}`);
   if (result.status !== 0) throw new RefusedError(`git cat-file in ${root}: ${result.stderr.toString().trim()}`);
-  // Per object: `<object> missing` (or `ambiguous`), or `<id> <type> <size>`, then size bytes and a line break.
+  // Per object: `<id> <type> <size>`, then size bytes and a line break; or one line naming the
+  // object (`<object> missing`, `ambiguous`), which never matches FOUND: an object has a colon.
   const output = result.stdout;
   let at = 0;
   for (const object of objects) {
     const end = output.indexOf(0x0a, at);
-    const header = output.toString('utf8', at, end).split(' ');
+    const found = FOUND.exec(output.toString('utf8', at, end));
     at = end + 1;
-    if (header.length !== 3) {
+    if (found === null) {
       files.set(object, undefined);
       continue;
     }
-    const size = Number(header[2]);
-    files.set(object, header[1] === 'blob' ? output.toString('utf8', at, at + size) : undefined);
+    const size = Number(found[2]);
+    files.set(object, found[1] === 'blob' ? output.toString('utf8', at, at + size) : undefined);
     at += size + 1;
   }
   return files;

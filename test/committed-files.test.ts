@@ -59,6 +59,14 @@ describe('reading committed files', () => {
     expect(read.get('HEAD:dist/nosuch.yaml')).toBeUndefined();
   });
 
+  it('reads the answers after a missing path with spaces (whose "missing" line has three words) right', () => {
+    commit({ 'dist/local/with space.yaml': 'kind: Namespace\n' }, 'spaces');
+    const read = readCommittedFiles(repository, ['HEAD:dist/a missing', 'HEAD:dist/local/with space.yaml', 'HEAD:dist/staging/b.yaml']);
+    expect(read.get('HEAD:dist/a missing')).toBeUndefined();
+    expect(read.get('HEAD:dist/local/with space.yaml')).toBe('kind: Namespace\n');
+    expect(read.get('HEAD:dist/staging/b.yaml')).toBe('x: 1\n');
+  });
+
   it('refuses a path with a line break instead of misreading the answers after it', () => {
     expect(() => readCommittedFiles(repository, ['HEAD:dist/a\nb.yaml'])).toThrow('cannot read "HEAD:dist/a\\nb.yaml" from git: a line break in a path');
   });
