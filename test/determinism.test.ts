@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { compareEnvironments } from '../src/diff/rendered-diff';
 import { loadEnvironments } from '../src/environments';
-import { readValuesTexts, VALUES_DIR } from '../src/environments/values-file';
+import { ENVIRONMENT_VALUES_FILE, readValuesTexts, VALUES_DIR, ValuesFile } from '../src/environments/values-file';
 import { secretsLayout } from '../src/secrets/layout';
 import { dataCopy } from './project-copy';
 
@@ -18,15 +18,16 @@ const NAMES = ['jobs', 'yard'] as const;
 
 function withApplications(root: string, environment: string): void {
   const dir = path.join(root, VALUES_DIR, environment);
-  const first = fs.readdirSync(dir).find((file) => file !== 'environment.yaml')!;
-  const text = fs.readFileSync(path.join(dir, first), 'utf8');
-  const application = first.replace(/\.yaml$/, '');
+  const first = fs.readdirSync(dir).sort().find((file) => file !== ENVIRONMENT_VALUES_FILE)!;
+  const values = new ValuesFile(first, fs.readFileSync(path.join(dir, first), 'utf8'));
   for (const name of NAMES) {
-    const renamed = text
-      .split('\n')
-      .map((line) => (/^(namespace|url):/.test(line) ? line.replaceAll(application, name) : line))
-      .join('\n');
-    fs.writeFileSync(path.join(dir, `${name}.yaml`), renamed);
+    const url = new URL(String((values.data() as { url: unknown }).url));
+    url.hostname = `${name}.${url.hostname}`;
+    const text = values.edited((document) => {
+      document.setIn(['namespace'], name);
+      document.setIn(['url'], url.origin);
+    });
+    fs.writeFileSync(path.join(dir, `${name}.yaml`), text);
   }
 }
 
