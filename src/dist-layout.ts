@@ -111,17 +111,25 @@ export function readManifestTree(dir: string): ManifestTree {
   return new Map(files.map((file) => [file, fs.readFileSync(path.join(dir, file), 'utf8')]));
 }
 
+/** The most a git command may print: a whole rendered tree fits many times over. */
+const GIT_OUTPUT_LIMIT = 1024 * 1024 * 1024;
+
 function git(root: string, args: readonly string[]): { ok: boolean; stdout: string; stderr: string } {
-  const result = spawnSync('git', ['-C', root, ...args], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  const result = spawnSync('git', ['-C', root, ...args], { encoding: 'utf8', maxBuffer: GIT_OUTPUT_LIMIT });
   if (result.error) throw new RefusedError(`cannot run git: ${result.error.message}`);
   return { ok: result.status === 0, stdout: result.stdout, stderr: result.stderr.trim() };
 }
 
-/** Whether `root` is the top of a git work tree with at least one commit (one git process). */
+/**
+ * Whether `root` is the top of a git work tree with at least one commit (one git process).
+ * Without git on the PATH there is no work tree to speak of: false, as outside one.
+ */
 export function hasCommittedHead(root: string): boolean {
-  const found = git(root, ['rev-parse', '--show-toplevel', '--verify', '--quiet', 'HEAD']);
+  const found = spawnSync('git', ['-C', root, 'rev-parse', '--show-toplevel', '--verify', '--quiet', 'HEAD'], { encoding: 'utf8' });
+  if (found.error && (found.error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+  if (found.error) throw new RefusedError(`cannot run git: ${found.error.message}`);
   const [top] = found.stdout.split('\n');
-  return found.ok && top !== undefined && path.resolve(top) === fs.realpathSync(root);
+  return found.status === 0 && top !== undefined && path.resolve(top) === fs.realpathSync(root);
 }
 
 /** `git cat-file --batch`'s line before an object's content: its id (SHA-1 or SHA-256), type and size. */
@@ -136,7 +144,7 @@ export function readCommittedFiles(root: string, objects: readonly string[]): Ma
   if (objects.length === 0) return files;
   const unreadable = objects.find((object) => /[\n\r]/.test(object));
   if (unreadable !== undefined) throw new RefusedError(`cannot read ${JSON.stringify(unreadable)} from git: a line break in a path`);
-  const result = spawnSync('git', ['-C', root, 'cat-file', '--batch'], { input: `${objects.join('\n')}\n`, maxBuffer: 1024 * 1024 * 1024 });
+  const result = spawnSync('git', ['-C', root, 'cat-file', '--batch'], { input: `${objects.join('\n')}\n`, maxBuffer: GIT_OUTPUT_LIMIT });
   if (result.error) throw new RefusedError(`cannot run git: ${result.error.message}`);
   if (result.status !== 0) throw new RefusedError(`git cat-file in ${root}: ${result.stderr.toString().trim()}`);
   // Per object: `<id> <type> <size>`, then size bytes and a line break; or one line naming the
@@ -181,7 +189,7 @@ export function readCommittedTree(root: string, commit: string): ManifestTree {
   const tree = new Map<string, string>();
   for (const file of files) {
     const text = committed.get(`${commit}:${file}`);
-    if (text === undefined) throw new RefusedError(`cannot read ${file} at ${commit}`);
+    if (text === undefined) throw new RefusedError(`cannot read ${file} at ${commit}: git lists it but has no file's content for it (a submodule?)`);
     tree.set(file.slice(RENDERED_DIR.length + 1), text);
   }
   return tree;
