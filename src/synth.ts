@@ -189,10 +189,10 @@ export function blueGreenProblems(environments: readonly Environment[], root: st
       state = text === undefined ? undefined : parseCommittedBlueGreen(text, application);
     } catch (error) {
       if (!(error instanceof YAMLException)) throw error;
-      return [
-        `${label}: cannot be read as YAML (${error.reason}), so the blue-green step cannot be checked against it; ` +
-          'restore it from a commit where it reads (git checkout <commit> -- <file>) and commit it',
-      ];
+      const mend = committed
+        ? `restore it from an earlier commit where it reads (git checkout <commit> -- ${RENDERED_DIR}/${file}) and commit that first`
+        : 'restore it, or remove it to render without this check';
+      return [`${label}: cannot be read as YAML (${error.reason}), so the blue-green step cannot be checked against it; ${mend}`];
     }
     return blueGreenTransitionProblems(application, state, label);
   });

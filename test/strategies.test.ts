@@ -4,6 +4,7 @@ import { parser } from '@prometheus-io/lezer-promql';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { synthesize } from '../src/synth';
 import { validateAgainstSchema } from '../src/validation/schemas';
+import { commitCopy, dataCopy } from './project-copy';
 import {
   ENVIRONMENT_ORDER,
   committedObjects,
@@ -14,6 +15,7 @@ import {
   valuesTexts,
   readManifests,
   refusedSynth,
+  treeContents,
   type K8sObject,
   type ValuesTree,
 } from './support';
@@ -142,8 +144,25 @@ describe('blue-green in staging, as three reviewed changes (1.4)', () => {
     const problems = refusedStaging('blue', { blue: { tag: 'v1.4.2' }, green: { tag: 'v1.5.0' } });
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatch(
-      /^dist\/staging\/webapp\.yaml: cannot be read as YAML \(.+\), so the blue-green step cannot be checked against it; restore it from a commit where it reads \(git checkout <commit> -- <file>\) and commit it$/,
+      /^dist\/staging\/webapp\.yaml: cannot be read as YAML \(.+\), so the blue-green step cannot be checked against it; restore it, or remove it to render without this check$/,
     );
+  });
+
+  it('refuses, naming the commit to restore from, when the chart committed in HEAD does not read as YAML', () => {
+    const root = dataCopy();
+    try {
+      const file = path.join(root, 'dist', 'staging', 'webapp.yaml');
+      fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/^kind: Service$/m, 'kind: Service\nspec: [unclosed'));
+      commitCopy(root);
+      const before = treeContents(path.join(root, 'dist'));
+      const texts = valuesTexts(stagingFiles('blue', { blue: { tag: 'v1.4.2' }, green: { tag: 'v1.5.0' } }));
+      expect(() => synthesize({ outdir: path.join(root, 'dist'), root, texts, order: STAGING_ONLY })).toThrow(
+        /dist\/staging\/webapp\.yaml in HEAD: cannot be read as YAML \(.+\), so the blue-green step cannot be checked against it; restore it from an earlier commit where it reads \(git checkout <commit> -- dist\/staging\/webapp\.yaml\) and commit that first/,
+      );
+      expect(treeContents(path.join(root, 'dist'))).toEqual(before);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it('refuses a unit without a tag', () => {
