@@ -98,7 +98,8 @@ function ensureBuilt({ force = false } = {}) {
     external: ['typescript', 'esbuild', 'vitest'],
     // Without whitespace and comments: a third smaller, and ASCII only (esbuild escapes
     // non-ASCII in code; comments were the only non-ASCII), so V8 holds the source as a
-    // one-byte string. Names are kept, so a stack trace still reads; build/*.js.map maps it back.
+    // one-byte string. Names are kept, so a stack trace still reads; with
+    // PLATFORM_GITOPS_DEBUG=1 scripts/run.cjs maps it back to src/ through build/*.js.map.
     minifyWhitespace: true,
     charset: 'ascii',
     sourcemap: 'linked',

@@ -61,4 +61,11 @@ if (!fs.existsSync(file)) {
   console.error(`run: no command ${entry} (build/${entry}.js): the entries are src/main.ts and src/cli/*.ts`);
   process.exit(2);
 }
-runWithCodeCache(file);
+if (process.env.PLATFORM_GITOPS_DEBUG) {
+  // A bug's stack trace in src/ terms: node maps build/<entry>.js.map for modules it loads
+  // itself (not for vm.Script), so the debug run skips the code cache.
+  process.setSourceMapsEnabled(true);
+  require(file);
+} else {
+  runWithCodeCache(file);
+}

@@ -7,7 +7,7 @@ import { App } from 'cdk8s';
 import { parse, parseAllDocuments } from 'yaml';
 import { CDK8S_CLI_OUTPUT, chartFile, manifestText, RENDER_MARKER, resolveOutdir } from '../src/dist-layout';
 import { buildEnvironment, synthesize } from '../src/synth';
-import { projectCopy } from './project-copy';
+import { projectCopy, runInCopy } from './project-copy';
 import { SYNTH } from '../src/commands/synth';
 import { DIST, ROOT, environmentFilesCopy, runCli, runInProcess, valuesTexts, temporaryDirectory, treeContents } from './support';
 
@@ -100,6 +100,19 @@ describe('npm run synth', () => {
     expect(result.stderr).toContain('The output folder was left unchanged.');
     expect(result.stderr).not.toMatch(/\n\s+at /);
     expect(treeContents(outdir)).toEqual(before);
+  });
+
+  // An unexpected error (here mkdir below /dev/null, which no check anticipates), run the way
+  // `npm run synth` runs (scripts/run.cjs): one line without the variable, the stack in src/
+  // terms with it (the bundles are minified).
+  it('prints a bug as one line, and with PLATFORM_GITOPS_DEBUG=1 its stack trace in src/ files', () => {
+    const args = ['--outdir', '/dev/null/dist'];
+    const plain = runInCopy(ROOT, 'main', args);
+    expect(plain.status).toBe(1);
+    expect(plain.stderr).not.toMatch(/\n\s+at /);
+    const debug = runInCopy(ROOT, 'main', args, { PLATFORM_GITOPS_DEBUG: '1' });
+    expect(debug.status).toBe(1);
+    expect(debug.stderr).toMatch(/\n\s+at renderToTemporary \(.*src\/synth\.ts:\d+:\d+\)/);
   });
 
   it('changing the testing image tag changes only image lines of dist/testing/', () => {
