@@ -1,4 +1,6 @@
+import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
+import { cronProblem } from '../src/environments/fields';
 import { validateAgainstSchema } from '../src/validation/schemas';
 import { CHART_WAVES, DATABASE } from '../src/constants';
 import { databaseLoginSecret, databaseSecret, secretCatalog } from '../src/secrets/catalog';
@@ -308,6 +310,14 @@ describe('bad data-service values are refused, and dist/ is untouched', () => {
     expect(refused((files) => (files.testing.environment.database.backup.schedule = schedule))).toEqual([
       `src/environments/testing/environment.yaml: database.backup.schedule ${JSON.stringify(schedule)} ${rule}`,
     ]);
+  });
+
+  // Checking a schedule builds luxon dates; without a default locale luxon asks ICU for the
+  // system's (~20 ms a synth). The setting must reach the copy cron-parser itself loads.
+  it("checks schedules with cron-parser's own luxon set to a default locale", () => {
+    expect(cronProblem('0 2 * * *')).toBeUndefined();
+    const cronParsersLuxon = createRequire(require.resolve('cron-parser'))('luxon') as typeof import('luxon');
+    expect(cronParsersLuxon.Settings.defaultLocale).toBe('en-US');
   });
 
   it.each(['default', 'kube-system', 'kube-public', 'kube-node-lease'])('refuses the reserved namespace %s', (namespace) => {

@@ -6,6 +6,7 @@ import { loadEnvironments } from '../src/environments';
 import { ENVIRONMENT_VALUES_FILE, readValuesTexts, VALUES_DIR, ValuesFile } from '../src/environments/values-file';
 import { secretsLayout } from '../src/secrets/layout';
 import { dataCopy } from './project-copy';
+import { ROOT } from './support';
 
 // Output is deterministic: the same values render the same files in the same order on every
 // machine. Node's ICU takes its default locale from LC_ALL/LANG, and `localeCompare` collates
@@ -66,3 +67,20 @@ describe('order on a machine whose locale collates differently', () => {
     expect(['yard', 'jobs'].sort(compareEnvironments)).toEqual(['jobs', 'yard']);
   });
 });
+
+describe('one order everywhere', () => {
+  // The test above covers loading; this keeps a later sort in rendering, diff or the e2e from
+  // collating by the machine's locale again. src/text-order.ts names the reason in prose.
+  it('sorts by compareText: no localeCompare or Intl.Collator in src/ or e2e/', () => {
+    const offending: string[] = [];
+    for (const dir of ['src', 'e2e']) {
+      for (const file of fs.readdirSync(path.join(ROOT, dir), { recursive: true }) as string[]) {
+        if (!file.endsWith('.ts')) continue;
+        const code = fs.readFileSync(path.join(ROOT, dir, file), 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '');
+        if (/\blocaleCompare\s*\(|\bIntl\.Collator\b/.test(code)) offending.push(`${dir}/${file}`);
+      }
+    }
+    expect(offending).toEqual([]);
+  });
+});
+

@@ -211,16 +211,20 @@ describe('the values files', () => {
     }
   });
 
-  it('refuses a link whose target does not exist, naming the file and the target, instead of failing on it', () => {
+  it('refuses a link whose target does not exist or that loops, naming the file and the target, instead of failing on it', () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'values-'));
     try {
       fs.mkdirSync(path.join(root, 'src/environments/testing'), { recursive: true });
       fs.writeFileSync(path.join(root, 'src/environments/testing/environment.yaml'), 'a: 1\n');
       fs.symlinkSync('../shared/billing.yaml', path.join(root, 'src/environments/testing/billing.yaml'));
+      fs.symlinkSync('loop.yaml', path.join(root, 'src/environments/testing/loop.yaml'));
       const read = () => readValuesTexts(root);
       expect(read).toThrow(ConfigError);
       expect(read).toThrow(
-        'src/environments/testing/billing.yaml: a link to ../shared/billing.yaml, which does not exist; restore its target or remove the link',
+        [
+          'src/environments/testing/billing.yaml: a link to ../shared/billing.yaml, which does not exist; restore its target or remove the link',
+          'src/environments/testing/loop.yaml: a link to loop.yaml, which cannot be followed (ELOOP); restore its target or remove the link',
+        ].join('\n  - '),
       );
     } finally {
       fs.rmSync(root, { recursive: true, force: true });

@@ -61,7 +61,7 @@ the committed dist/ and <copies> renamed copies of it.
   --runs   alternating runs of each (default 7)
   --scale  application counts per environment (default 1,10,100)
   --only   synth or gate: only that part (default both)
-  --copies copies of dist/ in the gate's large set (default 100, about 26,000 objects)
+  --copies copies of dist/ in the gate's large set (default 100: 100 times its objects)
 Exit code: 0 done, 1 a run failed or kubeconform is not built, 2 bad arguments.`;
 
 function positiveIntegers(text: string, option: string): number[] {

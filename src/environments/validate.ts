@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { GITOPS_CHART_ID, ROOT_APPLICATION } from '../argocd/applications';
 import { KUBERNETES_LIMITS, SQL_SERVER_BUILT_INS } from '../constants';
 import { PLATFORM_CHART_IDS } from '../dist-layout';

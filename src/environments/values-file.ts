@@ -50,9 +50,18 @@ export function readValuesTexts(root: string): Map<string, string> {
     for (const name of fs.readdirSync(path.join(dir, folder.name))) {
       const file = `${VALUES_DIR}/${folder.name}/${name}`;
       const full = path.join(dir, folder.name, name);
-      const stat = fs.statSync(full, { throwIfNoEntry: false });
-      if (stat === undefined) broken.push(`${file}: a link to ${fs.readlinkSync(full)}, which does not exist; restore its target or remove the link`);
-      else if (stat.isDirectory()) texts.set(`${file}/`, '');
+      let stat: fs.Stats;
+      try {
+        stat = fs.statSync(full);
+      } catch (error) {
+        // Only a link can name what is not there (it is listed, so it exists itself).
+        if (!fs.lstatSync(full).isSymbolicLink()) throw error;
+        const code = (error as NodeJS.ErrnoException).code;
+        const why = code === 'ENOENT' ? 'which does not exist' : `which cannot be followed (${code})`;
+        broken.push(`${file}: a link to ${fs.readlinkSync(full)}, ${why}; restore its target or remove the link`);
+        continue;
+      }
+      if (stat.isDirectory()) texts.set(`${file}/`, '');
       else texts.set(file, fs.readFileSync(full, 'utf8'));
     }
   }
