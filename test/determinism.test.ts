@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { applicationCopyText } from '../src/bench/scale';
 import { compareEnvironments } from '../src/diff/rendered-diff';
 import { loadEnvironments } from '../src/environments';
 import { ENVIRONMENT_VALUES_FILE, readValuesTexts, VALUES_DIR, ValuesFile } from '../src/environments/values-file';
@@ -21,15 +22,7 @@ function withApplications(root: string, environment: string): void {
   const dir = path.join(root, VALUES_DIR, environment);
   const first = fs.readdirSync(dir).sort().find((file) => file !== ENVIRONMENT_VALUES_FILE)!;
   const values = new ValuesFile(first, fs.readFileSync(path.join(dir, first), 'utf8'));
-  for (const name of NAMES) {
-    const url = new URL(String((values.data() as { url: unknown }).url));
-    url.hostname = `${name}.${url.hostname}`;
-    const text = values.edited((document) => {
-      document.setIn(['namespace'], name);
-      document.setIn(['url'], url.origin);
-    });
-    fs.writeFileSync(path.join(dir, `${name}.yaml`), text);
-  }
+  for (const name of NAMES) fs.writeFileSync(path.join(dir, `${name}.yaml`), applicationCopyText(values, name));
 }
 
 describe('order on a machine whose locale collates differently', () => {

@@ -155,7 +155,8 @@ describe('blue-green in staging, as three reviewed changes (1.4)', () => {
       fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/^kind: Service$/m, 'kind: Service\nspec: [unclosed'));
       commitCopy(root);
       const before = treeContents(path.join(root, 'dist'));
-      const texts = valuesTexts(stagingFiles('blue', { blue: { tag: 'v1.4.2' }, green: { tag: 'v1.5.0' } }));
+      // Staging's values as written: the committed chart cannot be read, whatever the step.
+      const texts = valuesTexts({ staging: environmentFilesCopy().staging });
       expect(() => synthesize({ outdir: path.join(root, 'dist'), root, texts, order: STAGING_ONLY })).toThrow(
         /dist\/staging\/webapp\.yaml in HEAD: cannot be read as YAML \(.+\), so the blue-green step cannot be checked against it; restore it from an earlier commit where it reads \(git checkout <commit> -- dist\/staging\/webapp\.yaml\) and commit that first/,
       );

@@ -2,11 +2,23 @@ import * as path from 'node:path';
 import { applicationValuesPath, ENVIRONMENT_VALUES_FILE, ValuesFile } from '../environments/values-file';
 
 /**
+ * The text of an application values file copied as application `name`: its own namespace
+ * (`name`) and host (`<name>.<host>`), everything else as written (yaml document API).
+ */
+export function applicationCopyText(values: ValuesFile, name: string): string {
+  const url = new URL(String((values.data() as { url: unknown }).url));
+  url.hostname = `${name}.${url.hostname}`;
+  return values.edited((document) => {
+    document.setIn(['namespace'], name);
+    document.setIn(['url'], url.origin);
+  });
+}
+
+/**
  * The project's values texts with `count` applications per environment: copies of each
  * environment's first application file named `<app>-<index>`, the index zero-padded to one
  * width (`webapp-00` .. `webapp-99`: no name is a prefix of another, which the consumer-group
- * rule refuses), each in its own namespace and on its own host (`<name>.<host>`), edited with
- * the yaml document API.
+ * rule refuses), each made by applicationCopyText.
  */
 export function scaledTexts(texts: ReadonlyMap<string, string>, count: number): Map<string, string> {
   const scaled = new Map<string, string>();
@@ -21,15 +33,7 @@ export function scaledTexts(texts: ReadonlyMap<string, string>, count: number): 
     const values = new ValuesFile(file, text);
     for (let index = 0; index < count; index++) {
       const name = `${base}-${String(index).padStart(String(count - 1).length, '0')}`;
-      const url = new URL(String((values.data() as { url: unknown }).url));
-      url.hostname = `${name}.${url.hostname}`;
-      scaled.set(
-        applicationValuesPath(environment, name),
-        values.edited((document) => {
-          document.setIn(['namespace'], name);
-          document.setIn(['url'], url.origin);
-        }),
-      );
+      scaled.set(applicationValuesPath(environment, name), applicationCopyText(values, name));
     }
   }
   return scaled;
