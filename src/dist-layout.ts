@@ -212,22 +212,65 @@ function isWithin(child: string, parent: string): boolean {
   return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
 }
 
+/** How messages name an output folder: the option, as given. */
+export function outdirLabel(outdir: string): string {
+  return `--outdir "${outdir}"`;
+}
+
 /**
  * Refuse an output folder synth must never replace: the project root or any folder above
- * it, `src` or anything inside it, a file, and a folder holding files synth did not write
- * (one without RENDER_MARKER that is not empty). Absent and empty folders are fine.
+ * it, `src` or anything inside it, a file, a folder holding files synth did not write (one
+ * without RENDER_MARKER that is not empty), and a path below a file (`/dev/null/dist`).
+ * Absent and empty folders are fine.
  */
 export function assertReplaceable(outdir: string, root: string): void {
   const target = path.resolve(outdir);
-  const where = `--outdir "${outdir}"`;
+  const where = outdirLabel(outdir);
   if (isWithin(root, target)) throw new RefusedError(`${where} is the project root or a folder above it; synth replaces its output folder as a whole`);
   if (isWithin(target, path.join(root, 'src'))) throw new RefusedError(`${where} is inside src/; synth replaces its output folder as a whole`);
-  if (!fs.existsSync(target)) return;
+  if (!fs.existsSync(target)) {
+    assertFolderAbove(target, where);
+    return;
+  }
   if (!fs.statSync(target).isDirectory()) throw new RefusedError(`${where} is a file, not a folder`);
   const entries = fs.readdirSync(target);
   if (entries.length > 0 && !entries.includes(RENDER_MARKER)) {
     throw new RefusedError(
       `${where} holds files synth did not write (no ${RENDER_MARKER}); synth only replaces a folder it created: choose an empty or new folder`,
     );
+  }
+}
+
+/** The nearest path at or above `target` that exists (the root at least). */
+function nearestExisting(target: string): string {
+  let existing = target;
+  while (!fs.existsSync(existing) && path.dirname(existing) !== existing) existing = path.dirname(existing);
+  return existing;
+}
+
+function assertFolderAbove(target: string, where: string): void {
+  const existing = nearestExisting(target);
+  if (!fs.statSync(existing).isDirectory()) throw new RefusedError(`${where} is below ${existing}, which is a file, not a folder`);
+}
+
+/**
+ * Create `dir` and the folders missing above it, one level at a time: node 20's recursive
+ * `mkdirSync` never returns where a folder cannot be made but the error is ENOENT (below
+ * /proc). A refusal naming `where` when a path on the way is a file or cannot be created.
+ */
+export function createFolder(dir: string, where: string): void {
+  const target = path.resolve(dir);
+  assertFolderAbove(target, where);
+  const existing = nearestExisting(target);
+  const missing: string[] = [];
+  for (let folder = target; folder !== existing; folder = path.dirname(folder)) missing.unshift(folder);
+  for (const folder of missing) {
+    try {
+      fs.mkdirSync(folder);
+    } catch (error) {
+      // Made meanwhile by another process: fine.
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST' && fs.statSync(folder).isDirectory()) continue;
+      throw new RefusedError(`${where}: cannot create ${folder} (${(error as Error).message})`);
+    }
   }
 }

@@ -15,7 +15,9 @@ import {
   applicationChartId,
   assertReplaceable,
   chartFile,
+  createFolder,
   hasCommittedHead,
+  outdirLabel,
   type PlatformChartId,
   RENDERED_DIR,
   readCommittedCharts,
@@ -24,7 +26,7 @@ import {
   writeCharts,
 } from './dist-layout';
 import { type Environment, loadEnvironments } from './environments';
-import { ConfigError } from './errors';
+import { ConfigError, RefusedError } from './errors';
 import { type Platform, loadPlatform } from './environments/platform';
 import { readValuesTexts, type ValuesTexts } from './environments/values-file';
 import { projectRoot } from './tooling/cli';
@@ -230,9 +232,9 @@ export function checkSynthesized(options: SynthesizeOptions): string[] {
 
 function renderToTemporary(environments: readonly Environment[], platform: Platform, outdir: string): string {
   const parent = path.dirname(path.resolve(outdir));
-  fs.mkdirSync(parent, { recursive: true });
+  createFolder(parent, outdirLabel(outdir));
   // Beside outdir, so the final rename stays on one filesystem.
-  const staging = fs.mkdtempSync(path.join(parent, `.${path.basename(outdir)}-render-`));
+  const staging = temporaryFolderIn(parent, `.${path.basename(outdir)}-render-`, outdir);
   try {
     for (const environment of environments) renderEnvironment(environment, path.join(staging, environment.name), platform);
     fs.writeFileSync(path.join(staging, RENDER_MARKER), RENDER_MARKER_TEXT);
@@ -240,6 +242,14 @@ function renderToTemporary(environments: readonly Environment[], platform: Platf
   } catch (error) {
     fs.rmSync(staging, { recursive: true, force: true });
     throw error;
+  }
+}
+
+function temporaryFolderIn(parent: string, prefix: string, outdir: string): string {
+  try {
+    return fs.mkdtempSync(path.join(parent, prefix));
+  } catch (error) {
+    throw new RefusedError(`${outdirLabel(outdir)}: cannot create the folder synth renders into beside it, in ${parent} (${(error as Error).message})`);
   }
 }
 

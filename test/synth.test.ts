@@ -7,7 +7,7 @@ import { App } from 'cdk8s';
 import { parse, parseAllDocuments } from 'yaml';
 import { CDK8S_CLI_OUTPUT, chartFile, manifestText, RENDER_MARKER, resolveOutdir } from '../src/dist-layout';
 import { buildEnvironment, synthesize } from '../src/synth';
-import { projectCopy, runInCopy } from './project-copy';
+import { projectCopy } from './project-copy';
 import { SYNTH } from '../src/commands/synth';
 import { DIST, ROOT, environmentFilesCopy, runCli, runInProcess, valuesTexts, temporaryDirectory, treeContents } from './support';
 
@@ -102,19 +102,6 @@ describe('npm run synth', () => {
     expect(treeContents(outdir)).toEqual(before);
   });
 
-  // An unexpected error (here mkdir below /dev/null, which no check anticipates), run the way
-  // `npm run synth` runs (scripts/run.cjs): one line without the variable, the stack in src/
-  // terms with it (the bundles are minified).
-  it('prints a bug as one line, and with PLATFORM_GITOPS_DEBUG=1 its stack trace in src/ files', () => {
-    const args = ['--outdir', '/dev/null/dist'];
-    const plain = runInCopy(ROOT, 'main', args);
-    expect(plain.status).toBe(1);
-    expect(plain.stderr).not.toMatch(/\n\s+at /);
-    const debug = runInCopy(ROOT, 'main', args, { PLATFORM_GITOPS_DEBUG: '1' });
-    expect(debug.status).toBe(1);
-    expect(debug.stderr).toMatch(/\n\s+at renderToTemporary \(.*src\/synth\.ts:\d+:\d+\)/);
-  });
-
   it('changing the testing image tag changes only image lines of dist/testing/', () => {
     const workdir = temporaryDirectory();
     cleanups.push(workdir);
@@ -171,6 +158,29 @@ describe('npm run synth', () => {
     expect(result.status).toBe(1);
     expect(result.stderr).toContain(`holds files synth did not write (no ${RENDER_MARKER})`);
     expect(fs.readdirSync(workdir)).toEqual(['notes.txt']);
+  });
+
+  it.each([[[]], [['--check']]])('refuses an output folder below a file, naming the file, exit 1 (%j)', async (extra) => {
+    const workdir = temporaryDirectory();
+    cleanups.push(workdir);
+    const file = path.join(workdir, 'notes.txt');
+    fs.writeFileSync(file, 'mine\n');
+    const outdir = path.join(file, 'dist');
+    const result = await runInProcess(SYNTH, [...extra, '--outdir', outdir]);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toBe(`synth: --outdir "${outdir}" is below ${file}, which is a file, not a folder\nThe output folder was left unchanged.\n`);
+    expect(fs.readdirSync(workdir)).toEqual(['notes.txt']);
+  });
+
+  // Node 20's recursive mkdirSync never returns when a folder cannot be made but the error
+  // is ENOENT, as below /proc; a process of its own, so a hang fails the test instead of
+  // stopping the suite.
+  it.runIf(fs.existsSync('/proc/self'))('refuses an output folder it cannot create (below /proc), naming it, instead of hanging', () => {
+    const outdir = '/proc/platform-gitops-absent/dist';
+    const result = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'run.cjs'), 'main', '--outdir', outdir], { encoding: 'utf8', timeout: 30_000 });
+    expect(result.signal).toBeNull();
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/^synth: --outdir "\/proc\/platform-gitops-absent\/dist": cannot create \/proc\/platform-gitops-absent \(ENOENT: .*\)\nThe output folder was left unchanged\.\n$/);
   });
 
   it('treats an empty CDK8S_OUTDIR or --outdir as unset (renders dist/)', () => {

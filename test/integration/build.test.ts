@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { projectCopy } from '../project-copy';
+import { projectCopy, runInCopy } from '../project-copy';
 
 const copies: string[] = [];
 afterEach(() => {
@@ -30,5 +30,33 @@ describe('the build of the commands (scripts/build.cjs)', () => {
     fs.appendFileSync(path.join(root, 'src', 'naming.ts'), '// an edit of code\n');
     expect(ensureBuiltIn(root)).toBe(true);
     expect(ensureBuiltIn(root)).toBe(false);
+  });
+});
+
+// A bug (an error no check anticipates), run the way `npm run <command>` runs it
+// (scripts/run.cjs): one line without the variable, the stack trace in src/ terms with it,
+// though the bundles are minified. The bug is a command added to a copy for the purpose.
+describe('a bug in a command', () => {
+  it('prints one line, and with PLATFORM_GITOPS_DEBUG=1 its stack trace in src/ files', () => {
+    const root = projectCopy();
+    copies.push(root);
+    fs.writeFileSync(
+      path.join(root, 'src', 'cli', 'bug.ts'),
+      [
+        "import { runCommand } from '../tooling/cli';",
+        '',
+        'function misbehave(): number {',
+        "  throw new Error('a bug');",
+        '}',
+        '',
+        "runCommand({ name: 'bug', usage: 'usage: bug', options: {}, run: () => misbehave() });",
+        '',
+      ].join('\n'),
+    );
+    const plain = runInCopy(root, 'cli/bug', []);
+    expect(plain).toMatchObject({ status: 1, stderr: 'bug: a bug\n' });
+    const debug = runInCopy(root, 'cli/bug', [], { PLATFORM_GITOPS_DEBUG: '1' });
+    expect(debug.status).toBe(1);
+    expect(debug.stderr).toMatch(/^bug: a bug\nError: a bug\n\s+at misbehave \(.*src\/cli\/bug\.ts:4:9\)\n/);
   });
 });
