@@ -14,6 +14,10 @@ export default defineConfig({
     // One worker per core (vitest's default leaves one idle): much of a test's time is a
     // child process or file I/O, not this process's CPU.
     maxWorkers: '100%',
+    // Transformed TypeScript kept between runs in node_modules/.experimental-vitest-cache
+    // (keyed by each file's content and the config; gone with a reinstall): about 2 s less
+    // per run of test:unit here. Vitest 5 turns it on by default.
+    experimental: { fsModuleCache: true },
     // Rendering four environments takes a moment on a 2-core machine.
     testTimeout: 60_000,
     hookTimeout: 60_000,
