@@ -16,10 +16,14 @@ const { BUILD_DIR, ensureBuilt } = require('./build.cjs');
  * this uses `vm.Script`'s `cachedData` the same way. V8 checks a cache against the source and
  * rejects one written for another build; then the cache is written again, once the command
  * has run, so that it holds the functions the command compiled (tmp file + rename: commands
- * running side by side never read half a cache).
+ * running side by side never read half a cache). A run that stopped early (`--help`, a
+ * refusal, an error: any exit code but 0) compiled only part of them, so its cache is marked
+ * partial (`<cache>.partial`) and written again after the next run that completes: otherwise
+ * every later run would compile the rest again (a synth 20 ms slower).
  */
-function runWithCodeCache(file) {
+function runWithCodeCache(file, args) {
   const cacheFile = `${file}.cache`;
+  const partialMark = `${cacheFile}.partial`;
   let cachedData;
   try {
     cachedData = fs.readFileSync(cacheFile);
@@ -27,12 +31,18 @@ function runWithCodeCache(file) {
     cachedData = undefined;
   }
   const script = new vm.Script(Module.wrap(fs.readFileSync(file, 'utf8')), { filename: file, cachedData });
-  if (cachedData === undefined || script.cachedDataRejected) {
-    process.once('exit', () => {
+  const stale = cachedData === undefined || script.cachedDataRejected;
+  const partial = !stale && fs.existsSync(partialMark);
+  if (stale || partial) {
+    process.once('exit', (code) => {
+      const complete = code === 0 && !args.includes('--help') && !args.includes('-h');
+      if (partial && !complete) return;
       const temporary = `${cacheFile}.${process.pid}`;
       try {
         fs.writeFileSync(temporary, script.createCachedData());
         fs.renameSync(temporary, cacheFile);
+        if (complete) fs.rmSync(partialMark, { force: true });
+        else fs.writeFileSync(partialMark, '');
       } catch {
         fs.rmSync(temporary, { force: true });
       }
@@ -67,5 +77,5 @@ if (process.env.PLATFORM_GITOPS_DEBUG) {
   process.setSourceMapsEnabled(true);
   require(file);
 } else {
-  runWithCodeCache(file);
+  runWithCodeCache(file, process.argv.slice(2));
 }

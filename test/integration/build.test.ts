@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -58,5 +59,33 @@ describe('a bug in a command', () => {
     const debug = runInCopy(root, 'cli/bug', [], { PLATFORM_GITOPS_DEBUG: '1' });
     expect(debug.status).toBe(1);
     expect(debug.stderr).toMatch(/^bug: a bug\nError: a bug\n\s+at misbehave \(.*src\/cli\/bug\.ts:4:9\)\n/);
+  });
+});
+
+// scripts/run.cjs keeps V8's code cache beside each bundle, holding what the run that wrote
+// it compiled; a run that stops early compiles a part only.
+describe("a command's code cache (build/<entry>.js.cache)", () => {
+  it('written by a run that stopped early (--help) is written again by the next run that completes, then kept', () => {
+    const root = projectCopy();
+    copies.push(root);
+    const cache = path.join(root, 'build', 'main.js.cache');
+    for (const file of [cache, `${cache}.partial`]) fs.rmSync(file, { force: true });
+    const outdir = (name: string) => ['--outdir', path.join(root, '.scratch', name)];
+
+    // Compared by digest: a deep comparison of two megabyte buffers takes seconds.
+    const digest = () => crypto.createHash('sha256').update(fs.readFileSync(cache)).digest('hex');
+
+    expect(runInCopy(root, 'main', ['--help']).status).toBe(0);
+    const early = { size: fs.statSync(cache).size, digest: digest() };
+    expect(fs.existsSync(`${cache}.partial`)).toBe(true);
+    expect(runInCopy(root, 'main', ['--outdir', path.join(root, 'no-such-folder', '..', 'src')]).status).toBe(1);
+    expect(digest()).toBe(early.digest);
+
+    expect(runInCopy(root, 'main', outdir('first')).status).toBe(0);
+    const complete = digest();
+    expect(fs.existsSync(`${cache}.partial`)).toBe(false);
+    expect(fs.statSync(cache).size).toBeGreaterThan(early.size);
+    expect(runInCopy(root, 'main', outdir('second')).status).toBe(0);
+    expect(digest()).toBe(complete);
   });
 });
