@@ -217,6 +217,27 @@ export function outdirLabel(outdir: string): string {
   return `--outdir "${outdir}"`;
 }
 
+/** Whether `file` is a symbolic link; false when it, or a folder on its path, is absent or a file. */
+function isLink(file: string): boolean {
+  try {
+    return fs.lstatSync(file).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The folder synth renders `outdir` into: the path itself, or, where it is a link to a
+ * folder, that folder (the link is kept, never replaced). A link whose target does not exist
+ * is refused, naming both.
+ */
+export function outputFolder(outdir: string): string {
+  const target = path.resolve(outdir);
+  if (!isLink(target)) return target;
+  if (!fs.existsSync(target)) throw new RefusedError(`${outdirLabel(outdir)} is a link to ${fs.readlinkSync(target)}, which does not exist`);
+  return fs.realpathSync(target);
+}
+
 /**
  * Refuse an output folder synth must never replace: the project root or any folder above
  * it, `src` or anything inside it, a file, a folder holding files synth did not write (one
@@ -224,7 +245,7 @@ export function outdirLabel(outdir: string): string {
  * Absent and empty folders are fine.
  */
 export function assertReplaceable(outdir: string, root: string): void {
-  const target = path.resolve(outdir);
+  const target = outputFolder(outdir);
   const where = outdirLabel(outdir);
   if (isWithin(root, target)) throw new RefusedError(`${where} is the project root or a folder above it; synth replaces its output folder as a whole`);
   if (isWithin(target, path.join(root, 'src'))) throw new RefusedError(`${where} is inside src/; synth replaces its output folder as a whole`);
@@ -269,7 +290,10 @@ export function createFolder(dir: string, where: string): void {
       fs.mkdirSync(folder);
     } catch (error) {
       // Made meanwhile by another process: fine.
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST' && fs.statSync(folder).isDirectory()) continue;
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST' && fs.statSync(folder, { throwIfNoEntry: false })?.isDirectory()) continue;
+      if (isLink(folder)) {
+        throw new RefusedError(`${where} is below ${folder}, a link to ${fs.readlinkSync(folder)}, which does not exist`);
+      }
       throw new RefusedError(`${where}: cannot create ${folder} (${(error as Error).message})`);
     }
   }

@@ -18,6 +18,7 @@ import {
   createFolder,
   hasCommittedHead,
   outdirLabel,
+  outputFolder,
   type PlatformChartId,
   RENDERED_DIR,
   readCommittedCharts,
@@ -215,8 +216,10 @@ export function synthesize(options: SynthesizeOptions): void {
   const { environments, platform } = loadInputs(options);
   const problems = blueGreenProblems(environments, root, options.outdir, options.committed);
   if (problems.length > 0) throw new ConfigError(problems);
-  const staging = renderToTemporary(environments, platform, options.outdir);
-  replaceDirectory(staging, options.outdir);
+  // Through a link to a folder, the folder is replaced and the link kept.
+  const outdir = outputFolder(options.outdir);
+  const staging = renderToTemporary(environments, platform, outdir);
+  replaceDirectory(staging, outdir);
 }
 
 /** The files of `outdir` that differ from a fresh render: changed, added or removed. */

@@ -172,6 +172,39 @@ describe('npm run synth', () => {
     expect(fs.readdirSync(workdir)).toEqual(['notes.txt']);
   });
 
+  it.each([
+    ['is a link', (link: string) => link, (link: string, target: string) => `is a link to ${target}, which does not exist`],
+    ['is below a link', (link: string) => path.join(link, 'dist'), (link: string, target: string) => `is below ${link}, a link to ${target}, which does not exist`],
+  ])('refuses an output folder that %s to nothing, naming the link and its target, exit 1', async (_, outdirOf, problem) => {
+    const workdir = temporaryDirectory();
+    cleanups.push(workdir);
+    const link = path.join(workdir, 'dangling');
+    const target = path.join(workdir, 'nowhere');
+    fs.symlinkSync(target, link);
+    const outdir = outdirOf(link);
+    const result = await runInProcess(SYNTH, ['--outdir', outdir]);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toBe(`synth: --outdir "${outdir}" ${problem(link, target)}\nThe output folder was left unchanged.\n`);
+    expect(fs.readdirSync(workdir)).toEqual(['dangling']);
+  });
+
+  it('renders through a link to a folder into that folder, keeping the link', async () => {
+    const workdir = temporaryDirectory();
+    cleanups.push(workdir);
+    const folder = path.join(workdir, 'rendered');
+    fs.mkdirSync(folder);
+    const link = path.join(workdir, 'dist');
+    fs.symlinkSync(folder, link);
+    for (let run = 0; run < 2; run++) {
+      const result = await runInProcess(SYNTH, ['--outdir', link]);
+      expect(result.status, result.stderr).toBe(0);
+    }
+    expect(fs.lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(fs.readlinkSync(link)).toBe(folder);
+    expect(treeContents(folder)).toEqual(treeContents(DIST));
+    expect(fs.readdirSync(workdir).sort()).toEqual(['dist', 'rendered']);
+  });
+
   // Node 20's recursive mkdirSync never returns when a folder cannot be made but the error
   // is ENOENT, as below /proc; a process of its own, so a hang fails the test instead of
   // stopping the suite.
