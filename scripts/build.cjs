@@ -64,6 +64,11 @@ function contentFingerprint(files, root = ROOT) {
   return hash.digest('hex');
 }
 
+/** The first line of every bundle: `// build <content fingerprint>`. */
+function buildIdLine(content) {
+  return `// build ${content}`;
+}
+
 function readStamp() {
   try {
     return JSON.parse(fs.readFileSync(STAMP, 'utf8'));
@@ -101,6 +106,9 @@ function ensureBuilt({ force = false } = {}) {
     // one-byte string. Names are kept, so a stack trace still reads; with
     // PLATFORM_GITOPS_DEBUG=1 scripts/run.cjs maps it back to src/ through build/*.js.map.
     minifyWhitespace: true,
+    // The build's identity as the bundle's first line: scripts/run.cjs keeps it with V8's
+    // code cache, since V8 itself checks a cache against the source's length only.
+    banner: { js: buildIdLine(content) },
     charset: 'ascii',
     sourcemap: 'linked',
     logLevel: 'warning',

@@ -13,24 +13,37 @@ const { BUILD_DIR, ensureBuilt } = require('./build.cjs');
  * (`build/<entry>.js.cache`). Compiling a 4 MB bundle costs about a tenth of a second per
  * start; with the cache V8 deserializes the compiled code instead. Node 22.1 does this by
  * itself (`module.enableCompileCache`); Node 20, which the project supports, does not, so
- * this uses `vm.Script`'s `cachedData` the same way. V8 checks a cache against the source and
- * rejects one written for another build; then the cache is written again, once the command
- * has run, so that it holds the functions the command compiled (tmp file + rename: commands
- * running side by side never read half a cache). A run that stopped early (`--help`, a
- * refusal, an error: any exit code but 0) compiled only part of them, so its cache is marked
- * partial (`<cache>.partial`) and written again after the next run that completes: otherwise
- * every later run would compile the rest again (a synth 20 ms slower).
+ * this uses `vm.Script`'s `cachedData` the same way.
+ *
+ * V8 checks a cache against the length of the source only, so a cache written for another
+ * build of the same length would run that build's code. A run writes its cache when it
+ * ends, possibly after another command rebuilt build/ meanwhile; so the cache file starts
+ * with the line that identifies the build it was compiled from (the bundle's first line,
+ * `// build <fingerprint>`, scripts/build.cjs), and one of another build counts as absent.
+ *
+ * An absent or rejected cache is written again once the command has run, so that it holds
+ * the functions the command compiled (tmp file + rename: commands running side by side never
+ * read half a cache). A run that stopped early (`--help`, a refusal, an error: any exit code
+ * but 0) compiled only part of them, so its cache is marked partial (`<cache>.partial`) and
+ * written again after the next run that completes: otherwise every later run would compile
+ * the rest again (a synth 20 ms slower).
  */
 function runWithCodeCache(file, args) {
   const cacheFile = `${file}.cache`;
   const partialMark = `${cacheFile}.partial`;
+  const source = fs.readFileSync(file, 'utf8');
+  const buildId = source.slice(0, source.indexOf('\n') + 1);
+  // The id, padded to 8 bytes: V8 copies cached data that does not start 8-byte aligned.
+  const header = Buffer.alloc(Math.ceil(buildId.length / 8) * 8);
+  header.write(buildId, 'latin1');
   let cachedData;
   try {
-    cachedData = fs.readFileSync(cacheFile);
+    const cache = fs.readFileSync(cacheFile);
+    if (buildId !== '' && cache.subarray(0, header.length).equals(header)) cachedData = cache.subarray(header.length);
   } catch {
     cachedData = undefined;
   }
-  const script = new vm.Script(Module.wrap(fs.readFileSync(file, 'utf8')), { filename: file, cachedData });
+  const script = new vm.Script(Module.wrap(source), { filename: file, cachedData });
   const stale = cachedData === undefined || script.cachedDataRejected;
   const partial = !stale && fs.existsSync(partialMark);
   if (stale || partial) {
@@ -39,7 +52,7 @@ function runWithCodeCache(file, args) {
       if (partial && !complete) return;
       const temporary = `${cacheFile}.${process.pid}`;
       try {
-        fs.writeFileSync(temporary, script.createCachedData());
+        fs.writeFileSync(temporary, Buffer.concat([header, script.createCachedData()]));
         fs.renameSync(temporary, cacheFile);
         if (complete) fs.rmSync(partialMark, { force: true });
         else fs.writeFileSync(partialMark, '');

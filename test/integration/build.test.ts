@@ -88,4 +88,22 @@ describe("a command's code cache (build/<entry>.js.cache)", () => {
     expect(runInCopy(root, 'main', outdir('second')).status).toBe(0);
     expect(digest()).toBe(complete);
   });
+
+  it('written for an earlier build is not used by a later one, even of the same length', () => {
+    // V8 checks cached data against the length of the source only, and a run of an earlier
+    // build writes its cache when it ends, after any rebuild that happened meanwhile.
+    const root = projectCopy();
+    copies.push(root);
+    const probe = path.join(root, 'src', 'cli', 'probe.ts');
+    const cache = path.join(root, 'build', 'cli', 'probe.js.cache');
+    const writeProbe = (word: string) => fs.writeFileSync(probe, `process.stdout.write('${word}');\n`);
+    writeProbe('before');
+    expect(runInCopy(root, 'cli/probe', [])).toMatchObject({ status: 0, stdout: 'before' });
+    const earlier = fs.readFileSync(cache);
+
+    writeProbe('behind');
+    expect(runInCopy(root, 'cli/probe', [])).toMatchObject({ status: 0, stdout: 'behind' });
+    fs.writeFileSync(cache, earlier);
+    expect(runInCopy(root, 'cli/probe', [])).toMatchObject({ status: 0, stdout: 'behind' });
+  });
 });
