@@ -1,4 +1,4 @@
-import { Chart, Testing } from 'cdk8s';
+import { App, Chart, Testing } from 'cdk8s';
 import { describe, expect, it } from 'vitest';
 import { DNS_PEER, NetworkPolicies } from '../src/constructs/network-policies';
 import { validateAgainstSchema } from '../src/validation/schemas';
@@ -92,7 +92,7 @@ describe('application namespace network policies', () => {
 
 describe('NetworkPolicies', () => {
   it('renders one allow per peer, so another connection is one line of props', () => {
-    const chart = new Chart(Testing.app(), 'test', { disableResourceNameHashes: true });
+    const chart = new Chart(new App(), 'test', { disableResourceNameHashes: true });
     new NetworkPolicies(chart, 'network-policies', {
       namespace: 'webapp',
       podLabels: { app: 'webapp' },
