@@ -7,7 +7,7 @@ import { loadPlatform } from '../src/environments/platform';
 import { defaultAgeKeyFile, initEnvironment } from '../src/secrets/init';
 import { sopsTools } from '../src/secrets/sops';
 import { argoCdConfigObjects, argoCdCrds, chartRepositorySecrets, startArgoCd, withProxy } from './argocd';
-import { type ApplicationState, converged, formatTable, watchConvergence } from './convergence';
+import { converged, formatTable, watchConvergence } from './convergence';
 import { startApiServer, startControlPlane } from './control-plane';
 import { type DryRunResult, dryRunEnvironment, readCrds, readObjects } from './dry-run';
 import { E2eError } from '../src/errors';

@@ -53,10 +53,6 @@ function condition(type: string, status: 'True' | 'False', reason: string, messa
   return { type, status, reason, message, lastTransitionTime: new Date().toISOString(), ...(observedGeneration !== undefined ? { observedGeneration } : {}) };
 }
 
-function isReady(object: KubeObject | undefined): boolean {
-  return (object?.status?.conditions ?? []).some((c: any) => c.type === 'Ready' && c.status === 'True');
-}
-
 const key = (namespace: string | undefined, name: string): string => `${namespace ?? ''}/${name}`;
 
 /** What one pass of the stand-ins read once and shares: Secrets (their keys, by namespace/name) and Deployments. */

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as pulumi from '@pulumi/pulumi';
-import { WAITS_SECONDS } from '../src/constants';
+import { WAITS_SECONDS } from '../src/contract/contract';
 import { INFRASTRUCTURE_RELEASES, releaseNamespace } from '../src/infrastructure/releases';
 import { ArgoCdInstallation } from './argocd-installation';
 import { REPOSITORY_SECRET, bootstrapContext, renderedBootstrapObjects } from './bootstrap-manifests';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { BLUE_GREEN, IMAGE_TAG_PATTERN } from '../src/constants';
+import { BLUE_GREEN, IMAGE_TAG_PATTERN } from '../src/contract/contract';
 import { runningTagOf } from '../src/environments/running-tag';
-import { unitName } from '../src/naming';
+import { unitName } from '../src/contract/naming';
 import { committedObjects, findObject, type K8sObject, projectEnvironments } from './support';
 
 // Every number here is a literal from the contract's limits table (section 8) and the

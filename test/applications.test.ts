@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { SQL_SERVER_BUILT_INS } from '../src/constants';
+import { SQL_SERVER_BUILT_INS } from '../src/contract/upstream';
 import { PLATFORM_CHART_IDS } from '../src/dist-layout';
 import { selectApplication } from '../src/environments';
 import { UsageError } from '../src/errors';
 import { RESERVED_APPLICATION_NAMES } from '../src/environments/validate';
 import { RELEASE_ROWS } from '../src/infrastructure/releases';
-import { gatewayProxyName } from '../src/naming';
+import { gatewayProxyName } from '../src/contract/naming';
 import { secretCatalog } from '../src/secrets/catalog';
 import { APPLICATIONS_STAGE, DELIVERY_ORDER, stageWave } from '../src/synth';
 import {

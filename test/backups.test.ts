@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parser } from '@prometheus-io/lezer-promql';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DATABASE } from '../src/constants';
+import { DATABASE } from '../src/contract/choices';
 import { ENVIRONMENT_ORDER, ROOT, committedObjects, findObject, projectEnvironments, temporaryDirectory } from './support';
 
 // Convergence item 10: backups are kept to a bounded number, a failed backup pages
@@ -26,7 +26,7 @@ function backupFileOn(command: string, day: number): string {
   return /TO DISK = N'([^']+)'/.exec(result.stdout)![1]!;
 }
 
-describe.each(ENVIRONMENT_ORDER)('database backups in %s (convergence item 10)', (name) => {
+describe.each(ENVIRONMENT_ORDER)('database backups in %s', (name) => {
   const environment = environments[name]!;
   const objects = committedObjects(name);
   const cron = findObject(objects, 'CronJob', 'mssql-backup');
@@ -67,7 +67,7 @@ describe.each(ENVIRONMENT_ORDER)('database backups in %s (convergence item 10)',
   });
 });
 
-describe('the runbook\'s data recovery (convergence item 10, 7.2)', () => {
+describe('the runbook\'s data recovery(7.2)', () => {
   it('pauses automated sync, root first, before scaling the application down by hand, and resumes it after', () => {
     const runbook = fs.readFileSync(path.join(ROOT, 'docs', 'runbook.md'), 'utf8');
     const section = runbook.slice(runbook.indexOf('**Data recovery** (7.2)'), runbook.indexOf('**Database unreachable**'));

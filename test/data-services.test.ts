@@ -2,8 +2,9 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { cronProblem } from '../src/environments/fields';
 import { validateAgainstSchema } from '../src/validation/schemas';
-import { CHART_WAVES, DATABASE } from '../src/constants';
-import { databaseLoginSecret, databaseSecret, secretCatalog } from '../src/secrets/catalog';
+import { CHART_WAVES, DATABASE } from '../src/contract/choices';
+import { databaseLoginSecret, databaseSecret } from '../src/contract/naming';
+import { secretCatalog } from '../src/secrets/catalog';
 import { ENVIRONMENT_ORDER, committedObjects, findObject, projectEnvironments, refusalsAgainstCommittedDist, type K8sObject } from './support';
 
 const environments = projectEnvironments();

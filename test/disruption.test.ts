@@ -1,15 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { BROKER, STRIMZI } from '../src/constants';
-import { ENVIRONMENT_ORDER, committedObjects, findObject, projectEnvironments } from './support';
+import { BROKER } from '../src/contract/contract';
+import { STRIMZI } from '../src/contract/upstream';
+import { ENVIRONMENT_ORDER, committedObjects, findObject } from './support';
 
 // Convergence item 8: every unit of the application and the Kafka brokers get a
 // PodDisruptionBudget (one pod evicted at a time) and a topology spread across nodes.
 
-const environments = projectEnvironments();
 
-describe.each(ENVIRONMENT_ORDER)('disruption budgets and spread in %s (convergence item 8)', (name) => {
+describe.each(ENVIRONMENT_ORDER)('disruption budgets and spread in %s', (name) => {
   const objects = committedObjects(name);
-  const environment = environments[name]!;
   const deployments = objects.filter((o) => o.kind === 'Deployment');
   const canary = objects.find((o) => o.kind === 'Canary');
 

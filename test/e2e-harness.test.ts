@@ -1,12 +1,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { IMAGES } from '../src/contract/images';
 import { argoCdConfigObjects } from '../e2e/argocd';
 import { applicationState, converged } from '../e2e/convergence';
 import { parseSshUrl } from '../e2e/git-server';
 import { podReferences } from '../e2e/stand-in-controllers';
 import { STAND_INS } from '../e2e/stand-in-charts';
-import { SOPS_PLUGIN } from '../src/constants';
 import { argoCdValues } from '../src/argocd/argo-cd-values';
 import { RELEASE_ROWS } from '../src/infrastructure/releases';
 import { ROOT } from './support';
@@ -32,7 +32,7 @@ describe('the toolchain pins', () => {
   });
 
   it('tests the sops the platform runs: the plugin image is the version the toolchain builds', () => {
-    expect(SOPS_PLUGIN.image).toBe(`ghcr.io/getsops/sops:${pinned('SOPS_VERSION')}-alpine`);
+    expect(IMAGES.sops).toBe(`ghcr.io/getsops/sops:${pinned('SOPS_VERSION')}-alpine`);
   });
 
   it('pins every go-installed tool to an exact version', () => {

@@ -314,7 +314,7 @@ describe('issuers per environment (2.7)', () => {
 // analyses: fluxcd/flagger v1.44.0 docs/gitbook/usage/how-it-works.md); Argo CD must not
 // put git's replicas back, neither in its diff (ignoreDifferences) nor when it syncs
 // (RespectIgnoreDifferences=true: argo-cd v3.5.1 docs/user-guide/sync-options.md).
-describe('what Flagger owns (convergence item 5)', () => {
+describe('what Flagger owns', () => {
   it.each(ENVIRONMENT_ORDER)("%s: each application's Application ignores the replicas of each of its Canary targets, and only those", (environment) => {
     const objects = committedObjects(environment);
     const names = projectEnvironments()[environment]!.applications.map((app) => app.name);

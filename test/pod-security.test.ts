@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BROKER, STRIMZI } from '../src/constants';
+import { BROKER } from '../src/contract/contract';
+import { STRIMZI } from '../src/contract/upstream';
 import { ENVIRONMENT_ORDER, committedObjects, findObject, projectEnvironments, type K8sObject } from './support';
 
 // Convergence item 7. Pod Security Admission reads the namespace's
@@ -22,7 +23,7 @@ function passesRestricted(container: Record<string, any>, pod: Record<string, an
   );
 }
 
-describe.each(ENVIRONMENT_ORDER)('pod security in %s (convergence item 7)', (environment) => {
+describe.each(ENVIRONMENT_ORDER)('pod security in %s', (environment) => {
   const objects = committedObjects(environment);
   const applications = objects.filter((o) => o.kind === 'Application');
 

@@ -52,7 +52,7 @@ function words(line: string): string[] {
 
 const flag = (args: readonly string[], name: string) => args.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
 
-describe('debug pods in the runbook (convergence item 11)', () => {
+describe('debug pods in the runbook', () => {
   const all = commands(runbook);
   const runs = all.filter((line) => / run /.test(line) && !line.includes('npm run'));
   const debugs = all.filter((line) => / debug /.test(line));

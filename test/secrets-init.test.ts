@@ -3,25 +3,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHART_WAVES, SYNC_WAVE_ANNOTATION } from '../src/constants';
-import {
-  ANONYMOUS_DOCKER_CONFIG,
-  LOCAL_WEBHOOK_SINK,
-  applicationBrokerUser,
-  brokerClientSecret,
-  brokerUserSecret,
-  databaseLoginSecret,
-  databaseSecret,
-  encryptedFileName,
-  secretCatalog,
-  secretsPath,
-  secretValues,
-} from '../src/secrets/catalog';
+import { CHART_WAVES } from '../src/contract/choices';
+import { SYNC_WAVE_ANNOTATION } from '../src/contract/upstream';
+import { brokerClientSecret, brokerUserSecret, databaseLoginSecret, databaseSecret, encryptedFileName, secretsPath, smokeName } from '../src/contract/naming';
+import { ANONYMOUS_DOCKER_CONFIG, LOCAL_WEBHOOK_SINK, applicationBrokerUser, secretCatalog, secretValues } from '../src/secrets/catalog';
 import { type InitOptions, initEnvironment, recipientOf, recipientsOf, rotateKeys, writeRecipient } from '../src/secrets/init';
 import { projectFiles, scanForPlaintextSecrets } from '../src/secrets/scan';
 import { type SopsTools, generateKey, publicKeyOf, sopsTools } from '../src/secrets/sops';
 import { PASSWORD, generatePassword, meetsPasswordPolicy, variableName } from '../src/secrets/values';
-import { smokeName } from '../src/naming';
 import { SECRETS } from '../src/commands/secrets';
 import { ROOT, projectEnvironments, runCli, runInProcess, temporaryDirectory, treeContents } from './support';
 

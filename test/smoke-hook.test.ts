@@ -1,9 +1,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ContractServer, startContractServer, TEST_CREDENTIALS } from './contract-server';
-import { TOOL_IMAGES } from '../src/chart-versions';
-import { DATABASE } from '../src/constants';
-import { committedObjects, ENVIRONMENT_ORDER, environmentFilesCopy, environmentsOf, findObject, type K8sObject, projectEnvironments, renderToObjects } from './support';
+import { IMAGES } from '../src/contract/images';
+import { committedObjects, ENVIRONMENT_ORDER, findObject, type K8sObject, projectEnvironments, renderToObjects } from './support';
 
 function objectsOf(environment: string): K8sObject[] {
   return [...renderToObjects(projectEnvironments()[environment]!).values()].flat();
@@ -27,11 +26,11 @@ describe('the smoke test as a PostSync hook (4.1)', () => {
     for (const env of ENVIRONMENT_ORDER) {
       const pod = findObject(objectsOf(env), 'Job', 'webapp-smoke').spec.template.spec;
       expect(pod.initContainers.map((c: any) => [c.name, c.image])).toEqual([
-        ['http', TOOL_IMAGES.busybox],
-        ['database', DATABASE.image],
-        ['broker', TOOL_IMAGES.strimziKafka],
+        ['http', IMAGES.busybox],
+        ['database', IMAGES.sqlServer],
+        ['broker', IMAGES.strimziKafka],
       ]);
-      expect(pod.containers.map((c: any) => [c.name, c.image, c.command])).toEqual([['passed', TOOL_IMAGES.busybox, ['echo', 'All smoke tests passed']]]);
+      expect(pod.containers.map((c: any) => [c.name, c.image, c.command])).toEqual([['passed', IMAGES.busybox, ['echo', 'All smoke tests passed']]]);
       // Nothing from the project's registry: no pull secret needed.
       expect(pod.imagePullSecrets).toBeUndefined();
     }

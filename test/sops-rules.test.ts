@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { CHART_WAVES } from '../src/constants';
+import { CHART_WAVES } from '../src/contract/choices';
 import { loadEnvironments } from '../src/environments';
 import { expectedEncryptedFiles, secretsLayout } from '../src/secrets/layout';
 import { ENVIRONMENT_ORDER, ROOT } from './support';

@@ -321,7 +321,7 @@ describe.each(APPLICATIONS)('alerting in %s, application %s (2.4, 6)', (environm
   it('routes critical alerts to on-call and warnings to the team chat, addresses from Secrets only', () => {
     const routing = findObject(objects, 'AlertmanagerConfig', 'platform-alert-routing');
     expect(routing.metadata.namespace).toBe('monitoring');
-    // The two alerts of 2.4 and the backup failure (convergence item 10).
+    // The two alerts of 2.4 and the backup failure.
     expect(routing.spec.route.matchers).toEqual([
       { name: 'alertname', matchType: '=~', value: 'DeploymentFailed|HighErrorRateDuringDeployment|DatabaseBackupFailed' },
     ]);

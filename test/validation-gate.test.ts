@@ -4,8 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { VALIDATE } from '../src/commands/validate';
 import { dataCopy } from './project-copy';
-import { DIST, runCli, runInProcess, temporaryDirectory } from './support';
-import { projectEnvironments as projectEnvironmentsOf } from './support';
+import { DIST, runCli, runInProcess, temporaryDirectory, projectEnvironments as projectEnvironmentsOf } from './support';
 
 const SUMMARY = /^(\d+) objects? in (\d+) files? checked, (\d+) findings?, (\d+) exemptions?$/;
 

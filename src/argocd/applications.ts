@@ -1,12 +1,14 @@
 import { type ArgoCdApplicationProps, type RepositoryPathSource, applicationProps } from '../constructs/argo-cd-application';
 import { manifestsPath } from '../dist-layout';
-import { SOPS_PLUGIN, SYNC_WAVE_ANNOTATION } from '../constants';
+import { SOPS_PLUGIN } from '../contract/choices';
+import { SYNC_WAVE_ANNOTATION } from '../contract/upstream';
 import type { Environment } from '../environments';
 import type { Platform } from '../environments/platform';
 import type { ApplicationProps, ApplicationSpecIgnoreDifferences } from '../imports/application-argoproj.io';
 import type { AppProjectProps } from '../imports/appproject-argoproj.io';
 import { RELEASE_ROWS } from '../infrastructure/releases';
-import { type SecretGroup, secretsPath } from '../secrets/catalog';
+import { secretsPath } from '../contract/naming';
+import { type SecretGroup } from '../secrets/catalog';
 import { IN_CLUSTER } from './sync-policy';
 
 /** The chart that holds the GitOps wiring; the root Application syncs this file only. */
@@ -16,7 +18,7 @@ export const GITOPS_CHART_ID = 'gitops';
 export const ROOT_APPLICATION = 'root';
 
 /**
- * The AppProject of the bootstrap and the infrastructure (convergence item 9): the root, the
+ * The AppProject of the bootstrap and the infrastructure: the root, the
  * child that installs the upstream Helm releases, and those releases, whose charts create
  * CRDs, ClusterRoles and webhooks. The application-level project (`platform.controller.project`)
  * gets none of those, so a commit to an application chart cannot grant itself cluster rights.

@@ -1,5 +1,7 @@
-import { SOPS_AGE, SOPS_PLUGIN, WAITS_SECONDS } from '../constants';
-import { restrictedContainer } from '../pod-security';
+import { SOPS_AGE, SOPS_PLUGIN } from '../contract/choices';
+import { WAITS_SECONDS } from '../contract/contract';
+import { restrictedContainer } from '../contract/security-context';
+import { IMAGES } from '../contract/images';
 
 /** Where the argo-cd chart mounts a sidecar plugin's files (Argo CD docs, "Config Management Plugins"). */
 const CMP = {
@@ -89,7 +91,7 @@ export function argoCdValues(): Record<string, unknown> {
       extraContainers: [
         {
           name: SOPS_PLUGIN.name,
-          image: SOPS_PLUGIN.image,
+          image: IMAGES.sops,
           command: [`${CMP.varFiles.mountPath}/argocd-cmp-server`],
           env: [{ name: SOPS_AGE.keyFileVariable, value: `${SOPS_AGE.mountPath}/${SOPS_AGE.secretKey}` }],
           securityContext: RESTRICTED_CONTAINER,

@@ -1,4 +1,5 @@
-import { SYNC_RETRY, WAITS_SECONDS } from '../constants';
+import { SYNC_RETRY } from '../contract/choices';
+import { WAITS_SECONDS } from '../contract/contract';
 import type { ApplicationSpecSyncPolicy, ApplicationSpecSyncPolicyRetry } from '../imports/application-argoproj.io';
 
 /** Argo CD's in-cluster destination: every environment is its own cluster. */

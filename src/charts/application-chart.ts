@@ -1,18 +1,9 @@
 import { Chart } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
-import {
-  ACME_HTTP01_SOLVER,
-  BROKER,
-  DATABASE,
-  GATEWAY,
-  LABELS,
-  METRICS,
-  MONITORING_SELECTOR_LABEL,
-  PLATFORM_NAMESPACES,
-  PORTS,
-  STRIMZI,
-} from '../constants';
+import { DATABASE, PLATFORM_NAMESPACES } from '../contract/choices';
+import { BROKER, LABELS, METRICS, PORTS } from '../contract/contract';
+import { ACME_HTTP01_SOLVER, GATEWAY, MONITORING_SELECTOR_LABEL, STRIMZI } from '../contract/upstream';
 import { ApplicationCertificate } from '../constructs/application-certificate';
 import { ApplicationGateway } from '../constructs/application-gateway';
 import { ApplicationPodMonitor } from '../constructs/application-pod-monitor';
@@ -23,9 +14,8 @@ import { SmokeHook } from '../constructs/smoke-hook';
 import { renderWorkloads } from '../strategies';
 import type { Application, Environment } from '../environments';
 import { newestTagOf } from '../environments/running-tag';
-import { namespacePodSecurity } from '../pod-security';
-import { gatewayProxyName, hostOf, imageReference, migrationsName, primaryName, serviceAddress, smokeName, tlsSecretName } from '../naming';
-import { brokerClientSecret, databaseSecret } from '../secrets/catalog';
+import { namespacePodSecurity } from '../contract/security-context';
+import { gatewayProxyName, hostOf, imageReference, migrationsName, primaryName, serviceAddress, smokeName, tlsSecretName, brokerClientSecret, databaseSecret } from '../contract/naming';
 
 export interface ApplicationChartProps {
   /** The validated environment the application runs in: its database, broker and Gateway sizing. */

@@ -1,12 +1,13 @@
 import { Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
-import { BROKER, STRIMZI, SYNC_WAVE_ANNOTATION } from '../constants';
+import { BROKER } from '../contract/contract';
+import { STRIMZI, SYNC_WAVE_ANNOTATION } from '../contract/upstream';
 import { BrokerTopic } from '../constructs/broker-topic';
 import { BrokerUser } from '../constructs/broker-user';
 import { KafkaCluster } from '../constructs/kafka-cluster';
 import { API_SERVER_PEER, DNS_PEER, NetworkPolicies } from '../constructs/network-policies';
 import type { Environment } from '../environments';
-import { brokerUserSecret } from '../secrets/catalog';
+import { brokerUserSecret } from '../contract/naming';
 
 export interface BrokerChartProps {
   /** The validated environment. */
@@ -34,7 +35,7 @@ export class BrokerChart extends Chart {
       clients: { namespaces: applications.map((app) => app.namespace) },
     });
 
-    // Default deny in the broker's namespace, then what Strimzi needs (convergence item 7).
+    // Default deny in the broker's namespace, then what Strimzi needs (restricted Pod Security: src/contract/security-context.ts).
     // Ingress to the brokers is Strimzi's own NetworkPolicy (control plane and replication
     // from brokers and operators, the agent from the cluster operator, each listener from
     // its networkPolicyPeers); egress is ours: DNS, the API server (cluster and entity

@@ -1,15 +1,14 @@
 import { Chart } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
-import { PORTS } from '../constants';
+import { PORTS } from '../contract/contract';
 import { DatabaseBackup } from '../constructs/database-backup';
 import { DatabaseSetup } from '../constructs/database-setup';
 import { DNS_PEER, NetworkPolicies } from '../constructs/network-policies';
 import { SqlServer } from '../constructs/sql-server';
 import type { Environment } from '../environments';
-import { serviceAddress } from '../naming';
-import { namespacePodSecurity } from '../pod-security';
-import { databaseLoginSecret } from '../secrets/catalog';
+import { serviceAddress, databaseLoginSecret } from '../contract/naming';
+import { namespacePodSecurity } from '../contract/security-context';
 
 export interface DatabaseChartProps {
   /** The validated environment. */

@@ -1,6 +1,6 @@
 import { ApiObject, Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
-import { WAITS_SECONDS } from '../constants';
+import { WAITS_SECONDS } from '../contract/contract';
 import {
   appProjectProps,
   childApplication,
@@ -111,7 +111,7 @@ export interface GitopsChartProps {
  * The GitOps wiring of one environment (1.1.5, 1.6): the AppProjects, the root
  * Application (app of apps, syncing this file) and one child Application per chart (one
  * per application among them), in the delivery order as sync waves. A chart with a group of encrypted Secrets syncs them
- * with it (decrypted by the sops plugin, src/secrets/catalog.ts). Two projects (convergence item 9): the
+ * with it (decrypted by the sops plugin, src/secrets/catalog.ts). Two projects: the
  * infrastructure's (the root, the child that installs the Helm releases and those releases:
  * the pinned Helm repositories, CRDs, cluster RBAC, webhooks) and the application level's
  * (the other children: this repository only, their namespaces, no cluster RBAC, not the

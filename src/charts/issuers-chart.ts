@@ -1,10 +1,11 @@
 import { Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
-import { GATEWAY, INFRASTRUCTURE_NAMESPACES, SYNC_WAVES } from '../constants';
+import { INFRASTRUCTURE_NAMESPACES, SYNC_WAVES } from '../contract/choices';
+import { GATEWAY } from '../contract/upstream';
 import { PlatformIssuer } from '../constructs/platform-issuer';
 import type { Environment } from '../environments';
 import { GatewayClass } from '../imports/gatewayclass-gateway.networking.k8s.io';
-import { hostOf } from '../naming';
+import { hostOf } from '../contract/naming';
 
 export interface IssuersChartProps {
   /** The validated environment to render. */

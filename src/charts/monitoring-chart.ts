@@ -1,6 +1,8 @@
 import { Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
-import { ALERTS, BACKUP_ALERT, INFRASTRUCTURE_NAMESPACES, MONITORING_SELECTOR_LABEL } from '../constants';
+import { BACKUP_ALERT, INFRASTRUCTURE_NAMESPACES } from '../contract/choices';
+import { ALERTS } from '../contract/contract';
+import { MONITORING_SELECTOR_LABEL } from '../contract/upstream';
 import { AlertRouting } from '../constructs/alert-routing';
 import { DEFAULT_BACKUP_NAME } from '../constructs/database-backup';
 import { DatabaseBackupAlertRules } from '../constructs/database-backup-alert-rules';

@@ -6,7 +6,7 @@ import { type CommandContext, type CommandDefinition } from '../tooling/cli';
 import { readValuesTexts } from '../environments/values-file';
 import { type Assignment, type InitReport, defaultAgeKeyFile, initEnvironment, rotateKeys } from '../secrets/init';
 import { RETIRED_FILES, expectedEncryptedFiles, secretsLayout } from '../secrets/layout';
-import { secretsPath } from '../secrets/catalog';
+import { secretsPath } from '../contract/naming';
 import { projectFiles, scanForPlaintextSecrets } from '../secrets/scan';
 import { sopsTools } from '../secrets/sops';
 

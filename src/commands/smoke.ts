@@ -1,7 +1,8 @@
-import { SMOKE } from '../constants';
+import { SMOKE } from '../contract/contract';
 import { contractSteps } from '../smoke/contract';
 import { formatOutcome, runSmoke } from '../smoke/runner';
-import { DEFAULT_BOOTSTRAP_SERVERS, parseBaseUrl, smokeSettingsFromEnv } from '../smoke/settings';
+import { DEFAULT_BOOTSTRAP_SERVERS } from '../contract/naming';
+import { parseBaseUrl, smokeSettingsFromEnv } from '../smoke/settings';
 import { environmentNamed, selectApplication } from '../environments';
 import { UsageError } from '../errors';
 import { type CommandDefinition } from '../tooling/cli';

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
-import { PORTS } from '../constants';
+import { PORTS } from '../contract/contract';
 import { ENVIRONMENT_ORDER, environmentNamed, selectApplication } from '../environments';
-import { hostOf } from '../naming';
+import { hostOf } from '../contract/naming';
 import { formatOutcome, runSmoke } from '../smoke/runner';
 import { credentialsFromEnv, parseBaseUrl, parsePort } from '../smoke/settings';
 import { UsageError } from '../errors';

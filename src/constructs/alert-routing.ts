@@ -1,5 +1,5 @@
 import type { Construct } from 'constructs';
-import { ALERT_ROUTING } from '../constants';
+import { ALERT_ROUTING } from '../contract/choices';
 import {
   AlertmanagerConfig,
   AlertmanagerConfigSpecRouteMatchersMatchType as MatchType,

@@ -1,5 +1,6 @@
 import { Construct } from 'constructs';
-import { GATEWAY, PORTS } from '../constants';
+import { PORTS } from '../contract/contract';
+import { GATEWAY } from '../contract/upstream';
 import {
   EnvoyProxy,
   EnvoyProxySpecProviderKubernetesEnvoyServiceType,

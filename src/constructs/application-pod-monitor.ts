@@ -1,5 +1,6 @@
 import type { Construct } from 'constructs';
-import { HTTP_PORT_NAME, METRICS } from '../constants';
+import { HTTP_PORT_NAME } from '../contract/choices';
+import { METRICS } from '../contract/contract';
 import { PodMonitor } from '../imports/podmonitor-monitoring.coreos.com';
 
 export interface ApplicationPodMonitorProps {

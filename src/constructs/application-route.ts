@@ -1,5 +1,6 @@
 import type { Construct } from 'constructs';
-import { GATEWAY, PORTS } from '../constants';
+import { PORTS } from '../contract/contract';
+import { GATEWAY } from '../contract/upstream';
 import { HttpRoute, HttpRouteSpecRulesMatchesPathType } from '../imports/httproute-gateway.networking.k8s.io';
 
 export interface ApplicationRouteProps {

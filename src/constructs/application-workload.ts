@@ -2,7 +2,8 @@ import { ApiObject, Duration, JsonPatch, Size } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-28';
-import { APPLICATION_USER, DISRUPTION, HTTP_PORT_NAME, LABELS, PORTS, PROBES, REVISION_HISTORY_LIMIT, ROLLING_UPDATE, WAITS_SECONDS } from '../constants';
+import { APPLICATION_USER, DISRUPTION, HTTP_PORT_NAME, REVISION_HISTORY_LIMIT } from '../contract/choices';
+import { LABELS, PORTS, PROBES, ROLLING_UPDATE, WAITS_SECONDS } from '../contract/contract';
 import type { Resources } from '../environments';
 import { parseMemory } from '../environments/quantity';
 
@@ -82,7 +83,7 @@ export type EnvironmentValue = string | SecretKeyReference;
 export class ApplicationWorkload extends kplus.Deployment {
   /** Labels on every pod of this workload. */
   public readonly podLabels: Readonly<Record<string, string>>;
-  /** At most one of the unit's pods evicted at a time (convergence item 8). */
+  /** At most one of the unit's pods evicted at a time (DISRUPTION, src/contract/choices.ts). */
   public readonly disruptionBudget: k8s.KubePodDisruptionBudget;
 
   constructor(scope: Construct, id: string, props: ApplicationWorkloadProps) {

@@ -1,5 +1,5 @@
 import type { Construct } from 'constructs';
-import { SYNC_WAVE_ANNOTATION } from '../constants';
+import { SYNC_WAVE_ANNOTATION } from '../contract/upstream';
 import {
   Application,
   type ApplicationProps,
@@ -8,7 +8,7 @@ import {
 } from '../imports/application-argoproj.io';
 import { IN_CLUSTER, syncPolicy } from '../argocd/sync-policy';
 import type { HelmChartRef } from '../infrastructure/releases';
-import { namespacePodSecurity } from '../pod-security';
+import { namespacePodSecurity } from '../contract/security-context';
 
 /** An upstream Helm chart at its pinned version, installed as one Helm release. */
 export interface HelmChartSource {

@@ -1,8 +1,8 @@
 import * as kplus from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
-import { BLUE_GREEN } from '../constants';
+import { BLUE_GREEN } from '../contract/contract';
 import type { Resources } from '../environments';
-import { imageReference, unitName } from '../naming';
+import { imageReference, unitName } from '../contract/naming';
 import { ApplicationWorkload, type EnvironmentValue } from './application-workload';
 
 export type BlueGreenUnitName = (typeof BLUE_GREEN.units)[number];

@@ -1,5 +1,6 @@
 import type { Construct } from 'constructs';
-import { BROKER, STRIMZI } from '../constants';
+import { BROKER } from '../contract/contract';
+import { STRIMZI } from '../contract/upstream';
 import { KafkaTopic } from '../imports/kafkatopic-kafka.strimzi.io';
 
 export interface BrokerTopicProps {

@@ -1,5 +1,5 @@
 import { Construct } from 'constructs';
-import { CANARY } from '../constants';
+import { CANARY } from '../contract/contract';
 import { MetricTemplate, MetricTemplateSpecProviderType } from '../imports/flagger-metrictemplate-flagger.app';
 
 /** The application's request counter (4, 2.4), labelled by HTTP status. */

@@ -1,5 +1,7 @@
 import type { Construct } from 'constructs';
-import { CANARY, FLAGGER_LOAD_TESTER, GATEWAY, PORTS } from '../constants';
+import { FLAGGER_LOAD_TESTER } from '../contract/choices';
+import { CANARY, PORTS } from '../contract/contract';
+import { GATEWAY } from '../contract/upstream';
 import type { ApplicationSpecIgnoreDifferences } from '../imports/application-argoproj.io';
 import { Canary, CanarySpecAnalysisWebhooksType, CanarySpecProvider, CanarySpecTargetRefKind } from '../imports/flagger-canary-flagger.app';
 

@@ -1,5 +1,5 @@
 import type { Construct } from 'constructs';
-import { BACKUP_ALERT } from '../constants';
+import { BACKUP_ALERT } from '../contract/choices';
 import { PrometheusRule, PrometheusRuleSpecGroupsRulesExpr } from '../imports/prometheusrule-monitoring.coreos.com';
 
 export interface DatabaseBackupAlertRulesProps {

@@ -1,6 +1,6 @@
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
-import { DATABASE } from '../constants';
+import { DATABASE } from '../contract/choices';
 import { ADMIN_PASSWORD_ENV, sqlcmdJobPod, sqlcmdShell } from './sql-server';
 import { resourceRequirements } from './resource-requirements';
 

@@ -1,6 +1,8 @@
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
-import { DATABASE, SYNC_WAVE_ANNOTATION, WAITS_SECONDS } from '../constants';
+import { DATABASE } from '../contract/choices';
+import { WAITS_SECONDS } from '../contract/contract';
+import { SYNC_WAVE_ANNOTATION } from '../contract/upstream';
 import type { SecretKeyReference } from './application-workload';
 import { resourceRequirements } from './resource-requirements';
 import { HOOK_ANNOTATION, HOOK_DELETE_POLICY_ANNOTATION } from './smoke-hook';

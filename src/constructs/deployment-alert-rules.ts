@@ -1,5 +1,5 @@
 import type { Construct } from 'constructs';
-import { ALERTS } from '../constants';
+import { ALERTS } from '../contract/contract';
 import { PrometheusRule, PrometheusRuleSpecGroupsRulesExpr } from '../imports/prometheusrule-monitoring.coreos.com';
 
 export interface DeploymentAlertRulesProps {

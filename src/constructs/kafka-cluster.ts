@@ -1,6 +1,7 @@
-import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
-import { BROKER, DISRUPTION, STRIMZI } from '../constants';
+import { DISRUPTION } from '../contract/choices';
+import { BROKER } from '../contract/contract';
+import { STRIMZI } from '../contract/upstream';
 import type { Resources } from '../environments';
 import {
   Kafka,
@@ -88,7 +89,7 @@ export class KafkaCluster extends Construct {
           },
         },
         // Requests and limits for both operators: a namespace quota or a restricted
-        // LimitRange would otherwise refuse or starve them (convergence item 7).
+        // LimitRange would otherwise refuse or starve them (restricted Pod Security: src/contract/security-context.ts).
         entityOperator: {
           topicOperator: { resources: resourceRequirements(STRIMZI.entityOperatorResources) },
           userOperator: { resources: resourceRequirements(STRIMZI.entityOperatorResources) },

@@ -1,7 +1,8 @@
 import * as kplus from 'cdk8s-plus-28';
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
-import { CLUSTER_DNS, PLATFORM_NAMESPACES } from '../constants';
+import { PLATFORM_NAMESPACES } from '../contract/choices';
+import { CLUSTER_DNS } from '../contract/upstream';
 
 /** One port of an allowed connection. */
 export interface NetworkPort {

@@ -1,5 +1,5 @@
 import { Construct } from 'constructs';
-import { GATEWAY, SYNC_WAVE_ANNOTATION } from '../constants';
+import { GATEWAY, SYNC_WAVE_ANNOTATION } from '../contract/upstream';
 import { Certificate, CertificateSpecPrivateKeyAlgorithm } from '../imports/certificate-cert-manager.io';
 import { ClusterIssuer } from '../imports/clusterissuer-cert-manager.io';
 import { ACME_DIRECTORIES, type Issuer, issuerName } from '../environments/infrastructure-schema';

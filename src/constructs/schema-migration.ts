@@ -1,10 +1,12 @@
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
-import { APPLICATION_USER, CHART_WAVES, DATABASE, SYNC_WAVE_ANNOTATION, WAITS_SECONDS } from '../constants';
+import { APPLICATION_USER, CHART_WAVES, DATABASE } from '../contract/choices';
+import { WAITS_SECONDS } from '../contract/contract';
+import { SYNC_WAVE_ANNOTATION } from '../contract/upstream';
 import type { Resources } from '../environments';
 import type { SecretKeyReference } from './application-workload';
 import { resourceRequirements } from './resource-requirements';
-import { restrictedContainer } from '../pod-security';
+import { restrictedContainer } from '../contract/security-context';
 
 export interface SchemaMigrationProps {
   /** Name of the Job and its pods' label `app`. */

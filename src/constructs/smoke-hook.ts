@@ -1,11 +1,12 @@
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
-import { TOOL_IMAGES } from '../chart-versions';
-import { DATABASE, PORTS, SMOKE } from '../constants';
+import { IMAGES } from '../contract/images';
+import { DATABASE } from '../contract/choices';
+import { PORTS, SMOKE } from '../contract/contract';
 import { resourceRequirements } from './resource-requirements';
 import type { Resources } from '../environments';
-import { DEFAULT_BOOTSTRAP_SERVERS, SMOKE_VARIABLES } from '../smoke/settings';
-import { restrictedContainer } from '../pod-security';
+import { DEFAULT_BOOTSTRAP_SERVERS, SMOKE_VARIABLES } from '../contract/naming';
+import { restrictedContainer } from '../contract/security-context';
 
 /** Argo CD runs a resource with this annotation as a hook instead of syncing it. */
 export const HOOK_ANNOTATION = 'argocd.argoproj.io/hook';
@@ -148,7 +149,7 @@ export class SmokeHook extends Construct {
     const steps: k8s.Container[] = [
       {
         name: 'http',
-        image: TOOL_IMAGES.busybox,
+        image: IMAGES.busybox,
         imagePullPolicy: 'IfNotPresent',
         command: shell(httpStepScript()),
         env: [value(BASE_URL_VARIABLE, props.baseUrl), fromSecret(SMOKE_VARIABLES.username), fromSecret(SMOKE_VARIABLES.password)],
@@ -157,7 +158,7 @@ export class SmokeHook extends Construct {
       },
       {
         name: 'database',
-        image: DATABASE.image,
+        image: IMAGES.sqlServer,
         imagePullPolicy: 'IfNotPresent',
         command: shell(databaseStepScript()),
         env: [
@@ -171,7 +172,7 @@ export class SmokeHook extends Construct {
       },
       {
         name: 'broker',
-        image: TOOL_IMAGES.strimziKafka,
+        image: IMAGES.strimziKafka,
         imagePullPolicy: 'IfNotPresent',
         command: shell(brokerStepScript()),
         env: [
@@ -207,7 +208,7 @@ export class SmokeHook extends Construct {
             containers: [
               {
                 name: 'passed',
-                image: TOOL_IMAGES.busybox,
+                image: IMAGES.busybox,
                 imagePullPolicy: 'IfNotPresent',
                 command: ['echo', SMOKE.passedMessage],
                 resources,

@@ -1,6 +1,8 @@
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
-import { DATABASE, POLICY_EXEMPTION_PREFIX, PORTS, WAITS_SECONDS } from '../constants';
+import { DATABASE, POLICY_EXEMPTION_PREFIX } from '../contract/choices';
+import { PORTS, WAITS_SECONDS } from '../contract/contract';
+import { IMAGES } from '../contract/images';
 import type { Resources } from '../environments';
 import { resourceRequirements } from './resource-requirements';
 
@@ -71,7 +73,7 @@ export function sqlcmdJobPod(labels: Readonly<Record<string, string>>, container
       restartPolicy: 'Never',
       automountServiceAccountToken: false,
       securityContext: { runAsNonRoot: true, runAsUser: DATABASE.user, seccompProfile: { type: 'RuntimeDefault' } },
-      containers: [{ ...container, image: DATABASE.image, securityContext: databaseSecurityContext(true) }],
+      containers: [{ ...container, image: IMAGES.sqlServer, securityContext: databaseSecurityContext(true) }],
     },
   };
 }
@@ -143,7 +145,7 @@ export class SqlServer extends Construct {
             containers: [
               {
                 name,
-                image: DATABASE.image,
+                image: IMAGES.sqlServer,
                 ports: [{ name: DATABASE.portName, containerPort: PORTS.database, protocol: 'TCP' }],
                 env: [
                   { name: 'ACCEPT_EULA', value: 'Y' },

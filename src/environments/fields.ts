@@ -1,6 +1,8 @@
 import { CronExpressionParser } from 'cron-parser';
 import * as z from 'zod';
-import { IMAGE_TAG_PATTERN, INFRASTRUCTURE_NAMESPACES, RESERVED_NAMESPACES } from '../constants';
+import { INFRASTRUCTURE_NAMESPACES } from '../contract/choices';
+import { IMAGE_TAG_PATTERN } from '../contract/contract';
+import { RESERVED_NAMESPACES } from '../contract/upstream';
 import { parseCpu, parseMemory } from './quantity';
 
 /** Field schemas shared by the sections of an environment (schema.ts and its section modules). */

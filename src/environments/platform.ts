@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { INFRASTRUCTURE_NAMESPACES } from '../constants';
+import { INFRASTRUCTURE_NAMESPACES } from '../contract/choices';
 import { ConfigError } from '../errors';
 import { section } from './fields';
 import { formatIssue } from './validate';

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { BLUE_GREEN } from '../constants';
+import { BLUE_GREEN } from '../contract/contract';
 import { infrastructureSchema } from './infrastructure-schema';
 import { aclSchema, brokerSchema, databaseSchema, SQL_DATABASE_NAME } from './data-services-schema';
 import { dnsLabel, imageTag, namespaceName, resourcesSchema } from './fields';

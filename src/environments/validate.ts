@@ -1,10 +1,10 @@
 import type * as z from 'zod';
 import { GITOPS_CHART_ID, ROOT_APPLICATION } from '../argocd/applications';
-import { KUBERNETES_LIMITS, SQL_SERVER_BUILT_INS } from '../constants';
+import { KUBERNETES_LIMITS, SQL_SERVER_BUILT_INS } from '../contract/upstream';
 import { PLATFORM_CHART_IDS } from '../dist-layout';
 import { ConfigError } from '../errors';
 import { RELEASE_ROWS } from '../infrastructure/releases';
-import { derivedNames, gatewayProxyName } from '../naming';
+import { derivedNames, gatewayProxyName } from '../contract/naming';
 import { compareText } from '../text-order';
 import { issuerName } from './infrastructure-schema';
 import {

@@ -1,6 +1,7 @@
-import { FLAGGER_LOAD_TESTER, INFRASTRUCTURE_NAMESPACES, MONITORING_SELECTOR_LABEL } from '../constants';
+import { FLAGGER_LOAD_TESTER, INFRASTRUCTURE_NAMESPACES } from '../contract/choices';
+import { MONITORING_SELECTOR_LABEL } from '../contract/upstream';
 import type { Environment } from '../environments';
-import { restrictedContainer } from '../pod-security';
+import { restrictedContainer } from '../contract/security-context';
 
 /**
  * Helm values of the infrastructure releases (src/infrastructure/releases.ts), per

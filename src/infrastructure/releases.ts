@@ -1,5 +1,6 @@
 import { argoCdValues } from '../argocd/argo-cd-values';
-import { FLAGGER_LOAD_TESTER, INFRASTRUCTURE_NAMESPACES, MONITORING_SELECTOR_LABEL, SYNC_WAVES } from '../constants';
+import { FLAGGER_LOAD_TESTER, INFRASTRUCTURE_NAMESPACES, SYNC_WAVES } from '../contract/choices';
+import { MONITORING_SELECTOR_LABEL } from '../contract/upstream';
 import type { Environment } from '../environments';
 import type { Platform } from '../environments/platform';
 import type { ApplicationSpecIgnoreDifferences } from '../imports/application-argoproj.io';

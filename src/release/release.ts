@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Document } from 'yaml';
-import { BLUE_GREEN, IMAGE_TAG_PATTERN } from '../constants';
+import { BLUE_GREEN, IMAGE_TAG_PATTERN } from '../contract/contract';
 import { hasCommittedHead, readCommittedFiles, readManifestTree, RENDERED_DIR, runGit } from '../dist-layout';
 import { diffRenderedTrees, type RenderedDiff } from '../diff/rendered-diff';
 import { type Application, ENVIRONMENT_ORDER, type Environment, environmentNamed, selectApplication } from '../environments';

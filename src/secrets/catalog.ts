@@ -1,7 +1,7 @@
 import type { Application, Environment } from '../environments';
-import { ALERT_ROUTING, DATABASE, INFRASTRUCTURE_NAMESPACES, PORTS } from '../constants';
-import { smokeName } from '../naming';
-import { SMOKE_VARIABLES } from '../smoke/settings';
+import { ALERT_ROUTING, DATABASE, INFRASTRUCTURE_NAMESPACES } from '../contract/choices';
+import { PORTS } from '../contract/contract';
+import { brokerClientSecret, brokerUserSecret, databaseLoginSecret, databaseSecret, SMOKE_VARIABLES, smokeName } from '../contract/naming';
 
 /**
  * Every Secret the platform needs (5.3, 5.4, 6), by the chart that uses it, and where each
@@ -292,32 +292,3 @@ export function secretCatalog(environment: Environment): readonly SecretSpec[] {
   ];
 }
 
-/** Folder of a group's encrypted secrets, relative to the repository root. */
-export function secretsPath(environment: string, group: SecretGroup): string {
-  return `secrets/${environment}/${group}`;
-}
-
-/** File name of an encrypted Secret. */
-export function encryptedFileName(name: string): string {
-  return `${name}.sops.yaml`;
-}
-
-/** The Secret with a broker user's password, in the cluster's namespace (KafkaUser `valueFrom`). */
-export function brokerUserSecret(user: string): string {
-  return `${user}-broker-user`;
-}
-
-/** The application's connection string, in its namespace. */
-export function databaseSecret(application: string): string {
-  return `${application}-database`;
-}
-
-/** The application's broker credentials (user name and password), in its namespace. */
-export function brokerClientSecret(application: string): string {
-  return `${application}-broker`;
-}
-
-/** The application's SQL login (user name and password) in the database's namespace, read by the setup Job. */
-export function databaseLoginSecret(application: string): string {
-  return `${application}-sql-login`;
-}

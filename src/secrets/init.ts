@@ -5,7 +5,8 @@ import { isDeepStrictEqual } from 'node:util';
 import { isMap, isSeq, parse, parseDocument, stringify } from 'yaml';
 import type { Environment } from '../environments';
 import { RefusedError, UsageError } from '../errors';
-import { type SecretSpec, encryptedFileName, secretCatalog, secretsPath, secretValues } from './catalog';
+import { encryptedFileName, secretsPath } from '../contract/naming';
+import { type SecretSpec, secretCatalog, secretValues } from './catalog';
 import { secretManifest } from './layout';
 import { Sops, type SopsTools, generateKey, publicKeyOf } from './sops';
 import {

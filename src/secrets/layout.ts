@@ -1,8 +1,10 @@
 import { stringify } from 'yaml';
-import { CHART_WAVES, SYNC_WAVE_ANNOTATION } from '../constants';
+import { CHART_WAVES } from '../contract/choices';
+import { SYNC_WAVE_ANNOTATION } from '../contract/upstream';
 import type { Environment } from '../environments';
 import { compareText } from '../text-order';
-import { type SecretSpec, encryptedFileName, secretCatalog, secretsPath } from './catalog';
+import { encryptedFileName, secretsPath } from '../contract/naming';
+import { type SecretSpec, secretCatalog } from './catalog';
 
 /**
  * The secrets tree of every environment, derived from the catalog: per group folder one

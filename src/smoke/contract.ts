@@ -1,4 +1,4 @@
-import { SMOKE } from '../constants';
+import { SMOKE } from '../contract/contract';
 import { type BrokerSettings, checkBroker } from './broker';
 import { checkDatabase, type DatabaseSettings } from './database';
 import { checkHealth, getWithToken, login } from './http';

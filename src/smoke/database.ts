@@ -1,5 +1,5 @@
 import * as sql from 'mssql';
-import { PORTS, SMOKE } from '../constants';
+import { PORTS, SMOKE } from '../contract/contract';
 
 /** How the database step reaches SQL Server (4.1 step 4, 7 "database unreachable"). */
 export interface DatabaseSettings {

@@ -1,4 +1,4 @@
-import { SMOKE } from '../constants';
+import { SMOKE } from '../contract/contract';
 
 /**
  * The application's HTTP contract (4, 5) as the smoke test and the post-deployment

@@ -1,37 +1,7 @@
-import { BROKER, PORTS } from '../constants';
+import { PORTS } from '../contract/contract';
+import { DEFAULT_BOOTSTRAP_SERVERS, SMOKE_VARIABLES } from '../contract/naming';
 import { UsageError } from '../errors';
 import type { SmokeSettings } from './contract';
-
-/** 4.1 step 5: the broker's bootstrap address. */
-export const DEFAULT_BOOTSTRAP_SERVERS = `${BROKER.bootstrapService}:${PORTS.broker}`;
-
-/**
- * The environment variables the smoke test reads: credentials never come from flags (they
- * would show in process listings) and, in the cluster, come from a Secret.
- */
-export const SMOKE_VARIABLES = {
-  username: 'SMOKE_USERNAME',
-  password: 'SMOKE_PASSWORD',
-  databaseHost: 'DATABASE_HOST',
-  databasePort: 'DATABASE_PORT',
-  databaseUser: 'DATABASE_USER',
-  databasePassword: 'DATABASE_PASSWORD',
-  databaseName: 'DATABASE_NAME',
-  databaseTrustServerCertificate: 'DATABASE_TRUST_SERVER_CERTIFICATE',
-  bootstrapServers: 'KAFKA_BOOTSTRAP_SERVERS',
-  brokerUsername: 'KAFKA_USERNAME',
-  brokerPassword: 'KAFKA_PASSWORD',
-} as const;
-
-/** The keys of the smoke hook's Secret: the credentials among SMOKE_VARIABLES (4.1). */
-export const SMOKE_SECRET_KEYS = [
-  SMOKE_VARIABLES.username,
-  SMOKE_VARIABLES.password,
-  SMOKE_VARIABLES.databaseUser,
-  SMOKE_VARIABLES.databasePassword,
-  SMOKE_VARIABLES.brokerUsername,
-  SMOKE_VARIABLES.brokerPassword,
-] as const;
 
 /** An `http(s)://` origin (with an optional path prefix); a UsageError otherwise. */
 export function parseBaseUrl(text: string | undefined, option = '--base-url'): string {

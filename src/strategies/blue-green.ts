@@ -1,9 +1,9 @@
 import { load } from 'js-yaml';
-import { BLUE_GREEN, LABELS } from '../constants';
+import { BLUE_GREEN, LABELS } from '../contract/contract';
 import { BlueGreen } from '../constructs/blue-green';
 import type { Application, Strategy } from '../environments';
 import { sourceAt } from '../environments/values-file';
-import { unitName } from '../naming';
+import { unitName } from '../contract/naming';
 import type { DeliveryStrategy } from './delivery-strategy';
 import { throughService } from './service-route';
 

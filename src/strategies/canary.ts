@@ -1,9 +1,9 @@
-import { LABELS } from '../constants';
+import { LABELS } from '../contract/contract';
 import { CanaryMetricTemplates } from '../constructs/canary-metric-templates';
 import { CanaryRelease } from '../constructs/canary-release';
 import type { Strategy } from '../environments';
 import { PROMETHEUS_URL } from '../infrastructure/helm-values';
-import { primaryName } from '../naming';
+import { primaryName } from '../contract/naming';
 import type { DeliveryStrategy } from './delivery-strategy';
 import { singleUnitWorkload } from './single-unit';
 

@@ -1,6 +1,7 @@
 import * as kplus from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
-import { HTTP_PORT_NAME, PORTS } from '../constants';
+import { HTTP_PORT_NAME } from '../contract/choices';
+import { PORTS } from '../contract/contract';
 import { ApplicationRoute } from '../constructs/application-route';
 import type { Application } from '../environments';
 import type { DeliveryWorkloads, StrategyTrafficProps } from './delivery-strategy';

@@ -1,7 +1,7 @@
 import type { Construct } from 'constructs';
-import { SINGLE_UNIT_VERSION } from '../constants';
+import { SINGLE_UNIT_VERSION } from '../contract/choices';
 import { ApplicationWorkload } from '../constructs/application-workload';
-import { imageReference } from '../naming';
+import { imageReference } from '../contract/naming';
 import type { StrategyWorkloadProps } from './delivery-strategy';
 
 /**

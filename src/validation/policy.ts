@@ -1,4 +1,5 @@
-import { IMAGE_TAG_PATTERN, POLICY_EXEMPTION_PREFIX } from '../constants';
+import { POLICY_EXEMPTION_PREFIX } from '../contract/choices';
+import { IMAGE_TAG_PATTERN } from '../contract/contract';
 import {
   containersOf,
   LONG_RUNNING_KINDS,

@@ -1,5 +1,5 @@
 import * as tls from 'node:tls';
-import { PORTS } from '../constants';
+import { PORTS } from '../contract/contract';
 
 /** Where and how to make the TLS handshake of 4.2. */
 export interface TlsCheckOptions {

@@ -1,4 +1,5 @@
-import { SMOKE, TLS_CHECK_TIMEOUT_MS } from '../constants';
+import { TLS_CHECK_TIMEOUT_MS } from '../contract/choices';
+import { SMOKE } from '../contract/contract';
 import { checkHealth, getWithToken, login } from '../smoke/http';
 import type { SmokeStep } from '../smoke/runner';
 import { checkGateway, type KubectlOptions } from './gateway';

@@ -25,13 +25,6 @@ function brokenCopy(): string {
   return copy;
 }
 
-/** The Application of the report, which must exist. */
-function application(report: ReturnType<typeof runE2eOn>['report'], name: string) {
-  const found = report.applications.find((a) => a.name === name);
-  if (!found) throw new Error(`no Application ${name} in the report: ${report.applications.map((a) => a.name).join(', ')}`);
-  return found;
-}
-
 describe.sequential('e2e on a real control plane and Argo CD', () => {
   it(
     'converges local: every Application Synced and Healthy, every environment accepted by the API server',

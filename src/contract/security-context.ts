@@ -1,7 +1,7 @@
-import { INFRASTRUCTURE_NAMESPACES } from './constants';
+import { INFRASTRUCTURE_NAMESPACES } from './choices';
 
 /**
- * Pod Security Admission levels of the namespaces the platform creates (convergence item 7),
+ * Pod Security Admission levels of the namespaces the platform creates,
  * in one place: every namespace carries an `enforce` label, and `audit` / `warn` at
  * restricted, so a pod that would fail the restricted profile is reported even where a
  * namespace enforces less (Kubernetes: Pod Security Admission, "Pod Security Admission

@@ -1,7 +1,11 @@
-import { BLUE_GREEN, DATABASE } from './constants';
-import { brokerClientSecret, brokerUserSecret, databaseLoginSecret, databaseSecret } from './secrets/catalog';
+import { BLUE_GREEN, BROKER, PORTS } from './contract';
+import { DATABASE } from './choices';
 
-/** Names derived from configuration, in one place so every chart derives them alike. */
+/**
+ * Every name and id the platform derives, in one place so every layer derives them alike:
+ * object names from an application's name, the files of the rendered and the encrypted
+ * trees, the smoke image's variables. Imports only the contract.
+ */
 
 /** 2.1: `<registry>/<project>/<application>:<tag>`. */
 export function imageReference(registry: string, project: string, application: string, tag: string): string {
@@ -74,3 +78,64 @@ export function derivedNames(application: string): ReadonlyArray<{ readonly name
     { name: brokerUserSecret(application), use: "its broker user's password Secret" },
   ];
 }
+
+/** Folder of a group's encrypted secrets, relative to the repository root. */
+export function secretsPath(environment: string, group: string): string {
+  return `secrets/${environment}/${group}`;
+}
+
+/** File name of an encrypted Secret. */
+export function encryptedFileName(name: string): string {
+  return `${name}.sops.yaml`;
+}
+
+/** The Secret with a broker user's password, in the cluster's namespace (KafkaUser `valueFrom`). */
+export function brokerUserSecret(user: string): string {
+  return `${user}-broker-user`;
+}
+
+/** The application's connection string, in its namespace. */
+export function databaseSecret(application: string): string {
+  return `${application}-database`;
+}
+
+/** The application's broker credentials (user name and password), in its namespace. */
+export function brokerClientSecret(application: string): string {
+  return `${application}-broker`;
+}
+
+/** The application's SQL login (user name and password) in the database's namespace, read by the setup Job. */
+export function databaseLoginSecret(application: string): string {
+  return `${application}-sql-login`;
+}
+
+/** 4.1 step 5: the broker's bootstrap address. */
+export const DEFAULT_BOOTSTRAP_SERVERS = `${BROKER.bootstrapService}:${PORTS.broker}`;
+
+/**
+ * The environment variables the smoke test reads: credentials never come from flags (they
+ * would show in process listings) and, in the cluster, come from a Secret.
+ */
+export const SMOKE_VARIABLES = {
+  username: 'SMOKE_USERNAME',
+  password: 'SMOKE_PASSWORD',
+  databaseHost: 'DATABASE_HOST',
+  databasePort: 'DATABASE_PORT',
+  databaseUser: 'DATABASE_USER',
+  databasePassword: 'DATABASE_PASSWORD',
+  databaseName: 'DATABASE_NAME',
+  databaseTrustServerCertificate: 'DATABASE_TRUST_SERVER_CERTIFICATE',
+  bootstrapServers: 'KAFKA_BOOTSTRAP_SERVERS',
+  brokerUsername: 'KAFKA_USERNAME',
+  brokerPassword: 'KAFKA_PASSWORD',
+} as const;
+
+/** The keys of the smoke hook's Secret: the credentials among SMOKE_VARIABLES (4.1). */
+export const SMOKE_SECRET_KEYS = [
+  SMOKE_VARIABLES.username,
+  SMOKE_VARIABLES.password,
+  SMOKE_VARIABLES.databaseUser,
+  SMOKE_VARIABLES.databasePassword,
+  SMOKE_VARIABLES.brokerUsername,
+  SMOKE_VARIABLES.brokerPassword,
+] as const;

@@ -1,0 +1,242 @@
+import { SQL_SERVER_ADMINISTRATOR } from './upstream';
+
+/**
+ * The platform's own choices where the contract says "not shown": each with its reason,
+ * so a reviewer can weigh it. The contract's constants are in ./contract.ts, upstream
+ * facts in ./upstream.ts, container images in ./images.ts.
+ */
+
+/** Name of the application container port, referenced by Service and monitors. */
+export const HTTP_PORT_NAME = 'http';
+
+/**
+ * Revisions kept for orchestrator-level rollback (1.5). Not in the contract: ten is
+ * Kubernetes' own default, written down so the manifest says it.
+ */
+export const REVISION_HISTORY_LIMIT = 10;
+
+/**
+ * Disruption and spread of every Deployment and of the Kafka brokers (not in the contract): at most one pod of a unit evicted at a time (a PodDisruptionBudget,
+ * `maxUnavailable` like the rolling update's, so a node drain (7.2) is never blocked for
+ * good), and pods spread across nodes (`kubernetes.io/hostname`) where the scheduler can,
+ * without refusing to schedule on a one-node workstation.
+ */
+export const DISRUPTION = {
+  maxUnavailable: 1,
+  spread: { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway' },
+} as const;
+
+/**
+ * A failed or missing database backup (not in the contract): critical,
+ * so it pages the on-call engineer (6). It fires when the backup CronJob's last scheduled run
+ * has not succeeded within the job's deadline plus five minutes.
+ */
+export const BACKUP_ALERT = {
+  groupName: 'database.rules',
+  name: 'DatabaseBackupFailed',
+  for: '65m',
+  severity: 'critical',
+} as const;
+
+/**
+ * 6: where alerts go. Critical alerts page the on-call engineer (escalation level 2);
+ * warnings post to the team chat. Not in the contract: the receiver names, the Secrets
+ * holding their addresses (never in git: 5.3, SOPS) and Alertmanager's grouping timers,
+ * which are its documented defaults except a 4 h repeat, so a firing alert is repeated
+ * about twice per working day.
+ */
+export const ALERT_ROUTING = {
+  name: 'platform-alert-routing',
+  onCall: { receiver: 'on-call', secret: { name: 'on-call-webhook', key: 'url' } },
+  teamChat: { receiver: 'team-chat', secret: { name: 'chat-webhook', key: 'url' } },
+  groupWait: '30s',
+  groupInterval: '5m',
+  repeatInterval: '4h',
+} as const;
+
+/**
+ * The unprivileged user and group the platform's own images (application, migrations,
+ * smoke test) run as; they must not need root (restricted Pod Security). Not in the contract.
+ */
+export const APPLICATION_USER = 10001;
+
+/**
+ * `version` label of the single unit of a rolling or canary Deployment (blue-green units
+ * use blue / green). Not the image tag: a release then changes the image line only, and
+ * the label stays out of immutable selectors' way.
+ */
+export const SINGLE_UNIT_VERSION = 'stable';
+
+/**
+ * Flagger's in-cluster load tester (not in the contract): it sends traffic during a
+ * canary analysis so an idle environment still yields the metrics the thresholds read.
+ */
+export const FLAGGER_LOAD_TESTER = {
+  namespace: 'flagger-system',
+  service: 'flagger-loadtester',
+  /** `hey` run by the load tester for each analysis step. */
+  duration: '1m',
+  queriesPerSecond: 10,
+  concurrency: 2,
+  timeout: '5s',
+  /**
+   * The load tester's manual gates (3.2: promote and roll back are operator commands).
+   * Flagger asks `check` before promoting and, during analysis, whether to roll back;
+   * an operator answers by calling `open` on the same gate.
+   */
+  gates: {
+    promotion: { check: '/gate/check', open: '/gate/open', close: '/gate/close' },
+    rollback: { check: '/rollback/check', open: '/rollback/open', close: '/rollback/close' },
+  },
+} as const;
+
+/**
+ * 1.3.4: the order the controller syncs the infrastructure in, as Argo CD sync waves
+ * (lower first). The contract names the first three; the rest (issuers, the monitoring
+ * stack, Flagger and its load tester, the Strimzi operator) come after them, in the order they depend on
+ * each other (Flagger reads the monitoring stack's Prometheus). Not in the contract, and
+ * neither is wave 0: the Gateway API CRDs, which cert-manager reads when it starts (its
+ * Gateway API support checks for them only on startup: cert-manager website,
+ * content/docs/usage/gateway.md), so they exist before the certificate manager.
+ */
+export const SYNC_WAVES = {
+  gatewayApiCrds: 0,
+  certificateManager: 1,
+  ingressController: 2,
+  controller: 3,
+  issuers: 4,
+  monitoringStack: 4,
+  progressiveDelivery: 5,
+  loadTester: 6,
+  brokerOperator: 6,
+} as const;
+
+/**
+ * Waves inside a chart's own Application, before its default wave 0: its encrypted
+ * Secrets first, then the Sync-phase hook that needs them (the schema migrations), then
+ * everything else. A PreSync hook would run before any Secret of the same Application
+ * exists (Argo CD runs the PreSync phase before the Sync phase's waves), and a pod whose
+ * Secret is missing never starts (e2e: test/e2e/convergence.test.ts).
+ */
+export const CHART_WAVES = {
+  secrets: -2,
+  migrations: -1,
+} as const;
+
+/**
+ * Namespaces of the infrastructure releases. Not in the contract except `argocd`
+ * (5.3: the controller's namespace) and FLAGGER_LOAD_TESTER.namespace: each upstream
+ * chart's documented default.
+ */
+export const INFRASTRUCTURE_NAMESPACES = {
+  certificateManager: 'cert-manager',
+  /** Envoy Gateway's documented namespace; the Envoy proxies of every Gateway run there too. */
+  ingressController: 'envoy-gateway-system',
+  controller: 'argocd',
+  monitoringStack: 'monitoring',
+  progressiveDelivery: FLAGGER_LOAD_TESTER.namespace,
+} as const;
+
+/**
+ * 1.3.3 / 1.3.4 / 8: every sync and health wait of the controller is bounded by 300 s.
+ * Argo CD retries a failed sync with exponential backoff; the first wait and the factor
+ * are ours (not in the contract): 10 s doubling, each wait capped at half the budget, so
+ * the waits add up to the budget exactly (10 + 20 + 40 + 80 + 150 = 300).
+ */
+export const SYNC_RETRY = { firstBackoffSeconds: 10, factor: 2 } as const;
+
+/** 5.3: Secret holding the age key file, and where the repository server reads it. */
+export const SOPS_AGE = {
+  secretName: 'sops-age',
+  secretKey: 'keys.txt',
+  mountPath: '/home/argocd/.config/sops/age',
+  /** The environment variable that names the key file (5.3). */
+  keyFileVariable: 'SOPS_AGE_KEY_FILE',
+} as const;
+
+/**
+ * 5.3: the Config Management Plugin that decrypts an Application's encrypted Secrets in a
+ * sidecar of Argo CD's repository server: every `*.sops.yaml` file of the source folder,
+ * with sops and the age key (SOPS_AGE_KEY_FILE), nothing else. It replaces KSOPS run as a
+ * kustomize exec plugin (`--enable-exec`), which let any commit run code beside the key.
+ */
+export const SOPS_PLUGIN = {
+  name: 'sops',
+  /** Files the plugin decrypts, in name order. */
+  filePattern: '*.sops.yaml',
+} as const;
+
+/**
+ * Exemptions from the policy gate (src/validation/policy.ts) are annotations on the object
+ * that needs them: `policy.platform-gitops.io/exempt-<rule>: "<reason>"`. Not in the
+ * contract: the project's own convention, so a reviewer reads the reason beside the object.
+ */
+export const POLICY_EXEMPTION_PREFIX = 'policy.platform-gitops.io/exempt-';
+
+/**
+ * Namespaces of the platform's neighbours that the application's NetworkPolicies name.
+ * Not in the contract: the upstream charts' default namespaces (Envoy Gateway and its
+ * proxies, the Prometheus stack in `monitoring`, cluster DNS in `kube-system`).
+ */
+export const PLATFORM_NAMESPACES = {
+  gateway: INFRASTRUCTURE_NAMESPACES.ingressController,
+  monitoring: INFRASTRUCTURE_NAMESPACES.monitoringStack,
+  kubeSystem: 'kube-system',
+} as const;
+
+/** 4.2: the TLS handshake check gives up after this long (not in the contract). */
+export const TLS_CHECK_TIMEOUT_MS = 10_000;
+
+/**
+ * 1.3 step 5, 7, 7.2: SQL Server. The port and the 600 s wait are the contract's; the rest
+ * is ours: Microsoft's image (IMAGES.sqlServer, ./images.ts), run as its documented non-root user `mssql` (10001), probes every 10 s.
+ */
+export const DATABASE = {
+  /** StatefulSet, Service, pod label `app` and the host part of the address. */
+  serverName: 'mssql',
+  /** sqlcmd of the image (tools 18: `-C` trusts the server's self-signed certificate). */
+  sqlcmd: '/opt/mssql-tools18/bin/sqlcmd',
+  /** The server writes data, logs and its own files here. */
+  dataPath: '/var/opt/mssql',
+  /** The dedicated backup volume, mounted into the server: BACKUP TO DISK writes server-side. */
+  backupPath: '/var/opt/mssql/backup',
+  user: 10001,
+  portName: 'tds',
+  /** The administrator login (5.4); its password comes from the Secret below. */
+  administrator: SQL_SERVER_ADMINISTRATOR,
+  adminSecret: { name: 'database-admin', key: 'password' },
+  probe: { periodSeconds: 10, timeoutSeconds: 5 },
+  /**
+   * Schema migrations (9.4): a PreSync hook Job of the application chart. One retry for a
+   * transient connection error; the deadline is the controller's sync timeout, which ends
+   * the sync anyway.
+   */
+  migrations: { imageSuffix: 'migrations', backoffLimit: 1 },
+  /**
+   * The application's login, database and user, created by a Sync hook Job in the wave after
+   * the server (healthy once it answers queries) and before the application's migrations
+   * (a later Application). Two retries for a server still settling; the deadline is the
+   * controller's sync timeout.
+   */
+  setup: {
+    syncWave: 1,
+    backoffLimit: 2,
+    /** The role the login gets in its database: the migrations change the schema. */
+    role: 'db_owner',
+    resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } },
+  },
+  /**
+   * The scheduled full backup: one attempt at a time, an hour at most, 3 runs kept. Backups
+   * kept on the volume: `keep` files, one per UTC day (`<database>-day<N>.bak`, N the day
+   * number modulo `keep`), each day's run overwriting the file of `keep` days ago, so the
+   * volume never fills (size it for `keep` full backups).
+   */
+  backup: {
+    keep: 7,
+    backoffLimit: 1,
+    activeDeadlineSeconds: 3600,
+    historyLimit: 3,
+    /** sqlcmd only sends the command; the server does the work. */
+    resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } },
+  },
+} as const;

@@ -1,0 +1,120 @@
+import { PORTS } from './contract';
+
+/**
+ * Facts of the upstream software the platform runs on (Kubernetes, Argo CD, SQL Server,
+ * Strimzi, Envoy Gateway, cert-manager, kube-prometheus-stack): names, labels, ports and
+ * limits those projects define, each with the upstream source it encodes. Not choices:
+ * changing one here does not change the upstream.
+ */
+
+/** Argo CD's sync-wave annotation. */
+export const SYNC_WAVE_ANNOTATION = 'argocd.argoproj.io/sync-wave';
+
+/** 5.3: label that makes a Secret in the controller's namespace a repository credential. */
+export const REPOSITORY_SECRET_LABEL = { key: 'argocd.argoproj.io/secret-type', value: 'repository' } as const;
+
+/**
+ * The label kube-prometheus-stack's Prometheus and Alertmanager select rules, monitors and
+ * alert routing by when its `*SelectorNilUsesHelmValues` stay true (the chart's default).
+ * This platform sets them false (select everything, src/infrastructure/helm-values.ts); the
+ * label keeps the objects selected either way. Not in the contract.
+ */
+export const MONITORING_SELECTOR_LABEL = { key: 'release', value: 'kube-prometheus-stack' } as const;
+
+/**
+ * Namespaces Kubernetes creates and reserves for itself: no unit of the platform may own one
+ * (the namespace would be deleted or relabelled with it). Not in the contract: Kubernetes'
+ * own (kube-node-lease since 1.14).
+ */
+export const RESERVED_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'] as const;
+
+/**
+ * Kubernetes' length limits on what the platform derives from a name (not in the contract:
+ * the API server's validation): a DNS-1123 label (namespaces, Service names) and a label
+ * value at most 63 characters, an object name (DNS-1123 subdomain) at most 253.
+ */
+export const KUBERNETES_LIMITS = { dnsLabel: 63, labelValue: 63, objectName: 253 } as const;
+
+/**
+ * Cluster DNS (7 "name resolution failing"): CoreDNS pods in kube-system carry
+ * `k8s-app: kube-dns` and answer on port 53 over UDP and TCP. Not in the contract: the
+ * Kubernetes defaults.
+ */
+export const CLUSTER_DNS = { podLabels: { 'k8s-app': 'kube-dns' }, port: 53 } as const;
+
+/** SQL Server's built-in administrator login. */
+export const SQL_SERVER_ADMINISTRATOR = 'sa';
+
+/**
+ * What SQL Server has built in, that an application must not take (src/environments/validate.ts
+ * refuses them): an application's name is its SQL login, and its database name must not be a
+ * system database. SQL Server's default collation compares names case-insensitively, so these
+ * are compared lower-cased. Fixed server principals and database principals:
+ * https://learn.microsoft.com/sql/relational-databases/security/authentication-access/server-level-roles,
+ * .../principals-database-engine; system databases: .../databases/system-databases.
+ */
+export const SQL_SERVER_BUILT_INS = {
+  /** Logins, roles and users every server or database has (`sa` is the administrator, SQL_SERVER_ADMINISTRATOR). */
+  principals: [SQL_SERVER_ADMINISTRATOR, 'public', 'sysadmin', 'dbo', 'guest', 'INFORMATION_SCHEMA', 'sys'],
+  /** The system databases. */
+  databases: ['master', 'model', 'msdb', 'tempdb'],
+} as const;
+
+/**
+ * 1.3 step 6: the Strimzi cluster. The plain listener is the contract's 9092; the TLS one
+ * on 9093 (where an environment asks) is Strimzi's convention. Both authenticate users
+ * with SCRAM-SHA-512, so the ACLs of each KafkaUser apply (not in the contract).
+ */
+export const STRIMZI = {
+  nodePool: 'dual-role',
+  /** The label Strimzi gives each node pool's pods, with the pool's name. */
+  poolLabel: 'strimzi.io/pool-name',
+  /** Copies of each partition at most; fewer when the cluster has fewer brokers. */
+  maxReplication: 3,
+  clusterLabel: 'strimzi.io/cluster',
+  listeners: { plain: { name: 'plain', port: PORTS.broker }, tls: { name: 'tls', port: 9093 } },
+  /** Topics and users sync after the cluster is Ready (Argo CD waits for each wave's health). */
+  entitiesSyncWave: 1,
+  /** Each of the entity operator's two containers (topic and user operator): small JVMs. */
+  entityOperatorResources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '500m', memory: '384Mi' } },
+  /**
+   * Ports of the brokers Strimzi's own components reach inside the namespace: the KRaft
+   * control plane, replication (operators and brokers), the Kafka agent (cluster operator)
+   * (strimzi-kafka-operator 1.2.0, cluster-operator/.../model/KafkaCluster.java
+   * CONTROLPLANE_PORT, REPLICATION_PORT, KAFKA_AGENT_PORT).
+   */
+  internalPorts: { controlPlane: 9090, replication: 9091, agent: 8443 },
+  /** KafkaTopic `retention.ms` from the environment's hours. */
+  retentionMsPerHour: 3_600_000,
+} as const;
+
+/**
+ * The ingress controller (1.3.4): Gateway API served by Envoy Gateway. Not in the contract:
+ * upstream's names. The GatewayClass names Envoy Gateway's controller (its chart's
+ * `config.envoyGateway.gateway.controllerName`); every Gateway gets its own Envoy proxy
+ * Deployment and Service in Envoy Gateway's namespace, whose pods carry the labels below
+ * (envoyproxy/gateway v1.9.0, internal/infrastructure/kubernetes/proxy/resource.go
+ * `EnvoyAppLabel` and resource_provider.go `stableSelector`; internal/gatewayapi/translator.go
+ * for the owning-gateway keys).
+ */
+export const GATEWAY = {
+  className: 'envoy-gateway',
+  controllerName: 'gateway.envoyproxy.io/gatewayclass-controller',
+  listeners: { http: 'http', https: 'https' },
+  proxyPodLabels: { 'app.kubernetes.io/name': 'envoy', 'app.kubernetes.io/component': 'proxy' },
+  owningGatewayNameLabel: 'gateway.envoyproxy.io/owning-gateway-name',
+  owningGatewayNamespaceLabel: 'gateway.envoyproxy.io/owning-gateway-namespace',
+  /** HTTP to HTTPS redirect status (permanent). */
+  redirectStatusCode: 301,
+} as const;
+
+/**
+ * cert-manager's ACME HTTP-01 solver pods (not in the contract): created in the namespace of
+ * the Certificate, labelled `acme.cert-manager.io/http01-solver: "true"`, listening on 8089
+ * (cert-manager v1.21.1 pkg/apis/acme/v1/types.go `SolverIdentificationLabelKey`,
+ * pkg/issuer/acme/http/pod.go `podLabels`, pkg/issuer/acme/http/http.go `acmeSolverListenPort`).
+ */
+export const ACME_HTTP01_SOLVER = {
+  port: 8089,
+  podLabels: { 'acme.cert-manager.io/http01-solver': 'true' },
+} as const;
