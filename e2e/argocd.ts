@@ -1,13 +1,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
-import { argoCdValues } from '../src/argocd/argo-cd-values';
+import { argoCdValues } from '../src/infrastructure/argo-cd-values';
 import { freePort, listening } from './loopback';
-import { E2eError } from '../src/errors';
+import { E2eError } from '../src/base/errors';
 import type { KubeClient, KubeObject } from './kube-client';
 import { type Supervisor, waitFor } from './processes';
 import { isOciRepository } from './stand-in-charts';
-import type { Toolchain } from './toolchain';
+import type { Toolchain } from '../toolchain';
 
 /**
  * `configs.params` keys of the argo-cd chart (argocd-cmd-params-cm) that the platform
@@ -43,7 +43,7 @@ export function argoCdCrds(crdDir: string): KubeObject[] {
 
 /**
  * Argo CD's configuration objects as the argo-cd chart renders them from the platform's
- * values (src/argocd/argo-cd-values.ts): argocd-cm (health checks, kustomize options),
+ * values (src/infrastructure/argo-cd-values.ts): argocd-cm (health checks, kustomize options),
  * argocd-cmd-params-cm, argocd-secret.
  */
 export function argoCdConfigObjects(namespace: string): KubeObject[] {

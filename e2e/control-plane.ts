@@ -6,7 +6,7 @@ import { freePort } from './loopback';
 import type { ClusterPki, Pki } from './pki';
 import { type Supervisor, waitFor } from './processes';
 import { KWOK_ADMITTED_ANNOTATION, kwokStages } from './kwok-stages';
-import type { Toolchain } from './toolchain';
+import type { Toolchain } from '../toolchain';
 
 /** Simulated nodes, one per zone, so spread constraints over zones and hosts can be met. */
 export const NODE_ZONES = ['a', 'b', 'c'] as const;

@@ -1,4 +1,4 @@
-import { compareText } from '../src/text-order';
+import { compareText } from '../src/base/text-order';
 import type { KubeClient, KubeObject } from './kube-client';
 import { sleep } from './processes';
 

@@ -1,9 +1,9 @@
 import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { readManifestTree } from '../src/dist-layout';
+import { readManifestTree } from '../src/base/manifest-files';
 import { ApiError, type KubeClient, type KubeObject } from './kube-client';
 
-/** Objects of every YAML file of a folder (src/dist-layout.ts reads it), with the file each came from. */
+/** Objects of every YAML file of a folder (src/base/manifest-files.ts reads it), with the file each came from. */
 export function readObjects(dir: string): { file: string; object: KubeObject }[] {
   return [...readManifestTree(dir)].flatMap(([file, text]) =>
     parseAllDocuments(text)

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { E2eError } from '../src/errors';
+import { E2eError } from '../src/base/errors';
 import { freePort, listening } from './loopback';
 import { type Supervisor, run, waitFor } from './processes';
 

@@ -10,8 +10,8 @@ import { argoCdConfigObjects, argoCdCrds, chartRepositorySecrets, startArgoCd, w
 import { converged, formatTable, watchConvergence } from './convergence';
 import { startApiServer, startControlPlane } from './control-plane';
 import { type DryRunResult, dryRunEnvironment, readCrds, readObjects } from './dry-run';
-import { E2eError } from '../src/errors';
-import { RENDERED_DIR } from '../src/dist-layout';
+import { E2eError } from '../src/base/errors';
+import { RENDERED_DIR } from '../src/contract/layout';
 import { startGitServer } from './git-server';
 import type { KubeObject } from './kube-client';
 import { LoopbackProxy } from './loopback-proxy';
@@ -20,7 +20,7 @@ import { Supervisor, run, sleep } from './processes';
 import { StandInControllers, STAND_IN_PROVISIONER } from './stand-in-controllers';
 import { OciChartRegistry } from './oci-registry';
 import { buildStandInCharts, chartsByRepository, serveCharts } from './stand-in-charts';
-import { ensureToolchain } from './toolchain';
+import { ensureToolchain } from '../toolchain';
 
 /** What `npm run e2e` was asked to do. */
 export interface E2eOptions {

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as https from 'node:https';
-import { E2eError } from '../src/errors';
+import { E2eError } from '../src/base/errors';
 
 /** A Kubernetes object as the API server returns it. */
 export interface KubeObject {

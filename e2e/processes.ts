@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { E2eError } from '../src/errors';
+import { E2eError } from '../src/base/errors';
 
 /** One long-running process of the e2e cluster. */
 export interface ProcessSpec {

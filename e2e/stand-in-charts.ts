@@ -3,7 +3,7 @@ import * as https from 'node:https';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
 import { type HelmChartRef, RELEASE_ROWS } from '../src/infrastructure/releases';
-import { E2eError } from '../src/errors';
+import { E2eError } from '../src/base/errors';
 import type { OciChartRegistry } from './oci-registry';
 import { run } from './processes';
 

@@ -10,7 +10,7 @@ export interface ArgoCdInstallationArgs {
   readonly chart: HelmChartRef;
   /** Helm release name; the self-managed Application uses the same one. */
   readonly releaseName: string;
-  /** Chart values: the same as the self-managed Application's (src/argocd/argo-cd-values.ts). */
+  /** Chart values: the same as the self-managed Application's (src/infrastructure/argo-cd-values.ts). */
   readonly values: Readonly<Record<string, unknown>>;
   /** Contents of the environment's age key file (a Pulumi secret), mounted into the sops plugin sidecar (5.3). */
   readonly ageKey: pulumi.Input<string>;

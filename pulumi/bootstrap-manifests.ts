@@ -1,12 +1,13 @@
 import { App, Chart } from 'cdk8s';
-import { ROOT_APPLICATION, rootApplicationProps } from '../src/argocd/applications';
+import { rootApplicationProps } from '../src/argocd/applications';
+import { ROOT_APPLICATION } from '../src/contract/platform-charts';
 import { Application } from '../src/imports/application-argoproj.io';
 import type { ReleaseContext } from '../src/infrastructure/releases';
 import { SOPS_AGE } from '../src/contract/choices';
 import { REPOSITORY_SECRET_LABEL } from '../src/contract/upstream';
 import { ENVIRONMENT_ORDER, loadEnvironments } from '../src/environments';
 import { loadPlatform } from '../src/environments/platform';
-import { ConfigError } from '../src/errors';
+import { ConfigError } from '../src/base/errors';
 import { buildEnvironment } from '../src/synth';
 
 /**

@@ -5,13 +5,13 @@
 // stat calls (path, size, modification time); when those differ (an edit, a checkout, a
 // copy) the inputs' contents decide, so touching a file does not cost a compile.
 'use strict';
-const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '..');
 const BUILD_DIR = path.join(ROOT, 'build');
 const STAMP = path.join(BUILD_DIR, '.inputs');
+const fingerprint = require('../src/base/fingerprint.cjs');
 
 /** Entry points: src/main.ts (synth) and every command in src/cli/. */
 function entryPoints() {
@@ -33,35 +33,13 @@ function typeScriptBelow(dir) {
   return files;
 }
 
-/** TypeScript below src/, e2e/ and pulumi/ (commands import the e2e harness and the bootstrap's manifests). */
+/** TypeScript below src/, e2e/, pulumi/ and toolchain/ (the e2e command imports the harness and the bootstrap's manifests). */
 function inputFiles() {
-  const sources = ['src', 'e2e', 'pulumi']
+  const sources = ['src', 'e2e', 'pulumi', 'toolchain']
     .filter((dir) => fs.existsSync(path.join(ROOT, dir)))
     .flatMap(typeScriptBelow)
     .sort();
-  return [...sources, 'scripts/build.cjs', 'tsconfig.json', 'package-lock.json'];
-}
-
-/** Cheap: paths, sizes and modification times of `files` (relative to `root`). */
-function statFingerprint(files, root = ROOT) {
-  const hash = crypto.createHash('sha256');
-  for (const file of files) {
-    const stat = fs.statSync(path.join(root, file), { throwIfNoEntry: false });
-    hash.update(`${file}\0${stat ? `${stat.size}:${stat.mtimeMs}` : 'absent'}\0`);
-  }
-  return hash.digest('hex');
-}
-
-/** Exact: paths and contents of `files` (relative to `root`). */
-function contentFingerprint(files, root = ROOT) {
-  const hash = crypto.createHash('sha256');
-  for (const file of files) {
-    const full = path.join(root, file);
-    hash.update(`${file}\0`);
-    hash.update(fs.existsSync(full) ? fs.readFileSync(full) : 'absent');
-    hash.update('\0');
-  }
-  return hash.digest('hex');
+  return [...sources, 'src/base/fingerprint.cjs', 'scripts/build.cjs', 'tsconfig.json', 'package-lock.json'];
 }
 
 /** The first line of every bundle: `// build <content fingerprint>`. */
@@ -80,10 +58,10 @@ function readStamp() {
 /** Build when an input changed since the last build; returns whether it built. */
 function ensureBuilt({ force = false } = {}) {
   const files = inputFiles();
-  const stat = statFingerprint(files);
+  const stat = fingerprint.statFingerprint(files, ROOT);
   const stamp = readStamp();
   if (!force && stamp.stat === stat) return false;
-  const content = contentFingerprint(files);
+  const content = fingerprint.contentFingerprint(files, ROOT);
   if (!force && stamp.content === content) {
     fs.writeFileSync(STAMP, JSON.stringify({ stat, content }));
     return false;
@@ -117,6 +95,6 @@ function ensureBuilt({ force = false } = {}) {
   return true;
 }
 
-module.exports = { ROOT, BUILD_DIR, ensureBuilt, statFingerprint, contentFingerprint };
+module.exports = { ROOT, BUILD_DIR, ensureBuilt };
 
 if (require.main === module) ensureBuilt({ force: process.argv.includes('--force') });

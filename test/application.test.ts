@@ -5,7 +5,7 @@ import { unitName } from '../src/contract/naming';
 import { committedObjects, findObject, type K8sObject, projectEnvironments } from './support';
 
 // Every number here is a literal from the contract's limits table (section 8) and the
-// shapes of 2.1 / 2.2, read from the committed manifests: a drift in src/constants.ts,
+// shapes of 2.1 / 2.2, read from the committed manifests: a drift in src/contract/,
 // a construct or cdk8s-plus fails here, not only in a snapshot.
 
 const environments = projectEnvironments();

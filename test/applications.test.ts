@@ -1,13 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { SQL_SERVER_BUILT_INS } from '../src/contract/upstream';
-import { PLATFORM_CHART_IDS } from '../src/dist-layout';
+import { APPLICATIONS_STAGE, DELIVERY_STAGES, PLATFORM_CHART_IDS, stageWave } from '../src/contract/platform-charts';
 import { selectApplication } from '../src/environments';
-import { UsageError } from '../src/errors';
+import { UsageError } from '../src/base/errors';
 import { RESERVED_APPLICATION_NAMES } from '../src/environments/validate';
 import { RELEASE_ROWS } from '../src/infrastructure/releases';
 import { gatewayProxyName } from '../src/contract/naming';
 import { secretCatalog } from '../src/secrets/catalog';
-import { APPLICATIONS_STAGE, DELIVERY_ORDER, stageWave } from '../src/synth';
 import {
   environmentFilesCopy,
   environmentsOf,
@@ -248,7 +247,7 @@ describe('the rules between applications of one environment, with file and line'
 
   it('reserves every platform chart, the root Application and the infrastructure releases', () => {
     expect(RESERVED_APPLICATION_NAMES).toEqual(expect.arrayContaining([...PLATFORM_CHART_IDS, 'gitops', 'environment', 'root', 'argocd', 'cert-manager', 'flagger']));
-    expect(DELIVERY_ORDER.filter((stage) => stage !== APPLICATIONS_STAGE)).toEqual([...PLATFORM_CHART_IDS.filter((id) => id !== 'monitoring'), 'monitoring']);
+    expect(DELIVERY_STAGES.map((stage) => stage.id).filter((id) => id !== APPLICATIONS_STAGE)).toEqual([...PLATFORM_CHART_IDS]);
   });
 
   it('refuses an environment folder with no application file, naming the folder', () => {

@@ -67,7 +67,7 @@ describe.each(ENVIRONMENT_ORDER)('database backups in %s', (name) => {
   });
 });
 
-describe('the runbook\'s data recovery(7.2)', () => {
+describe('the runbook\'s data recovery (7.2)', () => {
   it('pauses automated sync, root first, before scaling the application down by hand, and resumes it after', () => {
     const runbook = fs.readFileSync(path.join(ROOT, 'docs', 'runbook.md'), 'utf8');
     const section = runbook.slice(runbook.indexOf('**Data recovery** (7.2)'), runbook.indexOf('**Database unreachable**'));

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasCommittedHead, readCommittedFiles } from '../src/dist-layout';
+import { hasCommittedHead, readCommittedFiles } from '../src/base/git';
 import { git } from './project-copy';
 import { ROOT, temporaryDirectory } from './support';
 

@@ -63,7 +63,7 @@ describe('order on a machine whose locale collates differently', () => {
 
 describe('one order everywhere', () => {
   // The test above covers loading; this keeps a later sort in rendering, diff or the e2e from
-  // collating by the machine's locale again. src/text-order.ts names the reason in prose.
+  // collating by the machine's locale again. src/base/text-order.ts names the reason in prose.
   it('sorts by compareText: no localeCompare or Intl.Collator in src/ or e2e/', () => {
     const offending: string[] = [];
     for (const dir of ['src', 'e2e']) {

@@ -7,25 +7,25 @@ import { applicationState, converged } from '../e2e/convergence';
 import { parseSshUrl } from '../e2e/git-server';
 import { podReferences } from '../e2e/stand-in-controllers';
 import { STAND_INS } from '../e2e/stand-in-charts';
-import { argoCdValues } from '../src/argocd/argo-cd-values';
+import { argoCdValues } from '../src/infrastructure/argo-cd-values';
 import { RELEASE_ROWS } from '../src/infrastructure/releases';
 import { ROOT } from './support';
 
 // Unit tests of the e2e harness's own logic; test/e2e/ runs it on the real engines.
 
 describe('the toolchain pins', () => {
-  const script = fs.readFileSync(path.join(ROOT, 'e2e', 'toolchain', 'build.sh'), 'utf8');
+  const script = fs.readFileSync(path.join(ROOT, 'toolchain', 'build.sh'), 'utf8');
   const pinned = (name: string) => new RegExp(`^${name}=(\\S+)`, 'm').exec(script)?.[1];
 
   it('builds Kubernetes and etcd at the versions its module requires', () => {
-    const mod = fs.readFileSync(path.join(ROOT, 'e2e', 'toolchain', 'kubernetes', 'go.mod'), 'utf8');
+    const mod = fs.readFileSync(path.join(ROOT, 'toolchain', 'kubernetes', 'go.mod'), 'utf8');
     expect(mod).toContain(`k8s.io/kubernetes ${pinned('KUBERNETES_VERSION')}`);
     expect(mod).toContain(`go.etcd.io/etcd/server/v3 ${pinned('ETCD_VERSION')}`);
     expect(pinned('KUBERNETES_VERSION')).toMatch(/^v1\.36\.\d+$/);
   });
 
   it('builds Argo CD at the version its module requires, with its engine at the same release', () => {
-    const mod = fs.readFileSync(path.join(ROOT, 'e2e', 'toolchain', 'argocd', 'go.mod'), 'utf8');
+    const mod = fs.readFileSync(path.join(ROOT, 'toolchain', 'argocd', 'go.mod'), 'utf8');
     const version = pinned('ARGOCD_VERSION');
     expect(mod).toContain(`github.com/argoproj/argo-cd/v3 ${version}`);
     expect(mod).toContain(`github.com/argoproj/argo-cd/gitops-engine/v3 ${version}`);

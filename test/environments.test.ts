@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ENVIRONMENT_ORDER, environmentNamed, loadEnvironments } from '../src/environments';
-import { ConfigError, UsageError } from '../src/errors';
+import { ConfigError, UsageError } from '../src/base/errors';
 import { valuesJsonSchemas } from '../src/environments/json-schema';
 import { applicationValuesPath, ENVIRONMENT_VALUES_FILE, readValuesTexts, schemaModeline, ValuesFile } from '../src/environments/values-file';
 import { projectEnvironments, refusalsAgainstCommittedDist, ROOT } from './support';

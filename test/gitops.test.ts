@@ -7,9 +7,8 @@ import { STAND_INS } from '../e2e/stand-in-charts';
 import { loadEnvironments } from '../src/environments';
 import { loadPlatform } from '../src/environments/platform';
 import { RELEASE_ROWS, releaseNamespace } from '../src/infrastructure/releases';
-import { APPLICATIONS_STAGE, DELIVERY_ORDER, deliveredChartIds } from '../src/synth';
-import { INFRASTRUCTURE_UNITS } from '../src/charts/gitops-chart';
-import { ROOT_APPLICATION } from '../src/argocd/applications';
+import { deliveredChartIds } from '../src/synth';
+import { APPLICATIONS_STAGE, DELIVERY_STAGES, PLATFORM_CHARTS, ROOT_APPLICATION, stageWave } from '../src/contract/platform-charts';
 import { renderedBootstrapObjects } from '../pulumi/bootstrap-manifests';
 import { validateAgainstSchema } from '../src/validation/schemas';
 import { DIST, ENVIRONMENT_ORDER, ROOT, committedObjects, findObject, projectEnvironments, readManifests, type K8sObject } from './support';
@@ -145,11 +144,11 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
     const env = projectEnvironments()[environment]!;
     const children = deliveredChartIds(env).map((name) => findObject(apps, 'Application', name));
     // One wave per stage; every application's chart in the applications' wave.
-    const stages = DELIVERY_ORDER.flatMap((stage) => (stage === APPLICATIONS_STAGE ? env.applications.map(() => stage) : [stage]));
-    expect(children.map(wave)).toEqual(stages.map((stage) => DELIVERY_ORDER.indexOf(stage) + 1));
+    const stages = DELIVERY_STAGES.flatMap(({ id }) => (id === APPLICATIONS_STAGE ? env.applications.map(() => id) : [id]));
+    expect(children.map(wave)).toEqual(stages.map((stage) => stageWave(stage)));
     // The infrastructure first (1.3.4), the issuers once cert-manager's CRDs exist; the
     // applications after the database and broker they use, before the environment-wide monitoring.
-    expect(DELIVERY_ORDER).toEqual(['infrastructure', 'issuers', 'database', 'broker', APPLICATIONS_STAGE, 'monitoring']);
+    expect(DELIVERY_STAGES.map((stage) => stage.id)).toEqual(['infrastructure', 'issuers', 'database', 'broker', APPLICATIONS_STAGE, 'monitoring']);
     for (const child of children) {
       const sources = child.spec.sources ?? [child.spec.source];
       expect(sources[0]).toEqual({ repoURL: REPOSITORY, targetRevision: BRANCH, path: `dist/${environment}`, directory: { include: `${child.metadata.name}.yaml` } });
@@ -211,7 +210,7 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
     const platform = findObject(objects, 'AppProject', 'platform');
     const kinds = (project: K8sObject) => project.spec.clusterResourceWhitelist.map((k: any) => `${k.group}/${k.kind}`);
     for (const app of apps) {
-      const infrastructureUnit = ['root', 'infrastructure', ...INFRASTRUCTURE_UNITS].includes(app.metadata.name) || app.spec.source?.chart !== undefined;
+      const infrastructureUnit = ['root', ...PLATFORM_CHARTS.filter((chart) => chart.project === 'infrastructure').map((chart) => chart.id)].includes(app.metadata.name) || app.spec.source?.chart !== undefined;
       expect(app.spec.project, app.metadata.name).toBe(infrastructureUnit ? 'infrastructure' : 'platform');
     }
     expect(kinds(infrastructure)).toEqual(expect.arrayContaining(['rbac.authorization.k8s.io/ClusterRole', 'rbac.authorization.k8s.io/ClusterRoleBinding']));

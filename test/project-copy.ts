@@ -8,7 +8,7 @@ import { compareTags } from '../src/release/release';
 import { ROOT, temporaryDirectory } from './support';
 
 /** What a copy of the project needs to build, render and run its commands. */
-const COPIED = ['src', 'e2e', 'pulumi', 'scripts', 'dist', 'package.json', 'package-lock.json', 'tsconfig.json', 'build'] as const;
+const COPIED = ['src', 'e2e', 'pulumi', 'toolchain', 'scripts', 'dist', 'package.json', 'package-lock.json', 'tsconfig.json', 'build'] as const;
 
 /**
  * A throwaway copy of the project (sources, scripts, committed dist/) with node_modules

@@ -6,7 +6,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { type Application, ENVIRONMENT_ORDER, loadEnvironments, type Environment } from '../src/environments';
 import { readValuesTexts, VALUES_DIR } from '../src/environments/values-file';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { ConfigError } from '../src/errors';
+import { ConfigError } from '../src/base/errors';
 import { renderEnvironment, synthesize } from '../src/synth';
 import { type CommandDefinition, executeCommand } from '../src/tooling/cli';
 

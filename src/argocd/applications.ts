@@ -1,5 +1,5 @@
 import { type ArgoCdApplicationProps, type RepositoryPathSource, applicationProps } from '../constructs/argo-cd-application';
-import { manifestsPath } from '../dist-layout';
+import { manifestsPath, secretsPath } from '../contract/layout';
 import { SOPS_PLUGIN } from '../contract/choices';
 import { SYNC_WAVE_ANNOTATION } from '../contract/upstream';
 import type { Environment } from '../environments';
@@ -7,26 +7,9 @@ import type { Platform } from '../environments/platform';
 import type { ApplicationProps, ApplicationSpecIgnoreDifferences } from '../imports/application-argoproj.io';
 import type { AppProjectProps } from '../imports/appproject-argoproj.io';
 import { RELEASE_ROWS } from '../infrastructure/releases';
-import { secretsPath } from '../contract/naming';
 import { type SecretGroup } from '../secrets/catalog';
+import { DEFAULT_PROJECT, GITOPS_CHART_ID, INFRASTRUCTURE_PROJECT, ROOT_APPLICATION } from '../contract/platform-charts';
 import { IN_CLUSTER } from './sync-policy';
-
-/** The chart that holds the GitOps wiring; the root Application syncs this file only. */
-export const GITOPS_CHART_ID = 'gitops';
-
-/** Name of the root Application (app of apps) of an environment's cluster. */
-export const ROOT_APPLICATION = 'root';
-
-/**
- * The AppProject of the bootstrap and the infrastructure: the root, the
- * child that installs the upstream Helm releases, and those releases, whose charts create
- * CRDs, ClusterRoles and webhooks. The application-level project (`platform.controller.project`)
- * gets none of those, so a commit to an application chart cannot grant itself cluster rights.
- */
-export const INFRASTRUCTURE_PROJECT = 'infrastructure';
-
-/** Argo CD's own project, which it creates wide open and which the platform locks. */
-export const DEFAULT_PROJECT = 'default';
 
 /** A cluster-scoped kind an AppProject lets Applications create. */
 export interface ClusterKind {
@@ -104,7 +87,7 @@ function repositoryPath(platform: Platform, path: string, source: Pick<Repositor
  * which holds the AppProject and one child Application per chart. The bootstrap (Pulumi,
  * and the e2e harness the same way) creates it; it is not in the file it syncs: an
  * Application that syncs itself waits in its own sync for its own health, which the
- * app-of-apps health check (src/argocd/argo-cd-values.ts) reports Progressing while that
+ * app-of-apps health check (src/infrastructure/argo-cd-values.ts) reports Progressing while that
  * sync runs, so the sync never ends (seen on the e2e cluster).
  */
 export function rootApplication(environment: Environment, platform: Platform): ArgoCdApplicationProps {

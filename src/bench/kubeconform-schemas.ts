@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { contentFingerprint } from '../../scripts/build.cjs';
+import { contentFingerprint } from '../base/fingerprint.cjs';
 import { crdVersions, isNode, KUBERNETES_VERSIONS, kubernetesSchemaFile, SCHEMA_DIR, type SchemaNode, schemaFiles } from '../validation/schema-catalog';
 
 /**

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
-import { locateToolchain } from '../../e2e/toolchain';
-import { RefusedError } from '../errors';
+import { locateToolchain } from '../../toolchain';
+import { RefusedError } from '../base/errors';
 import { KUBERNETES_VERSIONS } from '../validation/schema-catalog';
 import { KUBECONFORM_TEMPLATE, kubeconformSchemas, kubeconformVersion } from './kubeconform-schemas';
 
@@ -24,8 +24,8 @@ export interface Kubeconform {
   readonly schemas: string;
 }
 
-/** The command that builds kubeconform (e2e/toolchain/build.sh, cached in ~/.cache/platform-gitops). */
-export const KUBECONFORM_BUILD_COMMAND = 'bash e2e/toolchain/build.sh kubeconform';
+/** The command that builds kubeconform (toolchain/build.sh, cached in ~/.cache/platform-gitops). */
+export const KUBECONFORM_BUILD_COMMAND = 'bash toolchain/build.sh kubeconform';
 
 /**
  * The toolchain's kubeconform and the converted schemas (converted first when absent, into

@@ -1,11 +1,10 @@
 import { ApiObject, Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
-import { WAITS_SECONDS } from '../contract/contract';
+import { type DeliveryStage, INFRASTRUCTURE_PROJECT, PLATFORM_CHARTS } from '../contract/platform-charts';
 import {
   appProjectProps,
   childApplication,
   type ClusterKind,
-  INFRASTRUCTURE_PROJECT,
   lockedDefaultProjectProps,
 } from '../argocd/applications';
 import type { Environment } from '../environments';
@@ -15,7 +14,7 @@ import { flaggerOwnedFields } from '../constructs/canary-release';
 import type { ApplicationSpecIgnoreDifferences } from '../imports/application-argoproj.io';
 import { AppProject } from '../imports/appproject-argoproj.io';
 import { secretCatalog, secretGroups } from '../secrets/catalog';
-import { compareText } from '../text-order';
+import { compareText } from '../base/text-order';
 
 /**
  * Cluster-scoped kinds the upstream Helm charts of the infrastructure create (their
@@ -89,9 +88,6 @@ export function chartFootprint(id: string, chart: Chart): ChartFootprint {
   };
 }
 
-/** Charts besides the one installing the Helm releases that belong to the infrastructure's project. */
-export const INFRASTRUCTURE_UNITS: readonly string[] = ['issuers'];
-
 /** A chart the GitOps wiring syncs as a child Application, with its place in the delivery. */
 export interface GitopsChild extends ChartFootprint {
   /** Its sync wave (its stage in the delivery order); the applications' charts share one. */
@@ -117,15 +113,6 @@ export interface GitopsChartProps {
  * (the other children: this repository only, their namespaces, no cluster RBAC, not the
  * controller's namespace); Argo CD's `default` project is locked.
  */
-/**
- * Children that wait longer than the 300 s of a sync (8): the database pod and the broker
- * cluster may take 600 s to become ready, so their Applications keep retrying that long.
- */
-export const CHILD_RETRY_BUDGET_SECONDS: Readonly<Record<string, number>> = {
-  database: WAITS_SECONDS.databasePodReady,
-  broker: WAITS_SECONDS.brokerClusterReady,
-};
-
 export class GitopsChart extends Chart {
   /** The child Applications, in sync order. */
   public readonly children: readonly ArgoCdApplication[];
@@ -137,9 +124,10 @@ export class GitopsChart extends Chart {
     const groups = secretGroups(environment);
     const isGroup = (chart: string): boolean => groups.includes(chart);
 
-    // The issuers are infrastructure too: cluster-wide, in cert-manager's namespace.
+    // A platform chart's row of DELIVERY_STAGES says its project and retry budget (an application's chart has none).
+    const stageOf = (id: string): DeliveryStage | undefined => PLATFORM_CHARTS.find((chart) => chart.id === id);
     const projectOf = (child: ChartFootprint) =>
-      child.installsApplications || INFRASTRUCTURE_UNITS.includes(child.id) ? INFRASTRUCTURE_PROJECT : platform.controller.project;
+      child.installsApplications || stageOf(child.id)?.project === 'infrastructure' ? INFRASTRUCTURE_PROJECT : platform.controller.project;
     const projectScope = (project: string, base: { namespaces: string[]; clusterKinds: ClusterKind[] }) => {
       const namespaces = new Set<string>(base.namespaces);
       const clusterKinds = [...base.clusterKinds];
@@ -189,7 +177,7 @@ export class GitopsChart extends Chart {
           namespace,
           createNamespace: namespace !== platform.controller.namespace && !rendered.has(namespace),
           ...(hasSecrets ? { secretGroup: child.id } : {}),
-          ...(child.id in CHILD_RETRY_BUDGET_SECONDS ? { retryBudgetSeconds: CHILD_RETRY_BUDGET_SECONDS[child.id]! } : {}),
+          ...(stageOf(child.id)?.retryBudgetSeconds === undefined ? {} : { retryBudgetSeconds: stageOf(child.id)!.retryBudgetSeconds! }),
           ignoreDifferences: child.ignoreDifferences,
         }),
       );

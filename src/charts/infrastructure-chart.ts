@@ -1,6 +1,6 @@
 import { Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
-import { INFRASTRUCTURE_PROJECT } from '../argocd/applications';
+import { INFRASTRUCTURE_PROJECT } from '../contract/platform-charts';
 import { ArgoCdApplication } from '../constructs/argo-cd-application';
 import type { Environment } from '../environments';
 import type { Platform } from '../environments/platform';

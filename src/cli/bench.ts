@@ -8,7 +8,7 @@ import { KUBECONFORM_BUILD_COMMAND } from '../bench/kubeconform';
 import { scaledTexts } from '../bench/scale';
 import { readValuesTexts } from '../environments/values-file';
 import { renderEnvironment } from '../synth';
-import { RefusedError, UsageError } from '../errors';
+import { RefusedError, UsageError } from '../base/errors';
 import { runCommand } from '../tooling/cli';
 
 /**

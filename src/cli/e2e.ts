@@ -1,8 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { runE2e } from '../../e2e/harness';
-import { E2eError, UsageError } from '../errors';
-import { type CommandValues, projectRoot, required, runCommand } from '../tooling/cli';
+import { E2eError, UsageError } from '../base/errors';
+import { projectRoot } from '../base/project-root';
+import { type CommandValues, required, runCommand } from '../tooling/cli';
 
 const USAGE = `usage: npm run e2e -- --env <environment> [--report <file.json>] [--timeout <seconds>] [--no-dry-run] [--keep] [--age-key <file>]
 

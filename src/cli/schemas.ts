@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { valuesJsonSchemas } from '../environments/json-schema';
-import { projectRoot, runCommand } from '../tooling/cli';
+import { projectRoot } from '../base/project-root';
+import { runCommand } from '../tooling/cli';
 
 runCommand({
   name: 'schemas',

@@ -1,8 +1,9 @@
 import { formatDiff, DIFF_FORMATS, type DiffFormat } from '../diff/format';
-import { defaultBase, readCommittedTree, resolveCommit, shortCommit } from '../diff/git';
+import { resolveCommit, shortCommit } from '../base/git';
+import { defaultBase, readCommittedRendering } from '../diff/git';
 import { diffRenderedTrees, hasChanges } from '../diff/rendered-diff';
 import { loadEnvironments } from '../environments';
-import { UsageError } from '../errors';
+import { UsageError } from '../base/errors';
 import { type CommandDefinition } from '../tooling/cli';
 import { readValuesTexts } from '../environments/values-file';
 import { renderToTree } from '../tooling/render';
@@ -34,7 +35,7 @@ export const DIFF: CommandDefinition<typeof OPTIONS> = {
       throw new UsageError(`--format "${values.format}" must be one of ${DIFF_FORMATS.join(', ')}`);
     }
     const base = values.base === undefined ? defaultBase(root) : { ref: values.base, commit: resolveCommit(root, values.base) };
-    const baseTree = readCommittedTree(root, base.commit);
+    const baseTree = readCommittedRendering(root, base.commit);
     let headTree;
     let headLabel: string;
     if (values.head === undefined) {
@@ -42,7 +43,7 @@ export const DIFF: CommandDefinition<typeof OPTIONS> = {
       headLabel = 'working tree';
     } else {
       const commit = resolveCommit(root, values.head);
-      headTree = readCommittedTree(root, commit);
+      headTree = readCommittedRendering(root, commit);
       headLabel = `${values.head}@${shortCommit(commit)}`;
     }
     const diff = diffRenderedTrees(baseTree, headTree);

@@ -1,12 +1,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ENVIRONMENT_ORDER, type Environment, loadEnvironments } from '../environments';
-import { RefusedError, UsageError } from '../errors';
+import { RefusedError, UsageError } from '../base/errors';
 import { type CommandContext, type CommandDefinition } from '../tooling/cli';
 import { readValuesTexts } from '../environments/values-file';
 import { type Assignment, type InitReport, defaultAgeKeyFile, initEnvironment, rotateKeys } from '../secrets/init';
 import { RETIRED_FILES, expectedEncryptedFiles, secretsLayout } from '../secrets/layout';
-import { secretsPath } from '../contract/naming';
+import { secretsPath } from '../contract/layout';
 import { projectFiles, scanForPlaintextSecrets } from '../secrets/scan';
 import { sopsTools } from '../secrets/sops';
 

@@ -4,7 +4,7 @@ import { formatOutcome, runSmoke } from '../smoke/runner';
 import { DEFAULT_BOOTSTRAP_SERVERS } from '../contract/naming';
 import { parseBaseUrl, smokeSettingsFromEnv } from '../smoke/settings';
 import { environmentNamed, selectApplication } from '../environments';
-import { UsageError } from '../errors';
+import { UsageError } from '../base/errors';
 import { type CommandDefinition } from '../tooling/cli';
 
 /** The url of the application `app` in environment `env`, or undefined when no environment is named. */

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CDK8S_CLI_OUTPUT, resolveOutdir } from '../dist-layout';
+import { CDK8S_CLI_OUTPUT } from '../contract/layout';
+import { resolveOutdir } from '../synth/output-folder';
 import { checkSynthesized, synthesize } from '../synth';
 import { type CommandDefinition } from '../tooling/cli';
 

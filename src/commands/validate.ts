@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { RENDERED_DIR } from '../dist-layout';
+import { RENDERED_DIR } from '../contract/layout';
 import { loadEnvironments } from '../environments';
 import { readValuesTexts } from '../environments/values-file';
-import { UsageError } from '../errors';
+import { UsageError } from '../base/errors';
 import { type CommandDefinition } from '../tooling/cli';
 import { runGate } from '../validation/gate';
 import { RULES } from '../validation/policy';

@@ -4,7 +4,7 @@ import { ENVIRONMENT_ORDER, environmentNamed, selectApplication } from '../envir
 import { hostOf } from '../contract/naming';
 import { formatOutcome, runSmoke } from '../smoke/runner';
 import { credentialsFromEnv, parseBaseUrl, parsePort } from '../smoke/settings';
-import { UsageError } from '../errors';
+import { UsageError } from '../base/errors';
 import { type CommandDefinition } from '../tooling/cli';
 import { verifySteps } from '../verify/verify';
 

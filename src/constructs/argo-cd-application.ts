@@ -65,7 +65,7 @@ export interface ArgoCdApplicationProps {
   readonly automated: boolean;
   /**
    * Argo CD creates the destination namespace on install (`CreateNamespace=true`), with the
-   * Pod Security labels of src/pod-security.ts.
+   * Pod Security labels of src/contract/security-context.ts.
    * @default false
    */
   readonly createNamespace?: boolean;

@@ -1,5 +1,6 @@
 import { BLUE_GREEN, BROKER, PORTS } from './contract';
-import { DATABASE } from './choices';
+import { DATABASE, FLAGGER_LOAD_TESTER } from './choices';
+import { MONITORING_SELECTOR_LABEL } from './upstream';
 
 /**
  * Every name and id the platform derives, in one place so every layer derives them alike:
@@ -79,16 +80,6 @@ export function derivedNames(application: string): ReadonlyArray<{ readonly name
   ];
 }
 
-/** Folder of a group's encrypted secrets, relative to the repository root. */
-export function secretsPath(environment: string, group: string): string {
-  return `secrets/${environment}/${group}`;
-}
-
-/** File name of an encrypted Secret. */
-export function encryptedFileName(name: string): string {
-  return `${name}.sops.yaml`;
-}
-
 /** The Secret with a broker user's password, in the cluster's namespace (KafkaUser `valueFrom`). */
 export function brokerUserSecret(user: string): string {
   return `${user}-broker-user`;
@@ -139,3 +130,20 @@ export const SMOKE_SECRET_KEYS = [
   SMOKE_VARIABLES.brokerUsername,
   SMOKE_VARIABLES.brokerPassword,
 ] as const;
+
+/**
+ * The Helm release names of the infrastructure, one per row of src/infrastructure/releases.ts
+ * (which reads them from here): each is also the name of the Argo CD Application that installs
+ * it, in the controller's namespace, so no application may take one.
+ */
+export const INFRASTRUCTURE_RELEASE_NAMES = {
+  gatewayApiCrds: 'gateway-crds',
+  certManager: 'cert-manager',
+  envoyGateway: 'envoy-gateway',
+  argoCd: 'argocd',
+  // kube-prometheus-stack labels what it selects with its release name.
+  kubePrometheusStack: MONITORING_SELECTOR_LABEL.value,
+  flagger: 'flagger',
+  flaggerLoadTester: FLAGGER_LOAD_TESTER.service,
+  strimziOperator: 'strimzi-kafka-operator',
+} as const;

@@ -1,6 +1,8 @@
 import { loadPlatform } from '../environments/platform';
-import { UsageError } from '../errors';
-import { readCommittedTree, runGit } from '../dist-layout';
+import { UsageError } from '../base/errors';
+import { git, readCommittedTree, resolveCommit } from '../base/git';
+import type { ManifestTree } from '../base/manifest-files';
+import { MANIFEST_EXTENSION, RENDERED_DIR } from '../contract/layout';
 
 /**
  * The branch a pull request merges into, as a local branch and as the remote-tracking one
@@ -10,15 +12,6 @@ import { readCommittedTree, runGit } from '../dist-layout';
 export function mainBranches(): readonly [string, string] {
   const branch = loadPlatform().repository.targetRevision;
   return [branch, `origin/${branch}`];
-}
-
-const git = runGit;
-
-/** The full commit id a ref names; a UsageError naming the ref when it names none. */
-export function resolveCommit(root: string, ref: string): string {
-  const result = git(root, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${ref}^{commit}`]);
-  if (!result.ok) throw new UsageError(`"${ref}" does not name a commit in ${root}`);
-  return result.stdout.trim();
 }
 
 /**
@@ -37,9 +30,7 @@ export function defaultBase(root: string): { ref: string; commit: string } {
   throw new UsageError(`neither ${branches.join(' nor ')} exists in ${root}; pass --base <git-ref>`);
 }
 
-export { readCommittedTree };
-
-/** `1a2b3c4`: a commit as people read it. */
-export function shortCommit(commit: string): string {
-  return commit.slice(0, 7);
+/** The rendered tree (`dist/`) as committed in `commit`, keyed relative to `dist/`. */
+export function readCommittedRendering(root: string, commit: string): ManifestTree {
+  return readCommittedTree(root, commit, RENDERED_DIR, MANIFEST_EXTENSION);
 }

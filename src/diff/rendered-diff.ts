@@ -1,8 +1,8 @@
 import { createTwoFilesPatch, OMIT_HEADERS } from 'diff';
 import { parseAllDocuments, stringify } from 'yaml';
 import { ENVIRONMENT_ORDER } from '../environments';
-import type { ManifestTree } from '../dist-layout';
-import { compareText } from '../text-order';
+import type { ManifestTree } from '../base/manifest-files';
+import { compareText } from '../base/text-order';
 
 /**
  * What changed between two rendered trees (`dist/` of a base and of a head), object by

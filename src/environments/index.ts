@@ -1,5 +1,5 @@
-import { projectRoot } from '../tooling/cli';
-import { UsageError } from '../errors';
+import { projectRoot } from '../base/project-root';
+import { UsageError } from '../base/errors';
 import type { Application, Environment } from './schema';
 import { validateEnvironments } from './validate';
 import { readValuesTexts, type ValuesTexts } from './values-file';

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { INFRASTRUCTURE_NAMESPACES } from '../contract/choices';
-import { ConfigError } from '../errors';
+import { ConfigError } from '../base/errors';
 import { section } from './fields';
 import { formatIssue } from './validate';
 

@@ -1,11 +1,9 @@
 import type * as z from 'zod';
-import { GITOPS_CHART_ID, ROOT_APPLICATION } from '../argocd/applications';
 import { KUBERNETES_LIMITS, SQL_SERVER_BUILT_INS } from '../contract/upstream';
-import { PLATFORM_CHART_IDS } from '../dist-layout';
-import { ConfigError } from '../errors';
-import { RELEASE_ROWS } from '../infrastructure/releases';
-import { derivedNames, gatewayProxyName } from '../contract/naming';
-import { compareText } from '../text-order';
+import { GITOPS_CHART_ID, PLATFORM_CHART_IDS, ROOT_APPLICATION } from '../contract/platform-charts';
+import { ConfigError } from '../base/errors';
+import { derivedNames, gatewayProxyName, INFRASTRUCTURE_RELEASE_NAMES } from '../contract/naming';
+import { compareText } from '../base/text-order';
 import { issuerName } from './infrastructure-schema';
 import {
   type Application,
@@ -76,7 +74,7 @@ function parseValues<S extends z.ZodType>(file: ValuesFile, schema: S, problems:
  * Application or an infrastructure release's Application (all in the namespace `argocd`).
  */
 export const RESERVED_APPLICATION_NAMES: readonly string[] = [
-  ...new Set([...PLATFORM_CHART_IDS, GITOPS_CHART_ID, ENVIRONMENT_VALUES_FILE.replace(/\.yaml$/, ''), ROOT_APPLICATION, ...RELEASE_ROWS.map((release) => release.name)]),
+  ...new Set([...PLATFORM_CHART_IDS, GITOPS_CHART_ID, ENVIRONMENT_VALUES_FILE.replace(/\.yaml$/, ''), ROOT_APPLICATION, ...Object.values(INFRASTRUCTURE_RELEASE_NAMES)]),
 ].sort();
 
 /** The application name a values file's name gives, checked against Kubernetes' limits. */
@@ -97,7 +95,7 @@ function applicationNameProblems(file: ValuesFile, name: string): string[] {
   // The Envoy proxy of the application's Gateway is `<app>-gateway` in Envoy Gateway's namespace, where
   // the envoy-gateway release names its controller's Deployment, Service and ServiceAccount after itself
   // (envoyproxy/gateway charts/gateway-helm/templates/envoy-gateway-deployment.yaml, envoy-gateway-service.yaml).
-  const releases = RELEASE_ROWS.map((release) => release.name);
+  const releases: readonly string[] = Object.values(INFRASTRUCTURE_RELEASE_NAMES);
   if (releases.includes(gatewayProxyName(name))) {
     return [
       `${where} must not derive the Envoy proxy name ${JSON.stringify(gatewayProxyName(name))}: ` +

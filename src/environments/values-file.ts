@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type Document, isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
-import { ConfigError } from '../errors';
-import { compareText } from '../text-order';
+import { ConfigError } from '../base/errors';
+import { compareText } from '../base/text-order';
 
 /**
  * The values files (contract 1.1 step 4: deployment configuration as values files per

@@ -1,8 +1,8 @@
-import { argoCdValues } from '../argocd/argo-cd-values';
-import { FLAGGER_LOAD_TESTER, INFRASTRUCTURE_NAMESPACES, SYNC_WAVES } from '../contract/choices';
-import { MONITORING_SELECTOR_LABEL } from '../contract/upstream';
+import { argoCdValues } from './argo-cd-values';
+import { INFRASTRUCTURE_NAMESPACES, SYNC_WAVES } from '../contract/choices';
 import type { Environment } from '../environments';
 import type { Platform } from '../environments/platform';
+import { INFRASTRUCTURE_RELEASE_NAMES } from '../contract/naming';
 import type { ApplicationSpecIgnoreDifferences } from '../imports/application-argoproj.io';
 import {
   certManagerValues,
@@ -104,7 +104,7 @@ const RELEASES = {
    * Before cert-manager, which looks for the Gateway API CRDs when it starts.
    */
   gatewayApiCrds: {
-    name: 'gateway-crds',
+    name: INFRASTRUCTURE_RELEASE_NAMES.gatewayApiCrds,
     chart: { repoURL: 'docker.io/envoyproxy', chart: 'gateway-crds-helm', version: 'v1.9.0' },
     namespace: INFRASTRUCTURE_NAMESPACES.ingressController,
     syncWave: SYNC_WAVES.gatewayApiCrds,
@@ -114,7 +114,7 @@ const RELEASES = {
   },
   /** cert-manager v1.21.1 (CRD schemas: certmanager-*.yaml). Jetstack's versions carry a `v`. */
   certManager: {
-    name: 'cert-manager',
+    name: INFRASTRUCTURE_RELEASE_NAMES.certManager,
     chart: { repoURL: 'https://charts.jetstack.io', chart: 'cert-manager', version: 'v1.21.1' },
     namespace: INFRASTRUCTURE_NAMESPACES.certificateManager,
     syncWave: SYNC_WAVES.certificateManager,
@@ -122,7 +122,7 @@ const RELEASES = {
   },
   /** Envoy Gateway v1.9.0 (`oci://docker.io/envoyproxy/gateway-helm`), the Gateway API controller. */
   envoyGateway: {
-    name: 'envoy-gateway',
+    name: INFRASTRUCTURE_RELEASE_NAMES.envoyGateway,
     chart: { repoURL: 'docker.io/envoyproxy', chart: 'gateway-helm', version: 'v1.9.0' },
     namespace: INFRASTRUCTURE_NAMESPACES.ingressController,
     syncWave: SYNC_WAVES.ingressController,
@@ -134,7 +134,7 @@ const RELEASES = {
    * once, and this Application keeps the release in step with git.
    */
   argoCd: {
-    name: 'argocd',
+    name: INFRASTRUCTURE_RELEASE_NAMES.argoCd,
     chart: { repoURL: 'https://argoproj.github.io/argo-helm', chart: 'argo-cd', version: '10.3.3' },
     namespace: ({ platform }) => platform.controller.namespace,
     syncWave: SYNC_WAVES.controller,
@@ -142,8 +142,7 @@ const RELEASES = {
   },
   /** kube-prometheus-stack 88.5.3, prometheus-operator v0.93.1 (CRD schemas: v0.93.0, same minor). */
   kubePrometheusStack: {
-    // The chart labels what it selects with its release name.
-    name: MONITORING_SELECTOR_LABEL.value,
+    name: INFRASTRUCTURE_RELEASE_NAMES.kubePrometheusStack,
     chart: { repoURL: 'https://prometheus-community.github.io/helm-charts', chart: 'kube-prometheus-stack', version: '88.5.3' },
     namespace: INFRASTRUCTURE_NAMESPACES.monitoringStack,
     syncWave: SYNC_WAVES.monitoringStack,
@@ -153,7 +152,7 @@ const RELEASES = {
   },
   /** Flagger 1.44.0 (CRD schemas: flagger-*.yaml). */
   flagger: {
-    name: 'flagger',
+    name: INFRASTRUCTURE_RELEASE_NAMES.flagger,
     chart: { repoURL: 'https://flagger.app', chart: 'flagger', version: '1.44.0' },
     namespace: INFRASTRUCTURE_NAMESPACES.progressiveDelivery,
     syncWave: SYNC_WAVES.progressiveDelivery,
@@ -161,7 +160,7 @@ const RELEASES = {
   },
   /** Flagger's load tester, the chart released with Flagger 1.44.0; the canary's webhooks call its Service. */
   flaggerLoadTester: {
-    name: FLAGGER_LOAD_TESTER.service,
+    name: INFRASTRUCTURE_RELEASE_NAMES.flaggerLoadTester,
     chart: { repoURL: 'https://flagger.app', chart: 'loadtester', version: '0.38.0' },
     namespace: INFRASTRUCTURE_NAMESPACES.progressiveDelivery,
     syncWave: SYNC_WAVES.loadTester,
@@ -173,14 +172,14 @@ const RELEASES = {
    * which it watches; the broker chart's Kafka follows in a later child Application.
    */
   strimziOperator: {
-    name: 'strimzi-kafka-operator',
+    name: INFRASTRUCTURE_RELEASE_NAMES.strimziOperator,
     chart: { repoURL: 'https://strimzi.io/charts/', chart: 'strimzi-kafka-operator', version: '1.2.0' },
     namespace: ({ environment }) => environment.broker.namespace,
     syncWave: SYNC_WAVES.brokerOperator,
     values: () => strimziOperatorValues(),
     ignoreDifferences: [STRIMZI_KAFKA_CRD_PRUNED_FIELD],
   },
-} satisfies Record<string, InfrastructureRelease>;
+} satisfies { readonly [key in keyof typeof INFRASTRUCTURE_RELEASE_NAMES]: InfrastructureRelease };
 
 /** The table, each row read as an InfrastructureRelease (`INFRASTRUCTURE_RELEASES.argoCd` for the bootstrap). */
 export const INFRASTRUCTURE_RELEASES: { readonly [key in keyof typeof RELEASES]: InfrastructureRelease } = RELEASES;

@@ -2,12 +2,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Document } from 'yaml';
 import { BLUE_GREEN, IMAGE_TAG_PATTERN } from '../contract/contract';
-import { hasCommittedHead, readCommittedFiles, readManifestTree, RENDERED_DIR, runGit } from '../dist-layout';
+import { hasCommittedHead, readCommittedFiles, git } from '../base/git';
+import { readManifestTree } from '../base/manifest-files';
+import { RENDERED_DIR } from '../contract/layout';
 import { diffRenderedTrees, type RenderedDiff } from '../diff/rendered-diff';
 import { type Application, ENVIRONMENT_ORDER, type Environment, environmentNamed, selectApplication } from '../environments';
 import { runningTagOf } from '../environments/running-tag';
 import { applicationValuesPath, readValuesTexts, ValuesFile } from '../environments/values-file';
-import { RefusedError, UsageError } from '../errors';
+import { RefusedError, UsageError } from '../base/errors';
 import { synthesize } from '../synth';
 
 /**
@@ -227,7 +229,7 @@ export function planRetire(environments: readonly Environment[], name: string, a
 export function committedRunningTags(root: string, environment: Environment, application: Application): string[] {
   const file = fileOf({ environment, application });
   if (!hasCommittedHead(root)) return [];
-  const log = runGit(root, ['log', '--format=%H', '--', file]);
+  const log = git(root, ['log', '--format=%H', '--', file]);
   const tags: string[] = [];
   const commits = log.ok ? log.stdout.split('\n').filter(Boolean) : [];
   const committed = readCommittedFiles(root, commits.map((commit) => `${commit}:${file}`));

@@ -1,3 +1,4 @@
+import { PLATFORM_CHARTS } from '../contract/platform-charts';
 import type { Application, Environment } from '../environments';
 import { ALERT_ROUTING, DATABASE, INFRASTRUCTURE_NAMESPACES } from '../contract/choices';
 import { PORTS } from '../contract/contract';
@@ -17,7 +18,7 @@ import { brokerClientSecret, brokerUserSecret, databaseLoginSecret, databaseSecr
  * Groups of secrets: each is the id of the chart whose Application syncs them, a platform
  * chart's (PLATFORM_SECRET_GROUPS) or an application's (its name, `secrets/<env>/<app>/`).
  */
-export const PLATFORM_SECRET_GROUPS = ['database', 'broker', 'monitoring'] as const;
+export const PLATFORM_SECRET_GROUPS: readonly string[] = PLATFORM_CHARTS.filter((chart) => chart.secrets).map((chart) => chart.id);
 export type SecretGroup = string;
 
 /** Every secrets group of an environment: one per application, then the platform's. */

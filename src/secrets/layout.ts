@@ -2,8 +2,8 @@ import { stringify } from 'yaml';
 import { CHART_WAVES } from '../contract/choices';
 import { SYNC_WAVE_ANNOTATION } from '../contract/upstream';
 import type { Environment } from '../environments';
-import { compareText } from '../text-order';
-import { encryptedFileName, secretsPath } from '../contract/naming';
+import { compareText } from '../base/text-order';
+import { encryptedFileName, secretsPath } from '../contract/layout';
 import { type SecretSpec, secretCatalog } from './catalog';
 
 /**

@@ -1,8 +1,8 @@
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { compareText } from '../text-order';
+import { git, isWorkTreeTop } from '../base/git';
+import { compareText } from '../base/text-order';
 
 /** What is not the project's own text when `root` is no git work tree: installed packages, git's store, build output. */
 const NOT_SCANNED = new Set(['node_modules', '.git', 'build', 'coverage', '.scratch']);
@@ -13,11 +13,9 @@ const NOT_SCANNED = new Set(['node_modules', '.git', 'build', 'coverage', '.scra
  * is not the top of a git work tree.
  */
 function committableFiles(root: string): string[] | undefined {
-  const git = (args: readonly string[]) => spawnSync('git', ['-C', root, ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  const top = git(['rev-parse', '--show-toplevel']);
-  if (top.status !== 0 || path.resolve(top.stdout.trim()) !== fs.realpathSync(root)) return undefined;
-  const listed = git(['ls-files', '--cached', '--others', '--exclude-standard', '-z']);
-  if (listed.status !== 0) throw new Error(`git ls-files failed in ${root}: ${listed.stderr.trim()}`);
+  if (!isWorkTreeTop(root, false)) return undefined;
+  const listed = git(root, ['ls-files', '--cached', '--others', '--exclude-standard', '-z']);
+  if (!listed.ok) throw new Error(`git ls-files failed in ${root}: ${listed.stderr}`);
   return [...new Set(listed.stdout.split('\0').filter((file) => file !== ''))].sort();
 }
 

@@ -1,13 +1,13 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ensureToolchain, locateToolchain } from '../../e2e/toolchain';
-import { RefusedError } from '../errors';
+import { ensureToolchain, locateToolchain } from '../../toolchain';
+import { RefusedError } from '../base/errors';
 
 /**
  * The two upstream tools behind the secrets: sops (github.com/getsops/sops/v3) encrypts and
  * decrypts, age-keygen (filippo.io/age) makes key pairs. Both are built from their Go
- * modules at pinned versions by e2e/toolchain/build.sh into a cache outside the repository.
+ * modules at pinned versions by toolchain/build.sh into a cache outside the repository.
  */
 export interface SopsTools {
   /** Absolute path of sops. */

@@ -1,6 +1,6 @@
 import { PORTS } from '../contract/contract';
 import { DEFAULT_BOOTSTRAP_SERVERS, SMOKE_VARIABLES } from '../contract/naming';
-import { UsageError } from '../errors';
+import { UsageError } from '../base/errors';
 import type { SmokeSettings } from './contract';
 
 /** An `http(s)://` origin (with an optional path prefix); a UsageError otherwise. */

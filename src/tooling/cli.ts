@@ -1,7 +1,6 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, exitCodeOf, isArgumentError, UsageError } from '../errors';
+import { ConfigError, exitCodeOf, isArgumentError, UsageError } from '../base/errors';
+import { projectRoot } from '../base/project-root';
 
 /** The options of a command, as `node:util` parseArgs reads them. */
 export type CommandOptions = NonNullable<Parameters<typeof parseArgs>[0]>['options'] & {};
@@ -65,7 +64,7 @@ export function reportError(name: string, usage: string, error: unknown, afterEr
 
 /**
  * The one way a command runs: parse the command line (strict, `--help`), run, and turn
- * every error into one message and the exit code of the convention in src/errors.ts
+ * every error into one message and the exit code of the convention in src/base/errors.ts
  * (2 usage, 1 refused or failed). Resolves to the exit code; never rejects.
  */
 export function executeCommand<O extends Options>(definition: CommandDefinition<O>, argv: readonly string[], context: CommandContext): Promise<number> {
@@ -98,19 +97,4 @@ export function runCommand<O extends Options>(definition: CommandDefinition<O>, 
 export function required(value: string | undefined, option: string): string {
   if (value === undefined || value === '') throw new UsageError(`${option} is required`);
   return value;
-}
-
-/**
- * The project a command or module belongs to: the nearest folder above this file holding
- * `package.json` and `src/environments`. Works from src/ (tests), from build/ (compiled
- * commands) and in a copy of the project.
- */
-export function projectRoot(start: string = __dirname): string {
-  let dir = path.resolve(start);
-  for (;;) {
-    if (fs.existsSync(path.join(dir, 'package.json')) && fs.existsSync(path.join(dir, 'src', 'environments'))) return dir;
-    const parent = path.dirname(dir);
-    if (parent === dir) return path.resolve(__dirname, '..', '..');
-    dir = parent;
-  }
 }

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Environment } from '../environments';
 import { renderEnvironment } from '../synth';
-import { type ManifestTree, readManifestTree } from '../dist-layout';
+import { type ManifestTree, readManifestTree } from '../base/manifest-files';
 
 /** Render environments into a temporary folder and return the files; nothing else is written. */
 export function renderToTree(environments: readonly Environment[]): ManifestTree {

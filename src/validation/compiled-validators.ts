@@ -9,7 +9,7 @@ import ucs2length from 'ajv/dist/runtime/ucs2length';
 import uri from 'ajv/dist/runtime/uri';
 import ValidationError from 'ajv/dist/runtime/validation_error';
 import { RE2JS } from 're2js';
-import { contentFingerprint, statFingerprint } from '../../scripts/build.cjs';
+import { contentFingerprint, statFingerprint } from '../base/fingerprint.cjs';
 import { isNode, KNOWN_FORMATS, KUBERNETES_VERSIONS, kubernetesSchemaId, readSchemaCatalog, SCHEMA_DIR, type SchemaNode, schemaFiles } from './schema-catalog';
 
 /**

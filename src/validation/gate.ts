@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import type { Environment } from '../environments';
-import { ConfigError } from '../errors';
+import { ConfigError } from '../base/errors';
 import { type LocatedObject, type ManifestObject, objectLabel, readRenderedTree } from './manifests';
 import { EXEMPTION_RULE, type PolicyContext, type PolicyRule, readExemptions, RULES } from './policy';
 import { defaultRegistry, type SchemaRegistry } from './schemas';

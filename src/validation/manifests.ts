@@ -37,7 +37,7 @@ export interface RenderedTree {
   readonly unreadable: readonly UnreadableFile[];
 }
 
-/** Rendered manifests end in `.yaml` (src/synth.ts). */
+/** Rendered manifests end in `.yaml` (src/contract/layout.ts). */
 const MANIFEST_FILE = /\.ya?ml$/;
 
 /**

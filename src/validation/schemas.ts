@@ -1,8 +1,7 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { ErrorObject } from 'ajv';
 import { type CompiledType, type CompiledValidators, loadCompiledValidators } from './compiled-validators';
-import { CRD_DIR, isNode, KUBERNETES_VERSIONS, kubernetesSchemaFile, SCHEMA_DIR, type SchemaNode, typeKey } from './schema-catalog';
+import { projectRoot } from '../base/project-root';
+import { CRD_DIR, isNode, KUBERNETES_VERSIONS, SCHEMA_DIR, type SchemaNode, typeKey } from './schema-catalog';
 
 export { KUBERNETES_VERSIONS, kubernetesSchemaFile, SCHEMA_DIR } from './schema-catalog';
 
@@ -158,17 +157,8 @@ let shared: SchemaRegistry | undefined;
  * one after the schemas changed) compiles them and says so on stderr.
  */
 export function defaultRegistry(): SchemaRegistry {
-  shared ??= new SchemaRegistry(repositoryRoot(), (message) => console.error(`schemas: ${message}`));
+  shared ??= new SchemaRegistry(projectRoot(), (message) => console.error(`schemas: ${message}`));
   return shared;
-}
-
-/** The repository root: the nearest folder above this module that has `schemas/`. */
-function repositoryRoot(): string {
-  const marker = kubernetesSchemaFile(KUBERNETES_VERSIONS[0]);
-  for (let dir = __dirname; ; dir = path.dirname(dir)) {
-    if (fs.existsSync(path.join(dir, SCHEMA_DIR, marker))) return dir;
-    if (path.dirname(dir) === dir) throw new Error(`no ${SCHEMA_DIR}/${marker} above ${__dirname}`);
-  }
 }
 
 /**

@@ -1,16 +1,16 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { locateToolchain } from '../../e2e/toolchain';
-import { ROOT_APPLICATION } from '../../src/argocd/applications';
-import { applicationChartId, chartFile } from '../../src/dist-layout';
+import { locateToolchain } from '../../toolchain';
+import { ROOT_APPLICATION } from '../../src/contract/platform-charts';
+import { applicationChartId, chartFile } from '../../src/contract/layout';
 import { loadEnvironments } from '../../src/environments';
 import { ROOT } from '../support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { breakRendered, e2eProjectCopy, runE2eOn } from './e2e-copy';
 
 // A real control plane (Kubernetes 1.36) and a real Argo CD, built from their modules
-// (e2e/toolchain), syncing the committed dist/ from a git server over SSH. Each case is
+// (toolchain), syncing the committed dist/ from a git server over SSH. Each case is
 // one whole run: minutes, not seconds.
 const RUN_TIMEOUT_MS = 20 * 60_000;
 

@@ -9,7 +9,7 @@ import { KUBERNETES_VERSIONS, validateAgainstSchema } from '../../src/validation
 import { committedObjects, ENVIRONMENT_ORDER, ROOT, temporaryDirectory } from '../support';
 import { canary, deployment, service } from '../validation-fixtures';
 
-// The gate and kubeconform (v0.8.0, built by e2e/toolchain/build.sh) judge the same objects
+// The gate and kubeconform (v0.8.0, built by toolchain/build.sh) judge the same objects
 // against the same schemas: schemas/ converted into kubeconform's layout
 // (src/bench/kubeconform-schemas.ts), one kubeconform run per supported Kubernetes version
 // as the gate checks both. No cluster: a few seconds.

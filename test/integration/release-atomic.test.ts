@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { RELEASE } from '../../src/commands/release';
-import { RENDERED_DIR } from '../../src/dist-layout';
+import { RENDERED_DIR } from '../../src/contract/layout';
 import { commitCopy, dataCopy, newerTag } from '../project-copy';
 import { runInProcess, treeContents } from '../support';
 

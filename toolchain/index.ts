@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { E2eError } from '../src/errors';
+import { E2eError } from '../src/base/errors';
 
 
-/** Component names of e2e/toolchain/build.sh. */
+/** Component names of toolchain/build.sh. */
 export type Component = 'kubernetes' | 'etcd' | 'argocd' | 'kwok' | 'kustomize' | 'helm' | 'sops' | 'age' | 'kubeconform';
 
 /** The built toolchain: one cached folder per component and its pinned version. */
@@ -16,27 +16,27 @@ export interface Toolchain {
 
 /** One of the toolchain's scripts in the project at `projectRoot`. */
 function scriptPath(projectRoot: string, script: 'build.sh' | 'packages.sh'): string {
-  return path.join(projectRoot, 'e2e', 'toolchain', script);
+  return path.join(projectRoot, 'toolchain', script);
 }
 
 /**
- * Build what is missing (e2e/toolchain/build.sh prints each component as it goes; a warm
+ * Build what is missing (toolchain/build.sh prints each component as it goes; a warm
  * cache answers in a second), install the Debian packages, and locate the binaries.
  */
 export function ensureToolchain(components: readonly Component[] | 'all', projectRoot: string): Toolchain {
   const packages = spawnSync('bash', [scriptPath(projectRoot, 'packages.sh')], { stdio: ['ignore', 'inherit', 'inherit'] });
-  if (packages.status !== 0) throw new E2eError('e2e/toolchain/packages.sh failed: the Debian packages above are missing');
+  if (packages.status !== 0) throw new E2eError('toolchain/packages.sh failed: the Debian packages above are missing');
   const build = spawnSync('bash', [scriptPath(projectRoot, 'build.sh'), ...(components === 'all' ? [] : components)], {
     stdio: ['ignore', 'inherit', 'inherit'],
   });
-  if (build.status !== 0) throw new E2eError('e2e/toolchain/build.sh failed (see its output above)');
+  if (build.status !== 0) throw new E2eError('toolchain/build.sh failed (see its output above)');
   return locateToolchain(projectRoot);
 }
 
 /** The toolchain as build.sh reports it (`--print`), without building. */
 export function locateToolchain(projectRoot: string): Toolchain {
   const printed = spawnSync('bash', [scriptPath(projectRoot, 'build.sh'), '--print'], { encoding: 'utf8' });
-  if (printed.status !== 0) throw new E2eError(`e2e/toolchain/build.sh --print failed: ${printed.stderr}`);
+  if (printed.status !== 0) throw new E2eError(`toolchain/build.sh --print failed: ${printed.stderr}`);
   const folders = new Map<string, string>();
   const versions: Record<string, string> = {};
   for (const line of printed.stdout.trim().split('\n')) {
@@ -48,7 +48,7 @@ export function locateToolchain(projectRoot: string): Toolchain {
     versions: versions as Record<Component, string>,
     bin(component, name) {
       const file = path.join(folders.get(component) ?? '', name);
-      if (!fs.existsSync(file)) throw new E2eError(`${name} is not built (${file}); run e2e/toolchain/build.sh ${component}`);
+      if (!fs.existsSync(file)) throw new E2eError(`${name} is not built (${file}); run toolchain/build.sh ${component}`);
       return file;
     },
   };

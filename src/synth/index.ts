@@ -2,67 +2,32 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { App, type Chart } from 'cdk8s';
 import { YAMLException } from 'js-yaml';
-import { GITOPS_CHART_ID } from './argocd/applications';
-import { ApplicationChart } from './charts/application-chart';
-import { BrokerChart } from './charts/broker-chart';
-import { DatabaseChart } from './charts/database-chart';
-import { GitopsChart, chartFootprint } from './charts/gitops-chart';
-import { InfrastructureChart } from './charts/infrastructure-chart';
-import { IssuersChart } from './charts/issuers-chart';
-import { MonitoringChart } from './charts/monitoring-chart';
-import { blueGreenTransitionProblems, type CommittedBlueGreen, parseCommittedBlueGreen } from './strategies/blue-green';
-import {
-  applicationChartId,
-  assertReplaceable,
-  chartFile,
-  createFolder,
-  hasCommittedHead,
-  outdirLabel,
-  outputFolder,
-  type PlatformChartId,
-  RENDERED_DIR,
-  readCommittedCharts,
-  RENDER_MARKER,
-  RENDER_MARKER_TEXT,
-  writeCharts,
-} from './dist-layout';
-import { type Environment, loadEnvironments } from './environments';
-import { ConfigError, RefusedError } from './errors';
-import { type Platform, loadPlatform } from './environments/platform';
-import { readValuesTexts, type ValuesTexts } from './environments/values-file';
-import { projectRoot } from './tooling/cli';
-
-/** The stage of DELIVERY_ORDER that stands for every application's chart, all in one sync wave. */
-export const APPLICATIONS_STAGE = 'applications';
-
-/**
- * The stages of an environment's delivery, in order: each platform stage is one chart,
- * `dist/<env>/<id>.yaml`, and a child Application of the root; APPLICATIONS_STAGE is one
- * chart and child per application (`dist/<env>/<application>.yaml`), all in the same sync
- * wave, after the database and the broker they use and before the environment-wide
- * monitoring. Each stage is one sync wave (1.3.4: the infrastructure first). Adding a
- * platform chart means adding its id here (and in PLATFORM_CHART_IDS) and its constructor
- * in `buildEnvironment`.
- */
-export const DELIVERY_ORDER = ['infrastructure', 'issuers', 'database', 'broker', APPLICATIONS_STAGE, 'monitoring'] as const;
-export type DeliveryStage = (typeof DELIVERY_ORDER)[number];
-
-/** The sync wave of a stage: wave 0 is the AppProjects', the stages follow. */
-export function stageWave(stage: DeliveryStage): number {
-  return DELIVERY_ORDER.indexOf(stage) + 1;
-}
+import { ApplicationChart } from '../charts/application-chart';
+import { GitopsChart, chartFootprint } from '../charts/gitops-chart';
+import { PLATFORM_CHART_BUILDERS } from '../charts';
+import { APPLICATIONS_STAGE, DELIVERY_STAGES, GITOPS_CHART_ID, stageWave } from '../contract/platform-charts';
+import { blueGreenTransitionProblems, type CommittedBlueGreen, parseCommittedBlueGreen } from '../strategies/blue-green';
+import { hasCommittedHead, readCommittedFiles } from '../base/git';
+import { manifestText } from '../base/manifest-files';
+import { applicationChartId, chartFile, chartFileName, RENDERED_DIR, RENDER_MARKER, RENDER_MARKER_TEXT } from '../contract/layout';
+import { assertReplaceable, createFolder, outdirLabel, outputFolder } from './output-folder';
+import { type Environment, loadEnvironments } from '../environments';
+import { ConfigError, RefusedError } from '../base/errors';
+import { type Platform, loadPlatform } from '../environments/platform';
+import { readValuesTexts, type ValuesTexts } from '../environments/values-file';
+import { projectRoot } from '../base/project-root';
 
 /** The delivered chart ids of an environment, in delivery order (applications by name). */
 export function deliveredChartIds(environment: Environment): string[] {
-  return DELIVERY_ORDER.flatMap((stage) => (stage === APPLICATIONS_STAGE ? environment.applications.map((a) => applicationChartId(a.name)) : [stage]));
+  return DELIVERY_STAGES.flatMap((stage) => (stage.id === APPLICATIONS_STAGE ? environment.applications.map((a) => applicationChartId(a.name)) : [stage.id]));
 }
 
 /** One delivered chart of an environment, built but not written. */
 export interface DeliveredChart {
   /** Chart id: `dist/<env>/<id>.yaml` and the child Application's name. */
   readonly id: string;
-  /** Its stage in DELIVERY_ORDER. */
-  readonly stage: DeliveryStage;
+  /** Its stage in DELIVERY_STAGES. */
+  readonly stage: string;
   readonly chart: Chart;
 }
 
@@ -76,27 +41,13 @@ export interface EnvironmentCharts {
 
 /** Build every chart of one validated environment inside `app`. */
 export function buildEnvironment(app: App, environment: Environment, platform: Platform = loadPlatform()): EnvironmentCharts {
-  const platformChart = (id: PlatformChartId): Chart => {
-    switch (id) {
-      case 'infrastructure':
-        return new InfrastructureChart(app, id, { environment, platform });
-      case 'issuers':
-        return new IssuersChart(app, id, { environment });
-      case 'database':
-        return new DatabaseChart(app, id, { environment });
-      case 'broker':
-        return new BrokerChart(app, id, { environment });
-      case 'monitoring':
-        return new MonitoringChart(app, id, { environment });
-    }
-  };
-  const delivered: DeliveredChart[] = DELIVERY_ORDER.flatMap((stage): DeliveredChart[] =>
+  const delivered: DeliveredChart[] = DELIVERY_STAGES.flatMap(({ id: stage }): DeliveredChart[] =>
     stage === APPLICATIONS_STAGE
       ? environment.applications.map((application) => {
           const id = applicationChartId(application.name);
           return { id, stage, chart: new ApplicationChart(app, id, { environment, application }) };
         })
-      : [{ id: stage, stage, chart: platformChart(stage) }],
+      : [{ id: stage, stage, chart: PLATFORM_CHART_BUILDERS[stage](app, stage, { environment, platform }) }],
   );
   const gitops = new GitopsChart(app, GITOPS_CHART_ID, {
     environment,
@@ -105,6 +56,17 @@ export function buildEnvironment(app: App, environment: Environment, platform: P
   });
   return { delivered, gitops };
 }
+
+/**
+ * Write every chart of `app` to `<outdir>/<chart id>.yaml` (`chartFileName`), holding the
+ * objects `chart.toJson()` resolves (cdk8s' validation and dependency order included),
+ * written by `manifestText`.
+ */
+export function writeCharts(app: App, outdir: string): void {
+  fs.mkdirSync(outdir, { recursive: true });
+  for (const chart of app.charts) fs.writeFileSync(path.join(outdir, chartFileName(chart.node.id)), manifestText(chart.toJson()));
+}
+
 
 /** Render one validated environment into `outdir`, one file per chart. */
 export function renderEnvironment(environment: Environment, outdir: string, platform: Platform = loadPlatform()): void {
@@ -201,6 +163,17 @@ export function blueGreenProblems(environments: readonly Environment[], root: st
   });
 }
 
+/**
+ * `dist/<environment>/<chart>.yaml` of each (environment, chart) as committed in HEAD of the
+ * project at `root`: what the cluster syncs, whatever the working tree holds. Keyed by
+ * `<environment>/<chart>.yaml`; undefined where HEAD has no such file.
+ */
+function readCommittedCharts(root: string, charts: readonly { environment: string; chart: string }[]): Map<string, string | undefined> {
+  const files = charts.map(({ environment, chart }) => chartFile(environment, chart));
+  const committed = readCommittedFiles(root, files.map((file) => `HEAD:${RENDERED_DIR}/${file}`));
+  return new Map(files.map((file) => [file, committed.get(`HEAD:${RENDERED_DIR}/${file}`)]));
+}
+
 function readIfExists(file: string): string | undefined {
   return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : undefined;
 }
@@ -208,7 +181,7 @@ function readIfExists(file: string): string | undefined {
 /**
  * Render every environment into a temporary folder beside `outdir`, then swap it in.
  * Validation and rendering happen before the swap, so any error leaves `outdir` as it was;
- * `outdir` must be a folder synth may replace (src/dist-layout.ts, `assertReplaceable`).
+ * `outdir` must be a folder synth may replace (./output-folder.ts, `assertReplaceable`).
  */
 export function synthesize(options: SynthesizeOptions): void {
   const root = options.root ?? projectRoot();

@@ -3,8 +3,8 @@
 // k8s.io/kubernetes cannot be `go install`ed: its go.mod replaces the k8s.io
 // staging modules with local folders. This module requires it and replaces
 // every staging module with its published v0.36.1 release instead, as Argo CD
-// v3.5.1's go.mod does. Built by e2e/toolchain/build.sh.
-module platform-gitops/e2e/toolchain/kubernetes
+// v3.5.1's go.mod does. Built by toolchain/build.sh.
+module platform-gitops/toolchain/kubernetes
 
 go 1.26.0
 

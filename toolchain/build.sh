@@ -6,7 +6,7 @@
 # then renamed), so an interrupted build is started again, never half-used.
 # Every version is pinned here or in this folder's go.mod/go.sum.
 #
-# Usage: e2e/toolchain/build.sh [component ...]   (default: all)
+# Usage: toolchain/build.sh [component ...]   (default: all)
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -126,7 +126,7 @@ components=("$@")
 [[ ${#components[@]} -gt 0 ]] || components=("${order[@]}")
 for c in "${components[@]}"; do
   if [[ -z "${versions[$c]:-}" ]]; then
-    echo "e2e/toolchain/build.sh: unknown component '$c' (known: ${order[*]})" >&2
+    echo "toolchain/build.sh: unknown component '$c' (known: ${order[*]})" >&2
     exit 2
   fi
   build_into "$c" "${versions[$c]}" "${c}_build"

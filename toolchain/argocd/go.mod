@@ -12,7 +12,7 @@
 // tag, so v3.6.1 is the nearest Argo CD release buildable from modules alone
 // (README, "The e2e cluster"). It needs Go 1.27, which the go command fetches
 // from the module proxy (GOTOOLCHAIN in build.sh).
-module platform-gitops/e2e/toolchain/argocd
+module platform-gitops/toolchain/argocd
 
 go 1.27.0
 
