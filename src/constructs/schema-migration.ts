@@ -6,7 +6,7 @@ import { SYNC_WAVE_ANNOTATION } from '../contract/upstream';
 import type { Resources } from '../environments';
 import type { SecretKeyReference } from './application-workload';
 import { resourceRequirements } from './resource-requirements';
-import { restrictedContainer } from '../contract/security-context';
+import { restrictedContainer, restrictedPod } from '../contract/security-context';
 
 export interface SchemaMigrationProps {
   /** Name of the Job and its pods' label `app`. */
@@ -57,7 +57,7 @@ export class SchemaMigration extends Construct {
             restartPolicy: 'Never',
             automountServiceAccountToken: false,
             imagePullSecrets: [{ name: props.imagePullSecret }],
-            securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+            securityContext: restrictedPod(),
             containers: [
               {
                 name: 'migrations',

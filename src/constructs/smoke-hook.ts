@@ -6,7 +6,7 @@ import { PORTS, SMOKE } from '../contract/contract';
 import { resourceRequirements } from './resource-requirements';
 import type { Resources } from '../environments';
 import { DEFAULT_BOOTSTRAP_SERVERS, SMOKE_VARIABLES } from '../contract/naming';
-import { restrictedContainer } from '../contract/security-context';
+import { restrictedContainer, restrictedPod } from '../contract/security-context';
 
 /** Argo CD runs a resource with this annotation as a hook instead of syncing it. */
 export const HOOK_ANNOTATION = 'argocd.argoproj.io/hook';
@@ -203,7 +203,7 @@ export class SmokeHook extends Construct {
             restartPolicy: 'Never',
             serviceAccountName: props.name,
             automountServiceAccountToken: false,
-            securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+            securityContext: restrictedPod(),
             initContainers: steps,
             containers: [
               {

@@ -3,6 +3,7 @@ import { Construct } from 'constructs';
 import { DATABASE, POLICY_EXEMPTION_PREFIX } from '../contract/choices';
 import { PORTS, WAITS_SECONDS } from '../contract/contract';
 import { IMAGES } from '../contract/images';
+import { restrictedContainer, restrictedPod } from '../contract/security-context';
 import type { Resources } from '../environments';
 import { resourceRequirements } from './resource-requirements';
 
@@ -43,15 +44,7 @@ export const ADMIN_PASSWORD_ENV: k8s.EnvVar = {
 
 /** The restricted container security context of every database container. */
 export function databaseSecurityContext(readOnlyRootFilesystem: boolean): k8s.SecurityContext {
-  return {
-    runAsNonRoot: true,
-    runAsUser: DATABASE.user,
-    runAsGroup: DATABASE.user,
-    allowPrivilegeEscalation: false,
-    readOnlyRootFilesystem,
-    capabilities: { drop: ['ALL'] },
-    seccompProfile: { type: 'RuntimeDefault' },
-  };
+  return { ...restrictedContainer(DATABASE.user, DATABASE.user), readOnlyRootFilesystem };
 }
 
 /** The container of a database job: what it runs, with which variables and resources. */
@@ -72,7 +65,7 @@ export function sqlcmdJobPod(labels: Readonly<Record<string, string>>, container
     spec: {
       restartPolicy: 'Never',
       automountServiceAccountToken: false,
-      securityContext: { runAsNonRoot: true, runAsUser: DATABASE.user, seccompProfile: { type: 'RuntimeDefault' } },
+      securityContext: restrictedPod({ user: DATABASE.user }),
       containers: [{ ...container, image: IMAGES.sqlServer, securityContext: databaseSecurityContext(true) }],
     },
   };
@@ -135,13 +128,7 @@ export class SqlServer extends Construct {
           metadata: { labels: { ...podLabels } },
           spec: {
             automountServiceAccountToken: false,
-            securityContext: {
-              runAsNonRoot: true,
-              runAsUser: DATABASE.user,
-              runAsGroup: DATABASE.user,
-              fsGroup: DATABASE.user,
-              seccompProfile: { type: 'RuntimeDefault' },
-            },
+            securityContext: restrictedPod({ user: DATABASE.user, group: DATABASE.user, fsGroup: DATABASE.user }),
             containers: [
               {
                 name,

@@ -35,6 +35,20 @@ export function namespacePodSecurity(namespace: string): Record<string, string> 
 }
 
 /**
+ * A pod security context that passes the restricted profile: a non-root user (with the
+ * user, group and volume group when given) and the runtime's default seccomp profile.
+ */
+export function restrictedPod(ids: { readonly user?: number; readonly group?: number; readonly fsGroup?: number } = {}) {
+  return {
+    runAsNonRoot: true,
+    ...(ids.user === undefined ? {} : { runAsUser: ids.user }),
+    ...(ids.group === undefined ? {} : { runAsGroup: ids.group }),
+    ...(ids.fsGroup === undefined ? {} : { fsGroup: ids.fsGroup }),
+    seccompProfile: { type: 'RuntimeDefault' },
+  };
+}
+
+/**
  * A container security context that passes the restricted profile: a non-root user (and
  * group, when given), no privilege escalation, a read-only root filesystem, no capabilities,
  * the runtime's default seccomp profile. For the platform's own containers and for upstream
