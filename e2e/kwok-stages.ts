@@ -2,7 +2,7 @@ import { stringify } from 'yaml';
 
 /**
  * The annotation the harness's kubelet checks put on a pod once everything its
- * containers need exists (e2e/kubelet-checks.ts); kwok starts only such pods.
+ * containers need exists (the kubelet stand-in of e2e/stand-in-controllers.ts); kwok starts only such pods.
  */
 export const KWOK_ADMITTED_ANNOTATION = 'e2e.platform-gitops/kubelet-checks';
 

@@ -16,7 +16,7 @@ import { crdVersions, isNode, KUBERNETES_VERSIONS, kubernetesSchemaFile, SCHEMA_
  *   `properties` reached through mappings (not through lists: allOf/anyOf/oneOf branches
  *   stay open); `int-or-string` formats as a oneOf; every field that is not required
  *   accepts null; `apiVersion` and `kind` limited to the type's own;
- * - custom resources as kubeconform's scripts/openapi2jsonschema.py makes them, with
+ * - custom resources as kubeconform's openapi2jsonschema.py makes them, with
  *   `FILENAME_FORMAT={kind}-{group}-{version}` (the KindSuffix layout) and
  *   `DENY_ROOT_ADDITIONAL_PROPERTIES` set (the strict variant: the root refuses unknown
  *   fields too). Its `metadata` stays what the CRD says (`type: object`).
@@ -123,7 +123,7 @@ function builtInSchema(name: string, definitions: Readonly<Record<string, Schema
   return specification;
 }
 
-/** One CRD version's schema as kubeconform's scripts/openapi2jsonschema.py writes it (deny-root set). */
+/** One CRD version's schema as kubeconform's openapi2jsonschema.py writes it (deny-root set). */
 function customResourceSchema(schema: SchemaNode): SchemaNode {
   const copy = structuredClone(schema);
   if ('properties' in copy && !('additionalProperties' in copy)) copy.additionalProperties = false;

@@ -1,8 +1,8 @@
 /**
  * The platform contract's own constants (docs/platform-contract.md): the limits table of
  * section 8 and the fixed shapes of sections 1-4, each with the section it comes from.
- * Tests read the rendered objects and compare them with these (test/snapshots/ pins the
- * limits table), so a drift here fails a test. Where the contract is silent the platform
+ * Tests read the rendered objects and compare them with these, so a drift here fails a
+ * test. Where the contract is silent the platform
  * chooses (./choices.ts); what upstream software defines is in ./upstream.ts.
  */
 

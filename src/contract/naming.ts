@@ -121,16 +121,6 @@ export const SMOKE_VARIABLES = {
   brokerPassword: 'KAFKA_PASSWORD',
 } as const;
 
-/** The keys of the smoke hook's Secret: the credentials among SMOKE_VARIABLES (4.1). */
-export const SMOKE_SECRET_KEYS = [
-  SMOKE_VARIABLES.username,
-  SMOKE_VARIABLES.password,
-  SMOKE_VARIABLES.databaseUser,
-  SMOKE_VARIABLES.databasePassword,
-  SMOKE_VARIABLES.brokerUsername,
-  SMOKE_VARIABLES.brokerPassword,
-] as const;
-
 /**
  * The Helm release names of the infrastructure, one per row of src/infrastructure/releases.ts
  * (which reads them from here): each is also the name of the Argo CD Application that installs

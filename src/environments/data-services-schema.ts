@@ -128,5 +128,3 @@ export const brokerSchema = z
     });
   });
 
-export type DatabaseConfig = z.output<typeof databaseSchema>;
-export type BrokerConfig = z.output<typeof brokerSchema>;

@@ -8,7 +8,6 @@ export type { Application, Environment, Strategy, Resources, EnvironmentValuesIn
 
 /** 1.2: the promotion order. Promotion moves a version one step to the right. */
 export const ENVIRONMENT_ORDER = ['local', 'testing', 'staging', 'production'] as const;
-export type EnvironmentName = (typeof ENVIRONMENT_ORDER)[number];
 
 /**
  * The validated environments in promotion order, from the values files below the project

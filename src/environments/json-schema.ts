@@ -8,7 +8,7 @@ import { JSON_SCHEMA_FILES, VALUES_DIR } from './values-file';
  * values file points at one. Refinements spanning fields are zod's alone; the schema
  * covers shapes, types, enums and patterns, and each field's `.meta({ description })`,
  * which z.toJSONSchema emits as `description` (zod.dev/metadata) and the editor shows on
- * hover (redhat-developer/yaml-language-server src/languageservice/services/yamlHover.ts).
+ * hover (redhat-developer/yaml-language-server, its languageservice's yamlHover.ts).
  */
 export function valuesJsonSchemas(): ReadonlyMap<string, string> {
   const generate = (schema: z.ZodType, title: string) =>
