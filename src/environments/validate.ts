@@ -14,7 +14,7 @@ import {
   type EnvironmentValues,
   environmentValuesSchema,
 } from './schema';
-import { ENVIRONMENT_VALUES_FILE, ValuesFile, type ValuesTexts, VALUES_DIR } from './values-file';
+import { ENVIRONMENT_VALUES_FILE, JSON_SCHEMA_FILES, ValuesFile, type ValuesTexts, VALUES_DIR } from './values-file';
 
 /** `a.b[0].c`, the way a person finds the field in the file. */
 export function formatPath(path: readonly PropertyKey[]): string {
@@ -52,8 +52,9 @@ export function formatIssue(where: (path: readonly PropertyKey[]) => string, iss
 }
 
 /** Parse and check one values file against its schema; problems name file, line and field. */
-function parseValues<S extends z.ZodType>(file: ValuesFile, schema: S, problems: string[]): z.output<S> | undefined {
-  const syntax = file.syntaxProblems();
+function parseValues<S extends z.ZodType>(file: ValuesFile, schema: S, jsonSchema: string, problems: string[]): z.output<S> | undefined {
+  const syntax = [...file.syntaxProblems()];
+  if (syntax.length === 0) syntax.push(...file.shapeProblems(jsonSchema));
   if (syntax.length > 0) {
     problems.push(...syntax);
     return undefined;
@@ -227,7 +228,7 @@ export function validateEnvironments(order: readonly string[], texts: ValuesText
   for (const name of seen) {
     const group = groups.get(name);
     if (group?.environment === undefined) continue;
-    const values = parseValues(group.environment, environmentValuesSchema, problems);
+    const values = parseValues(group.environment, environmentValuesSchema, JSON_SCHEMA_FILES.environment, problems);
     if (group.applications.length === 0) {
       problems.push(`${VALUES_DIR}/${name}/: no application values file (<application>.yaml beside ${ENVIRONMENT_VALUES_FILE}); every environment runs at least one`);
     }
@@ -251,7 +252,7 @@ export function validateEnvironments(order: readonly string[], texts: ValuesText
       const applicationName = appFile.file.split('/').pop()!.replace(/\.yaml$/, '');
       const nameProblems = applicationNameProblems(appFile, applicationName);
       problems.push(...nameProblems);
-      const application = parseValues(appFile, applicationValuesSchema, problems);
+      const application = parseValues(appFile, applicationValuesSchema, JSON_SCHEMA_FILES.application, problems);
       if (values === undefined || application === undefined || nameProblems.length > 0) {
         complete = false;
         continue;

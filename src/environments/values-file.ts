@@ -37,10 +37,66 @@ export function schemaModeline(kind: keyof typeof JSON_SCHEMA_FILES): string {
 }
 
 /**
+ * The most a values file may hold: the largest here is a few kilobytes, so a file this large
+ * is a mistake (a log, a dump) that would only slow every command down.
+ */
+export const MAX_VALUES_FILE_BYTES = 256 * 1024;
+
+/** What a file that is not a regular file or folder is, for messages. */
+function kindOf(stat: fs.Stats): string {
+  if (stat.isFIFO()) return 'a named pipe';
+  if (stat.isSocket()) return 'a socket';
+  if (stat.isBlockDevice() || stat.isCharacterDevice()) return 'a device';
+  return 'not a file';
+}
+
+function isWithin(child: string, parent: string): boolean {
+  const relative = path.relative(parent, child);
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+}
+
+/** The offset of the first byte that is not part of well-formed UTF-8, or -1. */
+function firstNonUtf8Byte(bytes: Buffer): number {
+  for (let at = 0; at < bytes.length; ) {
+    const lead = bytes[at]!;
+    const length = lead < 0x80 ? 1 : lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
+    if (length === 0 || at + length > bytes.length) return at;
+    for (let next = 1; next < length; next++) if ((bytes[at + next]! & 0xc0) !== 0x80) return at;
+    if (length > 1 && Buffer.from(bytes.subarray(at, at + length).toString('utf8'), 'utf8').length !== length) return at;
+    at += length;
+  }
+  return -1;
+}
+
+/**
+ * The text of one values file, or the problem that keeps it from being one: a regular UTF-8
+ * file of the repository (a link may point inside the project, never outside: a fresh clone
+ * would not have its target), at most MAX_VALUES_FILE_BYTES. Never quotes what it refuses.
+ */
+function readValuesFile(root: string, file: string, full: string, stat: fs.Stats): { text: string } | { problem: string } {
+  if (fs.lstatSync(full).isSymbolicLink() && !isWithin(fs.realpathSync(full), fs.realpathSync(root))) {
+    return { problem: `${file}: a link to ${fs.readlinkSync(full)}, outside the project (a fresh clone would not have it); a values file must be a file of the repository` };
+  }
+  if (!stat.isFile()) return { problem: `${file}: not a regular file (${kindOf(stat)}); a values file must be a file of the repository` };
+  if (stat.size > MAX_VALUES_FILE_BYTES) return { problem: `${file}: ${stat.size} bytes, more than a values file may have (${MAX_VALUES_FILE_BYTES})` };
+  const bytes = fs.readFileSync(full);
+  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) {
+    return { problem: `${file}: UTF-16 text (it starts with a UTF-16 byte order mark); save the file as UTF-8` };
+  }
+  const bad = firstNonUtf8Byte(bytes);
+  if (bad >= 0) {
+    const line = bytes.subarray(0, bad).filter((byte) => byte === 0x0a).length + 1;
+    return { problem: `${file}:${line}: not UTF-8 (byte 0x${bytes[bad]!.toString(16).padStart(2, '0')}); save the file as UTF-8` };
+  }
+  return { text: bytes.toString('utf8') };
+}
+
+/**
  * Every entry of every environment folder below `root`, sorted: `src/environments/<folder>/<file>`
  * with its text, a folder inside as `<folder>/<name>/` with none. Not only `*.yaml`: validation
  * refuses any other entry (a `webapp.yml` skipped here would drop that application from dist/).
- * Files beside the folders (the generated JSON Schemas, the code) are not values files.
+ * Files beside the folders (the generated JSON Schemas, the code) are not values files. An
+ * entry that cannot be a values file (readValuesFile) is refused with every other such entry.
  */
 export function readValuesTexts(root: string): Map<string, string> {
   const dir = path.join(root, VALUES_DIR);
@@ -61,8 +117,13 @@ export function readValuesTexts(root: string): Map<string, string> {
         broken.push(`${file}: a link to ${fs.readlinkSync(full)}, ${why}; restore its target or remove the link`);
         continue;
       }
-      if (stat.isDirectory()) texts.set(`${file}/`, '');
-      else texts.set(file, fs.readFileSync(full, 'utf8'));
+      if (stat.isDirectory()) {
+        texts.set(`${file}/`, '');
+        continue;
+      }
+      const read = readValuesFile(root, file, full, stat);
+      if ('problem' in read) broken.push(read.problem);
+      else texts.set(file, read.text);
     }
   }
   if (broken.length > 0) throw new ConfigError(broken.sort(compareText));
@@ -116,11 +177,30 @@ export class ValuesFile {
   syntaxProblems(): string[] {
     return this.document.errors.map((error) => {
       const line = error.linePos?.[0]?.line ?? this.lineCounter.linePos(error.pos[0]).line;
+      if (error.code === 'MULTIPLE_DOCS') return `${this.file}:${line}: the file holds several YAML documents (---); a values file is one document`;
       return `${this.file}:${line}: YAML syntax: ${error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`;
     });
   }
 
-  /** The file's data as plain values. */
+  /**
+   * Why the parsed file is not a mapping of fields, if it is not: empty, a list or a single
+   * value at its root, or more aliases than the yaml library expands (a "billion laughs"
+   * file). `schema` names the JSON Schema that describes the file.
+   */
+  shapeProblems(schema: string): string[] {
+    const contents = this.document.contents;
+    const holds = contents === null || (isScalar(contents) && contents.value === null) ? 'the file is empty' : isSeq(contents) ? 'the file holds a list' : isMap(contents) ? undefined : 'the file holds a single value';
+    if (holds !== undefined) return [`${this.file}:${this.lineOf([])}: ${holds}; it must be a mapping of fields (see ${VALUES_DIR}/${schema})`];
+    try {
+      this.data();
+    } catch (error) {
+      const line = this.lineOf([]);
+      return [`${this.file}:${line}: too many YAML aliases (${(error as Error).message}); write the values out`];
+    }
+    return [];
+  }
+
+  /** The file's data as plain values (the yaml library's alias limit applies: see shapeProblems). */
   data(): unknown {
     return this.document.toJS();
   }
@@ -168,6 +248,8 @@ export class ValuesFile {
   edited(edit: (document: Document.Parsed) => void): string {
     const copy = parseDocument(this.text, { keepSourceTokens: false });
     edit(copy);
-    return copy.toString({ lineWidth: 0 });
+    const text = copy.toString({ lineWidth: 0 });
+    // The yaml library writes LF; a file written with CRLF keeps them, so an edit changes only its lines.
+    return /^[^\n]*\r\n/.test(this.text) ? text.replace(/\r?\n/g, '\r\n') : text;
   }
 }
