@@ -10,7 +10,7 @@ import { argoCdConfigObjects, argoCdCrds, chartRepositorySecrets, startArgoCd, w
 import { converged, formatTable, watchConvergence } from './convergence';
 import { startApiServer, startControlPlane } from './control-plane';
 import { type DryRunResult, dryRunEnvironment, readCrds, readObjects } from './dry-run';
-import { E2eError } from '../src/base/errors';
+import { E2eError, UsageError } from '../src/base/errors';
 import { RENDERED_DIR } from '../src/contract/layout';
 import { startGitServer } from './git-server';
 import type { KubeObject } from './kube-client';
@@ -132,7 +132,8 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
   const startedAt = Date.now();
   const { environment, projectRoot } = options;
   if (!(ENVIRONMENT_ORDER as readonly string[]).includes(environment)) {
-    throw new E2eError(`--env ${JSON.stringify(environment)} must be one of ${ENVIRONMENT_ORDER.join(', ')}`);
+    // A usage error: the command prints it with its usage (an E2eError is taken as already printed).
+    throw new UsageError(`--env ${JSON.stringify(environment)} must be one of ${ENVIRONMENT_ORDER.join(', ')}`);
   }
   const distDir = path.join(projectRoot, RENDERED_DIR);
   if (!fs.existsSync(path.join(distDir, environment))) throw new E2eError(`${path.join(distDir, environment)} does not exist: run npm run synth and commit dist/`);

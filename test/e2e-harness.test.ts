@@ -9,6 +9,8 @@ import { podReferences } from '../e2e/stand-in-controllers';
 import { STAND_INS } from '../e2e/stand-in-charts';
 import { argoCdValues } from '../src/infrastructure/argo-cd-values';
 import { RELEASE_ROWS } from '../src/infrastructure/releases';
+import { UsageError } from '../src/base/errors';
+import { runE2e } from '../e2e/harness';
 import { ROOT } from './support';
 
 // Unit tests of the e2e harness's own logic; test/e2e/ runs it on the real engines.
@@ -122,5 +124,11 @@ describe('Argo CD configuration in the e2e cluster', () => {
     const objects = argoCdConfigObjects('argocd');
     expect(objects.find((o) => o.metadata.name === 'argocd-cm')!.data).toEqual(values.configs.cm);
     expect(objects.find((o) => o.metadata.name === 'argocd-cmd-params-cm')!.data).toEqual(values.configs.params);
+  });
+});
+
+describe('the environment an e2e run names', () => {
+  it('is refused as a usage error (printed with the usage) when it is not an environment, before anything starts', async () => {
+    await expect(runE2e({ environment: '../../etc', projectRoot: ROOT, timeoutSeconds: 1, dryRun: false, keep: false, log: () => undefined })).rejects.toThrow(UsageError);
   });
 });

@@ -54,7 +54,8 @@ function timed(command: string, args: readonly string[], cwd: string, accept: re
 }
 
 /**
- * dist/ copied `copies` times into `<target>/<environment>/copy-<i>/`: every object's
+ * dist/ copied `copies` times into `<target>/<environment>/<chart>.copy-<i>.yaml` (the rendered
+ * layout: files directly in each environment's folder): every object's
  * namespace gets `-<i>`, as do the names of Namespaces and cluster-scoped objects, so no two
  * copies name the same object. Edits the metadata lines of cdk8s' output in place.
  */
@@ -80,9 +81,10 @@ export function writeCopies(dist: string, target: string, copies: number): numbe
             return source.slice(0, metadata.index) + block + source.slice(metadata.index + metadata[0].length);
           });
         objects += renamed.length;
-        const dir = path.join(target, environment, `copy-${String(copy).padStart(3, '0')}`);
+        const dir = path.join(target, environment);
         fs.mkdirSync(dir, { recursive: true });
-        fs.writeFileSync(path.join(dir, file), renamed.map((document) => (document.endsWith('\n') ? document : `${document}\n`)).join('---\n'));
+        const copyFile = `${file.slice(0, -MANIFEST_EXTENSION.length)}.copy-${String(copy).padStart(3, '0')}${MANIFEST_EXTENSION}`;
+        fs.writeFileSync(path.join(dir, copyFile), renamed.map((document) => (document.endsWith('\n') ? document : `${document}\n`)).join('---\n'));
       }
     }
   }

@@ -106,6 +106,11 @@ export const SMOKE = {
   /** 4.1 step 6. */
   passedMessage: 'All smoke tests passed',
   /**
+   * The most the smoke test reads of an answer (not in the contract): a login answer is a
+   * token in a few hundred bytes, so a longer one is an error, never read to the end.
+   */
+  maxBodyBytes: 64 * 1024,
+  /**
    * The PostSync hook Job (not in the contract): one attempt, since a second run would
    * only hide a flaky deployment; the deadline is the steps' timeouts plus this much for
    * pulling the image and starting Node.

@@ -19,6 +19,27 @@ async function expectSuccess(method: string, url: string, init: RequestInit): Pr
   return response;
 }
 
+class BodyTooLarge extends Error {}
+
+/** The body as text, read up to SMOKE.maxBodyBytes: a longer one is cancelled and refused. */
+async function boundedText(response: Response, what: string): Promise<string> {
+  const reader = response.body?.getReader();
+  if (reader === undefined) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > SMOKE.maxBodyBytes) {
+      await reader.cancel();
+      throw new BodyTooLarge(`${what} returned a body of more than ${SMOKE.maxBodyBytes} bytes`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 /** GET /health without a token (5.6). */
 export async function checkHealth(baseUrl: string, signal: AbortSignal): Promise<string> {
   const response = await expectSuccess('GET', endpoint(baseUrl, SMOKE.paths.health), { signal });
@@ -35,8 +56,9 @@ export async function login(baseUrl: string, username: string, password: string,
   });
   let body: unknown;
   try {
-    body = await response.json();
-  } catch {
+    body = JSON.parse(await boundedText(response, `POST ${SMOKE.paths.login}`));
+  } catch (error) {
+    if (error instanceof BodyTooLarge) throw error;
     throw new Error(`POST ${SMOKE.paths.login} returned HTTP ${response.status} with a body that is not JSON`);
   }
   const token = (body as { token?: unknown } | null)?.token;

@@ -197,6 +197,8 @@ export function synthesize(options: SynthesizeOptions): void {
 
 /** The files of `outdir` that differ from a fresh render: changed, added or removed. */
 export function checkSynthesized(options: SynthesizeOptions): string[] {
+  // Only a folder synth could have rendered is compared: never the project, src/ or a folder above them.
+  assertReplaceable(options.outdir, options.root ?? projectRoot());
   const { environments, platform } = loadInputs(options);
   const staging = renderToTemporary(environments, platform, options.outdir);
   try {

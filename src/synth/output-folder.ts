@@ -57,8 +57,11 @@ export function outputFolder(outdir: string): string {
 export function assertReplaceable(outdir: string, root: string): void {
   const target = outputFolder(outdir);
   const where = outdirLabel(outdir);
-  if (isWithin(root, target)) throw new RefusedError(`${where} is the project root or a folder above it; synth replaces its output folder as a whole`);
-  if (isWithin(target, path.join(root, 'src'))) throw new RefusedError(`${where} is inside src/; synth replaces its output folder as a whole`);
+  // Compared as the filesystem resolves them: a link on the way (`/tmp/link/x` with /tmp/link -> src) counts.
+  const real = realPathOf(target);
+  const realRoot = fs.realpathSync(root);
+  if (isWithin(realRoot, real)) throw new RefusedError(`${where} is the project root or a folder above it; synth replaces its output folder as a whole`);
+  if (isWithin(real, path.join(realRoot, 'src'))) throw new RefusedError(`${where} is inside src/; synth replaces its output folder as a whole`);
   if (!fs.existsSync(target)) {
     assertFolderAbove(target, where);
     return;
@@ -70,6 +73,12 @@ export function assertReplaceable(outdir: string, root: string): void {
       `${where} holds files synth did not write (no ${RENDER_MARKER}); synth only replaces a folder it created: choose an empty or new folder`,
     );
   }
+}
+
+/** `target` with every link on its way resolved: the real path of its nearest existing folder, then the rest as written. */
+function realPathOf(target: string): string {
+  const existing = nearestExisting(target);
+  return path.join(fs.realpathSync(existing), path.relative(existing, target));
 }
 
 /** The nearest path at or above `target` that exists (the root at least). */

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { RefusedError } from '../base/errors';
 
 /** A rendered Kubernetes object as the gate reads it. */
 export interface ManifestObject {
@@ -41,8 +42,17 @@ export interface RenderedTree {
 const MANIFEST_FILE = /\.ya?ml$/;
 
 /**
- * Every object below `dir`, which holds one folder per environment (`dist/<environment>/`),
- * in a stable order: environments, then files, then documents as written.
+ * The most the gate reads: a rendered tree is one folder per environment holding one file per
+ * chart (src/contract/layout.ts), a few hundred kilobytes in all; these bounds are far above
+ * it (the benchmark's 100 copies of every application stay well inside) and keep a mistyped
+ * `--dir` (`/`, a home folder) from reading a whole disk.
+ */
+export const RENDERED_TREE_LIMITS = { files: 10_000, fileBytes: 16 * 1024 * 1024 } as const;
+
+/**
+ * Every object of the `.yaml` files directly inside each folder of `dir` (`dist/<environment>/`),
+ * in a stable order: environments, then files, then documents as written. A file over
+ * RENDERED_TREE_LIMITS.fileBytes is unreadable; more files than RENDERED_TREE_LIMITS.files is refused.
  */
 export function readRenderedTree(dir: string): RenderedTree {
   const environments = fs
@@ -55,9 +65,19 @@ export function readRenderedTree(dir: string): RenderedTree {
   let files = 0;
   for (const environment of environments) {
     const root = path.join(dir, environment);
-    const names = (fs.readdirSync(root, { recursive: true }) as string[]).filter((file) => MANIFEST_FILE.test(file)).sort();
+    const names = fs
+      .readdirSync(root, { withFileTypes: true })
+      .filter((entry) => entry.isFile() && MANIFEST_FILE.test(entry.name))
+      .map((entry) => entry.name)
+      .sort();
     for (const file of names) {
       files += 1;
+      if (files > RENDERED_TREE_LIMITS.files) throw new RefusedError(`${dir}: more than ${RENDERED_TREE_LIMITS.files} manifest files below it; is it a rendered tree (one folder per environment)?`);
+      const size = fs.statSync(path.join(root, file)).size;
+      if (size > RENDERED_TREE_LIMITS.fileBytes) {
+        unreadable.push({ environment, file, problem: `${size} bytes, more than a rendered file may have (${RENDERED_TREE_LIMITS.fileBytes})` });
+        continue;
+      }
       for (const document of parseAllDocuments(fs.readFileSync(path.join(root, file), 'utf8'))) {
         if (document.errors.length > 0) {
           unreadable.push({ environment, file, problem: document.errors.map((error) => error.message).join('; ') });
