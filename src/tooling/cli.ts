@@ -62,26 +62,56 @@ export function reportError(name: string, usage: string, error: unknown, afterEr
   return exitCodeOf(error);
 }
 
+/** A command line as a command receives it. */
+export interface ParsedCommandLine<O extends Options> {
+  /** The options' values, `--help` included. */
+  readonly values: CommandValues<O> & { readonly help?: boolean };
+  /** The words without `--` (a subcommand, an environment). */
+  readonly positionals: readonly string[];
+}
+
 /**
- * The one way a command runs: parse the command line (strict, `--help`), run, and turn
- * every error into one message and the exit code of the convention in src/base/errors.ts
- * (2 usage, 1 refused or failed). Resolves to the exit code; never rejects.
+ * Read `argv` with the definition's options the way every command does: strict (an unknown
+ * option, a missing value or an unexpected word is an error), `--help`/`-h` added, and each
+ * option at most once unless it is declared `multiple` (parseArgs alone would keep the last
+ * of `--env testing --env staging`). Throws parseArgs' TypeError or a UsageError.
+ */
+export function parseCommandLine<O extends Options>(definition: Pick<CommandDefinition<O>, 'options' | 'positionals'>, argv: readonly string[]): ParsedCommandLine<O> {
+  const options: Options = { ...definition.options, help: { type: 'boolean', short: 'h' } };
+  const { values, positionals, tokens } = parseArgs({
+    args: [...argv],
+    options,
+    strict: true,
+    allowPositionals: definition.positionals ?? false,
+    tokens: true,
+  });
+  const given = new Map<string, (string | undefined)[]>();
+  for (const token of tokens) {
+    if (token.kind === 'option' && options[token.name]?.multiple !== true) given.set(token.name, [...(given.get(token.name) ?? []), token.value]);
+  }
+  for (const [name, occurrences] of given) {
+    if (occurrences.length < 2 || name === 'help') continue;
+    const shown = options[name]!.type === 'string' ? ` (${occurrences.map((value) => JSON.stringify(value)).join(', ')})` : '';
+    throw new UsageError(`--${name} is given more than once${shown}; give it once`);
+  }
+  return { values: values as ParsedCommandLine<O>['values'], positionals };
+}
+
+/**
+ * The one way a command runs: parse the command line (`parseCommandLine`: strict, `--help`,
+ * no repeated option), run, and turn every error into one message and the exit code of the
+ * convention in src/base/errors.ts (2 usage, 1 refused or failed). Resolves to the exit code; never rejects.
  */
 export function executeCommand<O extends Options>(definition: CommandDefinition<O>, argv: readonly string[], context: CommandContext): Promise<number> {
   const { name, usage } = definition;
   return Promise.resolve()
     .then(() => {
-      const { values, positionals } = parseArgs({
-        args: [...argv],
-        options: { ...definition.options, help: { type: 'boolean', short: 'h' } },
-        strict: true,
-        allowPositionals: definition.positionals ?? false,
-      });
-      if ((values as { help?: boolean }).help) {
+      const { values, positionals } = parseCommandLine(definition, argv);
+      if (values.help) {
         context.out(`${usage}\n`);
         return 0;
       }
-      return definition.run(values as CommandValues<O>, positionals, context);
+      return definition.run(values, positionals, context);
     })
     .catch((error: unknown) => reportError(name, usage, error, definition.afterError, context.err));
 }
