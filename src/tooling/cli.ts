@@ -13,7 +13,8 @@ export type CommandValues<O extends Options> = ReturnType<
 
 /**
  * Where a command works and prints: the project and the process's streams when run from
- * src/cli/, a project copy and buffers when a test calls it in process.
+ * the command line (`runCommandLine`), a project copy and buffers when a test calls it in
+ * process. A command reads and writes the project and prints through its context only.
  */
 export interface CommandContext {
   /** The project the command reads and writes (values files, dist/, git history). */
@@ -116,9 +117,48 @@ export function executeCommand<O extends Options>(definition: CommandDefinition<
     .catch((error: unknown) => reportError(name, usage, error, definition.afterError, context.err));
 }
 
-/** An entry point (src/main.ts, src/cli/*.ts): run the command on this process's arguments and streams. */
-export function runCommand<O extends Options>(definition: CommandDefinition<O>, argv: readonly string[] = process.argv.slice(2)): void {
-  void executeCommand(definition, argv, processContext()).then((code) => {
+/** A command of a bundle's table: its line in the list of commands, and its definition. */
+export interface CommandEntry {
+  /** What the command does, in one line (the list printed for a missing or unknown command). */
+  readonly summary: string;
+  /**
+   * Its definition. Loaded when the command runs, so a bundle initializes the modules of the
+   * command it runs and no other (smoke's database and broker clients are not synth's cost).
+   */
+  readonly load: () => CommandDefinition<any> | Promise<CommandDefinition<any>>;
+}
+
+/** A bundle's commands by name: the first word after `node scripts/run.cjs` (`npm run <name>` runs it). */
+export type CommandTable = Readonly<Record<string, CommandEntry>>;
+
+/** The list of commands, printed for a missing or unknown one. */
+export function commandList(table: CommandTable): string {
+  const width = Math.max(...Object.keys(table).map((name) => name.length));
+  const lines = Object.entries(table).map(([name, entry]) => `  ${name.padEnd(width)}  ${entry.summary}`);
+  return `usage: npm run <command> [-- <options>]   (node scripts/run.cjs <command> [<options>])\n\nCommands:\n${lines.join('\n')}\n\nnpm run <command> -- --help prints a command's usage.`;
+}
+
+/**
+ * Run the command the first word of `argv` names, in `table`, on the rest of `argv`
+ * (`executeCommand`). A missing or unknown command is a usage error (exit 2) listing them.
+ */
+export function executeCommandLine(table: CommandTable, argv: readonly string[], context: CommandContext): Promise<number> {
+  const [name, ...args] = argv;
+  if (name === undefined || !Object.hasOwn(table, name)) {
+    context.err(`${name === undefined ? 'a command is required' : `unknown command "${name}"`}\n${commandList(table)}\n`);
+    return Promise.resolve(2);
+  }
+  return Promise.resolve()
+    .then(() => table[name]!.load())
+    .then(
+      (definition) => executeCommand(definition, args, context),
+      (error: unknown) => reportError(name, '', error, undefined, context.err),
+    );
+}
+
+/** A bundle's entry point (src/main.ts, e2e/cli.ts): run the command named by this process's arguments on its streams. */
+export function runCommandLine(table: CommandTable, argv: readonly string[] = process.argv.slice(2)): void {
+  void executeCommandLine(table, argv, processContext()).then((code) => {
     process.exitCode = code;
   });
 }
