@@ -1,6 +1,10 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { E2E } from '../e2e/command';
+import { COMMANDS } from '../src/commands';
 import { type CommandDefinition } from '../src/tooling/cli';
-import { runInProcess } from './support';
+import { ROOT, runInProcess } from './support';
 
 const OPTIONS = {
   env: { type: 'string' },
@@ -43,5 +47,27 @@ describe('executeCommand: the command line', () => {
 
   it('takes an option declared repeatable as often as it is given', async () => {
     expect((await runInProcess(ECHO, ['--set', 'a', '--set', 'a'])).stdout).toBe('{"set":["a","a"]}\n');
+  });
+});
+
+describe('the commands', () => {
+  const scripts = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+
+  it('are the table of src/commands/index.ts and e2e, each the npm script of its name', async () => {
+    const run = Object.entries(scripts).filter(([, command]) => command.includes('scripts/run.cjs'));
+    expect(Object.fromEntries(run)).toEqual(Object.fromEntries([...Object.keys(COMMANDS), 'e2e'].map((name) => [name, `node scripts/run.cjs ${name}`])));
+    for (const [name, entry] of Object.entries(COMMANDS)) expect((await entry.load()).name, name).toBe(name);
+    expect(E2E.name).toBe('e2e');
+  });
+
+  it('print through their context and read the project from it, never from the process', () => {
+    const sources = [
+      ...fs.readdirSync(path.join(ROOT, 'src', 'commands')).map((file) => path.join('src', 'commands', file)),
+      path.join('e2e', 'command.ts'),
+    ];
+    for (const file of sources) {
+      const text = fs.readFileSync(path.join(ROOT, file), 'utf8');
+      expect(text, file).not.toMatch(/\bconsole\.|process\.std(out|err)|\bprojectRoot\(|__dirname/);
+    }
   });
 });
