@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect } from 'vitest';
 import { BUILD_DIR, bundleOf } from '../scripts/build.cjs';
 import { ConfigError } from '../src/base/errors';
 import { renderEnvironment, synthesize } from '../src/synth';
-import { type CommandDefinition, executeCommand } from '../src/tooling/cli';
+import { type Command, executeCommand } from '../src/tooling/cli';
 
 export const ROOT = path.resolve(__dirname, '..');
 export const DIST = path.join(ROOT, 'dist');
@@ -120,7 +120,7 @@ export interface CommandRun {
  * point would: the same parsing, messages and exit code, without starting node. Tests of
  * behaviour use this; one spawn per command (`runCli`) pins the entry point itself.
  */
-export async function runInProcess(definition: CommandDefinition<any>, args: readonly string[], root: string = ROOT, env: NodeJS.ProcessEnv = {}): Promise<CommandRun> {
+export async function runInProcess(definition: Command, args: readonly string[], root: string = ROOT, env: NodeJS.ProcessEnv = {}): Promise<CommandRun> {
   let stdout = '';
   let stderr = '';
   const status = await executeCommand(definition, args, {

@@ -53,6 +53,23 @@ export interface CommandDefinition<O extends Options> {
   readonly afterError?: string;
 }
 
+/**
+ * A command whose first argument names one of its subcommands (`npm run secrets -- init
+ * local`). Each subcommand is a definition with options of its own, so an option that
+ * belongs to another one is refused as unknown, with that subcommand's usage.
+ */
+export interface CommandGroup {
+  /** The command's name, the first word of every message it prints (its subcommands' too). */
+  readonly name: string;
+  /** Usage of the whole command: printed on `--help` (exit 0) and for a missing or unknown subcommand (exit 2). */
+  readonly usage: string;
+  /** The subcommands by the word that names them, in the order the usage lists them. */
+  readonly subcommands: Readonly<Record<string, CommandDefinition<any>>>;
+}
+
+/** What `executeCommand` runs: a command, or a command made of subcommands. */
+export type Command = CommandDefinition<any> | CommandGroup;
+
 /** Report an error the way every command does: a message, never a stack trace. */
 export function reportError(name: string, usage: string, error: unknown, afterError?: string, err: (text: string) => void = (text) => process.stderr.write(text)): number {
   const message = error instanceof Error ? error.message : String(error);
@@ -103,7 +120,8 @@ export function parseCommandLine<O extends Options>(definition: Pick<CommandDefi
  * no repeated option), run, and turn every error into one message and the exit code of the
  * convention in src/base/errors.ts (2 usage, 1 refused or failed). Resolves to the exit code; never rejects.
  */
-export function executeCommand<O extends Options>(definition: CommandDefinition<O>, argv: readonly string[], context: CommandContext): Promise<number> {
+export function executeCommand<O extends Options>(definition: CommandDefinition<O> | CommandGroup, argv: readonly string[], context: CommandContext): Promise<number> {
+  if ('subcommands' in definition) return executeSubcommand(definition, argv, context);
   const { name, usage } = definition;
   return Promise.resolve()
     .then(() => {
@@ -117,6 +135,25 @@ export function executeCommand<O extends Options>(definition: CommandDefinition<
     .catch((error: unknown) => reportError(name, usage, error, definition.afterError, context.err));
 }
 
+/** Run the subcommand of `group` the first word of `argv` names on the rest of `argv`; `--help` alone prints the group's usage. */
+function executeSubcommand(group: CommandGroup, argv: readonly string[], context: CommandContext): Promise<number> {
+  const [word, ...rest] = argv;
+  if (word === '--help' || word === '-h') {
+    context.out(`${group.usage}\n`);
+    return Promise.resolve(0);
+  }
+  if (word !== undefined && !word.startsWith('-') && Object.hasOwn(group.subcommands, word)) return executeCommand(group.subcommands[word]!, rest, context);
+  const names = Object.keys(group.subcommands);
+  const choices = names.length > 1 ? `${names.slice(0, -1).join(', ')} or ${names.at(-1)}` : names.join('');
+  const problem =
+    word === undefined
+      ? `a command is required: ${choices}`
+      : word.startsWith('-')
+        ? `a command is required before any option: ${choices}`
+        : `unknown command "${word}"; choose ${choices}`;
+  return Promise.resolve(reportError(group.name, group.usage, new UsageError(problem), undefined, context.err));
+}
+
 /** A command of a bundle's table: its line in the list of commands, and its definition. */
 export interface CommandEntry {
   /** What the command does, in one line (the list printed for a missing or unknown command). */
@@ -125,7 +162,7 @@ export interface CommandEntry {
    * Its definition. Loaded when the command runs, so a bundle initializes the modules of the
    * command it runs and no other (smoke's database and broker clients are not synth's cost).
    */
-  readonly load: () => CommandDefinition<any> | Promise<CommandDefinition<any>>;
+  readonly load: () => Command | Promise<Command>;
 }
 
 /** A bundle's commands by name: the first word after `node scripts/run.cjs` (`npm run <name>` runs it). */
