@@ -48,7 +48,7 @@ function renderScaled(texts: ReadonlyMap<string, string>, outdir: string): Envir
   return environments;
 }
 
-const USAGE = `usage: npm run bench [-- --runs <n>] [-- --scale <n,n,...>] [-- --only synth|gate] [-- --copies <n>]
+const USAGE = `usage: npm run bench [-- [--runs <n>] [--scale <n,n,...>] [--only synth|gate] [--copies <n>]]
 
 Measures the full synth against the floor (node loading cdk8s-plus-28 and synthesizing one
 Deployment), alternately, then the load and render time of N applications per environment.
