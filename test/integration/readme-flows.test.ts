@@ -64,7 +64,7 @@ describe("the README's flows, in a copy of the project", () => {
     expect(active.type).toBe('blue-green');
 
     // The suite's assertions that read the project still pass on the copy, unchanged.
-    for (const entry of ['test', 'schemas', 'vitest.config.mts', 'cdk8s.yaml', 'README.md']) {
+    for (const entry of ['test', 'schemas', 'vitest.config.mts', 'cdk8s.yaml', 'README.md', 'docs']) {
       fs.cpSync(path.join(__dirname, '..', '..', entry), path.join(root, entry), { recursive: true });
     }
     expect(run('synth', ['--check']).status).toBe(0);
