@@ -16,7 +16,7 @@ import { type CommandContext, type CommandDefinition } from '../tooling/cli';
  * loading cdk8s-plus-28 and synthesizing one Deployment), run alternately in one session
  * so both see the same machine; then synth time for N synthetic applications per
  * environment, through the real loader (N copies of each environment's first application
- * file) and every chart. Prints tables; asserts nothing (the figures go into the README).
+ * file) and every chart. Prints tables; asserts nothing (the figures go into docs/performance.md).
  */
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
@@ -67,7 +67,7 @@ function positiveIntegers(text: string, option: string): number[] {
   return numbers;
 }
 
-/** A progress line on stderr, so the tables on stdout stay clean for the README. */
+/** A progress line on stderr, so the tables on stdout stay clean for docs/performance.md. */
 function progress({ err }: CommandContext, message: string): void {
   err(`bench: ${message}\n`);
 }
@@ -135,7 +135,7 @@ const PARTS = ['synth', 'gate'] as const;
 
 const OPTIONS = { runs: { type: 'string' }, scale: { type: 'string' }, only: { type: 'string' }, copies: { type: 'string' } } as const;
 
-/** `npm run bench`: synth and the gate against their floors, printed as the README's tables. */
+/** `npm run bench`: synth and the gate against their floors, printed as the tables of docs/performance.md. */
 export const BENCH: CommandDefinition<typeof OPTIONS> = {
   name: 'bench',
   usage: USAGE,
