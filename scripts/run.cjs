@@ -1,19 +1,23 @@
-// `node scripts/run.cjs <entry> [args...]`: make sure build/ is current, then run
-// build/<entry>.js in this same process with the remaining arguments. A build that fails
-// (a syntax error in src/) prints esbuild's message, never a stack trace, and exits 1.
+// `node scripts/run.cjs <command> [args...]` (what `npm run <command>` runs): make sure
+// build/ is current, then run the bundle of the command (scripts/build.cjs: build/e2e.js for
+// e2e, build/main.js for every other) in this same process; the bundle runs the command its
+// first argument names. A build that fails (a syntax error in src/) prints esbuild's
+// message, never a stack trace, and exits 1.
 'use strict';
 const fs = require('node:fs');
 const Module = require('node:module');
 const path = require('node:path');
 const vm = require('node:vm');
-const { BUILD_DIR, ensureBuilt } = require('./build.cjs');
+const { BUILD_DIR, bundleOf, ensureBuilt } = require('./build.cjs');
 
 /**
- * Run a bundle as a CommonJS module with V8's code cache kept beside it
- * (`build/<entry>.js.cache`). Compiling a 4 MB bundle costs about a tenth of a second per
- * start; with the cache V8 deserializes the compiled code instead. Node 22.1 does this by
- * itself (`module.enableCompileCache`); Node 20, which the project supports, does not, so
- * this uses `vm.Script`'s `cachedData` the same way.
+ * Run a bundle as a CommonJS module with V8's code cache kept beside it, one per command
+ * (`build/<bundle>.js.<command>.cache`: a cache holds the functions the run that wrote it
+ * compiled, and each command runs other functions of the same bundle). Compiling a 4 MB
+ * bundle costs about a tenth of a second per start; with the cache V8 deserializes the
+ * compiled code instead. Node 22.1 does this by itself (`module.enableCompileCache`);
+ * Node 20, which the project supports, does not, so this uses `vm.Script`'s `cachedData`
+ * the same way.
  *
  * V8 checks a cache against the length of the source only, so a cache written for another
  * build of the same length would run that build's code. A run writes its cache when it
@@ -23,13 +27,13 @@ const { BUILD_DIR, ensureBuilt } = require('./build.cjs');
  *
  * An absent or rejected cache is written again once the command has run, so that it holds
  * the functions the command compiled (tmp file + rename: commands running side by side never
- * read half a cache). A run that stopped early (`--help`, a refusal, an error: any exit code
- * but 0) compiled only part of them, so its cache is marked partial (`<cache>.partial`) and
+ * read half a cache). A run that stopped early (`--help`, a refusal, an error: exit 1)
+ * compiled only part of them, so its cache is marked partial (`<cache>.partial`) and
  * written again after the next run that completes: otherwise every later run would compile
- * the rest again (a synth 20 ms slower).
+ * the rest again (a synth 20 ms slower). A command line that could not be read (exit 2)
+ * writes none.
  */
-function runWithCodeCache(file, args) {
-  const cacheFile = `${file}.cache`;
+function runWithCodeCache(file, cacheFile, args) {
   const partialMark = `${cacheFile}.partial`;
   const source = fs.readFileSync(file, 'utf8');
   const buildId = source.slice(0, source.indexOf('\n') + 1);
@@ -48,6 +52,9 @@ function runWithCodeCache(file, args) {
   const partial = !stale && fs.existsSync(partialMark);
   if (stale || partial) {
     process.once('exit', (code) => {
+      // A command line that could not be read (exit 2: an unknown command or option)
+      // compiled next to nothing: no cache, the next run writes one.
+      if (code === 2) return;
       const complete = code === 0 && !args.includes('--help') && !args.includes('-h');
       if (partial && !complete) return;
       const temporary = `${cacheFile}.${process.pid}`;
@@ -68,27 +75,22 @@ function runWithCodeCache(file, args) {
   compiled.call(entryModule.exports, entryModule.exports, Module.createRequire(file), entryModule, file, path.dirname(file));
 }
 
-const [entry] = process.argv.splice(2, 1);
-if (!entry) {
-  console.error('usage: node scripts/run.cjs <entry> [args...]');
-  process.exit(2);
-}
+const command = process.argv[2];
 try {
   ensureBuilt();
 } catch (error) {
   console.error(`build: ${error && error.message ? error.message : String(error)}`);
   process.exit(1);
 }
-const file = path.join(BUILD_DIR, `${entry}.js`);
-if (!fs.existsSync(file)) {
-  console.error(`run: no command ${entry} (build/${entry}.js): the entries are src/main.ts and src/cli/*.ts`);
-  process.exit(2);
-}
+// A missing or unknown command goes to the main bundle too, which lists the commands.
+const file = path.join(BUILD_DIR, `${bundleOf(command ?? '')}.js`);
 if (process.env.PLATFORM_GITOPS_DEBUG) {
-  // A bug's stack trace in src/ terms: node maps build/<entry>.js.map for modules it loads
+  // A bug's stack trace in src/ terms: node maps build/<bundle>.js.map for modules it loads
   // itself (not for vm.Script), so the debug run skips the code cache.
   process.setSourceMapsEnabled(true);
   require(file);
 } else {
-  runWithCodeCache(file, process.argv.slice(2));
+  const cacheFile = command !== undefined && /^[a-z][a-z0-9-]*$/.test(command) ? `${file}.${command}.cache` : undefined;
+  if (cacheFile === undefined) require(file);
+  else runWithCodeCache(file, cacheFile, process.argv.slice(3));
 }

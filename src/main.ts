@@ -1,4 +1,6 @@
-import { SYNTH } from './commands/synth';
-import { runCommand } from './tooling/cli';
+import { COMMANDS } from './commands';
+import { runCommandLine } from './tooling/cli';
 
-runCommand(SYNTH);
+// The product's one entry point: `node scripts/run.cjs <command> [options]` (what
+// `npm run <command>` runs) runs the command of src/commands/index.ts its first word names.
+runCommandLine(COMMANDS);

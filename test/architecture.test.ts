@@ -15,7 +15,7 @@ export const LAYERS: readonly { readonly name: string; readonly paths: readonly 
   { name: 'strategies', paths: ['src/strategies/'] },
   { name: 'charts', paths: ['src/charts/'] },
   { name: 'synth', paths: ['src/synth/', 'src/validation/', 'src/diff/', 'src/release/', 'src/secrets/', 'src/smoke/', 'src/verify/', 'src/bench/'] },
-  { name: 'commands', paths: ['src/commands/', 'src/cli/', 'src/main.ts', 'src/tooling/', 'pulumi/'] },
+  { name: 'commands', paths: ['src/commands/', 'src/main.ts', 'src/tooling/', 'pulumi/'] },
 ];
 
 /** Folders that are never imported by product code (src/, pulumi/, toolchain/): the e2e harness and the build scripts. */

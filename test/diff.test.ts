@@ -93,7 +93,7 @@ describe('npm run diff', () => {
 
   // The one spawn: the entry point parses argv, prints the usage and exits 2, without a stack trace.
   it('refuses a ref that names nothing, run as a person would', () => {
-    const refused = runCli('cli/diff', ['--base', 'no-such-ref']);
+    const refused = runCli('diff', ['--base', 'no-such-ref']);
     expect(refused.status).toBe(2);
     expect(refused.stderr).toContain('"no-such-ref" does not name a commit');
     expect(refused.stderr).toContain('usage: npm run diff');

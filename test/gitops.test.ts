@@ -34,6 +34,14 @@ describe('the branch the Applications follow', () => {
     const found = refs.filter((ref) => spawnSync('git', ['-C', ROOT, 'rev-parse', '--verify', '--quiet', ref]).status === 0);
     expect(found, `${BRANCH} is neither ${refs.join(' nor ')}`).not.toEqual([]);
   });
+
+  it('is the branch the README and the runbook name', () => {
+    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    expect(readme).toContain(`on branch \`${BRANCH}\``);
+    const runbook = fs.readFileSync(path.join(ROOT, 'docs', 'runbook.md'), 'utf8');
+    // "master" is the contract's word (1.3); a guide names the branch itself.
+    for (const text of [readme, runbook]) expect(text).not.toMatch(/(?:branch|merged? to|push(?:ing)? to) `?master\b/);
+  });
 });
 
 describe.each(ENVIRONMENT_ORDER)('custom resources of %s and the Applications that install their CRDs', (environment) => {

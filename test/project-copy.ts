@@ -36,9 +36,9 @@ export function dataCopy(): string {
   return dir;
 }
 
-/** Run `node scripts/run.cjs <entry> ...` in a project copy: builds the copy, then runs it. */
-export function runInCopy(root: string, entry: string, args: readonly string[], env: NodeJS.ProcessEnv = {}) {
-  const result = spawnSync(process.execPath, [path.join(root, 'scripts', 'run.cjs'), entry, ...args], {
+/** Run `node scripts/run.cjs <command> ...` in a project copy: builds the copy, then runs it. */
+export function runInCopy(root: string, command: string, args: readonly string[], env: NodeJS.ProcessEnv = {}) {
+  const result = spawnSync(process.execPath, [path.join(root, 'scripts', 'run.cjs'), command, ...args], {
     cwd: root,
     env: { ...process.env, ...env },
     encoding: 'utf8',

@@ -45,19 +45,19 @@ function newerTag(): string {
   return newerTagOf(root);
 }
 
-/** The commands by their entry's name, as the README names them. */
+/** The commands by name, as the README names them (`npm run <name>`). */
 const COMMANDS: Record<string, CommandDefinition<any>> = {
-  main: SYNTH,
-  'cli/release': RELEASE,
-  'cli/promote': PROMOTE,
-  'cli/switch': SWITCH,
-  'cli/retire': RETIRE,
-  'cli/rollback': ROLLBACK,
-  'cli/diff': DIFF,
+  synth: SYNTH,
+  'release': RELEASE,
+  'promote': PROMOTE,
+  'switch': SWITCH,
+  'retire': RETIRE,
+  'rollback': ROLLBACK,
+  'diff': DIFF,
 };
 
-function run(entry: string, args: readonly string[]) {
-  return runInProcess(COMMANDS[entry]!, args, root);
+function run(command: string, args: readonly string[]) {
+  return runInProcess(COMMANDS[command]!, args, root);
 }
 
 function commit(message: string): void {
@@ -76,7 +76,7 @@ describe('npm run release', () => {
     const tag = newerTag();
     const previous = firstApplication(environments().testing!).image.tag;
     const file = applicationValuesPath('testing', firstApplication(environments().testing!).name);
-    const result = await run('cli/release', ['--env', 'testing', '--tag', tag]);
+    const result = await run('release', ['--env', 'testing', '--tag', tag]);
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
     expect(result.stdout).toContain(`testing: image.tag ${previous} -> ${tag} (rolling)`);
@@ -94,7 +94,7 @@ describe('npm run release', () => {
     [['--tag', 'v1.6.0'], 2, 'release: --env <environment> is required'],
     [['--env', 'testing', '--tag', 'v1.6.0', '--bogus'], 2, "release: Unknown option '--bogus'"],
   ])('refuses %j, writing nothing', async (args, status, message) => {
-    const result = await run('cli/release', args);
+    const result = await run('release', args);
     expect(result.status).toBe(status);
     expect(result.stderr.split('\n')[0]).toBe(message);
     expect(result.stderr).not.toMatch(/\n\s+at /);
@@ -104,7 +104,7 @@ describe('npm run release', () => {
   it('writes nothing when the environment already runs the tag', async () => {
     const application = firstApplication(environments().local!);
     const tag = runningTagOf(application);
-    const result = await run('cli/release', ['--env', 'local', '--app', application.name, '--tag', tag]);
+    const result = await run('release', ['--env', 'local', '--app', application.name, '--tag', tag]);
     expect(result.status).toBe(0);
     expect(result.stdout).toBe(`local already runs ${application.name} ${tag}; nothing was written.\n`);
     expect(changedFiles()).toEqual([]);
@@ -118,28 +118,28 @@ describe('npm run promote', () => {
     [['--from', 'testing', '--to', 'testing'], 'promote: --from and --to are both "testing": promotion moves a version to the next environment (local -> testing -> staging -> production)'],
     [['--from', 'production', '--to', 'local'], 'promote: "production" is the last environment (local -> testing -> staging -> production); there is nothing to promote it to'],
   ])('refuses %j with exit 1, writing nothing', async (args, message) => {
-    const result = await run('cli/promote', args);
+    const result = await run('promote', args);
     expect(result.status).toBe(1);
     expect(result.stderr.split('\n')[0]).toBe(message);
     expect(changedFiles()).toEqual([]);
   });
 
   it('refuses to move an environment to an older version unless --allow-older is given', async () => {
-    expect((await run('cli/release', ['--env', 'testing', '--tag', newerTag()])).status).toBe(0);
+    expect((await run('release', ['--env', 'testing', '--tag', newerTag()])).status).toBe(0);
     commit('testing ahead');
     const tag = runningTagOf(firstApplication(environments().testing!));
     // The application testing runs, in local too.
     const application = firstApplication(environments().testing!).name;
-    expect((await run('cli/release', ['--env', 'local', '--app', application, '--tag', 'v0.0.1'])).status).toBe(0);
+    expect((await run('release', ['--env', 'local', '--app', application, '--tag', 'v0.0.1'])).status).toBe(0);
     commit('local behind');
     before = snapshot();
-    const refused = await run('cli/promote', ['--from', 'local', '--to', 'testing']);
+    const refused = await run('promote', ['--from', 'local', '--to', 'testing']);
     expect(refused.status).toBe(1);
     expect(refused.stderr.split('\n')[0]).toBe(
       `promote: local runs v0.0.1, older than the ${tag} testing runs; promotion moves testing forward only. Pass --allow-older to move testing back to v0.0.1, or use \`npm run rollback -- --env testing\``,
     );
     expect(changedFiles()).toEqual([]);
-    expect((await run('cli/promote', ['--from', 'local', '--to', 'testing', '--allow-older'])).status).toBe(0);
+    expect((await run('promote', ['--from', 'local', '--to', 'testing', '--allow-older'])).status).toBe(0);
     expect(runningTagOf(firstApplication(environments().testing!))).toBe('v0.0.1');
   });
 });
@@ -147,9 +147,9 @@ describe('npm run promote', () => {
 describe('npm run rollback', () => {
   it('goes back to the tag the values file ran before, from its git history', async () => {
     const previous = runningTagOf(firstApplication(environments().testing!));
-    expect((await run('cli/release', ['--env', 'testing', '--tag', newerTag()])).status).toBe(0);
+    expect((await run('release', ['--env', 'testing', '--tag', newerTag()])).status).toBe(0);
     commit('testing: new version');
-    const result = await run('cli/rollback', ['--env', 'testing']);
+    const result = await run('rollback', ['--env', 'testing']);
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
     expect(runningTagOf(firstApplication(environments().testing!))).toBe(previous);
@@ -173,32 +173,32 @@ describe('several applications in one environment (issue 13)', () => {
   it('releases and promotes one application by --app without touching the other, and diff shows it', async () => {
     addApplication('testing', 'billing');
     addApplication('staging', 'billing');
-    expect((await run('main', [])).status).toBe(0);
+    expect((await run('synth', [])).status).toBe(0);
     commit('billing in testing and staging');
     before = snapshot();
     const names = environments().testing!.applications.map((app) => app.name).join(', ');
     const tag = newerTag();
 
-    const ambiguous = await run('cli/release', ['--env', 'testing', '--tag', tag]);
+    const ambiguous = await run('release', ['--env', 'testing', '--tag', tag]);
     expect(ambiguous.status).toBe(2);
     expect(ambiguous.stderr.split('\n')[0]).toBe(`release: testing has 2 applications (${names}): name one with --app <application>`);
-    const unknown = await run('cli/release', ['--env', 'testing', '--app', 'nosuch', '--tag', tag]);
+    const unknown = await run('release', ['--env', 'testing', '--app', 'nosuch', '--tag', tag]);
     expect(unknown.status).toBe(2);
     expect(unknown.stderr.split('\n')[0]).toBe(`release: --app "nosuch" is not an application of testing; choose one of ${names}`);
     expect(changedFiles()).toEqual([]);
 
-    const released = await run('cli/release', ['--env', 'testing', '--app', 'billing', '--tag', tag]);
+    const released = await run('release', ['--env', 'testing', '--app', 'billing', '--tag', tag]);
     expect(released.stderr).toBe('');
     expect(released.status).toBe(0);
     expect(changedFiles()).toEqual(['dist/testing/billing.yaml', applicationValuesPath('testing', 'billing')]);
-    const diff = await run('cli/diff', ['--base', 'HEAD']);
+    const diff = await run('diff', ['--base', 'HEAD']);
     expect(diff.status).toBe(1);
     expect(diff.stdout).toContain('(billing.yaml)');
     expect(diff.stdout).not.toContain('(webapp.yaml)');
     commit(`testing: billing ${tag}`);
     before = snapshot();
 
-    const promoted = await run('cli/promote', ['--from', 'testing', '--to', 'staging', '--app', 'billing']);
+    const promoted = await run('promote', ['--from', 'testing', '--to', 'staging', '--app', 'billing']);
     expect(promoted.stderr).toBe('');
     expect(promoted.status).toBe(0);
     expect(changedFiles()).toEqual(['dist/staging/billing.yaml', applicationValuesPath('staging', 'billing')]);
@@ -216,7 +216,7 @@ describe('the edit commands, run as a person would', () => {
   it.each(['release', 'promote', 'switch', 'retire', 'rollback'])('%s: an unknown option exits 2 with the usage, writing nothing', (command) => {
     const checkout = () => [treeContents(path.join(ROOT, 'src', 'environments')), treeContents(path.join(ROOT, 'dist'))];
     const unchanged = checkout();
-    const result = runCli(`cli/${command}`, ['--bogus']);
+    const result = runCli(command, ['--bogus']);
     expect(result.status).toBe(2);
     expect(result.stderr.split('\n')[0]).toBe(`${command}: Unknown option '--bogus'`);
     expect(result.stderr).toContain(`usage: npm run ${command} -- `);

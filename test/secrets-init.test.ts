@@ -277,7 +277,7 @@ describe('npm run secrets -- init for an environment with values only people hav
       expect(unknown.status).toBe(2);
       expect(unknown.stderr).toContain('--rotate nope: no such Secret in local');
       // The one spawn of the entry point: argv, the usage error, exit 2, no stack trace.
-      const environment = runCli('cli/secrets', ['init', 'nowhere', '--root', dir]);
+      const environment = runCli('secrets', ['init', 'nowhere', '--root', dir]);
       expect(environment.status).toBe(2);
       expect(environment.stderr).toContain('unknown environment "nowhere"');
       expect(environment.stderr).not.toMatch(/\n\s+at /);

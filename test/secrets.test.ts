@@ -218,3 +218,52 @@ describe('npm run secrets', () => {
     }
   });
 });
+
+describe('npm run secrets: each subcommand its own options', () => {
+  const firstLine = (text: string) => text.split('\n')[0];
+
+  it('prints the usage of every subcommand on --help, and of one after its word', async () => {
+    const all = await runInProcess(SECRETS, ['--help']);
+    expect(all.status).toBe(0);
+    for (const word of ['init', 'rotate-keys', 'scaffold', 'check', 'missing', 'scan']) expect(all.stdout).toContain(`\n  ${word} `);
+    const init = await runInProcess(SECRETS, ['init', '--help']);
+    expect(init.status).toBe(0);
+    expect(firstLine(init.stdout)).toBe('usage: npm run secrets -- init <environment> [options]');
+    expect(init.stdout).toContain('--rotate-key');
+    expect(init.stdout).not.toContain('--old-key-file');
+  });
+
+  it("refuses an option of another subcommand as unknown, with that subcommand's usage (exit 2), before touching anything", async () => {
+    const dir = temporaryDirectory();
+    try {
+      const init = await runInProcess(SECRETS, ['init', 'local', '--root', dir, '--old-key-file', path.join(dir, 'old.key')]);
+      expect(init.status).toBe(2);
+      expect(firstLine(init.stderr)).toMatch(/^secrets: Unknown option '--old-key-file'/);
+      expect(init.stderr).toContain('\nusage: npm run secrets -- init <environment> [options]\n');
+      const rotate = await runInProcess(SECRETS, ['rotate-keys', 'local', '--root', dir, '--rotate', 'database-admin']);
+      expect(rotate.status).toBe(2);
+      expect(firstLine(rotate.stderr)).toMatch(/^secrets: Unknown option '--rotate'/);
+      expect(rotate.stderr).toContain('\nusage: npm run secrets -- rotate-keys <environment> [options]\n');
+      const scan = await runInProcess(SECRETS, ['scan', '--root', dir, '--key-file', path.join(dir, 'x.key')]);
+      expect(scan.status).toBe(2);
+      expect(firstLine(scan.stderr)).toMatch(/^secrets: Unknown option '--key-file'/);
+      expect(scan.stderr).toContain('\nusage: npm run secrets -- scan [--root <dir>]\n');
+      expect(fs.readdirSync(dir)).toEqual([]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses an environment where a subcommand takes none, a missing or unknown subcommand, and an option before it', async () => {
+    const scaffold = await runInProcess(SECRETS, ['scaffold', 'staging']);
+    expect(scaffold.status).toBe(2);
+    expect(firstLine(scaffold.stderr)).toBe("secrets: Unexpected argument 'staging'. This command does not take positional arguments");
+    expect(scaffold.stderr).toContain('\nusage: npm run secrets -- scaffold [--root <dir>]\n');
+    const choices = 'init, rotate-keys, scaffold, check, missing or scan';
+    expect(await runInProcess(SECRETS, [])).toMatchObject({ status: 2, stderr: expect.stringMatching(new RegExp(`^secrets: a command is required: ${choices}\nusage: npm run secrets -- <command>`)) });
+    expect(await runInProcess(SECRETS, ['rotate'])).toMatchObject({ status: 2, stderr: expect.stringMatching(new RegExp(`^secrets: unknown command "rotate"; choose ${choices}\n`)) });
+    expect(await runInProcess(SECRETS, ['--root', '.', 'scan'])).toMatchObject({ status: 2, stderr: expect.stringMatching(new RegExp(`^secrets: a command is required before any option: ${choices}\n`)) });
+    const init = await runInProcess(SECRETS, ['init']);
+    expect(init).toMatchObject({ status: 2, stderr: expect.stringMatching(/^secrets: init needs an environment \(local, testing, staging, production\)\n/) });
+  });
+});

@@ -201,7 +201,7 @@ describe('npm run smoke', () => {
 
   // The one spawn of the entry point: argv, the usage error, exit 2, no stack trace.
   it('refuses to start, listing every missing variable, when credentials are not set', () => {
-    const result = runCli('cli/smoke', ['--base-url', server.baseUrl], {
+    const result = runCli('smoke', ['--base-url', server.baseUrl], {
       env: { SMOKE_USERNAME: '', SMOKE_PASSWORD: '', DATABASE_HOST: '', DATABASE_USER: '', DATABASE_PASSWORD: '' },
     });
     expect(result.status).toBe(2);

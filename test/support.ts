@@ -6,9 +6,10 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { type Application, ENVIRONMENT_ORDER, loadEnvironments, type Environment } from '../src/environments';
 import { readValuesTexts, VALUES_DIR } from '../src/environments/values-file';
 import { afterAll, beforeAll, expect } from 'vitest';
+import { BUILD_DIR, bundleOf } from '../scripts/build.cjs';
 import { ConfigError } from '../src/base/errors';
 import { renderEnvironment, synthesize } from '../src/synth';
-import { type CommandDefinition, executeCommand } from '../src/tooling/cli';
+import { type Command, executeCommand } from '../src/tooling/cli';
 
 export const ROOT = path.resolve(__dirname, '..');
 export const DIST = path.join(ROOT, 'dist');
@@ -119,7 +120,7 @@ export interface CommandRun {
  * point would: the same parsing, messages and exit code, without starting node. Tests of
  * behaviour use this; one spawn per command (`runCli`) pins the entry point itself.
  */
-export async function runInProcess(definition: CommandDefinition<any>, args: readonly string[], root: string = ROOT, env: NodeJS.ProcessEnv = {}): Promise<CommandRun> {
+export async function runInProcess(definition: Command, args: readonly string[], root: string = ROOT, env: NodeJS.ProcessEnv = {}): Promise<CommandRun> {
   let stdout = '';
   let stderr = '';
   const status = await executeCommand(definition, args, {
@@ -131,9 +132,9 @@ export async function runInProcess(definition: CommandDefinition<any>, args: rea
   return { status, stdout, stderr };
 }
 
-/** Run a compiled CLI (build/<entry>.js) as a person would. */
-export function runCli(entry: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): CommandRun {
-  const result = spawnSync(process.execPath, [path.join(ROOT, 'build', `${entry}.js`), ...args], {
+/** Run a command from the compiled bundles (`node build/<bundle>.js <command> ...`, what scripts/run.cjs runs) as a person would. */
+export function runCli(command: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): CommandRun {
+  const result = spawnSync(process.execPath, [path.join(BUILD_DIR, `${bundleOf(command)}.js`), command, ...args], {
     cwd: options.cwd ?? ROOT,
     env: { ...process.env, ...options.env },
     encoding: 'utf8',

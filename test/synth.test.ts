@@ -96,7 +96,7 @@ describe('npm run synth', () => {
   it('prints a usage error without a stack trace, exits 2 and keeps dist/', () => {
     const { outdir } = copyOfDist();
     const before = treeContents(outdir);
-    const result = runCli('main', ['--outdir', outdir, '--no-such-option']);
+    const result = runCli('synth', ['--outdir', outdir, '--no-such-option']);
     expect(result.status).toBe(2);
     expect(result.stderr).toContain("Unknown option '--no-such-option'");
     expect(result.stderr).toContain('The output folder was left unchanged.');
@@ -212,7 +212,7 @@ describe('npm run synth', () => {
   // stopping the suite.
   it.runIf(fs.existsSync('/proc/self'))('refuses an output folder it cannot create (below /proc), naming it, instead of hanging', () => {
     const outdir = '/proc/platform-gitops-absent/dist';
-    const result = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'run.cjs'), 'main', '--outdir', outdir], { encoding: 'utf8', timeout: 30_000 });
+    const result = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'run.cjs'), 'synth', '--outdir', outdir], { encoding: 'utf8', timeout: 30_000 });
     expect(result.signal).toBeNull();
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/^synth: --outdir "\/proc\/platform-gitops-absent\/dist": cannot create \/proc\/platform-gitops-absent \(ENOENT: .*\)\nThe output folder was left unchanged\.\n$/);

@@ -154,7 +154,7 @@ describe('npm run validate', () => {
 
   // The one spawn: the entry point itself parses argv and exits 2 on a usage error, without a stack trace.
   it('refuses an unknown format, run as a person would', () => {
-    const result = runCli('cli/validate', ['--format', 'xml']);
+    const result = runCli('validate', ['--format', 'xml']);
     expect(result.stderr).toContain('--format "xml" must be one of text, json');
     expect(result.stderr).not.toMatch(/\n\s+at /);
     expect(result.status).toBe(2);

@@ -213,7 +213,7 @@ describe('npm run verify refusals', () => {
 
   // The one spawn of the entry point: argv, the usage error, exit 2, no stack trace.
   it('refuses to run without credentials and with a bad port, listing both', async () => {
-    const result = runCli('cli/verify', ['--env', 'testing', '--port', '70000'], { env: { SMOKE_USERNAME: '', SMOKE_PASSWORD: '' } });
+    const result = runCli('verify', ['--env', 'testing', '--port', '70000'], { env: { SMOKE_USERNAME: '', SMOKE_PASSWORD: '' } });
     expect(result.status).toBe(2);
     expect(result.stderr).toContain('SMOKE_USERNAME is not set');
     expect(result.stderr).toContain('--port "70000" must be a port number from 1 to 65535');

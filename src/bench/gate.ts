@@ -116,7 +116,7 @@ function measure(root: string, dir: string, runs: number, kubeconform: Kubeconfo
   for (let run = 0; run < runs; run++) {
     log(`  run ${run + 1}/${runs}: floor, gate, kubeconform ${KUBERNETES_VERSIONS.join(' + ')}`);
     floor.push(timed(process.execPath, [path.join(root, 'scripts', 'bench-gate-floor.cjs'), dir], root).milliseconds);
-    const validated = timed(process.execPath, [path.join(root, 'scripts', 'run.cjs'), 'cli/validate', '--dir', dir], root, [0, 1]);
+    const validated = timed(process.execPath, [path.join(root, 'scripts', 'run.cjs'), 'validate', '--dir', dir], root, [0, 1]);
     gate.push(validated.milliseconds);
     const [, count, findings] = SUMMARY.exec(validated.stdout) ?? [];
     objects = Number(count);
@@ -142,7 +142,7 @@ export function benchGate(options: GateBenchOptions): void {
   const kubeconform = prepareKubeconform(root, path.join(root, VALIDATOR_CACHE_DIR), log);
   const dist = path.join(root, RENDERED_DIR);
   log('gate: warming the compiled validators and the build (npm run validate once)');
-  timed(process.execPath, [path.join(root, 'scripts', 'run.cjs'), 'cli/validate'], root, [0, 1]);
+  timed(process.execPath, [path.join(root, 'scripts', 'run.cjs'), 'validate'], root, [0, 1]);
   const large = path.join(options.workdir, `dist-x${options.copies}`);
   log(`gate: writing ${options.copies} copies of dist/ into ${large}`);
   const copied = writeCopies(dist, large, options.copies);

@@ -1,5 +1,5 @@
 import { ENVIRONMENT_ORDER } from '../environments';
-import { editCommand, EDIT_EXIT_CODES } from '../release/command';
+import { editCommand, EDIT_EXIT_CODES } from './edit-command';
 import { planPromotion } from '../release/release';
 import { required } from '../tooling/cli';
 

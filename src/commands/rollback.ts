@@ -1,4 +1,4 @@
-import { editCommand, EDIT_EXIT_CODES } from '../release/command';
+import { editCommand, EDIT_EXIT_CODES } from './edit-command';
 import { planRollback } from '../release/release';
 import { required } from '../tooling/cli';
 

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ENVIRONMENT_ORDER, type Environment, loadEnvironments } from '../environments';
 import { RefusedError, UsageError } from '../base/errors';
-import { type CommandContext, type CommandDefinition } from '../tooling/cli';
+import { type CommandContext, type CommandDefinition, type CommandGroup } from '../tooling/cli';
 import { readValuesTexts } from '../environments/values-file';
 import { type Assignment, type InitReport, defaultAgeKeyFile, initEnvironment, rotateKeys } from '../secrets/init';
 import { RETIRED_FILES, expectedEncryptedFiles, secretsLayout } from '../secrets/layout';
@@ -10,10 +10,12 @@ import { secretsPath } from '../contract/layout';
 import { projectFiles, scanForPlaintextSecrets } from '../secrets/scan';
 import { sopsTools } from '../secrets/sops';
 
-const USAGE = `usage: npm run secrets -- <command> [options]
+/** What every subcommand takes, and how its usage ends. */
+const ROOT_OPTION = { root: { type: 'string' } } as const;
+const ROOT_USAGE = 'Options for every command: --root <dir> (the repository, default: the project root)';
 
-Commands:
-  init <environment>  create the environment's age key pair when missing (outside the repository),
+/** What each subcommand does, as the usage lists it (`npm run secrets -- --help` shows them all). */
+const INIT_HELP = `  init <environment>  create the environment's age key pair when missing (outside the repository),
                       put its public key into .sops.yaml, and write every Secret of the environment
                       as a SOPS-encrypted manifest, secrets/<environment>/<group>/<name>.sops.yaml:
                       platform-owned values generated once (passwords), values only people have
@@ -23,25 +25,45 @@ Commands:
       --set <SECRET.KEY=VALUE>      a value, e.g. --set chat-webhook.url=https://chat.example.com/hooks/1 (repeatable)
       --from-file <SECRET.KEY=PATH> a value read from a file, e.g. registry-pull..dockerconfigjson=config.json (repeatable)
       --rotate <secret>             generate that Secret's platform-owned values anew, with their copies (repeatable)
-      --rotate-key                  a new key pair; the old one is kept as <key-file>.previous and still decrypts
-  rotate-keys <environment>  after the environment's recipient in .sops.yaml changed: sops updatekeys on
+      --rotate-key                  a new key pair; the old one is kept as <key-file>.previous and still decrypts`;
+const ROTATE_KEYS_HELP = `  rotate-keys <environment>  after the environment's recipient in .sops.yaml changed: sops updatekeys on
                       every encrypted file of the environment
       --key-file <file>             the environment's key (default as above)
-      --old-key-file <file>         a key the files are encrypted for now, if not --key-file (repeatable)
-  scaffold   write the key-only templates of every environment under secrets/ from
-             src/secrets/catalog.ts (never touches *.sops.yaml; removes the retired KSOPS files)
-  check      fail, naming the files, if the templates differ from the catalog or secrets/<environment>/
+      --old-key-file <file>         a key the files are encrypted for now, if not --key-file (repeatable)`;
+const SCAFFOLD_HELP = `  scaffold   write the key-only templates of every environment under secrets/ from
+             src/secrets/catalog.ts (never touches *.sops.yaml; removes the retired KSOPS files)`;
+const CHECK_HELP = `  check      fail, naming the files, if the templates differ from the catalog or secrets/<environment>/
              holds a template or encrypted file the catalog does not expect (scaffold lists those;
-             a person removes them)
-  missing    list the encrypted files of the catalog that do not exist yet
-  scan       fail, naming the files, if a project file holds plaintext secret material
-             (private keys, Secrets with unencrypted data or stringData)
+             a person removes them)`;
+const MISSING_HELP = '  missing    list the encrypted files of the catalog that do not exist yet';
+const SCAN_HELP = `  scan       fail, naming the files, if a project file holds plaintext secret material
+             (private keys, Secrets with unencrypted data or stringData)`;
 
-Options for every command: --root <dir> (the repository, default: the project root)`;
+const USAGE = `usage: npm run secrets -- <command> [options]
 
-/** The one environment named after the command, validated from the values files below `project`. */
+Commands:
+${[INIT_HELP, ROTATE_KEYS_HELP, SCAFFOLD_HELP, CHECK_HELP, MISSING_HELP, SCAN_HELP].join('\n')}
+
+${ROOT_USAGE}`;
+
+/** A subcommand's usage: its line of `npm run secrets`, then its part of the whole usage. */
+function subcommandUsage(synopsis: string, help: string): string {
+  return `usage: npm run secrets -- ${synopsis}\n\n${help}\n\n${ROOT_USAGE}`;
+}
+
+/** The repository a subcommand works in: the project root, or --root resolved against the current folder. */
+function repository(values: { root?: string }, { root }: CommandContext): string {
+  return values.root === undefined ? root : path.resolve(values.root);
+}
+
+/** The folder the default key files are below: $HOME, as os.homedir() reads it. */
+function home({ env }: CommandContext): string | undefined {
+  return env.HOME === undefined || env.HOME === '' ? undefined : env.HOME;
+}
+
+/** The one environment a subcommand is given, validated from the values files below `project`. */
 function environmentArgument(project: string, positionals: readonly string[], command: string) {
-  const [, name, ...rest] = positionals;
+  const [name, ...rest] = positionals;
   if (name === undefined) throw new UsageError(`${command} needs an environment (${ENVIRONMENT_ORDER.join(', ')})`);
   if (rest.length > 0) throw new UsageError(`${command} takes one environment, got also: ${rest.join(' ')}`);
   const environment = loadEnvironments(readValuesTexts(project)).find((candidate) => candidate.name === name);
@@ -67,130 +89,140 @@ function printReport({ out, err }: CommandContext, environment: string, keyFile:
   }
 }
 
-const OPTIONS = {
-  root: { type: 'string' },
+const INIT_OPTIONS = {
+  ...ROOT_OPTION,
   'key-file': { type: 'string' },
-  'old-key-file': { type: 'string', multiple: true },
   set: { type: 'string', multiple: true },
   'from-file': { type: 'string', multiple: true },
   rotate: { type: 'string', multiple: true },
   'rotate-key': { type: 'boolean' },
 } as const;
 
-/** `npm run secrets`: the SOPS-encrypted Secrets and their templates (docs/secrets.md). */
-export const SECRETS: CommandDefinition<typeof OPTIONS> = {
+/** `npm run secrets -- init <environment>`: the key pair, the recipient and every Secret encrypted. */
+const INIT: CommandDefinition<typeof INIT_OPTIONS> = {
   name: 'secrets',
-  usage: USAGE,
-  options: OPTIONS,
+  usage: subcommandUsage('init <environment> [options]', INIT_HELP),
+  options: INIT_OPTIONS,
   positionals: true,
   run(values, positionals, context) {
-    const { root: project, env, out, err } = context;
-    // The key's default folder is below $HOME, as os.homedir() reads it.
-    const home = env.HOME === undefined || env.HOME === '' ? undefined : env.HOME;
-    const [command] = positionals;
-    if (command === undefined) throw new UsageError('a command is required: init, rotate-keys, scaffold, check, missing or scan');
-    // The project root by default; an explicit --root resolves against the current folder.
-    const root = values.root === undefined ? project : path.resolve(values.root);
-    const only = (allowed: readonly string[]) => {
-      const extra = (['key-file', 'old-key-file', 'set', 'from-file', 'rotate', 'rotate-key'] as const).filter(
-        (option) => values[option] !== undefined && !allowed.includes(option),
-      );
-      if (extra.length > 0) throw new UsageError(`${command} takes no ${extra.map((option) => `--${option}`).join(', ')}`);
-      if (!['init', 'rotate-keys'].includes(command) && positionals.length > 1) throw new UsageError(`${command} takes no environment`);
-    };
-    switch (command) {
-      case 'init': {
-        only(['key-file', 'set', 'from-file', 'rotate', 'rotate-key']);
-        const environment = environmentArgument(project, positionals, command);
-        const keyFile = path.resolve(values['key-file'] ?? defaultAgeKeyFile(environment.name, home));
-        const assignments: Assignment[] = [];
-        // parseArgs keeps each option's values in order; --set before --from-file is enough here.
-        for (const text of values.set ?? []) assignments.push({ option: '--set', text });
-        for (const text of values['from-file'] ?? []) assignments.push({ option: '--from-file', text });
-        if (!fs.existsSync(path.join(root, '.sops.yaml'))) throw new RefusedError(`${root} has no .sops.yaml: run init in the repository (or name it with --root)`);
-        const report = initEnvironment({
-          root,
-          environment,
-          keyFile,
-          assignments,
-          rotate: values.rotate ?? [],
-          rotateKey: values['rotate-key'] ?? false,
-          env,
-          tools: sopsTools(project),
-        });
-        printReport(context, environment.name, keyFile, report);
-        return report.missing.length === 0 ? 0 : 1;
-      }
-      case 'rotate-keys': {
-        only(['key-file', 'old-key-file']);
-        const environment = environmentArgument(project, positionals, command);
-        const keyFile = path.resolve(values['key-file'] ?? defaultAgeKeyFile(environment.name, home));
-        const files = rotateKeys({ root, environment, keyFile, oldKeyFiles: (values['old-key-file'] ?? []).map((file) => path.resolve(file)), tools: sopsTools(project) });
-        for (const file of files) out(`  updated keys of ${file}\n`);
-        out(`${environment.name}: ${files.length} encrypted files now encrypted for the recipients in .sops.yaml\n`);
-        return 0;
-      }
-      case 'scaffold': {
-        only([]);
-        const environments = loadEnvironments(readValuesTexts(project));
-        const layout = secretsLayout(environments);
-        for (const [file, content] of layout) {
-          fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
-          fs.writeFileSync(path.join(root, file), content);
-        }
-        const retired = retiredFiles(root);
-        for (const file of retired) fs.rmSync(path.join(root, file));
-        out(`wrote ${layout.size} templates under secrets/${retired.length > 0 ? `, removed ${retired.length} retired KSOPS files` : ''}\n`);
-        // Never deleted here: an encrypted file holds values only people have; they remove it.
-        const unexpected = unexpectedFiles(root, environments);
-        if (unexpected.length > 0) {
-          out('the catalog no longer expects these files; remove them (git rm) and commit:\n');
-          for (const file of unexpected) out(`  - ${file}\n`);
-        }
-        return 0;
-      }
-      case 'check': {
-        only([]);
-        const environments = loadEnvironments(readValuesTexts(project));
-        const layout = secretsLayout(environments);
-        const differences = [...layout]
-          .filter(([file, content]) => {
-            const target = path.join(root, file);
-            return !fs.existsSync(target) || fs.readFileSync(target, 'utf8') !== content;
-          })
-          .map(([file]) => file);
-        const stale = [...differences, ...retiredFiles(root)].sort();
-        const unexpected = unexpectedFiles(root, environments);
-        if (stale.length > 0) {
-          err('secrets/ is not what the catalog says; run `npm run secrets -- scaffold` and commit:\n');
-          for (const file of stale) err(`  - ${file}\n`);
-        }
-        if (unexpected.length > 0) {
-          err('secrets/ holds files the catalog does not expect (they would still sync); remove them (git rm) and commit:\n');
-          for (const file of unexpected) err(`  - ${file}\n`);
-        }
-        if (stale.length > 0 || unexpected.length > 0) return 1;
-        out('secrets/ matches the catalog\n');
-        return 0;
-      }
-      case 'missing': {
-        only([]);
-        const missing = expectedEncryptedFiles(loadEnvironments(readValuesTexts(project))).filter((file) => !fs.existsSync(path.join(root, file)));
-        for (const file of missing) out(`${file}\n`);
-        return 0;
-      }
-      case 'scan': {
-        only([]);
-        const files = projectFiles(root);
-        const findings = scanForPlaintextSecrets(files);
-        for (const finding of findings) err(`${finding.file}: ${finding.problem}\n`);
-        out(`${files.size} files scanned, ${findings.length} with plaintext secret material\n`);
-        return findings.length > 0 ? 1 : 0;
-      }
-      default:
-        throw new UsageError(`unknown command "${command}"; choose init, rotate-keys, scaffold, check, missing or scan`);
-    }
+    const root = repository(values, context);
+    const environment = environmentArgument(context.root, positionals, 'init');
+    const keyFile = path.resolve(values['key-file'] ?? defaultAgeKeyFile(environment.name, home(context)));
+    const assignments: Assignment[] = [];
+    // parseArgs keeps each option's values in order; --set before --from-file is enough here.
+    for (const text of values.set ?? []) assignments.push({ option: '--set', text });
+    for (const text of values['from-file'] ?? []) assignments.push({ option: '--from-file', text });
+    if (!fs.existsSync(path.join(root, '.sops.yaml'))) throw new RefusedError(`${root} has no .sops.yaml: run init in the repository (or name it with --root)`);
+    const report = initEnvironment({
+      root,
+      environment,
+      keyFile,
+      assignments,
+      rotate: values.rotate ?? [],
+      rotateKey: values['rotate-key'] ?? false,
+      env: context.env,
+      tools: sopsTools(context.root),
+    });
+    printReport(context, environment.name, keyFile, report);
+    return report.missing.length === 0 ? 0 : 1;
   },
+};
+
+const ROTATE_KEYS_OPTIONS = { ...ROOT_OPTION, 'key-file': { type: 'string' }, 'old-key-file': { type: 'string', multiple: true } } as const;
+
+/** `npm run secrets -- rotate-keys <environment>`: re-encrypt for the recipients in .sops.yaml. */
+const ROTATE_KEYS: CommandDefinition<typeof ROTATE_KEYS_OPTIONS> = {
+  name: 'secrets',
+  usage: subcommandUsage('rotate-keys <environment> [options]', ROTATE_KEYS_HELP),
+  options: ROTATE_KEYS_OPTIONS,
+  positionals: true,
+  run(values, positionals, context) {
+    const root = repository(values, context);
+    const environment = environmentArgument(context.root, positionals, 'rotate-keys');
+    const keyFile = path.resolve(values['key-file'] ?? defaultAgeKeyFile(environment.name, home(context)));
+    const oldKeyFiles = (values['old-key-file'] ?? []).map((file) => path.resolve(file));
+    const files = rotateKeys({ root, environment, keyFile, oldKeyFiles, tools: sopsTools(context.root) });
+    for (const file of files) context.out(`  updated keys of ${file}\n`);
+    context.out(`${environment.name}: ${files.length} encrypted files now encrypted for the recipients in .sops.yaml\n`);
+    return 0;
+  },
+};
+
+/** A subcommand that takes `--root` and no environment. */
+function repositoryCommand(
+  synopsis: string,
+  help: string,
+  run: (root: string, context: CommandContext) => number,
+): CommandDefinition<typeof ROOT_OPTION> {
+  return { name: 'secrets', usage: subcommandUsage(synopsis, help), options: ROOT_OPTION, run: (values, _positionals, context) => run(repository(values, context), context) };
+}
+
+/** `npm run secrets -- scaffold`: write the templates the catalog says. */
+const SCAFFOLD = repositoryCommand('scaffold [--root <dir>]', SCAFFOLD_HELP, (root, { root: project, out }) => {
+  const environments = loadEnvironments(readValuesTexts(project));
+  const layout = secretsLayout(environments);
+  for (const [file, content] of layout) {
+    fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+    fs.writeFileSync(path.join(root, file), content);
+  }
+  const retired = retiredFiles(root);
+  for (const file of retired) fs.rmSync(path.join(root, file));
+  out(`wrote ${layout.size} templates under secrets/${retired.length > 0 ? `, removed ${retired.length} retired KSOPS files` : ''}\n`);
+  // Never deleted here: an encrypted file holds values only people have; they remove it.
+  const unexpected = unexpectedFiles(root, environments);
+  if (unexpected.length > 0) {
+    out('the catalog no longer expects these files; remove them (git rm) and commit:\n');
+    for (const file of unexpected) out(`  - ${file}\n`);
+  }
+  return 0;
+});
+
+/** `npm run secrets -- check`: secrets/ is what the catalog says, and holds nothing else. */
+const CHECK = repositoryCommand('check [--root <dir>]', CHECK_HELP, (root, { root: project, out, err }) => {
+  const environments = loadEnvironments(readValuesTexts(project));
+  const layout = secretsLayout(environments);
+  const differences = [...layout]
+    .filter(([file, content]) => {
+      const target = path.join(root, file);
+      return !fs.existsSync(target) || fs.readFileSync(target, 'utf8') !== content;
+    })
+    .map(([file]) => file);
+  const stale = [...differences, ...retiredFiles(root)].sort();
+  const unexpected = unexpectedFiles(root, environments);
+  if (stale.length > 0) {
+    err('secrets/ is not what the catalog says; run `npm run secrets -- scaffold` and commit:\n');
+    for (const file of stale) err(`  - ${file}\n`);
+  }
+  if (unexpected.length > 0) {
+    err('secrets/ holds files the catalog does not expect (they would still sync); remove them (git rm) and commit:\n');
+    for (const file of unexpected) err(`  - ${file}\n`);
+  }
+  if (stale.length > 0 || unexpected.length > 0) return 1;
+  out('secrets/ matches the catalog\n');
+  return 0;
+});
+
+/** `npm run secrets -- missing`: the encrypted files not written yet. */
+const MISSING = repositoryCommand('missing [--root <dir>]', MISSING_HELP, (root, { root: project, out }) => {
+  const missing = expectedEncryptedFiles(loadEnvironments(readValuesTexts(project))).filter((file) => !fs.existsSync(path.join(root, file)));
+  for (const file of missing) out(`${file}\n`);
+  return 0;
+});
+
+/** `npm run secrets -- scan`: no plaintext secret material in a file git would commit. */
+const SCAN = repositoryCommand('scan [--root <dir>]', SCAN_HELP, (root, { out, err }) => {
+  const files = projectFiles(root);
+  const findings = scanForPlaintextSecrets(files);
+  for (const finding of findings) err(`${finding.file}: ${finding.problem}\n`);
+  out(`${files.size} files scanned, ${findings.length} with plaintext secret material\n`);
+  return findings.length > 0 ? 1 : 0;
+});
+
+/** `npm run secrets`: the SOPS-encrypted Secrets and their templates (docs/secrets.md), one subcommand each. */
+export const SECRETS: CommandGroup = {
+  name: 'secrets',
+  usage: USAGE,
+  subcommands: { init: INIT, 'rotate-keys': ROTATE_KEYS, scaffold: SCAFFOLD, check: CHECK, missing: MISSING, scan: SCAN },
 };
 
 /** Suffixes of the files the catalog writes under secrets/<environment>/: templates and encrypted manifests. */

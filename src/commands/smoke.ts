@@ -16,7 +16,8 @@ function applicationUrl(root: string, env: string | undefined, app: string | und
   return selectApplication(environmentNamed(root, env), app).url;
 }
 
-const USAGE = `usage: npm run smoke -- --base-url <url> | --env <environment> [--app <application>]
+const USAGE = `usage: npm run smoke -- --base-url <url>
+       npm run smoke -- --env <environment> [--app <application>]
 
 Runs the smoke test of contract 4.1 in order, stopping at the first failure:
 health, login, declarations, database, broker. --base-url, or the url of the application

@@ -5,7 +5,7 @@ import { resolveOutdir } from '../synth/output-folder';
 import { checkSynthesized, synthesize } from '../synth';
 import { type CommandDefinition } from '../tooling/cli';
 
-const USAGE = `usage: npm run synth [-- --check] [-- --outdir <dir>]
+const USAGE = `usage: npm run synth [-- [--check] [--outdir <dir>]]
 
 Renders every environment into <dir>/<environment>/ (default: dist, or $CDK8S_OUTDIR;
 an empty value counts as unset). <dir> is replaced as a whole, so it must be a folder

@@ -12,7 +12,7 @@ import { KUBERNETES_VERSIONS } from '../validation/schemas';
 
 const FORMATS = ['text', 'json'] as const;
 
-const USAGE = `usage: npm run validate [-- --dir <dir>] [-- --format text|json] [-- --rules]
+const USAGE = `usage: npm run validate [-- [--dir <dir>] [--format text|json] [--rules]]
 
 Validates every object under <dir>/<environment>/ (default: dist) against the Kubernetes
 schemas of both ends of the supported range (${KUBERNETES_VERSIONS.join(' and ')}; unknown fields

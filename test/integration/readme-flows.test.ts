@@ -23,8 +23,8 @@ function newerTag(): string {
   return newerTagOf(root);
 }
 
-function run(entry: string, args: readonly string[]) {
-  return runInCopy(root, entry, args);
+function run(command: string, args: readonly string[]) {
+  return runInCopy(root, command, args);
 }
 
 function commit(message: string): void {
@@ -46,28 +46,28 @@ describe("the README's flows, in a copy of the project", () => {
       expect(result.status).toBe(0);
       commit(message);
     };
-    step('cli/release', ['--env', 'testing', '--tag', tag], `testing: run ${tag}`);
-    step('cli/promote', ['--from', 'testing', '--to', 'staging'], `staging: ${tag} beside the active unit`);
+    step('release', ['--env', 'testing', '--tag', tag], `testing: run ${tag}`);
+    step('promote', ['--from', 'testing', '--to', 'staging'], `staging: ${tag} beside the active unit`);
     const active = firstApplication(environments().staging!).strategy;
-    const switched = run('cli/switch', ['--env', 'staging']);
+    const switched = run('switch', ['--env', 'staging']);
     expect(switched.status, switched.stderr).toBe(0);
     // Two blue-green steps in one commit are refused: the guard reads dist/ of HEAD, not the working tree.
-    const tooSoon = run('cli/retire', ['--env', 'staging']);
+    const tooSoon = run('retire', ['--env', 'staging']);
     expect(tooSoon.status).toBe(1);
     expect(tooSoon.stderr).toContain(`is the unit the committed Service still selects (dist/staging/${firstApplication(environments().staging!).name}.yaml in HEAD)`);
     commit('staging: switch traffic');
-    step('cli/retire', ['--env', 'staging'], 'staging: retire the old unit');
-    step('cli/promote', ['--from', 'staging', '--to', 'production'], `production: run ${tag}`);
+    step('retire', ['--env', 'staging'], 'staging: retire the old unit');
+    step('promote', ['--from', 'staging', '--to', 'production'], `production: run ${tag}`);
 
     const after = environments();
     for (const name of ['testing', 'staging', 'production']) expect(runningTagOf(firstApplication(after[name]!))).toBe(tag);
     expect(active.type).toBe('blue-green');
 
     // The suite's assertions that read the project still pass on the copy, unchanged.
-    for (const entry of ['test', 'schemas', 'vitest.config.mts', 'cdk8s.yaml', 'README.md']) {
+    for (const entry of ['test', 'schemas', 'vitest.config.mts', 'cdk8s.yaml', 'README.md', 'docs']) {
       fs.cpSync(path.join(__dirname, '..', '..', entry), path.join(root, entry), { recursive: true });
     }
-    expect(run('main', ['--check']).status).toBe(0);
+    expect(run('synth', ['--check']).status).toBe(0);
     const tests = spawnSync(
       process.execPath,
       [

@@ -1,9 +1,8 @@
 import { type Environment, loadEnvironments } from '../environments';
 import { readValuesTexts } from '../environments/values-file';
 import { type CommandDefinition, type CommandOptions, type CommandValues } from '../tooling/cli';
-import { applyEdit, type ValuesEdit } from './release';
-import { describeResult } from './report';
-
+import { applyEdit, type ValuesEdit } from '../release/release';
+import { describeResult } from '../release/report';
 
 /**
  * A command that edits one values file (release, promote, switch, retire, rollback): load

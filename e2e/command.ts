@@ -1,0 +1,62 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { E2eError, UsageError } from '../src/base/errors';
+import { type CommandDefinition, required } from '../src/tooling/cli';
+import { runE2e } from './harness';
+
+const USAGE = `usage: npm run e2e -- --env <environment> [--report <file.json>] [--timeout <seconds>] [--no-dry-run] [--keep] [--age-key <file>]
+
+Builds (once, cached in ~/.cache/platform-gitops) and starts a Kubernetes control plane,
+kwok and Argo CD on loopback, serves this checkout's committed dist/ and secrets/ over
+SSH, bootstraps the environment as the Pulumi program does, and watches every
+Application sync, wave by wave, until all are Synced and Healthy; then server-side
+dry-runs every environment's objects. README, "The e2e cluster", says what is real and
+what stands in.
+  --env         local, testing, staging or production
+  --report      write the result as JSON to this file
+  --timeout     seconds the Applications may take to converge (default 600)
+  --no-dry-run  skip the server-side dry-run of every environment
+  --keep        keep the run folder (logs, kubeconfig, certificates)
+  --age-key     age key file for SOPS (default ~/.config/platform-gitops/age/<env>.key)
+Exit code: 0 converged and accepted, 1 not, 2 usage error.`;
+
+const OPTIONS = {
+  env: { type: 'string' },
+  report: { type: 'string' },
+  timeout: { type: 'string', default: '600' },
+  'no-dry-run': { type: 'boolean', default: false },
+  keep: { type: 'boolean', default: false },
+  'age-key': { type: 'string' },
+} as const;
+
+/**
+ * `npm run e2e`: the committed platform converging on a real control plane and Argo CD
+ * (README, "The e2e cluster"). Its own bundle (e2e/cli.ts): the product's commands never
+ * load the harness.
+ */
+export const E2E: CommandDefinition<typeof OPTIONS> = {
+  name: 'e2e',
+  usage: USAGE,
+  options: OPTIONS,
+  async run(values, _positionals, { root, out }) {
+    const environment = required(values.env, '--env');
+    const timeoutSeconds = Number(values.timeout);
+    if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1) throw new UsageError(`--timeout "${values.timeout}" must be a whole number of seconds`);
+    try {
+      const report = await runE2e({
+        environment,
+        projectRoot: root,
+        timeoutSeconds,
+        dryRun: !values['no-dry-run'],
+        keep: values.keep === true,
+        log: (line) => out(`${line}\n`),
+        ...(values['age-key'] !== undefined ? { ageKeyFile: path.resolve(values['age-key']) } : {}),
+      });
+      if (values.report !== undefined) fs.writeFileSync(values.report, `${JSON.stringify(report, null, 2)}\n`);
+      return report.passed ? 0 : 1;
+    } catch (error) {
+      if (error instanceof E2eError) return 1; // the harness has printed what failed
+      throw error;
+    }
+  },
+};

@@ -1,4 +1,0 @@
-import { DIFF } from '../commands/diff';
-import { runCommand } from '../tooling/cli';
-
-runCommand(DIFF);

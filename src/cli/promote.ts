@@ -1,4 +1,0 @@
-import { PROMOTE } from '../commands/promote';
-import { runCommand } from '../tooling/cli';
-
-runCommand(PROMOTE);

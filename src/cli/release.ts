@@ -1,4 +1,0 @@
-import { RELEASE } from '../commands/release';
-import { runCommand } from '../tooling/cli';
-
-runCommand(RELEASE);

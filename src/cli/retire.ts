@@ -1,4 +1,0 @@
-import { RETIRE } from '../commands/retire';
-import { runCommand } from '../tooling/cli';
-
-runCommand(RETIRE);

@@ -1,4 +1,0 @@
-import { ROLLBACK } from '../commands/rollback';
-import { runCommand } from '../tooling/cli';
-
-runCommand(ROLLBACK);

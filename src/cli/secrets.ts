@@ -1,4 +1,0 @@
-import { SECRETS } from '../commands/secrets';
-import { runCommand } from '../tooling/cli';
-
-runCommand(SECRETS);

@@ -1,4 +1,0 @@
-import { SWITCH } from '../commands/switch';
-import { runCommand } from '../tooling/cli';
-
-runCommand(SWITCH);

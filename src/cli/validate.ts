@@ -1,4 +1,0 @@
-import { VALIDATE } from '../commands/validate';
-import { runCommand } from '../tooling/cli';
-
-runCommand(VALIDATE);

@@ -1,4 +1,0 @@
-import { VERIFY } from '../commands/verify';
-import { runCommand } from '../tooling/cli';
-
-runCommand(VERIFY);
