@@ -99,4 +99,20 @@ describe('npm run diff', () => {
     expect(refused.stderr).toContain('usage: npm run diff');
     expect(refused.stderr).not.toMatch(/\n\s+at /);
   });
+
+  // 1 means "changes": a configuration that cannot be rendered is an error, 2.
+  it('exits 2, not 1, when the working tree holds an invalid values file', async () => {
+    const copy = dataCopy();
+    try {
+      commitCopy(copy);
+      const file = applicationValuesPath('testing', 'webapp');
+      fs.writeFileSync(path.join(copy, file), fs.readFileSync(path.join(copy, file), 'utf8').replace(/^(\s*tag:).*$/m, '$1 latest'));
+      const result = await runInProcess(DIFF, [], copy);
+      expect(result.stderr).toContain(`${file}:`);
+      expect(result.stdout).toBe('');
+      expect(result.status).toBe(2);
+    } finally {
+      fs.rmSync(copy, { recursive: true, force: true });
+    }
+  });
 });

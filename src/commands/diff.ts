@@ -30,6 +30,8 @@ export const DIFF: CommandDefinition<typeof OPTIONS> = {
   name: 'diff',
   usage: USAGE,
   options: OPTIONS,
+  // 1 says "changes": an invalid configuration or a failed git is an error, 2.
+  refusedExitCode: 2,
   run(values, _positionals, { root, out }) {
     if (!(DIFF_FORMATS as readonly string[]).includes(values.format)) {
       throw new UsageError(`--format "${values.format}" must be one of ${DIFF_FORMATS.join(', ')}`);

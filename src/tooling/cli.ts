@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ConfigError, exitCodeOf, isArgumentError, UsageError } from '../base/errors';
+import { ConfigError, EXIT_REFUSED, exitCodeOf, isArgumentError, UsageError } from '../base/errors';
 import { projectRoot } from '../base/project-root';
 
 /** The options of a command, as `node:util` parseArgs reads them. */
@@ -51,6 +51,12 @@ export interface CommandDefinition<O extends Options> {
    * @default - nothing
    */
   readonly afterError?: string;
+  /**
+   * The exit code of a refused or failed run, where 1 means something else for this command
+   * (`diff` exits 1 for "changes", so its errors exit 2).
+   * @default 1 (EXIT_REFUSED); a usage error exits 2 whatever this says
+   */
+  readonly refusedExitCode?: number;
 }
 
 /**
@@ -132,7 +138,10 @@ export function executeCommand<O extends Options>(definition: CommandDefinition<
       }
       return definition.run(values, positionals, context);
     })
-    .catch((error: unknown) => reportError(name, usage, error, definition.afterError, context.err));
+    .catch((error: unknown) => {
+      const code = reportError(name, usage, error, definition.afterError, context.err);
+      return code === EXIT_REFUSED ? (definition.refusedExitCode ?? EXIT_REFUSED) : code;
+    });
 }
 
 /** Run the subcommand of `group` the first word of `argv` names on the rest of `argv`; `--help` alone prints the group's usage. */
