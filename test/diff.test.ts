@@ -26,13 +26,24 @@ function setValue(file: string, field: readonly string[], value: unknown): void 
 const environments = projectEnvironments();
 const testingTag = runningTagOf(environments.testing!.applications[0]!);
 const NEW_TAG = 'v99.0.0';
+const stagingApplication = environments.staging!.applications[0]!.name;
 const stagingStrategy = environments.staging!.applications[0]!.strategy;
 /** The staging unit that takes no traffic: the new version goes there. */
 const inactive = stagingStrategy.type === 'blue-green' && stagingStrategy.blueGreen.active === 'green' ? 'blue' : 'green';
 
-beforeAll(() => {
+beforeAll(async () => {
   root = dataCopy();
   commitCopy(root);
+  // The test starts from staging running one unit, whatever step of a blue-green release the
+  // project is at (a new unit beside the active one is a normal committed state): the unit
+  // without traffic is retired on main first.
+  if (stagingStrategy.type === 'blue-green' && stagingStrategy.blueGreen.units[inactive] !== undefined) {
+    const file = applicationValuesPath('staging', stagingApplication);
+    const full = path.join(root, file);
+    fs.writeFileSync(full, new ValuesFile(file, fs.readFileSync(full, 'utf8')).edited((document) => document.deleteIn(['strategy', 'blueGreen', 'units', inactive])));
+    expect((await runInProcess(SYNTH, [], root)).status).toBe(0);
+    git('commit', '-qam', `staging: retire ${inactive}`);
+  }
   git('checkout', '-qb', 'feature');
 });
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
