@@ -193,6 +193,12 @@ describe('the rules between applications of one environment, with file and line'
     },
   );
 
+  // SQL Server's fixed server roles and fixed database roles are principals too
+  // (learn.microsoft.com: server-level-roles, database-level-roles).
+  it.each(['securityadmin', 'serveradmin', 'dbcreator', 'bulkadmin', 'db_owner', 'db_datareader'])('counts the fixed role %s among the built-in principals', (role) => {
+    expect(SQL_SERVER_BUILT_INS.principals).toContain(role);
+  });
+
   it('refuses an application whose Gateway proxy would take the name of an infrastructure release', () => {
     const release = RELEASE_ROWS.find((row) => row.name.endsWith(gatewayProxyName('')))!;
     const name = release.name.slice(0, -gatewayProxyName('').length);

@@ -54,8 +54,36 @@ export const SQL_SERVER_ADMINISTRATOR = 'sa';
  * .../principals-database-engine; system databases: .../databases/system-databases.
  */
 export const SQL_SERVER_BUILT_INS = {
-  /** Logins, roles and users every server or database has (`sa` is the administrator, SQL_SERVER_ADMINISTRATOR). */
-  principals: [SQL_SERVER_ADMINISTRATOR, 'public', 'sysadmin', 'dbo', 'guest', 'INFORMATION_SCHEMA', 'sys'],
+  /**
+   * Logins, roles and users every server or database has (`sa` is the administrator,
+   * SQL_SERVER_ADMINISTRATOR): the fixed server roles (server-level-roles), the fixed database
+   * roles (database-level-roles) and the built-in users.
+   */
+  principals: [
+    SQL_SERVER_ADMINISTRATOR,
+    'public',
+    'sysadmin',
+    'serveradmin',
+    'securityadmin',
+    'processadmin',
+    'setupadmin',
+    'bulkadmin',
+    'diskadmin',
+    'dbcreator',
+    'db_owner',
+    'db_securityadmin',
+    'db_accessadmin',
+    'db_backupoperator',
+    'db_ddladmin',
+    'db_datawriter',
+    'db_datareader',
+    'db_denydatawriter',
+    'db_denydatareader',
+    'dbo',
+    'guest',
+    'INFORMATION_SCHEMA',
+    'sys',
+  ],
   /** The system databases. */
   databases: ['master', 'model', 'msdb', 'tempdb'],
 } as const;
