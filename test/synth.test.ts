@@ -82,9 +82,10 @@ describe('npm run synth', () => {
     const { workdir, outdir } = copyOfDist();
     const before = treeContents(outdir);
     const environments = loadEnvironments();
-    // Valid for the schema's types, impossible to render: the active unit is missing.
+    // Valid for the schema's types, impossible to render: the active unit is missing (whichever
+    // units staging runs now).
     const broken = structuredClone(environments.find((env) => env.name === 'staging')!) as any;
-    broken.applications[0].strategy.blueGreen.active = 'green';
+    delete broken.applications[0].strategy.blueGreen.units[broken.applications[0].strategy.blueGreen.active];
     const order: Environment[] = environments.map((env) => (env.name === 'staging' ? broken : env));
 
     expect(() => synthesize({ outdir, environments: order })).toThrow();
