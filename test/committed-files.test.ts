@@ -42,12 +42,12 @@ function commit(repository: string, files: Record<string, string>, message: stri
 }
 
 describe('whether a project has a committed HEAD', () => {
-  it('has none before the first commit, in a folder below the top of the work tree, and outside a repository', () => {
+  it('has none before the first commit and outside a repository; has one in a folder below the top (a project in a folder of its repository)', () => {
     const repository = repositoryWithoutCommits();
     expect(hasCommittedHead(repository)).toBe(false);
     commit(repository, FIRST, 'first');
     expect(hasCommittedHead(repository)).toBe(true);
-    expect(hasCommittedHead(path.join(repository, 'dist'))).toBe(false);
+    expect(hasCommittedHead(path.join(repository, 'dist'))).toBe(true);
     expect(hasCommittedHead(path.join(repository, '..'))).toBe(false);
   });
 

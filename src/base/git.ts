@@ -1,6 +1,4 @@
 import { spawnSync } from 'node:child_process';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { RefusedError, UsageError } from './errors';
 
 /**
@@ -20,22 +18,23 @@ export function git(root: string, args: readonly string[]): { ok: boolean; stdou
 }
 
 /**
- * Whether `root` is the top of a git work tree (with at least one commit, when `committed`),
- * in one git process. Without git on the PATH there is no work tree to speak of: false, as
- * outside one.
+ * Whether `root` is in a git work tree (with at least one commit, when `committed`): at its
+ * top, or a folder of it (a platform kept in a folder of a larger repository), in one git
+ * process. Paths the program gives git are relative to `root` (`<commit>:./<path>`, pathspecs),
+ * so they mean the same in both. Without git on the PATH there is no work tree to speak of:
+ * false, as outside one.
  */
-export function isWorkTreeTop(root: string, committed: boolean): boolean {
-  const args = committed ? ['rev-parse', '--show-toplevel', '--verify', '--quiet', 'HEAD'] : ['rev-parse', '--show-toplevel'];
+export function isInWorkTree(root: string, committed: boolean): boolean {
+  const args = committed ? ['rev-parse', '--is-inside-work-tree', '--verify', '--quiet', 'HEAD'] : ['rev-parse', '--is-inside-work-tree'];
   const found = spawnSync('git', ['-C', root, ...args], { encoding: 'utf8' });
   if (found.error && (found.error as NodeJS.ErrnoException).code === 'ENOENT') return false;
   if (found.error) throw new RefusedError(`cannot run git: ${found.error.message}`);
-  const [top] = found.stdout.split('\n');
-  return found.status === 0 && top !== undefined && path.resolve(top) === fs.realpathSync(root);
+  return found.status === 0 && found.stdout.split('\n')[0] === 'true';
 }
 
-/** Whether `root` is the top of a git work tree with at least one commit. */
+/** Whether `root` is in a git work tree with at least one commit. */
 export function hasCommittedHead(root: string): boolean {
-  return isWorkTreeTop(root, true);
+  return isInWorkTree(root, true);
 }
 
 /** `git cat-file --batch`'s line before an object's content: its id (SHA-1 or SHA-256), type and size. */
@@ -80,10 +79,10 @@ export function readCommittedTree(root: string, commit: string, folder: string, 
     .split('\0')
     .filter((file) => file.endsWith(extension))
     .sort();
-  const committed = readCommittedFiles(root, files.map((file) => `${commit}:${file}`));
+  const committed = readCommittedFiles(root, files.map((file) => `${commit}:./${file}`));
   const tree = new Map<string, string>();
   for (const file of files) {
-    const text = committed.get(`${commit}:${file}`);
+    const text = committed.get(`${commit}:./${file}`);
     if (text === undefined) throw new RefusedError(`cannot read ${file} at ${commit}: git lists it but has no file's content for it (a submodule?)`);
     tree.set(file.slice(folder.length + 1), text);
   }

@@ -232,9 +232,9 @@ export function committedRunningTags(root: string, environment: Environment, app
   const log = git(root, ['log', '--format=%H', '--', file]);
   const tags: string[] = [];
   const commits = log.ok ? log.stdout.split('\n').filter(Boolean) : [];
-  const committed = readCommittedFiles(root, commits.map((commit) => `${commit}:${file}`));
+  const committed = readCommittedFiles(root, commits.map((commit) => `${commit}:./${file}`));
   for (const commit of commits) {
-    const text = committed.get(`${commit}:${file}`);
+    const text = committed.get(`${commit}:./${file}`);
     if (text === undefined) continue;
     const data = new ValuesFile(file, text).data() as any;
     const blueGreen = data?.strategy?.blueGreen;

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { git, isWorkTreeTop } from '../base/git';
+import { git, isInWorkTree } from '../base/git';
 import { compareText } from '../base/text-order';
 
 /** What is not the project's own text when `root` is no git work tree: installed packages, git's store, build output. */
@@ -10,10 +10,10 @@ const NOT_SCANNED = new Set(['node_modules', '.git', 'build', 'coverage', '.scra
 /**
  * The files git would commit below `root`: tracked, plus untracked ones that .gitignore does
  * not exclude (`git ls-files --cached --others --exclude-standard`); undefined when `root`
- * is not the top of a git work tree.
+ * is in no git work tree (at its top or in a folder of it).
  */
 function committableFiles(root: string): string[] | undefined {
-  if (!isWorkTreeTop(root, false)) return undefined;
+  if (!isInWorkTree(root, false)) return undefined;
   const listed = git(root, ['ls-files', '--cached', '--others', '--exclude-standard', '-z']);
   if (!listed.ok) throw new Error(`git ls-files failed in ${root}: ${listed.stderr}`);
   return [...new Set(listed.stdout.split('\0').filter((file) => file !== ''))].sort();

@@ -170,8 +170,9 @@ export function blueGreenProblems(environments: readonly Environment[], root: st
  */
 function readCommittedCharts(root: string, charts: readonly { environment: string; chart: string }[]): Map<string, string | undefined> {
   const files = charts.map(({ environment, chart }) => chartFile(environment, chart));
-  const committed = readCommittedFiles(root, files.map((file) => `HEAD:${RENDERED_DIR}/${file}`));
-  return new Map(files.map((file) => [file, committed.get(`HEAD:${RENDERED_DIR}/${file}`)]));
+  // `./`: relative to the project, which may be a folder of its repository.
+  const committed = readCommittedFiles(root, files.map((file) => `HEAD:./${RENDERED_DIR}/${file}`));
+  return new Map(files.map((file) => [file, committed.get(`HEAD:./${RENDERED_DIR}/${file}`)]));
 }
 
 function readIfExists(file: string): string | undefined {
