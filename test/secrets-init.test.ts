@@ -10,6 +10,7 @@ import { brokerClientSecret, brokerUserSecret, databaseLoginSecret, databaseSecr
 import { ANONYMOUS_DOCKER_CONFIG, LOCAL_WEBHOOK_SINK, applicationBrokerUser, secretCatalog, secretValues } from '../src/secrets/catalog';
 import { type InitOptions, initEnvironment, recipientOf, recipientsOf, rotateKeys, writeRecipient } from '../src/secrets/init';
 import { projectFiles, scanForPlaintextSecrets } from '../src/secrets/scan';
+import { MAX_KEY_FILE_BYTES, MAX_VALUE_FILE_BYTES } from '../src/secrets/limits';
 import { type SopsTools, generateKey, publicKeyOf, sopsTools } from '../src/secrets/sops';
 import { PASSWORD, generatePassword, meetsPasswordPolicy, variableName } from '../src/secrets/values';
 import { SECRETS } from '../src/commands/secrets';
@@ -350,6 +351,28 @@ describe('age key rotation', () => {
       expect(publicKeyOf(tools, `${keyFile}.previous`)).toBe(oldPublic);
       expect(report.written).toHaveLength(secretCatalog(local).length);
       expect(decrypt(dir, file, keyFile).manifest.stringData.password).toBe(value);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('every file init reads is bounded', () => {
+  it('refuses a value file and a key file larger than their limits, naming the file and the limit', async () => {
+    const dir = repositoryCopy();
+    try {
+      const big = path.join(keys, 'big.json');
+      fs.writeFileSync(big, `{"auths":{},"x":"${'x'.repeat(MAX_VALUE_FILE_BYTES)}"}`);
+      const before = treeContents(dir);
+      const value = await runInProcess(SECRETS, ['init', 'local', '--root', dir, '--key-file', path.join(keys, 'bounded.key'), '--from-file', `registry-pull..dockerconfigjson=${big}`]);
+      expect(value.status).toBe(1);
+      expect(value.stderr).toContain(`--from-file ${big}: larger than 64 KiB (MAX_VALUE_FILE_BYTES)`);
+      const keyFile = path.join(keys, 'big.key');
+      fs.writeFileSync(keyFile, `# ${'x'.repeat(MAX_KEY_FILE_BYTES)}\n`, { mode: 0o600 });
+      const key = await runInProcess(SECRETS, ['init', 'local', '--root', dir, '--key-file', keyFile]);
+      expect(key.status).toBe(1);
+      expect(key.stderr).toContain(`${keyFile}: larger than 16 KiB (MAX_KEY_FILE_BYTES)`);
+      expect(treeContents(dir)).toEqual(before);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import { MAX_SCANNED_FILE_BYTES } from '../src/secrets/limits';
 import { projectFiles, scanForPlaintextSecrets } from '../src/secrets/scan';
 import { SECRETS } from '../src/commands/secrets';
 import { dataCopy } from './project-copy';
@@ -121,6 +122,19 @@ describe('no plaintext secret in git or dist/ (5.3)', () => {
       expect(result.stderr).toBe('secrets/keys.txt: contains an age secret key\n');
       expect(result.status).toBe(1);
       expect((await runInProcess(SECRETS, ['scan'])).status).toBe(0);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('what the scan reads', () => {
+  it('names a file too large to read, with the limit, instead of skipping it', async () => {
+    const dir = gitRepository({ 'dump.yaml': `# ${'x'.repeat(MAX_SCANNED_FILE_BYTES)}\n` });
+    try {
+      const result = await runInProcess(SECRETS, ['scan', '--root', dir]);
+      expect(result.stderr).toBe('dump.yaml: larger than 8 MiB (MAX_SCANNED_FILE_BYTES): not scanned; a file this large is no source or manifest, keep it out of git\n');
+      expect(result.status).toBe(1);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

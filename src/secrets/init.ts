@@ -8,6 +8,7 @@ import { RefusedError, UsageError } from '../base/errors';
 import { encryptedFileName, secretsPath } from '../contract/layout';
 import { type SecretSpec, secretCatalog, secretValues } from './catalog';
 import { secretManifest } from './layout';
+import { readBounded, readBoundedText } from './limits';
 import { Sops, type SopsTools, generateKey, publicKeyOf } from './sops';
 import {
   type GivenValues,
@@ -106,6 +107,16 @@ export interface InitReport {
   readonly reconciled: readonly string[];
 }
 
+/** Text of a value file, read within MAX_VALUE_FILE_BYTES; a file that is not UTF-8 is refused (its bytes would change). */
+function readValueFile(file: string, label: string): string {
+  const bytes = readBounded(file, 'MAX_VALUE_FILE_BYTES', label);
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new RefusedError(`${label}: is not UTF-8 text`);
+  }
+}
+
 /** Reads `--set`/`--from-file` and PLATFORM_GITOPS_* variables into values by id; one error listing every problem. */
 function givenValues(options: InitOptions): GivenValues {
   const { environment } = options;
@@ -134,8 +145,12 @@ function givenValues(options: InitOptions): GivenValues {
     let value = text.slice(equals + 1);
     if (option === '--from-file') {
       try {
-        value = fs.readFileSync(value, 'utf8').replace(/\r?\n$/, '');
+        value = readValueFile(value, `--from-file ${value}`).replace(/\r?\n$/, '');
       } catch (error) {
+        if (error instanceof RefusedError) {
+          problems.push(error.message);
+          continue;
+        }
         usage.push(`--from-file ${name}: cannot read ${value} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
         continue;
       }
@@ -151,7 +166,7 @@ function givenValues(options: InitOptions): GivenValues {
 /** Sets the environment's recipient in `.sops.yaml` with the yaml document API (comments stay); whether it changed. */
 export function writeRecipient(root: string, environment: string, publicKey: string): boolean {
   const file = path.join(root, '.sops.yaml');
-  const text = fs.readFileSync(file, 'utf8');
+  const text = readBoundedText(file, 'MAX_SOPS_CONFIG_BYTES', '.sops.yaml');
   const document = parseDocument(text);
   const rules = document.get('creation_rules');
   const wanted = creationRulePath(environment);
@@ -168,7 +183,7 @@ export function writeRecipient(root: string, environment: string, publicKey: str
 
 /** The environment's public key in `.sops.yaml`, if its rule has one. */
 export function recipientOf(root: string, environment: string): string | undefined {
-  const config = parse(fs.readFileSync(path.join(root, '.sops.yaml'), 'utf8')) as { creation_rules?: Array<{ path_regex?: string; age?: string }> };
+  const config = parse(readBoundedText(path.join(root, '.sops.yaml'), 'MAX_SOPS_CONFIG_BYTES', '.sops.yaml')) as { creation_rules?: Array<{ path_regex?: string; age?: string }> };
   return config.creation_rules?.find((rule) => rule.path_regex === creationRulePath(environment))?.age;
 }
 
@@ -190,17 +205,17 @@ function readBack(sops: Sops, file: string, secret: SecretSpec): Decrypted {
   return { manifest, values };
 }
 
-/** The age recipients an encrypted file's data key is wrapped for (its `sops.age` entries). */
+/** The age recipients an encrypted file's data key is wrapped for (its `sops.age` entries), the file read within MAX_ENCRYPTED_FILE_BYTES. */
 export function recipientsOf(root: string, file: string): string[] {
-  const encrypted = parse(fs.readFileSync(path.join(root, file), 'utf8')) as { sops?: { age?: Array<{ recipient?: string }> } } | null;
+  const encrypted = parse(readBoundedText(path.join(root, file), 'MAX_ENCRYPTED_FILE_BYTES', file)) as { sops?: { age?: Array<{ recipient?: string }> } } | null;
   return (encrypted?.sops?.age ?? []).map((entry) => entry.recipient ?? '').sort();
 }
 
-/** The key file's identities, refusing one that others can read. */
+/** The key file's identities, read within MAX_KEY_FILE_BYTES, refusing one that others can read. */
 function readKey(file: string): string {
   const mode = fs.statSync(file).mode & 0o777;
   if ((mode & 0o077) !== 0) throw new RefusedError(`${file}: a private key readable by others (mode ${mode.toString(8).padStart(4, '0')}); chmod 600 it`);
-  return fs.readFileSync(file, 'utf8');
+  return readBoundedText(file, 'MAX_KEY_FILE_BYTES');
 }
 
 /**
@@ -338,6 +353,8 @@ export function rotateKeys(options: { root: string; environment: Environment; ke
   const files = secretCatalog(environment)
     .map((secret) => `${secretsPath(environment.name, secret.group)}/${encryptedFileName(secret.name)}`)
     .filter((file) => fs.existsSync(path.join(root, file)));
+  // sops reads each file itself: each within MAX_ENCRYPTED_FILE_BYTES first.
+  for (const file of files) readBounded(path.join(root, file), 'MAX_ENCRYPTED_FILE_BYTES', file);
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-sops-'));
   try {
     const sops = new Sops(tools, root, identities, home);

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { git, isInWorkTree } from '../base/git';
 import { compareText } from '../base/text-order';
+import { TooLargeError, largerThan, readBoundedText } from './limits';
 
 /** What is not the project's own text when `root` is no git work tree: installed packages, git's store, build output. */
 const NOT_SCANNED = new Set(['node_modules', '.git', 'build', 'coverage', '.scratch']);
@@ -34,17 +35,30 @@ function walkedFiles(root: string): string[] {
   return files;
 }
 
+/** The project's files, text by relative path, and those too large to read. */
+export class ProjectFiles extends Map<string, string> {
+  /** Files over MAX_SCANNED_FILE_BYTES, not read, by relative path: the scan reports each. */
+  readonly tooLarge: string[] = [];
+}
+
 /**
- * The project's files below `root` (text, by relative path): in a git work tree, every file
- * git would commit (dist/ and secrets/ included, ignored output such as node_modules/ and
- * build/ not); elsewhere, every file outside NOT_SCANNED.
+ * The project's files below `root` (text, by relative path), each read within
+ * MAX_SCANNED_FILE_BYTES: in a git work tree, every file git would commit (dist/ and secrets/
+ * included, ignored output such as node_modules/ and build/ not); elsewhere, every file
+ * outside NOT_SCANNED. A file over the limit is not read but listed in `tooLarge`.
  */
-export function projectFiles(root: string): Map<string, string> {
-  const files = new Map<string, string>();
+export function projectFiles(root: string): ProjectFiles {
+  const files = new ProjectFiles();
   for (const file of committableFiles(root) ?? walkedFiles(root)) {
     const full = path.join(root, file);
     // A tracked file deleted in the work tree is not there to read.
-    if (fs.statSync(full, { throwIfNoEntry: false })?.isFile()) files.set(file, fs.readFileSync(full, 'utf8'));
+    if (!fs.statSync(full, { throwIfNoEntry: false })?.isFile()) continue;
+    try {
+      files.set(file, readBoundedText(full, 'MAX_SCANNED_FILE_BYTES', file));
+    } catch (error) {
+      if (!(error instanceof TooLargeError)) throw error;
+      files.tooLarge.push(file);
+    }
   }
   return files;
 }
@@ -101,7 +115,8 @@ function secretsIn(node: unknown, found: SecretLike[] = []): SecretLike[] {
 /**
  * Plaintext secret material in `files` (path -> text): private keys anywhere, and Kubernetes
  * Secrets (at any depth of a YAML document) with a non-empty, unencrypted value under `data`
- * or `stringData`. Key-only templates (every value empty) and SOPS-encrypted files pass.
+ * or `stringData`; and files too large to read (ProjectFiles.tooLarge). Key-only templates
+ * (every value empty) and SOPS-encrypted files pass.
  */
 export function scanForPlaintextSecrets(files: ReadonlyMap<string, string>): SecretFinding[] {
   const findings: SecretFinding[] = [];
@@ -119,6 +134,9 @@ export function scanForPlaintextSecrets(files: ReadonlyMap<string, string>): Sec
         }
       }
     }
+  }
+  for (const file of (files as Partial<ProjectFiles>).tooLarge ?? []) {
+    findings.push({ file, problem: `${largerThan('MAX_SCANNED_FILE_BYTES')}: not scanned; a file this large is no source or manifest, keep it out of git` });
   }
   return findings;
 }

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ensureToolchain, locateToolchain } from '../../toolchain';
 import { RefusedError } from '../base/errors';
+import { MAX_ENCRYPTED_FILE_BYTES, readBoundedText } from './limits';
 
 /**
  * The two upstream tools behind the secrets: sops (github.com/getsops/sops/v3) encrypts and
@@ -63,16 +64,21 @@ export class Sops {
       input,
       encoding: 'utf8',
       env: sopsEnvironment(this.identities, this.home),
-      maxBuffer: 16 * 1024 * 1024,
+      // What sops prints is one Secret, encrypted or not: within the bound of an encrypted file.
+      maxBuffer: MAX_ENCRYPTED_FILE_BYTES,
     });
     if (result.error) throw new RefusedError(`${file}: sops could not run (${result.error.message})`);
     if (result.status !== 0) throw new RefusedError(`${file}: sops ${args[0]} failed: ${firstLine(result.stderr)}`);
     return result.stdout;
   }
 
-  /** Plaintext YAML of an encrypted file, by path relative to the root. */
-  decrypt(file: string): string {
-    return this.run(['decrypt', file], file);
+  /**
+   * Plaintext YAML of an encrypted file, by path relative to the root: `text` when the caller
+   * read it, else the file read within MAX_ENCRYPTED_FILE_BYTES. sops reads it from stdin, so
+   * it never reads more than that bound.
+   */
+  decrypt(file: string, text: string = readBoundedText(path.join(this.root, file), 'MAX_ENCRYPTED_FILE_BYTES', file)): string {
+    return this.run(['decrypt', '--filename-override', file], file, text);
   }
 
   /** `plaintext` encrypted under the creation rule of `file` (relative to the root), as sops writes it. */
@@ -94,9 +100,9 @@ export function generateKey(tools: SopsTools, file: string): void {
   fs.chmodSync(file, 0o600);
 }
 
-/** The public key (recipient) of the age key in `file`. */
+/** The public key (recipient) of the age key in `file`, read within MAX_KEY_FILE_BYTES and given to age-keygen on stdin. */
 export function publicKeyOf(tools: SopsTools, file: string): string {
-  const result = spawnSync(tools.ageKeygen, ['-y', file], { encoding: 'utf8' });
+  const result = spawnSync(tools.ageKeygen, ['-y'], { encoding: 'utf8', input: readBoundedText(file, 'MAX_KEY_FILE_BYTES') });
   if (result.status !== 0) throw new RefusedError(`${file}: not an age key file: ${firstLine(result.stderr)}`);
   return result.stdout.trim();
 }
