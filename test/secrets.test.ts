@@ -129,6 +129,35 @@ describe('no plaintext secret in git or dist/ (5.3)', () => {
 });
 
 describe('what the scan reads', () => {
+  it('finds an encrypted file whose recipients or rule are not its environment\'s own in .sops.yaml', () => {
+    const own = 'age1w02pum02c9lrdwpmdfcaews3kzlwxjwfjyzqpmsw2hkr59zsza5qhu5jhh';
+    const extra = 'age1eu5kex9ghyfnjxvmewgdwf0l5k8um7x5ckrurv6sp9zqdah7aspq708a99';
+    const encrypted = (recipients: readonly string[]) =>
+      `apiVersion: v1\nkind: Secret\nmetadata:\n  name: database-admin\nstringData:\n  password: ${ENC}\nsops:\n  age:\n${recipients.map((recipient) => `    - recipient: ${recipient}\n      enc: x\n`).join('')}  encrypted_regex: ^(data|stringData)$\n  version: 3.13.3\n`;
+    const ownRule = `  - path_regex: secrets/local/.+\\.sops\\.yaml$\n    encrypted_regex: ^(data|stringData)$\n    age: ${own}\n`;
+    const shadowed = new Map([
+      ['.sops.yaml', `creation_rules:\n  - path_regex: secrets/\n    encrypted_regex: ^(data|stringData)$\n    age: ${own},${extra}\n${ownRule}`],
+      ['secrets/local/database/database-admin.sops.yaml', encrypted([own, extra])],
+    ]);
+    const findings = scanForPlaintextSecrets(shadowed);
+    expect(findings.map((finding) => finding.file)).toEqual(['.sops.yaml', 'secrets/local/database/database-admin.sops.yaml']);
+    expect(findings[0]!.problem).toContain('creation_rules[0] (path_regex "secrets/") matches secrets/local/database/database-admin.sops.yaml before local\'s own rule creation_rules[1]');
+    expect(findings[1]!.problem).toBe(`encrypted for ${[own, extra].sort().join(', ')}; .sops.yaml names ${own} for local: run npm run secrets -- init local`);
+    // The environment's own rule first, and the file encrypted for its key only: clean.
+    expect(scanForPlaintextSecrets(new Map([['.sops.yaml', `creation_rules:\n${ownRule}`], ['secrets/local/database/database-admin.sops.yaml', encrypted([own])]]))).toEqual([]);
+  });
+
+  it('names a .sops.yaml that is empty, not a mapping or without a creation_rules list', () => {
+    for (const [text, problem] of [
+      ['', 'is empty; expected a mapping with creation_rules, a list of one rule per environment (docs/secrets.md)'],
+      ['- path_regex: x\n', 'is a list; expected a mapping with creation_rules, a list of one rule per environment (docs/secrets.md)'],
+      ['stores: {}\n', 'creation_rules is missing; expected a list of one rule per environment (docs/secrets.md)'],
+      ['creation_rules: secrets/\n', 'creation_rules is a string; expected a list of one rule per environment (docs/secrets.md)'],
+    ] as const) {
+      expect(scanForPlaintextSecrets(new Map([['.sops.yaml', text]])), JSON.stringify(text)).toEqual([{ file: '.sops.yaml', problem }]);
+    }
+  });
+
   it('names a file too large to read, with the limit, instead of skipping it', async () => {
     const dir = gitRepository({ 'dump.yaml': `# ${'x'.repeat(MAX_SCANNED_FILE_BYTES)}\n` });
     try {

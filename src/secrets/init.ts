@@ -2,14 +2,16 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { isMap, isSeq, parse, parseDocument, stringify } from 'yaml';
+import { type YAMLMap, type YAMLSeq, parse, stringify } from 'yaml';
 import type { Environment } from '../environments';
 import { RefusedError, UsageError } from '../base/errors';
 import { encryptedFileName, secretsPath } from '../contract/layout';
 import { type SecretSpec, secretCatalog, secretValues } from './catalog';
+import { sopsOutputProblems } from './encryption';
 import { secretManifest } from './layout';
 import { readBounded, readBoundedText } from './limits';
 import { Sops, type SopsTools, generateKey, publicKeyOf } from './sops';
+import { ENCRYPTED_REGEX, SOPS_CONFIG_FILE, type SopsConfig, creationRulePath, loadSopsConfig, ownRule, ruleProblems } from './sops-config';
 import {
   type GivenValues,
   generatePassword,
@@ -25,14 +27,6 @@ import {
 export function defaultAgeKeyFile(environment: string, home: string = os.homedir()): string {
   return path.join(home, '.config', 'platform-gitops', 'age', `${environment}.key`);
 }
-
-/** The path_regex of an environment's creation rule in `.sops.yaml`. */
-export function creationRulePath(environment: string): string {
-  return `secrets/${environment}/.+\\.sops\\.yaml$`;
-}
-
-/** The only keys SOPS encrypts: names, namespaces and types stay reviewable. */
-export const ENCRYPTED_REGEX = '^(data|stringData)$';
 
 /** The real path of `file`, resolving its nearest existing folder (the file may not exist yet). */
 function realPathOf(file: string): string {
@@ -117,13 +111,16 @@ function readValueFile(file: string, label: string): string {
   }
 }
 
-/** Reads `--set`/`--from-file` and PLATFORM_GITOPS_* variables into values by id; one error listing every problem. */
-function givenValues(options: InitOptions): GivenValues {
+/**
+ * Reads `--set`/`--from-file` and PLATFORM_GITOPS_* variables into values by id. A command line
+ * that cannot be read throws one UsageError listing every mistake; the problems of the values
+ * themselves (valueProblems) are added to `problems`, one line each.
+ */
+function givenValues(options: InitOptions, problems: string[]): GivenValues {
   const { environment } = options;
   const specs = new Map(secretValues(environment).map((spec) => [spec.id, spec]));
   const given = new Map<string, { value: string; from: string }>();
   const usage: string[] = [];
-  const problems: string[] = [];
   for (const spec of specs.values()) {
     if (spec.source === 'generated') continue;
     const variable = variableName(spec.id);
@@ -143,48 +140,58 @@ function givenValues(options: InitOptions): GivenValues {
       continue;
     }
     let value = text.slice(equals + 1);
+    let from: string = option;
     if (option === '--from-file') {
+      from = `--from-file ${value}`;
       try {
-        value = readValueFile(value, `--from-file ${value}`).replace(/\r?\n$/, '');
+        value = readValueFile(value, from).replace(/\r?\n$/, '');
       } catch (error) {
-        if (error instanceof RefusedError) {
-          problems.push(error.message);
-          continue;
-        }
-        usage.push(`--from-file ${name}: cannot read ${value} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+        problems.push(error instanceof RefusedError ? error.message : `${from}: ${name} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
         continue;
       }
     }
-    given.set(resolved.id!, { value, from: `${option} ${name}` });
+    given.set(resolved.id!, { value, from });
   }
-  if (usage.length > 0) throw new UsageError(`${environment.name}: ${usage.join('; ')}`);
+  if (usage.length === 1) throw new UsageError(`${environment.name}: ${usage[0]}`);
+  if (usage.length > 1) throw new UsageError(`${environment.name}: the command line cannot be read:\n${usage.map((problem) => `  - ${problem}`).join('\n')}`);
   for (const [id, { value, from }] of given) problems.push(...valueProblems(specs.get(id)!, value, from));
-  if (problems.length > 0) throw new RefusedError(`${environment.name}: ${problems.join('; ')}`);
   return given;
 }
 
-/** Sets the environment's recipient in `.sops.yaml` with the yaml document API (comments stay); whether it changed. */
+/** Every problem found, one line each: nothing was written. */
+function refuse(environment: string, problems: readonly string[]): RefusedError {
+  return new RefusedError(`${environment}: nothing written; fix these first:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+}
+
+/** `.sops.yaml` below `root`, or a RefusedError naming every problem of it. */
+function sopsConfigOf(root: string): SopsConfig {
+  const { config, problems } = loadSopsConfig(root);
+  if (config === undefined) throw new RefusedError(problems.length === 1 ? problems[0] : `${SOPS_CONFIG_FILE} cannot be used:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+  return config;
+}
+
+/**
+ * Sets the environment's recipient in `.sops.yaml` with the yaml document API (comments and
+ * the other rules stay as they are); whether it changed.
+ */
 export function writeRecipient(root: string, environment: string, publicKey: string): boolean {
-  const file = path.join(root, '.sops.yaml');
-  const text = readBoundedText(file, 'MAX_SOPS_CONFIG_BYTES', '.sops.yaml');
-  const document = parseDocument(text);
-  const rules = document.get('creation_rules');
-  const wanted = creationRulePath(environment);
-  const rule = isSeq(rules) ? rules.items.find((item) => isMap(item) && item.get('path_regex') === wanted) : undefined;
-  if (!isMap(rule)) throw new RefusedError(`.sops.yaml: no creation rule with path_regex "${wanted}" for ${environment}; add one (docs/secrets.md)`);
-  if (rule.get('encrypted_regex') !== ENCRYPTED_REGEX) {
-    throw new RefusedError(`.sops.yaml: the creation rule "${wanted}" must have encrypted_regex "${ENCRYPTED_REGEX}" (only data and stringData are encrypted)`);
+  const config = sopsConfigOf(root);
+  const own = ownRule(config, environment);
+  if (own === undefined) throw new RefusedError(`${SOPS_CONFIG_FILE}: no creation rule with path_regex "${creationRulePath(environment)}" for ${environment}; add one (docs/secrets.md)`);
+  if (own.encryptedRegex !== ENCRYPTED_REGEX) {
+    throw new RefusedError(`${SOPS_CONFIG_FILE}: the creation rule "${own.pathRegex}" must have encrypted_regex "${ENCRYPTED_REGEX}" (only data and stringData are encrypted)`);
   }
-  if (rule.get('age') === publicKey) return false;
+  if (own.age.length === 1 && own.age[0] === publicKey) return false;
+  const rule = (config.document.get('creation_rules') as YAMLSeq).items[own.index] as YAMLMap;
   rule.set('age', publicKey);
-  fs.writeFileSync(file, document.toString());
+  fs.writeFileSync(path.join(root, SOPS_CONFIG_FILE), config.document.toString());
   return true;
 }
 
-/** The environment's public key in `.sops.yaml`, if its rule has one. */
+/** The environment's public key in `.sops.yaml`, if its rule has one (several, comma-separated, if it names several). */
 export function recipientOf(root: string, environment: string): string | undefined {
-  const config = parse(readBoundedText(path.join(root, '.sops.yaml'), 'MAX_SOPS_CONFIG_BYTES', '.sops.yaml')) as { creation_rules?: Array<{ path_regex?: string; age?: string }> };
-  return config.creation_rules?.find((rule) => rule.path_regex === creationRulePath(environment))?.age;
+  const own = ownRule(sopsConfigOf(root), environment);
+  return own === undefined || own.age.length === 0 ? undefined : own.age.join(',');
 }
 
 /** A Secret read back from its decrypted file: its manifest (sops' metadata removed) and values. */
@@ -193,8 +200,8 @@ interface Decrypted {
   readonly values: Readonly<Record<string, string>>;
 }
 
-function readBack(sops: Sops, file: string, secret: SecretSpec): Decrypted {
-  const manifest = parse(sops.decrypt(file)) as Record<string, unknown> | null;
+function readBack(sops: Sops, file: string, text: string, secret: SecretSpec): Decrypted {
+  const manifest = parse(sops.decrypt(file, text)) as Record<string, unknown> | null;
   if (manifest === null || typeof manifest !== 'object' || manifest.kind !== 'Secret') throw new RefusedError(`${file}: decrypts to no Secret manifest`);
   delete manifest.sops;
   const values: Record<string, string> = {};
@@ -218,76 +225,91 @@ function readKey(file: string): string {
   return readBoundedText(file, 'MAX_KEY_FILE_BYTES');
 }
 
+/** A refusal's message, or undefined for an error that is no refusal (a bug: thrown as it is). */
+function refusalOf(error: unknown): string | undefined {
+  return error instanceof RefusedError ? error.message : undefined;
+}
+
 /**
  * `npm run secrets -- init <environment>`: the key pair, the recipient in `.sops.yaml`, and one
  * encrypted Secret manifest per catalog entry, each value generated once, given by a person
  * or read back; a file whose decrypted content would not change is not touched (sops
  * encrypts with fresh randomness, so rewriting it would change every byte).
+ *
+ * Everything that can be refused is checked before the first write: the values given, the
+ * key file, `.sops.yaml` (the rule sops uses for each file must be the environment's own),
+ * the values kept and generated. What sops writes is checked before it reaches the disk (the
+ * data key wrapped for the environment's key only, every value encrypted); a refusal then
+ * puts `.sops.yaml` and the key file back as they were and writes no file.
  */
 export function initEnvironment(options: InitOptions): InitReport {
   const { root, environment, keyFile, tools } = options;
+  const name = environment.name;
   checkKeyFileOutside(root, keyFile);
   const catalog = secretCatalog(environment);
   const rotate = options.rotate ?? [];
-  const unknown = rotate.filter((name) => !catalog.some((secret) => secret.name === name));
+  const unknown = rotate.filter((secret) => !catalog.some((candidate) => candidate.name === secret));
   if (unknown.length > 0) {
-    throw new UsageError(`--rotate ${unknown.join(', ')}: no such Secret in ${environment.name} (${catalog.map((secret) => secret.name).join(', ')})`);
+    throw new UsageError(`--rotate ${unknown.join(', ')}: no such Secret in ${name} (${catalog.map((secret) => secret.name).join(', ')})`);
   }
-  const given = givenValues(options);
+  const fileOf = (secret: SecretSpec) => `${secretsPath(name, secret.group)}/${encryptedFileName(secret.name)}`;
 
-  const fileOf = (secret: SecretSpec) => `${secretsPath(environment.name, secret.group)}/${encryptedFileName(secret.name)}`;
+  // 1. What can be refused without writing: values given, .sops.yaml, the key file.
+  const problems: string[] = [];
+  const given = givenValues(options, problems);
+  const { config, problems: configProblems } = loadSopsConfig(root);
+  problems.push(...configProblems);
   const present = catalog.map(fileOf).filter((file) => fs.existsSync(path.join(root, file)));
-  if (!fs.existsSync(keyFile) && !options.rotateKey && present.length > 0) {
-    throw new RefusedError(
-      `${environment.name}: there is no key ${keyFile}, but ${present.length} encrypted files exist (${present[0]}, ...), encrypted for ` +
-        `${recipientOf(root, environment.name) ?? 'the recipient in .sops.yaml'}. Put that environment's key there (or name it with --key-file), ` +
+  const keyExists = fs.existsSync(keyFile);
+  if (!keyExists && !options.rotateKey && present.length > 0) {
+    const configured = config === undefined ? undefined : ownRule(config, name)?.age.join(',');
+    problems.push(
+      `${name}: there is no key ${keyFile}, but ${present.length} encrypted files exist (${present[0]}, ...), encrypted for ` +
+        `${configured || 'the recipient in .sops.yaml'}. Put that environment's key there (or name it with --key-file), ` +
         'or start over with --rotate-key: a new key pair, generated values made anew, supplied ones given again',
     );
   }
-
-  let previous = '';
-  if (options.rotateKey && fs.existsSync(keyFile)) {
-    previous = readKey(keyFile);
+  let current = '';
+  let currentPublicKey: string | undefined;
+  if (keyExists) {
     try {
-      fs.writeFileSync(`${keyFile}.previous`, previous, { mode: 0o600, flag: 'wx' });
-    } catch {
-      throw new RefusedError(`${keyFile}.previous exists: move it away before --rotate-key replaces ${keyFile}`);
+      current = readKey(keyFile);
+      currentPublicKey = publicKeyOf(tools, keyFile);
+    } catch (error) {
+      if (refusalOf(error) === undefined) throw error;
+      problems.push(refusalOf(error)!);
     }
-    fs.rmSync(keyFile);
+    if (options.rotateKey && fs.existsSync(`${keyFile}.previous`)) problems.push(`${keyFile}.previous exists: move it away before --rotate-key replaces ${keyFile}`);
   }
-  let keyCreated = false;
-  if (!fs.existsSync(keyFile)) {
-    generateKey(tools, keyFile);
-    keyCreated = true;
-  }
-  // With --rotate-key the previous key still decrypts: values survive a key rotation.
-  const identities = `${readKey(keyFile).trim()}\n${previous}`;
-  const publicKey = publicKeyOf(tools, keyFile);
-  const configured = recipientOf(root, environment.name);
+  if (config !== undefined) problems.push(...ruleProblems(config, name, catalog.map(fileOf), { settingRecipient: true, recipient: options.rotateKey ? undefined : currentPublicKey }).map((problem) => `${SOPS_CONFIG_FILE}: ${problem}`));
+  if (problems.length > 0) throw refuse(name, problems);
 
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-sops-'));
   try {
-    const sops = new Sops(tools, root, identities, home);
-
-    // Existing values, read back. With --rotate-key a file no key can read is written anew.
+    // 2. Existing values, read back with the key (with --rotate-key: the key being replaced).
+    // With --rotate-key a file no key can read is written anew.
+    const reading = new Sops(tools, root, current, home);
     const decrypted = new Map<string, Decrypted>();
+    const texts = new Map<string, string>();
     for (const secret of catalog) {
       const file = fileOf(secret);
-      if (!fs.existsSync(path.join(root, file))) continue;
+      if (!present.includes(file)) continue;
       try {
-        decrypted.set(file, readBack(sops, file, secret));
+        const text = readBoundedText(path.join(root, file), 'MAX_ENCRYPTED_FILE_BYTES', file);
+        texts.set(file, text);
+        if (current === '') throw new RefusedError(`${file}: no key to decrypt it with`);
+        decrypted.set(file, readBack(reading, file, text, secret));
       } catch (error) {
+        if (refusalOf(error) === undefined) throw error;
         if (!options.rotateKey) {
           throw new RefusedError(
-            `${(error as Error).message} (${keyFile} holds the key of ${publicKey}; .sops.yaml names ${configured ?? 'no recipient'} for ${environment.name}; nothing was changed)`,
+            `${refusalOf(error)} (${keyFile} holds the key of ${currentPublicKey}; .sops.yaml names ${recipientOf(root, name) ?? 'no recipient'} for ${name}; nothing was changed)`,
           );
         }
       }
     }
-    // Only once the files are readable: a wrong key never reaches .sops.yaml.
-    const sopsConfigChanged = writeRecipient(root, environment.name, publicKey);
 
-    // Each value from its owner's key; copies that differ are reported and made equal.
+    // 3. Each value from its owner's key; copies that differ are reported and made equal.
     const existing = new Map<string, string>();
     const seenIn = new Map<string, string>();
     const reconciled: string[] = [];
@@ -305,29 +327,65 @@ export function initEnvironment(options: InitOptions): InitReport {
     }
 
     const rotated = new Set(catalog.filter((secret) => rotate.includes(secret.name)).flatMap(valueIdsOf));
-    const resolved = resolveValues(secretValues(environment), existing, given, rotated, options.generate ?? generatePassword);
-    const specs = new Map(secretValues(environment).map((spec) => [spec.id, spec]));
+    const values = secretValues(environment);
+    const resolved = resolveValues(values, existing, given, rotated, options.generate ?? generatePassword);
+    const specs = new Map(values.map((spec) => [spec.id, spec]));
 
+    // 4. The writes: the key pair, the recipient, then the files once sops' output is checked.
+    const originalConfig = readBoundedText(path.join(root, SOPS_CONFIG_FILE), 'MAX_SOPS_CONFIG_BYTES', SOPS_CONFIG_FILE);
+    let keyCreated = false;
+    const undo = () => {
+      fs.writeFileSync(path.join(root, SOPS_CONFIG_FILE), originalConfig);
+      if (keyCreated) fs.rmSync(keyFile, { force: true });
+      if (options.rotateKey && keyExists) fs.renameSync(`${keyFile}.previous`, keyFile);
+    };
+    if (options.rotateKey && keyExists) {
+      fs.writeFileSync(`${keyFile}.previous`, current, { mode: 0o600, flag: 'wx' });
+      fs.rmSync(keyFile);
+    }
     const written: string[] = [];
     const unchanged: string[] = [];
     const missing: InitReport['missing'][number][] = [];
-    for (const secret of catalog) {
-      const file = fileOf(secret);
-      const data = stringDataOf(secret, resolved.values);
-      if (data === undefined) {
-        const ids = [...new Set(valueIdsOf(secret))].filter((id) => !resolved.values.has(id));
-        missing.push({ file, keys: ids.map((id) => ({ id, what: specs.get(id)!.what, variable: variableName(id) })) });
-        continue;
+    const pending: Array<{ file: string; text: string }> = [];
+    let publicKey: string;
+    let sopsConfigChanged: boolean;
+    try {
+      if (!fs.existsSync(keyFile)) {
+        generateKey(tools, keyFile);
+        keyCreated = true;
       }
-      const manifest = secretManifest(secret, data);
-      const before = decrypted.get(file);
-      if (before !== undefined && isDeepStrictEqual(before.manifest, manifest) && isDeepStrictEqual(recipientsOf(root, file), [publicKey])) {
-        unchanged.push(file);
-        continue;
+      publicKey = publicKeyOf(tools, keyFile);
+      sopsConfigChanged = writeRecipient(root, name, publicKey);
+      const writing = new Sops(tools, root, readKey(keyFile), home);
+      const refused: string[] = [];
+      for (const secret of catalog) {
+        const file = fileOf(secret);
+        const data = stringDataOf(secret, resolved.values);
+        if (data === undefined) {
+          const ids = [...new Set(valueIdsOf(secret))].filter((id) => !resolved.values.has(id));
+          missing.push({ file, keys: ids.map((id) => ({ id, what: specs.get(id)!.what, variable: variableName(id) })) });
+          continue;
+        }
+        const manifest = secretManifest(secret, data);
+        const before = decrypted.get(file);
+        const text = texts.get(file);
+        // Unchanged only when it is also encrypted as it must be: a file written under a wrong rule is written anew.
+        if (before !== undefined && text !== undefined && isDeepStrictEqual(before.manifest, manifest) && sopsOutputProblems(file, text, name, publicKey).length === 0) {
+          unchanged.push(file);
+          continue;
+        }
+        const encrypted = writing.encrypt(file, stringify(manifest, { lineWidth: 0 }));
+        refused.push(...sopsOutputProblems(file, encrypted, name, publicKey));
+        pending.push({ file, text: encrypted });
       }
-      const encrypted = sops.encrypt(file, stringify(manifest, { lineWidth: 0 }));
+      if (refused.length > 0) throw refuse(name, refused);
+    } catch (error) {
+      undo();
+      throw error;
+    }
+    for (const { file, text } of pending) {
       fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
-      fs.writeFileSync(path.join(root, file), encrypted);
+      fs.writeFileSync(path.join(root, file), text);
       written.push(file);
     }
     return { keyCreated, publicKey, sopsConfigChanged, written, unchanged, missing, created: resolved.created, reconciled };
@@ -340,6 +398,8 @@ export function initEnvironment(options: InitOptions): InitReport {
  * `npm run secrets -- rotate-keys <environment>`: `sops updatekeys` on every encrypted file of
  * the environment, so each data key is wrapped for the recipients `.sops.yaml` names now.
  * Decrypting the data key needs a key it is wrapped for: the key file, plus `oldKeyFiles`.
+ * Refused, before any file changes, when the rule sops would use for a file is not the
+ * environment's own (sops would wrap the data keys for that rule's recipients).
  */
 export function rotateKeys(options: { root: string; environment: Environment; keyFile: string; oldKeyFiles?: readonly string[]; tools: SopsTools }): string[] {
   const { root, environment, tools } = options;
@@ -353,8 +413,17 @@ export function rotateKeys(options: { root: string; environment: Environment; ke
   const files = secretCatalog(environment)
     .map((secret) => `${secretsPath(environment.name, secret.group)}/${encryptedFileName(secret.name)}`)
     .filter((file) => fs.existsSync(path.join(root, file)));
+  const problems = ruleProblems(sopsConfigOf(root), environment.name, files).map((problem) => `${SOPS_CONFIG_FILE}: ${problem}`);
   // sops reads each file itself: each within MAX_ENCRYPTED_FILE_BYTES first.
-  for (const file of files) readBounded(path.join(root, file), 'MAX_ENCRYPTED_FILE_BYTES', file);
+  for (const file of files) {
+    try {
+      readBounded(path.join(root, file), 'MAX_ENCRYPTED_FILE_BYTES', file);
+    } catch (error) {
+      if (refusalOf(error) === undefined) throw error;
+      problems.push(refusalOf(error)!);
+    }
+  }
+  if (problems.length > 0) throw refuse(environment.name, problems);
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-sops-'));
   try {
     const sops = new Sops(tools, root, identities, home);

@@ -3,7 +3,10 @@ import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { git, isInWorkTree } from '../base/git';
 import { compareText } from '../base/text-order';
+import { ENVIRONMENT_ORDER } from '../environments';
+import { scannedEncryptionProblems } from './encryption';
 import { TooLargeError, largerThan, readBoundedText } from './limits';
+import { SOPS_CONFIG_FILE, parseSopsConfig } from './sops-config';
 
 /** What is not the project's own text when `root` is no git work tree: installed packages, git's store, build output. */
 const NOT_SCANNED = new Set(['node_modules', '.git', 'build', 'coverage', '.scratch']);
@@ -112,14 +115,25 @@ function secretsIn(node: unknown, found: SecretLike[] = []): SecretLike[] {
   return found;
 }
 
+/** Whether a parsed document is a file sops encrypted (its metadata at the top). */
+function isSopsEncrypted(value: unknown): boolean {
+  const sops = (value as { sops?: unknown } | null)?.sops;
+  return value !== null && typeof value === 'object' && sops !== null && typeof sops === 'object' && !Array.isArray(sops);
+}
+
 /**
- * Plaintext secret material in `files` (path -> text): private keys anywhere, and Kubernetes
+ * Plaintext secret material in `files` (path -> text): private keys anywhere; Kubernetes
  * Secrets (at any depth of a YAML document) with a non-empty, unencrypted value under `data`
- * or `stringData`; and files too large to read (ProjectFiles.tooLarge). Key-only templates
- * (every value empty) and SOPS-encrypted files pass.
+ * or `stringData`; `.sops.yaml` that sops cannot use, or whose first rule matching an
+ * environment's encrypted files is not that environment's own; encrypted files of
+ * `secrets/<environment>/` wrapped for other recipients than their rule names; and files too
+ * large to read (ProjectFiles.tooLarge). Key-only templates (every value empty) and
+ * SOPS-encrypted files pass.
  */
 export function scanForPlaintextSecrets(files: ReadonlyMap<string, string>): SecretFinding[] {
   const findings: SecretFinding[] = [];
+  // Encrypted files per environment, for the check against .sops.yaml.
+  const encrypted = new Map<string, Map<string, string>>();
   for (const [file, text] of files) {
     for (const [pattern, what] of KEY_MATERIAL) {
       if (pattern.test(text)) findings.push({ file, problem: `contains ${what}` });
@@ -127,16 +141,27 @@ export function scanForPlaintextSecrets(files: ReadonlyMap<string, string>): Sec
     if (!/\.ya?ml$/.test(file)) continue;
     for (const document of parseAllDocuments(text)) {
       if (document.errors.length > 0) continue;
-      for (const secret of secretsIn(document.toJS())) {
+      const value: unknown = document.toJS();
+      for (const secret of secretsIn(value)) {
         const keys = [...plaintextValues(secret.data), ...plaintextValues(secret.stringData)];
         if (keys.length > 0) {
           findings.push({ file, problem: `Secret ${secret.metadata?.name ?? '(unnamed)'} holds ${keys.join(', ')} in plaintext: encrypt it with sops` });
         }
       }
+      const environment = ENVIRONMENT_ORDER.find((name) => file.startsWith(`secrets/${name}/`));
+      if (environment !== undefined && isSopsEncrypted(value)) encrypted.set(environment, (encrypted.get(environment) ?? new Map()).set(file, text));
     }
+  }
+  const configText = files.get(SOPS_CONFIG_FILE);
+  if (configText !== undefined) {
+    const { config, problems } = parseSopsConfig(configText);
+    findings.push(...problems.map((problem) => ({ file: SOPS_CONFIG_FILE, problem })));
+    if (config !== undefined) for (const [environment, texts] of encrypted) findings.push(...scannedEncryptionProblems(config, environment, texts));
   }
   for (const file of (files as Partial<ProjectFiles>).tooLarge ?? []) {
     findings.push({ file, problem: `${largerThan('MAX_SCANNED_FILE_BYTES')}: not scanned; a file this large is no source or manifest, keep it out of git` });
   }
-  return findings;
+  // File by file, in the order given (each file's findings in the order found).
+  const order = new Map([...files.keys()].map((file, index) => [file, index]));
+  return findings.map((finding, index) => ({ finding, index })).sort((a, b) => (order.get(a.finding.file) ?? Infinity) - (order.get(b.finding.file) ?? Infinity) || a.index - b.index).map(({ finding }) => finding);
 }
