@@ -129,6 +129,38 @@ describe('no plaintext secret in git or dist/ (5.3)', () => {
 });
 
 describe('what the scan reads', () => {
+  const plaintext = (name: string) => `apiVersion: v1\nkind: Secret\nmetadata:\n  name: ${name}\nstringData:\n  password: hunter2\n`;
+
+  it('reads every YAML or JSON file, whatever its name says: .yml, .json, a backup copy, no extension', () => {
+    const files = new Map([
+      ['deploy/secret.yml', plaintext('yml')],
+      ['deploy/secret.json', JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'json' }, data: { token: 'dG9rZW4=' } }, null, 2)],
+      ['deploy/secret.yaml.bak', plaintext('backup')],
+      ['deploy/Secretfile', plaintext('no-extension')],
+      // Not YAML or JSON by name, and no Kubernetes object: never parsed.
+      ['docs/notes.md', plaintext('in-markdown')],
+    ]);
+    expect(scanForPlaintextSecrets(files)).toEqual([
+      { file: 'deploy/secret.yml', problem: 'Secret yml holds password in plaintext: encrypt it with sops' },
+      { file: 'deploy/secret.json', problem: 'Secret json holds token in plaintext: encrypt it with sops' },
+      { file: 'deploy/secret.yaml.bak', problem: 'Secret backup holds password in plaintext: encrypt it with sops' },
+      { file: 'deploy/Secretfile', problem: 'Secret no-extension holds password in plaintext: encrypt it with sops' },
+    ]);
+  });
+
+  it('treats a duplicated key as a finding, naming the file and the line: the value kept may be the plaintext one', () => {
+    const files = new Map([
+      ['secrets/local/database/database-admin.sops.yaml', `apiVersion: v1\nkind: Secret\nmetadata:\n  name: database-admin\nstringData:\n  password: ${ENC}\n  password: hunter2\nsops:\n  version: 3.9.0\n`],
+      ['dist/local/extra.json', '{\n  "apiVersion": "v1",\n  "kind": "Secret",\n  "metadata": {"name": "twice"},\n  "data": {"token": "", "token": "dG9rZW4="}\n}\n'],
+    ]);
+    expect(scanForPlaintextSecrets(files)).toEqual([
+      { file: 'secrets/local/database/database-admin.sops.yaml', problem: 'line 7: key "password" appears twice: a duplicated key can hide a plaintext value; remove one' },
+      { file: 'secrets/local/database/database-admin.sops.yaml', problem: 'Secret database-admin holds password in plaintext: encrypt it with sops' },
+      { file: 'dist/local/extra.json', problem: 'line 5: key "token" appears twice: a duplicated key can hide a plaintext value; remove one' },
+      { file: 'dist/local/extra.json', problem: 'Secret twice holds token in plaintext: encrypt it with sops' },
+    ]);
+  });
+
   it('finds an encrypted file whose recipients or rule are not its environment\'s own in .sops.yaml', () => {
     const own = 'age1w02pum02c9lrdwpmdfcaews3kzlwxjwfjyzqpmsw2hkr59zsza5qhu5jhh';
     const extra = 'age1eu5kex9ghyfnjxvmewgdwf0l5k8um7x5ckrurv6sp9zqdah7aspq708a99';

@@ -6,7 +6,7 @@ import { compareText } from '../base/text-order';
 import { ENVIRONMENT_ORDER } from '../environments';
 import { scannedEncryptionProblems } from './encryption';
 import { TooLargeError, largerThan, readBoundedText } from './limits';
-import { SOPS_CONFIG_FILE, parseSopsConfig } from './sops-config';
+import { SOPS_CONFIG_FILE, keyAt, parseSopsConfig } from './sops-config';
 
 /** What is not the project's own text when `root` is no git work tree: installed packages, git's store, build output. */
 const NOT_SCANNED = new Set(['node_modules', '.git', 'build', 'coverage', '.scratch']);
@@ -115,6 +115,93 @@ function secretsIn(node: unknown, found: SecretLike[] = []): SecretLike[] {
   return found;
 }
 
+/**
+ * Whether the scan reads `file` as Kubernetes objects, and how: its name says YAML or JSON
+ * (`.yaml`, `.yml`, `.json`, in any case, also before one more extension or a `~`: the backup
+ * copies `secret.yaml.bak`, `secret.json.orig`, `secret.yaml~`), or it has no extension at all
+ * (`Secretfile`, `.dockerconfigjson`). JSON is read as JSON first and as YAML when it is not
+ * strict JSON. Every other file is searched for key material only.
+ */
+export function objectFormat(file: string): 'yaml' | 'json' | undefined {
+  const name = path.posix.basename(file).replace(/~$/, '');
+  const named = /\.(ya?ml|json)(?:\.[^.]+)?$/i.exec(name);
+  if (named !== null) return named[1]!.toLowerCase() === 'json' ? 'json' : 'yaml';
+  return name.replace(/^\.+/, '').includes('.') ? undefined : 'yaml';
+}
+
+/** A duplicated key, where it is (1-based line). */
+interface DuplicateKey {
+  readonly key: string;
+  readonly line: number;
+}
+
+/**
+ * Duplicated keys of the objects of a JSON text that JSON.parse accepted (it keeps the last
+ * value of a key without a word): each key met again in the same object, with its line.
+ */
+function jsonDuplicateKeys(text: string): DuplicateKey[] {
+  const found: DuplicateKey[] = [];
+  // One entry per open object (its keys) or array (null).
+  const open: Array<Set<string> | null> = [];
+  let line = 1;
+  let expectingKey = false;
+  for (let index = 0; index < text.length; index++) {
+    const char = text[index];
+    if (char === '\n') line++;
+    else if (char === '{') {
+      open.push(new Set());
+      expectingKey = true;
+    } else if (char === '[') {
+      open.push(null);
+      expectingKey = false;
+    } else if (char === '}' || char === ']') open.pop();
+    else if (char === ',') expectingKey = open.at(-1) instanceof Set;
+    else if (char === '"') {
+      // Strict JSON: no raw line break inside a string; an escaped quote does not end it.
+      let end = index + 1;
+      while (end < text.length && text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+      if (expectingKey) {
+        const key = JSON.parse(text.slice(index, end + 1)) as string;
+        const keys = open.at(-1)!;
+        if (keys.has(key)) found.push({ key, line });
+        else keys.add(key);
+        expectingKey = false;
+      }
+      index = end;
+    }
+  }
+  return found;
+}
+
+/** The documents of a file the scan reads as objects: each one's value, and the duplicated keys that make it invalid. */
+function documentsOf(text: string, format: 'yaml' | 'json'): Array<{ value: unknown; duplicates: DuplicateKey[] }> {
+  if (format === 'json') {
+    try {
+      return [{ value: JSON.parse(text) as unknown, duplicates: jsonDuplicateKeys(text) }];
+    } catch {
+      // Not strict JSON (comments, several documents): YAML reads what it can.
+    }
+  }
+  const documents = parseAllDocuments(text);
+  if (!Array.isArray(documents)) return [];
+  // Only documents whose one fault is a duplicated key are read, with the last value of each key.
+  const lenient = documents.some((document) => document.errors.length > 0) ? parseAllDocuments(text, { uniqueKeys: false }) : documents;
+  return documents.flatMap((document, index) => {
+    const duplicates = document.errors.filter((error) => error.code === 'DUPLICATE_KEY');
+    if (duplicates.length < document.errors.length) return [];
+    const readable = Array.isArray(lenient) ? lenient[index] : undefined;
+    if (readable === undefined || readable.errors.length > 0) return [];
+    let value: unknown;
+    try {
+      value = readable.toJS();
+    } catch {
+      // An alias expanding beyond the yaml library's bound (maxAliasCount): no manifest a cluster takes.
+      return [];
+    }
+    return [{ value, duplicates: duplicates.map((error) => ({ key: keyAt(text, error.pos[0]), line: error.linePos?.[0].line ?? 0 })) }];
+  });
+}
+
 /** Whether a parsed document is a file sops encrypted (its metadata at the top). */
 function isSopsEncrypted(value: unknown): boolean {
   const sops = (value as { sops?: unknown } | null)?.sops;
@@ -122,9 +209,10 @@ function isSopsEncrypted(value: unknown): boolean {
 }
 
 /**
- * Plaintext secret material in `files` (path -> text): private keys anywhere; Kubernetes
- * Secrets (at any depth of a YAML document) with a non-empty, unencrypted value under `data`
- * or `stringData`; `.sops.yaml` that sops cannot use, or whose first rule matching an
+ * Plaintext secret material in `files` (path -> text): private keys anywhere; in every file
+ * read as Kubernetes objects (objectFormat), Secrets at any depth with a non-empty,
+ * unencrypted value under `data` or `stringData`, and any duplicated key (the value kept may be
+ * the plaintext one); `.sops.yaml` that sops cannot use, or whose first rule matching an
  * environment's encrypted files is not that environment's own; encrypted files of
  * `secrets/<environment>/` wrapped for other recipients than their rule names; and files too
  * large to read (ProjectFiles.tooLarge). Key-only templates (every value empty) and
@@ -138,10 +226,13 @@ export function scanForPlaintextSecrets(files: ReadonlyMap<string, string>): Sec
     for (const [pattern, what] of KEY_MATERIAL) {
       if (pattern.test(text)) findings.push({ file, problem: `contains ${what}` });
     }
-    if (!/\.ya?ml$/.test(file)) continue;
-    for (const document of parseAllDocuments(text)) {
-      if (document.errors.length > 0) continue;
-      const value: unknown = document.toJS();
+    const format = objectFormat(file);
+    // Text only: git's own test for a binary file is a NUL byte.
+    if (format === undefined || text.includes('\0')) continue;
+    for (const { value, duplicates } of documentsOf(text, format)) {
+      for (const { key, line } of duplicates) {
+        findings.push({ file, problem: `line ${line}: key "${key}" appears twice: a duplicated key can hide a plaintext value; remove one` });
+      }
       for (const secret of secretsIn(value)) {
         const keys = [...plaintextValues(secret.data), ...plaintextValues(secret.stringData)];
         if (keys.length > 0) {
