@@ -497,6 +497,66 @@ describe('.sops.yaml: the rule sops uses is the first whose path_regex matches',
   });
 });
 
+describe('values people give are checked before anything is written', () => {
+  it('refuses a control character in a value, naming the value and where it came from, all at once', async () => {
+    const dir = repositoryCopy();
+    const keyFile = path.join(keys, 'control', 'local.key');
+    try {
+      const before = treeContents(dir);
+      const valueFile = path.join(keys, 'control-password.txt');
+      fs.writeFileSync(valueFile, 'Abcdef-12\nsecond line\n');
+      const app = localApp().name;
+      const result = await runInProcess(
+        SECRETS,
+        ['init', 'local', '--root', dir, '--key-file', keyFile, '--set', `${smokeName(app)}.SMOKE_USERNAME=smoke\nX-Injected: 1`, '--from-file', `${databaseLoginSecret(app)}.password=${valueFile}`],
+        ROOT,
+        { PLATFORM_GITOPS_CHAT_WEBHOOK_URL: 'https://chat.example.com/hooks/1\r\nX-Injected: 1' },
+      );
+      expect(result.status).toBe(1);
+      expect(result.stderr.split('\n')).toEqual([
+        'secrets: local: nothing written; fix these first:',
+        `  - --from-file ${valueFile}: ${databaseLoginSecret(app)}.password holds a line feed (U+000A) at character 10: a value must be one line without control characters (it ends up in an environment variable, a header or a URL)`,
+        `  - --set: ${smokeName(app)}.SMOKE_USERNAME holds a line feed (U+000A) at character 6: a value must be one line without control characters (it ends up in an environment variable, a header or a URL)`,
+        '  - PLATFORM_GITOPS_CHAT_WEBHOOK_URL: chat-webhook.url holds a carriage return (U+000D) at character 33: a value must be one line without control characters (it ends up in an environment variable, a header or a URL)',
+        '',
+      ]);
+      expect(treeContents(dir)).toEqual(before);
+      expect(fs.existsSync(keyFile)).toBe(false);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('holds the database administrator and login passwords to SQL Server\'s password policy, given or generated', async () => {
+    const dir = repositoryCopy();
+    const keyFile = path.join(keys, 'weak', 'local.key');
+    try {
+      const before = treeContents(dir);
+      const app = localApp().name;
+      const result = await runInProcess(SECRETS, [
+        'init', 'local', '--root', dir, '--key-file', keyFile,
+        '--set', 'database-admin.password=password',
+        '--set', `${databaseLoginSecret(app)}.password=alllowercase1`,
+      ]);
+      expect(result.status).toBe(1);
+      const rule = "SQL Server's password policy: at least 8 and at most 128 characters, from three of upper-case letters, lower-case letters, digits and symbols";
+      expect(result.stderr).toContain(`  - --set: database-admin.password does not meet ${rule} (it has 8 characters, 1 kind)\n`);
+      expect(result.stderr).toContain(`  - --set: ${databaseLoginSecret(app)}.password does not meet ${rule} (it has 13 characters, 2 kinds)\n`);
+      expect(treeContents(dir)).toEqual(before);
+      expect(fs.existsSync(keyFile)).toBe(false);
+      // A generator that breaks the policy is refused the same way, before anything is written.
+      expect(() => init({ root: dir, keyFile, generate: () => 'Weak1' })).toThrow(`generated: database-admin.password does not meet ${rule} (it has 5 characters, 3 kinds)`);
+      expect(treeContents(dir)).toEqual(before);
+      // Three kinds of eight characters or more is enough.
+      expect(init({ root: dir, keyFile, assignments: [{ option: '--set', text: 'database-admin.password=Admin-pass' }] }).missing).toEqual([]);
+      expect(decrypt(dir, fileOf(local, 'database-admin'), keyFile).manifest.stringData.password).toBe('Admin-pass');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+});
+
 describe('every file init reads is bounded', () => {
   it('refuses a value file and a key file larger than their limits, naming the file and the limit', async () => {
     const dir = repositoryCopy();

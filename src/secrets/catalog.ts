@@ -36,6 +36,16 @@ export function secretGroups(environment: Environment): string[] {
 export type ValueSource = 'generated' | 'default' | 'supplied';
 
 /**
+ * What a value is, for the rules it must meet (src/secrets/values.ts, valueProblems):
+ * - `docker-config`: a docker config JSON with `auths` (may span lines, as JSON);
+ * - `webhook-url`: an `http(s)://` address, one line;
+ * - `sql-password`: a SQL Server login's password (SQL Server's password policy), one line;
+ * - `password`: any other password, one line;
+ * - `login-name`: a login name, one line.
+ */
+export type ValueFormat = 'docker-config' | 'webhook-url' | 'sql-password' | 'password' | 'login-name';
+
+/**
  * One value of an environment's secrets, held once and copied wherever it appears: the
  * broker user's password is the same in the broker's Secret, the application's and the
  * smoke test's.
@@ -45,6 +55,8 @@ export interface SecretValueSpec {
   readonly id: string;
   /** Who provides it. */
   readonly source: ValueSource;
+  /** What it is: the rules it must meet. */
+  readonly format: ValueFormat;
   /** What it is, for the report of missing values. */
   readonly what: string;
   /**
@@ -126,31 +138,33 @@ function brokerUsers(environment: Environment): string[] {
 /** The values of one environment's secrets, each defined once (twins refer to it by id). */
 export function secretValues(environment: Environment): readonly SecretValueSpec[] {
   const local = environment.name === 'local';
-  const supplied = (id: string, what: string, localDefault: string): SecretValueSpec =>
-    local ? { id, source: 'supplied', what, default: localDefault } : { id, source: 'supplied', what };
+  const supplied = (id: string, format: ValueFormat, what: string, localDefault: string): SecretValueSpec =>
+    local ? { id, source: 'supplied', format, what, default: localDefault } : { id, source: 'supplied', format, what };
   const values: SecretValueSpec[] = [
     // Applications pulling with a Secret of the same name share its value (one registry login).
     ...environment.applications.map((app) =>
-      supplied(keyId(app.image.pullSecret, DOCKER_CONFIG_KEY), `registry credentials for ${app.image.registry} (docker config JSON)`, ANONYMOUS_DOCKER_CONFIG),
+      supplied(keyId(app.image.pullSecret, DOCKER_CONFIG_KEY), 'docker-config', `registry credentials for ${app.image.registry} (docker config JSON)`, ANONYMOUS_DOCKER_CONFIG),
     ),
-    { id: keyId(DATABASE.adminSecret.name, DATABASE.adminSecret.key), source: 'generated', what: 'database administrator password' },
+    { id: keyId(DATABASE.adminSecret.name, DATABASE.adminSecret.key), source: 'generated', format: 'sql-password', what: 'database administrator password' },
     ...environment.applications.map(
-      (app): SecretValueSpec => ({ id: keyId(databaseLoginSecret(app.name), 'password'), source: 'generated', what: `password of the SQL login ${app.name}` }),
+      (app): SecretValueSpec => ({ id: keyId(databaseLoginSecret(app.name), 'password'), source: 'generated', format: 'sql-password', what: `password of the SQL login ${app.name}` }),
     ),
     ...brokerUsers(environment).map(
-      (user): SecretValueSpec => ({ id: keyId(brokerUserSecret(user), 'password'), source: 'generated', what: `password of the broker user ${user}` }),
+      (user): SecretValueSpec => ({ id: keyId(brokerUserSecret(user), 'password'), source: 'generated', format: 'password', what: `password of the broker user ${user}` }),
     ),
     ...environment.applications.flatMap((app): SecretValueSpec[] => [
-      { id: keyId(smokeName(app.name), SMOKE_VARIABLES.username), source: 'default', what: `application login of ${app.name}'s smoke test`, default: DEFAULT_SMOKE_USER },
-      { id: keyId(smokeName(app.name), SMOKE_VARIABLES.password), source: 'generated', what: `password of ${app.name}'s smoke test application login` },
+      { id: keyId(smokeName(app.name), SMOKE_VARIABLES.username), source: 'default', format: 'login-name', what: `application login of ${app.name}'s smoke test`, default: DEFAULT_SMOKE_USER },
+      { id: keyId(smokeName(app.name), SMOKE_VARIABLES.password), source: 'generated', format: 'password', what: `password of ${app.name}'s smoke test application login` },
     ]),
     supplied(
       keyId(ALERT_ROUTING.teamChat.secret.name, ALERT_ROUTING.teamChat.secret.key),
+      'webhook-url',
       'team chat webhook address',
       `${LOCAL_WEBHOOK_SINK}/${ALERT_ROUTING.teamChat.receiver}`,
     ),
     supplied(
       keyId(ALERT_ROUTING.onCall.secret.name, ALERT_ROUTING.onCall.secret.key),
+      'webhook-url',
       'on-call paging webhook address',
       `${LOCAL_WEBHOOK_SINK}/${ALERT_ROUTING.onCall.receiver}`,
     ),

@@ -154,7 +154,11 @@ function givenValues(options: InitOptions, problems: string[]): GivenValues {
   }
   if (usage.length === 1) throw new UsageError(`${environment.name}: ${usage[0]}`);
   if (usage.length > 1) throw new UsageError(`${environment.name}: the command line cannot be read:\n${usage.map((problem) => `  - ${problem}`).join('\n')}`);
-  for (const [id, { value, from }] of given) problems.push(...valueProblems(specs.get(id)!, value, from));
+  // In the order of the environment's values, whatever the order they were given in.
+  for (const spec of specs.values()) {
+    const person = given.get(spec.id);
+    if (person !== undefined) problems.push(...valueProblems(spec, person.value, person.from));
+  }
   return given;
 }
 
@@ -311,6 +315,7 @@ export function initEnvironment(options: InitOptions): InitReport {
 
     // 3. Each value from its owner's key; copies that differ are reported and made equal.
     const existing = new Map<string, string>();
+    const keptFrom = new Map<string, string>();
     const seenIn = new Map<string, string>();
     const reconciled: string[] = [];
     const owners = catalog.flatMap((secret) =>
@@ -322,6 +327,7 @@ export function initEnvironment(options: InitOptions): InitReport {
       if (value === undefined || value === '') continue;
       if (!existing.has(id)) {
         existing.set(id, value);
+        keptFrom.set(id, fileOf(secret));
         seenIn.set(id, `${secret.name}.${key}`);
       } else if (existing.get(id) !== value) reconciled.push(`${secret.name}.${key} (made equal to ${seenIn.get(id)})`);
     }
@@ -329,6 +335,15 @@ export function initEnvironment(options: InitOptions): InitReport {
     const rotated = new Set(catalog.filter((secret) => rotate.includes(secret.name)).flatMap(valueIdsOf));
     const values = secretValues(environment);
     const resolved = resolveValues(values, existing, given, rotated, options.generate ?? generatePassword);
+    // The values nobody gave in this run meet the same rules as given ones (those were checked above).
+    const created = new Set(resolved.created);
+    for (const spec of values) {
+      const value = resolved.values.get(spec.id);
+      if (value === undefined || given.has(spec.id)) continue;
+      const from = created.has(spec.id) ? (spec.source === 'generated' ? 'generated' : 'default') : keptFrom.get(spec.id)!;
+      problems.push(...valueProblems(spec, value, from));
+    }
+    if (problems.length > 0) throw refuse(name, problems);
     const specs = new Map(values.map((spec) => [spec.id, spec]));
 
     // 4. The writes: the key pair, the recipient, then the files once sops' output is checked.

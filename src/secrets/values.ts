@@ -76,24 +76,80 @@ export function valueIdOfKey(environment: Environment, secretKey: string): { id?
   return { id: spec.holds.value };
 }
 
-/** Problems with a value a person gave, by what the value is. */
+/**
+ * SQL Server's password policy (https://learn.microsoft.com/sql/relational-databases/security/password-policy):
+ * at least eight characters, at most 128, from three of the four categories Latin upper-case
+ * letters, Latin lower-case letters, base-10 digits and non-alphanumeric characters. The
+ * database administrator's password and every SQL login's must meet it, whoever chose them:
+ * SQL Server refuses a weaker one when the setup hook sets it, long after init said yes.
+ */
+export const SQL_SERVER_PASSWORD_POLICY = {
+  minLength: 8,
+  maxLength: 128,
+  kinds: 3,
+  rule: "SQL Server's password policy: at least 8 and at most 128 characters, from three of upper-case letters, lower-case letters, digits and symbols",
+} as const;
+
+/** How many of SQL Server's four kinds of character `password` holds. */
+function characterKinds(password: string): number {
+  return [/[A-Z]/, /[a-z]/, /[0-9]/, /[^A-Za-z0-9]/].filter((kind) => kind.test(password)).length;
+}
+
+/**
+ * Control characters (C0, DEL, C1) and the Unicode line and paragraph separators: a value
+ * holding one would break the line of an environment variable, an HTTP header or a URL it
+ * ends up in (a smoke credential, a webhook address), or smuggle another header in.
+ */
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/u;
+
+/** How a control character reads in a message: `a line feed (U+000A)`. */
+function describeCharacter(char: string): string {
+  const names: Record<string, string> = { '\n': 'a line feed', '\r': 'a carriage return', '\t': 'a tab', '\0': 'a NUL character', '\u2028': 'a line separator', '\u2029': 'a paragraph separator' };
+  const code = `U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+  return `${names[char] ?? 'a control character'} (${code})`;
+}
+
+/**
+ * Problems with a value, by what the value is (its format), one line each in the form
+ * `<from>: <id> <rule>`; `from` says where the value came from (`--set`, `--from-file <path>`,
+ * `PLATFORM_GITOPS_<SECRET>_<KEY>`, `generated`, or the encrypted file it was read back from).
+ */
 export function valueProblems(spec: SecretValueSpec, value: string, from: string): string[] {
-  if (value === '') return [`${spec.id} (${from}) is empty`];
-  if (spec.id.endsWith('..dockerconfigjson')) {
+  const problem = (rule: string) => [`${from}: ${spec.id} ${rule}`];
+  if (value === '') return problem('is empty');
+  if (spec.format === 'docker-config') {
+    // JSON: line breaks only between tokens, never inside a string (JSON.parse refuses those).
     try {
       const parsed = JSON.parse(value) as unknown;
       if (parsed === null || typeof parsed !== 'object' || typeof (parsed as { auths?: unknown }).auths !== 'object') {
-        return [`${spec.id} (${from}) must be a docker config JSON object with "auths", e.g. {"auths":{"registry.example.com":{"auth":"..."}}}`];
+        return problem('must be a docker config JSON object with "auths", e.g. {"auths":{"registry.example.com":{"auth":"..."}}}');
       }
     } catch {
-      return [`${spec.id} (${from}) is not JSON (a docker config, {"auths":{...}})`];
+      return problem('is not JSON (a docker config, {"auths":{...}})');
+    }
+    return [];
+  }
+  const control = CONTROL_CHARACTER.exec(value);
+  if (control !== null) {
+    const at = [...value.slice(0, control.index)].length + 1;
+    return problem(
+      `holds ${describeCharacter(control[0])} at character ${at}: a value must be one line without control characters (it ends up in an environment variable, a header or a URL)`,
+    );
+  }
+  if (spec.format === 'webhook-url' && !/^https?:\/\/[^\s/]+/.test(value)) return problem('must be an http:// or https:// address');
+  const problems: string[] = [];
+  if (spec.source === 'generated' && /[;'"{}=\s]/.test(value)) {
+    problems.push(...problem('holds a character the connection string or SQL cannot carry unquoted (; \' " { } = or a space)'));
+  }
+  if (spec.format === 'sql-password') {
+    const { minLength, maxLength, kinds, rule } = SQL_SERVER_PASSWORD_POLICY;
+    const length = [...value].length;
+    const held = characterKinds(value);
+    if (length < minLength || length > maxLength || held < kinds) {
+      problems.push(...problem(`does not meet ${rule} (it has ${length} characters, ${held} ${held === 1 ? 'kind' : 'kinds'})`));
     }
   }
-  if (/webhook\.url$/.test(spec.id) && !/^https?:\/\/[^\s/]+/.test(value)) return [`${spec.id} (${from}) must be an http:// or https:// address`];
-  if (spec.source === 'generated' && /[;'"{}=\s]/.test(value)) {
-    return [`${spec.id} (${from}) holds a character the connection string or SQL cannot carry unquoted (; ' " { } = or a space)`];
-  }
-  return [];
+  return problems;
 }
 
 /** What resolving an environment's values decided, value by value. */
