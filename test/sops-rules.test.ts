@@ -4,6 +4,7 @@ import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { CHART_WAVES } from '../src/contract/choices';
 import { loadEnvironments } from '../src/environments';
+import { checkEncryptedFiles } from '../src/secrets/encryption';
 import { expectedEncryptedFiles, secretsLayout } from '../src/secrets/layout';
 import { ENVIRONMENT_ORDER, ROOT } from './support';
 
@@ -82,5 +83,7 @@ describe('.sops.yaml creation rules (5.3)', () => {
       expect(secret.metadata.annotations['argocd.argoproj.io/sync-wave']).toBe(String(CHART_WAVES.secrets));
       for (const value of Object.values(secret.stringData)) expect(String(value), file).toMatch(/^ENC\[AES256_GCM,data:/);
     }
+    // The same, as the secrets workflow checks it (the first matching rule, the recipients, every value).
+    expect(checkEncryptedFiles(ROOT, environments)).toEqual([]);
   });
 });
