@@ -208,6 +208,7 @@ describe('npm run secrets', () => {
     const dir = temporaryDirectory();
     try {
       fs.cpSync(path.join(ROOT, 'secrets'), path.join(dir, 'secrets'), { recursive: true });
+      fs.cpSync(path.join(ROOT, '.sops.yaml'), path.join(dir, '.sops.yaml'));
       fs.rmSync(path.join(dir, 'secrets', 'staging', 'monitoring', 'chat-webhook.template.yaml'));
       fs.writeFileSync(path.join(dir, 'secrets', 'local', 'webapp', 'kustomization.yaml'), 'generators: [./secret-generator.yaml]\n');
       const drifted = await runInProcess(SECRETS, ['check', '--root', dir]);
@@ -228,10 +229,26 @@ describe('npm run secrets', () => {
     }
   });
 
+  it('fails check when the encrypted files do not hold what .sops.yaml promises (here: an empty .sops.yaml)', async () => {
+    const dir = temporaryDirectory();
+    try {
+      fs.cpSync(path.join(ROOT, 'secrets'), path.join(dir, 'secrets'), { recursive: true });
+      fs.cpSync(path.join(ROOT, '.sops.yaml'), path.join(dir, '.sops.yaml'));
+      fs.writeFileSync(path.join(dir, '.sops.yaml'), '');
+      const checked = await runInProcess(SECRETS, ['check', '--root', dir]);
+      expect(checked.status).toBe(1);
+      expect(checked.stderr).toContain('the encrypted Secrets are not what .sops.yaml promises');
+      expect(checked.stderr).toContain('.sops.yaml');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('fails check naming every template and encrypted file the catalog does not expect, which scaffold lists and leaves', async () => {
     const dir = temporaryDirectory();
     try {
       fs.cpSync(path.join(ROOT, 'secrets'), path.join(dir, 'secrets'), { recursive: true });
+      fs.cpSync(path.join(ROOT, '.sops.yaml'), path.join(dir, '.sops.yaml'));
       // What a removed application leaves behind (no catalog names these Secrets).
       const leftovers = [
         'secrets/local/broker/removed-app-broker-user.sops.yaml',

@@ -1,3 +1,5 @@
+import { checkEncryptedFiles } from '../secrets/encryption';
+import { readBoundedText } from '../secrets/limits';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ENVIRONMENT_ORDER, type Environment, loadEnvironments } from '../environments';
@@ -184,7 +186,7 @@ const CHECK = repositoryCommand('check [--root <dir>]', CHECK_HELP, (root, { roo
   const differences = [...layout]
     .filter(([file, content]) => {
       const target = path.join(root, file);
-      return !fs.existsSync(target) || fs.readFileSync(target, 'utf8') !== content;
+      return !fs.existsSync(target) || readBoundedText(target, 'MAX_ENCRYPTED_FILE_BYTES', file) !== content;
     })
     .map(([file]) => file);
   const stale = [...differences, ...retiredFiles(root)].sort();
@@ -197,7 +199,12 @@ const CHECK = repositoryCommand('check [--root <dir>]', CHECK_HELP, (root, { roo
     err('secrets/ holds files the catalog does not expect (they would still sync); remove them (git rm) and commit:\n');
     for (const file of unexpected) err(`  - ${file}\n`);
   }
-  if (stale.length > 0 || unexpected.length > 0) return 1;
+  const encryption = checkEncryptedFiles(root, environments);
+  if (encryption.length > 0) {
+    err('the encrypted Secrets are not what .sops.yaml promises (each environment\'s key alone, every value encrypted):\n');
+    for (const line of encryption) err(`  - ${line}\n`);
+  }
+  if (stale.length > 0 || unexpected.length > 0 || encryption.length > 0) return 1;
   out('secrets/ matches the catalog\n');
   return 0;
 });
