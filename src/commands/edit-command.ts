@@ -2,6 +2,7 @@ import { type Environment, loadEnvironments } from '../environments';
 import { readValuesTexts } from '../environments/values-file';
 import { type CommandDefinition, type CommandOptions, type CommandValues } from '../tooling/cli';
 import { applyEdit, type ValuesEdit } from '../release/release';
+import { withProjectLock } from '../release/edit-lock';
 import { describeResult } from '../release/report';
 
 /**
@@ -20,10 +21,13 @@ export function editCommand<O extends CommandOptions>(definition: {
     usage: definition.usage,
     options: definition.options,
     afterError: 'Nothing was written.',
-    run(values, _positionals, { root, out }) {
-      const edit = definition.plan(values, loadEnvironments(readValuesTexts(root)), root);
-      out(describeResult(applyEdit(root, edit)));
-      return 0;
+    run(values, _positionals, { root, out, err }) {
+      // Planned and applied under the project's lock: from the values as they are when it is held.
+      return withProjectLock(root, definition.name, (line) => err(`${definition.name}: ${line}\n`), (lock) => {
+        const edit = definition.plan(values, loadEnvironments(readValuesTexts(root)), root);
+        out(describeResult(applyEdit(root, edit, lock)));
+        return 0;
+      });
     },
   };
 }

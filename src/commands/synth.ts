@@ -2,6 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CDK8S_CLI_OUTPUT } from '../contract/layout';
 import { resolveOutdir } from '../synth/output-folder';
+import { RENDERED_DIR } from '../contract/layout';
+import { withProjectLock } from '../release/edit-lock';
 import { checkSynthesized, synthesize } from '../synth';
 import { type CommandDefinition } from '../tooling/cli';
 
@@ -50,7 +52,9 @@ export const SYNTH: CommandDefinition<typeof OPTIONS> = {
       out(`${shown} is up to date\n`);
       return 0;
     }
-    synthesize({ outdir, root });
+    // The project's own dist/ is written under its lock, as an edit writes it (src/release/edit-lock.ts).
+    if (path.resolve(outdir) !== path.join(root, RENDERED_DIR)) synthesize({ outdir, root });
+    else withProjectLock(root, 'synth', (line) => err(`synth: ${line}\n`), () => synthesize({ outdir, root }));
     return 0;
   },
 };

@@ -1,4 +1,3 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Document } from 'yaml';
 import { BLUE_GREEN, IMAGE_TAG_PATTERN } from '../contract/contract';
@@ -10,7 +9,8 @@ import { type Application, ENVIRONMENT_ORDER, type Environment, environmentNamed
 import { runningTagOf } from '../environments/running-tag';
 import { applicationValuesPath, readValuesTexts, ValuesFile } from '../environments/values-file';
 import { RefusedError, UsageError } from '../base/errors';
-import { synthesize } from '../synth';
+import { prepareSynthesis } from '../synth';
+import type { ProjectLock } from './edit-lock';
 
 /**
  * Changes of the running version (1.3 step 3) and the blue-green steps (1.4) as commands:
@@ -285,13 +285,14 @@ export function editedText(file: ValuesFile, edit: ValuesEdit): string {
 }
 
 /**
- * Apply a planned edit to the project at `root`: edit the values file in memory, validate
- * every environment with it and judge the blue-green step against HEAD; then write the new
- * values file to a temporary file beside it, render dist/ in this process and swap it in
- * (atomically), and only then rename the temporary file into place. Anything failing before
- * the rename removes the temporary file and leaves the project untouched.
+ * Apply a planned edit to the project at `root`, holding its lock: edit the values file in
+ * memory, validate every environment with it, judge the blue-green step against HEAD and
+ * render dist/ beside the old one; then write the values file whole, and then swap dist/ in.
+ * A failure before the values file is written leaves the project untouched; a failed swap
+ * writes the original values file back. A run killed between the two writes leaves the new
+ * values file, which the next command renders dist/ from (src/release/edit-lock.ts).
  */
-export function applyEdit(root: string, edit: ValuesEdit): ReleaseResult {
+export function applyEdit(root: string, edit: ValuesEdit, lock: ProjectLock): ReleaseResult {
   const distDir = path.join(root, RENDERED_DIR);
   if (edit.unchanged) return { edit, written: false, diff: { environments: [] } };
   const texts = readValuesTexts(root);
@@ -299,16 +300,20 @@ export function applyEdit(root: string, edit: ValuesEdit): ReleaseResult {
   if (original === undefined) throw new RefusedError(`${edit.file} does not exist`);
   const text = editedText(new ValuesFile(edit.file, original), edit);
   const before = readManifestTree(distDir);
-  const target = path.join(root, edit.file);
-  // Beside the values file (same filesystem, so the rename is atomic); not *.yaml, so no reader takes it for a values file.
-  const temporary = `${target}.${process.pid}.tmp`;
+  const prepared = prepareSynthesis({ outdir: distDir, root, texts: new Map([...texts, [edit.file, text]]) });
   try {
-    fs.writeFileSync(temporary, text);
-    synthesize({ outdir: distDir, root, texts: new Map([...texts, [edit.file, text]]) });
+    lock.intend(edit.file, text);
+    lock.writeWhole(edit.file, text);
   } catch (error) {
-    fs.rmSync(temporary, { force: true });
+    prepared.discard();
     throw error;
   }
-  fs.renameSync(temporary, target);
+  try {
+    prepared.swapIn();
+  } catch (error) {
+    prepared.discard();
+    lock.writeWhole(edit.file, original);
+    throw error;
+  }
   return { edit, written: true, diff: diffRenderedTrees(before, readManifestTree(distDir)) };
 }

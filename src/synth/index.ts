@@ -185,6 +185,23 @@ function readIfExists(file: string): string | undefined {
  * `outdir` must be a folder synth may replace (./output-folder.ts, `assertReplaceable`).
  */
 export function synthesize(options: SynthesizeOptions): void {
+  prepareSynthesis(options).swapIn();
+}
+
+/** A render waiting beside its output folder: swap it in, or discard it. */
+export interface PreparedSynthesis {
+  /** Replace the output folder with the render (one rename; the previous folder is removed after). */
+  swapIn(): void;
+  /** Remove the render; the output folder stays as it was. */
+  discard(): void;
+}
+
+/**
+ * Validate and render every environment into a temporary folder beside `outdir`, without
+ * touching `outdir`: an edit writes its values file between this and the swap, so that the
+ * values file is written first (src/release/edit-lock.ts says why).
+ */
+export function prepareSynthesis(options: SynthesizeOptions): PreparedSynthesis {
   const root = options.root ?? projectRoot();
   assertReplaceable(options.outdir, root);
   const { environments, platform } = loadInputs(options);
@@ -193,7 +210,10 @@ export function synthesize(options: SynthesizeOptions): void {
   // Through a link to a folder, the folder is replaced and the link kept.
   const outdir = outputFolder(options.outdir);
   const staging = renderToTemporary(environments, platform, outdir);
-  replaceDirectory(staging, outdir);
+  return {
+    swapIn: () => replaceDirectory(staging, outdir),
+    discard: () => fs.rmSync(staging, { recursive: true, force: true }),
+  };
 }
 
 /** The files of `outdir` that differ from a fresh render: changed, added or removed. */

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { RELEASE } from '../../src/commands/release';
 import { RENDERED_DIR } from '../../src/contract/layout';
+import { EDIT_DIR } from '../../src/release/edit-lock';
 import { commitCopy, dataCopy, newerTag } from '../project-copy';
 import { runInProcess, treeContents } from '../support';
 
@@ -54,7 +55,8 @@ afterEach(() => {
 describe('an edit command writes all or nothing', () => {
   it('leaves dist/ and the values files untouched when the values file cannot be written', async () => {
     const before = snapshot();
-    failing.write = new RegExp(`${path.sep}src${path.sep}environments${path.sep}`);
+    // The values file is written whole: a temporary file in the program's working folder, then renamed.
+    failing.write = new RegExp(`${path.sep}${EDIT_DIR.replace('.', '\\.')}${path.sep}`);
     const result = await runInProcess(RELEASE, ['--env', 'testing', '--tag', newerTag(root)], root);
     expect(result.status).toBe(1);
     expect(result.stderr).toContain('injected failure');
