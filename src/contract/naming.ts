@@ -1,4 +1,4 @@
-import { BLUE_GREEN, BROKER, PORTS } from './contract';
+import { BROKER, PORTS } from './contract';
 import { DATABASE, FLAGGER_LOAD_TESTER } from './choices';
 import { MONITORING_SELECTOR_LABEL } from './upstream';
 
@@ -58,16 +58,15 @@ export function migrationsName(application: string): string {
 }
 
 /**
- * Every name the platform derives from an application's name, with what it becomes; each
- * is an object name and the value of an `app` or `version` label, so each is held to the
- * 63 characters of a label value (src/environments/validate.ts checks them at the edge).
+ * Every name the platform derives from an application's name whatever its strategy, with
+ * what it becomes; each is an object name and the value of an `app` or `version` label, so
+ * each is held to the 63 characters of a label value (src/environments/validate.ts checks
+ * them at the edge, with the names each strategy derives: its `derivedNames` in
+ * src/strategies/<strategy>/values.ts).
  */
 export function derivedNames(application: string): ReadonlyArray<{ readonly name: string; readonly use: string }> {
   return [
     { name: application, use: 'Deployment, Service and label app' },
-    ...BLUE_GREEN.units.map((unit) => ({ name: unitName(application, unit), use: 'blue-green Deployment' })),
-    { name: primaryName(application), use: 'Flagger primary Deployment and its label app' },
-    { name: `${application}-canary`, use: 'Flagger canary Service' },
     { name: migrationsName(application), use: 'migrations Job and its label job-name' },
     { name: smokeName(application), use: 'smoke Job and its label app' },
     { name: tlsSecretName(application), use: 'TLS Secret' },
