@@ -13,6 +13,30 @@ export function imageReference(registry: string, project: string, application: s
   return `${registry}/${project}/${application}:${tag}`;
 }
 
+/** The parts of an image reference, `<repository>[:<tag>][@<digest>]`. */
+export interface ImageReferenceParts {
+  /** `<registry>/<path>`: a registry's port stays here. */
+  readonly repository: string;
+  /** The tag, when the reference names one. */
+  readonly tag?: string;
+  /** The digest (`<algorithm>:<hex>`), when the reference names one. */
+  readonly digest?: string;
+}
+
+/**
+ * An image reference read back into its parts (the inverse of imageReference): the tag
+ * follows the last `:` after the last `/`, so `registry:5000/app` has none, and a digest
+ * follows `@` (the distribution project's reference grammar, reference/regexp.go).
+ */
+export function parseImageReference(reference: string): ImageReferenceParts {
+  const at = reference.indexOf('@');
+  const named = at < 0 ? reference : reference.slice(0, at);
+  const digest = at < 0 ? {} : { digest: reference.slice(at + 1) };
+  const colon = named.lastIndexOf(':');
+  if (colon <= named.lastIndexOf('/')) return { repository: named, ...digest };
+  return { repository: named.slice(0, colon), tag: named.slice(colon + 1), ...digest };
+}
+
 /** The host of an `https://<host>` address. */
 export function hostOf(url: string): string {
   return new URL(url).hostname;

@@ -2,16 +2,26 @@ import type { Construct } from 'constructs';
 import { SINGLE_UNIT_VERSION } from '../contract/choices';
 import { ApplicationWorkload } from '../constructs/application-workload';
 import { imageReference } from '../contract/naming';
+import type { Application } from '../environments';
 import type { StrategyWorkloadProps } from './delivery-strategy';
+import type { OneDeploymentFields } from './strategy-values';
+
+export interface SingleUnitOptions {
+  /**
+   * Labels of the pods the Deployment's PodDisruptionBudget protects.
+   * @default - the Deployment's own pods
+   */
+  readonly disruptionBudgetLabels?: Readonly<Record<string, string>>;
+}
 
 /**
- * The one Deployment of rolling and canary: named after the application, at `image.tag`,
- * `replicas` pods (both validated present for these strategies).
+ * The one Deployment of a strategy that runs one (rolling, canary): named after the
+ * application, at `image.tag`, `replicas` pods.
  */
 export function singleUnitWorkload(
   scope: Construct,
-  { application, serviceAccount, environment }: StrategyWorkloadProps,
-  disruptionBudgetLabels?: Readonly<Record<string, string>>,
+  { application, serviceAccount, environment }: StrategyWorkloadProps<Application & OneDeploymentFields>,
+  options: SingleUnitOptions = {},
 ): ApplicationWorkload {
   const { image } = application;
   return new ApplicationWorkload(scope, 'workload', {
@@ -19,12 +29,12 @@ export function singleUnitWorkload(
     namespace: application.namespace,
     application: application.name,
     version: SINGLE_UNIT_VERSION,
-    image: imageReference(image.registry, image.project, application.name, image.tag!),
-    replicas: application.replicas!,
+    image: imageReference(image.registry, image.project, application.name, image.tag),
+    replicas: application.replicas,
     resources: application.resources,
     imagePullSecret: image.pullSecret,
     serviceAccount,
     environment,
-    ...(disruptionBudgetLabels === undefined ? {} : { disruptionBudgetLabels }),
+    ...options,
   });
 }
