@@ -1,3 +1,4 @@
+import type * as kplus from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import { SINGLE_UNIT_VERSION } from '../contract/choices';
 import { ApplicationWorkload } from '../constructs/application-workload';
@@ -12,6 +13,11 @@ export interface SingleUnitOptions {
    * @default - the Deployment's own pods
    */
   readonly disruptionBudgetLabels?: Readonly<Record<string, string>>;
+  /**
+   * How the Deployment replaces its pods.
+   * @default - a rolling update, maxUnavailable 1 and maxSurge 1 (8)
+   */
+  readonly strategy?: kplus.DeploymentStrategy;
 }
 
 /**
