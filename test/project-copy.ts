@@ -2,9 +2,9 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type Environment, loadEnvironments } from '../src/environments';
-import { runningTagOf } from '../src/environments/running-tag';
+import { compareTags } from '../src/strategies/strategy-values';
+import { runningTagOf } from '../src/strategies/values-registry';
 import { readValuesTexts } from '../src/environments/values-file';
-import { compareTags } from '../src/release/release';
 import { ROOT, temporaryDirectory } from './support';
 
 /** What a copy of the project needs to build, render and run its commands. */

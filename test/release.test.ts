@@ -8,7 +8,7 @@ import { RETIRE } from '../src/commands/retire';
 import { ROLLBACK } from '../src/commands/rollback';
 import { SWITCH } from '../src/commands/switch';
 import { SYNTH } from '../src/commands/synth';
-import { runningTagOf } from '../src/environments/running-tag';
+import { runningTagOf } from '../src/strategies/values-registry';
 import { applicationValuesPath, ValuesFile } from '../src/environments/values-file';
 import type { CommandDefinition } from '../src/tooling/cli';
 import { commitAll, commitCopy, copyEnvironments, dataCopy, newerTag as newerTagOf } from './project-copy';

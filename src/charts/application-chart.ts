@@ -11,9 +11,9 @@ import { DeploymentAlertRules } from '../constructs/deployment-alert-rules';
 import { DNS_PEER, NetworkPolicies } from '../constructs/network-policies';
 import { SchemaMigration } from '../constructs/schema-migration';
 import { SmokeHook } from '../constructs/smoke-hook';
-import { renderWorkloads } from '../strategies';
+import { renderWorkloads } from '../strategies/registry';
 import type { Application, Environment } from '../environments';
-import { newestTagOf } from '../environments/running-tag';
+import { newestTagOf } from '../strategies/values-registry';
 import { namespacePodSecurity } from '../contract/security-context';
 import { gatewayProxyName, hostOf, imageReference, migrationsName, primaryName, serviceAddress, smokeName, tlsSecretName, brokerClientSecret, databaseSecret } from '../contract/naming';
 

@@ -62,6 +62,11 @@ export interface ApplicationWorkloadProps {
    * @default - this Deployment's pods (its selector)
    */
   readonly disruptionBudgetLabels?: Readonly<Record<string, string>>;
+  /**
+   * How the Deployment replaces its pods.
+   * @default - a rolling update, ROLLING_UPDATE.maxUnavailable and ROLLING_UPDATE.maxSurge (8)
+   */
+  readonly strategy?: kplus.DeploymentStrategy;
 }
 
 /** A key of a Secret, referenced by name: the value never enters the manifest. */
@@ -76,7 +81,7 @@ export interface SecretKeyReference {
 export type EnvironmentValue = string | SecretKeyReference;
 
 /**
- * The application's Deployment (2.1, 2.2): RollingUpdate 1/1, port 8080 named `http`,
+ * The application's Deployment (2.1, 2.2): RollingUpdate 1/1 unless its strategy says otherwise, port 8080 named `http`,
  * liveness on /health and readiness on /ready, a restricted security context and an
  * explicit revision history for orchestrator-level rollback (1.5).
  */
@@ -97,10 +102,12 @@ export class ApplicationWorkload extends kplus.Deployment {
       // Progressing=False, which is what DeploymentFailed (2.4) watches.
       progressDeadline: Duration.seconds(WAITS_SECONDS.rolloutStatus),
       minReady: Duration.seconds(0),
-      strategy: kplus.DeploymentStrategy.rollingUpdate({
-        maxUnavailable: kplus.PercentOrAbsolute.absolute(ROLLING_UPDATE.maxUnavailable),
-        maxSurge: kplus.PercentOrAbsolute.absolute(ROLLING_UPDATE.maxSurge),
-      }),
+      strategy:
+        props.strategy ??
+        kplus.DeploymentStrategy.rollingUpdate({
+          maxUnavailable: kplus.PercentOrAbsolute.absolute(ROLLING_UPDATE.maxUnavailable),
+          maxSurge: kplus.PercentOrAbsolute.absolute(ROLLING_UPDATE.maxSurge),
+        }),
       serviceAccount: props.serviceAccount,
       automountServiceAccountToken: false,
       dockerRegistryAuth: kplus.Secret.fromSecretName(scope, `${id}PullSecret`, props.imagePullSecret),

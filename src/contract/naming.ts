@@ -1,4 +1,4 @@
-import { BLUE_GREEN, BROKER, PORTS } from './contract';
+import { BROKER, PORTS } from './contract';
 import { DATABASE, FLAGGER_LOAD_TESTER } from './choices';
 import { MONITORING_SELECTOR_LABEL } from './upstream';
 
@@ -11,6 +11,30 @@ import { MONITORING_SELECTOR_LABEL } from './upstream';
 /** 2.1: `<registry>/<project>/<application>:<tag>`. */
 export function imageReference(registry: string, project: string, application: string, tag: string): string {
   return `${registry}/${project}/${application}:${tag}`;
+}
+
+/** The parts of an image reference, `<repository>[:<tag>][@<digest>]`. */
+export interface ImageReferenceParts {
+  /** `<registry>/<path>`: a registry's port stays here. */
+  readonly repository: string;
+  /** The tag, when the reference names one. */
+  readonly tag?: string;
+  /** The digest (`<algorithm>:<hex>`), when the reference names one. */
+  readonly digest?: string;
+}
+
+/**
+ * An image reference read back into its parts (the inverse of imageReference): the tag
+ * follows the last `:` after the last `/`, so `registry:5000/app` has none, and a digest
+ * follows `@` (the distribution project's reference grammar, reference/regexp.go).
+ */
+export function parseImageReference(reference: string): ImageReferenceParts {
+  const at = reference.indexOf('@');
+  const named = at < 0 ? reference : reference.slice(0, at);
+  const digest = at < 0 ? {} : { digest: reference.slice(at + 1) };
+  const colon = named.lastIndexOf(':');
+  if (colon <= named.lastIndexOf('/')) return { repository: named, ...digest };
+  return { repository: named.slice(0, colon), tag: named.slice(colon + 1), ...digest };
 }
 
 /** The host of an `https://<host>` address. */
@@ -58,16 +82,15 @@ export function migrationsName(application: string): string {
 }
 
 /**
- * Every name the platform derives from an application's name, with what it becomes; each
- * is an object name and the value of an `app` or `version` label, so each is held to the
- * 63 characters of a label value (src/environments/validate.ts checks them at the edge).
+ * Every name the platform derives from an application's name whatever its strategy, with
+ * what it becomes; each is an object name and the value of an `app` or `version` label, so
+ * each is held to the 63 characters of a label value (src/environments/validate.ts checks
+ * them at the edge, with the names each strategy derives: its `derivedNames` in
+ * src/strategies/<strategy>/values.ts).
  */
 export function derivedNames(application: string): ReadonlyArray<{ readonly name: string; readonly use: string }> {
   return [
     { name: application, use: 'Deployment, Service and label app' },
-    ...BLUE_GREEN.units.map((unit) => ({ name: unitName(application, unit), use: 'blue-green Deployment' })),
-    { name: primaryName(application), use: 'Flagger primary Deployment and its label app' },
-    { name: `${application}-canary`, use: 'Flagger canary Service' },
     { name: migrationsName(application), use: 'migrations Job and its label job-name' },
     { name: smokeName(application), use: 'smoke Job and its label app' },
     { name: tlsSecretName(application), use: 'TLS Secret' },

@@ -4,7 +4,7 @@ import type { Application, Environment } from './schema';
 import { validateEnvironments } from './validate';
 import { readValuesTexts, type ValuesTexts } from './values-file';
 
-export type { Application, Environment, Strategy, Resources, EnvironmentValuesInput, ApplicationValuesInput } from './schema';
+export type { Application, ApplicationOf, Environment, Strategy, Resources, EnvironmentValuesInput, ApplicationValuesInput } from './schema';
 
 /** 1.2: the promotion order. Promotion moves a version one step to the right. */
 export const ENVIRONMENT_ORDER = ['local', 'testing', 'staging', 'production'] as const;

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { BLUE_GREEN } from '../contract/contract';
+import { checkWorkload, STRATEGY_SCHEMAS, STRATEGY_TYPES, type StrategyType, type Workload, workloadFieldDescription } from '../strategies/values-registry';
 import { infrastructureSchema } from './infrastructure-schema';
 import { aclSchema, brokerSchema, databaseSchema, SQL_DATABASE_NAME } from './data-services-schema';
 import { dnsLabel, imageTag, namespaceName, resourcesSchema } from './fields';
@@ -11,8 +11,10 @@ export { imageTag, resourcesSchema };
  * The zod schemas of the values files (src/environments/<environment>/): `environment.yaml`
  * (what is not an application's: status, infrastructure, data services) and
  * `<application>.yaml` (one application in that environment). The only place where what a
- * person writes is checked; rules spanning files are in validate.ts. Every message is a
- * rule ("must ..."), so that the formatted error reads `<file>:<line>: <field> <value> <rule>`.
+ * person writes is checked; the `strategy:` section and the fields that go with it come from
+ * each strategy's values module (src/strategies/values-registry.ts), rules spanning files are
+ * in validate.ts. Every message is a rule ("must ..."), so that the formatted error reads
+ * `<file>:<line>: <field> <value> <rule>`.
  */
 
 const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)+$/;
@@ -40,64 +42,9 @@ const baseUrl = z.string({ error: 'is required and must be a string' }).superRef
 /** Operations a broker user is granted when its ACLs are left out: the application reads and writes its topics. */
 export const DEFAULT_APPLICATION_ACL_OPERATIONS = ['Read', 'Write', 'Describe'] as const;
 
-const blueGreenUnit = (unit: string) =>
-  z
-    .strictObject({ tag: imageTag.meta({ description: `Image tag the ${unit} unit runs, v<major>.<minor>.<patch>.` }) })
-    .meta({ description: `The ${unit} unit: its own Deployment of ${BLUE_GREEN.replicasPerUnit} pods. Default: not rendered.` })
-    .optional();
-const unitName = z.enum(BLUE_GREEN.units, { error: `must be one of ${BLUE_GREEN.units.join(', ')}` });
-
-const rollingStrategy = z.strictObject({
-  type: z.literal('rolling').meta({ description: 'Rolling update: the Deployment replaces its pods a few at a time.' }),
-});
-
-const blueGreenStrategy = z.strictObject({
-  type: z.literal('blue-green').meta({ description: 'Blue-green: two units side by side; the Service selects the active one.' }),
-  blueGreen: z
-    .strictObject({
-      active: unitName.meta({ description: `The unit the Service selects (${BLUE_GREEN.units.join(' or ')}); it must be rendered.` }),
-      units: z
-        .strictObject({ blue: blueGreenUnit('blue'), green: blueGreenUnit('green') })
-        .meta({ description: 'The units rendered side by side, each with its own image tag; at least one.' }),
-    })
-    .meta({ description: 'Which units run and which one serves.' })
-    .superRefine((blueGreen, ctx) => {
-      const rendered = BLUE_GREEN.units.filter((unit) => blueGreen.units[unit] !== undefined);
-      if (rendered.length === 0) {
-        ctx.addIssue({ code: 'custom', path: ['units'], input: blueGreen.units, message: 'must render at least one unit (blue or green)' });
-      } else if (!rendered.includes(blueGreen.active)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['active'],
-          input: blueGreen.active,
-          message: `is not one of the rendered units (${rendered.join(', ')})`,
-        });
-      }
-    }),
-});
-
-const canaryStrategy = z.strictObject({
-  type: z.literal('canary').meta({ description: "Canary: Flagger shifts traffic to the new version step by step while its metrics hold." }),
-  canary: z
-    .strictObject({
-      loadTest: z
-        .boolean({ error: 'must be true or false' })
-        .meta({
-          description:
-            "Send synthetic traffic from Flagger's load tester during analysis, so that an idle environment " +
-            'still produces the request metrics the thresholds read. Default: false.',
-        })
-        .optional(),
-    })
-    .meta({ description: 'Settings of the canary analysis. Default: every setting at its default.' })
-    .optional(),
-});
-
-export const STRATEGY_TYPES = ['rolling', 'blue-green', 'canary'] as const;
-export type StrategyType = (typeof STRATEGY_TYPES)[number];
-
+/** The `strategy:` section: one branch per delivery strategy of the registry (src/strategies/values-registry.ts). */
 const strategySchema = z
-  .discriminatedUnion('type', [rollingStrategy, blueGreenStrategy, canaryStrategy], {
+  .discriminatedUnion('type', STRATEGY_SCHEMAS, {
     error: (issue) => (issue.code === 'invalid_union' ? `must be one of ${STRATEGY_TYPES.join(', ')}` : undefined),
   })
   .meta({ description: `How a new version reaches the pods (1.4): type is one of ${STRATEGY_TYPES.join(', ')}.` });
@@ -144,11 +91,7 @@ export const applicationValuesSchema = z
       .number({ error: 'must be a number' })
       .int({ error: 'must be a whole number' })
       .min(1, { error: 'must be at least 1' })
-      .meta({
-        description:
-          'Pods of the Deployment: required with the rolling and canary strategies; left out with blue-green, ' +
-          `where each unit runs ${BLUE_GREEN.replicasPerUnit}.`,
-      })
+      .meta({ description: workloadFieldDescription('replicas', 'Pods of the Deployment') })
       .optional(),
     resources: resourcesSchema.meta({ description: "Requests and limits of the application's container." }),
     image: z
@@ -161,13 +104,7 @@ export const applicationValuesSchema = z
           .string({ error: 'is required and must be a string' })
           .regex(IMAGE_PATH, { error: 'must be a registry project path such as "platform"' })
           .meta({ description: 'Project path inside the registry, e.g. "platform"; the image is <registry>/<project>/<application>.' }),
-        tag: imageTag
-          .meta({
-            description:
-              'The running version, v<major>.<minor>.<patch>: required with the rolling and canary strategies; ' +
-              'left out with blue-green, whose units carry their own tags.',
-          })
-          .optional(),
+        tag: imageTag.meta({ description: workloadFieldDescription('tag', 'The running version, v<major>.<minor>.<patch>') }).optional(),
         pullSecret: dnsLabel.meta({ description: 'Secret in the application namespace holding the registry credentials (5.3).' }),
       })
       .meta({ description: "Where the application's image comes from." }),
@@ -211,42 +148,14 @@ export const applicationValuesSchema = z
       })
       .optional(),
   })
-  .superRefine((app, ctx) => {
-    const blueGreen = app.strategy.type === 'blue-green';
-    if (blueGreen && app.image.tag !== undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['image', 'tag'],
-        input: app.image.tag,
-        message: 'must be left out with the blue-green strategy: each unit in strategy.blueGreen.units carries its tag',
-      });
-    }
-    if (blueGreen && app.replicas !== undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['replicas'],
-        input: app.replicas,
-        message: `must be left out with the blue-green strategy: each unit runs ${BLUE_GREEN.replicasPerUnit} pods (contract 2.1)`,
-      });
-    }
-    if (!blueGreen && app.replicas === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['replicas'],
-        input: undefined,
-        message: `is required with the ${app.strategy.type} strategy and must be a whole number of at least 1`,
-      });
-    }
-    if (!blueGreen && app.image.tag === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['image', 'tag'],
-        input: undefined,
-        message: `is required with the ${app.strategy.type} strategy and must look like v<major>.<minor>.<patch>`,
-      });
-    }
-  })
-  .meta({ description: 'One application in one environment; the file name is the application name.' });
+  .meta({ description: 'One application in one environment; the file name is the application name.' })
+  // The fields that go with the strategy, by its own rules: the output is one variant per strategy.
+  .transform((app, ctx) => {
+    const checked = checkWorkload(app);
+    if (checked.issues === undefined) return checked.values;
+    for (const issue of checked.issues) ctx.issues.push({ code: 'custom', path: [...issue.path], input: issue.input, message: issue.message });
+    return z.NEVER;
+  });
 
 /** What a person writes in `environment.yaml`. */
 export type EnvironmentValuesInput = z.input<typeof environmentValuesSchema>;
@@ -256,20 +165,18 @@ export type ApplicationValuesInput = z.input<typeof applicationValuesSchema>;
 export type ApplicationValues = z.output<typeof applicationValuesSchema>;
 
 
-/** One application in one environment, validated, as charts and constructs receive it. */
-export interface Application {
+/** What every application has, whatever its strategy. */
+interface ApplicationCommon {
   /** Application name: its values file's name; Deployment, Service, Gateway and label `app` (2.1). */
   readonly name: string;
   /** Its own namespace (unique in the environment). */
   readonly namespace: string;
   /** `https://<host>`, its own host. */
   readonly url: string;
-  /** Pods of the Deployment (rolling, canary); absent with blue-green. */
-  readonly replicas?: number;
   readonly resources: Resources;
-  readonly image: ApplicationValues['image'];
+  /** Where its image comes from; the tag that goes with the strategy is the Workload's. */
+  readonly image: Omit<ApplicationValues['image'], 'tag'>;
   readonly tls: ApplicationValues['tls'];
-  readonly strategy: Strategy;
   /** Its database on the environment's SQL Server; the SQL login is the application's name. */
   readonly database: { readonly name: string };
   /** Its broker user, named after it. */
@@ -277,6 +184,17 @@ export interface Application {
   /** Its values file and the line of each field there: later rules (a blue-green step) name the line. */
   readonly source: ValuesSource;
 }
+
+/**
+ * One application in one environment, validated, as charts and constructs receive it: one
+ * variant per strategy (`strategy.type`), each with the `replicas` and `image.tag` its
+ * strategy has (a number and a tag with rolling and canary; none with blue-green, whose
+ * units carry theirs).
+ */
+export type Application = ApplicationCommon & Workload;
+
+/** The applications in the strategy `type`. */
+export type ApplicationOf<Type extends StrategyType> = Extract<Application, { readonly strategy: { readonly type: Type } }>;
 
 /** A broker user: its name, ACLs and consumer group. */
 export type BrokerUserConfig = EnvironmentValues['broker']['users'][number];
@@ -292,5 +210,5 @@ export interface Environment extends EnvironmentValues {
   /** Every application of the environment, sorted by name; at least one. */
   readonly applications: readonly Application[];
 }
-export type Strategy = ApplicationValues['strategy'];
+export type Strategy = z.output<typeof strategySchema>;
 export type Resources = z.output<typeof resourcesSchema>;

@@ -4,6 +4,7 @@ import { GITOPS_CHART_ID, PLATFORM_CHART_IDS, ROOT_APPLICATION } from '../contra
 import { ConfigError } from '../base/errors';
 import { derivedNames, gatewayProxyName, INFRASTRUCTURE_RELEASE_NAMES } from '../contract/naming';
 import { compareText } from '../base/text-order';
+import { strategyDerivedNames } from '../strategies/values-registry';
 import { issuerName } from './infrastructure-schema';
 import {
   type Application,
@@ -103,7 +104,7 @@ function applicationNameProblems(file: ValuesFile, name: string): string[] {
         `the infrastructure release ${gatewayProxyName(name)} names its own objects so (${releases.join(', ')} are taken)`,
     ];
   }
-  const tooLong = derivedNames(name).filter((derived) => derived.name.length > KUBERNETES_LIMITS.labelValue);
+  const tooLong = [...derivedNames(name), ...strategyDerivedNames(name)].filter((derived) => derived.name.length > KUBERNETES_LIMITS.labelValue);
   if (tooLong.length === 0) return [];
   const longest = tooLong.reduce((a, b) => (b.name.length > a.name.length ? b : a));
   const fits = KUBERNETES_LIMITS.labelValue - (longest.name.length - name.length);
@@ -301,16 +302,11 @@ export function validateEnvironments(order: readonly string[], texts: ValuesText
         complete = false;
         continue;
       }
-      const { namespace, url, replicas, resources, image, tls, strategy } = application;
+      // Every field as validated (the ones that go with the strategy included), with the defaults of the rest.
+      const { database: _database, broker: _broker, ...fields } = application;
       applications.push({
         name: applicationName,
-        namespace,
-        url,
-        ...(replicas === undefined ? {} : { replicas }),
-        resources,
-        image,
-        tls,
-        strategy,
+        ...fields,
         database: { name: databaseName },
         broker: {
           name: applicationName,

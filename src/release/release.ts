@@ -1,55 +1,37 @@
 import * as path from 'node:path';
 import type { Document } from 'yaml';
-import { BLUE_GREEN, IMAGE_TAG_PATTERN } from '../contract/contract';
+import { IMAGE_TAG_PATTERN } from '../contract/contract';
 import { hasCommittedHead, readCommittedFiles, git } from '../base/git';
 import { readManifestTree } from '../base/manifest-files';
 import { RENDERED_DIR } from '../contract/layout';
 import { diffRenderedTrees, type RenderedDiff } from '../diff/rendered-diff';
 import { type Application, ENVIRONMENT_ORDER, type Environment, environmentNamed, selectApplication } from '../environments';
-import { runningTagOf } from '../environments/running-tag';
+import { compareTags, type EditTarget, type FieldEdit, type StepName } from '../strategies/strategy-values';
+import { runningTagIn, runningTagOf, strategiesWithStep, strategyValuesOf } from '../strategies/values-registry';
 import { applicationValuesPath, readValuesTexts, ValuesFile } from '../environments/values-file';
 import { RefusedError, UsageError } from '../base/errors';
 import { prepareSynthesis } from '../synth';
 import type { ProjectLock } from './edit-lock';
 
 /**
- * Changes of the running version (1.3 step 3) and the blue-green steps (1.4) as commands:
- * each is one edit of one application values file, made with the yaml document API (every
- * comment and line not edited stays as written), validated and rendered in this process
- * before the file is written.
+ * Changes of the running version (1.3 step 3) and the steps of a strategy (1.4: blue-green's
+ * switch and retire) as commands: each is one edit of one application values file, the field
+ * the application's strategy names (src/strategies/<strategy>/values.ts), made with the yaml
+ * document API (every comment and line not edited stays as written), validated and rendered
+ * in this process before the file is written.
  */
 
-type Unit = (typeof BLUE_GREEN.units)[number];
-
-/** One edit of one values file. */
-export interface ValuesEdit {
+/** One edit of one values file: the field its application's strategy names, in its file. */
+export interface ValuesEdit extends FieldEdit {
   readonly environment: string;
   /** The application whose values file is edited. */
   readonly application: string;
   /** The values file, relative to the project root. */
   readonly file: string;
-  /** Field path inside the file, e.g. `['image', 'tag']`. */
-  readonly path: readonly string[];
-  /** The new value, or undefined to remove the field (a retired blue-green unit). */
-  readonly value: string | undefined;
-  /** True when the file already says it: nothing to write. */
-  readonly unchanged: boolean;
-  /** One line for people: what runs where after the change. */
-  readonly summary: string;
 }
 
 function checkTag(tag: string, option: string): void {
   if (!IMAGE_TAG_PATTERN.test(tag)) throw new UsageError(`${option} "${tag}" must look like v<major>.<minor>.<patch>`);
-}
-
-/** Negative when `a` is older than `b` (both `v<major>.<minor>.<patch>`). */
-export function compareTags(a: string, b: string): number {
-  const [x, y] = [a, b].map((tag) => tag.slice(1).split('.').map(Number)) as [number[], number[]];
-  return x[0]! - y[0]! || x[1]! - y[1]! || x[2]! - y[2]!;
-}
-
-function otherUnit(unit: Unit): Unit {
-  return unit === 'blue' ? 'green' : 'blue';
 }
 
 /** An application in an environment: what an edit command acts on. */
@@ -78,17 +60,19 @@ function label({ environment, application }: Target): string {
   return environment.applications.length > 1 ? `${environment.name}/${application.name}` : environment.name;
 }
 
-function blueGreenOf(target: Target, command: string) {
-  const { strategy } = target.application;
-  if (strategy.type !== 'blue-green') {
-    throw new RefusedError(`${label(target)} uses the ${strategy.type} strategy; \`${command}\` is a step of blue-green only`);
-  }
-  return strategy.blueGreen;
+/** How the strategy's summaries and hints name the target. */
+function editTarget(target: Target): EditTarget {
+  return { label: label(target), options: commandTarget(target) };
+}
+
+/** The strategy's field edit as an edit of the target's values file. */
+function valuesEdit(target: Target, edit: FieldEdit): ValuesEdit {
+  return { environment: target.environment.name, application: target.application.name, file: fileOf(target), ...edit };
 }
 
 /**
- * The edit that makes `environment` run `tag`: `image.tag` for rolling and canary; for
- * blue-green the inactive unit's tag (the unit is added when absent), so that the new
+ * The edit that makes `environment` run `tag`, as its application's strategy makes it: for
+ * rolling and canary `image.tag`; for blue-green the inactive unit's tag, so that the new
  * version comes up beside the active one and traffic moves only with `switch`.
  */
 export function planRelease(environments: readonly Environment[], name: string, tag: string, option = '--env', app?: string): ValuesEdit {
@@ -97,32 +81,17 @@ export function planRelease(environments: readonly Environment[], name: string, 
 
 function releaseEdit(target: Target, tag: string): ValuesEdit {
   checkTag(tag, '--tag');
-  const file = fileOf(target);
-  const { strategy, image } = target.application;
-  const name = label(target);
-  const common = { environment: target.environment.name, application: target.application.name, file };
-  if (strategy.type !== 'blue-green') {
-    return {
-      ...common,
-      path: ['image', 'tag'],
-      value: tag,
-      unchanged: image.tag === tag,
-      summary: `${name}: image.tag ${image.tag} -> ${tag} (${strategy.type})`,
-    };
+  return valuesEdit(target, strategyValuesOf(target.application).release(target.application, tag, editTarget(target)));
+}
+
+/** `npm run <step>`: the step of the application's strategy, refused when its strategy has none. */
+function stepEdit(target: Target, step: Exclude<StepName, 'rollback'>): ValuesEdit {
+  const { strategy } = target.application;
+  const plan = strategyValuesOf(target.application).steps[step];
+  if (plan === undefined) {
+    throw new RefusedError(`${label(target)} uses the ${strategy.type} strategy; \`npm run ${step}\` is a step of ${strategiesWithStep(step).join(', ')} only`);
   }
-  const { active, units } = strategy.blueGreen;
-  const inactive = otherUnit(active);
-  const previous = units[inactive]?.tag;
-  return {
-    ...common,
-    path: ['strategy', 'blueGreen', 'units', inactive, 'tag'],
-    value: tag,
-    // The active unit already serving the tag counts too: a second copy would serve nothing.
-    unchanged: previous === tag || runningTagOf(target.application) === tag,
-    summary:
-      `${name}: unit ${inactive} ${previous === undefined ? 'added with' : `${previous} ->`} ${tag} beside ${active} ` +
-      `(active, ${runningTagOf(target.application)}); traffic stays on ${active} until \`npm run switch -- ${commandTarget(target)}\``,
-  };
+  return valuesEdit(target, plan(target.application, editTarget(target)));
 }
 
 export interface PromotionOptions {
@@ -180,46 +149,14 @@ export function planPromotion(environments: readonly Environment[], from: string
   return releaseEdit(target, tag);
 }
 
-/** Blue-green step 2 (1.4 steps 4-5): the Service selects the other unit, which must be running. */
+/** `npm run switch` (blue-green step 2, 1.4 steps 4-5): the Service selects the other unit, which must be running. */
 export function planSwitch(environments: readonly Environment[], name: string, app?: string): ValuesEdit {
-  return switchEdit(targetOf(environments, name, '--env', app));
+  return stepEdit(targetOf(environments, name, '--env', app), 'switch');
 }
 
-function switchEdit(target: Target): ValuesEdit {
-  const { active, units } = blueGreenOf(target, 'npm run switch');
-  const next = otherUnit(active);
-  const unit = units[next];
-  const name = label(target);
-  if (unit === undefined) {
-    throw new RefusedError(`${name}: there is no ${next} unit to switch to; run \`npm run release -- ${commandTarget(target)} --tag <tag>\` first`);
-  }
-  return {
-    environment: target.environment.name,
-    application: target.application.name,
-    file: fileOf(target),
-    path: ['strategy', 'blueGreen', 'active'],
-    value: next,
-    unchanged: false,
-    summary: `${name}: traffic ${active} (${units[active]!.tag}) -> ${next} (${unit.tag}); retire ${active} with \`npm run retire -- ${commandTarget(target)}\` once ${next} is healthy`,
-  };
-}
-
-/** Blue-green step 3 (1.4 step 6): remove the unit that no longer takes traffic. */
+/** `npm run retire` (blue-green step 3, 1.4 step 6): remove the unit that no longer takes traffic. */
 export function planRetire(environments: readonly Environment[], name: string, app?: string): ValuesEdit {
-  const target = targetOf(environments, name, '--env', app);
-  const { active, units } = blueGreenOf(target, 'npm run retire');
-  const old = otherUnit(active);
-  const unit = units[old];
-  if (unit === undefined) throw new RefusedError(`${label(target)}: only the active unit ${active} runs; there is nothing to retire`);
-  return {
-    environment: target.environment.name,
-    application: target.application.name,
-    file: fileOf(target),
-    path: ['strategy', 'blueGreen', 'units', old],
-    value: undefined,
-    unchanged: false,
-    summary: `${label(target)}: unit ${old} (${unit.tag}) removed; ${active} (${units[active]!.tag}) runs alone`,
-  };
+  return stepEdit(targetOf(environments, name, '--env', app), 'retire');
 }
 
 /**
@@ -236,28 +173,23 @@ export function committedRunningTags(root: string, environment: Environment, app
   for (const commit of commits) {
     const text = committed.get(`${commit}:./${file}`);
     if (text === undefined) continue;
-    const data = new ValuesFile(file, text).data() as any;
-    const blueGreen = data?.strategy?.blueGreen;
-    const tag: unknown = blueGreen === undefined ? data?.image?.tag : blueGreen.units?.[blueGreen.active]?.tag;
-    if (typeof tag === 'string' && !tags.includes(tag)) tags.push(tag);
+    const tag = runningTagIn(new ValuesFile(file, text).data());
+    if (tag !== undefined && !tags.includes(tag)) tags.push(tag);
   }
   return tags;
 }
 
 /**
  * Back to the previous version (1.5, as a reviewed change): `tag`, or the newest running
- * tag of the file's committed history that is not the one running now. For blue-green,
- * while the older unit still runs beside the active one, traffic switches back to it;
- * otherwise the previous version is released on the inactive unit, to be switched to.
+ * tag of the file's committed history that is not the one running now, released as the
+ * strategy releases. A strategy may first step back otherwise: blue-green, while the older
+ * unit still runs beside the active one, switches the traffic back to it.
  */
 export function planRollback(environments: readonly Environment[], name: string, root: string, tag?: string, app?: string): ValuesEdit {
   const target = targetOf(environments, name, '--env', app);
   const running = runningTagOf(target.application);
-  const { strategy } = target.application;
-  if (tag === undefined && strategy.type === 'blue-green') {
-    const olderUnit = strategy.blueGreen.units[otherUnit(strategy.blueGreen.active)];
-    if (olderUnit !== undefined && compareTags(olderUnit.tag, running) < 0) return switchEdit(target);
-  }
+  const back = tag === undefined ? strategyValuesOf(target.application).steps.rollback?.(target.application, editTarget(target)) : undefined;
+  if (back !== undefined) return valuesEdit(target, back);
   if (tag !== undefined) checkTag(tag, '--tag');
   const previous = tag ?? committedRunningTags(root, target.environment, target.application).find((candidate) => candidate !== running);
   if (previous === undefined) {

@@ -1,12 +1,14 @@
 import type * as kplus from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import type { EnvironmentValue } from '../constructs/application-workload';
-import type { Application, Strategy } from '../environments';
+import type { Application, ApplicationOf } from '../environments';
+import type { CommittedChart } from './committed-chart';
+import type { StrategyType } from './values-registry';
 
 /** What every delivery strategy's workloads share: the chart hands it over once. */
-export interface StrategyWorkloadProps<S extends Strategy = Strategy> {
-  /** The application, with its strategy of this module's type. */
-  readonly application: Application & { readonly strategy: S };
+export interface StrategyWorkloadProps<A extends Application = Application> {
+  /** The application, in this strategy. */
+  readonly application: A;
   /** Labels of the application's objects (`app: <application>`). */
   readonly labels: Readonly<Record<string, string>>;
   /** Identity of the pods. */
@@ -30,14 +32,22 @@ export interface DeliveryWorkloads {
 }
 
 /**
- * One delivery strategy (1.4) as the application chart calls it: render the workloads,
- * then, once the Gateway exists, route to them. Each strategy is one module
- * (src/strategies/<strategy>.ts) holding everything it decides; the chart never branches
- * on the strategy.
+ * One delivery strategy (1.4) as the application chart and synth call it: render the
+ * workloads, then, once the Gateway exists, route to them; and judge a change against the
+ * chart committed before it. Each strategy is one folder, `src/strategies/<strategy>/`: this
+ * (its `index.ts`) and what it decides about the values files (its `values.ts`); the chart
+ * never branches on the strategy.
  */
-export interface DeliveryStrategy<S extends Strategy = Strategy> {
+export interface DeliveryStrategy<Type extends StrategyType> {
   /** The strategy's `type` in the values files. */
-  readonly type: S['type'];
+  readonly type: Type;
   /** Render the Deployments of the strategy into `scope`. */
-  workloads(scope: Construct, props: StrategyWorkloadProps<S>): DeliveryWorkloads;
+  workloads(scope: Construct, props: StrategyWorkloadProps<ApplicationOf<Type>>): DeliveryWorkloads;
+  /**
+   * Why the application's values may not follow the chart committed before them (`label`
+   * names that chart in messages): a step of the strategy's procedure skipped. `committed` is
+   * undefined when there is no committed chart (a first render).
+   * @default - every change may follow any committed state: no committed chart is read
+   */
+  stepProblems?(application: ApplicationOf<Type>, committed: CommittedChart | undefined, label: string): string[];
 }

@@ -6,7 +6,8 @@ import { ApplicationChart } from '../charts/application-chart';
 import { GitopsChart, chartFootprint } from '../charts/gitops-chart';
 import { PLATFORM_CHART_BUILDERS } from '../charts';
 import { APPLICATIONS_STAGE, DELIVERY_STAGES, GITOPS_CHART_ID, stageWave } from '../contract/platform-charts';
-import { blueGreenTransitionProblems, type CommittedBlueGreen, parseCommittedBlueGreen } from '../strategies/blue-green';
+import { CommittedChart } from '../strategies/committed-chart';
+import { checksCommittedSteps, stepProblems } from '../strategies/registry';
 import { hasCommittedHead, readCommittedFiles } from '../base/git';
 import { manifestText } from '../base/manifest-files';
 import { applicationChartId, chartFile, chartFileName, RENDERED_DIR, RENDER_MARKER, RENDER_MARKER_TEXT } from '../contract/layout';
@@ -132,34 +133,34 @@ function loadInputs(options: SynthesizeOptions): { environments: readonly Enviro
 }
 
 /**
- * The blue-green steps the environments take, judged against `dist/` as committed in HEAD
- * (what the cluster syncs, whatever the working tree holds), so that two steps cannot land
- * in one commit. A project that is not a git work tree has no committed state: then the
- * rendered folder `outdir` stands in for it.
+ * The steps the environments' applications take in their strategies (blue-green's three
+ * changes), judged against `dist/` as committed in HEAD (what the cluster syncs, whatever the
+ * working tree holds), so that two steps cannot land in one commit. A project that is not a
+ * git work tree has no committed state: then the rendered folder `outdir` stands in for it.
  */
-export function blueGreenProblems(environments: readonly Environment[], root: string, outdir: string, source: 'head' | 'outdir' = 'head'): string[] {
-  const blueGreen = environments.flatMap((environment) =>
+export function strategyStepProblems(environments: readonly Environment[], root: string, outdir: string, source: 'head' | 'outdir' = 'head'): string[] {
+  const checked = environments.flatMap((environment) =>
     environment.applications
-      .filter((application) => application.strategy.type === 'blue-green')
+      .filter(checksCommittedSteps)
       .map((application) => ({ environment: environment.name, chart: applicationChartId(application.name), application })),
   );
-  if (blueGreen.length === 0) return [];
-  const committed = source === 'head' && hasCommittedHead(root) ? readCommittedCharts(root, blueGreen) : undefined;
-  return blueGreen.flatMap(({ environment, chart, application }) => {
+  if (checked.length === 0) return [];
+  const committed = source === 'head' && hasCommittedHead(root) ? readCommittedCharts(root, checked) : undefined;
+  return checked.flatMap(({ environment, chart, application }) => {
     const file = chartFile(environment, chart);
     const text = committed ? committed.get(file) : readIfExists(path.join(outdir, file));
     const label = committed ? `${RENDERED_DIR}/${file} in HEAD` : `${path.basename(outdir)}/${file}`;
-    let state: CommittedBlueGreen | undefined;
+    let state: CommittedChart | undefined;
     try {
-      state = text === undefined ? undefined : parseCommittedBlueGreen(text, application);
+      state = text === undefined ? undefined : CommittedChart.parse(text);
     } catch (error) {
       if (!(error instanceof YAMLException)) throw error;
       const mend = committed
         ? `restore it from an earlier commit where it reads (git checkout <commit> -- ${RENDERED_DIR}/${file}) and commit that first`
         : 'restore it, or remove it to render without this check';
-      return [`${label}: cannot be read as YAML (${error.reason}), so the blue-green step cannot be checked against it; ${mend}`];
+      return [`${label}: cannot be read as YAML (${error.reason}), so the ${application.strategy.type} step cannot be checked against it; ${mend}`];
     }
-    return blueGreenTransitionProblems(application, state, label);
+    return stepProblems(application, state, label);
   });
 }
 
@@ -205,7 +206,7 @@ export function prepareSynthesis(options: SynthesizeOptions): PreparedSynthesis 
   const root = options.root ?? projectRoot();
   assertReplaceable(options.outdir, root);
   const { environments, platform } = loadInputs(options);
-  const problems = blueGreenProblems(environments, root, options.outdir, options.committed);
+  const problems = strategyStepProblems(environments, root, options.outdir, options.committed);
   if (problems.length > 0) throw new ConfigError(problems);
   // Through a link to a folder, the folder is replaced and the link kept.
   const outdir = outputFolder(options.outdir);

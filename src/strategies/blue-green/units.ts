@@ -1,11 +1,10 @@
 import * as kplus from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
-import { BLUE_GREEN } from '../contract/contract';
-import type { Resources } from '../environments';
-import { imageReference, unitName } from '../contract/naming';
-import { ApplicationWorkload, type EnvironmentValue } from './application-workload';
-
-export type BlueGreenUnitName = (typeof BLUE_GREEN.units)[number];
+import { BLUE_GREEN } from '../../contract/contract';
+import { ApplicationWorkload, type EnvironmentValue } from '../../constructs/application-workload';
+import type { Resources } from '../../environments';
+import { imageReference, unitName } from '../../contract/naming';
+import type { BlueGreenUnit } from './values';
 
 export interface BlueGreenProps {
   /** Application name; units are `<application>-blue` and `<application>-green`. */
@@ -17,9 +16,9 @@ export interface BlueGreenProps {
   /** Project path inside the registry. */
   readonly project: string;
   /** The units to render, each with its image tag; at least the active one. */
-  readonly units: Readonly<Partial<Record<BlueGreenUnitName, { readonly tag: string }>>>;
+  readonly units: Readonly<Partial<Record<BlueGreenUnit, { readonly tag: string }>>>;
   /** The unit the Service selects. */
-  readonly active: BlueGreenUnitName;
+  readonly active: BlueGreenUnit;
   /** Requests and limits of each unit's container. */
   readonly resources: Resources;
   /** Registry pull secret in the namespace. */
@@ -40,13 +39,13 @@ export interface BlueGreenProps {
  */
 export class BlueGreen extends Construct {
   /** The rendered units, by name, in the order blue, green. */
-  public readonly units: ReadonlyMap<BlueGreenUnitName, ApplicationWorkload>;
+  public readonly units: ReadonlyMap<BlueGreenUnit, ApplicationWorkload>;
   /** The unit the Service selects. */
   public readonly active: ApplicationWorkload;
 
   constructor(scope: Construct, id: string, props: BlueGreenProps) {
     super(scope, id);
-    const units = new Map<BlueGreenUnitName, ApplicationWorkload>();
+    const units = new Map<BlueGreenUnit, ApplicationWorkload>();
     for (const unit of BLUE_GREEN.units) {
       const settings = props.units[unit];
       if (settings === undefined) continue;
