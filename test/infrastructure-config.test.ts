@@ -58,12 +58,12 @@ describe('a bad infrastructure section is refused with environment, field, value
     [
       'a missing monitoring section',
       (files) => delete files.local.environment.infrastructure.monitoring,
-      'src/environments/local/environment.yaml: infrastructure.monitoring is required and must be an object',
+      'src/environments/local/environment.yaml: infrastructure.monitoring is required: a mapping with retention, alertmanagerReplicas',
     ],
     [
       'a missing infrastructure section',
       (files) => delete files.local.environment.infrastructure,
-      'src/environments/local/environment.yaml: infrastructure is required and must be an object',
+      'src/environments/local/environment.yaml: infrastructure is required: a mapping with issuer, gateway, monitoring',
     ],
     [
       'an application certificate from an issuer the environment does not render',
@@ -101,7 +101,7 @@ describe('bad platform settings are refused with field, value and rule, and dist
     [
       'a missing controller section',
       platform((s) => delete s.controller),
-      ['platform: controller is required and must be an object'],
+      ['platform: controller is required: a mapping with namespace, project'],
     ],
   ])('refuses %s', (_, settings, messages) => {
     expect(refused(() => undefined, settings)).toEqual(messages);

@@ -118,9 +118,36 @@ export const resourcesSchema = z
 
 
 /**
- * A section of nested fields that must be written out: left away, it reads
- * `<path> is required and must be an object` rather than zod's generic type message.
+ * A section of nested fields that must be written out: left away or not a mapping, it reads
+ * `<path> is required: a mapping with <its fields>` (sectionMessage) rather than zod's
+ * generic type message.
  */
 export function section<Shape extends z.core.$ZodLooseShape>(shape: Shape) {
-  return z.strictObject(shape, { error: 'is required and must be an object' });
+  return z.strictObject(shape);
+}
+
+/**
+ * The message of a section (an object, or a union of objects told apart by a field) that is
+ * missing or is not a mapping: `is required: a mapping with <fields>` or `must be a mapping with
+ * <fields>`, naming what it holds; undefined for every other issue (zod's own or the schema's).
+ * Given to every parse of a values file (src/environments/validate.ts), so no section of any
+ * schema ever reads zod's "Invalid input: expected object".
+ */
+export function sectionMessage(issue: z.core.$ZodRawIssue): string | undefined {
+  const def = (issue.inst as { _zod?: { def?: any } } | undefined)?._zod?.def;
+  const input = issue.input;
+  if (input !== undefined && typeof input === 'object' && input !== null && !Array.isArray(input)) return undefined;
+  let holds: string | undefined;
+  if (def?.type === 'object') {
+    const fields = Object.keys(def.shape as object);
+    holds = fields.length > 0 ? `a mapping with ${fields.join(', ')}` : 'a mapping';
+  } else if (def?.type === 'union' && typeof def.discriminator === 'string') {
+    const kinds = (def.options as { _zod: { def: { shape: Record<string, { _zod: { def: { values?: unknown[] } } }> } } }[])
+      .flatMap((option) => option._zod.def.shape[def.discriminator]?._zod.def.values ?? []);
+    holds = `a mapping with ${def.discriminator} (one of ${kinds.join(', ')}) and that ${def.discriminator}'s fields`;
+  } else if (def?.type === 'record') {
+    holds = 'a mapping';
+  }
+  if (holds === undefined) return undefined;
+  return input === undefined ? `is required: ${holds}` : `must be ${holds}`;
 }

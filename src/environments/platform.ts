@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { INFRASTRUCTURE_NAMESPACES } from '../contract/choices';
 import { ConfigError } from '../base/errors';
-import { section } from './fields';
+import { section, sectionMessage } from './fields';
 import { formatIssue } from './validate';
 
 /**
@@ -54,7 +54,7 @@ export const PLATFORM = {
 
 /** Validate the platform settings; throws one ConfigError listing every problem. */
 export function loadPlatform(input: unknown = PLATFORM): Platform {
-  const result = platformSchema.safeParse(input, { reportInput: true });
+  const result = platformSchema.safeParse(input, { reportInput: true, error: sectionMessage });
   if (!result.success) throw new ConfigError(result.error.issues.map((issue) => formatIssue(() => 'platform', issue, input)));
   return result.data;
 }

@@ -15,6 +15,7 @@ import {
   type EnvironmentValues,
   environmentValuesSchema,
 } from './schema';
+import { sectionMessage } from './fields';
 import { ENVIRONMENT_VALUES_FILE, JSON_SCHEMA_FILES, ValuesFile, type ValuesTexts, VALUES_DIR } from './values-file';
 
 /** `a.b[0].c`, the way a person finds the field in the file. */
@@ -61,7 +62,7 @@ function parseValues<S extends z.ZodType>(file: ValuesFile, schema: S, jsonSchem
     return undefined;
   }
   const data = file.data();
-  const result = schema.safeParse(data ?? undefined, { reportInput: true });
+  const result = schema.safeParse(data ?? undefined, { reportInput: true, error: sectionMessage });
   if (!result.success) {
     problems.push(...result.error.issues.map((issue) => formatIssue((path) => `${file.file}:${file.lineOf(path)}`, issue, data)));
     return undefined;
