@@ -97,7 +97,7 @@ describe('a bad environment value is refused with environment, field, value and 
 
   it('refuses a registry written as a URL', () => {
     expect(refusedProblems((files) => (files.staging.webapp.image.registry = 'https://registry.example.com'))).toEqual([
-      'src/environments/staging/webapp.yaml: image.registry "https://registry.example.com" must be a registry host such as "registry.example.com" (no scheme, no path)',
+      'src/environments/staging/webapp.yaml: image.registry "https://registry.example.com" must be a registry host such as "registry.example.com" or "registry.example.com:5000" (no scheme, no path; DNS labels of at most 63 characters, 253 in all; a port 1-65535)',
     ]);
   });
 

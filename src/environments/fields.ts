@@ -72,7 +72,9 @@ export const cronSchedule = z.string({ error: 'is required and must be a string'
 
 export const imageTag = z
   .string({ error: 'is required and must be a string' })
-  .regex(IMAGE_TAG_PATTERN, { error: 'must look like v<major>.<minor>.<patch>' });
+  .regex(IMAGE_TAG_PATTERN, { error: 'must look like v<major>.<minor>.<patch>' })
+  // The longest tag a registry keeps (the OCI distribution spec's tag grammar: 128 characters).
+  .max(128, { error: 'must be at most 128 characters (a registry keeps no longer tag)' });
 
 const cpuQuantity = z
   .string({ error: 'is required and must be a CPU quantity such as "250m" or "1"' })

@@ -18,7 +18,10 @@ export { imageTag, resourcesSchema };
  */
 
 const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)+$/;
-const REGISTRY = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:\d{1,5})?$/;
+/** A registry host (DNS labels of at most 63 characters, 253 in all), with a port 1-65535 if any. */
+const REGISTRY = /^(?=[^:]{1,253}(:|$))[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*(:([1-9]\d{0,3}|[1-5]\d{4}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5]))?$/;
+/** The most a Deployment's replicas hold: the API's int32. */
+const MAX_REPLICAS = 2_147_483_647;
 const IMAGE_PATH = /^[a-z0-9]+(?:[._-][a-z0-9]+)*(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$/;
 
 /** The application's address: one HTTPS origin per application and environment (1.2). */
@@ -36,6 +39,10 @@ const baseUrl = z.string({ error: 'is required and must be a string' }).superRef
     ctx.addIssue({ code: 'custom', input: text, message: 'must name a lower-case DNS host with no port or credentials' });
   } else if (url.pathname !== '/' || url.search !== '' || url.hash !== '' || text.endsWith('/')) {
     ctx.addIssue({ code: 'custom', input: text, message: 'must be an origin only, with no path, query or trailing "/"' });
+  } else if (text !== `https://${url.hostname}`) {
+    // The URL parser forgives what the rendered host would not hold as written: upper case, a
+    // default port, an empty query or fragment, a tab, a percent-encoded letter.
+    ctx.addIssue({ code: 'custom', input: text, message: `must be written as the origin it is, https://${url.hostname}` });
   }
 });
 
@@ -91,6 +98,7 @@ export const applicationValuesSchema = z
       .number({ error: 'must be a number' })
       .int({ error: 'must be a whole number' })
       .min(1, { error: 'must be at least 1' })
+      .max(MAX_REPLICAS, { error: `must be at most ${MAX_REPLICAS} (a Deployment's replicas are an int32)` })
       .meta({ description: workloadFieldDescription('replicas', 'Pods of the Deployment') })
       .optional(),
     resources: resourcesSchema.meta({ description: "Requests and limits of the application's container." }),
@@ -98,7 +106,7 @@ export const applicationValuesSchema = z
       .strictObject({
         registry: z
           .string({ error: 'is required and must be a string' })
-          .regex(REGISTRY, { error: 'must be a registry host such as "registry.example.com" (no scheme, no path)' })
+          .regex(REGISTRY, { error: 'must be a registry host such as "registry.example.com" or "registry.example.com:5000" (no scheme, no path; DNS labels of at most 63 characters, 253 in all; a port 1-65535)' })
           .meta({ description: 'Registry host, e.g. "registry.example.com", with no scheme or path (2.1: {registry_url}).' }),
         project: z
           .string({ error: 'is required and must be a string' })

@@ -113,8 +113,10 @@ export interface StrategyValues<Schema extends StrategySchema, F> {
 
 /** Negative when `a` is older than `b` (both `v<major>.<minor>.<patch>`). */
 export function compareTags(a: string, b: string): number {
-  const [x, y] = [a, b].map((tag) => tag.slice(1).split('.').map(Number)) as [number[], number[]];
-  return x[0]! - y[0]! || x[1]! - y[1]! || x[2]! - y[2]!;
+  // Compared as whole numbers of any length (BigInt), never as floats: v9007199254740993.0.0 is newer than ...992.
+  const [x, y] = [a, b].map((tag) => tag.slice(1).split('.').map(BigInt)) as [bigint[], bigint[]];
+  for (let part = 0; part < 3; part++) if (x[part]! !== y[part]!) return x[part]! < y[part]! ? -1 : 1;
+  return 0;
 }
 
 /** The fields of a strategy that runs one Deployment: its pods, and the tag it runs. */
