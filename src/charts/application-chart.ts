@@ -67,6 +67,8 @@ export class ApplicationChart extends Chart {
     const connectionString = { secret: databaseSecret(application.name), key: 'connection-string' };
     const brokerPorts = [{ port: PORTS.broker }, ...(broker.tlsListener ? [{ port: STRIMZI.listeners.tls.port }] : [])];
     const proxies = gatewayProxyPodLabels(application.name, application.namespace);
+    const databasePodLabels = { [LABELS.app]: DATABASE.serverName };
+    const brokerPodLabels = { [STRIMZI.clusterLabel]: BROKER.clusterName };
     new NetworkPolicies(this, 'network-policies', {
       namespace: application.namespace,
       labels: appLabels,
@@ -84,8 +86,8 @@ export class ApplicationChart extends Chart {
       ],
       egress: [
         DNS_PEER,
-        { name: 'database', namespace: database.namespace, podLabels: { [LABELS.app]: DATABASE.serverName }, ports: [{ port: PORTS.database }] },
-        { name: 'broker', namespace: broker.namespace, podLabels: { [STRIMZI.clusterLabel]: BROKER.clusterName }, ports: brokerPorts },
+        { name: 'database', namespace: database.namespace, podLabels: databasePodLabels, ports: [{ port: PORTS.database }] },
+        { name: 'broker', namespace: broker.namespace, podLabels: brokerPodLabels, ports: brokerPorts },
       ],
     });
 
@@ -157,6 +159,8 @@ export class ApplicationChart extends Chart {
       secretName: smoke,
       databaseHost,
       brokerBootstrapServers: bootstrapServers,
+      databasePods: { namespace: database.namespace, labels: databasePodLabels },
+      brokerPods: { namespace: broker.namespace, labels: brokerPodLabels },
     });
 
     // 2.4: what the monitoring stack scrapes and alerts on, scoped to this application's namespace.
