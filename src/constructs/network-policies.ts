@@ -21,9 +21,15 @@ export interface NetworkPeer {
   readonly name: string;
   /**
    * Namespace of the peer pods, matched by the label Kubernetes puts on every namespace.
-   * @default - any address (e.g. the API server, which runs outside every namespace)
+   * @default - `ipBlocks`, or any address when there are none
    */
   readonly namespace?: string;
+  /**
+   * Address ranges (CIDRs) of a peer outside every namespace, such as the API server; not
+   * with `namespace`.
+   * @default - any address, when `namespace` is not given either
+   */
+  readonly ipBlocks?: readonly string[];
   /**
    * Labels of the peer pods.
    * @default - every pod of the namespace
@@ -79,14 +85,15 @@ export const DNS_PEER: NetworkPeer = {
 };
 
 /**
- * The Kubernetes API server, for operators that watch and write objects: its address is the
- * cluster's (outside every namespace), so the allow names ports only. 443 is the `kubernetes`
- * Service's port, 6443 the API server's own, reached once the Service address is translated.
+ * The Kubernetes API server, for operators that watch and write objects. It runs outside
+ * every namespace, so the allow names its addresses: the environment's
+ * `infrastructure.network.apiServerCidrs` (default: the private ranges, PRIVATE_NETWORKS in
+ * src/contract/choices.ts). 443 is the `kubernetes` Service's port, 6443 the API server's
+ * own, reached once the Service address is translated.
  */
-export const API_SERVER_PEER: NetworkPeer = {
-  name: 'api-server',
-  ports: [{ port: 443 }, { port: 6443 }],
-};
+export function apiServerPeer(cidrs: readonly string[]): NetworkPeer {
+  return { name: 'api-server', ipBlocks: cidrs, ports: [{ port: 443 }, { port: 6443 }] };
+}
 
 /**
  * Zero-trust networking for one namespace: a default-deny policy (every pod, Ingress and
@@ -125,13 +132,23 @@ export class NetworkPolicies extends Construct {
   }
 }
 
-/** `from` / `to` of a rule: the peer's pods, or nothing (any address) for a peer without a namespace. */
+/**
+ * `from` / `to` of a rule: the peer's pods, its address ranges, or nothing (any address) for
+ * a peer with neither.
+ */
 function peersOf(peer: NetworkPeer, key: 'from' | 'to'): { from?: k8s.NetworkPolicyPeer[]; to?: k8s.NetworkPolicyPeer[] } {
-  if (peer.namespace === undefined) return {};
-  const namespaceSelector = { matchLabels: { [kplus.Namespace.NAME_LABEL]: peer.namespace } };
-  const selector: k8s.NetworkPolicyPeer =
-    peer.podLabels === undefined ? { namespaceSelector } : { namespaceSelector, podSelector: { matchLabels: { ...peer.podLabels } } };
-  return key === 'from' ? { from: [selector] } : { to: [selector] };
+  if (peer.namespace !== undefined && peer.ipBlocks !== undefined) throw new Error(`network peer ${peer.name}: a namespace or address ranges, not both`);
+  let selectors: k8s.NetworkPolicyPeer[];
+  if (peer.namespace !== undefined) {
+    const namespaceSelector = { matchLabels: { [kplus.Namespace.NAME_LABEL]: peer.namespace } };
+    selectors = [peer.podLabels === undefined ? { namespaceSelector } : { namespaceSelector, podSelector: { matchLabels: { ...peer.podLabels } } }];
+  } else if (peer.ipBlocks !== undefined) {
+    if (peer.ipBlocks.length === 0) throw new Error(`network peer ${peer.name}: no address range (an empty list would allow none)`);
+    selectors = peer.ipBlocks.map((cidr) => ({ ipBlock: { cidr } }));
+  } else {
+    return {};
+  }
+  return key === 'from' ? { from: selectors } : { to: selectors };
 }
 
 function portsOf(peer: NetworkPeer): k8s.NetworkPolicyPort[] {

@@ -184,6 +184,20 @@ export const PLATFORM_NAMESPACES = {
   kubeSystem: 'kube-system',
 } as const;
 
+/**
+ * Where the Kubernetes API server is, for the NetworkPolicies of the operators that call it,
+ * when an environment does not name its own addresses (`infrastructure.network.apiServerCidrs`).
+ * Not in the contract. The API server runs outside every namespace, so a NetworkPolicy can
+ * name it only by address, and the address is the cluster's: the endpoints of the `kubernetes`
+ * Service (`kubectl get endpointslices -n default -l kubernetes.io/service-name=kubernetes`),
+ * which is what a policy sees once the Service address is translated. The default is the
+ * private address ranges (RFC 1918 and the IPv6 unique local range, RFC 4193): a kind, k3d,
+ * self-hosted or private-endpoint cluster has its API server there, and an operator's 443
+ * stays off the internet. A cluster whose API server has a public address names it; a
+ * cluster may narrow the default to its endpoints (a /32 each), which is better still.
+ */
+export const PRIVATE_NETWORKS = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'] as const;
+
 /** 4.2: the TLS handshake check gives up after this long (not in the contract). */
 export const TLS_CHECK_TIMEOUT_MS = 10_000;
 
