@@ -1,6 +1,6 @@
 import { Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
-import { BACKUP_ALERT, INFRASTRUCTURE_NAMESPACES } from '../contract/choices';
+import { ALERT_ROUTING, BACKUP_ALERT, INFRASTRUCTURE_NAMESPACES } from '../contract/choices';
 import { ALERTS } from '../contract/contract';
 import { MONITORING_SELECTOR_LABEL } from '../contract/upstream';
 import { AlertRouting } from '../constructs/alert-routing';
@@ -33,7 +33,8 @@ export class MonitoringChart extends Chart {
     });
     new AlertRouting(this, 'alert-routing', {
       namespace: INFRASTRUCTURE_NAMESPACES.monitoringStack,
-      labels,
+      // The Alertmanager merges only the AlertmanagerConfig of its namespace with this label.
+      labels: { ...labels, [ALERT_ROUTING.selectorLabel.key]: ALERT_ROUTING.selectorLabel.value },
       alertNames: [ALERTS.deploymentFailed.name, ALERTS.highErrorRate.name, BACKUP_ALERT.name],
       criticalSeverity: ALERTS.deploymentFailed.severity,
       warningSeverity: ALERTS.highErrorRate.severity,

@@ -47,6 +47,12 @@ export const BACKUP_ALERT = {
  */
 export const ALERT_ROUTING = {
   name: 'platform-alert-routing',
+  /**
+   * The label the Alertmanager selects AlertmanagerConfig objects by, in its own namespace
+   * only (src/infrastructure/helm-values.ts): the platform's routing carries it, nothing else
+   * the platform renders does.
+   */
+  selectorLabel: { key: 'platform-gitops.io/alert-routing', value: 'platform' },
   onCall: { receiver: 'on-call', secret: { name: 'on-call-webhook', key: 'url' } },
   teamChat: { receiver: 'team-chat', secret: { name: 'chat-webhook', key: 'url' } },
   groupWait: '30s',

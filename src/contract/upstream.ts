@@ -14,10 +14,11 @@ export const SYNC_WAVE_ANNOTATION = 'argocd.argoproj.io/sync-wave';
 export const REPOSITORY_SECRET_LABEL = { key: 'argocd.argoproj.io/secret-type', value: 'repository' } as const;
 
 /**
- * The label kube-prometheus-stack's Prometheus and Alertmanager select rules, monitors and
- * alert routing by when its `*SelectorNilUsesHelmValues` stay true (the chart's default).
- * This platform sets them false (select everything, src/infrastructure/helm-values.ts); the
- * label keeps the objects selected either way. Not in the contract.
+ * The label kube-prometheus-stack's Prometheus selects rules and monitors by when its
+ * `*SelectorNilUsesHelmValues` stay true (the chart's default). This platform sets them false
+ * (select everything, src/infrastructure/helm-values.ts); the label keeps the objects selected
+ * either way. The Alertmanager selects alert routing by a label of the platform's own
+ * (ALERT_ROUTING.selectorLabel, ./choices.ts). Not in the contract.
  */
 export const MONITORING_SELECTOR_LABEL = { key: 'release', value: 'kube-prometheus-stack' } as const;
 
