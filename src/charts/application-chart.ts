@@ -14,7 +14,6 @@ import { SmokeHook } from '../constructs/smoke-hook';
 import { renderWorkloads } from '../strategies';
 import type { Application, Environment } from '../environments';
 import { newestTagOf } from '../environments/running-tag';
-import { namespacePodSecurity } from '../contract/security-context';
 import { gatewayProxyName, hostOf, imageReference, migrationsName, primaryName, serviceAddress, smokeName, tlsSecretName, brokerClientSecret, databaseSecret } from '../contract/naming';
 
 export interface ApplicationChartProps {
@@ -33,8 +32,9 @@ export function gatewayProxyPodLabels(gateway: string, namespace: string): Recor
 }
 
 /**
- * One application in one environment (2.1, 4), `dist/<env>/<application>.yaml`: its
- * namespace, identity, workload(s) in its delivery strategy (1.4), Service 80 -> 8080, its
+ * One application in one environment (2.1, 4), `dist/<env>/<application>.yaml`, in its
+ * namespace (a Namespace object of the infrastructure chart): its NetworkPolicies,
+ * identity, workload(s) in its delivery strategy (1.4), Service 80 -> 8080, its
  * HTTPS entry on Gateway API (Gateway, HTTPRoute, Certificate), migrations and smoke hooks,
  * and what the monitoring stack needs to watch it (PodMonitor, `deployment.rules` scoped to
  * its namespace). The Gateway API objects are here, not in the infrastructure chart: this
@@ -48,10 +48,6 @@ export class ApplicationChart extends Chart {
     const { application } = props;
     const { image, tls } = application;
     const appLabels = { [LABELS.app]: application.name };
-
-    new kplus.Namespace(this, 'namespace', {
-      metadata: { name: application.namespace, labels: { ...appLabels, ...namespacePodSecurity(application.namespace) } },
-    });
 
     // Default deny, then what the application needs: HTTP from the Gateway's Envoy proxies
     // and from the smoke hook (4.1), scraping from Prometheus, and DNS. The allows select every

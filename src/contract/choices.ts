@@ -106,6 +106,12 @@ export const FLAGGER_LOAD_TESTER = {
  * content/docs/usage/gateway.md), so they exist before the certificate manager.
  */
 export const SYNC_WAVES = {
+  /**
+   * Before every release: the namespaces the platform uses, each a Namespace object with its
+   * Pod Security labels, and the NetworkPolicies of the infrastructure's namespaces, so no
+   * pod starts before its namespace denies what its allows do not name.
+   */
+  namespaces: -1,
   gatewayApiCrds: 0,
   certificateManager: 1,
   ingressController: 2,

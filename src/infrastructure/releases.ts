@@ -56,8 +56,8 @@ export interface InfrastructureRelease {
   /** The upstream chart at its exact version. */
   readonly chart: HelmChartRef;
   /**
-   * Namespace the release installs into (Argo CD creates it on install), or how the
-   * environment or platform decides it.
+   * Namespace the release installs into (the infrastructure chart renders it; argocd is the
+   * bootstrap's), or how the environment or platform decides it.
    */
   readonly namespace: string | ((context: ReleaseContext) => string);
   /** Sync wave: lower waves are synced, and healthy, first (1.3.4). */
@@ -65,7 +65,7 @@ export interface InfrastructureRelease {
   /** Helm values, from the values builders of src/infrastructure/helm-values.ts. */
   readonly values: (context: ReleaseContext) => Record<string, unknown>;
   /**
-   * Argo CD sync options besides `CreateNamespace=true`, each with its reason.
+   * Argo CD sync options, each with its reason.
    * @default - none
    */
   readonly syncOptions?: readonly string[];
