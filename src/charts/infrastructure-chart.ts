@@ -1,12 +1,14 @@
 import { ApiObject, Chart } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
-import { SYNC_WAVES } from '../contract/choices';
+import { INFRASTRUCTURE_NAMESPACES, SYNC_WAVES } from '../contract/choices';
 import { LABELS } from '../contract/contract';
 import { INFRASTRUCTURE_PROJECT } from '../contract/platform-charts';
 import { namespacePodSecurity } from '../contract/security-context';
 import { SYNC_WAVE_ANNOTATION } from '../contract/upstream';
 import { ArgoCdApplication } from '../constructs/argo-cd-application';
+import { InfrastructureNetworkPolicies } from '../constructs/infrastructure-network-policies';
+import { repositorySshPort } from '../environments/platform';
 import type { Environment } from '../environments';
 import type { Platform } from '../environments/platform';
 import { RELEASE_ROWS, releaseNamespace } from '../infrastructure/releases';
@@ -20,6 +22,7 @@ export interface InfrastructureChartProps {
 
 /**
  * The infrastructure of one environment (1.3.4, 1.3.7): every namespace the platform uses,
+ * the NetworkPolicies of the infrastructure's namespaces (src/constructs/infrastructure-network-policies.ts),
  * then an Argo CD Application per row of the infrastructure release table
  * (src/infrastructure/releases.ts), each upstream Helm chart at its pinned version in its
  * namespace and sync wave.
@@ -53,6 +56,19 @@ export class InfrastructureChart extends Chart {
       const namespace = new kplus.Namespace(this, `namespace-${name}`, { metadata: { name, labels: { ...own, ...namespacePodSecurity(name) } } });
       ApiObject.of(namespace).metadata.addAnnotation(SYNC_WAVE_ANNOTATION, String(SYNC_WAVES.namespaces));
       return namespace;
+    });
+
+    // Default deny in each namespace of the infrastructure, argocd included, then what each
+    // component needs, in the namespaces' wave: before any release starts a pod. (The database's,
+    // the broker's and each application's namespace get theirs from their own chart.)
+    new InfrastructureNetworkPolicies(this, 'network-policies', {
+      namespaces: { ...INFRASTRUCTURE_NAMESPACES, controller: platform.controller.namespace },
+      apiServerCidrs: environment.infrastructure.network.apiServerCidrs,
+      nodeCidrs: environment.infrastructure.network.nodeCidrs,
+      repositoryPort: repositorySshPort(platform.repository.url),
+      applicationNamespaces: environment.applications.map((application) => application.namespace),
+      acmeIssuer: environment.infrastructure.issuer.type === 'acme',
+      annotations: { [SYNC_WAVE_ANNOTATION]: String(SYNC_WAVES.namespaces) },
     });
 
     this.releases = RELEASE_ROWS.map(

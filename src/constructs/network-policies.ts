@@ -15,6 +15,18 @@ export interface NetworkPort {
   readonly protocol?: 'TCP' | 'UDP';
 }
 
+/**
+ * A requirement on one label of a pod (a LabelSelector's matchExpressions): its value is one
+ * of `in`, or (a pod without the label included) none of `notIn`.
+ */
+export interface LabelRequirement {
+  readonly key: string;
+  /** The label has one of these values. */
+  readonly in?: readonly string[];
+  /** The label has none of these values, or is absent. */
+  readonly notIn?: readonly string[];
+}
+
 /** Pods in another namespace that may talk to ours (ingress) or that ours may call (egress). */
 export interface NetworkPeer {
   /** Short name of the peer; names the policy `allow-ingress-from-<name>` / `allow-egress-to-<name>`. */
@@ -35,6 +47,12 @@ export interface NetworkPeer {
    * @default - every pod of the namespace
    */
   readonly podLabels?: Readonly<Record<string, string>>;
+  /**
+   * A requirement on a label of the peer pods, besides `podLabels` (e.g. one of several
+   * components of the namespace).
+   * @default - none
+   */
+  readonly podsWhere?: LabelRequirement;
   /** Ports the traffic goes to: ours for ingress, the peer's for egress. */
   readonly ports: readonly NetworkPort[];
   /**
@@ -43,6 +61,12 @@ export interface NetworkPeer {
    * @default - the NetworkPolicies' `podLabels`
    */
   readonly localPodLabels?: Readonly<Record<string, string>>;
+  /**
+   * A requirement on a label of the pods of our namespace this one allow applies to, besides
+   * `localPodLabels` (e.g. several components, or every pod but one kind).
+   * @default - none
+   */
+  readonly localPodsWhere?: LabelRequirement;
 }
 
 export interface NetworkPoliciesProps {
@@ -53,6 +77,11 @@ export interface NetworkPoliciesProps {
    * @default - none
    */
   readonly labels?: Readonly<Record<string, string>>;
+  /**
+   * Annotations of the NetworkPolicy objects (e.g. a sync wave).
+   * @default - none
+   */
+  readonly annotations?: Readonly<Record<string, string>>;
   /**
    * Pods of the namespace the allows apply to.
    * @default - every pod of the namespace
@@ -108,7 +137,8 @@ export class NetworkPolicies extends Construct {
 
   constructor(scope: Construct, id: string, props: NetworkPoliciesProps) {
     super(scope, id);
-    const metadata = (name: string) => ({ name, namespace: props.namespace, labels: { ...props.labels } });
+    const annotations = props.annotations === undefined ? {} : { annotations: { ...props.annotations } };
+    const metadata = (name: string) => ({ name, namespace: props.namespace, labels: { ...props.labels }, ...annotations });
     const podSelector = props.podLabels === undefined ? {} : { matchLabels: { ...props.podLabels } };
 
     this.defaultDeny = new k8s.KubeNetworkPolicy(this, DEFAULT_DENY_POLICY, {
@@ -117,7 +147,8 @@ export class NetworkPolicies extends Construct {
     });
 
     const allow = (name: string, peer: NetworkPeer, spec: Omit<k8s.NetworkPolicySpec, 'podSelector'>) => {
-      const selector = peer.localPodLabels === undefined ? podSelector : { matchLabels: { ...peer.localPodLabels } };
+      const selector =
+        peer.localPodLabels === undefined && peer.localPodsWhere === undefined ? podSelector : labelSelector(peer.localPodLabels, peer.localPodsWhere);
       return new k8s.KubeNetworkPolicy(this, name, { metadata: metadata(name), spec: { podSelector: selector, ...spec } });
     };
     const allows = [
@@ -141,7 +172,9 @@ function peersOf(peer: NetworkPeer, key: 'from' | 'to'): { from?: k8s.NetworkPol
   let selectors: k8s.NetworkPolicyPeer[];
   if (peer.namespace !== undefined) {
     const namespaceSelector = { matchLabels: { [kplus.Namespace.NAME_LABEL]: peer.namespace } };
-    selectors = [peer.podLabels === undefined ? { namespaceSelector } : { namespaceSelector, podSelector: { matchLabels: { ...peer.podLabels } } }];
+    selectors = [
+      peer.podLabels === undefined && peer.podsWhere === undefined ? { namespaceSelector } : { namespaceSelector, podSelector: labelSelector(peer.podLabels, peer.podsWhere) },
+    ];
   } else if (peer.ipBlocks !== undefined) {
     if (peer.ipBlocks.length === 0) throw new Error(`network peer ${peer.name}: no address range (an empty list would allow none)`);
     selectors = peer.ipBlocks.map((cidr) => ({ ipBlock: { cidr } }));
@@ -149,6 +182,18 @@ function peersOf(peer: NetworkPeer, key: 'from' | 'to'): { from?: k8s.NetworkPol
     return {};
   }
   return key === 'from' ? { from: selectors } : { to: selectors };
+}
+
+/** A LabelSelector of pods: every label of `labels`, and the requirement when there is one. */
+function labelSelector(labels: Readonly<Record<string, string>> | undefined, where: LabelRequirement | undefined): k8s.LabelSelector {
+  const expressions: k8s.LabelSelectorRequirement[] = [];
+  if (where?.in !== undefined) expressions.push({ key: where.key, operator: 'In', values: [...where.in] });
+  if (where?.notIn !== undefined) expressions.push({ key: where.key, operator: 'NotIn', values: [...where.notIn] });
+  if (where !== undefined && expressions.length === 0) throw new Error(`label requirement on ${where.key}: give \`in\` or \`notIn\``);
+  return {
+    ...(labels === undefined ? {} : { matchLabels: { ...labels } }),
+    ...(expressions.length === 0 ? {} : { matchExpressions: expressions }),
+  };
 }
 
 function portsOf(peer: NetworkPeer): k8s.NetworkPolicyPort[] {

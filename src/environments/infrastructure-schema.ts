@@ -70,6 +70,15 @@ const networkSchema = section({
         `(kubectl get endpointslices -n default -l kubernetes.io/service-name=kubernetes). Default: the private ranges ${PRIVATE_NETWORKS.join(', ')}.`,
     })
     .default([...PRIVATE_NETWORKS]),
+  nodeCidrs: z
+    .array(cidr, { error: 'must be a list of CIDRs' })
+    .min(1, { error: 'must name at least one address range' })
+    .meta({
+      description:
+        "Addresses of the cluster's nodes, the only ones Prometheus' NetworkPolicy lets it scrape the kubelets (10250) and node exporters (9100, host network) at. " +
+        `Default: the private ranges ${PRIVATE_NETWORKS.join(', ')}.`,
+    })
+    .default([...PRIVATE_NETWORKS]),
 });
 
 export const infrastructureSchema = section({
@@ -95,7 +104,7 @@ export const infrastructureSchema = section({
     .meta({
       description: `Addresses of the cluster outside every namespace, which NetworkPolicies name by address. Default: the private ranges ${PRIVATE_NETWORKS.join(', ')} for each.`,
     })
-    .default({ apiServerCidrs: [...PRIVATE_NETWORKS] }),
+    .default({ apiServerCidrs: [...PRIVATE_NETWORKS], nodeCidrs: [...PRIVATE_NETWORKS] }),
 });
 
 export type Infrastructure = z.output<typeof infrastructureSchema>;

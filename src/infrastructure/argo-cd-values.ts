@@ -87,6 +87,11 @@ export function argoCdValues(): Record<string, unknown> {
     },
     // No single sign-on is configured; Dex would run for nothing.
     dex: { enabled: false },
+    // The platform's own NetworkPolicies guard the namespace (src/constructs/infrastructure-network-policies.ts).
+    // The chart's (on since argo-cd chart 10.0.0) would add to them: its repo-server policy admits
+    // 8081 from the notifications and ApplicationSet controllers too and its metrics port from
+    // every namespace, and allows add up (argo-helm charts/argo-cd/templates/argocd-repo-server/networkpolicy.yaml).
+    global: { networkPolicy: { create: false } },
     repoServer: {
       extraContainers: [
         {
