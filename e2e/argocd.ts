@@ -247,3 +247,15 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
   await waitFor('argocd-application-controller to start', 60_000, () => listening(controllerMetrics), alive);
 }
 
+/**
+ * What `argocd app sync <name>` does: ask the application controller for a sync operation of
+ * the Application at its target revision, by writing its `operation` field (Argo CD's
+ * Application API, `operation.sync`; the CLI's request reaches the same field through the API
+ * server).
+ */
+export async function syncAsOperator(client: KubeClient, namespace: string, name: string): Promise<void> {
+  await client.mergePatch(
+    { apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name, namespace } },
+    { operation: { initiatedBy: { username: 'e2e-operator' }, sync: { syncStrategy: { hook: {} } } } },
+  );
+}

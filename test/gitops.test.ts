@@ -130,11 +130,26 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
     expect(source.repoURL).not.toMatch(/^[a-z]+:\/\//);
   });
 
-  it(live ? 'syncs every Application automatically with prune and self-heal' : 'never syncs an Application automatically (planned)', () => {
-    for (const app of apps) {
+  it(live ? 'syncs every Application but Argo CD\'s own automatically with prune and self-heal' : 'never syncs an Application automatically (planned)', () => {
+    for (const app of apps.filter((a) => a.metadata.name !== 'argocd')) {
       if (live) expect(app.spec.syncPolicy.automated, app.metadata.name).toEqual({ prune: true, selfHeal: true });
       else expect(app.spec.syncPolicy.automated, app.metadata.name).toBeUndefined();
     }
+  });
+
+  // Argo CD's release carries the sops plugin, which runs beside the age key: a commit that
+  // changed its script would run there in local, testing and staging without anyone's action.
+  // Changing Argo CD is an operator's sync after review, in every environment.
+  it('never syncs Argo CD\'s own release automatically, and says so to the app of apps\' health check', () => {
+    const argocd = findObject(apps, 'Application', 'argocd');
+    expect(argocd.spec.syncPolicy.automated).toBeUndefined();
+    expect(argocd.metadata.annotations?.['platform-gitops.io/sync']).toBe('operator');
+    expect(apps.filter((app) => app.metadata.annotations?.['platform-gitops.io/sync'] !== undefined).map((app) => app.metadata.name)).toEqual(['argocd']);
+    // Its parent's health counts its health only: OutOfSync until an operator syncs must not
+    // hold the waves after it (the check is Lua that Argo CD runs: the e2e cluster runs it).
+    const health = argocd.spec.source.helm.valuesObject.configs.cm['resource.customizations.health.argoproj.io_Application'];
+    expect(health).toContain('obj.metadata.annotations["platform-gitops.io/sync"] == "operator" then\n  hs.status = st.health.status');
+    expect(health.indexOf('platform-gitops.io/sync')).toBeLessThan(health.indexOf('st.sync.status ~= "Synced"'));
   });
 
   it('retries every sync within the 300 s budget, longer only for the database and the broker', () => {

@@ -81,7 +81,8 @@ export class InfrastructureChart extends Chart {
           sources: [{ kind: 'helm', chart: release.chart, releaseName: release.name, values: release.values(context) }],
           destinationNamespace: releaseNamespace(release, context),
           syncWave: release.syncWave,
-          automated: props.environment.autoSync,
+          automated: props.environment.autoSync && release.syncedByOperator !== true,
+          syncedByOperator: release.syncedByOperator === true,
           // Its namespace is one of the Namespace objects above, or argocd, the bootstrap's.
           createNamespace: false,
           syncOptions: release.syncOptions,

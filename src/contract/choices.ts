@@ -157,6 +157,15 @@ export const INFRASTRUCTURE_NAMESPACES = {
  */
 export const SYNC_RETRY = { firstBackoffSeconds: 10, factor: 2 } as const;
 
+/**
+ * The annotation of an Application that only an operator syncs, after review, in every
+ * environment (not in the contract): Argo CD's own release, whose sops plugin runs beside the
+ * age key (SOPS_PLUGIN). It has no `automated` sync policy, and the app of apps' health check
+ * (src/infrastructure/argo-cd-values.ts) reads its health only: waiting for it to be Synced
+ * would hold every later wave until someone syncs it.
+ */
+export const OPERATOR_SYNC_ANNOTATION = { key: 'platform-gitops.io/sync', value: 'operator' } as const;
+
 /** 5.3: Secret holding the age key file, and where the repository server reads it. */
 export const SOPS_AGE = {
   secretName: 'sops-age',

@@ -74,6 +74,12 @@ export interface InfrastructureRelease {
    * @default - none
    */
   readonly ignoreDifferences?: readonly ApplicationSpecIgnoreDifferences[];
+  /**
+   * Synced by an operator after review, never automatically, in every environment
+   * (OPERATOR_SYNC_ANNOTATION), with the reason where it is set.
+   * @default false
+   */
+  readonly syncedByOperator?: boolean;
 }
 
 /**
@@ -131,7 +137,11 @@ const RELEASES = {
   /**
    * argo-helm's argo-cd chart 10.3.3, appVersion v3.5.1 (CRD schemas: argocd-*.yaml).
    * Self-managed: the Pulumi bootstrap installs this row's chart, release name and values
-   * once, and this Application keeps the release in step with git.
+   * once, and this Application keeps the release in step with git, when an operator syncs
+   * it. Never automatically: the release carries the sops plugin, which runs beside the age
+   * key, so a commit that changed its script (say, to post the key file somewhere) would
+   * otherwise run there in local, testing and staging without anyone's action. Changing Argo
+   * CD is a reviewed commit, then an operator's `argocd app sync argocd`.
    */
   argoCd: {
     name: INFRASTRUCTURE_RELEASE_NAMES.argoCd,
@@ -139,6 +149,7 @@ const RELEASES = {
     namespace: ({ platform }) => platform.controller.namespace,
     syncWave: SYNC_WAVES.controller,
     values: () => argoCdValues(),
+    syncedByOperator: true,
   },
   /** kube-prometheus-stack 88.5.3, prometheus-operator v0.93.1 (CRD schemas: v0.93.0, same minor). */
   kubePrometheusStack: {
