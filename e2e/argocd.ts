@@ -253,9 +253,19 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
  * Application API, `operation.sync`; the CLI's request reaches the same field through the API
  * server).
  */
-export async function syncAsOperator(client: KubeClient, namespace: string, name: string): Promise<void> {
-  await client.mergePatch(
-    { apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name, namespace } },
-    { operation: { initiatedBy: { username: 'e2e-operator' }, sync: { syncStrategy: { hook: {} } } } },
-  );
+export async function syncAsOperator(client: KubeClient, namespace: string, name: string, timeoutMs: number): Promise<{ phase: string; message: string }> {
+  const application = { apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name, namespace } };
+  await client.mergePatch(application, { operation: { initiatedBy: { username: OPERATOR }, sync: { syncStrategy: { hook: {} } } } });
+  // The controller moves `operation` into `status.operationState` and reports its end there.
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const state = (await client.get(application.apiVersion, application.kind, name, namespace))?.status?.operationState;
+    const phase = String(state?.phase ?? 'Pending');
+    if (state?.operation?.initiatedBy?.username === OPERATOR && !['Running', 'Terminating'].includes(phase)) return { phase, message: String(state?.message ?? '') };
+    if (Date.now() > deadline) return { phase: `${phase} (timed out)`, message: String(state?.message ?? '') };
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
 }
+
+/** Who the harness's operator syncs are initiated by. */
+const OPERATOR = 'e2e-operator';

@@ -252,13 +252,20 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     // Application must end Synced and Healthy.
     const first = await watch(true, timeoutMs);
     let { states, converged: allConverged } = first;
-    const operatorSynced = states.filter((state) => state.operatorSynced === true && state.sync !== 'Synced').map((state) => state.name);
+    const operatorSynced = states.filter((state) => state.operatorSynced === true).map((state) => state.name);
+    const operatorFailures: string[] = [];
     if (allConverged && operatorSynced.length > 0) {
+      // Synced or not (the bootstrap's release may already match git), the operator's sync must run and succeed.
       for (const name of operatorSynced) {
         log(`operator: argocd app sync ${name} (the change to it reviewed)`);
-        await syncAsOperator(client, namespace, name);
+        const result = await syncAsOperator(client, namespace, name, Math.max(startedAt + timeoutMs - Date.now(), 60_000));
+        log(`operator: sync of ${name} ${result.phase}${result.message ? `: ${result.message}` : ''}`);
+        if (result.phase !== 'Succeeded') {
+          allConverged = false;
+          operatorFailures.push(`the operator's sync of ${name} ${result.phase}`);
+        }
       }
-      ({ states, converged: allConverged } = await watch(false, Math.max(startedAt + timeoutMs - Date.now(), 60_000)));
+      if (allConverged) ({ states, converged: allConverged } = await watch(false, Math.max(startedAt + timeoutMs - Date.now(), 60_000)));
     }
     if (proxy.refused.size > 0) log(`the loopback proxy refused: ${[...proxy.refused].sort().join(', ')}`);
 
@@ -291,6 +298,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
         ? `e2e ${environment}: every Application Synced and Healthy, every environment accepted by the API server, in ${durationSeconds} s`
         : `e2e ${environment}: FAILED after ${durationSeconds} s: ${[
             ...(notConverged.length > 0 ? [`not converged: ${notConverged.map((s) => s.name).join(', ')}`] : []),
+            ...operatorFailures,
             ...dryRun.filter((r) => r.failures.length > 0).map((r) => `${r.environment}: ${r.failures.length} objects refused by the API server`),
           ].join('; ')}`,
     );
