@@ -247,3 +247,25 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
   await waitFor('argocd-application-controller to start', 60_000, () => listening(controllerMetrics), alive);
 }
 
+/**
+ * What `argocd app sync <name>` does: ask the application controller for a sync operation of
+ * the Application at its target revision, by writing its `operation` field (Argo CD's
+ * Application API, `operation.sync`; the CLI's request reaches the same field through the API
+ * server).
+ */
+export async function syncAsOperator(client: KubeClient, namespace: string, name: string, timeoutMs: number): Promise<{ phase: string; message: string }> {
+  const application = { apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name, namespace } };
+  await client.mergePatch(application, { operation: { initiatedBy: { username: OPERATOR }, sync: { syncStrategy: { hook: {} } } } });
+  // The controller moves `operation` into `status.operationState` and reports its end there.
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const state = (await client.get(application.apiVersion, application.kind, name, namespace))?.status?.operationState;
+    const phase = String(state?.phase ?? 'Pending');
+    if (state?.operation?.initiatedBy?.username === OPERATOR && !['Running', 'Terminating'].includes(phase)) return { phase, message: String(state?.message ?? '') };
+    if (Date.now() > deadline) return { phase: `${phase} (timed out)`, message: String(state?.message ?? '') };
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
+}
+
+/** Who the harness's operator syncs are initiated by. */
+const OPERATOR = 'e2e-operator';

@@ -1,4 +1,5 @@
 import { compareText } from '../src/base/text-order';
+import { OPERATOR_SYNC_ANNOTATION } from '../src/contract/choices';
 import type { KubeClient, KubeObject } from './kube-client';
 import { sleep } from './processes';
 
@@ -10,10 +11,17 @@ export interface ApplicationState {
   readonly health: string;
   /** Why it is not Synced and Healthy (empty when it is). */
   readonly message: string;
+  /** Only an operator syncs it (OPERATOR_SYNC_ANNOTATION: Argo CD's own release). */
+  readonly operatorSynced?: boolean;
 }
 
-/** Whether an Application counts as converged. */
-export const converged = (state: ApplicationState): boolean => state.sync === 'Synced' && state.health === 'Healthy';
+/**
+ * Whether an Application counts as converged: Synced and Healthy. Before the operator's
+ * step (`beforeOperatorSync`), an Application only an operator syncs counts when Healthy:
+ * nothing syncs it by itself, and the app of apps does not wait for it either.
+ */
+export const converged = (state: ApplicationState, beforeOperatorSync = false): boolean =>
+  state.health === 'Healthy' && (state.sync === 'Synced' || (beforeOperatorSync && state.operatorSynced === true));
 
 function oneLine(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
@@ -30,7 +38,9 @@ export function applicationState(app: KubeObject | undefined, name: string, wave
   const status = app.status ?? {};
   const sync = String(status.sync?.status ?? 'Unknown');
   const health = String(status.health?.status ?? 'Unknown');
+  const operatorSynced = app.metadata.annotations?.[OPERATOR_SYNC_ANNOTATION.key] === OPERATOR_SYNC_ANNOTATION.value;
   const parts: string[] = [];
+  if (operatorSynced && sync !== 'Synced') parts.push('waits for an operator\'s sync (never automated)');
   for (const condition of status.conditions ?? []) parts.push(`${condition.type}: ${oneLine(String(condition.message ?? ''))}`);
   const operation = status.operationState;
   if (operation && operation.phase !== 'Succeeded') {
@@ -56,7 +66,7 @@ export function applicationState(app: KubeObject | undefined, name: string, wave
     }
   }
   if (parts.length === 0 && !(sync === 'Synced' && health === 'Healthy') && status.health?.message) parts.push(oneLine(status.health.message));
-  return { name, wave, sync, health, message: [...new Set(parts)].join('; ') };
+  return { name, wave, sync, health, message: [...new Set(parts)].join('; '), ...(operatorSynced ? { operatorSynced } : {}) };
 }
 
 /**
@@ -73,6 +83,11 @@ export async function watchConvergence(options: {
   readonly between: () => Promise<void>;
   readonly waitingPods: () => ReadonlyMap<string, string>;
   readonly startedAt: number;
+  /**
+   * The operator has not synced yet: Applications only an operator syncs count when Healthy.
+   * @default false
+   */
+  readonly beforeOperatorSync?: boolean;
 }): Promise<{ states: ApplicationState[]; converged: boolean }> {
   const { client, expected, log } = options;
   const last = new Map<string, string>();
@@ -98,7 +113,7 @@ export async function watchConvergence(options: {
       log(`${String(elapsed).padStart(4)} s  wave ${String(state.wave).padStart(2)}  ${state.name.padEnd(26)} ${line.length > 220 ? `${line.slice(0, 217)}...` : line}`);
     }
     const missing = [...expected.keys()].filter((name) => !byName.has(name));
-    if (missing.length === 0 && states.every(converged)) return { states, converged: true };
+    if (missing.length === 0 && states.every((state) => converged(state, options.beforeOperatorSync))) return { states, converged: true };
     if (Date.now() > deadline) return { states, converged: false };
     await sleep(2_000);
   }

@@ -6,7 +6,7 @@ import { ENVIRONMENT_ORDER, loadEnvironments } from '../src/environments';
 import { loadPlatform } from '../src/environments/platform';
 import { defaultAgeKeyFile, initEnvironment } from '../src/secrets/init';
 import { sopsTools } from '../src/secrets/sops';
-import { argoCdConfigObjects, argoCdCrds, chartRepositorySecrets, startArgoCd, withProxy } from './argocd';
+import { argoCdConfigObjects, argoCdCrds, chartRepositorySecrets, startArgoCd, syncAsOperator, withProxy } from './argocd';
 import { converged, formatTable, watchConvergence } from './convergence';
 import { startApiServer, startControlPlane } from './control-plane';
 import { type DryRunResult, dryRunEnvironment, readCrds, readObjects } from './dry-run';
@@ -19,7 +19,8 @@ import { Pki } from './pki';
 import { Supervisor, run, sleep } from './processes';
 import { StandInControllers, STAND_IN_PROVISIONER } from './stand-in-controllers';
 import { OciChartRegistry } from './oci-registry';
-import { buildStandInCharts, chartsByRepository, serveCharts } from './stand-in-charts';
+import { buildStandInCharts, chartsByRepository, serveCharts, standInReleaseObjects } from './stand-in-charts';
+import { INFRASTRUCTURE_RELEASES } from '../src/infrastructure/releases';
 import { ensureToolchain } from '../toolchain';
 
 /** What `npm run e2e` was asked to do. */
@@ -187,9 +188,13 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
 
     const manifests = bootstrapManifests(environment, { repositorySshPrivateKey: git.deployKey, sopsAgeKey: ageKey });
 
-    // 1. What the argo-cd Helm release puts in place (Pulumi: ArgoCdInstallation).
+    // 1. What the argo-cd Helm release puts in place (Pulumi: ArgoCdInstallation): its CRDs and
+    // its stand-in's controller, so the `argocd` Application, which only an operator syncs,
+    // finds Argo CD installed (Healthy, OutOfSync) as on a bootstrapped cluster.
     await client.apply(manifests.namespace as KubeObject);
     for (const crd of argoCdCrds(path.join(projectRoot, 'schemas', 'crds'))) await client.apply(crd);
+    const argoCdRelease = INFRASTRUCTURE_RELEASES.argoCd;
+    for (const object of standInReleaseObjects(argoCdRelease.chart, { name: argoCdRelease.name, namespace })) await client.apply(object);
     for (const object of argoCdConfigObjects(namespace)) await client.apply(object);
     await client.apply(manifests.ageKeySecret as unknown as KubeObject);
     for (const storageClass of storageClasses(rendered)) await client.apply(storageClass);
@@ -229,16 +234,39 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     })();
 
     const expected = expectedApplications(rendered, manifests.rootApplication.metadata.name);
-    const { states, converged: allConverged } = await watchConvergence({
-      client,
-      namespace,
-      expected,
-      timeoutMs: (options.timeoutSeconds ?? 600) * 1000,
-      log,
-      between: async () => supervisor.assertRunning(),
-      waitingPods: () => controllers.waitingPods,
-      startedAt,
-    });
+    const timeoutMs = (options.timeoutSeconds ?? 600) * 1000;
+    const watch = (beforeOperatorSync: boolean, remainingMs: number) =>
+      watchConvergence({
+        client,
+        namespace,
+        expected,
+        timeoutMs: remainingMs,
+        log,
+        between: async () => supervisor.assertRunning(),
+        waitingPods: () => controllers.waitingPods,
+        startedAt,
+        beforeOperatorSync,
+      });
+    // Everything converges by itself but what only an operator syncs (Argo CD's own release);
+    // then the harness is that operator: it syncs each such Application, and every
+    // Application must end Synced and Healthy.
+    const first = await watch(true, timeoutMs);
+    let { states, converged: allConverged } = first;
+    const operatorSynced = states.filter((state) => state.operatorSynced === true).map((state) => state.name);
+    const operatorFailures: string[] = [];
+    if (allConverged && operatorSynced.length > 0) {
+      // Synced or not (the bootstrap's release may already match git), the operator's sync must run and succeed.
+      for (const name of operatorSynced) {
+        log(`operator: argocd app sync ${name} (the change to it reviewed)`);
+        const result = await syncAsOperator(client, namespace, name, Math.max(startedAt + timeoutMs - Date.now(), 60_000));
+        log(`operator: sync of ${name} ${result.phase}${result.message ? `: ${result.message}` : ''}`);
+        if (result.phase !== 'Succeeded') {
+          allConverged = false;
+          operatorFailures.push(`the operator's sync of ${name} ${result.phase}`);
+        }
+      }
+      if (allConverged) ({ states, converged: allConverged } = await watch(false, Math.max(startedAt + timeoutMs - Date.now(), 60_000)));
+    }
     if (proxy.refused.size > 0) log(`the loopback proxy refused: ${[...proxy.refused].sort().join(', ')}`);
 
     const dryRun: DryRunResult[] = [];
@@ -270,6 +298,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
         ? `e2e ${environment}: every Application Synced and Healthy, every environment accepted by the API server, in ${durationSeconds} s`
         : `e2e ${environment}: FAILED after ${durationSeconds} s: ${[
             ...(notConverged.length > 0 ? [`not converged: ${notConverged.map((s) => s.name).join(', ')}`] : []),
+            ...operatorFailures,
             ...dryRun.filter((r) => r.failures.length > 0).map((r) => `${r.environment}: ${r.failures.length} objects refused by the API server`),
           ].join('; ')}`,
     );

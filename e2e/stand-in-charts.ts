@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { stringify } from 'yaml';
 import { type HelmChartRef, RELEASE_ROWS } from '../src/infrastructure/releases';
 import { E2eError } from '../src/base/errors';
+import type { KubeObject } from './kube-client';
 import type { OciChartRegistry } from './oci-registry';
 import { run } from './processes';
 
@@ -71,12 +72,13 @@ const RESTRICTED = {
   container: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
 };
 
-function controllerTemplate(chart: HelmChartRef, standIn: StandIn & { controller: string }): string {
-  const labels = { 'app.kubernetes.io/name': standIn.controller, 'app.kubernetes.io/instance': '{{ .Release.Name }}' };
-  const deployment = {
+/** The stand-in's controller Deployment, for a release's name and namespace (Helm's `.Release.Name`, `.Release.Namespace`). */
+function controllerDeployment(chart: HelmChartRef, standIn: StandIn & { controller: string }, release: { name: string; namespace: string }) {
+  const labels = { 'app.kubernetes.io/name': standIn.controller, 'app.kubernetes.io/instance': release.name };
+  return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: { name: standIn.controller, namespace: '{{ .Release.Namespace }}', labels },
+    metadata: { name: standIn.controller, namespace: release.namespace, labels },
     spec: {
       replicas: 1,
       selector: { matchLabels: labels },
@@ -97,7 +99,21 @@ function controllerTemplate(chart: HelmChartRef, standIn: StandIn & { controller
       },
     },
   };
+}
+
+function controllerTemplate(chart: HelmChartRef, standIn: StandIn & { controller: string }): string {
+  const deployment = controllerDeployment(chart, standIn, { name: '{{ .Release.Name }}', namespace: '{{ .Release.Namespace }}' });
   return `# Stand-in for ${chart.chart} ${chart.version} (platform-gitops e2e).\n${stringify(deployment)}`;
+}
+
+/**
+ * What installing a chart's stand-in as a Helm release puts in the cluster besides its CRDs:
+ * its controller Deployment. The harness installs Argo CD's release this way, as the Pulumi
+ * bootstrap installs the real chart before the root Application exists.
+ */
+export function standInReleaseObjects(chart: HelmChartRef, release: { name: string; namespace: string }): KubeObject[] {
+  const standIn = standInFor(chart.chart);
+  return standIn.controller === undefined ? [] : [controllerDeployment(chart, { ...standIn, controller: standIn.controller }, release) as KubeObject];
 }
 
 /**

@@ -8,6 +8,7 @@ import { REPOSITORY_SECRET_LABEL } from '../src/contract/upstream';
 import { ENVIRONMENT_ORDER, loadEnvironments } from '../src/environments';
 import { loadPlatform } from '../src/environments/platform';
 import { ConfigError } from '../src/base/errors';
+import { namespacePodSecurity } from '../src/contract/security-context';
 import { buildEnvironment } from '../src/synth';
 
 /**
@@ -28,9 +29,12 @@ export interface Manifest {
   readonly [key: string]: unknown;
 }
 
-/** Argo CD's namespace (5.3: the controller's namespace). */
+/**
+ * Argo CD's namespace (5.3: the controller's namespace), with its Pod Security labels: the
+ * bootstrap is its one owner (it exists before any Application; none creates or labels it).
+ */
 export function controllerNamespaceManifest(namespace: string): Manifest {
-  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } };
+  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels: namespacePodSecurity(namespace) } };
 }
 
 /** The age key file Secret the repository server mounts (SOPS_AGE_KEY_FILE, 5.3). */

@@ -60,7 +60,9 @@ describe.each(['testing', 'staging', 'production'])('a second application in %s'
     const own = objectsOf(SECOND);
     expect(own.length).toBeGreaterThan(0);
     for (const object of own) expect(object.metadata.namespace ?? object.metadata.name, `${object.kind}/${object.metadata.name}`).toBe(SECOND);
-    expect(findObject(own, 'Namespace', SECOND)).toBeDefined();
+    // Its Namespace is the infrastructure chart's, labelled with it (one owner per namespace).
+    expect(own.filter((o) => o.kind === 'Namespace')).toEqual([]);
+    expect(findObject(objectsOf('infrastructure'), 'Namespace', SECOND).metadata.labels).toMatchObject({ app: SECOND, 'pod-security.kubernetes.io/enforce': 'restricted' });
     expect(JSON.stringify(objectsOf(first.name))).not.toContain(`"${SECOND}`);
     expect(objectsOf(first.name)).toEqual(renderToObjects(environmentsOf(environmentFilesCopy()).find((env) => env.name === name)!).get(`${first.name}.yaml`));
   });
@@ -81,8 +83,8 @@ describe.each(['testing', 'staging', 'production'])('a second application in %s'
     }
     const monitor = findObject(objectsOf(SECOND), 'PodMonitor', SECOND);
     expect(monitor.spec.selector.matchExpressions[0].values).toEqual([SECOND, `${SECOND}-primary`]);
-    // The environment-wide monitoring keeps only what is environment-wide.
-    expect(objectsOf('monitoring').map((o) => o.kind).sort()).toEqual(['AlertmanagerConfig', 'PrometheusRule']);
+    // The environment-wide monitoring keeps only what is environment-wide: the routing.
+    expect(objectsOf('monitoring').map((o) => o.kind).sort()).toEqual(['AlertmanagerConfig']);
   });
 
   it('gets its own child Application in the applications\' wave, with its own secrets group, in the platform project', () => {

@@ -6,9 +6,9 @@ import { argoCdConfigObjects } from '../e2e/argocd';
 import { applicationState, converged } from '../e2e/convergence';
 import { parseSshUrl } from '../e2e/git-server';
 import { podReferences } from '../e2e/stand-in-controllers';
-import { STAND_INS } from '../e2e/stand-in-charts';
+import { STAND_INS, standInReleaseObjects } from '../e2e/stand-in-charts';
 import { argoCdValues } from '../src/infrastructure/argo-cd-values';
-import { RELEASE_ROWS } from '../src/infrastructure/releases';
+import { INFRASTRUCTURE_RELEASES, RELEASE_ROWS } from '../src/infrastructure/releases';
 import { UsageError } from '../src/base/errors';
 import { runE2e } from '../e2e/harness';
 import { ROOT } from './support';
@@ -108,6 +108,34 @@ describe('the convergence report', () => {
     expect(state.message).toContain('Job database/migrate Progressing: Pending');
     expect(state.message).toContain('Pod database/migrate-x not started, waiting: Secret db not found');
     expect(applicationState(undefined, 'broker', 3).sync).toBe('Missing');
+  });
+
+  it('counts an Application only an operator syncs as converged when Healthy until the operator\'s sync, then only when Synced too', () => {
+    const app = (sync: string) => ({
+      apiVersion: 'argoproj.io/v1alpha1',
+      kind: 'Application',
+      metadata: { name: 'argocd', annotations: { 'platform-gitops.io/sync': 'operator' } },
+      spec: { destination: { namespace: 'argocd' } },
+      status: { sync: { status: sync }, health: { status: 'Healthy' } },
+    });
+    const waiting = applicationState(app('OutOfSync'), 'argocd', 3);
+    expect(waiting.operatorSynced).toBe(true);
+    expect(waiting.message).toContain("waits for an operator's sync");
+    expect(converged(waiting, true)).toBe(true);
+    expect(converged(waiting)).toBe(false);
+    expect(converged(applicationState(app('Synced'), 'argocd', 3))).toBe(true);
+    // Any other Application is never converged OutOfSync.
+    const other = applicationState({ ...app('OutOfSync'), metadata: { name: 'issuers' } }, 'issuers', 2);
+    expect(converged(other, true)).toBe(false);
+  });
+});
+
+describe('the stand-in of an installed release', () => {
+  it("is its chart's controller Deployment, labelled with the release, as Helm would render it", () => {
+    const [deployment, ...rest] = standInReleaseObjects(INFRASTRUCTURE_RELEASES.argoCd.chart, { name: 'argocd', namespace: 'argocd' });
+    expect(rest).toEqual([]);
+    expect(deployment!.kind).toBe('Deployment');
+    expect(deployment!.metadata).toMatchObject({ name: 'argocd-application-controller', namespace: 'argocd', labels: { 'app.kubernetes.io/instance': 'argocd' } });
   });
 });
 

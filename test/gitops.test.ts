@@ -98,7 +98,8 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
       });
       expect(app.spec.destination.namespace, release.name).toBe(releaseNamespace(release, context));
       expect(wave(app), release.name).toBe(release.syncWave);
-      expect(app.spec.syncPolicy.syncOptions, release.name).toEqual(['CreateNamespace=true', ...(release.syncOptions ?? [])]);
+      // Its namespace is a Namespace object of this chart (or argocd, the bootstrap's): never created on install.
+      expect(app.spec.syncPolicy.syncOptions, release.name).toEqual(release.syncOptions);
       expect(app.spec.ignoreDifferences, release.name).toEqual(release.ignoreDifferences);
     }
   });
@@ -129,11 +130,26 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
     expect(source.repoURL).not.toMatch(/^[a-z]+:\/\//);
   });
 
-  it(live ? 'syncs every Application automatically with prune and self-heal' : 'never syncs an Application automatically (planned)', () => {
-    for (const app of apps) {
+  it(live ? 'syncs every Application but Argo CD\'s own automatically with prune and self-heal' : 'never syncs an Application automatically (planned)', () => {
+    for (const app of apps.filter((a) => a.metadata.name !== 'argocd')) {
       if (live) expect(app.spec.syncPolicy.automated, app.metadata.name).toEqual({ prune: true, selfHeal: true });
       else expect(app.spec.syncPolicy.automated, app.metadata.name).toBeUndefined();
     }
+  });
+
+  // Argo CD's release carries the sops plugin, which runs beside the age key: a commit that
+  // changed its script would run there in local, testing and staging without anyone's action.
+  // Changing Argo CD is an operator's sync after review, in every environment.
+  it('never syncs Argo CD\'s own release automatically, and says so to the app of apps\' health check', () => {
+    const argocd = findObject(apps, 'Application', 'argocd');
+    expect(argocd.spec.syncPolicy.automated).toBeUndefined();
+    expect(argocd.metadata.annotations?.['platform-gitops.io/sync']).toBe('operator');
+    expect(apps.filter((app) => app.metadata.annotations?.['platform-gitops.io/sync'] !== undefined).map((app) => app.metadata.name)).toEqual(['argocd']);
+    // Its parent's health counts its health only: OutOfSync until an operator syncs must not
+    // hold the waves after it (the check is Lua that Argo CD runs: the e2e cluster runs it).
+    const health = argocd.spec.source.helm.valuesObject.configs.cm['resource.customizations.health.argoproj.io_Application'];
+    expect(health).toContain('obj.metadata.annotations["platform-gitops.io/sync"] == "operator" then\n  hs.status = st.health.status');
+    expect(health.indexOf('platform-gitops.io/sync')).toBeLessThan(health.indexOf('st.sync.status ~= "Synced"'));
   });
 
   it('retries every sync within the 300 s budget, longer only for the database and the broker', () => {
@@ -187,17 +203,21 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
     expect(values.configs.params['controller.sync.timeout.seconds']).toBe('300');
   });
 
-  it('creates a namespace on install exactly where no chart renders it', () => {
+  // One owner per namespace: its metadata (the Pod Security labels above all) is the
+  // infrastructure project's. The infrastructure chart renders every namespace the platform
+  // uses as a Namespace object, before any release or chart deploys into it; argocd is the
+  // bootstrap's (it exists before any Application). No Application creates one on install
+  // (`CreateNamespace=true` would make it a second manager of the same metadata).
+  it('has the infrastructure chart render every namespace the platform uses, once, and no Application create one', () => {
     const manifests = readManifests(path.join(DIST, environment));
-    const rendered = [...manifests.values()].flat().filter((o) => o.kind === 'Namespace').map((o) => o.metadata.name);
-    for (const app of apps) {
-      const namespace = app.spec.destination.namespace;
-      const creates = (app.spec.syncPolicy.syncOptions ?? []).includes('CreateNamespace=true');
-      // argocd exists before any Application: the Pulumi bootstrap creates it. A namespace a
-      // chart renders is that chart's Application's alone (no second manager of its metadata).
-      if (rendered.includes(namespace)) expect(creates, `${app.metadata.name} would be a second owner of ${namespace}`).toBe(false);
-      else if (namespace !== 'argocd') expect(creates, `${app.metadata.name} needs ${namespace}`).toBe(true);
-    }
+    const namespaceObjects = [...manifests.entries()].flatMap(([file, objects]) => objects.filter((o) => o.kind === 'Namespace').map((o) => ({ file, name: o.metadata.name })));
+    expect(new Set(namespaceObjects.map((n) => n.file))).toEqual(new Set(['infrastructure.yaml']));
+    const names = namespaceObjects.map((n) => n.name);
+    expect(names).toEqual([...new Set(names)]);
+    const used = new Set([...objects.map((o) => o.metadata.namespace), ...apps.map((app) => app.spec.destination.namespace)].filter((n): n is string => n !== undefined));
+    expect([...used].filter((namespace) => namespace !== 'argocd' && !names.includes(namespace))).toEqual([]);
+    expect(names).not.toContain('argocd');
+    for (const app of apps) expect(app.spec.syncPolicy.syncOptions ?? [], app.metadata.name).not.toContain('CreateNamespace=true');
   });
 
   it('keeps every Application inside one of the platform\'s projects and its destinations', () => {
@@ -229,6 +249,24 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
     expect(platform.spec.namespaceResourceWhitelist).toBeUndefined();
   });
 
+  // A namespace's metadata (its Pod Security level above all) is the infrastructure
+  // project's: the application level may neither create nor relabel a Namespace, and deploys
+  // nothing where Pod Security admits privileged pods (monitoring: src/contract/security-context.ts),
+  // or a commit to an application chart could run a privileged pod there.
+  it('lets the application level create no Namespace and deploy into no namespace that admits privileged pods', () => {
+    const platform = findObject(objects, 'AppProject', 'platform');
+    expect(platform.spec.clusterResourceWhitelist ?? []).toEqual([]);
+    const privileged = objects
+      .filter((o) => o.kind === 'Namespace' && o.metadata.labels?.['pod-security.kubernetes.io/enforce'] !== 'restricted')
+      .map((o) => o.metadata.name);
+    expect(privileged).toContain('monitoring');
+    const destinations = platform.spec.destinations.map((d: any) => d.namespace);
+    expect(destinations.filter((namespace: string) => privileged.includes(namespace))).toEqual([]);
+    for (const app of apps.filter((a) => a.spec.project === 'platform')) {
+      expect(privileged, app.metadata.name).not.toContain(app.spec.destination.namespace);
+    }
+  });
+
   // argo-cd v3.5.1 docs/user-guide/projects.md, "The Default Project": Argo CD creates
   // `default` allowing every source, destination and kind; this is its locked form.
   it('locks Argo CD\'s default project', () => {
@@ -242,22 +280,16 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
     expect(apps.map((app) => app.spec.project)).not.toContain('default');
   });
 
-  it('creates namespaces on install where no chart renders them', () => {
-    expect(findObject(apps, 'Application', 'broker').spec.syncPolicy.syncOptions).toEqual(['CreateNamespace=true']);
-    expect(findObject(apps, 'Application', 'cert-manager').spec.syncPolicy.syncOptions).toContain('CreateNamespace=true');
-    // The database and application charts render their own restricted Namespace.
-    expect(findObject(apps, 'Application', 'database').spec.syncPolicy.syncOptions).toBeUndefined();
-  });
-
   it('allows only this repository, the pinned chart repositories and the platform namespaces', () => {
     const infrastructure = findObject(objects, 'AppProject', 'infrastructure');
     expect(infrastructure.spec.sourceRepos).toEqual([REPOSITORY, ...[...new Set(RELEASE_ROWS.map((release) => release.chart.repoURL))].sort()]);
-    expect(infrastructure.spec.destinations.map((d: any) => d.namespace)).toEqual([
-      'argocd', 'cert-manager', 'envoy-gateway-system', 'flagger-system', 'kafka', 'monitoring',
-    ]);
     const applicationNamespaces = projectEnvironments()[environment]!.applications.map((app) => app.namespace);
+    // The infrastructure's own namespaces, and every namespace the platform uses, whose Namespace object it renders.
+    expect(infrastructure.spec.destinations.map((d: any) => d.namespace)).toEqual(
+      ['argocd', 'cert-manager', 'database', 'envoy-gateway-system', 'flagger-system', 'kafka', 'monitoring', ...applicationNamespaces].sort(),
+    );
     expect(findObject(objects, 'AppProject', 'platform').spec.destinations.map((d: any) => d.namespace)).toEqual(
-      ['database', 'kafka', 'monitoring', ...applicationNamespaces].sort(),
+      ['database', 'kafka', ...applicationNamespaces].sort(),
     );
     for (const project of objects.filter((o) => o.kind === 'AppProject')) {
       for (const destination of project.spec.destinations) expect(destination.server).toBe('https://kubernetes.default.svc');

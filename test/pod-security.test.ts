@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BROKER } from '../src/contract/contract';
 import { STRIMZI } from '../src/contract/upstream';
-import { ENVIRONMENT_ORDER, committedObjects, findObject, projectEnvironments, type K8sObject } from './support';
+import { ENVIRONMENT_ORDER, committedObjects, environmentFilesCopy, environmentsOf, findObject, projectEnvironments, renderToObjects, type K8sObject } from './support';
 
 // Convergence item 7. Pod Security Admission reads the namespace's
 // `pod-security.kubernetes.io/enforce` label; a namespace without one admits anything
@@ -77,9 +77,14 @@ describe.each(ENVIRONMENT_ORDER)('pod security in %s', (environment) => {
     const policies = objects.filter((o) => o.kind === 'NetworkPolicy' && o.metadata.namespace === namespace);
     expect(policies.map((p) => p.metadata.name)).toEqual(['default-deny', 'allow-egress-to-dns', 'allow-egress-to-api-server', 'allow-egress-to-brokers']);
     expect(findObject(policies, 'NetworkPolicy', 'default-deny').spec).toEqual({ podSelector: {}, policyTypes: ['Ingress', 'Egress'] });
-    // The API server is outside every namespace: the allow names its ports only.
+    // The API server is outside every namespace: a NetworkPolicy names it by address. No
+    // environment names its cluster's, so the allow names the private networks (RFC 1918,
+    // RFC 4193), never any address: an operator's 443 does not reach the internet.
     expect(findObject(policies, 'NetworkPolicy', 'allow-egress-to-api-server').spec.egress).toEqual([
-      { ports: [{ port: 443, protocol: 'TCP' }, { port: 6443, protocol: 'TCP' }] },
+      {
+        to: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'].map((cidr) => ({ ipBlock: { cidr } })),
+        ports: [{ port: 443, protocol: 'TCP' }, { port: 6443, protocol: 'TCP' }],
+      },
     ]);
     // Ingress to the brokers is Strimzi's own NetworkPolicy; operators and brokers reach
     // the control plane, replication and agent ports (strimzi-kafka-operator 1.2.0
@@ -90,6 +95,26 @@ describe.each(ENVIRONMENT_ORDER)('pod security in %s', (environment) => {
         ports: [9090, 9091, 8443].map((port) => ({ port, protocol: 'TCP' })),
       },
     ]);
+  });
+
+  it('lets an environment name its API server\'s addresses, and names them in every API server allow', () => {
+    const files = environmentFilesCopy();
+    files[environment].environment.infrastructure.network = { apiServerCidrs: ['172.18.0.2/32', 'fd00:10::2/128'] };
+    const env = environmentsOf(files).find((candidate) => candidate.name === environment)!;
+    const rendered = [...renderToObjects(env).values()].flat();
+    const allow = findObject(rendered.filter((o) => o.metadata.namespace === env.broker.namespace), 'NetworkPolicy', 'allow-egress-to-api-server');
+    expect(allow.spec.egress[0].to).toEqual([{ ipBlock: { cidr: '172.18.0.2/32' } }, { ipBlock: { cidr: 'fd00:10::2/128' } }]);
+    const apiServerAllows = objects.filter((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'allow-egress-to-api-server');
+    expect(apiServerAllows.length).toBeGreaterThan(0);
+    for (const policy of apiServerAllows) {
+      for (const rule of policy.spec.egress) expect(rule.to, `${policy.metadata.namespace}/${policy.metadata.name}`).toEqual(expect.arrayContaining([{ ipBlock: expect.anything() }]));
+    }
+  });
+
+  it('refuses an API server address that is not a CIDR', () => {
+    const files = environmentFilesCopy();
+    files[environment].environment.infrastructure.network = { apiServerCidrs: ['kubernetes.default'] };
+    expect(() => environmentsOf(files)).toThrow(/infrastructure\.network\.apiServerCidrs\[0\] "kubernetes\.default" must be an IPv4 or IPv6 address range in CIDR notation/);
   });
 
   it('keeps the restricted profile on every pod the platform renders itself', () => {

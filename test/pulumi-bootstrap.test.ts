@@ -98,6 +98,16 @@ describe('the Pulumi bootstrap', () => {
     expect(await valueOf(stack.argocd.namespace.metadata.name)).toBe('argocd');
   });
 
+  // The bootstrap is the namespace's one owner (no Application of the platform creates or
+  // labels it), so its Pod Security labels are the bootstrap's: Argo CD's chart passes restricted.
+  it('labels the argocd namespace restricted, with audit and warn at restricted', () => {
+    expect(resource('kubernetes:core/v1:Namespace').inputs.metadata.labels).toEqual({
+      'pod-security.kubernetes.io/enforce': 'restricted',
+      'pod-security.kubernetes.io/audit': 'restricted',
+      'pod-security.kubernetes.io/warn': 'restricted',
+    });
+  });
+
   it('installs argo-cd 10.3.3 (Argo CD v3.5.1) from argo-helm with the sops plugin sidecar, the age key and a 300 s wait', () => {
     const release = resource('kubernetes:helm.sh/v3:Release').inputs;
     expect(release.name).toBe('argocd');

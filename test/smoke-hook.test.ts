@@ -91,8 +91,25 @@ describe('the smoke test as a PostSync hook (4.1)', () => {
     expect(policy.spec.podSelector).toEqual({ matchLabels: { app: 'webapp-smoke' } });
     expect(policy.spec.ingress).toEqual([]);
     const ports = policy.spec.egress.map((rule: any) => rule.ports.map((p: any) => `${p.protocol}/${p.port}`));
-    expect(ports).toEqual([['UDP/53', 'TCP/53'], ['TCP/8080'], ['TCP/1433', 'TCP/9092']]);
+    expect(ports).toEqual([['UDP/53', 'TCP/53'], ['TCP/8080'], ['TCP/1433'], ['TCP/9092']]);
     expect(policy.spec.egress[1].to).toEqual([{ podSelector: {} }]);
+  });
+
+  // 1433 and 9092 in any namespace would let the hook reach any pod listening there; the
+  // database's and the broker's namespaces are the environment's (`kubernetes.io/metadata.name`
+  // is the label Kubernetes puts on every namespace).
+  it.each(ENVIRONMENT_ORDER)('in %s reaches DNS in kube-system, 1433 in the database\'s namespace and 9092 in the broker\'s only', (environment) => {
+    const { database, broker, applications } = projectEnvironments()[environment]!;
+    for (const application of applications) {
+      const policy = findObject(committedObjects(environment), 'NetworkPolicy', `${application.name}-smoke`);
+      const namespaceOf = (name: string) => ({ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': name } } });
+      expect(policy.spec.egress[0].to, policy.metadata.name).toEqual([{ ...namespaceOf('kube-system'), podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }]);
+      expect(policy.spec.egress[2], policy.metadata.name).toEqual({ to: [{ ...namespaceOf(database.namespace), podSelector: { matchLabels: { app: 'mssql' } } }], ports: [{ protocol: 'TCP', port: 1433 }] });
+      expect(policy.spec.egress[3], policy.metadata.name).toEqual({
+        to: [{ ...namespaceOf(broker.namespace), podSelector: { matchLabels: { 'strimzi.io/cluster': 'kafka-cluster' } } }],
+        ports: [{ protocol: 'TCP', port: 9092 }],
+      });
+    }
   });
 });
 

@@ -14,7 +14,6 @@ import { SmokeHook } from '../constructs/smoke-hook';
 import { renderWorkloads } from '../strategies/registry';
 import type { Application, Environment } from '../environments';
 import { newestTagOf } from '../strategies/values-registry';
-import { namespacePodSecurity } from '../contract/security-context';
 import { gatewayProxyName, hostOf, imageReference, migrationsName, primaryName, serviceAddress, smokeName, tlsSecretName, brokerClientSecret, databaseSecret } from '../contract/naming';
 
 export interface ApplicationChartProps {
@@ -33,8 +32,9 @@ export function gatewayProxyPodLabels(gateway: string, namespace: string): Recor
 }
 
 /**
- * One application in one environment (2.1, 4), `dist/<env>/<application>.yaml`: its
- * namespace, identity, workload(s) in its delivery strategy (1.4), Service 80 -> 8080, its
+ * One application in one environment (2.1, 4), `dist/<env>/<application>.yaml`, in its
+ * namespace (a Namespace object of the infrastructure chart): its NetworkPolicies,
+ * identity, workload(s) in its delivery strategy (1.4), Service 80 -> 8080, its
  * HTTPS entry on Gateway API (Gateway, HTTPRoute, Certificate), migrations and smoke hooks,
  * and what the monitoring stack needs to watch it (PodMonitor, `deployment.rules` scoped to
  * its namespace). The Gateway API objects are here, not in the infrastructure chart: this
@@ -48,10 +48,6 @@ export class ApplicationChart extends Chart {
     const { application } = props;
     const { image, tls } = application;
     const appLabels = { [LABELS.app]: application.name };
-
-    new kplus.Namespace(this, 'namespace', {
-      metadata: { name: application.namespace, labels: { ...appLabels, ...namespacePodSecurity(application.namespace) } },
-    });
 
     // Default deny, then what the application needs: HTTP from the Gateway's Envoy proxies
     // and from the smoke hook (4.1), scraping from Prometheus, and DNS. The allows select every
@@ -67,6 +63,8 @@ export class ApplicationChart extends Chart {
     const connectionString = { secret: databaseSecret(application.name), key: 'connection-string' };
     const brokerPorts = [{ port: PORTS.broker }, ...(broker.tlsListener ? [{ port: STRIMZI.listeners.tls.port }] : [])];
     const proxies = gatewayProxyPodLabels(application.name, application.namespace);
+    const databasePodLabels = { [LABELS.app]: DATABASE.serverName };
+    const brokerPodLabels = { [STRIMZI.clusterLabel]: BROKER.clusterName };
     new NetworkPolicies(this, 'network-policies', {
       namespace: application.namespace,
       labels: appLabels,
@@ -84,8 +82,8 @@ export class ApplicationChart extends Chart {
       ],
       egress: [
         DNS_PEER,
-        { name: 'database', namespace: database.namespace, podLabels: { [LABELS.app]: DATABASE.serverName }, ports: [{ port: PORTS.database }] },
-        { name: 'broker', namespace: broker.namespace, podLabels: { [STRIMZI.clusterLabel]: BROKER.clusterName }, ports: brokerPorts },
+        { name: 'database', namespace: database.namespace, podLabels: databasePodLabels, ports: [{ port: PORTS.database }] },
+        { name: 'broker', namespace: broker.namespace, podLabels: brokerPodLabels, ports: brokerPorts },
       ],
     });
 
@@ -157,6 +155,8 @@ export class ApplicationChart extends Chart {
       secretName: smoke,
       databaseHost,
       brokerBootstrapServers: bootstrapServers,
+      databasePods: { namespace: database.namespace, labels: databasePodLabels },
+      brokerPods: { namespace: broker.namespace, labels: brokerPodLabels },
     });
 
     // 2.4: what the monitoring stack scrapes and alerts on, scoped to this application's namespace.

@@ -5,7 +5,7 @@ import { STRIMZI, SYNC_WAVE_ANNOTATION } from '../contract/upstream';
 import { BrokerTopic } from '../constructs/broker-topic';
 import { BrokerUser } from '../constructs/broker-user';
 import { KafkaCluster } from '../constructs/kafka-cluster';
-import { API_SERVER_PEER, DNS_PEER, NetworkPolicies } from '../constructs/network-policies';
+import { DNS_PEER, NetworkPolicies, apiServerPeer } from '../constructs/network-policies';
 import type { Environment } from '../environments';
 import { brokerUserSecret } from '../contract/naming';
 
@@ -45,7 +45,7 @@ export class BrokerChart extends Chart {
       namespace: broker.namespace,
       egress: [
         DNS_PEER,
-        API_SERVER_PEER,
+        apiServerPeer(props.environment.infrastructure.network.apiServerCidrs),
         {
           name: 'brokers',
           namespace: broker.namespace,

@@ -1,14 +1,14 @@
 import { Chart } from 'cdk8s';
-import * as kplus from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import { PORTS } from '../contract/contract';
+import { MONITORING_SELECTOR_LABEL } from '../contract/upstream';
 import { DatabaseBackup } from '../constructs/database-backup';
+import { DatabaseBackupAlertRules } from '../constructs/database-backup-alert-rules';
 import { DatabaseSetup } from '../constructs/database-setup';
 import { DNS_PEER, NetworkPolicies } from '../constructs/network-policies';
 import { SqlServer } from '../constructs/sql-server';
 import type { Environment } from '../environments';
 import { serviceAddress, databaseLoginSecret } from '../contract/naming';
-import { namespacePodSecurity } from '../contract/security-context';
 
 export interface DatabaseChartProps {
   /** The validated environment. */
@@ -16,20 +16,17 @@ export interface DatabaseChartProps {
 }
 
 /**
- * The database (1.3 step 5, 7.2): SQL Server in its own namespace, created by this sync,
- * its backup volume and scheduled backup of every application's database, the Sync hook
- * that creates each application's login and database once the server answers, and NetworkPolicies that let only the
- * applications' namespaces (application, migrations, smoke test), the backup job and the
- * setup hook reach 1433. The schema migrations belong to the application chart: they run with each release.
+ * The database (1.3 step 5, 7.2): SQL Server in its own namespace (the infrastructure
+ * chart's), its backup volume and scheduled backup of every application's database, the alert
+ * on a failed or missing backup, the Sync hook that creates each application's login and
+ * database once the server answers, and NetworkPolicies that let only the applications'
+ * namespaces (application, migrations, smoke test), the backup job and the setup hook reach
+ * 1433. The schema migrations belong to the application chart: they run with each release.
  */
 export class DatabaseChart extends Chart {
   constructor(scope: Construct, id: string, props: DatabaseChartProps) {
     super(scope, id, { disableResourceNameHashes: true });
     const { database, applications } = props.environment;
-
-    new kplus.Namespace(this, 'namespace', {
-      metadata: { name: database.namespace, labels: namespacePodSecurity(database.namespace) },
-    });
 
     const server = new SqlServer(this, 'server', {
       namespace: database.namespace,
@@ -44,6 +41,12 @@ export class DatabaseChart extends Chart {
       server: serviceAddress(server.service.name, database.namespace),
       databases: applications.map((app) => app.database.name),
       schedule: database.backup.schedule,
+    });
+    // A failed or missing backup pages on-call (critical), through the platform's alert routing.
+    new DatabaseBackupAlertRules(this, 'backup-alert-rules', {
+      namespace: database.namespace,
+      cronJob: backup.cronJobName,
+      labels: { [MONITORING_SELECTOR_LABEL.key]: MONITORING_SELECTOR_LABEL.value },
     });
 
     // Each application's login and database, before its migrations need them.

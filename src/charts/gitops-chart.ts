@@ -30,9 +30,6 @@ export const HELM_CLUSTER_KINDS: readonly ClusterKind[] = [
   { group: 'admissionregistration.k8s.io', kind: 'MutatingWebhookConfiguration' },
 ];
 
-/** Namespaces Argo CD creates for application-level children (CreateNamespace=true). */
-const CREATED_NAMESPACE_KINDS: readonly ClusterKind[] = [{ group: '', kind: 'Namespace' }];
-
 /** What the GitOps wiring needs to know about a chart it syncs, read off its objects. */
 export interface ChartFootprint {
   /** Chart id: `dist/<env>/<id>.yaml`. */
@@ -108,10 +105,12 @@ export interface GitopsChartProps {
  * Application (app of apps, syncing this file) and one child Application per chart (one
  * per application among them), in the delivery order as sync waves. A chart with a group of encrypted Secrets syncs them
  * with it (decrypted by the sops plugin, src/secrets/catalog.ts). Two projects: the
- * infrastructure's (the root, the child that installs the Helm releases and those releases:
- * the pinned Helm repositories, CRDs, cluster RBAC, webhooks) and the application level's
- * (the other children: this repository only, their namespaces, no cluster RBAC, not the
- * controller's namespace); Argo CD's `default` project is locked.
+ * infrastructure's (the root, the charts of the `infrastructure` project in DELIVERY_STAGES,
+ * the Helm releases: the pinned Helm repositories, CRDs, cluster RBAC, webhooks, every
+ * Namespace, the monitoring stack's privileged namespace) and the application level's (the
+ * other children: this repository only, their namespaces, no cluster-scoped kind, not the
+ * controller's namespace, no namespace that admits privileged pods); Argo CD's `default`
+ * project is locked.
  */
 export class GitopsChart extends Chart {
   /** The child Applications, in sync order. */
@@ -152,19 +151,25 @@ export class GitopsChart extends Chart {
     new AppProject(
       this,
       'project',
-      appProjectProps(platform, projectScope(platform.controller.project, { namespaces: [], clusterKinds: [...CREATED_NAMESPACE_KINDS] }), {
+      // No cluster-scoped kind at all, Namespace included: every namespace is the infrastructure chart's.
+      appProjectProps(platform, projectScope(platform.controller.project, { namespaces: [], clusterKinds: [] }), {
         name: platform.controller.project,
-        description: 'The application level: this repository only, into its own namespaces, without cluster RBAC.',
+        description: 'The application level: this repository only, into namespaces the infrastructure created, without cluster-scoped objects.',
         helmCharts: false,
       }),
     );
     new AppProject(this, 'default-project', lockedDefaultProjectProps(platform));
 
     // A namespace some child renders as a Namespace object is that child's: no other child creates it on install
-    // (two Applications would both manage its metadata).
+    // (two Applications would both manage its metadata). The application level may create none.
     const rendered = new Set(props.children.flatMap((child) => child.ownNamespaces));
     this.children = props.children.map((child) => {
-      const namespace = child.primaryNamespace ?? platform.controller.namespace;
+      // A chart of Applications deploys them where Argo CD reads them, whatever else it renders.
+      const namespace = child.installsApplications ? platform.controller.namespace : (child.primaryNamespace ?? platform.controller.namespace);
+      const createNamespace = namespace !== platform.controller.namespace && !rendered.has(namespace);
+      if (createNamespace && projectOf(child) !== INFRASTRUCTURE_PROJECT) {
+        throw new Error(`chart ${child.id} deploys into namespace ${namespace}, which no chart renders: the infrastructure chart renders every namespace (src/charts/infrastructure-chart.ts)`);
+      }
       const hasSecrets = isGroup(child.id) && catalog.some((s) => s.group === child.id);
       return new ArgoCdApplication(
         this,
@@ -175,7 +180,7 @@ export class GitopsChart extends Chart {
           // Wave 0 is the AppProjects'; children follow in the delivery order.
           syncWave: child.syncWave,
           namespace,
-          createNamespace: namespace !== platform.controller.namespace && !rendered.has(namespace),
+          createNamespace,
           ...(hasSecrets ? { secretGroup: child.id } : {}),
           ...(stageOf(child.id)?.retryBudgetSeconds === undefined ? {} : { retryBudgetSeconds: stageOf(child.id)!.retryBudgetSeconds! }),
           ignoreDifferences: child.ignoreDifferences,

@@ -9,6 +9,7 @@ import {
 import { IN_CLUSTER, syncPolicy } from '../argocd/sync-policy';
 import type { HelmChartRef } from '../infrastructure/releases';
 import { namespacePodSecurity } from '../contract/security-context';
+import { OPERATOR_SYNC_ANNOTATION } from '../contract/choices';
 
 /** An upstream Helm chart at its pinned version, installed as one Helm release. */
 export interface HelmChartSource {
@@ -64,6 +65,12 @@ export interface ArgoCdApplicationProps {
   /** Sync automatically with prune and self-heal (live environments). */
   readonly automated: boolean;
   /**
+   * Only an operator syncs it, after review (OPERATOR_SYNC_ANNOTATION): never automated, and
+   * annotated so the app of apps' health check reads its health, not its sync status.
+   * @default false
+   */
+  readonly syncedByOperator?: boolean;
+  /**
    * Argo CD creates the destination namespace on install (`CreateNamespace=true`), with the
    * Pod Security labels of src/contract/security-context.ts.
    * @default false
@@ -117,11 +124,16 @@ export function applicationProps(props: ArgoCdApplicationProps): ApplicationProp
   const syncOptions = [...(createNamespace ? ['CreateNamespace=true'] : []), ...(props.syncOptions ?? [])];
   const ignoreDifferences = [...(props.ignoreDifferences ?? [])];
   const sources = props.sources.map(sourceSpec);
+  const operator = props.syncedByOperator ?? false;
+  const annotations = {
+    ...(props.syncWave === undefined ? {} : { [SYNC_WAVE_ANNOTATION]: String(props.syncWave) }),
+    ...(operator ? { [OPERATOR_SYNC_ANNOTATION.key]: OPERATOR_SYNC_ANNOTATION.value } : {}),
+  };
   return {
     metadata: {
       name: props.name,
       namespace: props.controllerNamespace,
-      ...(props.syncWave === undefined ? {} : { annotations: { [SYNC_WAVE_ANNOTATION]: String(props.syncWave) } }),
+      ...(Object.keys(annotations).length === 0 ? {} : { annotations }),
     },
     spec: {
       project: props.project,
@@ -129,7 +141,7 @@ export function applicationProps(props: ArgoCdApplicationProps): ApplicationProp
       destination: { server: IN_CLUSTER, namespace: props.destinationNamespace },
       ...(ignoreDifferences.length === 0 ? {} : { ignoreDifferences }),
       syncPolicy: syncPolicy({
-        automated: props.automated,
+        automated: props.automated && !operator,
         syncOptions,
         ...(props.retryBudgetSeconds === undefined ? {} : { retryBudgetSeconds: props.retryBudgetSeconds }),
         ...(createNamespace ? { namespaceLabels: namespacePodSecurity(props.destinationNamespace) } : {}),

@@ -32,10 +32,13 @@ export interface DatabaseBackupProps {
 export class DatabaseBackup extends Construct {
   /** Labels of the backup pods, which the server's NetworkPolicy admits. */
   public readonly podLabels: Readonly<Record<string, string>>;
+  /** Name of the CronJob, which the backup alert watches. */
+  public readonly cronJobName: string;
 
   constructor(scope: Construct, id: string, props: DatabaseBackupProps) {
     super(scope, id);
     const name = props.name ?? DEFAULT_BACKUP_NAME;
+    this.cronJobName = name;
     this.podLabels = { app: name };
     // One file per UTC day, `keep` of them: the day number modulo `keep` names the slot.
     const slot = `day$(( $(date -u +%s) / 86400 % ${DATABASE.backup.keep} ))`;

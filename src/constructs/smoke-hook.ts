@@ -1,21 +1,19 @@
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { IMAGES } from '../contract/images';
-import { DATABASE } from '../contract/choices';
+import { DATABASE, PLATFORM_NAMESPACES } from '../contract/choices';
 import { PORTS, SMOKE } from '../contract/contract';
 import { resourceRequirements } from './resource-requirements';
 import type { Resources } from '../environments';
 import { DEFAULT_BOOTSTRAP_SERVERS, SMOKE_VARIABLES } from '../contract/naming';
 import { restrictedContainer, restrictedPod } from '../contract/security-context';
+import { CLUSTER_DNS } from '../contract/upstream';
 
 /** Argo CD runs a resource with this annotation as a hook instead of syncing it. */
 export const HOOK_ANNOTATION = 'argocd.argoproj.io/hook';
 /** When Argo CD deletes a hook resource. */
 export const HOOK_DELETE_POLICY_ANNOTATION = 'argocd.argoproj.io/hook-delete-policy';
 
-
-/** Ports the pod reaches outside HTTP: DNS (53), SQL Server and Kafka. */
-const DNS_PORT = 53;
 /** busybox's unprivileged user (`nobody`). */
 const NOBODY = 65534;
 /** The user Strimzi's Kafka image runs as. */
@@ -33,6 +31,10 @@ export interface SmokeHookProps {
   readonly labels: Readonly<Record<string, string>>;
   /** Labels of the application's pods the hook may reach on 8080; `{}` for every pod of the namespace. */
   readonly applicationPodLabels: Readonly<Record<string, string>>;
+  /** The SQL Server pods the database step reaches (on `databasePort`): their namespace and labels. */
+  readonly databasePods: PodsInNamespace;
+  /** The Kafka broker pods the broker step reaches (on 9092): their namespace and labels. */
+  readonly brokerPods: PodsInNamespace;
   /** `{base_url}` the steps call: the application's Service inside the cluster. */
   readonly baseUrl: string;
   /**
@@ -61,6 +63,12 @@ export interface SmokeHookProps {
    * @default SMOKE.resources
    */
   readonly resources?: Resources;
+}
+
+/** Pods of one namespace, by labels. */
+export interface PodsInNamespace {
+  readonly namespace: string;
+  readonly labels: Readonly<Record<string, string>>;
 }
 
 /** The variable the HTTP step reads `{base_url}` from. */
@@ -118,8 +126,8 @@ export function brokerStepScript(): string {
  * item 12): busybox for HTTP, SQL Server's own image (sqlcmd) for the database, Strimzi's
  * Kafka image (the brokers') for the broker; the project's `npm run smoke` runs the same
  * steps from a workstation. BeforeHookCreation keeps the last run (and its logs) until the
- * next sync replaces it. A NetworkPolicy lets it reach only DNS, the application and the
- * database and broker ports.
+ * next sync replaces it. A NetworkPolicy lets it reach only DNS, the application, the
+ * database server (1433, in its namespace) and the brokers (9092, in theirs).
  */
 export class SmokeHook extends Construct {
   /** The hook Job. */
@@ -222,6 +230,11 @@ export class SmokeHook extends Construct {
     });
 
     const tcp = (port: number) => ({ protocol: 'TCP', port: k8s.IntOrString.fromNumber(port) });
+    // A namespace by the label Kubernetes puts on every namespace, and pods of it.
+    const podsIn = (pods: PodsInNamespace): k8s.NetworkPolicyPeer => ({
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': pods.namespace } },
+      podSelector: { matchLabels: { ...pods.labels } },
+    });
     new k8s.KubeNetworkPolicy(this, 'network-policy', {
       metadata,
       spec: {
@@ -231,12 +244,14 @@ export class SmokeHook extends Construct {
         ingress: [],
         egress: [
           {
-            to: [{ namespaceSelector: {}, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }],
-            ports: [{ protocol: 'UDP', port: k8s.IntOrString.fromNumber(DNS_PORT) }, tcp(DNS_PORT)],
+            to: [podsIn({ namespace: PLATFORM_NAMESPACES.kubeSystem, labels: CLUSTER_DNS.podLabels })],
+            ports: [{ protocol: 'UDP', port: k8s.IntOrString.fromNumber(CLUSTER_DNS.port) }, tcp(CLUSTER_DNS.port)],
           },
           { to: [{ podSelector: podSelectorOf(props.applicationPodLabels) }], ports: [tcp(PORTS.application)] },
-          // The database and broker namespaces belong to their charts; the ports are the contract's.
-          { to: [{ namespaceSelector: {} }], ports: [tcp(databasePort), tcp(PORTS.broker)] },
+          // The database server and the brokers only, each in its own namespace: not any pod
+          // of the cluster that happens to listen on 1433 or 9092.
+          { to: [podsIn(props.databasePods)], ports: [tcp(databasePort)] },
+          { to: [podsIn(props.brokerPods)], ports: [tcp(PORTS.broker)] },
         ],
       },
     });

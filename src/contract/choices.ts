@@ -47,6 +47,12 @@ export const BACKUP_ALERT = {
  */
 export const ALERT_ROUTING = {
   name: 'platform-alert-routing',
+  /**
+   * The label the Alertmanager selects AlertmanagerConfig objects by, in its own namespace
+   * only (src/infrastructure/helm-values.ts): the platform's routing carries it, nothing else
+   * the platform renders does.
+   */
+  selectorLabel: { key: 'platform-gitops.io/alert-routing', value: 'platform' },
   onCall: { receiver: 'on-call', secret: { name: 'on-call-webhook', key: 'url' } },
   teamChat: { receiver: 'team-chat', secret: { name: 'chat-webhook', key: 'url' } },
   groupWait: '30s',
@@ -100,6 +106,12 @@ export const FLAGGER_LOAD_TESTER = {
  * content/docs/usage/gateway.md), so they exist before the certificate manager.
  */
 export const SYNC_WAVES = {
+  /**
+   * Before every release: the namespaces the platform uses, each a Namespace object with its
+   * Pod Security labels, and the NetworkPolicies of the infrastructure's namespaces, so no
+   * pod starts before its namespace denies what its allows do not name.
+   */
+  namespaces: -1,
   gatewayApiCrds: 0,
   certificateManager: 1,
   ingressController: 2,
@@ -145,6 +157,15 @@ export const INFRASTRUCTURE_NAMESPACES = {
  */
 export const SYNC_RETRY = { firstBackoffSeconds: 10, factor: 2 } as const;
 
+/**
+ * The annotation of an Application that only an operator syncs, after review, in every
+ * environment (not in the contract): Argo CD's own release, whose sops plugin runs beside the
+ * age key (SOPS_PLUGIN). It has no `automated` sync policy, and the app of apps' health check
+ * (src/infrastructure/argo-cd-values.ts) reads its health only: waiting for it to be Synced
+ * would hold every later wave until someone syncs it.
+ */
+export const OPERATOR_SYNC_ANNOTATION = { key: 'platform-gitops.io/sync', value: 'operator' } as const;
+
 /** 5.3: Secret holding the age key file, and where the repository server reads it. */
 export const SOPS_AGE = {
   secretName: 'sops-age',
@@ -183,6 +204,20 @@ export const PLATFORM_NAMESPACES = {
   monitoring: INFRASTRUCTURE_NAMESPACES.monitoringStack,
   kubeSystem: 'kube-system',
 } as const;
+
+/**
+ * Where the Kubernetes API server is, for the NetworkPolicies of the operators that call it,
+ * when an environment does not name its own addresses (`infrastructure.network.apiServerCidrs`).
+ * Not in the contract. The API server runs outside every namespace, so a NetworkPolicy can
+ * name it only by address, and the address is the cluster's: the endpoints of the `kubernetes`
+ * Service (`kubectl get endpointslices -n default -l kubernetes.io/service-name=kubernetes`),
+ * which is what a policy sees once the Service address is translated. The default is the
+ * private address ranges (RFC 1918 and the IPv6 unique local range, RFC 4193): a kind, k3d,
+ * self-hosted or private-endpoint cluster has its API server there, and an operator's 443
+ * stays off the internet. A cluster whose API server has a public address names it; a
+ * cluster may narrow the default to its endpoints (a /32 each), which is better still.
+ */
+export const PRIVATE_NETWORKS = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'] as const;
 
 /** 4.2: the TLS handshake check gives up after this long (not in the contract). */
 export const TLS_CHECK_TIMEOUT_MS = 10_000;

@@ -44,7 +44,7 @@ export const APPLICATIONS_STAGE = 'applications';
 
 /**
  * The stages in delivery order: the infrastructure first (1.3 step 4), then what the
- * applications use, the applications, and the environment-wide monitoring that watches them.
+ * applications use, the applications, and the environment-wide alert routing.
  */
 export const DELIVERY_STAGES = [
   {
@@ -81,8 +81,10 @@ export const DELIVERY_STAGES = [
   },
   {
     id: 'monitoring',
-    purpose: 'alert routing and the platform-wide alert rules (6)',
-    project: 'application',
+    purpose: "the routing of every alert (6), in the monitoring stack's namespace",
+    // The monitoring namespace enforces privileged Pod Security (kube-prometheus-stack's node
+    // exporter): only the infrastructure project deploys there (src/contract/security-context.ts).
+    project: 'infrastructure',
     secrets: true,
   },
 ] as const satisfies readonly DeliveryStage[];

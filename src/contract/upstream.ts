@@ -14,10 +14,11 @@ export const SYNC_WAVE_ANNOTATION = 'argocd.argoproj.io/sync-wave';
 export const REPOSITORY_SECRET_LABEL = { key: 'argocd.argoproj.io/secret-type', value: 'repository' } as const;
 
 /**
- * The label kube-prometheus-stack's Prometheus and Alertmanager select rules, monitors and
- * alert routing by when its `*SelectorNilUsesHelmValues` stay true (the chart's default).
- * This platform sets them false (select everything, src/infrastructure/helm-values.ts); the
- * label keeps the objects selected either way. Not in the contract.
+ * The label kube-prometheus-stack's Prometheus selects rules and monitors by when its
+ * `*SelectorNilUsesHelmValues` stay true (the chart's default). This platform sets them false
+ * (select everything, src/infrastructure/helm-values.ts); the label keeps the objects selected
+ * either way. The Alertmanager selects alert routing by a label of the platform's own
+ * (ALERT_ROUTING.selectorLabel, ./choices.ts). Not in the contract.
  */
 export const MONITORING_SELECTOR_LABEL = { key: 'release', value: 'kube-prometheus-stack' } as const;
 
@@ -145,4 +146,101 @@ export const GATEWAY = {
 export const ACME_HTTP01_SOLVER = {
   port: 8089,
   podLabels: { 'acme.cert-manager.io/http01-solver': 'true' },
+} as const;
+
+/**
+ * Argo CD's pods as argo-helm's argo-cd chart labels them, and the ports the platform's
+ * NetworkPolicies open between them (not in the contract). Every pod carries
+ * `app.kubernetes.io/name: <nameOverride>-<component name>`, `nameOverride` being `argocd`
+ * (argo-helm charts/argo-cd/templates/_common.tpl `argo-cd.selectorLabels`; values.yaml
+ * `nameOverride`, `controller.name`, `server.name`, `repoServer.name`, `redis.name`,
+ * `applicationSet.name`, `notifications.name`, `redisSecretInit.name`), the ports are the
+ * containers' (values.yaml `repoServer.containerPorts.server` 8081, `redis.containerPorts.redis`
+ * 6379). Read in argo-helm at argo-cd chart 10.1.1 (commit af0a9310), the newest stored; the
+ * names and ports are those of every 10.x chart. The chart's own NetworkPolicies
+ * (`global.networkPolicy.create`, on since 10.0.0) stay off: src/infrastructure/argo-cd-values.ts.
+ */
+export const ARGO_CD = {
+  nameLabel: 'app.kubernetes.io/name',
+  components: {
+    applicationController: 'argocd-application-controller',
+    server: 'argocd-server',
+    repoServer: 'argocd-repo-server',
+    redis: 'argocd-redis',
+    applicationSetController: 'argocd-applicationset-controller',
+    notificationsController: 'argocd-notifications-controller',
+    /** The chart's pre-install/pre-upgrade Job that writes Redis' password Secret (charts/argo-cd/templates/redis-secret-init/job.yaml). */
+    redisSecretInit: 'argocd-redis-secret-init',
+  },
+  ports: { repoServer: 8081, redis: 6379 },
+} as const;
+
+/**
+ * cert-manager's pods and its webhook's port (not in the contract): each component is
+ * `app.kubernetes.io/component: controller | webhook | cainjector | startupapicheck`, the
+ * webhook listens on `webhook.securePort` 10250, which the API server calls through the
+ * webhook Service's 443 (cert-manager v1.21.0 deploy/charts/cert-manager/templates/deployment.yaml,
+ * webhook-deployment.yaml, webhook-service.yaml, values.yaml; the platform runs v1.21.1).
+ */
+export const CERT_MANAGER = {
+  componentLabel: 'app.kubernetes.io/component',
+  components: { controller: 'controller', webhook: 'webhook' },
+  webhookPort: 10250,
+} as const;
+
+/**
+ * Envoy Gateway's controller and its proxies' ports (not in the contract). The controller's
+ * pods carry `control-plane: envoy-gateway` (charts/gateway-helm/templates/envoy-gateway-deployment.yaml),
+ * serve xDS to the proxies on 18000 (values.tmpl.yaml `deployment.ports` grpc) and the topology
+ * injector webhook on 9443 (templates/envoy-proxy-topology-injector-webhook.yaml,
+ * `topologyInjector.enabled` by default). A proxy listens on a Gateway listener's port, a
+ * privileged one (below 1024) shifted by 10000 so it binds without a capability
+ * (internal/gatewayapi/listener.go, translator.go `wellKnownPortShift`). envoyproxy/gateway v1.9.0.
+ */
+export const ENVOY_GATEWAY = {
+  controllerPodLabels: { 'control-plane': 'envoy-gateway' },
+  xdsPort: 18000,
+  webhookPort: 9443,
+  /** The container port of a proxy for a Gateway listener's port. */
+  proxyContainerPort: (listenerPort: number): number => (listenerPort < 1024 ? listenerPort + 10000 : listenerPort),
+} as const;
+
+/**
+ * kube-prometheus-stack's pods and ports (not in the contract). prometheus-operator labels the
+ * pods it runs `app.kubernetes.io/name: prometheus | alertmanager` (v0.93.0
+ * pkg/operator/kubernetes.go `ApplicationNameLabelKey`); Prometheus serves 9090
+ * (pkg/prometheus/common.go), Alertmanager 9093 and its cluster mesh 9094 over TCP and UDP
+ * (pkg/alertmanager/statefulset.go `alertmanagerWebPort`, `alertmanagerMeshPort`), each config
+ * reloader 8080 (pkg/operator/config_reloader.go). The chart labels the operator
+ * `app: <chart>-operator` and it and its admission Jobs `app.kubernetes.io/name:
+ * <chart>-prometheus-operator` (templates/prometheus-operator/_prometheus-operator.tpl,
+ * admission-webhooks/_prometheus-operator-webhook.tpl); the operator serves HTTPS and its
+ * admission webhooks on 10250 (values.yaml `prometheusOperator.tls.internalPort`);
+ * kube-state-metrics (chart 8.4.0) is `app.kubernetes.io/name: kube-state-metrics` on 8080;
+ * the node exporter runs in the host's network on 9100 and Prometheus scrapes each kubelet on
+ * 10250. kube-prometheus-stack 88.5.3.
+ */
+export const KUBE_PROMETHEUS_STACK = {
+  nameLabel: 'app.kubernetes.io/name',
+  prometheus: 'prometheus',
+  alertmanager: 'alertmanager',
+  kubeStateMetrics: 'kube-state-metrics',
+  /** The operator and its admission webhook Jobs, by `app.kubernetes.io/name`. */
+  operatorName: `${MONITORING_SELECTOR_LABEL.value}-prometheus-operator`,
+  /** The operator's pods alone. */
+  operatorPodLabels: { app: `${MONITORING_SELECTOR_LABEL.value}-operator` },
+  ports: { prometheus: 9090, alertmanager: 9093, alertmanagerMesh: 9094, configReloader: 8080, kubeStateMetrics: 8080, operator: 10250, kubelet: 10250, nodeExporter: 9100 },
+} as const;
+
+/**
+ * Flagger's and its load tester's pods (not in the contract): Flagger is
+ * `app.kubernetes.io/name: flagger` (charts/flagger/templates/deployment.yaml), the load
+ * tester `app: loadtester`, listening on 8080 behind its Service's 80
+ * (charts/loadtester/templates/deployment.yaml, service.yaml, values.yaml `service.port`).
+ * fluxcd/flagger v1.44.0.
+ */
+export const FLAGGER = {
+  podLabels: { 'app.kubernetes.io/name': 'flagger' },
+  loadTesterPodLabels: { app: 'loadtester' },
+  loadTesterPort: 8080,
 } as const;

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { PRIVATE_NETWORKS } from '../contract/choices';
 import { section } from './fields';
 
 /**
@@ -54,6 +55,32 @@ const wholeNumberAtLeastOne = z
   .int({ error: 'must be a whole number' })
   .min(1, { error: 'must be at least 1' });
 
+/** An IPv4 or IPv6 address range in CIDR notation, as a NetworkPolicy's ipBlock takes it. */
+const cidr = z
+  .union([z.cidrv4(), z.cidrv6()], { error: 'must be an IPv4 or IPv6 address range in CIDR notation such as "172.18.0.2/32"' })
+  .meta({ description: 'An IPv4 or IPv6 address range in CIDR notation.' });
+
+const networkSchema = section({
+  apiServerCidrs: z
+    .array(cidr, { error: 'must be a list of CIDRs' })
+    .min(1, { error: 'must name at least one address range' })
+    .meta({
+      description:
+        "Addresses of the cluster's Kubernetes API server, the only ones the operators' NetworkPolicies let them reach on 443 and 6443: the endpoints of the `kubernetes` Service " +
+        `(kubectl get endpointslices -n default -l kubernetes.io/service-name=kubernetes). Default: the private ranges ${PRIVATE_NETWORKS.join(', ')}.`,
+    })
+    .default([...PRIVATE_NETWORKS]),
+  nodeCidrs: z
+    .array(cidr, { error: 'must be a list of CIDRs' })
+    .min(1, { error: 'must name at least one address range' })
+    .meta({
+      description:
+        "Addresses of the cluster's nodes, the only ones Prometheus' NetworkPolicy lets it scrape the kubelets (10250) and node exporters (9100, host network) at. " +
+        `Default: the private ranges ${PRIVATE_NETWORKS.join(', ')}.`,
+    })
+    .default([...PRIVATE_NETWORKS]),
+});
+
 export const infrastructureSchema = section({
   issuer: issuerSchema.meta({
     description: `The environment's ClusterIssuer (type ${ISSUER_TYPES.join(' or ')}); each application's tls.clusterIssuer names it.`,
@@ -73,6 +100,11 @@ export const infrastructureSchema = section({
       description: 'Alertmanager pods, at least 1 (more than one forms a cluster that deduplicates notifications).',
     }),
   }).meta({ description: 'Prometheus and Alertmanager of the environment.' }),
+  network: networkSchema
+    .meta({
+      description: `Addresses of the cluster outside every namespace, which NetworkPolicies name by address. Default: the private ranges ${PRIVATE_NETWORKS.join(', ')} for each.`,
+    })
+    .default({ apiServerCidrs: [...PRIVATE_NETWORKS], nodeCidrs: [...PRIVATE_NETWORKS] }),
 });
 
 export type Infrastructure = z.output<typeof infrastructureSchema>;

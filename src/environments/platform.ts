@@ -52,6 +52,12 @@ export const PLATFORM = {
   },
 } satisfies PlatformInput;
 
+/** The port git reaches the repository on over SSH: the URL's, or SSH's 22. */
+export function repositorySshPort(url: string): number {
+  const port = /^ssh:\/\/git@[a-z0-9.-]+:(\d{1,5})\//.exec(url)?.[1];
+  return port === undefined ? 22 : Number(port);
+}
+
 /** Validate the platform settings; throws one ConfigError listing every problem. */
 export function loadPlatform(input: unknown = PLATFORM): Platform {
   const result = platformSchema.safeParse(input, { reportInput: true, error: sectionMessage });

@@ -1,4 +1,4 @@
-import { SOPS_AGE, SOPS_PLUGIN } from '../contract/choices';
+import { OPERATOR_SYNC_ANNOTATION, SOPS_AGE, SOPS_PLUGIN } from '../contract/choices';
 import { WAITS_SECONDS } from '../contract/contract';
 import { restrictedContainer } from '../contract/security-context';
 import { IMAGES } from '../contract/images';
@@ -31,12 +31,22 @@ export const SOPS_PLUGIN_GENERATE = [
  * Argo CD's health of a child Application, for the app of apps: Argo CD stopped
  * assessing Applications by default (1.8), so a parent would move past a sync wave
  * before its children are ready. Healthy only when the child is synced, not mid-sync,
- * and healthy itself; otherwise the child's own status.
+ * and healthy itself; otherwise the child's own status. A child only an operator syncs
+ * (OPERATOR_SYNC_ANNOTATION: Argo CD's own release) counts by its health alone: it is
+ * OutOfSync whenever git is ahead of the last reviewed sync, and later waves must not wait
+ * for that.
  */
 export const APPLICATION_HEALTH_LUA = [
   'local hs = { status = "Progressing", message = "waiting for the application to report health" }',
   'local st = obj.status',
   'if st == nil or st.health == nil or st.health.status == nil then return hs end',
+  `if obj.metadata.annotations ~= nil and obj.metadata.annotations["${OPERATOR_SYNC_ANNOTATION.key}"] == "${OPERATOR_SYNC_ANNOTATION.value}" then`,
+  '  hs.status = st.health.status',
+  '  local sync = "Unknown"',
+  '  if st.sync ~= nil and st.sync.status ~= nil then sync = st.sync.status end',
+  '  hs.message = "synced by an operator after review; sync status " .. sync',
+  '  return hs',
+  'end',
   'if st.operationState ~= nil and st.operationState.phase == "Running" then',
   '  hs.message = "sync operation running"',
   '  return hs',
@@ -87,6 +97,11 @@ export function argoCdValues(): Record<string, unknown> {
     },
     // No single sign-on is configured; Dex would run for nothing.
     dex: { enabled: false },
+    // The platform's own NetworkPolicies guard the namespace (src/constructs/infrastructure-network-policies.ts).
+    // The chart's (on since argo-cd chart 10.0.0) would add to them: its repo-server policy admits
+    // 8081 from the notifications and ApplicationSet controllers too and its metrics port from
+    // every namespace, and allows add up (argo-helm charts/argo-cd/templates/argocd-repo-server/networkpolicy.yaml).
+    global: { networkPolicy: { create: false } },
     repoServer: {
       extraContainers: [
         {

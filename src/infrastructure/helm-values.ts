@@ -1,4 +1,4 @@
-import { FLAGGER_LOAD_TESTER, INFRASTRUCTURE_NAMESPACES } from '../contract/choices';
+import { ALERT_ROUTING, FLAGGER_LOAD_TESTER, INFRASTRUCTURE_NAMESPACES } from '../contract/choices';
 import { MONITORING_SELECTOR_LABEL } from '../contract/upstream';
 import type { Environment } from '../environments';
 import { restrictedContainer } from '../contract/security-context';
@@ -54,9 +54,18 @@ export function envoyGatewayValues(): Record<string, unknown> {
 
 /**
  * kube-prometheus-stack: Prometheus evaluates every PrometheusRule and scrapes every
- * ServiceMonitor of the cluster (not only the chart's own), Alertmanager routes with every
- * AlertmanagerConfig (2.4, 6). Grafana is off: its chart default is a plaintext admin
- * password. The kube-system scrape Services are off: the platform deploys nothing there.
+ * ServiceMonitor and PodMonitor of the cluster (not only the chart's own). Alertmanager
+ * routes with the platform's AlertmanagerConfig only (2.4, 6): the one in its own namespace
+ * carrying ALERT_ROUTING.selectorLabel. Its namespace is the only one it reads them from, so
+ * an AlertmanagerConfig written in an application's namespace is never merged; and any other
+ * AlertmanagerConfig would see only its own namespace's alerts, while the platform's, beside
+ * the Alertmanager, sees every namespace's (prometheus-operator v0.93.0
+ * pkg/apis/monitoring/v1/alertmanager_types.go: `alertmanagerConfigSelector`,
+ * `alertmanagerConfigNamespaceSelector` (nil: its own namespace; the chart renders `{}` as
+ * every namespace, hence the explicit one), `alertmanagerConfigMatcherStrategy`
+ * `OnNamespaceExceptForAlertmanagerNamespace`). Grafana is off: its chart default is a
+ * plaintext admin password. The kube-system scrape Services are off: the platform deploys
+ * nothing there.
  */
 export function kubePrometheusStackValues(environment: Environment): Record<string, unknown> {
   const { retention, alertmanagerReplicas } = environment.infrastructure.monitoring;
@@ -79,10 +88,9 @@ export function kubePrometheusStackValues(environment: Environment): Record<stri
     alertmanager: {
       alertmanagerSpec: {
         replicas: alertmanagerReplicas,
-        alertmanagerConfigSelector: {},
-        alertmanagerConfigNamespaceSelector: {},
-        // Routes of an AlertmanagerConfig are not confined to alerts of its own namespace.
-        alertmanagerConfigMatcherStrategy: { type: 'None' },
+        alertmanagerConfigSelector: { matchLabels: { [ALERT_ROUTING.selectorLabel.key]: ALERT_ROUTING.selectorLabel.value } },
+        alertmanagerConfigNamespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': INFRASTRUCTURE_NAMESPACES.monitoringStack } },
+        alertmanagerConfigMatcherStrategy: { type: 'OnNamespaceExceptForAlertmanagerNamespace' },
       },
     },
   };

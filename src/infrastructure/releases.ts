@@ -56,8 +56,8 @@ export interface InfrastructureRelease {
   /** The upstream chart at its exact version. */
   readonly chart: HelmChartRef;
   /**
-   * Namespace the release installs into (Argo CD creates it on install), or how the
-   * environment or platform decides it.
+   * Namespace the release installs into (the infrastructure chart renders it; argocd is the
+   * bootstrap's), or how the environment or platform decides it.
    */
   readonly namespace: string | ((context: ReleaseContext) => string);
   /** Sync wave: lower waves are synced, and healthy, first (1.3.4). */
@@ -65,7 +65,7 @@ export interface InfrastructureRelease {
   /** Helm values, from the values builders of src/infrastructure/helm-values.ts. */
   readonly values: (context: ReleaseContext) => Record<string, unknown>;
   /**
-   * Argo CD sync options besides `CreateNamespace=true`, each with its reason.
+   * Argo CD sync options, each with its reason.
    * @default - none
    */
   readonly syncOptions?: readonly string[];
@@ -74,6 +74,12 @@ export interface InfrastructureRelease {
    * @default - none
    */
   readonly ignoreDifferences?: readonly ApplicationSpecIgnoreDifferences[];
+  /**
+   * Synced by an operator after review, never automatically, in every environment
+   * (OPERATOR_SYNC_ANNOTATION), with the reason where it is set.
+   * @default false
+   */
+  readonly syncedByOperator?: boolean;
 }
 
 /**
@@ -131,7 +137,11 @@ const RELEASES = {
   /**
    * argo-helm's argo-cd chart 10.3.3, appVersion v3.5.1 (CRD schemas: argocd-*.yaml).
    * Self-managed: the Pulumi bootstrap installs this row's chart, release name and values
-   * once, and this Application keeps the release in step with git.
+   * once, and this Application keeps the release in step with git, when an operator syncs
+   * it. Never automatically: the release carries the sops plugin, which runs beside the age
+   * key, so a commit that changed its script (say, to post the key file somewhere) would
+   * otherwise run there in local, testing and staging without anyone's action. Changing Argo
+   * CD is a reviewed commit, then an operator's `argocd app sync argocd`.
    */
   argoCd: {
     name: INFRASTRUCTURE_RELEASE_NAMES.argoCd,
@@ -139,6 +149,7 @@ const RELEASES = {
     namespace: ({ platform }) => platform.controller.namespace,
     syncWave: SYNC_WAVES.controller,
     values: () => argoCdValues(),
+    syncedByOperator: true,
   },
   /** kube-prometheus-stack 88.5.3, prometheus-operator v0.93.1 (CRD schemas: v0.93.0, same minor). */
   kubePrometheusStack: {

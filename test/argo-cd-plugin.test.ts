@@ -1,0 +1,62 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { argoCdValues } from '../src/infrastructure/argo-cd-values';
+import { ENVIRONMENT_ORDER, committedObjects, findObject } from './support';
+
+// The sops plugin runs in a sidecar of Argo CD's repository server with the environment's age
+// key mounted (5.3): whatever its script or container does, it does beside the private key.
+// So what runs there is pinned here. A change to it (the script, the image, the command, the
+// environment, the mounts) fails this file until the test is edited with it, in the same
+// reviewed commit; and the `argocd` Application that carries it is synced by an operator, never
+// automatically (test/gitops.test.ts). Reviewed text of the script:
+const REVIEWED_SCRIPT = [
+  'set -eu',
+  "for file in $(find . -maxdepth 1 -name '*.sops.yaml' | sort); do",
+  "  echo '---'",
+  '  sops --decrypt --input-type yaml --output-type yaml "$file"',
+  'done',
+].join('\n');
+
+/**
+ * SHA-256 of everything that runs beside the key, as rendered: the plugin's definition and the
+ * sidecar container, its volumes included (keys in order). After a reviewed change, the new
+ * value is the failing test's "Received" one.
+ */
+const REVIEWED_SURFACE_SHA256 = '19e2bc72ab0b6429e264c8a06be71ca93ab047baaed0564b9518b9bfb83dbc61';
+
+/** The plugin's definition (argocd-cmp-cm) and the sidecar that runs it, from the argo-cd values. */
+function pluginSurface(values: any): unknown {
+  const sidecar = values.repoServer.extraContainers.find((container: any) => container.name === 'sops');
+  return { plugin: values.configs.cmp.plugins.sops, sidecar, volumes: values.repoServer.volumes };
+}
+
+/** JSON with every object's keys in order: the rendered file and the values object hash alike. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+const sha256 = (value: unknown) => createHash('sha256').update(canonical(value)).digest('hex');
+
+describe('what runs beside the age key', () => {
+  it('is the reviewed plugin script, exactly', () => {
+    const values = argoCdValues() as any;
+    expect(values.configs.cmp.plugins.sops.generate.command).toEqual(['sh', '-c', REVIEWED_SCRIPT]);
+  });
+
+  it('is the reviewed plugin and sidecar, pinned by hash', () => {
+    expect(sha256(pluginSurface(argoCdValues()))).toBe(REVIEWED_SURFACE_SHA256);
+  });
+
+  it.each(ENVIRONMENT_ORDER)('is what %s renders into its argocd Application', (environment) => {
+    const values = findObject(committedObjects(environment), 'Application', 'argocd').spec.source.helm.valuesObject;
+    expect(values.configs.cmp.plugins.sops.generate.command).toEqual(['sh', '-c', REVIEWED_SCRIPT]);
+    expect(sha256(pluginSurface(values))).toBe(REVIEWED_SURFACE_SHA256);
+  });
+});
