@@ -9,6 +9,7 @@ import { ROLLBACK } from '../src/commands/rollback';
 import { SWITCH } from '../src/commands/switch';
 import { SYNTH } from '../src/commands/synth';
 import { runningTagOf } from '../src/strategies/values-registry';
+import { compareTags } from '../src/strategies/strategy-values';
 import { applicationValuesPath, ValuesFile } from '../src/environments/values-file';
 import type { CommandDefinition } from '../src/tooling/cli';
 import { commitAll, commitCopy, copyEnvironments, dataCopy, newerTag as newerTagOf } from './project-copy';
@@ -111,6 +112,33 @@ describe('npm run release', () => {
   });
 });
 
+describe('npm run release keeps the promotion order', () => {
+  it.each(['staging', 'production'])('refuses a release straight to %s: a version reaches it by promotion', async (environment) => {
+    const application = firstApplication(environments()[environment]!);
+    const result = await run('release', ['--env', environment, '--app', application.name, '--tag', newerTag()]);
+    expect(result.status).toBe(1);
+    expect(result.stderr.split('\n')[0]).toMatch(new RegExp(`^release: ${environment} receives a version by promotion \\(local -> testing -> staging -> production\\): npm run promote -- --from \\w+ --to ${environment}`));
+    expect(changedFiles()).toEqual([]);
+  });
+
+  it('refuses an older tag than the environment runs unless --allow-older is given', async () => {
+    const application = firstApplication(environments().testing!);
+    const running = runningTagOf(application);
+    const older = 'v0.0.0';
+    expect(compareTags(older, running)).toBeLessThan(0);
+    const refused = await run('release', ['--env', 'testing', '--tag', older]);
+    expect(refused.status).toBe(1);
+    // The environment is named with the application when it has several (`testing/<app>`).
+    const which = environments().testing!.applications.length === 1 ? ['testing', '--env testing'] : [`testing/${application.name}`, `--env testing --app ${application.name}`];
+    expect(refused.stderr.split('\n')[0]).toBe(
+      `release: ${older} is older than the ${running} ${which[0]} runs; pass --allow-older to move it back, or use \`npm run rollback -- ${which[1]}\``,
+    );
+    expect(changedFiles()).toEqual([]);
+    const allowed = await run('release', ['--env', 'testing', '--tag', older, '--allow-older']);
+    expect(allowed.status, allowed.stderr).toBe(0);
+  });
+});
+
 describe('npm run promote', () => {
   it.each([
     [['--from', 'local', '--to', 'staging'], 'promote: "local" -> "staging" skips testing; promotion follows local -> testing -> staging -> production: promote to testing first'],
@@ -130,7 +158,7 @@ describe('npm run promote', () => {
     const tag = runningTagOf(firstApplication(environments().testing!));
     // The application testing runs, in local too.
     const application = firstApplication(environments().testing!).name;
-    expect((await run('release', ['--env', 'local', '--app', application, '--tag', 'v0.0.1'])).status).toBe(0);
+    expect((await run('release', ['--env', 'local', '--app', application, '--tag', 'v0.0.1', '--allow-older'])).status).toBe(0);
     commit('local behind');
     before = snapshot();
     const refused = await run('promote', ['--from', 'local', '--to', 'testing']);

@@ -97,6 +97,15 @@ export const FLAGGER_LOAD_TESTER = {
 } as const;
 
 /**
+ * Where a new version enters the promotion order (1.2: local -> testing -> staging ->
+ * production): `npm run release` sets a tag in these environments only; each later one
+ * receives a version by `npm run promote` from the environment before it, so no version
+ * reaches staging or production without running in the ones before. Not in the contract:
+ * local is each developer's, testing is where CI releases a new build.
+ */
+export const RELEASE_ENVIRONMENTS = ['local', 'testing'] as const;
+
+/**
  * 1.3.4: the order the controller syncs the infrastructure in, as Argo CD sync waves
  * (lower first). The contract names the first three; the rest (issuers, the monitoring
  * stack, Flagger and its load tester, the Strimzi operator) come after them, in the order they depend on

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import type { Document } from 'yaml';
+import { RELEASE_ENVIRONMENTS } from '../contract/choices';
 import { IMAGE_TAG_PATTERN } from '../contract/contract';
 import { hasCommittedHead, readCommittedFiles, git } from '../base/git';
 import { readManifestTree } from '../base/manifest-files';
@@ -75,8 +76,23 @@ function valuesEdit(target: Target, edit: FieldEdit): ValuesEdit {
  * rolling and canary `image.tag`; for blue-green the inactive unit's tag, so that the new
  * version comes up beside the active one and traffic moves only with `switch`.
  */
-export function planRelease(environments: readonly Environment[], name: string, tag: string, option = '--env', app?: string): ValuesEdit {
-  return releaseEdit(targetOf(environments, name, option, app), tag);
+export function planRelease(environments: readonly Environment[], name: string, tag: string, option = '--env', app?: string, options: { readonly allowOlder?: boolean } = {}): ValuesEdit {
+  const target = targetOf(environments, name, option, app);
+  const order = ENVIRONMENT_ORDER as readonly string[];
+  if (!(RELEASE_ENVIRONMENTS as readonly string[]).includes(name)) {
+    const previous = order[order.indexOf(name) - 1]!;
+    throw new RefusedError(
+      `${name} receives a version by promotion (${order.join(' -> ')}): npm run promote -- --from ${previous} --to ${name}; release sets a tag in ${RELEASE_ENVIRONMENTS.join(' and ')} only`,
+    );
+  }
+  checkTag(tag, '--tag');
+  const running = runningTagOf(target.application);
+  if (!options.allowOlder && compareTags(tag, running) < 0) {
+    throw new RefusedError(
+      `${tag} is older than the ${running} ${label(target)} runs; pass --allow-older to move it back, or use \`npm run rollback -- ${commandTarget(target)}\``,
+    );
+  }
+  return releaseEdit(target, tag);
 }
 
 function releaseEdit(target: Target, tag: string): ValuesEdit {
