@@ -1,5 +1,5 @@
 import { App, Chart } from 'cdk8s';
-import { rootApplicationProps } from '../src/argocd/applications';
+import { rootApplicationProps } from '../src/charts/gitops-applications';
 import { ROOT_APPLICATION } from '../src/contract/platform-charts';
 import { Application } from '../src/imports/application-argoproj.io';
 import type { ReleaseContext } from '../src/infrastructure/releases';
@@ -79,7 +79,7 @@ export function renderedBootstrapObjects(environmentName: string): { project: Ma
   const { environment, platform } = bootstrapContext(environmentName);
   const { gitops } = buildEnvironment(new App(), environment, platform);
   const project = (gitops.toJson() as Manifest[]).find((o) => o.kind === 'AppProject')!;
-  // Not in gitops.yaml: the root does not sync itself (src/argocd/applications.ts).
+  // Not in gitops.yaml: the root does not sync itself (src/charts/gitops-applications.ts).
   const application = new Application(new Chart(new App(), 'bootstrap'), ROOT_APPLICATION, rootApplicationProps(environment, platform)).toJson() as Manifest;
   return { project, application };
 }

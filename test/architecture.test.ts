@@ -22,7 +22,7 @@ export const LAYERS: readonly { readonly name: string; readonly paths: readonly 
       'src/strategies/*/values.ts',
     ],
   },
-  { name: 'constructs', paths: ['src/constructs/', 'src/argocd/'] },
+  { name: 'constructs', paths: ['src/constructs/'] },
   { name: 'strategies', paths: ['src/strategies/'] },
   { name: 'charts', paths: ['src/charts/'] },
   { name: 'synth', paths: ['src/synth/', 'src/validation/', 'src/diff/', 'src/release/', 'src/secrets/', 'src/smoke/', 'src/verify/', 'src/bench/'] },

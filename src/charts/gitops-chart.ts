@@ -1,12 +1,7 @@
 import { ApiObject, Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
 import { type DeliveryStage, INFRASTRUCTURE_PROJECT, PLATFORM_CHARTS } from '../contract/platform-charts';
-import {
-  appProjectProps,
-  childApplication,
-  type ClusterKind,
-  lockedDefaultProjectProps,
-} from '../argocd/applications';
+import { appProjectProps, childApplication, type ClusterKind, lockedDefaultProjectProps } from './gitops-applications';
 import type { Environment } from '../environments';
 import type { Platform } from '../environments/platform';
 import { ArgoCdApplication } from '../constructs/argo-cd-application';

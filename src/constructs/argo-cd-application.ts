@@ -6,7 +6,7 @@ import {
   type ApplicationSpecIgnoreDifferences,
   type ApplicationSpecSources,
 } from '../imports/application-argoproj.io';
-import { IN_CLUSTER, syncPolicy } from '../argocd/sync-policy';
+import { IN_CLUSTER, syncPolicy } from './argo-cd-sync-policy';
 import type { HelmChartRef } from '../infrastructure/releases';
 import { namespacePodSecurity } from '../contract/security-context';
 import { OPERATOR_SYNC_ANNOTATION } from '../contract/choices';

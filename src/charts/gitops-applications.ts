@@ -9,7 +9,7 @@ import type { AppProjectProps } from '../imports/appproject-argoproj.io';
 import { RELEASE_ROWS } from '../infrastructure/releases';
 import { type SecretGroup } from '../secrets/catalog';
 import { DEFAULT_PROJECT, GITOPS_CHART_ID, INFRASTRUCTURE_PROJECT, ROOT_APPLICATION } from '../contract/platform-charts';
-import { IN_CLUSTER } from './sync-policy';
+import { IN_CLUSTER } from '../constructs/argo-cd-sync-policy';
 
 /** A cluster-scoped kind an AppProject lets Applications create. */
 export interface ClusterKind {
