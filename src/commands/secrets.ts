@@ -63,6 +63,12 @@ function home({ env }: CommandContext): string | undefined {
   return env.HOME === undefined || env.HOME === '' ? undefined : env.HOME;
 }
 
+/** What init and rotate-keys act on: the repository, the one environment named, and its key file. */
+function keyedEnvironment(values: { root?: string; 'key-file'?: string }, positionals: readonly string[], context: CommandContext, command: string) {
+  const environment = environmentArgument(context.root, positionals, command);
+  return { root: repository(values, context), environment, keyFile: path.resolve(values['key-file'] ?? defaultAgeKeyFile(environment.name, home(context))) };
+}
+
 /** The one environment a subcommand is given, validated from the values files below `project`. */
 function environmentArgument(project: string, positionals: readonly string[], command: string) {
   const [name, ...rest] = positionals;
@@ -107,9 +113,7 @@ const INIT: CommandDefinition<typeof INIT_OPTIONS> = {
   options: INIT_OPTIONS,
   positionals: true,
   run(values, positionals, context) {
-    const root = repository(values, context);
-    const environment = environmentArgument(context.root, positionals, 'init');
-    const keyFile = path.resolve(values['key-file'] ?? defaultAgeKeyFile(environment.name, home(context)));
+    const { root, environment, keyFile } = keyedEnvironment(values, positionals, context, 'init');
     const assignments: Assignment[] = [];
     // parseArgs keeps each option's values in order; --set before --from-file is enough here.
     for (const text of values.set ?? []) assignments.push({ option: '--set', text });
@@ -139,9 +143,7 @@ const ROTATE_KEYS: CommandDefinition<typeof ROTATE_KEYS_OPTIONS> = {
   options: ROTATE_KEYS_OPTIONS,
   positionals: true,
   run(values, positionals, context) {
-    const root = repository(values, context);
-    const environment = environmentArgument(context.root, positionals, 'rotate-keys');
-    const keyFile = path.resolve(values['key-file'] ?? defaultAgeKeyFile(environment.name, home(context)));
+    const { root, environment, keyFile } = keyedEnvironment(values, positionals, context, 'rotate-keys');
     const oldKeyFiles = (values['old-key-file'] ?? []).map((file) => path.resolve(file));
     const files = rotateKeys({ root, environment, keyFile, oldKeyFiles, tools: sopsTools(context.root) });
     for (const file of files) context.out(`  updated keys of ${file}\n`);

@@ -177,6 +177,18 @@ export function secretValues(environment: Environment): readonly SecretValueSpec
 const DOCKER_CONFIG_KEY = '.dockerconfigjson';
 
 /** The Secrets of one application, in its group (its namespace) and the database's. */
+/** A monitoring webhook's address, one key of its own Secret (6). */
+function webhookSecret(secret: { readonly name: string; readonly key: string }, meaning: string, purpose: string): SecretSpec {
+  return {
+    name: secret.name,
+    group: 'monitoring',
+    namespace: INFRASTRUCTURE_NAMESPACES.monitoringStack,
+    type: 'Opaque',
+    keys: { [secret.key]: { meaning, holds: { value: keyId(secret.name, secret.key) } } },
+    purpose,
+  };
+}
+
 function applicationSecrets(environment: Environment, app: Application): SecretSpec[] {
   const login = keyId(databaseLoginSecret(app.name), 'password');
   const brokerUser = applicationBrokerUser(app);
@@ -278,32 +290,8 @@ export function secretCatalog(environment: Environment): readonly SecretSpec[] {
         purpose: '6: the broker side of a KafkaUser (SCRAM-SHA-512)',
       }),
     ),
-    {
-      name: ALERT_ROUTING.teamChat.secret.name,
-      group: 'monitoring',
-      namespace: INFRASTRUCTURE_NAMESPACES.monitoringStack,
-      type: 'Opaque',
-      keys: {
-        [ALERT_ROUTING.teamChat.secret.key]: {
-          meaning: 'chat webhook address alerts and outage messages are posted to',
-          holds: value(keyId(ALERT_ROUTING.teamChat.secret.name, ALERT_ROUTING.teamChat.secret.key)),
-        },
-      },
-      purpose: '6: the chat webhook given by a variable',
-    },
-    {
-      name: ALERT_ROUTING.onCall.secret.name,
-      group: 'monitoring',
-      namespace: INFRASTRUCTURE_NAMESPACES.monitoringStack,
-      type: 'Opaque',
-      keys: {
-        [ALERT_ROUTING.onCall.secret.key]: {
-          meaning: 'webhook address of the on-call paging integration critical alerts go to',
-          holds: value(keyId(ALERT_ROUTING.onCall.secret.name, ALERT_ROUTING.onCall.secret.key)),
-        },
-      },
-      purpose: '6: escalation level 2, the on-call engineer',
-    },
+    webhookSecret(ALERT_ROUTING.teamChat.secret, 'chat webhook address alerts and outage messages are posted to', '6: the chat webhook given by a variable'),
+    webhookSecret(ALERT_ROUTING.onCall.secret, 'webhook address of the on-call paging integration critical alerts go to', '6: escalation level 2, the on-call engineer'),
   ];
 }
 
