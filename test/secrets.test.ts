@@ -244,6 +244,18 @@ describe('npm run secrets', () => {
     }
   });
 
+  it('scaffolds only into a platform repository (one with .sops.yaml), never anywhere --root names', async () => {
+    const dir = temporaryDirectory();
+    try {
+      const result = await runInProcess(SECRETS, ['scaffold', '--root', dir]);
+      expect(result.status).toBe(1);
+      expect(result.stderr.split('\n')[0]).toBe(`secrets: --root ${dir} has no .sops.yaml: scaffold writes secrets/ of a platform repository only (name its folder with --root)`);
+      expect(fs.readdirSync(dir)).toEqual([]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('fails check naming every template and encrypted file the catalog does not expect, which scaffold lists and leaves', async () => {
     const dir = temporaryDirectory();
     try {

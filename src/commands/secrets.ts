@@ -163,6 +163,10 @@ function repositoryCommand(
 
 /** `npm run secrets -- scaffold`: write the templates the catalog says. */
 const SCAFFOLD = repositoryCommand('scaffold [--root <dir>]', SCAFFOLD_HELP, (root, { root: project, out }) => {
+  // It writes files: only where a platform repository's secrets live, never into any folder named.
+  if (!fs.existsSync(path.join(root, '.sops.yaml'))) {
+    throw new RefusedError(`--root ${root} has no .sops.yaml: scaffold writes secrets/ of a platform repository only (name its folder with --root)`);
+  }
   const environments = loadEnvironments(readValuesTexts(project));
   const layout = secretsLayout(environments);
   for (const [file, content] of layout) {
