@@ -6,7 +6,7 @@ import type { E2eReport } from '../../e2e/harness';
 import { ROOT, temporaryDirectory } from '../support';
 
 /** What an e2e run of a project copy needs: the commands, the rendered output and what it serves. */
-const COPIED = ['src', 'scripts', 'e2e', 'pulumi', 'schemas', 'secrets', 'dist', 'docs', 'package.json', 'package-lock.json', 'tsconfig.json', '.sops.yaml'] as const;
+const COPIED = ['src', 'scripts', 'e2e', 'toolchain', 'pulumi', 'schemas', 'secrets', 'dist', 'docs', 'package.json', 'package-lock.json', 'tsconfig.json', '.sops.yaml'] as const;
 
 function git(cwd: string, ...args: string[]): string {
   const result = spawnSync('git', ['-c', 'user.name=e2e', '-c', 'user.email=e2e@example.invalid', ...args], { cwd, encoding: 'utf8' });
