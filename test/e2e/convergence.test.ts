@@ -51,7 +51,7 @@ describe.sequential('e2e on a real control plane and Argo CD', () => {
       const wrongKey = path.join(copy, '..', `${path.basename(copy)}-wrong.key`);
       spawnSync(locateToolchain(ROOT).bin('age', 'age-keygen'), ['-o', wrongKey]);
       copies.push(wrongKey);
-      const { status, report } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--timeout', '120', '--age-key', wrongKey]);
+      const { status, report } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--timeout', '300', '--age-key', wrongKey]);
       expect(status).toBe(1);
       const undecrypted = report.applications.filter((a) => /sops|decrypt|data key/i.test(a.message));
       expect(undecrypted.length, JSON.stringify(report.applications, null, 2)).toBeGreaterThan(0);
@@ -120,7 +120,7 @@ describe.sequential('e2e on a real control plane and Argo CD', () => {
           },
         ];
       }, 'a PreSync hook that reads a Secret of the Sync phase');
-      const { status, report } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--timeout', '180']);
+      const { status, report } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--timeout', '300']);
       expect(status).toBe(1);
       const broken = report.applications.find((a) => a.message.includes('e2e-early-hook'));
       expect(broken, JSON.stringify(report.applications, null, 2)).toBeDefined();
