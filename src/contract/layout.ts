@@ -18,6 +18,14 @@ export const RENDER_MARKER = '.platform-gitops-render';
 export const RENDER_MARKER_TEXT = 'Written by `npm run synth`: this folder is replaced as a whole on every render.\n';
 
 /**
+ * The prefix of the temporary folder synth renders an output folder into, beside it
+ * (`.dist-render-XXXXXX` for dist/; the old folder is `<that>-previous` during the swap).
+ */
+export function renderStagingPrefix(outdirName: string): string {
+  return `.${outdirName}-render-`;
+}
+
+/**
  * The \`output\` of cdk8s.yaml: \`npx cdk8s synth\` deletes it before running the program, so
  * it is a scratch folder, never dist/; the program renders dist/ itself (src/main.ts).
  */

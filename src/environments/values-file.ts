@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type Document, isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
 import { ConfigError } from '../base/errors';
+import { isWithin } from '../base/paths';
 import { compareText } from '../base/text-order';
 
 /**
@@ -48,11 +49,6 @@ function kindOf(stat: fs.Stats): string {
   if (stat.isSocket()) return 'a socket';
   if (stat.isBlockDevice() || stat.isCharacterDevice()) return 'a device';
   return 'not a file';
-}
-
-function isWithin(child: string, parent: string): boolean {
-  const relative = path.relative(parent, child);
-  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
 }
 
 /** The offset of the first byte that is not part of well-formed UTF-8, or -1. */

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { RefusedError } from '../base/errors';
-import { RENDERED_DIR } from '../contract/layout';
+import { RENDERED_DIR, renderStagingPrefix } from '../contract/layout';
 import { synthesize } from '../synth';
 
 /**
@@ -74,9 +74,9 @@ function removeLeftovers(root: string): string[] {
     fs.rmSync(path.join(editDir, name), { force: true });
     removed.push(`${EDIT_DIR}/${name}`);
   }
-  // synth renders into `.dist-render-*` beside dist/ (and keeps the old one as `<that>-previous` during the swap).
+  // synth renders into a staging folder beside dist/ (and keeps the old one as `<that>-previous` during the swap).
   for (const name of fs.readdirSync(root)) {
-    if (!name.startsWith(`.${RENDERED_DIR}-render-`)) continue;
+    if (!name.startsWith(renderStagingPrefix(RENDERED_DIR))) continue;
     fs.rmSync(path.join(root, name), { recursive: true, force: true });
     removed.push(name);
   }

@@ -5,6 +5,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { type YAMLMap, type YAMLSeq, parse, stringify } from 'yaml';
 import type { Environment } from '../environments';
 import { RefusedError, UsageError } from '../base/errors';
+import { realPathOf } from '../base/paths';
 import { encryptedFileName, secretsPath } from '../contract/layout';
 import { type SecretSpec, secretCatalog, secretValues } from './catalog';
 import { sopsOutputProblems } from './encryption';
@@ -26,18 +27,6 @@ import {
 /** Where an environment's private age key lives when `--key-file` is not given (outside any repository). */
 export function defaultAgeKeyFile(environment: string, home: string = os.homedir()): string {
   return path.join(home, '.config', 'platform-gitops', 'age', `${environment}.key`);
-}
-
-/** The real path of `file`, resolving its nearest existing folder (the file may not exist yet). */
-function realPathOf(file: string): string {
-  const absolute = path.resolve(file);
-  let existing = absolute;
-  const rest: string[] = [];
-  while (!fs.existsSync(existing)) {
-    rest.unshift(path.basename(existing));
-    existing = path.dirname(existing);
-  }
-  return path.join(fs.realpathSync(existing), ...rest);
 }
 
 /** Refuses a key file inside the repository: git could commit it. */

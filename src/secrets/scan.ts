@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { git, isInWorkTree } from '../base/git';
+import { RENDERED_DIR, renderStagingPrefix } from '../contract/layout';
 import { compareText } from '../base/text-order';
 import { ENVIRONMENT_ORDER } from '../environments';
 import { scannedEncryptionProblems } from './encryption';
@@ -28,7 +29,7 @@ function walkedFiles(root: string): string[] {
   const files: string[] = [];
   const walk = (dir: string): void => {
     for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => compareText(a.name, b.name))) {
-      if (NOT_SCANNED.has(entry.name) || entry.name.startsWith('.dist-render-')) continue;
+      if (NOT_SCANNED.has(entry.name) || entry.name.startsWith(renderStagingPrefix(RENDERED_DIR))) continue;
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) walk(full);
       else if (entry.isFile()) files.push(path.relative(root, full));

@@ -10,7 +10,7 @@ import { CommittedChart } from '../strategies/committed-chart';
 import { checksCommittedSteps, stepProblems } from '../strategies/registry';
 import { hasCommittedHead, readCommittedFiles } from '../base/git';
 import { manifestText } from '../base/manifest-files';
-import { applicationChartId, chartFile, chartFileName, RENDERED_DIR, RENDER_MARKER, RENDER_MARKER_TEXT } from '../contract/layout';
+import { applicationChartId, chartFile, chartFileName, RENDERED_DIR, RENDER_MARKER, RENDER_MARKER_TEXT, renderStagingPrefix } from '../contract/layout';
 import { assertReplaceable, createFolder, outdirLabel, outputFolder } from './output-folder';
 import { type Environment, loadEnvironments } from '../environments';
 import { ConfigError, RefusedError } from '../base/errors';
@@ -234,7 +234,7 @@ function renderToTemporary(environments: readonly Environment[], platform: Platf
   const parent = path.dirname(path.resolve(outdir));
   createFolder(parent, outdirLabel(outdir));
   // Beside outdir, so the final rename stays on one filesystem.
-  const staging = temporaryFolderIn(parent, `.${path.basename(outdir)}-render-`, outdir);
+  const staging = temporaryFolderIn(parent, renderStagingPrefix(path.basename(outdir)), outdir);
   try {
     for (const environment of environments) renderEnvironment(environment, path.join(staging, environment.name), platform);
     fs.writeFileSync(path.join(staging, RENDER_MARKER), RENDER_MARKER_TEXT);

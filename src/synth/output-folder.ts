@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { RefusedError } from '../base/errors';
+import { isWithin, realPathOf } from '../base/paths';
 import { RENDERED_DIR, RENDER_MARKER } from '../contract/layout';
 
 /**
@@ -15,11 +16,6 @@ import { RENDERED_DIR, RENDER_MARKER } from '../contract/layout';
 export function resolveOutdir(root: string, option: string | undefined, variable: string | undefined = process.env.CDK8S_OUTDIR): string {
   const chosen = [option, variable].find((value) => value !== undefined && value.trim() !== '');
   return chosen === undefined ? path.join(root, RENDERED_DIR) : path.resolve(chosen);
-}
-
-function isWithin(child: string, parent: string): boolean {
-  const relative = path.relative(parent, child);
-  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
 }
 
 /** How messages name an output folder: the option, as given. */
@@ -73,12 +69,6 @@ export function assertReplaceable(outdir: string, root: string): void {
       `${where} holds files synth did not write (no ${RENDER_MARKER}); synth only replaces a folder it created: choose an empty or new folder`,
     );
   }
-}
-
-/** `target` with every link on its way resolved: the real path of its nearest existing folder, then the rest as written. */
-function realPathOf(target: string): string {
-  const existing = nearestExisting(target);
-  return path.join(fs.realpathSync(existing), path.relative(existing, target));
 }
 
 /** The nearest path at or above `target` that exists (the root at least). */
