@@ -242,7 +242,10 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
         expected,
         timeoutMs: remainingMs,
         log,
-        between: async () => supervisor.assertRunning(),
+        between: async () => {
+          supervisor.assertRunning();
+          controllers.assertNoRefusal();
+        },
         waitingPods: () => controllers.waitingPods,
         startedAt,
         beforeOperatorSync,

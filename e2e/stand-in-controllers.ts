@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { E2eError } from '../src/base/errors';
 import { ApiError, type KubeClient, type KubeObject } from './kube-client';
 import { KWOK_ADMITTED_ANNOTATION } from './kwok-stages';
 import type { Pki, KeyPair } from './pki';
@@ -78,6 +79,12 @@ export class StandInControllers {
   private issuingCa: KeyPair | undefined;
   /** Why pods are not started, by namespace/name (for the final report). */
   readonly waitingPods = new Map<string, string>();
+  /**
+   * Writes of a stand-in the API server refused as invalid (HTTP 422), by what was written:
+   * a stand-in that writes what the server refuses is a defect of the harness, reported
+   * at once (assertNoRefusal), never retried until an unrelated timeout.
+   */
+  readonly refused = new Map<string, string>();
 
   constructor(
     private readonly client: KubeClient,
@@ -116,7 +123,7 @@ export class StandInControllers {
       const verdict = missing.size === 0 ? 'passed' : `waiting: ${[...missing].sort().join('; ')}`;
       if (missing.size > 0) this.waitingPods.set(key(namespace, pod.metadata.name), verdict);
       if (pod.metadata.annotations?.[KWOK_ADMITTED_ANNOTATION] === verdict) continue;
-      await this.quietly(() => this.client.mergePatch(pod, { metadata: { annotations: { [KWOK_ADMITTED_ANNOTATION]: verdict } } }));
+      await this.quietly(pod, () => this.client.mergePatch(pod, { metadata: { annotations: { [KWOK_ADMITTED_ANNOTATION]: verdict } } }));
     }
   }
 
@@ -128,23 +135,21 @@ export class StandInControllers {
       if (claim.status?.phase !== 'Pending' || claim.spec?.volumeName || !classes.has(claim.spec?.storageClassName)) continue;
       const name = `pvc-${claim.metadata.uid}`;
       if (await this.client.get('v1', 'PersistentVolume', name)) continue;
-      await this.quietly(() =>
-        this.client.create({
-          apiVersion: 'v1',
-          kind: 'PersistentVolume',
-          metadata: { name, annotations: { 'pv.kubernetes.io/provisioned-by': STAND_IN_PROVISIONER } },
-          spec: {
-            capacity: { storage: claim.spec.resources.requests.storage },
-            accessModes: claim.spec.accessModes,
-            persistentVolumeReclaimPolicy: 'Delete',
-            storageClassName: claim.spec.storageClassName,
-            volumeMode: claim.spec.volumeMode ?? 'Filesystem',
-            claimRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: claim.metadata.namespace, name: claim.metadata.name, uid: claim.metadata.uid },
-            // Never mounted: kwok runs no containers.
-            hostPath: { path: `/nonexistent/e2e-volumes/${claim.metadata.uid}` },
-          },
-        }),
-      );
+      await this.createQuietly({
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: { name, annotations: { 'pv.kubernetes.io/provisioned-by': STAND_IN_PROVISIONER } },
+        spec: {
+          capacity: { storage: claim.spec.resources.requests.storage },
+          accessModes: claim.spec.accessModes,
+          persistentVolumeReclaimPolicy: 'Delete',
+          storageClassName: claim.spec.storageClassName,
+          volumeMode: claim.spec.volumeMode ?? 'Filesystem',
+          claimRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: claim.metadata.namespace, name: claim.metadata.name, uid: claim.metadata.uid },
+          // Never mounted: kwok runs no containers.
+          hostPath: { path: `/nonexistent/e2e-volumes/${claim.metadata.uid}` },
+        },
+      });
     }
   }
 
@@ -170,7 +175,7 @@ export class StandInControllers {
   private async setStatus(object: KubeObject, status: Record<string, unknown>): Promise<void> {
     const current = JSON.stringify(stripTimes(object.status ?? {}));
     if (current === JSON.stringify(stripTimes(status))) return;
-    await this.quietly(() => this.client.mergePatch(object, { status }, 'status'));
+    await this.quietly(object, () => this.client.mergePatch(object, { status }, 'status'));
   }
 
   private async certManager(clusterResourceNamespace: string, seen: Seen): Promise<void> {
@@ -228,19 +233,17 @@ export class StandInControllers {
       this.issued.set(id, pair);
     }
     const b64 = (file: string): string => fs.readFileSync(file).toString('base64');
-    await this.quietly(() =>
-      this.client.create({
-        apiVersion: 'v1',
-        kind: 'Secret',
-        type: 'kubernetes.io/tls',
-        metadata: {
-          name,
-          namespace,
-          annotations: { 'cert-manager.io/certificate-name': certificate.metadata.name },
-        },
-        data: { 'tls.crt': b64(pair.cert), 'tls.key': b64(pair.key), 'ca.crt': b64(pair.cert) },
-      }),
-    );
+    await this.createQuietly({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'kubernetes.io/tls',
+      metadata: {
+        name,
+        namespace,
+        annotations: { 'cert-manager.io/certificate-name': certificate.metadata.name },
+      },
+      data: { 'tls.crt': b64(pair.cert), 'tls.key': b64(pair.key), 'ca.crt': b64(pair.cert) },
+    });
   }
 
   private async strimzi(seen: Seen): Promise<void> {
@@ -280,14 +283,12 @@ export class StandInControllers {
           ...(kind === 'KafkaUser' && !problem ? { username: object.metadata.name, secret: object.metadata.name } : {}),
         });
         if (kind === 'KafkaUser' && !problem && !secretKeys.has(key(namespace, object.metadata.name))) {
-          await this.quietly(() =>
-            this.client.create({
-              apiVersion: 'v1',
-              kind: 'Secret',
-              metadata: { name: object.metadata.name, namespace, labels: { 'strimzi.io/kind': 'KafkaUser', 'strimzi.io/cluster': cluster! } },
-              data: { password: Buffer.from('e2e-stand-in').toString('base64') },
-            }),
-          );
+          await this.createQuietly({
+            apiVersion: 'v1',
+            kind: 'Secret',
+            metadata: { name: object.metadata.name, namespace, labels: { 'strimzi.io/kind': 'KafkaUser', 'strimzi.io/cluster': cluster! } },
+            data: { password: Buffer.from('e2e-stand-in').toString('base64') },
+          });
         }
       }
     }
@@ -376,12 +377,31 @@ export class StandInControllers {
     }
   }
 
-  /** Conflicts and vanished objects are normal between passes; the next pass retries. */
-  private async quietly(action: () => Promise<unknown>): Promise<void> {
+  private createQuietly(object: KubeObject): Promise<void> {
+    return this.quietly(object, () => this.client.create(object));
+  }
+
+  /** Throws when the API server refused a stand-in's write (see `refused`). */
+  assertNoRefusal(): void {
+    if (this.refused.size === 0) return;
+    const writes = [...this.refused].map(([what, answer]) => `${what}: ${answer}`).sort();
+    throw new E2eError(`the API server refused ${writes.length} write(s) of the stand-in controllers: ${writes.join('; ')}`);
+  }
+
+  /**
+   * Conflicts (409) and vanished objects (404) are normal between passes: the next pass
+   * retries. A refusal (422) is recorded in `refused`; anything else is thrown.
+   */
+  private async quietly(what: KubeObject, action: () => Promise<unknown>): Promise<void> {
     try {
       await action();
     } catch (error) {
-      if (error instanceof ApiError && [404, 409, 422].includes(error.status)) return;
+      if (error instanceof ApiError && [404, 409].includes(error.status)) return;
+      if (error instanceof ApiError && error.status === 422) {
+        const id = `${what.kind} ${what.metadata.namespace ? `${what.metadata.namespace}/` : ''}${what.metadata.name}`;
+        this.refused.set(id, error.message);
+        return;
+      }
       throw error;
     }
   }

@@ -5,7 +5,9 @@ import { IMAGES } from '../src/contract/images';
 import { argoCdConfigObjects } from '../e2e/argocd';
 import { applicationState, converged } from '../e2e/convergence';
 import { parseSshUrl } from '../e2e/git-server';
-import { podReferences } from '../e2e/stand-in-controllers';
+import { podReferences, StandInControllers } from '../e2e/stand-in-controllers';
+import { ApiError, type KubeClient, type KubeObject } from '../e2e/kube-client';
+import type { Pki } from '../e2e/pki';
 import { STAND_INS, standInReleaseObjects } from '../e2e/stand-in-charts';
 import { argoCdValues } from '../src/infrastructure/argo-cd-values';
 import { INFRASTRUCTURE_RELEASES, RELEASE_ROWS } from '../src/infrastructure/releases';
@@ -85,6 +87,33 @@ describe('the kubelet checks before a container starts', () => {
       { kind: 'ConfigMap', name: 'proj' },
       { kind: 'Secret', name: 'pull' },
     ]);
+  });
+});
+
+describe('a stand-in controller\'s write the API server refuses', () => {
+  // A client whose list answers one scheduled Pending pod and whose every write is refused
+  // the way the API server refuses an invalid object (422 Unprocessable Entity).
+  const pod: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'webapp-1', namespace: 'webapp' }, spec: { nodeName: 'e2e-node-a', containers: [] }, status: { phase: 'Pending' } };
+  const refusing = (status: number) =>
+    ({
+      list: async (apiVersion: string, kind: string) => (kind === 'Pod' ? [pod] : []),
+      get: async () => undefined,
+      mergePatch: async () => {
+        throw new ApiError(status, status === 422 ? 'Invalid' : 'Conflict', `PATCH /api/v1/namespaces/webapp/pods/webapp-1: ${status} refused`);
+      },
+      create: async () => undefined,
+    }) as unknown as KubeClient;
+
+  it('is reported at once, naming the object and the server\'s answer, not retried until a timeout', async () => {
+    const controllers = new StandInControllers(refusing(422), {} as Pki);
+    await controllers.reconcile();
+    expect(() => controllers.assertNoRefusal()).toThrow(/refused 1 write\(s\) of the stand-in controllers: Pod webapp\/webapp-1: PATCH .*422 refused/);
+  });
+
+  it('is retried on the next pass when it is a conflict', async () => {
+    const controllers = new StandInControllers(refusing(409), {} as Pki);
+    await controllers.reconcile();
+    expect(() => controllers.assertNoRefusal()).not.toThrow();
   });
 });
 
