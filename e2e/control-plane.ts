@@ -57,27 +57,7 @@ export async function startControlPlane(options: {
   const alive = (): void => supervisor.assertRunning();
   const pki = options.pki.cluster();
 
-  const etcdClient = await freePort();
-  const etcdPeer = await freePort();
-  supervisor.start({
-    name: 'etcd',
-    command: toolchain.bin('etcd', 'etcd'),
-    args: [
-      '--name=e2e',
-      `--data-dir=${path.join(dir, 'etcd')}`,
-      `--listen-client-urls=http://127.0.0.1:${etcdClient}`,
-      `--advertise-client-urls=http://127.0.0.1:${etcdClient}`,
-      `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
-      `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
-      `--initial-cluster=e2e=http://127.0.0.1:${etcdPeer}`,
-      '--listen-metrics-urls=',
-      // A throwaway cluster: no fsync, as envtest does.
-      '--unsafe-no-fsync=true',
-      '--log-level=warn',
-    ],
-  });
-
-  const etcd = `http://127.0.0.1:${etcdClient}`;
+  const etcd = await startEtcd({ toolchain, supervisor, dir });
   const { client, server } = await startApiServer({ toolchain, supervisor, dir, pki, etcd, name: 'kube-apiserver', etcdPrefix: '/registry' });
   const kubeconfig = path.join(dir, 'kubeconfig');
   writeKubeconfig(kubeconfig, server, pki, options.namespace);
@@ -135,6 +115,32 @@ export async function startControlPlane(options: {
   await waitFor('the default ServiceAccount', 60_000, async () => ((await client.get('v1', 'ServiceAccount', 'default', 'default')) ? true : undefined), alive);
   log(`nodes ${NODE_ZONES.map((z) => `e2e-node-${z}`).join(', ')} Ready (kwok ${toolchain.versions.kwok}); pods start once the kubelet's checks pass (${KWOK_ADMITTED_ANNOTATION})`);
   return { client, kubeconfig, pki, server, version, etcd };
+}
+
+/** etcd on loopback, a throwaway store (no fsync, as envtest runs it); its client URL. */
+export async function startEtcd(options: { readonly toolchain: Toolchain; readonly supervisor: Supervisor; readonly dir: string }): Promise<string> {
+  const { toolchain, supervisor, dir } = options;
+  const etcdClient = await freePort();
+  const etcdPeer = await freePort();
+  supervisor.start({
+    name: 'etcd',
+    command: toolchain.bin('etcd', 'etcd'),
+    args: [
+      '--name=e2e',
+      `--data-dir=${path.join(dir, 'etcd')}`,
+      `--listen-client-urls=http://127.0.0.1:${etcdClient}`,
+      `--advertise-client-urls=http://127.0.0.1:${etcdClient}`,
+      `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
+      `--initial-cluster=e2e=http://127.0.0.1:${etcdPeer}`,
+      '--listen-metrics-urls=',
+      // A throwaway cluster: no fsync, as envtest does.
+      '--unsafe-no-fsync=true',
+      '--log-level=warn',
+    ],
+  });
+
+  return `http://127.0.0.1:${etcdClient}`;
 }
 
 /**

@@ -285,7 +285,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
       for (const env of ENVIRONMENT_ORDER) {
         const result = await dryRunEnvironment(empty.client, env, distDir);
         dryRun.push(result);
-        log(`server-side dry-run ${env}: ${result.objects} objects, ${result.failures.length} refused`);
+        log(`server-side dry-run ${env}: ${result.objects} objects and ${result.pods} Pods from their templates, ${result.failures.length} refused`);
         for (const failure of result.failures) log(`  ${env}: ${failure}`);
       }
     }

@@ -170,10 +170,13 @@ export class KubeClient {
     }
   }
 
-  async create(object: KubeObject): Promise<KubeObject> {
+  /** Create; `dryRun` asks the server to run admission and validation without storing anything. */
+  async create(object: KubeObject, options: { dryRun?: boolean } = {}): Promise<KubeObject> {
     const info = await this.resource(object.apiVersion, object.kind);
     if (!info) throw new ApiError(404, 'NotFound', `the server does not serve ${object.kind} (${object.apiVersion})`);
-    return this.request('POST', await this.path(object.apiVersion, object.kind, object.metadata.namespace), JSON.stringify(object));
+    const target = await this.path(object.apiVersion, object.kind, object.metadata.namespace);
+    const query = options.dryRun ? `?${new URLSearchParams({ dryRun: 'All', fieldValidation: 'Strict' })}` : '';
+    return this.request('POST', `${target}${query}`, JSON.stringify(object));
   }
 
   /** JSON merge patch of the object (or of its status subresource). */
@@ -190,7 +193,7 @@ export class KubeClient {
     }
   }
 
-  /** The API server's version (`v1.36.1`). */
+  /** The API server's version (`v1.36.3`). */
   async version(): Promise<string> {
     const info = await this.request('GET', '/version');
     return String(info.gitVersion);
