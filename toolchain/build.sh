@@ -14,8 +14,8 @@ cache="${PLATFORM_GITOPS_CACHE:-$HOME/.cache/platform-gitops}"
 
 # Pinned versions. Kubernetes and etcd come from kubernetes/go.mod, Argo CD from
 # argocd/go.mod (each with its go.sum); a test checks that these lines agree.
-KUBERNETES_VERSION=v1.36.1
-ETCD_VERSION=v3.6.8
+KUBERNETES_VERSION=v1.36.3
+ETCD_VERSION=v3.6.16
 ARGOCD_VERSION=v3.6.1
 # Argo CD v3.6 and the kustomize it ships need Go 1.27; the go command fetches this
 # toolchain from the module proxy (golang.org/toolchain) for those builds only.
@@ -27,7 +27,7 @@ KWOK_VERSION=v0.8.0
 KUSTOMIZE_VERSION=v5.8.1
 HELM_VERSION=v4.3.1
 SOPS_VERSION=v3.13.3
-AGE_VERSION=v1.3.1 # age-keygen makes each environment's key pair (npm run secrets -- init)
+AGE_VERSION=v1.3.2 # age-keygen makes each environment's key pair (npm run secrets -- init)
 KUBECONFORM_VERSION=v0.8.0
 
 export CGO_ENABLED=0 GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
