@@ -6,7 +6,7 @@ import { parseAllDocuments } from 'yaml';
 import { STAND_INS } from '../e2e/stand-in-charts';
 import { loadEnvironments } from '../src/environments';
 import { loadPlatform } from '../src/environments/platform';
-import { RELEASE_ROWS, releaseNamespace } from '../src/infrastructure/releases';
+import { INFRASTRUCTURE_RELEASES, RELEASE_ROWS, releaseNamespace } from '../src/infrastructure/releases';
 import { deliveredChartIds } from '../src/synth';
 import { APPLICATIONS_STAGE, DELIVERY_STAGES, PLATFORM_CHARTS, ROOT_APPLICATION, stageWave } from '../src/contract/platform-charts';
 import { renderedBootstrapObjects } from '../pulumi/bootstrap-manifests';
@@ -124,9 +124,9 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
 
   // Argo CD v3.5.1 docs/user-guide/helm.md: an OCI Helm chart's repoURL is the registry path
   // without `oci://`, the chart name apart (util/helm/client.go IsHelmOciRepo).
-  it('installs Envoy Gateway v1.9.0 from its OCI chart', () => {
+  it('installs Envoy Gateway from its OCI chart, at the version of the release table', () => {
     const source = findObject(apps, 'Application', 'envoy-gateway').spec.source;
-    expect(source).toMatchObject({ repoURL: 'docker.io/envoyproxy', chart: 'gateway-helm', targetRevision: 'v1.9.0' });
+    expect(source).toMatchObject({ repoURL: 'docker.io/envoyproxy', chart: 'gateway-helm', targetRevision: INFRASTRUCTURE_RELEASES.envoyGateway.chart.version });
     expect(source.repoURL).not.toMatch(/^[a-z]+:\/\//);
   });
 

@@ -122,7 +122,7 @@ export const STRIMZI = {
  * upstream's names. The GatewayClass names Envoy Gateway's controller (its chart's
  * `config.envoyGateway.gateway.controllerName`); every Gateway gets its own Envoy proxy
  * Deployment and Service in Envoy Gateway's namespace, whose pods carry the labels below
- * (envoyproxy/gateway v1.9.0, internal/infrastructure/kubernetes/proxy/resource.go
+ * (envoyproxy/gateway v1.9.1, internal/infrastructure/kubernetes/proxy/resource.go
  * `EnvoyAppLabel` and resource_provider.go `stableSelector`; internal/gatewayapi/translator.go
  * for the owning-gateway keys).
  */
@@ -140,7 +140,7 @@ export const GATEWAY = {
 /**
  * cert-manager's ACME HTTP-01 solver pods (not in the contract): created in the namespace of
  * the Certificate, labelled `acme.cert-manager.io/http01-solver: "true"`, listening on 8089
- * (cert-manager v1.21.1 pkg/apis/acme/v1/types.go `SolverIdentificationLabelKey`,
+ * (cert-manager v1.21.2 pkg/apis/acme/v1/types.go `SolverIdentificationLabelKey`,
  * pkg/issuer/acme/http/pod.go `podLabels`, pkg/issuer/acme/http/http.go `acmeSolverListenPort`).
  */
 export const ACME_HTTP01_SOLVER = {
@@ -179,8 +179,8 @@ export const ARGO_CD = {
  * cert-manager's pods and its webhook's port (not in the contract): each component is
  * `app.kubernetes.io/component: controller | webhook | cainjector | startupapicheck`, the
  * webhook listens on `webhook.securePort` 10250, which the API server calls through the
- * webhook Service's 443 (cert-manager v1.21.0 deploy/charts/cert-manager/templates/deployment.yaml,
- * webhook-deployment.yaml, webhook-service.yaml, values.yaml; the platform runs v1.21.1).
+ * webhook Service's 443 (cert-manager v1.21.2 deploy/charts/cert-manager/templates/deployment.yaml,
+ * webhook-deployment.yaml, webhook-service.yaml, values.yaml).
  */
 export const CERT_MANAGER = {
   componentLabel: 'app.kubernetes.io/component',
@@ -195,7 +195,7 @@ export const CERT_MANAGER = {
  * injector webhook on 9443 (templates/envoy-proxy-topology-injector-webhook.yaml,
  * `topologyInjector.enabled` by default). A proxy listens on a Gateway listener's port, a
  * privileged one (below 1024) shifted by 10000 so it binds without a capability
- * (internal/gatewayapi/listener.go, translator.go `wellKnownPortShift`). envoyproxy/gateway v1.9.0.
+ * (internal/gatewayapi/listener.go, translator.go `wellKnownPortShift`). envoyproxy/gateway v1.9.1.
  */
 export const ENVOY_GATEWAY = {
   controllerPodLabels: { 'control-plane': 'envoy-gateway' },
@@ -207,7 +207,7 @@ export const ENVOY_GATEWAY = {
 
 /**
  * kube-prometheus-stack's pods and ports (not in the contract). prometheus-operator labels the
- * pods it runs `app.kubernetes.io/name: prometheus | alertmanager` (v0.93.0
+ * pods it runs `app.kubernetes.io/name: prometheus | alertmanager` (v0.94.1
  * pkg/operator/kubernetes.go `ApplicationNameLabelKey`); Prometheus serves 9090
  * (pkg/prometheus/common.go), Alertmanager 9093 and its cluster mesh 9094 over TCP and UDP
  * (pkg/alertmanager/statefulset.go `alertmanagerWebPort`, `alertmanagerMeshPort`), each config
@@ -218,7 +218,8 @@ export const ENVOY_GATEWAY = {
  * admission webhooks on 10250 (values.yaml `prometheusOperator.tls.internalPort`);
  * kube-state-metrics (chart 8.4.0) is `app.kubernetes.io/name: kube-state-metrics` on 8080;
  * the node exporter runs in the host's network on 9100 and Prometheus scrapes each kubelet on
- * 10250. kube-prometheus-stack 88.5.3.
+ * 10250. The chart's names were read at kube-prometheus-stack 88.5.3; the upgrade notes of
+ * 89.0 to 91.x change none of them (the platform runs 91.9.0, src/infrastructure/releases.ts).
  */
 export const KUBE_PROMETHEUS_STACK = {
   nameLabel: 'app.kubernetes.io/name',

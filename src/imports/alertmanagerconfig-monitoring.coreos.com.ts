@@ -5189,7 +5189,7 @@ export interface AlertmanagerConfigSpecReceiversSnsConfigsSigv4 {
 
   /**
    * externalId defines the external ID used when assuming an AWS role. Can only be used with roleArn.
-   * It requires Prometheus >= v3.11.0 or Alertmanager >= v0.33.0. Currently not supported by Thanos.
+   * It requires Prometheus >= v3.11.0 or Alertmanager >= v0.34.0. Currently not supported by Thanos.
    *
    * @schema AlertmanagerConfigSpecReceiversSnsConfigsSigv4#externalId
    */
@@ -12266,7 +12266,8 @@ export enum AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigTlsConfigMinV
  */
 export interface AlertmanagerConfigSpecReceiversEmailConfigsTlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversEmailConfigsTlsConfigCaConfigMap#key
    */
@@ -12362,7 +12363,8 @@ export function toJson_AlertmanagerConfigSpecReceiversEmailConfigsTlsConfigCaSec
  */
 export interface AlertmanagerConfigSpecReceiversEmailConfigsTlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversEmailConfigsTlsConfigCertConfigMap#key
    */
@@ -19179,7 +19181,8 @@ export enum AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigTlsConfigMinVe
  */
 export interface AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigOauth2ClientIdConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigOauth2ClientIdConfigMap#key
    */
@@ -19431,7 +19434,8 @@ export enum AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigOauth2TlsConf
  */
 export interface AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigTlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigTlsConfigCaConfigMap#key
    */
@@ -19527,7 +19531,8 @@ export function toJson_AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigTl
  */
 export interface AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigTlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigTlsConfigCertConfigMap#key
    */
@@ -19623,7 +19628,8 @@ export function toJson_AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigTl
  */
 export interface AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigOauth2ClientIdConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigOauth2ClientIdConfigMap#key
    */
@@ -19875,7 +19881,8 @@ export enum AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigOauth2TlsConf
  */
 export interface AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigTlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigTlsConfigCaConfigMap#key
    */
@@ -19971,7 +19978,8 @@ export function toJson_AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigTl
  */
 export interface AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigTlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigTlsConfigCertConfigMap#key
    */
@@ -20067,7 +20075,8 @@ export function toJson_AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigTl
  */
 export interface AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfigOauth2ClientIdConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfigOauth2ClientIdConfigMap#key
    */
@@ -20319,7 +20328,8 @@ export enum AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfigOauth2TlsCo
  */
 export interface AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfigTlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfigTlsConfigCaConfigMap#key
    */
@@ -20415,7 +20425,8 @@ export function toJson_AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfig
  */
 export interface AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfigTlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfigTlsConfigCertConfigMap#key
    */
@@ -20511,7 +20522,8 @@ export function toJson_AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfig
  */
 export interface AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigOauth2ClientIdConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigOauth2ClientIdConfigMap#key
    */
@@ -20763,7 +20775,8 @@ export enum AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigOauth2TlsCon
  */
 export interface AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigTlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigTlsConfigCaConfigMap#key
    */
@@ -20859,7 +20872,8 @@ export function toJson_AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigT
  */
 export interface AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigTlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigTlsConfigCertConfigMap#key
    */
@@ -20955,7 +20969,8 @@ export function toJson_AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigT
  */
 export interface AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfigOauth2ClientIdConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfigOauth2ClientIdConfigMap#key
    */
@@ -21207,7 +21222,8 @@ export enum AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfigOauth2TlsCo
  */
 export interface AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfigTlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfigTlsConfigCaConfigMap#key
    */
@@ -21303,7 +21319,8 @@ export function toJson_AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfig
  */
 export interface AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfigTlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfigTlsConfigCertConfigMap#key
    */
@@ -21399,7 +21416,8 @@ export function toJson_AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfig
  */
 export interface AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigOauth2ClientIdConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigOauth2ClientIdConfigMap#key
    */
@@ -21651,7 +21669,8 @@ export enum AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigOauth2TlsCon
  */
 export interface AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigTlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigTlsConfigCaConfigMap#key
    */
@@ -21747,7 +21766,8 @@ export function toJson_AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigT
  */
 export interface AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigTlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigTlsConfigCertConfigMap#key
    */
@@ -21843,7 +21863,8 @@ export function toJson_AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigT
  */
 export interface AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfigOauth2ClientIdConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfigOauth2ClientIdConfigMap#key
    */
@@ -22095,7 +22116,8 @@ export enum AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfigOauth2TlsC
  */
 export interface AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfigTlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfigTlsConfigCaConfigMap#key
    */
@@ -22191,7 +22213,8 @@ export function toJson_AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfi
  */
 export interface AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfigTlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfigTlsConfigCertConfigMap#key
    */
@@ -22287,7 +22310,8 @@ export function toJson_AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfi
  */
 export interface AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigOauth2ClientIdConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigOauth2ClientIdConfigMap#key
    */
@@ -22539,7 +22563,8 @@ export enum AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigOauth2TlsConfig
  */
 export interface AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigTlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigTlsConfigCaConfigMap#key
    */
@@ -22635,7 +22660,8 @@ export function toJson_AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigTlsC
  */
 export interface AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigTlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigTlsConfigCertConfigMap#key
    */
@@ -22731,7 +22757,8 @@ export function toJson_AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigTlsC
  */
 export interface AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigOauth2ClientIdConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigOauth2ClientIdConfigMap#key
    */
@@ -22983,7 +23010,8 @@ export enum AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigOauth2TlsConfigMi
  */
 export interface AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigTlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigTlsConfigCaConfigMap#key
    */
@@ -23079,7 +23107,8 @@ export function toJson_AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigTlsCon
  */
 export interface AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigTlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigTlsConfigCertConfigMap#key
    */
@@ -23175,7 +23204,8 @@ export function toJson_AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigTlsCon
  */
 export interface AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigOauth2ClientIdConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigOauth2ClientIdConfigMap#key
    */
@@ -23427,7 +23457,8 @@ export enum AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigOauth2TlsCon
  */
 export interface AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigTlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigTlsConfigCaConfigMap#key
    */
@@ -23523,7 +23554,8 @@ export function toJson_AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigT
  */
 export interface AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigTlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigTlsConfigCertConfigMap#key
    */
@@ -23619,7 +23651,8 @@ export function toJson_AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigT
  */
 export interface AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfigOauth2ClientIdConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfigOauth2ClientIdConfigMap#key
    */
@@ -23871,7 +23904,8 @@ export enum AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfigOauth2TlsCo
  */
 export interface AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfigTlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfigTlsConfigCaConfigMap#key
    */
@@ -23967,7 +24001,8 @@ export function toJson_AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfig
  */
 export interface AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfigTlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfigTlsConfigCertConfigMap#key
    */
@@ -24063,7 +24098,8 @@ export function toJson_AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfig
  */
 export interface AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigOauth2ClientIdConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigOauth2ClientIdConfigMap#key
    */
@@ -24315,7 +24351,8 @@ export enum AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigOauth2TlsConfig
  */
 export interface AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigTlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigTlsConfigCaConfigMap#key
    */
@@ -24411,7 +24448,8 @@ export function toJson_AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigTlsC
  */
 export interface AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigTlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigTlsConfigCertConfigMap#key
    */
@@ -24507,7 +24545,8 @@ export function toJson_AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigTlsC
  */
 export interface AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigOauth2ClientIdConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigOauth2ClientIdConfigMap#key
    */
@@ -24759,7 +24798,8 @@ export enum AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigOauth2TlsConf
  */
 export interface AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigTlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigTlsConfigCaConfigMap#key
    */
@@ -24855,7 +24895,8 @@ export function toJson_AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigTl
  */
 export interface AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigTlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigTlsConfigCertConfigMap#key
    */
@@ -24951,7 +24992,8 @@ export function toJson_AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigTl
  */
 export interface AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigOauth2ClientIdConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigOauth2ClientIdConfigMap#key
    */
@@ -25203,7 +25245,8 @@ export enum AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigOauth2TlsConfi
  */
 export interface AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigTlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigTlsConfigCaConfigMap#key
    */
@@ -25299,7 +25342,8 @@ export function toJson_AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigTls
  */
 export interface AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigTlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigTlsConfigCertConfigMap#key
    */
@@ -25395,7 +25439,8 @@ export function toJson_AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigTls
  */
 export interface AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigOauth2TlsConfigCaConfigMap#key
    */
@@ -25491,7 +25536,8 @@ export function toJson_AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigOa
  */
 export interface AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigOauth2TlsConfigCertConfigMap#key
    */
@@ -25587,7 +25633,8 @@ export function toJson_AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigOa
  */
 export interface AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigOauth2TlsConfigCaConfigMap#key
    */
@@ -25683,7 +25730,8 @@ export function toJson_AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigOa
  */
 export interface AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigOauth2TlsConfigCertConfigMap#key
    */
@@ -25779,7 +25827,8 @@ export function toJson_AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigOa
  */
 export interface AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfigOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfigOauth2TlsConfigCaConfigMap#key
    */
@@ -25875,7 +25924,8 @@ export function toJson_AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfig
  */
 export interface AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfigOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfigOauth2TlsConfigCertConfigMap#key
    */
@@ -25971,7 +26021,8 @@ export function toJson_AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfig
  */
 export interface AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigOauth2TlsConfigCaConfigMap#key
    */
@@ -26067,7 +26118,8 @@ export function toJson_AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigO
  */
 export interface AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigOauth2TlsConfigCertConfigMap#key
    */
@@ -26163,7 +26215,8 @@ export function toJson_AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigO
  */
 export interface AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfigOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfigOauth2TlsConfigCaConfigMap#key
    */
@@ -26259,7 +26312,8 @@ export function toJson_AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfig
  */
 export interface AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfigOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfigOauth2TlsConfigCertConfigMap#key
    */
@@ -26355,7 +26409,8 @@ export function toJson_AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfig
  */
 export interface AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigOauth2TlsConfigCaConfigMap#key
    */
@@ -26451,7 +26506,8 @@ export function toJson_AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigO
  */
 export interface AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigOauth2TlsConfigCertConfigMap#key
    */
@@ -26547,7 +26603,8 @@ export function toJson_AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigO
  */
 export interface AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfigOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfigOauth2TlsConfigCaConfigMap#key
    */
@@ -26643,7 +26700,8 @@ export function toJson_AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfi
  */
 export interface AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfigOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfigOauth2TlsConfigCertConfigMap#key
    */
@@ -26739,7 +26797,8 @@ export function toJson_AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfi
  */
 export interface AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigOauth2TlsConfigCaConfigMap#key
    */
@@ -26835,7 +26894,8 @@ export function toJson_AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigOaut
  */
 export interface AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigOauth2TlsConfigCertConfigMap#key
    */
@@ -26931,7 +26991,8 @@ export function toJson_AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigOaut
  */
 export interface AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigOauth2TlsConfigCaConfigMap#key
    */
@@ -27027,7 +27088,8 @@ export function toJson_AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigOauth2
  */
 export interface AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigOauth2TlsConfigCertConfigMap#key
    */
@@ -27123,7 +27185,8 @@ export function toJson_AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigOauth2
  */
 export interface AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigOauth2TlsConfigCaConfigMap#key
    */
@@ -27219,7 +27282,8 @@ export function toJson_AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigO
  */
 export interface AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigOauth2TlsConfigCertConfigMap#key
    */
@@ -27315,7 +27379,8 @@ export function toJson_AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigO
  */
 export interface AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfigOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfigOauth2TlsConfigCaConfigMap#key
    */
@@ -27411,7 +27476,8 @@ export function toJson_AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfig
  */
 export interface AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfigOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfigOauth2TlsConfigCertConfigMap#key
    */
@@ -27507,7 +27573,8 @@ export function toJson_AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfig
  */
 export interface AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigOauth2TlsConfigCaConfigMap#key
    */
@@ -27603,7 +27670,8 @@ export function toJson_AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigOaut
  */
 export interface AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigOauth2TlsConfigCertConfigMap#key
    */
@@ -27699,7 +27767,8 @@ export function toJson_AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigOaut
  */
 export interface AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigOauth2TlsConfigCaConfigMap#key
    */
@@ -27795,7 +27864,8 @@ export function toJson_AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigOa
  */
 export interface AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigOauth2TlsConfigCertConfigMap#key
    */
@@ -27891,7 +27961,8 @@ export function toJson_AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigOa
  */
 export interface AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigOauth2TlsConfigCaConfigMap#key
    */
@@ -27987,7 +28058,8 @@ export function toJson_AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigOau
  */
 export interface AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigOauth2TlsConfigCertConfigMap#key
    */

@@ -2092,7 +2092,8 @@ export enum PodMonitorSpecPodMetricsEndpointsTlsConfigMinVersion {
  */
 export interface PodMonitorSpecPodMetricsEndpointsOauth2ClientIdConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema PodMonitorSpecPodMetricsEndpointsOauth2ClientIdConfigMap#key
    */
@@ -2344,7 +2345,8 @@ export enum PodMonitorSpecPodMetricsEndpointsOauth2TlsConfigMinVersion {
  */
 export interface PodMonitorSpecPodMetricsEndpointsTlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema PodMonitorSpecPodMetricsEndpointsTlsConfigCaConfigMap#key
    */
@@ -2440,7 +2442,8 @@ export function toJson_PodMonitorSpecPodMetricsEndpointsTlsConfigCaSecret(obj: P
  */
 export interface PodMonitorSpecPodMetricsEndpointsTlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema PodMonitorSpecPodMetricsEndpointsTlsConfigCertConfigMap#key
    */
@@ -2536,7 +2539,8 @@ export function toJson_PodMonitorSpecPodMetricsEndpointsTlsConfigCertSecret(obj:
  */
 export interface PodMonitorSpecPodMetricsEndpointsOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema PodMonitorSpecPodMetricsEndpointsOauth2TlsConfigCaConfigMap#key
    */
@@ -2632,7 +2636,8 @@ export function toJson_PodMonitorSpecPodMetricsEndpointsOauth2TlsConfigCaSecret(
  */
 export interface PodMonitorSpecPodMetricsEndpointsOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema PodMonitorSpecPodMetricsEndpointsOauth2TlsConfigCertConfigMap#key
    */

@@ -2142,7 +2142,8 @@ export enum ServiceMonitorSpecEndpointsTlsConfigMinVersion {
  */
 export interface ServiceMonitorSpecEndpointsOauth2ClientIdConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema ServiceMonitorSpecEndpointsOauth2ClientIdConfigMap#key
    */
@@ -2394,7 +2395,8 @@ export enum ServiceMonitorSpecEndpointsOauth2TlsConfigMinVersion {
  */
 export interface ServiceMonitorSpecEndpointsTlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema ServiceMonitorSpecEndpointsTlsConfigCaConfigMap#key
    */
@@ -2490,7 +2492,8 @@ export function toJson_ServiceMonitorSpecEndpointsTlsConfigCaSecret(obj: Service
  */
 export interface ServiceMonitorSpecEndpointsTlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema ServiceMonitorSpecEndpointsTlsConfigCertConfigMap#key
    */
@@ -2586,7 +2589,8 @@ export function toJson_ServiceMonitorSpecEndpointsTlsConfigCertSecret(obj: Servi
  */
 export interface ServiceMonitorSpecEndpointsOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema ServiceMonitorSpecEndpointsOauth2TlsConfigCaConfigMap#key
    */
@@ -2682,7 +2686,8 @@ export function toJson_ServiceMonitorSpecEndpointsOauth2TlsConfigCaSecret(obj: S
  */
 export interface ServiceMonitorSpecEndpointsOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select.
+   * The key to select from the ConfigMap's Data field.
+   * Keys in the BinaryData field are not currently propagated to container env vars.
    *
    * @schema ServiceMonitorSpecEndpointsOauth2TlsConfigCertConfigMap#key
    */

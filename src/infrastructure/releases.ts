@@ -102,8 +102,8 @@ export const STRIMZI_KAFKA_CRD_PRUNED_FIELD: ApplicationSpecIgnoreDifferences = 
  */
 const RELEASES = {
   /**
-   * Envoy Gateway's CRDs-only chart v1.9.0: the Gateway API v1.6.1 standard CRDs (the version
-   * Envoy Gateway v1.9.0 is built against) and Envoy Gateway's own (CRD schemas:
+   * Envoy Gateway's CRDs-only chart v1.9.1: the Gateway API v1.6.1 standard CRDs (the version
+   * Envoy Gateway v1.9.1 is built against, its go.mod) and Envoy Gateway's own (CRD schemas:
    * gatewayapi-*.yaml, envoygateway-*.yaml). An OCI chart: Argo CD's Helm-over-OCI source takes
    * the registry path without `oci://` as repoURL and the chart name apart (argo-cd v3.5.1
    * docs/user-guide/helm.md; util/helm/client.go `IsHelmOciRepo`: a URL without a scheme is OCI).
@@ -111,25 +111,35 @@ const RELEASES = {
    */
   gatewayApiCrds: {
     name: INFRASTRUCTURE_RELEASE_NAMES.gatewayApiCrds,
-    chart: { repoURL: 'docker.io/envoyproxy', chart: 'gateway-crds-helm', version: 'v1.9.0' },
+    chart: { repoURL: 'docker.io/envoyproxy', chart: 'gateway-crds-helm', version: 'v1.9.1' },
     namespace: INFRASTRUCTURE_NAMESPACES.ingressController,
     syncWave: SYNC_WAVES.gatewayApiCrds,
     values: () => gatewayApiCrdsValues(),
     // The CRDs (Envoy Gateway's EnvoyProxy is 1.4 MB) exceed a client-side apply's annotation.
     syncOptions: ['ServerSideApply=true'],
   },
-  /** cert-manager v1.21.1 (CRD schemas: certmanager-*.yaml). Jetstack's versions carry a `v`. */
+  /**
+   * cert-manager v1.21.2 (CRD schemas: certmanager-*.yaml, unchanged from v1.21.1). Jetstack's
+   * versions carry a `v`. v1.21.2 fixes controller and webhook panics and data races, stops the
+   * ACME issuer copying untrusted response bodies into status and Events, and moves to Go
+   * 1.26.8 for reported CVEs; it changes no value or CRD the platform uses (its release notes).
+   */
   certManager: {
     name: INFRASTRUCTURE_RELEASE_NAMES.certManager,
-    chart: { repoURL: 'https://charts.jetstack.io', chart: 'cert-manager', version: 'v1.21.1' },
+    chart: { repoURL: 'https://charts.jetstack.io', chart: 'cert-manager', version: 'v1.21.2' },
     namespace: INFRASTRUCTURE_NAMESPACES.certificateManager,
     syncWave: SYNC_WAVES.certificateManager,
     values: () => certManagerValues(),
   },
-  /** Envoy Gateway v1.9.0 (`oci://docker.io/envoyproxy/gateway-helm`), the Gateway API controller. */
+  /**
+   * Envoy Gateway v1.9.1 (`oci://docker.io/envoyproxy/gateway-helm`), the Gateway API
+   * controller. v1.9.1's breaking changes (release-notes/v1.9.1.yaml: the SDS/RDS initial
+   * timeout back to 15 s, metric histogram buckets, no plain-HTTP OIDC issuer, HTTPS-only Wasm
+   * pulls) touch nothing the platform renders or sets.
+   */
   envoyGateway: {
     name: INFRASTRUCTURE_RELEASE_NAMES.envoyGateway,
-    chart: { repoURL: 'docker.io/envoyproxy', chart: 'gateway-helm', version: 'v1.9.0' },
+    chart: { repoURL: 'docker.io/envoyproxy', chart: 'gateway-helm', version: 'v1.9.1' },
     namespace: INFRASTRUCTURE_NAMESPACES.ingressController,
     syncWave: SYNC_WAVES.ingressController,
     values: () => envoyGatewayValues(),
@@ -151,10 +161,21 @@ const RELEASES = {
     values: () => argoCdValues(),
     syncedByOperator: true,
   },
-  /** kube-prometheus-stack 88.5.3, prometheus-operator v0.93.1 (CRD schemas: v0.93.0, same minor). */
+  /**
+   * kube-prometheus-stack 91.9.0, prometheus-operator v0.94.1 (CRD schemas: v0.94.1). The
+   * upgrade notes from 88.x (the chart's UPGRADE.md), each applied: 89.0 moves the grafana
+   * subchart to 13.0 (disabled here); 90.0 makes the control-plane ServiceMonitors read their
+   * token from a `<prometheus ServiceAccount>-token` Secret the chart creates, removes
+   * `bearerTokenFile`, `insecureSkipVerify`, `serverName` and `caSecret`, and refuses to render
+   * with `prometheus.enabled` or `prometheus.serviceAccount.create` false (the values set none
+   * of these and keep both on); 91.0 is prometheus-operator v0.94 (no wildcard verbs in its
+   * ClusterRole) with its CRDs updated, which ServerSideApply applies. No value the platform
+   * sets was renamed or removed (the `*SelectorNilUsesHelmValues` and `alertmanagerConfig*`
+   * values are unchanged).
+   */
   kubePrometheusStack: {
     name: INFRASTRUCTURE_RELEASE_NAMES.kubePrometheusStack,
-    chart: { repoURL: 'https://prometheus-community.github.io/helm-charts', chart: 'kube-prometheus-stack', version: '88.5.3' },
+    chart: { repoURL: 'https://prometheus-community.github.io/helm-charts', chart: 'kube-prometheus-stack', version: '91.9.0' },
     namespace: INFRASTRUCTURE_NAMESPACES.monitoringStack,
     syncWave: SYNC_WAVES.monitoringStack,
     values: ({ environment }) => kubePrometheusStackValues(environment),
