@@ -55,7 +55,7 @@ describe('npm run validate', () => {
     // The database's standing exemptions are listed too; this test is about the findings.
     expect(lines(result.stdout).filter((line) => !line.startsWith('exempt '))).toEqual([
       'local webapp.yaml Deployment/webapp: schema: spec.replcas: unknown field: the apps/v1 Deployment schema has no such field (misspelt or misplaced?)',
-      'local webapp.yaml Widget/w: schema: (object): unknown kind example.com/v1 Widget: neither Kubernetes 1.33 nor 1.36 nor a CRD in schemas/crds defines it (check apiVersion and kind, or add the CRD)',
+      'local webapp.yaml Widget/w: schema: (object): unknown kind example.com/v1 Widget: neither Kubernetes 1.35 nor 1.36 nor a CRD in schemas/crds defines it (check apiVersion and kind, or add the CRD)',
       'local webapp.yaml Secret/db: no-plaintext-secret: holds data or stringData in plain text: remove the Secret from the rendered output and provide it SOPS-encrypted, referenced by name',
       expect.stringMatching(/^\d+ objects in \d+ files checked, 3 findings, \d+ exemptions$/),
     ]);

@@ -38,37 +38,37 @@ describe('schema validation', () => {
 
   it('reports an unknown kind instead of skipping it', () => {
     expect(validateAgainstSchema({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } })).toEqual([
-      '(object): unknown kind example.com/v1 Widget: neither Kubernetes 1.33 nor 1.36 nor a CRD in schemas/crds defines it (check apiVersion and kind, or add the CRD)',
+      '(object): unknown kind example.com/v1 Widget: neither Kubernetes 1.35 nor 1.36 nor a CRD in schemas/crds defines it (check apiVersion and kind, or add the CRD)',
     ]);
     expect(validateAgainstSchema({ apiVersion: 'apps/v1beta1', kind: 'Deployment', metadata: { name: 'old' } })).toEqual([
       expect.stringContaining('unknown kind apps/v1beta1 Deployment'),
     ]);
   });
 
-  // Supported stack (issue 14): Kubernetes 1.33-1.36; the gate checks both ends, so an API
-  // removed or a field added in between is a finding (kubeconform -kubernetes-version, run
-  // once per version). Upstream definitions: cdk8s-team/cdk8s kubernetes-schemas/v1.33.0 and
-  // v1.36.0 (schemas/SOURCES.md).
-  it('validates built-in objects against both ends of the supported range, 1.33 and 1.36', () => {
-    expect(KUBERNETES_VERSIONS).toEqual(['1.33', '1.36']);
+  // Supported stack: Kubernetes 1.35-1.36 (README, "Supported stack"); the gate checks both
+  // ends, so an API removed or a field added in between is a finding (kubeconform
+  // -kubernetes-version, run once per version). Upstream definitions: cdk8s-team/cdk8s
+  // kubernetes-schemas/v1.35.0 and v1.36.0 (schemas/SOURCES.md).
+  it('validates built-in objects against both ends of the supported range, 1.35 and 1.36', () => {
+    expect(KUBERNETES_VERSIONS).toEqual(['1.35', '1.36']);
     for (const minor of KUBERNETES_VERSIONS) expect(fs.existsSync(path.join(ROOT, 'schemas', kubernetesSchemaFile(minor))), minor).toBe(true);
-    expect(fs.readdirSync(path.join(ROOT, 'schemas')).filter((file) => file.startsWith('kubernetes-'))).toEqual(['kubernetes-1.33.0.json', 'kubernetes-1.36.0.json']);
+    expect(fs.readdirSync(path.join(ROOT, 'schemas')).filter((file) => file.startsWith('kubernetes-'))).toEqual(['kubernetes-1.35.0.json', 'kubernetes-1.36.0.json']);
   });
 
   it('refuses a field only the newer release knows, and an API only one release serves, naming the release', () => {
     const object = deployment();
-    object.spec.template.spec.hostnameOverride = 'webapp';
+    object.spec.template.spec.schedulingGroup = { podGroupName: 'webapp' };
     expect(validateAgainstSchema(object)).toEqual([
-      'spec.template.spec.hostnameOverride: unknown field: the apps/v1 Deployment schema has no such field (misspelt or misplaced?) (Kubernetes 1.33 only)',
+      'spec.template.spec.schedulingGroup: unknown field: the apps/v1 Deployment schema has no such field (misspelt or misplaced?) (Kubernetes 1.35 only)',
     ]);
-    const policy = { apiVersion: 'admissionregistration.k8s.io/v1beta1', kind: 'ValidatingAdmissionPolicy', metadata: { name: 'p' }, spec: {} };
-    expect(validateAgainstSchema(policy)).toEqual([
-      '(object): Kubernetes 1.36 does not serve admissionregistration.k8s.io/v1beta1 ValidatingAdmissionPolicy (removed or not yet added: use an API version every supported release serves) (Kubernetes 1.36 only)',
+    const workload = { apiVersion: 'scheduling.k8s.io/v1alpha1', kind: 'Workload', metadata: { name: 'w', namespace: 'webapp' }, spec: { podGroups: [] } };
+    expect(validateAgainstSchema(workload)).toEqual([
+      '(object): Kubernetes 1.36 does not serve scheduling.k8s.io/v1alpha1 Workload (removed or not yet added: use an API version every supported release serves) (Kubernetes 1.36 only)',
     ]);
   });
 
   // README: cdk8s-plus-28 stays; the API versions it renders are served unchanged through 1.36.
-  it.each(ENVIRONMENT_ORDER)('renders in %s only built-in API versions that Kubernetes 1.33 and 1.36 both serve', (environment) => {
+  it.each(ENVIRONMENT_ORDER)('renders in %s only built-in API versions that Kubernetes 1.35 and 1.36 both serve', (environment) => {
     const registry = defaultRegistry();
     const crdGroups = /(^|\.)(cert-manager\.io|argoproj\.io|flagger\.app|strimzi\.io|coreos\.com|gateway\.networking\.k8s\.io|envoyproxy\.io)\//;
     const builtIn = committedObjects(environment).filter((object) => !crdGroups.test(object.apiVersion));
