@@ -21,7 +21,7 @@ import { StandInControllers, STAND_IN_PROVISIONER } from './stand-in-controllers
 import { OciChartRegistry } from './oci-registry';
 import { buildStandInCharts, chartsByRepository, serveCharts, standInReleaseObjects } from './stand-in-charts';
 import { INFRASTRUCTURE_RELEASES } from '../src/infrastructure/releases';
-import { ensureToolchain } from '../toolchain';
+import { CLUSTER_COMPONENTS, ensureToolchain } from '../toolchain';
 
 /** What `npm run e2e` was asked to do. */
 export interface E2eOptions {
@@ -140,7 +140,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
   if (!fs.existsSync(path.join(distDir, environment))) throw new E2eError(`${path.join(distDir, environment)} does not exist: run npm run synth and commit dist/`);
   const rendered = readObjects(path.join(distDir, environment)).map((entry) => entry.object);
 
-  const toolchain = ensureToolchain('all', projectRoot);
+  const toolchain = ensureToolchain(CLUSTER_COMPONENTS, projectRoot);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-e2e-'));
   fs.chmodSync(dir, 0o711);
   const supervisor = new Supervisor(path.join(dir, 'logs'), dir);

@@ -35,6 +35,11 @@ describe('the toolchain pins', () => {
     expect(mod).toContain(`github.com/argoproj/argo-cd/gitops-engine/v3 ${version}`);
   });
 
+  it('builds promtool at the version its module requires', () => {
+    const mod = fs.readFileSync(path.join(ROOT, 'toolchain', 'prometheus', 'go.mod'), 'utf8');
+    expect(mod).toContain(`github.com/prometheus/prometheus ${pinned('PROMETHEUS_VERSION')}`);
+  });
+
   it('tests the sops the platform runs: the plugin image is the version the toolchain builds', () => {
     expect(IMAGES.sops).toBe(`ghcr.io/getsops/sops:${pinned('SOPS_VERSION')}-alpine`);
   });

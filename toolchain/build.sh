@@ -29,6 +29,10 @@ HELM_VERSION=v4.3.1
 SOPS_VERSION=v3.13.3
 AGE_VERSION=v1.3.2 # age-keygen makes each environment's key pair (npm run secrets -- init)
 KUBECONFORM_VERSION=v0.8.0
+# promtool, to test the rendered alert rules on Prometheus' own rule engine: Prometheus
+# v3.14 (module v0.314.0, from prometheus/go.mod), the default of prometheus-operator
+# v0.94.1, which kube-prometheus-stack 91.9.0 runs (its compatibility.md).
+PROMETHEUS_VERSION=v0.314.0
 
 export CGO_ENABLED=0 GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
 mkdir -p "$cache"
@@ -59,7 +63,9 @@ build_into() {
     return 1
   fi
   kill "$heartbeat" 2>/dev/null || true
-  mv "$out" "$final"
+  # Another build of the same component (a second command started meanwhile) may have
+  # published first: keep that one.
+  if [[ -d "$final" ]]; then rm -rf "$out"; else mv "$out" "$final"; fi
   log "$component $version: built in $((SECONDS - started)) s"
 }
 
@@ -108,13 +114,20 @@ helm_build() { GOTOOLCHAIN="$ARGOCD_GO" go_install "helm.sh/helm/v4/cmd/helm@$HE
 sops_build() { go_install "github.com/getsops/sops/v3/cmd/sops@$SOPS_VERSION"; }
 age_build() { go_install "filippo.io/age/cmd/age-keygen@$AGE_VERSION"; }
 kubeconform_build() { go_install "github.com/yannh/kubeconform/cmd/kubeconform@$KUBECONFORM_VERSION"; }
+prometheus_build() {
+  # Its module replaces a dependency, so it is built from toolchain/prometheus/go.mod (like Kubernetes).
+  (cd "$here/prometheus" && go build -trimpath -o "$out/" -ldflags "-s -w \
+    -X github.com/prometheus/common/version.Version=3.${PROMETHEUS_VERSION#v0.3}" \
+    github.com/prometheus/prometheus/cmd/promtool)
+}
 
 declare -A versions=(
   [kubernetes]=$KUBERNETES_VERSION [etcd]=$ETCD_VERSION [argocd]=$ARGOCD_VERSION
   [kwok]=$KWOK_VERSION [kustomize]=$KUSTOMIZE_VERSION [helm]=$HELM_VERSION
   [sops]=$SOPS_VERSION [age]=$AGE_VERSION [kubeconform]=$KUBECONFORM_VERSION
+  [prometheus]=$PROMETHEUS_VERSION
 )
-order=(sops age kustomize helm kwok etcd kubernetes argocd kubeconform)
+order=(sops age kustomize helm kwok etcd kubernetes argocd kubeconform prometheus)
 
 if [[ "${1:-}" == "--print" ]]; then
   # Machine-readable: one "component version folder" line each.
