@@ -4,6 +4,10 @@ import { ApiError, type KubeClient, type KubeObject } from './kube-client';
 import { KWOK_ADMITTED_ANNOTATION } from './kwok-stages';
 import type { Pki, KeyPair } from './pki';
 import { STAND_INS } from './stand-in-charts';
+import { caIssuerProblem, certificateSpecProblems } from './stand-in-cert-manager';
+import { brokerCount, kafkaProblem, kafkaTopicProblem, kafkaUserProblem, poolsOf } from './stand-in-strimzi';
+import { attachesTo, listenerCertificates, listenerConditions, routeAcceptance } from './stand-in-gateway-api';
+import { GATEWAY } from '../src/contract/upstream';
 
 /** Provisioner name of the StorageClasses the harness stands in for. */
 export const STAND_IN_PROVISIONER = 'e2e.platform-gitops/stand-in';
@@ -56,9 +60,10 @@ function condition(type: string, status: 'True' | 'False', reason: string, messa
 
 const key = (namespace: string | undefined, name: string): string => `${namespace ?? ''}/${name}`;
 
-/** What one pass of the stand-ins read once and shares: Secrets (their keys, by namespace/name) and Deployments. */
+/** What one pass of the stand-ins read once and shares: Secrets (their keys and types, by namespace/name) and Deployments. */
 interface Seen {
   readonly secrets: ReadonlyMap<string, Set<string>>;
+  readonly secretTypes: ReadonlyMap<string, string>;
   readonly deployments: readonly KubeObject[];
 }
 
@@ -86,9 +91,20 @@ export class StandInControllers {
    */
   readonly refused = new Map<string, string>();
 
+  /** Charts whose real controller was started, and why a start failed. */
+  private readonly started = new Set<string>();
+  private readonly startFailures: string[] = [];
+
   constructor(
     private readonly client: KubeClient,
     private readonly pki: Pki,
+    /**
+     * Charts whose real controller the harness runs instead of a stand-in, by chart name: each
+     * is started once, when Argo CD has installed the chart (its Deployment is available), in
+     * the release's namespace; no stand-in status is written for what it owns.
+     * @default none
+     */
+    private readonly real: Readonly<Record<string, (namespace: string) => Promise<void>>> = {},
   ) {}
 
   /**
@@ -98,7 +114,11 @@ export class StandInControllers {
    */
   async reconcile(): Promise<void> {
     const [secrets, deployments] = await Promise.all([this.client.list('v1', 'Secret'), this.client.list('apps/v1', 'Deployment')]);
-    const seen: Seen = { secrets: new Map(secrets.map((s) => [key(s.metadata.namespace, s.metadata.name), keysOf(s)])), deployments };
+    const seen: Seen = {
+      secrets: new Map(secrets.map((s) => [key(s.metadata.namespace, s.metadata.name), keysOf(s)])),
+      secretTypes: new Map(secrets.map((s) => [key(s.metadata.namespace, s.metadata.name), String(s.type ?? 'Opaque')])),
+      deployments,
+    };
     await this.kubelet(seen);
     await this.volumes();
     await this.operators(seen);
@@ -165,11 +185,17 @@ export class StandInControllers {
 
   private async operators(seen: Seen): Promise<void> {
     const installed = this.installed(seen.deployments);
+    for (const [chart, start] of Object.entries(this.real)) {
+      const namespace = installed.get(chart);
+      if (namespace === undefined || this.started.has(chart)) continue;
+      this.started.add(chart);
+      await start(namespace).catch((error: unknown) => this.startFailures.push(`${chart}: ${error instanceof Error ? error.message : String(error)}`));
+    }
     const certManager = installed.get('cert-manager');
     if (certManager !== undefined) await this.certManager(certManager, seen);
     if (installed.has('strimzi-kafka-operator')) await this.strimzi(seen);
     if (installed.has('flagger')) await this.flagger(seen);
-    if (installed.has('gateway-helm')) await this.gatewayApi(seen);
+    if (installed.has('gateway-helm') && !this.real['gateway-helm']) await this.gatewayApi(seen);
   }
 
   private async setStatus(object: KubeObject, status: Record<string, unknown>): Promise<void> {
@@ -179,23 +205,31 @@ export class StandInControllers {
   }
 
   private async certManager(clusterResourceNamespace: string, seen: Seen): Promise<void> {
-    const secrets = seen.secrets;
     const issuerReady = new Map<string, boolean>();
     const issuers = [
       ...(await this.client.list('cert-manager.io/v1', 'ClusterIssuer')),
       ...(await this.client.list('cert-manager.io/v1', 'Issuer')),
     ];
     for (const issuer of issuers) {
-      const secretNamespace = issuer.kind === 'ClusterIssuer' ? clusterResourceNamespace : issuer.metadata.namespace;
+      const secretNamespace = issuer.kind === 'ClusterIssuer' ? clusterResourceNamespace : issuer.metadata.namespace!;
       const caSecret = issuer.spec?.ca?.secretName as string | undefined;
-      const ready = caSecret === undefined || secrets.has(key(secretNamespace, caSecret));
-      issuerReady.set(`${issuer.kind}/${issuer.kind === 'Issuer' ? issuer.metadata.namespace : ''}/${issuer.metadata.name}`, ready);
+      // cert-manager v1.21.2 pkg/issuer/ca/setup.go (CA), pkg/issuer/acme/setup.go (ACME: the
+      // account is registered with the ACME server, which no loopback run can reach),
+      // pkg/issuer/selfsigned/setup.go (self-signed: ready at once).
+      let problem: { reason: string; message: string } | undefined;
+      if (caSecret !== undefined) {
+        const message = caIssuerProblem(await this.client.get('v1', 'Secret', caSecret, secretNamespace), secretNamespace, caSecret);
+        if (message) problem = { reason: 'ErrGetKeyPair', message };
+      } else if (issuer.spec?.acme) {
+        problem = { reason: 'ErrRegisterACMEAccount', message: `Failed to register ACME account: ${issuer.spec.acme.server} cannot be reached from the e2e cluster (e2e stand-in)` };
+      }
+      issuerReady.set(`${issuer.kind}/${issuer.kind === 'Issuer' ? issuer.metadata.namespace : ''}/${issuer.metadata.name}`, problem === undefined);
       const generation = issuer.metadata.generation as number | undefined;
       await this.setStatus(issuer, {
         conditions: [
-          ready
-            ? condition('Ready', 'True', caSecret ? 'KeyPairVerified' : 'IsReady', caSecret ? 'Signing CA verified' : 'Issuer is ready (e2e stand-in)', generation)
-            : condition('Ready', 'False', 'ErrGetKeyPair', `Error getting keypair for CA issuer: secrets "${caSecret}" not found`, generation),
+          problem
+            ? condition('Ready', 'False', problem.reason, problem.message, generation)
+            : condition('Ready', 'True', caSecret ? 'KeyPairVerified' : 'IsReady', caSecret ? 'Signing CA verified' : '', generation),
         ],
       });
     }
@@ -204,6 +238,14 @@ export class StandInControllers {
       const issuerKind = ref.kind ?? 'Issuer';
       const ready = issuerReady.get(`${issuerKind}/${issuerKind === 'Issuer' ? certificate.metadata.namespace : ''}/${ref.name}`) ?? false;
       const generation = certificate.metadata.generation as number | undefined;
+      // What cert-manager's webhook would have refused at admission never gets issued.
+      const invalid = certificateSpecProblems(certificate.spec);
+      if (invalid.length > 0) {
+        await this.setStatus(certificate, {
+          conditions: [condition('Ready', 'False', 'InvalidSpec', `admission webhook "webhook.cert-manager.io" denied the request: ${invalid.join(', ')}`, generation)],
+        });
+        continue;
+      }
       if (!ready) {
         await this.setStatus(certificate, {
           conditions: [condition('Ready', 'False', 'IssuerNotReady', `Issuer ${ref.name} is not ready`, generation)],
@@ -246,22 +288,29 @@ export class StandInControllers {
     });
   }
 
+  /**
+   * Strimzi's status, by its own rules (e2e/stand-in-strimzi.ts): a Kafka is Ready only with
+   * valid node pools (a broker and a controller with replicas); a topic or user only when its
+   * cluster is Ready, a topic only with no more replicas than brokers, a user's ACLs only when
+   * the cluster's authorization supports them, and its password Secret must exist.
+   */
   private async strimzi(seen: Seen): Promise<void> {
     const pools = await this.client.list('kafka.strimzi.io/v1', 'KafkaNodePool');
-    const readyClusters = new Set<string>();
+    const clusters = new Map<string, { kafka: KubeObject; brokers: number; ready: boolean }>();
     for (const kafka of await this.client.list('kafka.strimzi.io/v1', 'Kafka')) {
-      const namespace = kafka.metadata.namespace;
-      const hasPool = pools.some((p) => p.metadata.namespace === namespace && p.metadata.labels?.['strimzi.io/cluster'] === kafka.metadata.name);
-      const generation = kafka.metadata.generation as number | undefined;
-      if (hasPool) readyClusters.add(key(namespace, kafka.metadata.name));
+      const namespace = kafka.metadata.namespace!;
+      const own = poolsOf(kafka, pools);
+      const problem = kafkaProblem(kafka, own);
+      clusters.set(key(namespace, kafka.metadata.name), { kafka, brokers: brokerCount(own), ready: problem === undefined });
       await this.setStatus(kafka, {
-        observedGeneration: generation,
-        conditions: [
-          hasPool
-            ? condition('Ready', 'True', 'Ready', '')
-            : condition('NotReady', 'True', 'InvalidResourceException', 'No KafkaNodePools found for Kafka cluster'),
-        ],
-        ...(hasPool ? { clusterId: 'e2e-stand-in', listeners: (kafka.spec?.kafka?.listeners ?? []).map((l: any) => ({ name: l.name, bootstrapServers: `${kafka.metadata.name}-kafka-bootstrap.${namespace}.svc:${l.port}` })) } : {}),
+        observedGeneration: kafka.metadata.generation,
+        conditions: [problem ? condition('NotReady', 'True', 'InvalidResourceException', problem) : condition('Ready', 'True', 'Ready', '')],
+        ...(problem
+          ? {}
+          : {
+              clusterId: 'e2e-stand-in',
+              listeners: (kafka.spec?.kafka?.listeners ?? []).map((l: any) => ({ name: l.name, bootstrapServers: `${kafka.metadata.name}-kafka-bootstrap.${namespace}.svc:${l.port}` })),
+            }),
       });
     }
     for (const pool of pools) {
@@ -270,23 +319,34 @@ export class StandInControllers {
     const secretKeys = seen.secrets;
     for (const kind of ['KafkaTopic', 'KafkaUser']) {
       for (const object of await this.client.list('kafka.strimzi.io/v1', kind)) {
-        const cluster = object.metadata.labels?.['strimzi.io/cluster'];
+        const clusterName = object.metadata.labels?.['strimzi.io/cluster'];
         const namespace = object.metadata.namespace;
-        let problem = cluster && readyClusters.has(key(namespace, cluster)) ? undefined : `Kafka cluster ${cluster ?? '(no strimzi.io/cluster label)'} is not ready`;
+        const cluster = clusterName ? clusters.get(key(namespace, clusterName)) : undefined;
+        let problem: { reason: string; message: string } | undefined = cluster?.ready
+          ? undefined
+          : { reason: 'NotReady', message: `Kafka cluster ${clusterName ?? '(no strimzi.io/cluster label)'} is not ready` };
+        if (!problem && kind === 'KafkaTopic') {
+          const message = kafkaTopicProblem(object, cluster!.brokers);
+          if (message) problem = { reason: 'KafkaError', message };
+        }
+        if (!problem && kind === 'KafkaUser') {
+          const message = kafkaUserProblem(object, cluster!.kafka);
+          if (message) problem = { reason: 'InvalidResourceException', message };
+        }
         const password = object.spec?.authentication?.password?.valueFrom?.secretKeyRef;
         if (!problem && password && !secretKeys.get(key(namespace, password.name))?.has(password.key)) {
-          problem = `Secret ${password.name} with key ${password.key} not found`;
+          problem = { reason: 'NotReady', message: `Secret ${password.name} with key ${password.key} not found` };
         }
         await this.setStatus(object, {
           observedGeneration: object.metadata.generation,
-          conditions: [problem ? condition('NotReady', 'True', 'NotReady', problem) : condition('Ready', 'True', 'Ready', '')],
+          conditions: [problem ? condition('NotReady', 'True', problem.reason, problem.message) : condition('Ready', 'True', 'Ready', '')],
           ...(kind === 'KafkaUser' && !problem ? { username: object.metadata.name, secret: object.metadata.name } : {}),
         });
         if (kind === 'KafkaUser' && !problem && !secretKeys.has(key(namespace, object.metadata.name))) {
           await this.createQuietly({
             apiVersion: 'v1',
             kind: 'Secret',
-            metadata: { name: object.metadata.name, namespace, labels: { 'strimzi.io/kind': 'KafkaUser', 'strimzi.io/cluster': cluster! } },
+            metadata: { name: object.metadata.name, namespace, labels: { 'strimzi.io/kind': 'KafkaUser', 'strimzi.io/cluster': clusterName! } },
             data: { password: Buffer.from('e2e-stand-in').toString('base64') },
           });
         }
@@ -307,13 +367,16 @@ export class StandInControllers {
 
   /**
    * Envoy Gateway's status (Gateway API conditions, with observedGeneration as Argo CD's
-   * health checks compare it): its GatewayClass Accepted; a Gateway of it Accepted and
-   * Programmed, each listener ResolvedRefs only when its certificate Secret exists; a
-   * route Accepted by each parent Gateway, ResolvedRefs when its backend Services exist.
+   * health checks compare it), judged by Envoy Gateway's own rules (e2e/stand-in-gateway-api.ts):
+   * its GatewayClass Accepted; a Gateway of it Accepted and Programmed; each listener's
+   * certificates resolved only from an existing `kubernetes.io/tls` Secret with both keys, in
+   * another namespace only under a ReferenceGrant; a route Accepted by a parent only when a
+   * listener its sectionName and port select allows its namespace and shares a hostname, its
+   * refs resolved only when its backend Services exist.
    */
   private async gatewayApi(seen: Seen): Promise<void> {
     const group = 'gateway.networking.k8s.io/v1';
-    const controllerName = 'gateway.envoyproxy.io/gatewayclass-controller';
+    const controllerName = GATEWAY.controllerName;
     const classes = new Set<string>();
     for (const gatewayClass of await this.client.list(group, 'GatewayClass')) {
       if (gatewayClass.spec?.controllerName !== controllerName) continue;
@@ -321,31 +384,30 @@ export class StandInControllers {
       const generation = gatewayClass.metadata.generation as number | undefined;
       await this.setStatus(gatewayClass, { conditions: [condition('Accepted', 'True', 'Accepted', 'Valid GatewayClass', generation)] });
     }
-    const secrets = seen.secrets;
+    const secrets = new Map([...seen.secrets].map(([name, keys]) => [name, { keys, type: seen.secretTypes.get(name) ?? 'Opaque' }]));
+    const grants = [...(await this.client.list(group, 'ReferenceGrant')), ...(await this.client.list('gateway.networking.k8s.io/v1beta1', 'ReferenceGrant'))];
+    const namespaceLabels = new Map((await this.client.list('v1', 'Namespace')).map((n) => [n.metadata.name, (n.metadata.labels ?? {}) as Record<string, string>]));
     const services = new Set((await this.client.list('v1', 'Service')).map((s) => key(s.metadata.namespace, s.metadata.name)));
     const routes = await this.client.list(group, 'HTTPRoute');
-    const gateways = new Set<string>();
-    for (const gateway of await this.client.list(group, 'Gateway')) {
-      if (!classes.has(gateway.spec?.gatewayClassName)) continue;
+    const gateways = (await this.client.list(group, 'Gateway')).filter((gateway) => classes.has(gateway.spec?.gatewayClassName));
+    const gatewayOf = (route: KubeObject, parentRef: any) =>
+      gateways.find((g) => g.metadata.name === parentRef.name && g.metadata.namespace === (parentRef.namespace ?? route.metadata.namespace));
+    const labelsOf = (route: KubeObject) => namespaceLabels.get(route.metadata.namespace!) ?? {};
+
+    for (const gateway of gateways) {
       const namespace = gateway.metadata.namespace!;
-      gateways.add(key(namespace, gateway.metadata.name));
       const generation = gateway.metadata.generation as number | undefined;
       const listeners = (gateway.spec?.listeners ?? []).map((listener: any) => {
-        const missing = (listener.tls?.certificateRefs ?? []).filter((ref: any) => !secrets.has(key(ref.namespace ?? namespace, ref.name)));
-        const attachedRoutes = routes.filter((r) =>
-          (r.spec?.parentRefs ?? []).some((p: any) => p.name === gateway.metadata.name && (p.namespace ?? r.metadata.namespace) === namespace && (p.sectionName ?? listener.name) === listener.name),
+        const attachedRoutes = routes.filter((route) =>
+          (route.spec?.parentRefs ?? []).some((parentRef: any) => gatewayOf(route, parentRef) === gateway && attachesTo(route, parentRef, gateway, listener, labelsOf(route))),
         ).length;
         return {
           name: listener.name,
           attachedRoutes,
           supportedKinds: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' }],
-          conditions: [
-            condition('Accepted', 'True', 'Accepted', 'Listener is accepted', generation),
-            condition('Programmed', 'True', 'Programmed', 'Listener is programmed', generation),
-            missing.length === 0
-              ? condition('ResolvedRefs', 'True', 'ResolvedRefs', 'Resolved all the Object references for the Listener', generation)
-              : condition('ResolvedRefs', 'False', 'InvalidCertificateRef', `Secret ${namespace}/${missing[0].name} does not exist.`, generation),
-          ],
+          conditions: listenerConditions(listenerCertificates(namespace, listener, secrets, grants)).map(({ type, verdict }) =>
+            condition(type, verdict.status, verdict.reason, verdict.message, generation),
+          ),
         };
       });
       await this.setStatus(gateway, {
@@ -361,24 +423,34 @@ export class StandInControllers {
       const generation = route.metadata.generation as number | undefined;
       const backends = (route.spec?.rules ?? []).flatMap((rule: any) => rule.backendRefs ?? []);
       const missing = backends.filter((b: any) => (b.kind ?? 'Service') === 'Service' && !services.has(key(b.namespace ?? namespace, b.name)));
-      const parents = (route.spec?.parentRefs ?? [])
-        .filter((p: any) => gateways.has(key(p.namespace ?? namespace, p.name)))
-        .map((parentRef: any) => ({
-          parentRef,
-          controllerName,
-          conditions: [
-            condition('Accepted', 'True', 'Accepted', 'Route is accepted', generation),
-            missing.length === 0
-              ? condition('ResolvedRefs', 'True', 'ResolvedRefs', 'Resolved all the Object references for the Route', generation)
-              : condition('ResolvedRefs', 'False', 'BackendNotFound', `Failed to process route rule backendRef: service ${missing[0].name} not found`, generation),
-          ],
-        }));
+      const parents = (route.spec?.parentRefs ?? []).flatMap((parentRef: any) => {
+        const gateway = gatewayOf(route, parentRef);
+        if (!gateway) return [];
+        const accepted = routeAcceptance(route, parentRef, gateway, labelsOf(route));
+        return [
+          {
+            parentRef,
+            controllerName,
+            conditions: [
+              condition('Accepted', accepted.status, accepted.reason, accepted.message, generation),
+              missing.length === 0
+                ? condition('ResolvedRefs', 'True', 'ResolvedRefs', 'Resolved all the Object references for the Route', generation)
+                : condition('ResolvedRefs', 'False', 'BackendNotFound', `Failed to process route rule backendRef: service ${missing[0].name} not found`, generation),
+            ],
+          },
+        ];
+      });
       if (parents.length > 0) await this.setStatus(route, { parents });
     }
   }
 
   private createQuietly(object: KubeObject): Promise<void> {
     return this.quietly(object, () => this.client.create(object));
+  }
+
+  /** Throws when a real controller could not be started. */
+  assertStarted(): void {
+    if (this.startFailures.length > 0) throw new E2eError(`a real controller did not start: ${this.startFailures.join('; ')}`);
   }
 
   /** Throws when the API server refused a stand-in's write (see `refused`). */

@@ -1,0 +1,86 @@
+import type { KubeObject } from './kube-client';
+
+/**
+ * How Strimzi judges a Kafka cluster, its topics and its users, for the e2e stand-in
+ * (e2e/stand-in-controllers.ts) to refuse what Strimzi refuses. Strimzi's operators are Java
+ * programs that the e2e does not run (README, "The e2e cluster"); these rules are
+ * strimzi-kafka-operator 1.2.0's own, with the file each comes from, and messages as it writes
+ * them. Pure functions: test/e2e-stand-in-strimzi.test.ts pins each rule.
+ */
+
+/** The node pools of one Kafka cluster: those of its namespace labelled `strimzi.io/cluster: <name>`. */
+export function poolsOf(kafka: KubeObject, pools: readonly KubeObject[]): KubeObject[] {
+  return pools.filter((pool) => pool.metadata.namespace === kafka.metadata.namespace && pool.metadata.labels?.['strimzi.io/cluster'] === kafka.metadata.name);
+}
+
+/** The brokers a cluster runs: the replicas of its pools with the broker role. */
+export function brokerCount(pools: readonly KubeObject[]): number {
+  return pools.filter((pool) => (pool.spec?.roles ?? []).includes('broker')).reduce((sum, pool) => sum + (pool.spec?.replicas ?? 0), 0);
+}
+
+/**
+ * Why the cluster operator refuses a Kafka cluster (reason InvalidResourceException), or
+ * undefined (cluster-operator/.../model/nodepools/NodePoolUtils.java `validateNodePools`,
+ * `validateKRaftProcessRoles`): it needs a pool with replicas, every pool a role, and with
+ * replicas at least one broker and one controller.
+ */
+export function kafkaProblem(kafka: KubeObject, pools: readonly KubeObject[]): string | undefined {
+  const name = kafka.metadata.name;
+  if (pools.length === 0 || !pools.some((pool) => (pool.spec?.replicas ?? 0) > 0)) {
+    return (
+      `KafkaNodePools are enabled, but KafkaNodePools for Kafka cluster ${name} either don't exist or have 0 replicas. ` +
+      'Please make sure at least one KafkaNodePool resource exists, is in the same namespace as the Kafka resource, has at least one replica, and has the strimzi.io/cluster label set to the name of the Kafka resource.'
+    );
+  }
+  const errors: string[] = [];
+  let broker = false;
+  let controller = false;
+  for (const pool of pools) {
+    const roles: string[] = pool.spec?.roles ?? [];
+    if (roles.length === 0) errors.push(`KafkaNodePool ${pool.metadata.name} has no role defined in .spec.roles`);
+    else if ((pool.spec?.replicas ?? 0) > 0) {
+      broker ||= roles.includes('broker');
+      controller ||= roles.includes('controller');
+    }
+  }
+  if (!broker) errors.push('At least one KafkaNodePool with the broker role and at least one replica is required when KRaft mode is enabled');
+  if (!controller) errors.push('At least one KafkaNodePool with the controller role and at least one replica is required when KRaft mode is enabled');
+  return errors.length > 0 ? `The Kafka cluster ${name} is invalid: [${errors.join(', ')}]` : undefined;
+}
+
+/**
+ * Whether the cluster's authorization lets the User Operator manage ACLs
+ * (cluster-operator/.../model/EntityUserOperator.java: `supportsAdminApi()` of the Kafka's
+ * `authorization`; `simple` does, `custom` when it says so, none when there is none).
+ */
+export function aclsSupported(kafka: KubeObject): boolean {
+  const authorization = kafka.spec?.kafka?.authorization;
+  if (!authorization) return false;
+  if (authorization.type === 'simple') return true;
+  if (authorization.type === 'custom') return authorization.supportsAdminApi === true;
+  return false;
+}
+
+/**
+ * Why the User Operator refuses a KafkaUser, or undefined (user-operator/.../model/KafkaUserModel.java
+ * `fromCrd`): simple ACL rules need a cluster whose authorization supports them.
+ */
+export function kafkaUserProblem(user: KubeObject, kafka: KubeObject): string | undefined {
+  if (user.spec?.authorization?.type === 'simple' && !aclsSupported(kafka)) {
+    return 'Simple authorization ACL rules are configured but not supported in the Kafka cluster configuration.';
+  }
+  return undefined;
+}
+
+/**
+ * Why Kafka refuses to create a topic the Topic Operator asks for (reason KafkaError,
+ * topic-operator/.../model/TopicOperatorException.java): more replicas than the cluster has
+ * brokers (Kafka's InvalidReplicationFactorException).
+ */
+export function kafkaTopicProblem(topic: KubeObject, brokers: number): string | undefined {
+  const replicas = topic.spec?.replicas;
+  if (typeof replicas === 'number' && replicas > brokers) {
+    return `org.apache.kafka.common.errors.InvalidReplicationFactorException: Replication factor: ${replicas} larger than available brokers: ${brokers}.`;
+  }
+  return undefined;
+}
