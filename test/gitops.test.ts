@@ -249,6 +249,16 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
     expect(platform.spec.namespaceResourceWhitelist).toBeUndefined();
   });
 
+  // Gateway API v1.6.1's standard install, which Envoy Gateway's CRDs chart renders
+  // (gateway-crds-helm v1.9.1 templates/standard-gatewayapi-crds.yaml), also holds the
+  // ValidatingAdmissionPolicy `safe-upgrades.gateway.networking.k8s.io` and its binding: a
+  // project without them refuses the whole sync (found by the e2e with the real chart).
+  it('lets the infrastructure create the admission policy and binding Gateway API\'s CRDs ship with', () => {
+    const infrastructure = findObject(objects, 'AppProject', 'infrastructure');
+    const kinds = infrastructure.spec.clusterResourceWhitelist.map((k: any) => `${k.group}/${k.kind}`);
+    expect(kinds).toEqual(expect.arrayContaining(['admissionregistration.k8s.io/ValidatingAdmissionPolicy', 'admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding']));
+  });
+
   // A namespace's metadata (its Pod Security level above all) is the infrastructure
   // project's: the application level may neither create nor relabel a Namespace, and deploys
   // nothing where Pod Security admits privileged pods (monitoring: src/contract/security-context.ts),

@@ -13,8 +13,10 @@ import { compareText } from '../base/text-order';
 
 /**
  * Cluster-scoped kinds the upstream Helm charts of the infrastructure create (their
- * CRDs, RBAC, admission webhooks) and the namespaces Argo CD creates on install. Read
- * from the pinned charts' templates. Only the infrastructure project allows them.
+ * CRDs, RBAC, admission webhooks and policies) and the namespaces Argo CD creates on
+ * install. Read from the pinned charts' templates; the e2e installs Envoy Gateway's CRDs
+ * chart for real, so a kind missing here fails its sync there. Only the infrastructure
+ * project allows them.
  */
 export const HELM_CLUSTER_KINDS: readonly ClusterKind[] = [
   { group: '', kind: 'Namespace' },
@@ -23,6 +25,10 @@ export const HELM_CLUSTER_KINDS: readonly ClusterKind[] = [
   { group: 'rbac.authorization.k8s.io', kind: 'ClusterRoleBinding' },
   { group: 'admissionregistration.k8s.io', kind: 'ValidatingWebhookConfiguration' },
   { group: 'admissionregistration.k8s.io', kind: 'MutatingWebhookConfiguration' },
+  // Gateway API v1.6.1's `safe-upgrades.gateway.networking.k8s.io` policy and its binding
+  // (gateway-crds-helm v1.9.1 templates/standard-gatewayapi-crds.yaml).
+  { group: 'admissionregistration.k8s.io', kind: 'ValidatingAdmissionPolicy' },
+  { group: 'admissionregistration.k8s.io', kind: 'ValidatingAdmissionPolicyBinding' },
 ];
 
 /** What the GitOps wiring needs to know about a chart it syncs, read off its objects. */
