@@ -5,7 +5,7 @@ import { KubeClient, type KubeObject } from './kube-client';
 import { freePort } from './loopback';
 import type { ClusterPki, Pki } from './pki';
 import { type Supervisor, waitFor } from './processes';
-import { KWOK_ADMITTED_ANNOTATION, kwokStages } from './kwok-stages';
+import { KWOK_ADMITTED_ANNOTATION, kwokStages, NODE_IP_ANNOTATION } from './kwok-stages';
 import type { Toolchain } from '../toolchain';
 
 /** Simulated nodes, one per zone, so spread constraints over zones and hosts can be met. */
@@ -199,7 +199,7 @@ function nodeObject(zone: string): KubeObject {
     kind: 'Node',
     metadata: {
       name,
-      annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+      annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0', [NODE_IP_ANNOTATION]: `192.0.2.${NODE_ZONES.indexOf(zone as (typeof NODE_ZONES)[number]) + 1}` },
       labels: {
         'kubernetes.io/arch': 'amd64',
         'kubernetes.io/os': 'linux',

@@ -19,9 +19,10 @@ import { Pki } from './pki';
 import { Supervisor, run, sleep } from './processes';
 import { StandInControllers, STAND_IN_PROVISIONER } from './stand-in-controllers';
 import { OciChartRegistry } from './oci-registry';
-import { buildStandInCharts, chartsByRepository, serveCharts, standInReleaseObjects } from './stand-in-charts';
-import { INFRASTRUCTURE_RELEASES } from '../src/infrastructure/releases';
+import { buildStandInCharts, chartsByRepository, serveCharts, standInFor, standInReleaseObjects } from './stand-in-charts';
+import { INFRASTRUCTURE_RELEASES, RELEASE_ROWS } from '../src/infrastructure/releases';
 import { CLUSTER_COMPONENTS, ensureToolchain } from '../toolchain';
+import { startEnvoyGateway } from './envoy-gateway';
 
 /** What `npm run e2e` was asked to do. */
 export interface E2eOptions {
@@ -52,10 +53,18 @@ export interface E2eReport {
   readonly kubernetes: string;
   readonly argocd: string;
   readonly applications: readonly { name: string; sync: string; health: string; message: string }[];
+  /** What ran behind each upstream release: its real controller (with the version run) or a stand-in. */
+  readonly controllers: readonly { release: string; chart: string; version: string; runs: 'real' | 'real chart' | 'stand-in' }[];
   readonly dryRun: readonly DryRunResult[];
   readonly durationSeconds: number;
   /** True when every Application is Synced and Healthy and every dry-run passed. */
   readonly passed: boolean;
+}
+
+/** One line per release: what ran behind it. */
+function formatControllers(controllers: E2eReport['controllers']): string {
+  const width = Math.max(...controllers.map((c) => c.release.length));
+  return ['RELEASE'.padEnd(width) + '  RUNS        VERSION', ...controllers.map((c) => `${c.release.padEnd(width)}  ${c.runs.padEnd(10)}  ${c.version}`)].join('\n');
 }
 
 /**
@@ -178,7 +187,14 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
 
     const chartRoot = path.join(dir, 'charts');
     const registry = new OciChartRegistry();
-    const hosts = buildStandInCharts({ helm: toolchain.bin('helm', 'helm'), crdDir: path.join(projectRoot, 'schemas', 'crds'), root: chartRoot, work: path.join(dir, 'chart-sources'), registry });
+    const hosts = buildStandInCharts({
+      helm: toolchain.bin('helm', 'helm'),
+      crdDir: path.join(projectRoot, 'schemas', 'crds'),
+      root: chartRoot,
+      work: path.join(dir, 'chart-sources'),
+      registry,
+      realCharts: { 'envoy-gateway': path.dirname(toolchain.bin('envoy-gateway', 'envoy-gateway')) },
+    });
     const chartTls = pki.leaf('chart-server', plane.pki.ca, '/CN=e2e-chart-server', 'server', hosts);
     const chartServer = await serveCharts(chartRoot, registry, chartTls);
     charts = chartServer;
@@ -221,7 +237,19 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     await client.apply(manifests.rootApplication as KubeObject);
     log(`bootstrapped: namespace ${namespace}, repository Secret, age key Secret, AppProject ${manifests.project.metadata.name}, root Application ${manifests.rootApplication.metadata.name}`);
 
-    const controllers = new StandInControllers(client, pki);
+    const envoyGateway = INFRASTRUCTURE_RELEASES.envoyGateway;
+    const controllers = new StandInControllers(client, pki, {
+      [envoyGateway.chart.chart]: (releaseNamespace) =>
+        startEnvoyGateway({
+          toolchain,
+          supervisor,
+          client,
+          dir,
+          kubeconfig: plane.kubeconfig,
+          release: { name: envoyGateway.name, namespace: releaseNamespace, values: envoyGateway.values({ environment: loadEnvironments().find((e) => e.name === environment)!, platform }) },
+          log,
+        }),
+    });
     controllersDone = (async () => {
       while (!stopControllers) {
         try {
@@ -244,6 +272,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
         log,
         between: async () => {
           supervisor.assertRunning();
+          controllers.assertStarted();
           controllers.assertNoRefusal();
         },
         waitingPods: () => controllers.waitingPods,
@@ -305,11 +334,20 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
             ...dryRun.filter((r) => r.failures.length > 0).map((r) => `${r.environment}: ${r.failures.length} objects refused by the API server`),
           ].join('; ')}`,
     );
+    const behindReleases = RELEASE_ROWS.map((release) => {
+      const standIn = standInFor(release.chart.chart);
+      const runs = release === INFRASTRUCTURE_RELEASES.argoCd || release === envoyGateway ? 'real' : standIn.realChart ? 'real chart' : 'stand-in';
+      const version = release === INFRASTRUCTURE_RELEASES.argoCd ? argocdVersion : release === envoyGateway ? toolchain.versions['envoy-gateway'] : release.chart.version;
+      return { release: release.name, chart: release.chart.chart, version, runs } as const;
+    });
+    log('');
+    log(formatControllers(behindReleases));
     return {
       environment,
       kubernetes: plane.version,
       argocd: argocdVersion,
       applications: states.map(({ name, sync, health, message }) => ({ name, sync, health, message })),
+      controllers: behindReleases,
       dryRun,
       durationSeconds,
       passed,

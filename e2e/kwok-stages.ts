@@ -7,6 +7,13 @@ import { stringify } from 'yaml';
 export const KWOK_ADMITTED_ANNOTATION = 'e2e.platform-gitops/kubelet-checks';
 
 /**
+ * The annotation that gives a simulated node its InternalIP, which kwok reports as a kubelet
+ * does (Envoy Gateway takes a NodePort Gateway's addresses from its nodes). Addresses of
+ * TEST-NET-1 (192.0.2.0/24, RFC 5737): never routed, nothing is sent to them.
+ */
+export const NODE_IP_ANNOTATION = 'e2e.platform-gitops/internal-ip';
+
+/**
  * kwok's configuration: the node and pod lifecycle a kubelet would drive, as kwok
  * Stages (kwok.x-k8s.io/v1alpha1):
  * - node ready: a node reports its conditions (NodeConditions: Ready, no pressure),
@@ -42,8 +49,8 @@ export function kwokStages(): string {
     '  lastTransitionTime: {{ $now | Quote }}',
     '{{ end }}',
     'addresses:',
-    '- { type: InternalIP, address: {{ NodeIP | Quote }} }',
-    '- { type: Hostname, address: {{ NodeName | Quote }} }',
+    `- { type: InternalIP, address: {{ index .metadata.annotations "${NODE_IP_ANNOTATION}" | Quote }} }`,
+    '- { type: Hostname, address: {{ .metadata.name | Quote }} }',
     'allocatable: {{ YAML .status.allocatable 1 }}',
     'capacity: {{ YAML .status.capacity 1 }}',
     'nodeInfo: { architecture: amd64, operatingSystem: linux, kubeletVersion: {{ printf "kwok-%s" Version | Quote }}, kubeProxyVersion: {{ printf "kwok-%s" Version | Quote }} }',

@@ -22,6 +22,14 @@ export interface StandIn {
   readonly controller?: string;
   /** Kinds whose status the stand-in controller maintains (e2e/stand-in-controllers.ts). */
   readonly reconciles: readonly string[];
+  /**
+   * The toolchain component whose folder holds the real chart (`charts/<chart>`, from the
+   * upstream's Go module at the pinned release): served instead of a stand-in, so Argo CD
+   * renders the real chart with the platform's values. `crds` then lists the CRDs the
+   * project keeps schemas of, which the chart installs among others.
+   * @default - a stand-in chart
+   */
+  readonly realChart?: 'envoy-gateway';
 }
 
 /** One row per upstream chart of src/infrastructure/releases.ts (by chart name). */
@@ -31,12 +39,14 @@ export const STAND_INS: Readonly<Record<string, StandIn>> = {
     controller: 'cert-manager',
     reconciles: ['Certificate', 'ClusterIssuer', 'Issuer'],
   },
-  // Envoy Gateway's CRDs-only chart (Gateway API standard channel and Envoy Gateway's own).
+  // Envoy Gateway's CRDs-only chart (Gateway API standard channel and Envoy Gateway's own): the real one.
   'gateway-crds-helm': {
     crds: ['gatewayapi-gatewayclasses.yaml', 'gatewayapi-gateways.yaml', 'gatewayapi-httproutes.yaml', 'envoygateway-envoyproxies.yaml'],
     reconciles: [],
+    realChart: 'envoy-gateway',
   },
-  'gateway-helm': { crds: [], controller: 'envoy-gateway', reconciles: ['GatewayClass', 'Gateway', 'HTTPRoute'] },
+  // Its controller runs for real (e2e/envoy-gateway.ts), started when this release is installed.
+  'gateway-helm': { crds: [], controller: 'envoy-gateway', reconciles: [] },
   'argo-cd': {
     crds: ['argocd-application.yaml', 'argocd-appproject.yaml'],
     controller: 'argocd-application-controller',
@@ -127,9 +137,20 @@ export function isOciRepository(repoURL: string): boolean {
 /** Docker Hub's registry answers as registry-1.docker.io (the docker and oras clients' mapping). */
 const REGISTRY_ALIASES: Readonly<Record<string, readonly string[]>> = { 'docker.io': ['registry-1.docker.io'] };
 
-/** One stand-in chart, written and packaged; returns the package file. */
-function packageStandIn(options: { helm: string; crdDir: string; work: string }, chart: HelmChartRef, target: string): string {
+/** Where the toolchain keeps a component's real charts (`<folder>/charts/<chart>`). */
+export type RealChartDirs = Readonly<Record<NonNullable<StandIn['realChart']>, string>>;
+
+/** One stand-in chart (or the real one, where the toolchain has it), packaged; returns the package file. */
+function packageStandIn(options: { helm: string; crdDir: string; work: string; realCharts: RealChartDirs }, chart: HelmChartRef, target: string): string {
   const standIn = standInFor(chart.chart);
+  if (standIn.realChart !== undefined) {
+    const source = path.join(options.realCharts[standIn.realChart], 'charts', chart.chart);
+    const version = /^version: (\S+)$/m.exec(fs.readFileSync(path.join(source, 'Chart.yaml'), 'utf8'))?.[1];
+    if (version !== chart.version) throw new E2eError(`the toolchain's ${chart.chart} chart is ${version}, the platform pins ${chart.version}: rebuild toolchain/build.sh ${standIn.realChart}`);
+    fs.mkdirSync(target, { recursive: true });
+    run(options.helm, ['package', source, '--destination', target]);
+    return path.join(target, `${chart.chart}-${chart.version}.tgz`);
+  }
   const source = path.join(options.work, `${chart.chart}-${chart.version}`);
       fs.mkdirSync(path.join(source, 'templates'), { recursive: true });
       fs.writeFileSync(
@@ -160,7 +181,7 @@ export function chartsByRepository(): Map<string, HelmChartRef[]> {
  * The stand-in charts, packaged: Helm repositories under `<root>/<host>/<path>/` with an
  * index.yaml each, OCI charts in `registry`. Returns every host name to serve.
  */
-export function buildStandInCharts(options: { helm: string; crdDir: string; root: string; work: string; registry: OciChartRegistry }): string[] {
+export function buildStandInCharts(options: { helm: string; crdDir: string; root: string; work: string; registry: OciChartRegistry; realCharts: RealChartDirs }): string[] {
   const hosts = new Set<string>();
   for (const [repoURL, charts] of chartsByRepository()) {
     if (isOciRepository(repoURL)) {

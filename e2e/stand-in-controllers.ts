@@ -6,8 +6,6 @@ import type { Pki, KeyPair } from './pki';
 import { STAND_INS } from './stand-in-charts';
 import { caIssuerProblem, certificateSpecProblems } from './stand-in-cert-manager';
 import { brokerCount, kafkaProblem, kafkaTopicProblem, kafkaUserProblem, poolsOf } from './stand-in-strimzi';
-import { attachesTo, listenerCertificates, listenerConditions, routeAcceptance } from './stand-in-gateway-api';
-import { GATEWAY } from '../src/contract/upstream';
 
 /** Provisioner name of the StorageClasses the harness stands in for. */
 export const STAND_IN_PROVISIONER = 'e2e.platform-gitops/stand-in';
@@ -60,10 +58,9 @@ function condition(type: string, status: 'True' | 'False', reason: string, messa
 
 const key = (namespace: string | undefined, name: string): string => `${namespace ?? ''}/${name}`;
 
-/** What one pass of the stand-ins read once and shares: Secrets (their keys and types, by namespace/name) and Deployments. */
+/** What one pass of the stand-ins read once and shares: Secrets (their keys, by namespace/name) and Deployments. */
 interface Seen {
   readonly secrets: ReadonlyMap<string, Set<string>>;
-  readonly secretTypes: ReadonlyMap<string, string>;
   readonly deployments: readonly KubeObject[];
 }
 
@@ -74,10 +71,10 @@ interface Seen {
  *   ContainerCreating/CreateContainerConfigError;
  * - a storage provisioner for the StorageClasses the environment names;
  * - the status the upstream operators write, once their stand-in controller Deployment
- *   is available, following each operator's own readiness rules where the platform's
- *   ordering depends on them (a CA issuer is ready only when its Secret exists, a
- *   Certificate only when its issuer is ready, a Kafka only with a node pool, a topic or
- *   user only when its cluster is ready, a user's password Secret must exist).
+ *   is available, by each operator's own rules ported from its pinned release
+ *   (e2e/stand-in-cert-manager.ts, e2e/stand-in-strimzi.ts; Flagger's Canary);
+ * - and the start of the real controllers the harness runs instead (`real`: Envoy
+ *   Gateway), once Argo CD has installed their release.
  */
 export class StandInControllers {
   private readonly issued = new Map<string, KeyPair>();
@@ -116,7 +113,6 @@ export class StandInControllers {
     const [secrets, deployments] = await Promise.all([this.client.list('v1', 'Secret'), this.client.list('apps/v1', 'Deployment')]);
     const seen: Seen = {
       secrets: new Map(secrets.map((s) => [key(s.metadata.namespace, s.metadata.name), keysOf(s)])),
-      secretTypes: new Map(secrets.map((s) => [key(s.metadata.namespace, s.metadata.name), String(s.type ?? 'Opaque')])),
       deployments,
     };
     await this.kubelet(seen);
@@ -195,7 +191,6 @@ export class StandInControllers {
     if (certManager !== undefined) await this.certManager(certManager, seen);
     if (installed.has('strimzi-kafka-operator')) await this.strimzi(seen);
     if (installed.has('flagger')) await this.flagger(seen);
-    if (installed.has('gateway-helm') && !this.real['gateway-helm']) await this.gatewayApi(seen);
   }
 
   private async setStatus(object: KubeObject, status: Record<string, unknown>): Promise<void> {
@@ -362,85 +357,6 @@ export class StandInControllers {
       await this.setStatus(canary, found
         ? { phase: 'Initialized', canaryWeight: 0, failedChecks: 0, iterations: 0, conditions: [condition('Promoted', 'True', 'Initialized', 'Deployment initialization completed.')] }
         : { phase: 'Failed', canaryWeight: 0, failedChecks: 0, iterations: 0, conditions: [condition('Promoted', 'False', 'Failed', `deployment ${target} not found`)] });
-    }
-  }
-
-  /**
-   * Envoy Gateway's status (Gateway API conditions, with observedGeneration as Argo CD's
-   * health checks compare it), judged by Envoy Gateway's own rules (e2e/stand-in-gateway-api.ts):
-   * its GatewayClass Accepted; a Gateway of it Accepted and Programmed; each listener's
-   * certificates resolved only from an existing `kubernetes.io/tls` Secret with both keys, in
-   * another namespace only under a ReferenceGrant; a route Accepted by a parent only when a
-   * listener its sectionName and port select allows its namespace and shares a hostname, its
-   * refs resolved only when its backend Services exist.
-   */
-  private async gatewayApi(seen: Seen): Promise<void> {
-    const group = 'gateway.networking.k8s.io/v1';
-    const controllerName = GATEWAY.controllerName;
-    const classes = new Set<string>();
-    for (const gatewayClass of await this.client.list(group, 'GatewayClass')) {
-      if (gatewayClass.spec?.controllerName !== controllerName) continue;
-      classes.add(gatewayClass.metadata.name);
-      const generation = gatewayClass.metadata.generation as number | undefined;
-      await this.setStatus(gatewayClass, { conditions: [condition('Accepted', 'True', 'Accepted', 'Valid GatewayClass', generation)] });
-    }
-    const secrets = new Map([...seen.secrets].map(([name, keys]) => [name, { keys, type: seen.secretTypes.get(name) ?? 'Opaque' }]));
-    const grants = [...(await this.client.list(group, 'ReferenceGrant')), ...(await this.client.list('gateway.networking.k8s.io/v1beta1', 'ReferenceGrant'))];
-    const namespaceLabels = new Map((await this.client.list('v1', 'Namespace')).map((n) => [n.metadata.name, (n.metadata.labels ?? {}) as Record<string, string>]));
-    const services = new Set((await this.client.list('v1', 'Service')).map((s) => key(s.metadata.namespace, s.metadata.name)));
-    const routes = await this.client.list(group, 'HTTPRoute');
-    const gateways = (await this.client.list(group, 'Gateway')).filter((gateway) => classes.has(gateway.spec?.gatewayClassName));
-    const gatewayOf = (route: KubeObject, parentRef: any) =>
-      gateways.find((g) => g.metadata.name === parentRef.name && g.metadata.namespace === (parentRef.namespace ?? route.metadata.namespace));
-    const labelsOf = (route: KubeObject) => namespaceLabels.get(route.metadata.namespace!) ?? {};
-
-    for (const gateway of gateways) {
-      const namespace = gateway.metadata.namespace!;
-      const generation = gateway.metadata.generation as number | undefined;
-      const listeners = (gateway.spec?.listeners ?? []).map((listener: any) => {
-        const attachedRoutes = routes.filter((route) =>
-          (route.spec?.parentRefs ?? []).some((parentRef: any) => gatewayOf(route, parentRef) === gateway && attachesTo(route, parentRef, gateway, listener, labelsOf(route))),
-        ).length;
-        return {
-          name: listener.name,
-          attachedRoutes,
-          supportedKinds: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' }],
-          conditions: listenerConditions(listenerCertificates(namespace, listener, secrets, grants)).map(({ type, verdict }) =>
-            condition(type, verdict.status, verdict.reason, verdict.message, generation),
-          ),
-        };
-      });
-      await this.setStatus(gateway, {
-        conditions: [
-          condition('Accepted', 'True', 'Accepted', 'The Gateway has been scheduled by Envoy Gateway', generation),
-          condition('Programmed', 'True', 'Programmed', 'Address assigned to the Gateway, 1/1 envoy replicas available', generation),
-        ],
-        listeners,
-      });
-    }
-    for (const route of routes) {
-      const namespace = route.metadata.namespace!;
-      const generation = route.metadata.generation as number | undefined;
-      const backends = (route.spec?.rules ?? []).flatMap((rule: any) => rule.backendRefs ?? []);
-      const missing = backends.filter((b: any) => (b.kind ?? 'Service') === 'Service' && !services.has(key(b.namespace ?? namespace, b.name)));
-      const parents = (route.spec?.parentRefs ?? []).flatMap((parentRef: any) => {
-        const gateway = gatewayOf(route, parentRef);
-        if (!gateway) return [];
-        const accepted = routeAcceptance(route, parentRef, gateway, labelsOf(route));
-        return [
-          {
-            parentRef,
-            controllerName,
-            conditions: [
-              condition('Accepted', accepted.status, accepted.reason, accepted.message, generation),
-              missing.length === 0
-                ? condition('ResolvedRefs', 'True', 'ResolvedRefs', 'Resolved all the Object references for the Route', generation)
-                : condition('ResolvedRefs', 'False', 'BackendNotFound', `Failed to process route rule backendRef: service ${missing[0].name} not found`, generation),
-            ],
-          },
-        ];
-      });
-      if (parents.length > 0) await this.setStatus(route, { parents });
     }
   }
 

@@ -33,6 +33,8 @@ KUBECONFORM_VERSION=v0.8.0
 # v3.14 (module v0.314.0, from prometheus/go.mod), the default of prometheus-operator
 # v0.94.1, which kube-prometheus-stack 91.9.0 runs (its compatibility.md).
 PROMETHEUS_VERSION=v0.314.0
+# Envoy Gateway's control plane, the version the platform installs (src/infrastructure/releases.ts).
+ENVOY_GATEWAY_VERSION=v1.9.1
 
 export CGO_ENABLED=0 GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
 mkdir -p "$cache"
@@ -114,6 +116,23 @@ helm_build() { GOTOOLCHAIN="$ARGOCD_GO" go_install "helm.sh/helm/v4/cmd/helm@$HE
 sops_build() { go_install "github.com/getsops/sops/v3/cmd/sops@$SOPS_VERSION"; }
 age_build() { go_install "filippo.io/age/cmd/age-keygen@$AGE_VERSION"; }
 kubeconform_build() { go_install "github.com/yannh/kubeconform/cmd/kubeconform@$KUBECONFORM_VERSION"; }
+envoy_gateway_build() {
+  go_install "github.com/envoyproxy/gateway/cmd/envoy-gateway@$ENVOY_GATEWAY_VERSION" || return 1
+  # Its two Helm charts, from the same module, as the release packages them
+  # (tools/make/helm.mk `helm-generate` and `helm-package`: values.yaml is values.tmpl.yaml
+  # with the release's image; version and appVersion the release's), so the e2e installs the
+  # real CRDs chart and renders the controller's configuration with the real chart.
+  local module chart
+  module="$(go mod download -json "github.com/envoyproxy/gateway@$ENVOY_GATEWAY_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')" || return 1
+  mkdir -p "$out/charts" || return 1
+  for chart in gateway-helm gateway-crds-helm; do
+    [[ -d "$module/charts/$chart" ]] || return 1
+    cp -R "$module/charts/$chart" "$out/charts/" && chmod -R u+w "$out/charts/$chart" || return 1
+    sed -e "s|\${GatewayImage}|docker.io/envoyproxy/gateway:$ENVOY_GATEWAY_VERSION|" -e 's|\${GatewayImagePullPolicy}|IfNotPresent|' \
+      "$out/charts/$chart/values.tmpl.yaml" > "$out/charts/$chart/values.yaml" || return 1
+    sed -i -e "s|^version: .*|version: $ENVOY_GATEWAY_VERSION|" -e "s|^appVersion: .*|appVersion: \"$ENVOY_GATEWAY_VERSION\"|" "$out/charts/$chart/Chart.yaml" || return 1
+  done
+}
 prometheus_build() {
   # Its module replaces a dependency, so it is built from toolchain/prometheus/go.mod (like Kubernetes).
   (cd "$here/prometheus" && go build -trimpath -o "$out/" -ldflags "-s -w \
@@ -125,9 +144,9 @@ declare -A versions=(
   [kubernetes]=$KUBERNETES_VERSION [etcd]=$ETCD_VERSION [argocd]=$ARGOCD_VERSION
   [kwok]=$KWOK_VERSION [kustomize]=$KUSTOMIZE_VERSION [helm]=$HELM_VERSION
   [sops]=$SOPS_VERSION [age]=$AGE_VERSION [kubeconform]=$KUBECONFORM_VERSION
-  [prometheus]=$PROMETHEUS_VERSION
+  [prometheus]=$PROMETHEUS_VERSION [envoy-gateway]=$ENVOY_GATEWAY_VERSION
 )
-order=(sops age kustomize helm kwok etcd kubernetes argocd kubeconform prometheus)
+order=(sops age kustomize helm kwok etcd kubernetes argocd kubeconform prometheus envoy-gateway)
 
 if [[ "${1:-}" == "--print" ]]; then
   # Machine-readable: one "component version folder" line each.
@@ -142,5 +161,5 @@ for c in "${components[@]}"; do
     echo "toolchain/build.sh: unknown component '$c' (known: ${order[*]})" >&2
     exit 2
   fi
-  build_into "$c" "${versions[$c]}" "${c}_build"
+  build_into "$c" "${versions[$c]}" "${c//-/_}_build"
 done

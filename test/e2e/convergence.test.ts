@@ -5,6 +5,7 @@ import { locateToolchain } from '../../toolchain';
 import { ROOT_APPLICATION } from '../../src/contract/platform-charts';
 import { applicationChartId, chartFile } from '../../src/contract/layout';
 import { loadEnvironments } from '../../src/environments';
+import { INFRASTRUCTURE_RELEASES } from '../../src/infrastructure/releases';
 import { ROOT } from '../support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { breakRendered, e2eProjectCopy, runE2eOn } from './e2e-copy';
@@ -33,6 +34,10 @@ describe.sequential('e2e on a real control plane and Argo CD', () => {
       const { status, report, output } = runE2eOn(copy, ['--env', 'local']);
       expect(report.kubernetes).toMatch(/^v1\.36\./);
       expect(report.argocd).toMatch(/^v3\./);
+      // Envoy Gateway's control plane and its CRDs chart are the real ones, at the platform's version.
+      const { envoyGateway, gatewayApiCrds } = INFRASTRUCTURE_RELEASES;
+      expect(report.controllers.find((c) => c.release === envoyGateway.name)).toEqual({ release: envoyGateway.name, chart: envoyGateway.chart.chart, version: envoyGateway.chart.version, runs: 'real' });
+      expect(report.controllers.find((c) => c.release === gatewayApiCrds.name)?.runs).toBe('real chart');
       const notConverged = report.applications.filter((a) => a.sync !== 'Synced' || a.health !== 'Healthy');
       expect(notConverged, output.slice(-4000)).toEqual([]);
       expect(report.applications.length).toBeGreaterThan(1);
@@ -78,10 +83,22 @@ describe.sequential('e2e on a real control plane and Argo CD', () => {
     RUN_TIMEOUT_MS,
   );
 
+  // Two breaks in one run (each costs the whole convergence of the application wave): the
+  // first application's PreSync hook, and the second application's Gateway, which Envoy
+  // Gateway's real control plane must refuse.
   it(
-    'fails the Application whose PreSync hook reads a Secret that the same Application creates in its Sync phase',
+    'fails the Application whose PreSync hook reads a Secret that the same Application creates in its Sync phase, and the one whose Gateway names another namespace\'s Secret without a ReferenceGrant',
     () => {
       const copy = brokenCopy();
+      const second = loadEnvironments().find((env) => env.name === 'local')!.applications[1]!.name;
+      breakRendered(copy, chartFile('local', applicationChartId(second)), (objects) =>
+        objects.map((o) => {
+          if (o.kind !== 'Gateway') return o;
+          for (const listener of o.spec.listeners) {
+            for (const ref of listener.tls?.certificateRefs ?? []) ref.namespace = 'cert-manager';
+          }
+          return o;
+        }), 'a Gateway listener naming a Secret of cert-manager\'s namespace, with no ReferenceGrant');
       const restricted = {
         securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } },
         container: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
@@ -126,6 +143,11 @@ describe.sequential('e2e on a real control plane and Argo CD', () => {
       expect(broken, JSON.stringify(report.applications, null, 2)).toBeDefined();
       expect(broken!.sync === 'Synced' && broken!.health === 'Healthy').toBe(false);
       expect(broken!.message).toMatch(/e2e-early-hook/);
+      // Envoy Gateway v1.9.1 internal/gatewayapi/validate.go: the listener's refs are not
+      // resolved, so Argo CD's health of the Gateway is Degraded.
+      const refused = report.applications.find((a) => a.name === second);
+      expect(refused?.health, JSON.stringify(report.applications, null, 2)).toBe('Degraded');
+      expect(refused?.message).toMatch(/not permitted by any ReferenceGrant/);
     },
     RUN_TIMEOUT_MS,
   );
