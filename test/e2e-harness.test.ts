@@ -35,6 +35,11 @@ describe('the toolchain pins', () => {
     expect(mod).toContain(`github.com/argoproj/argo-cd/gitops-engine/v3 ${version}`);
   });
 
+  it('runs the Envoy Gateway the platform installs: the control plane and charts at the release table\'s version', () => {
+    expect(pinned('ENVOY_GATEWAY_VERSION')).toBe(INFRASTRUCTURE_RELEASES.envoyGateway.chart.version);
+    expect(INFRASTRUCTURE_RELEASES.gatewayApiCrds.chart.version).toBe(INFRASTRUCTURE_RELEASES.envoyGateway.chart.version);
+  });
+
   it('builds promtool at the version its module requires', () => {
     const mod = fs.readFileSync(path.join(ROOT, 'toolchain', 'prometheus', 'go.mod'), 'utf8');
     expect(mod).toContain(`github.com/prometheus/prometheus ${pinned('PROMETHEUS_VERSION')}`);
@@ -45,7 +50,7 @@ describe('the toolchain pins', () => {
   });
 
   it('pins every go-installed tool to an exact version', () => {
-    for (const name of ['KWOK_VERSION', 'KUSTOMIZE_VERSION', 'HELM_VERSION', 'SOPS_VERSION', 'AGE_VERSION', 'KUBECONFORM_VERSION']) {
+    for (const name of ['KWOK_VERSION', 'KUSTOMIZE_VERSION', 'HELM_VERSION', 'SOPS_VERSION', 'AGE_VERSION', 'KUBECONFORM_VERSION', 'ENVOY_GATEWAY_VERSION']) {
       expect(pinned(name), name).toMatch(/^v\d+\.\d+\.\d+$/);
     }
   });
