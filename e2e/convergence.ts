@@ -1,6 +1,6 @@
 import { compareText } from '../src/base/text-order';
 import { OPERATOR_SYNC_ANNOTATION } from '../src/contract/choices';
-import type { KubeClient, KubeObject } from './kube-client';
+import { type KubeClient, type KubeObject, resourceId } from './kube-client';
 import { sleep } from './processes';
 
 /** One Application's state, as the report and the progress lines show it. */
@@ -47,13 +47,13 @@ export function applicationState(app: KubeObject | undefined, name: string, wave
     parts.push(`sync ${operation.phase}${operation.retryCount ? ` (retry ${operation.retryCount})` : ''}: ${oneLine(String(operation.message ?? ''))}`);
     for (const result of operation.syncResult?.resources ?? []) {
       if (result.status === 'SyncFailed' || (result.hookPhase && !['Succeeded', 'Running'].includes(result.hookPhase))) {
-        parts.push(`${result.kind} ${result.namespace ? `${result.namespace}/` : ''}${result.name}: ${oneLine(String(result.message ?? result.hookPhase))}`);
+        parts.push(`${resourceId(result.kind, result.name, result.namespace)}: ${oneLine(String(result.message ?? result.hookPhase))}`);
       }
     }
   }
   if (!(sync === 'Synced' && health === 'Healthy')) {
     for (const resource of status.resources ?? []) {
-      const id = `${resource.kind} ${resource.namespace ? `${resource.namespace}/` : ''}${resource.name}`;
+      const id = resourceId(resource.kind, resource.name, resource.namespace);
       if (resource.health && resource.health.status !== 'Healthy') {
         parts.push(`${id} ${resource.health.status}${resource.health.message ? `: ${oneLine(resource.health.message)}` : ''}`);
       } else if (resource.status && resource.status !== 'Synced') {

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { readManifestTree } from '../src/base/manifest-files';
-import { ApiError, type KubeClient, type KubeObject } from './kube-client';
+import { ApiError, type KubeClient, type KubeObject, resourceId } from './kube-client';
 
 /** Objects of every YAML file of a folder (src/base/manifest-files.ts reads it), with the file each came from. */
 export function readObjects(dir: string): { file: string; object: KubeObject }[] {
@@ -78,8 +78,7 @@ export function podFromTemplate(object: KubeObject): KubeObject | undefined {
   };
 }
 
-const describeObject = (object: KubeObject): string =>
-  `${object.kind} ${object.metadata?.namespace ? `${object.metadata.namespace}/` : ''}${object.metadata?.name}`;
+const describeObject = (object: KubeObject): string => resourceId(object.kind, object.metadata?.name, object.metadata?.namespace);
 
 const answer = (error: unknown): string => (error instanceof ApiError ? error.message.replace(/^(PATCH|POST) \S+: /, '') : String(error));
 
@@ -139,7 +138,7 @@ export async function dryRunEnvironment(client: KubeClient, environment: string,
     try {
       await client.create(pod, { dryRun: true });
     } catch (error) {
-      failures.push(`${file}: Pod ${pod.metadata.namespace ?? 'default'}/${pod.metadata.name} (from ${describeObject(object)}'s template): ${answer(error)}`);
+      failures.push(`${file}: ${resourceId('Pod', pod.metadata.name, pod.metadata.namespace ?? 'default')} (from ${describeObject(object)}'s template): ${answer(error)}`);
     }
   }
   return { environment, objects: entries.length, pods: pods.length, failures };

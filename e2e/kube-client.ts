@@ -27,6 +27,11 @@ interface ResourceInfo {
 }
 
 /** An answer of the API server that is not 2xx. */
+/** `<Kind> <namespace>/<name>` (`<Kind> <name>` when cluster-scoped), as the harness names an object in its messages. */
+export function resourceId(kind: string, name: string, namespace?: string): string {
+  return `${kind} ${namespace ? `${namespace}/` : ''}${name}`;
+}
+
 export class ApiError extends E2eError {
   constructor(
     public readonly status: number,

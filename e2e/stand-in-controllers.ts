@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { E2eError } from '../src/base/errors';
-import { ApiError, type KubeClient, type KubeObject } from './kube-client';
+import { ApiError, type KubeClient, type KubeObject, resourceId } from './kube-client';
 import { KWOK_ADMITTED_ANNOTATION } from './kwok-stages';
 import type { Pki, KeyPair } from './pki';
 import { STAND_INS } from './stand-in-charts';
@@ -386,8 +386,7 @@ export class StandInControllers {
     } catch (error) {
       if (error instanceof ApiError && [404, 409].includes(error.status)) return;
       if (error instanceof ApiError && error.status === 422) {
-        const id = `${what.kind} ${what.metadata.namespace ? `${what.metadata.namespace}/` : ''}${what.metadata.name}`;
-        this.refused.set(id, error.message);
+        this.refused.set(resourceId(what.kind, what.metadata.name, what.metadata.namespace), error.message);
         return;
       }
       throw error;
