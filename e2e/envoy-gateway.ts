@@ -1,11 +1,10 @@
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { E2eError } from '../src/base/errors';
 import type { Toolchain } from '../toolchain';
 import type { KubeClient } from './kube-client';
-import { childEnvironment, type Supervisor } from './processes';
+import { run, type Supervisor } from './processes';
 
 /**
  * Envoy Gateway's real control plane (envoyproxy/gateway, the version the platform installs,
@@ -36,16 +35,15 @@ export interface EnvoyGatewayOptions {
 
 /** The EnvoyGateway configuration the real chart renders for these values (its ConfigMap `envoy-gateway-config`). */
 export function renderEnvoyGatewayConfig(toolchain: Toolchain, release: EnvoyGatewayOptions['release'], work: string): string {
-  const chart = path.join(path.dirname(toolchain.bin('envoy-gateway', 'envoy-gateway')), 'charts', 'gateway-helm');
+  const chart = toolchain.chart('envoy-gateway', 'gateway-helm');
   const valuesFile = path.join(work, 'envoy-gateway-values.yaml');
   fs.writeFileSync(valuesFile, stringify(release.values));
-  const rendered = spawnSync(
+  const rendered = run(
     toolchain.bin('helm', 'helm'),
     ['template', release.name, chart, '--namespace', release.namespace, '--values', valuesFile, '--show-only', 'templates/envoy-gateway-config.yaml'],
-    { encoding: 'utf8', env: childEnvironment({ HELM_CACHE_HOME: path.join(work, 'helm-cache'), HELM_CONFIG_HOME: path.join(work, 'helm-config') }) },
+    { env: { HELM_CACHE_HOME: path.join(work, 'helm-cache'), HELM_CONFIG_HOME: path.join(work, 'helm-config') } },
   );
-  if (rendered.status !== 0) throw new E2eError(`helm template of Envoy Gateway's chart failed: ${rendered.stderr.trim()}`);
-  const configMap = parseAllDocuments(rendered.stdout)
+  const configMap = parseAllDocuments(rendered)
     .map((doc) => doc.toJS())
     .find((object) => object?.kind === 'ConfigMap');
   const config = configMap?.data?.['envoy-gateway.yaml'];
@@ -72,8 +70,7 @@ export async function startEnvoyGateway(options: EnvoyGatewayOptions): Promise<v
 
   // The chart's certgen Job runs `envoy-gateway certgen`; the topology injector's webhook
   // configuration is the chart's, which the stand-in chart does not hold, so it is not patched.
-  const certgen = spawnSync(binary, ['certgen', '--disable-topology-injector'], { encoding: 'utf8', env: childEnvironment(env), cwd: work });
-  if (certgen.status !== 0) throw new E2eError(`envoy-gateway certgen failed: ${certgen.stderr.trim() || certgen.stdout.trim()}`);
+  run(binary, ['certgen', '--disable-topology-injector'], { env, cwd: work });
   const secret = await client.get('v1', 'Secret', 'envoy-gateway', release.namespace);
   if (!secret) throw new E2eError(`envoy-gateway certgen made no Secret envoy-gateway in ${release.namespace}`);
   const certificates = path.join(work, 'certs');

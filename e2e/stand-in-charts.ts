@@ -7,6 +7,7 @@ import { E2eError } from '../src/base/errors';
 import type { KubeObject } from './kube-client';
 import type { OciChartRegistry } from './oci-registry';
 import { run } from './processes';
+import type { Toolchain } from '../toolchain';
 
 /**
  * What the harness installs in place of an upstream chart, which cannot be fetched
@@ -137,14 +138,11 @@ export function isOciRepository(repoURL: string): boolean {
 /** Docker Hub's registry answers as registry-1.docker.io (the docker and oras clients' mapping). */
 const REGISTRY_ALIASES: Readonly<Record<string, readonly string[]>> = { 'docker.io': ['registry-1.docker.io'] };
 
-/** Where the toolchain keeps a component's real charts (`<folder>/charts/<chart>`). */
-export type RealChartDirs = Readonly<Record<NonNullable<StandIn['realChart']>, string>>;
-
 /** One stand-in chart (or the real one, where the toolchain has it), packaged; returns the package file. */
-function packageStandIn(options: { helm: string; crdDir: string; work: string; realCharts: RealChartDirs }, chart: HelmChartRef, target: string): string {
+function packageStandIn(options: { helm: string; crdDir: string; work: string; toolchain: Pick<Toolchain, 'chart'> }, chart: HelmChartRef, target: string): string {
   const standIn = standInFor(chart.chart);
   if (standIn.realChart !== undefined) {
-    const source = path.join(options.realCharts[standIn.realChart], 'charts', chart.chart);
+    const source = options.toolchain.chart(standIn.realChart, chart.chart);
     const version = /^version: (\S+)$/m.exec(fs.readFileSync(path.join(source, 'Chart.yaml'), 'utf8'))?.[1];
     if (version !== chart.version) throw new E2eError(`the toolchain's ${chart.chart} chart is ${version}, the platform pins ${chart.version}: rebuild toolchain/build.sh ${standIn.realChart}`);
     fs.mkdirSync(target, { recursive: true });
@@ -181,7 +179,7 @@ export function chartsByRepository(): Map<string, HelmChartRef[]> {
  * The stand-in charts, packaged: Helm repositories under `<root>/<host>/<path>/` with an
  * index.yaml each, OCI charts in `registry`. Returns every host name to serve.
  */
-export function buildStandInCharts(options: { helm: string; crdDir: string; root: string; work: string; registry: OciChartRegistry; realCharts: RealChartDirs }): string[] {
+export function buildStandInCharts(options: { helm: string; crdDir: string; root: string; work: string; registry: OciChartRegistry; toolchain: Pick<Toolchain, 'chart'> }): string[] {
   const hosts = new Set<string>();
   for (const [repoURL, charts] of chartsByRepository()) {
     if (isOciRepository(repoURL)) {
