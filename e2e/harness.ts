@@ -20,7 +20,7 @@ import { Supervisor, run, sleep } from './processes';
 import { StandInControllers, STAND_IN_PROVISIONER } from './stand-in-controllers';
 import { OciChartRegistry } from './oci-registry';
 import { buildStandInCharts, chartsByRepository, serveCharts, standInFor, standInReleaseObjects } from './stand-in-charts';
-import { INFRASTRUCTURE_RELEASES, RELEASE_ROWS } from '../src/infrastructure/releases';
+import { INFRASTRUCTURE_RELEASES, type InfrastructureRelease, RELEASE_ROWS } from '../src/infrastructure/releases';
 import { CLUSTER_COMPONENTS, ensureToolchain } from '../toolchain';
 import { startEnvoyGateway } from './envoy-gateway';
 
@@ -193,7 +193,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
       root: chartRoot,
       work: path.join(dir, 'chart-sources'),
       registry,
-      realCharts: { 'envoy-gateway': path.dirname(toolchain.bin('envoy-gateway', 'envoy-gateway')) },
+      toolchain,
     });
     const chartTls = pki.leaf('chart-server', plane.pki.ca, '/CN=e2e-chart-server', 'server', hosts);
     const chartServer = await serveCharts(chartRoot, registry, chartTls);
@@ -238,6 +238,11 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     log(`bootstrapped: namespace ${namespace}, repository Secret, age key Secret, AppProject ${manifests.project.metadata.name}, root Application ${manifests.rootApplication.metadata.name}`);
 
     const envoyGateway = INFRASTRUCTURE_RELEASES.envoyGateway;
+    /** The releases whose real controller runs here, with the version it runs: Argo CD (above) and Envoy Gateway (started once installed). */
+    const realControllers = new Map<InfrastructureRelease, string>([
+      [INFRASTRUCTURE_RELEASES.argoCd, argocdVersion],
+      [envoyGateway, toolchain.versions['envoy-gateway']],
+    ]);
     const controllers = new StandInControllers(client, pki, {
       [envoyGateway.chart.chart]: (releaseNamespace) =>
         startEnvoyGateway({
@@ -335,10 +340,9 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
           ].join('; ')}`,
     );
     const behindReleases = RELEASE_ROWS.map((release) => {
-      const standIn = standInFor(release.chart.chart);
-      const runs = release === INFRASTRUCTURE_RELEASES.argoCd || release === envoyGateway ? 'real' : standIn.realChart ? 'real chart' : 'stand-in';
-      const version = release === INFRASTRUCTURE_RELEASES.argoCd ? argocdVersion : release === envoyGateway ? toolchain.versions['envoy-gateway'] : release.chart.version;
-      return { release: release.name, chart: release.chart.chart, version, runs } as const;
+      const realVersion = realControllers.get(release);
+      const runs = realVersion !== undefined ? 'real' : standInFor(release.chart.chart).realChart ? 'real chart' : 'stand-in';
+      return { release: release.name, chart: release.chart.chart, version: realVersion ?? release.chart.version, runs } as const;
     });
     log('');
     log(formatControllers(behindReleases));
