@@ -36,8 +36,11 @@ export interface ComponentSupport {
   readonly pinned: string;
   /** The minors its upstream tests or supports it on, or the oldest it supports (`from`). */
   readonly minors: readonly string[] | { readonly from: string };
-  /** What upstream publishes, in words, for the README. */
-  readonly statement: string;
+  /**
+   * What upstream publishes, in words, for the README, where it says more than the minors.
+   * @default - the minors, comma-separated (`<from> and later` for a minimum)
+   */
+  readonly statement?: string;
   /** The upstream file it is read from, at the pinned release. */
   readonly source: string;
 }
@@ -49,21 +52,18 @@ export const COMPONENT_SUPPORT: readonly ComponentSupport[] = [
     component: 'Argo CD',
     pinned: `v3.5.1 (argo-cd chart ${argoCd.chart.version})`,
     minors: ['1.33', '1.34', '1.35', '1.36'],
-    statement: '1.33, 1.34, 1.35, 1.36',
     source: 'argoproj/argo-cd v3.5.1, `docs/operator-manual/tested-kubernetes-versions.md`',
   },
   {
     component: 'cert-manager',
     pinned: certManager.chart.version,
     minors: ['1.33', '1.34', '1.35', '1.36'],
-    statement: '1.33 to 1.36',
     source: 'cert-manager website, `content/docs/releases/README.md` (supported releases, 1.21)',
   },
   {
     component: 'Envoy Gateway (Gateway API v1.6.1)',
     pinned: envoyGateway.chart.version,
     minors: ['1.33', '1.34', '1.35', '1.36'],
-    statement: '1.33, 1.34, 1.35, 1.36',
     source: 'envoyproxy/gateway v1.9.1, `site/content/en/news/releases/matrix.md`, `.github/workflows/build_and_test.yaml`',
   },
   {
@@ -110,5 +110,8 @@ export function supportedKubernetesMinors(): string[] {
 
 /** The README's matrix, one row per component. */
 export function supportMatrixRows(): string[] {
-  return COMPONENT_SUPPORT.map((support) => `| ${support.component} | ${support.pinned} | ${support.statement} | ${support.source} |`);
+  return COMPONENT_SUPPORT.map((support) => {
+    const statement = support.statement ?? (Array.isArray(support.minors) ? support.minors.join(', ') : `${(support.minors as { from: string }).from} and later`);
+    return `| ${support.component} | ${support.pinned} | ${statement} | ${support.source} |`;
+  });
 }
