@@ -11,6 +11,7 @@ import type { Pki } from '../e2e/pki';
 import { STAND_INS, standInReleaseObjects } from '../e2e/stand-in-charts';
 import { argoCdValues } from '../src/infrastructure/argo-cd-values';
 import { INFRASTRUCTURE_RELEASES, RELEASE_ROWS } from '../src/infrastructure/releases';
+import { supportedKubernetesMinors } from '../src/infrastructure/supported-kubernetes';
 import { UsageError } from '../src/base/errors';
 import { runE2e } from '../e2e/harness';
 import { ROOT } from './support';
@@ -25,7 +26,8 @@ describe('the toolchain pins', () => {
     const mod = fs.readFileSync(path.join(ROOT, 'toolchain', 'kubernetes', 'go.mod'), 'utf8');
     expect(mod).toContain(`k8s.io/kubernetes ${pinned('KUBERNETES_VERSION')}`);
     expect(mod).toContain(`go.etcd.io/etcd/server/v3 ${pinned('ETCD_VERSION')}`);
-    expect(pinned('KUBERNETES_VERSION')).toMatch(/^v1\.36\.\d+$/);
+    // The newest supported minor (src/infrastructure/supported-kubernetes.ts).
+    expect(pinned('KUBERNETES_VERSION')).toMatch(new RegExp(`^v${supportedKubernetesMinors().at(-1)!.replace('.', '\\.')}\\.\\d+$`));
   });
 
   it('builds Argo CD at the version its module requires, with its engine at the same release', () => {
