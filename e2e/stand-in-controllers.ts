@@ -61,6 +61,8 @@ const key = (namespace: string | undefined, name: string): string => `${namespac
 /** What one pass of the stand-ins read once and shares: Secrets (their keys, by namespace/name) and Deployments. */
 interface Seen {
   readonly secrets: ReadonlyMap<string, Set<string>>;
+  /** The Secrets themselves, by namespace/name (a CA issuer's certificate is read from its). */
+  readonly secretObjects: ReadonlyMap<string, KubeObject>;
   readonly deployments: readonly KubeObject[];
 }
 
@@ -113,6 +115,7 @@ export class StandInControllers {
     const [secrets, deployments] = await Promise.all([this.client.list('v1', 'Secret'), this.client.list('apps/v1', 'Deployment')]);
     const seen: Seen = {
       secrets: new Map(secrets.map((s) => [key(s.metadata.namespace, s.metadata.name), keysOf(s)])),
+      secretObjects: new Map(secrets.map((s) => [key(s.metadata.namespace, s.metadata.name), s])),
       deployments,
     };
     await this.kubelet(seen);
@@ -213,7 +216,7 @@ export class StandInControllers {
       // pkg/issuer/selfsigned/setup.go (self-signed: ready at once).
       let problem: { reason: string; message: string } | undefined;
       if (caSecret !== undefined) {
-        const message = caIssuerProblem(await this.client.get('v1', 'Secret', caSecret, secretNamespace), secretNamespace, caSecret);
+        const message = caIssuerProblem(seen.secretObjects.get(key(secretNamespace, caSecret)), secretNamespace, caSecret);
         if (message) problem = { reason: 'ErrGetKeyPair', message };
       } else if (issuer.spec?.acme) {
         problem = { reason: 'ErrRegisterACMEAccount', message: `Failed to register ACME account: ${issuer.spec.acme.server} cannot be reached from the e2e cluster (e2e stand-in)` };
