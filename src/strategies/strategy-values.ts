@@ -109,6 +109,23 @@ export interface StrategyValues<Schema extends StrategySchema, F> {
    * (src/contract/naming.ts `derivedNames`); each is held to the 63 characters of a label value.
    */
   derivedNames(application: string): readonly DerivedName[];
+  /** The Deployments it runs in the cluster for the application named `name`, as the live operations find them. */
+  liveWorkloads(name: string, application: StrategyApplication<z.output<Schema>, F>): readonly LiveWorkload[];
+}
+
+/** A Deployment a strategy runs in the cluster, as the live operations (`npm run ops`) read it. */
+export interface LiveWorkload {
+  /** The Deployment's name. */
+  readonly deployment: string;
+  /** What it is to the strategy: `rolling`, `blue`, `green`, `primary`, `canary`. */
+  readonly role: string;
+  /** Whether the application's Service sends it the traffic. */
+  readonly serves: boolean;
+  /**
+   * The image tag its pods run by the values file.
+   * @default - decided in the cluster (Flagger's primary runs the last tag it promoted)
+   */
+  readonly tag?: string;
 }
 
 /** Negative when `a` is older than `b` (both `v<major>.<minor>.<patch>`). */
@@ -156,6 +173,11 @@ export interface OneDeploymentStrategyProps<Schema extends StrategySchema> {
    * @default - none
    */
   readonly derivedNames?: (application: string) => readonly DerivedName[];
+  /**
+   * The Deployments it runs in the cluster.
+   * @default - the one Deployment named after the application, serving `image.tag`
+   */
+  readonly liveWorkloads?: (name: string, application: OneDeploymentFields) => readonly LiveWorkload[];
 }
 
 /**
@@ -177,5 +199,6 @@ export function oneDeploymentStrategy<Schema extends StrategySchema>(props: OneD
     },
     steps: {},
     derivedNames: props.derivedNames ?? (() => []),
+    liveWorkloads: props.liveWorkloads ?? ((name, application) => [{ deployment: name, role: type, serves: true, tag: runningTag(application) }]),
   };
 }

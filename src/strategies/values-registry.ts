@@ -2,7 +2,7 @@ import type * as z from 'zod';
 import { blueGreen } from './blue-green/values';
 import { canary } from './canary/values';
 import { rolling } from './rolling/values';
-import type { DerivedName, StepName, StrategySchema, StrategyValues, WorkloadCheck, WorkloadValues } from './strategy-values';
+import type { DerivedName, LiveWorkload, StepName, StrategySchema, StrategyValues, WorkloadCheck, WorkloadValues } from './strategy-values';
 
 /**
  * The registry of the delivery strategies, its configuration half: every strategy's
@@ -63,6 +63,11 @@ export function checkWorkload<V extends WorkloadValues & { readonly strategy: { 
 /** The tag an application serves: what its strategy runs in front. */
 export function runningTagOf(application: Workload): string {
   return strategyValuesOf(application).runningTag(application);
+}
+
+/** The Deployments an application's strategy runs in the cluster, the one that serves marked. */
+export function liveWorkloadsOf(application: Workload & { readonly name: string }): readonly LiveWorkload[] {
+  return strategyValuesOf(application).liveWorkloads(application.name, application);
 }
 
 /** The newest tag an application renders: the schema version its database must have. */

@@ -161,4 +161,9 @@ export const blueGreen: StrategyValues<typeof schema, BlueGreenFields> = {
     },
   },
   derivedNames: (application) => BLUE_GREEN.units.map((unit) => ({ name: unitName(application, unit), use: 'blue-green Deployment' })),
+  liveWorkloads: (name, { strategy }) =>
+    BLUE_GREEN.units.flatMap((unit) => {
+      const rendered = strategy.blueGreen.units[unit];
+      return rendered === undefined ? [] : [{ deployment: unitName(name, unit), role: unit, serves: unit === strategy.blueGreen.active, tag: rendered.tag }];
+    }),
 };

@@ -29,4 +29,10 @@ export const canary = oneDeploymentStrategy({
     { name: primaryName(application), use: 'Flagger primary Deployment and its label app' },
     { name: `${application}-canary`, use: 'Flagger canary Service' },
   ],
+  // Flagger copies the Deployment to `-primary`, which serves; the Deployment itself runs the
+  // candidate during an analysis and is scaled to 0 between them (Flagger docs, "How it works").
+  liveWorkloads: (name, application) => [
+    { deployment: primaryName(name), role: 'primary', serves: true },
+    { deployment: name, role: 'canary', serves: false, tag: application.image.tag },
+  ],
 });
