@@ -83,8 +83,9 @@ function ensureBuilt({ force = false } = {}) {
     // test's database and broker clients, loaded from node_modules when smoke runs: bundled,
     // they were 2.4 MB of the 5.5 MB every command reads and compiles at its start (synth
     // 50 ms slower), and mssql's license comments and one regular expression are not ASCII,
-    // which made V8 hold the whole bundle as two-byte text.
-    external: ['typescript', 'esbuild', 'vitest', 'mssql', 'kafkajs'],
+    // which made V8 hold the whole bundle as two-byte text. The Kubernetes client library
+    // likewise: only `ops` and `verify` load it.
+    external: ['typescript', 'esbuild', 'vitest', 'mssql', 'kafkajs', '@kubernetes/client-node'],
     // Without whitespace and comments: a third smaller, and ASCII only (esbuild escapes
     // non-ASCII in code; comments were the only non-ASCII), so V8 holds the source as a
     // one-byte string. Names are kept, so a stack trace still reads; with

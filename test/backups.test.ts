@@ -76,13 +76,12 @@ describe('the runbook\'s data recovery (7.2)', () => {
       expect(index, text).toBeGreaterThanOrEqual(0);
       return index;
     };
-    const pauseRoot = at('argocd app set root --sync-policy none');
-    const pauseApplication = at('argocd app set webapp --sync-policy none');
+    // `ops pause` pauses the root, then the application (test/e2e/ops-scenario.mjs proves it on the e2e cluster).
+    const pause = at('npm run ops -- pause --env <env> --app webapp');
     const scaleDown = at('scale deployment/webapp --replicas=0');
     const restore = at('RESTORE DATABASE');
-    const resume = at('argocd app set root --sync-policy automated');
-    expect(pauseRoot).toBeLessThan(pauseApplication);
-    expect(pauseApplication).toBeLessThan(scaleDown);
+    const resume = at('npm run ops -- resume --env <env> --app webapp');
+    expect(pause).toBeLessThan(scaleDown);
     expect(scaleDown).toBeLessThan(restore);
     expect(restore).toBeLessThan(resume);
   });

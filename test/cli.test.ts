@@ -62,7 +62,9 @@ describe('the commands', () => {
 
   it('print through their context and read the project from it, never from the process', () => {
     const sources = [
-      ...fs.readdirSync(path.join(ROOT, 'src', 'commands')).map((file) => path.join('src', 'commands', file)),
+      ...(fs.readdirSync(path.join(ROOT, 'src', 'commands'), { recursive: true, withFileTypes: true }) as fs.Dirent[])
+        .filter((entry) => entry.isFile())
+        .map((entry) => path.relative(ROOT, path.join(entry.parentPath, entry.name))),
       path.join('e2e', 'command.ts'),
     ];
     for (const file of sources) {

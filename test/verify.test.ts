@@ -9,6 +9,7 @@ import { gatewayReport } from '../src/verify/gateway';
 import { checkTls } from '../src/verify/tls';
 import { VERIFY } from '../src/commands/verify';
 import { type ContractServer, startContractServer, TEST_CREDENTIALS } from './contract-server';
+import { FakeApiServer } from './fake-api-server';
 import { ROOT, runCli, runInProcess, temporaryDirectory } from './support';
 
 // Node cannot issue X.509 certificates; the openssl binary can. Without it the TLS
@@ -21,7 +22,8 @@ let certificate: string;
 let tlsServer: tls.Server;
 let tlsPort: number;
 let server: ContractServer;
-let kubectl: string;
+const api = new FakeApiServer();
+let kubeconfig: string;
 
 /** A Gateway and its route as Envoy Gateway reports them when all is well. */
 const condition = (type: string, status = 'True', reason = type) => ({ type, status, reason, message: '' });
@@ -31,29 +33,16 @@ const healthyRoute = {
   status: { parents: [{ parentRef: { name: 'webapp', sectionName: 'https' }, conditions: [condition('Accepted'), condition('ResolvedRefs')] }] },
 };
 
-/** A kubectl stand-in: prints the Gateway or the HTTPRoute list from $FAKE_GATEWAY / $FAKE_ROUTES, logs its arguments. */
-function writeFakeKubectl(folder: string): string {
-  const file = path.join(folder, 'kubectl');
-  fs.writeFileSync(
-    file,
-    [
-      '#!/usr/bin/env node',
-      "const args = process.argv.slice(2);",
-      "require('node:fs').appendFileSync(process.env.FAKE_KUBECTL_LOG, args.join(' ') + '\\n');",
-      "const route = args.includes('httproute');",
-      "process.stdout.write(route ? JSON.stringify({ items: JSON.parse(process.env.FAKE_ROUTES) }) : process.env.FAKE_GATEWAY);",
-      '',
-    ].join('\n'),
-    { mode: 0o755 },
-  );
-  return file;
-}
+/** The rolling Deployment of testing's webapp, its pod, and the Service's endpoint to that pod: what verify reads besides the Gateway. */
+const deployment = { metadata: { name: 'webapp', namespace: 'webapp', generation: 1 }, spec: { replicas: 1, selector: { matchLabels: { app: 'webapp' } } }, status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1 } };
+const pod = { metadata: { name: 'webapp-7d9f-abcde', namespace: 'webapp', labels: { app: 'webapp' } }, status: { phase: 'Running', conditions: [condition('Ready')] } };
+const endpoints = (podName: string) => ({ metadata: { name: 'webapp-x1', namespace: 'webapp', labels: { 'kubernetes.io/service-name': 'webapp' } }, endpoints: [{ addresses: ['10.0.0.5'], conditions: { ready: true }, targetRef: { kind: 'Pod', name: podName } }] });
 
 beforeAll(async () => {
   server = await startContractServer();
   if (!OPENSSL) return;
   dir = temporaryDirectory('platform-gitops-tls-');
-  kubectl = writeFakeKubectl(dir);
+  kubeconfig = await api.start(dir);
   const made = spawnSync('openssl', [
     'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '30',
     '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'),
@@ -68,6 +57,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server.close();
+  await api.close();
   if (OPENSSL) {
     await new Promise<void>((resolve) => tlsServer.close(() => resolve()));
     fs.rmSync(dir, { recursive: true, force: true });
@@ -81,18 +71,21 @@ beforeEach(() => {
 
 const credentials = { SMOKE_USERNAME: TEST_CREDENTIALS.username, SMOKE_PASSWORD: TEST_CREDENTIALS.password };
 
-function verify(env: string, extra: readonly string[] = [], cluster: { gateway?: object; routes?: object[] } = {}) {
+function verify(env: string, extra: readonly string[] = [], cluster: { gateway?: object; routes?: object[]; endpointPod?: string } = {}) {
+  const inNamespace = (object: any) => ({ ...object, metadata: { namespace: 'webapp', ...object.metadata } });
+  api.objects = {
+    Gateway: [inNamespace(cluster.gateway ?? healthyGateway)],
+    HTTPRoute: (cluster.routes ?? [healthyRoute]).map(inNamespace),
+    Deployment: [deployment],
+    Pod: [pod],
+    EndpointSlice: [endpoints(cluster.endpointPod ?? pod.metadata.name)],
+  };
+  api.requests.length = 0;
   return runInProcess(
     VERIFY,
     ['--env', env, '--base-url', server.baseUrl, '--address', '127.0.0.1', '--port', String(tlsPort), ...extra],
     ROOT,
-    {
-      ...credentials,
-      KUBECTL: kubectl,
-      FAKE_KUBECTL_LOG: path.join(dir, 'kubectl.log'),
-      FAKE_GATEWAY: JSON.stringify(cluster.gateway ?? healthyGateway),
-      FAKE_ROUTES: JSON.stringify(cluster.routes ?? [healthyRoute]),
-    },
+    { ...credentials, KUBECONFIG: kubeconfig },
   );
 }
 
@@ -128,7 +121,9 @@ describe.skipIf(!OPENSSL)('npm run verify (4.2) against local servers', () => {
     expect(result.status).toBe(0);
     expect(result.stdout).toContain('ResolvedRefs: Gateway webapp Accepted=True Programmed=True; HTTPRoute webapp on webapp/https Accepted=True ResolvedRefs=True');
     expect(result.stdout).toMatch(/^PASS gateway: /m);
-    expect(fs.readFileSync(path.join(dir, 'kubectl.log'), 'utf8')).toContain('-n webapp get gateway webapp -o json');
+    expect(api.requests).toContain('GET /apis/gateway.networking.k8s.io/v1/namespaces/webapp/gateways/webapp');
+    expect(result.stdout).toContain('PASS endpoints: Service webapp/webapp');
+    expect(result.stdout).toContain('1 ready endpoints, all of webapp');
     expect(result.stdout).toContain('PASS health');
     expect(result.stdout).toContain('PASS status');
     expect(result.stdout).toMatch(new RegExp(`PASS tls: .*subject CN=${HOST.replace(/\./g, '\\.')}, .*expires \\d{4}-\\d\\d-\\d\\dT.*\\((29|30) days\\)`));
@@ -141,13 +136,32 @@ describe.skipIf(!OPENSSL)('npm run verify (4.2) against local servers', () => {
     expect(result.status).toBe(1);
     expect(result.stdout).toContain('Programmed is False (NoResources)');
     expect(result.stdout).toContain('PASS health');
-    expect(result.stderr).toContain('failed: gateway');
+    expect(result.stdout).toContain('failed: gateway');
   });
 
-  it('skips the gateway check with --skip-cluster', async () => {
-    const result = await verify('testing', ['--ca', path.join(dir, 'cert.pem'), '--skip-cluster'], { gateway: {} });
+  it('fails the endpoint check when the Service sends traffic to a pod of no serving workload', async () => {
+    const result = await verify('testing', ['--ca', path.join(dir, 'cert.pem')], { endpointPod: 'stray-pod' });
+    expect(result.status).toBe(1);
+    expect(result.stdout).toContain('FAIL endpoints');
+    expect(result.stdout).toContain('endpoint stray-pod is not a pod of webapp');
+    expect(result.stdout).toContain('PASS gateway');
+  });
+
+  it('skips the cluster checks with --skip-cluster, reading no kubeconfig', async () => {
+    const result = await runInProcess(
+      VERIFY,
+      ['--env', 'testing', '--base-url', server.baseUrl, '--address', '127.0.0.1', '--port', String(tlsPort), '--ca', path.join(dir, 'cert.pem'), '--skip-cluster'],
+      ROOT,
+      { ...credentials, KUBECONFIG: path.join(dir, 'no-such-kubeconfig') },
+    );
     expect(result.status).toBe(0);
     expect(result.stdout).not.toContain('gateway');
+  });
+
+  it('names the kubeconfig it cannot read', async () => {
+    const result = await runInProcess(VERIFY, ['--env', 'testing', '--base-url', server.baseUrl, '--port', String(tlsPort)], ROOT, { ...credentials, KUBECONFIG: path.join(dir, 'no-such-kubeconfig') });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(`the kubeconfig (KUBECONFIG=${path.join(dir, 'no-such-kubeconfig')}) cannot be read`);
   });
 
   it('sends the server name, so the server sees the environment host', async () => {
@@ -169,7 +183,7 @@ describe.skipIf(!OPENSSL)('npm run verify (4.2) against local servers', () => {
     expect(result.stdout).toContain('FAIL status');
     expect(result.stdout).toContain('GET /api/status returned HTTP 403');
     expect(result.stdout).toContain('PASS tls');
-    expect(result.stderr).toContain('Verification of testing failed: status');
+    expect(result.stdout).toContain('Verification of webapp in testing failed: status');
   });
 
   it('fails the TLS check when the certificate is not trusted, unless untrusted chains are allowed', async () => {

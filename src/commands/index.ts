@@ -19,6 +19,7 @@ export const COMMANDS = {
   rollback: { summary: 'back to the previous version, as a reviewed change', load: () => import('./rollback.js').then((module) => module.ROLLBACK) },
   smoke: { summary: 'the smoke test against a running application', load: () => import('./smoke.js').then((module) => module.SMOKE_TEST) },
   verify: { summary: 'post-deployment validation of one environment', load: () => import('./verify.js').then((module) => module.VERIFY) },
+  ops: { summary: 'the live operations of an environment: status, drift, sync, verify, pause, resume', load: () => import('./ops/index.js').then((module) => module.OPS) },
   secrets: { summary: 'the SOPS-encrypted Secrets and their templates', load: () => import('./secrets.js').then((module) => module.SECRETS) },
   bench: { summary: 'synth and the gate against their floors', load: () => import('./bench.js').then((module) => module.BENCH) },
 } as const satisfies CommandTable;

@@ -175,6 +175,12 @@ export const SYNC_RETRY = { firstBackoffSeconds: 10, factor: 2 } as const;
  */
 export const OPERATOR_SYNC_ANNOTATION = { key: 'platform-gitops.io/sync', value: 'operator' } as const;
 
+/**
+ * Who paused an Application's automated sync, and why (`npm run ops -- pause`): recorded on
+ * the Application itself, so `ops status` and Argo CD's UI show it, and removed by `resume`.
+ */
+export const SYNC_PAUSE_ANNOTATIONS = { by: 'platform-gitops.io/paused-by', reason: 'platform-gitops.io/paused-reason' } as const;
+
 /** 5.3: Secret holding the age key file, and where the repository server reads it. */
 export const SOPS_AGE = {
   secretName: 'sops-age',

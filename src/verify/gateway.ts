@@ -1,8 +1,11 @@
-import { execFile } from 'node:child_process';
+import type { ClusterConnection } from '../cluster/connection';
+
+/** The Gateway API version the platform renders (Gateway API v1.6.1: Gateway and HTTPRoute are GA in v1). */
+const GATEWAY_API_VERSION = 'gateway.networking.k8s.io/v1';
 
 /**
  * 4.2 "ingress listed and described", on Gateway API: the application's Gateway and its
- * HTTPRoutes, read with kubectl, judged by their status conditions. Gateway API's own
+ * HTTPRoutes, read through the Kubernetes API, judged by their status conditions. Gateway API's own
  * conditions say what a 503 would not: a Gateway is `Accepted` by its controller and
  * `Programmed` into the proxies; a route is `Accepted` by each parent (listener) and its
  * backends resolve (`ResolvedRefs`).
@@ -62,44 +65,12 @@ export function gatewayReport(gateway: GatewayApiObject, routes: readonly Gatewa
   return { lines, problems };
 }
 
-/** How to reach the cluster. */
-export interface KubectlOptions {
-  /** The kubectl binary. */
-  readonly kubectl: string;
-  /**
-   * Kube context to use.
-   * @default - kubectl's current context
-   */
-  readonly context?: string;
-  /**
-   * Environment variables kubectl runs with (its kubeconfig, credentials).
-   * @default - this process's
-   */
-  readonly env?: NodeJS.ProcessEnv;
-}
-
-function kubectlJson(options: KubectlOptions, args: readonly string[], signal: AbortSignal): Promise<any> {
-  const all = [...(options.context === undefined ? [] : ['--context', options.context]), ...args, '-o', 'json'];
-  return new Promise((resolve, reject) => {
-    execFile(options.kubectl, all, { signal, maxBuffer: 16 * 1024 * 1024, ...(options.env === undefined ? {} : { env: options.env }) }, (error, stdout, stderr) => {
-      if (error) {
-        reject(new Error(`${options.kubectl} ${all.join(' ')} failed: ${(stderr || error.message).trim()}`));
-        return;
-      }
-      try {
-        resolve(JSON.parse(stdout));
-      } catch {
-        reject(new Error(`${options.kubectl} ${all.join(' ')} printed no JSON`));
-      }
-    });
-  });
-}
-
-/** Read the Gateway and the namespace's HTTPRoutes, then judge them; rejects listing every problem. */
-export async function checkGateway(namespace: string, gateway: string, options: KubectlOptions, signal: AbortSignal): Promise<string> {
-  const object = (await kubectlJson(options, ['-n', namespace, 'get', 'gateway', gateway], signal)) as GatewayApiObject;
-  const routes = (await kubectlJson(options, ['-n', namespace, 'get', 'httproute'], signal)) as { items?: GatewayApiObject[] };
-  const report = gatewayReport(object, routes.items ?? []);
+/** Read the Gateway and the namespace's HTTPRoutes through the Kubernetes API, then judge them; rejects listing every problem. */
+export async function checkGateway(cluster: ClusterConnection, namespace: string, gateway: string): Promise<string> {
+  const object = await cluster.get(GATEWAY_API_VERSION, 'Gateway', gateway, namespace);
+  if (object === undefined) throw new Error(`Gateway ${namespace}/${gateway} does not exist`);
+  const routes = await cluster.list(GATEWAY_API_VERSION, 'HTTPRoute', namespace);
+  const report = gatewayReport(object as GatewayApiObject, routes as GatewayApiObject[]);
   if (report.problems.length > 0) throw new Error(report.problems.join('; '));
   return report.lines.join('; ');
 }

@@ -2,7 +2,10 @@ import { TLS_CHECK_TIMEOUT_MS } from '../contract/choices';
 import { SMOKE } from '../contract/contract';
 import { checkHealth, getWithToken, login } from '../smoke/http';
 import type { SmokeStep } from '../smoke/runner';
-import { checkGateway, type KubectlOptions } from './gateway';
+import type { ClusterConnection } from '../cluster/connection';
+import type { LiveWorkload } from '../strategies/strategy-values';
+import { checkEndpoints } from './endpoints';
+import { checkGateway } from './gateway';
 import { checkTls, describeCertificate, type TlsCheckOptions } from './tls';
 
 /** What post-deployment validation (4.2) checks in one environment. */
@@ -13,10 +16,25 @@ export interface VerifySettings {
   readonly password: string;
   readonly tls: TlsCheckOptions;
   /**
-   * The application's Gateway (namespace and name) and how kubectl reaches the cluster.
-   * @default - no Gateway check (a host that cannot reach the cluster's API)
+   * The cluster and the application's objects in it: the Gateway and its routes, the
+   * Service and the workloads that should back it.
+   * @default - no cluster checks (a host that cannot reach the cluster's API)
    */
-  readonly gateway?: { readonly namespace: string; readonly name: string; readonly kubectl: KubectlOptions };
+  readonly cluster?: {
+    readonly connection: ClusterConnection;
+    readonly namespace: string;
+    /** The application's Gateway, named after it. */
+    readonly gateway: string;
+    /** The application's Service. */
+    readonly service: string;
+    /** Its strategy's workloads, the serving ones marked. */
+    readonly workloads: readonly LiveWorkload[];
+  };
+  /**
+   * Call the health and status endpoints and make the TLS handshake.
+   * @default true
+   */
+  readonly http?: boolean;
 }
 
 /**
@@ -26,18 +44,31 @@ export interface VerifySettings {
  * name set.
  */
 export function verifySteps(settings: VerifySettings): SmokeStep[] {
-  const { gateway } = settings;
+  const { cluster } = settings;
   return [
-    ...(gateway === undefined
+    ...(cluster === undefined
       ? []
       : [
           {
             name: 'gateway',
-            description: `kubectl -n ${gateway.namespace} get gateway ${gateway.name}, httproute: Accepted, Programmed, ResolvedRefs`,
+            description: `Gateway ${cluster.namespace}/${cluster.gateway} and its HTTPRoutes: Accepted, Programmed, ResolvedRefs`,
             timeoutMs: TLS_CHECK_TIMEOUT_MS,
-            run: (signal: AbortSignal) => checkGateway(gateway.namespace, gateway.name, gateway.kubectl, signal),
+            run: () => checkGateway(cluster.connection, cluster.namespace, cluster.gateway),
+          },
+          {
+            name: 'endpoints',
+            description: `Service ${cluster.namespace}/${cluster.service}: ready endpoints, each a pod of the serving workload`,
+            timeoutMs: TLS_CHECK_TIMEOUT_MS,
+            run: () => checkEndpoints(cluster.connection, cluster.namespace, cluster.service, cluster.workloads),
           },
         ]),
+    ...(settings.http === false ? [] : httpSteps(settings)),
+  ];
+}
+
+/** The health check, the authenticated status call and the TLS handshake. */
+function httpSteps(settings: VerifySettings): SmokeStep[] {
+  return [
     {
       name: 'health',
       description: `GET ${SMOKE.paths.health}`,

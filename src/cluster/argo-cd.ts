@@ -1,0 +1,260 @@
+import { RefusedError } from '../base/errors';
+import { compareText } from '../base/text-order';
+import { OPERATOR_SYNC_ANNOTATION, SYNC_PAUSE_ANNOTATIONS } from '../contract/choices';
+import { SYNC_WAVE_ANNOTATION } from '../contract/upstream';
+import type { ClusterConnection, LiveObject } from './connection';
+import { type WaitResult, waitFor } from './wait';
+
+/**
+ * Argo CD through its resources, as its own core mode works (`argocd --core`): an
+ * Application is read, refreshed, synced, paused and resumed by reading and patching the
+ * Application object; no Argo CD API server, login or token is needed, only the Kubernetes
+ * permissions of docs/operations-role.yaml.
+ */
+export const APPLICATION_API = { apiVersion: 'argoproj.io/v1alpha1', kind: 'Application' } as const;
+
+/** Argo CD's annotation that asks the controller for a refresh; it removes it once done (argo-cd v3.6.1 pkg/apis/application/v1alpha1/types.go, AnnotationKeyRefresh). */
+export const REFRESH_ANNOTATION = 'argocd.argoproj.io/refresh';
+
+/** `<Kind> <namespace>/<name>` (`<Kind> <name>` when cluster-scoped), as every message names an object. */
+export function resourceId(kind: string, name: string, namespace?: string): string {
+  return `${kind} ${namespace ? `${namespace}/` : ''}${name}`;
+}
+
+/** One Application's state, as `ops status`, the e2e's progress lines and its report show it. */
+export interface ApplicationState {
+  readonly name: string;
+  readonly wave: number;
+  readonly sync: string;
+  readonly health: string;
+  /** Why it is not Synced and Healthy (empty when it is). */
+  readonly message: string;
+  /** Only an operator syncs it (OPERATOR_SYNC_ANNOTATION: Argo CD's own release). */
+  readonly operatorSynced?: boolean;
+}
+
+/**
+ * Whether an Application counts as converged: Synced and Healthy. Before the operator's
+ * step (`beforeOperatorSync`), an Application only an operator syncs counts when Healthy:
+ * nothing syncs it by itself, and the app of apps does not wait for it either.
+ */
+export const converged = (state: ApplicationState, beforeOperatorSync = false): boolean =>
+  state.health === 'Healthy' && (state.sync === 'Synced' || (beforeOperatorSync && state.operatorSynced === true));
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+/** The sync wave Argo CD orders the Application by. */
+export function waveOf(app: LiveObject | undefined, fallback = 0): number {
+  return Number(app?.metadata.annotations?.[SYNC_WAVE_ANNOTATION] ?? fallback);
+}
+
+/**
+ * The state of an Application from its status: sync and health as Argo CD reports
+ * them, and a message that says why it is not converged: its error conditions, a sync
+ * operation that failed or is still running, and the resources that are not healthy
+ * or not synced. `podNotes` adds what is known about pods that did not start, by
+ * `<namespace>/<pod>` (the e2e's kubelet checks).
+ */
+export function applicationState(app: LiveObject | undefined, name: string, wave: number, podNotes: ReadonlyMap<string, string> = new Map()): ApplicationState {
+  if (!app) return { name, wave, sync: 'Missing', health: 'Missing', message: 'the Application does not exist (its parent has not created it)' };
+  const status = app['status'] ?? {};
+  const sync = String(status.sync?.status ?? 'Unknown');
+  const health = String(status.health?.status ?? 'Unknown');
+  const operatorSynced = app.metadata.annotations?.[OPERATOR_SYNC_ANNOTATION.key] === OPERATOR_SYNC_ANNOTATION.value;
+  const parts: string[] = [];
+  if (operatorSynced && sync !== 'Synced') parts.push("waits for an operator's sync (never automated)");
+  for (const condition of status.conditions ?? []) parts.push(`${condition.type}: ${oneLine(String(condition.message ?? ''))}`);
+  const operation = status.operationState;
+  if (operation && operation.phase !== 'Succeeded') {
+    parts.push(`sync ${operation.phase}${operation.retryCount ? ` (retry ${operation.retryCount})` : ''}: ${oneLine(String(operation.message ?? ''))}`);
+    for (const result of operation.syncResult?.resources ?? []) {
+      if (result.status === 'SyncFailed' || (result.hookPhase && !['Succeeded', 'Running'].includes(result.hookPhase))) {
+        parts.push(`${resourceId(result.kind, result.name, result.namespace)}: ${oneLine(String(result.message ?? result.hookPhase))}`);
+      }
+    }
+  }
+  if (!(sync === 'Synced' && health === 'Healthy')) {
+    for (const resource of status.resources ?? []) {
+      const id = resourceId(resource.kind, resource.name, resource.namespace);
+      if (resource.health && resource.health.status !== 'Healthy') {
+        parts.push(`${id} ${resource.health.status}${resource.health.message ? `: ${oneLine(resource.health.message)}` : ''}`);
+      } else if (resource.status && resource.status !== 'Synced') {
+        parts.push(`${id} ${resource.status}`);
+      }
+    }
+    const namespace = app['spec']?.destination?.namespace;
+    for (const [pod, reason] of podNotes) {
+      if (namespace && pod.startsWith(`${namespace}/`)) parts.push(`Pod ${pod} not started, ${reason}`);
+    }
+  }
+  if (parts.length === 0 && !(sync === 'Synced' && health === 'Healthy') && status.health?.message) parts.push(oneLine(status.health.message));
+  return { name, wave, sync, health, message: [...new Set(parts)].join('; '), ...(operatorSynced ? { operatorSynced } : {}) };
+}
+
+/** A table of Applications with their sync, health and message, in wave order. */
+export function formatApplicationTable(states: readonly ApplicationState[], extra: readonly { readonly header: string; readonly cells: readonly string[] }[] = []): string {
+  const header = ['APPLICATION', 'WAVE', 'SYNC', 'HEALTH', ...extra.map((column) => column.header), 'MESSAGE'];
+  const rows = [header, ...states.map((s, row) => [s.name, String(s.wave), s.sync, s.health, ...extra.map((column) => column.cells[row] ?? ''), s.message])];
+  const last = header.length - 1;
+  const widths = header.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((cell, i) => (i < last ? cell.padEnd(widths[i]!) : cell)).join('  ').trimEnd()).join('\n');
+}
+
+/** The revision an Application is synced to (the first source's, for several sources), shortened; `-` before its first comparison. */
+export function syncedRevision(app: LiveObject): string {
+  const sync = app['status']?.sync ?? {};
+  const revision = String(sync.revisions?.[0] ?? sync.revision ?? '');
+  return revision === '' ? '-' : /^[0-9a-f]{40}$/.test(revision) ? revision.slice(0, 7) : revision;
+}
+
+/** The last sync operation: its phase, who started it and when it ended; `-` when none ran. */
+export function lastOperation(app: LiveObject): string {
+  const operation = app['status']?.operationState;
+  if (operation === undefined) return '-';
+  const who = operation.operation?.initiatedBy?.automated ? 'automated' : (operation.operation?.initiatedBy?.username ?? 'unknown');
+  return `${operation.phase} (${who}${operation.finishedAt ? `, ${operation.finishedAt}` : ''})`;
+}
+
+/** The Applications of the controller's namespace, in wave order (then by name). */
+export async function listApplications(cluster: ClusterConnection, namespace: string): Promise<LiveObject[]> {
+  const apps = await cluster.list(APPLICATION_API.apiVersion, APPLICATION_API.kind, namespace);
+  return apps.sort((a, b) => waveOf(a) - waveOf(b) || compareText(a.metadata.name, b.metadata.name));
+}
+
+/** One Application, refused when it does not exist. */
+export async function readApplication(cluster: ClusterConnection, namespace: string, name: string): Promise<LiveObject> {
+  const app = await cluster.get(APPLICATION_API.apiVersion, APPLICATION_API.kind, name, namespace);
+  if (app === undefined) throw new RefusedError(`Application ${namespace}/${name} does not exist on ${cluster.server} (context ${cluster.context}): is the environment bootstrapped there?`);
+  return app;
+}
+
+/**
+ * Ask Argo CD to compare the Applications again with git and the cluster (a normal
+ * refresh) and wait until each is done: the controller removes the annotation when it has.
+ */
+export async function refreshApplications(cluster: ClusterConnection, namespace: string, names: readonly string[], timeoutSeconds: number, progress: (line: string) => void): Promise<WaitResult> {
+  for (const name of names) {
+    await cluster.mergePatch(APPLICATION_API.apiVersion, APPLICATION_API.kind, name, namespace, { metadata: { annotations: { [REFRESH_ANNOTATION]: 'normal' } } });
+  }
+  return waitFor({
+    what: `refresh of ${names.length === 1 ? `Application ${names[0]}` : `${names.length} Applications`}`,
+    timeoutSeconds,
+    progress,
+    intervalSeconds: 1,
+    check: async () => {
+      const pending: string[] = [];
+      for (const name of names) {
+        const app = await readApplication(cluster, namespace, name);
+        if (app.metadata.annotations?.[REFRESH_ANNOTATION] !== undefined) pending.push(name);
+      }
+      return { done: pending.length === 0, state: pending.length === 0 ? 'compared' : `waiting for ${pending.join(', ')}` };
+    },
+  });
+}
+
+/** How a sync operation is asked for (`argocd app sync` has the same options). */
+export interface SyncRequest {
+  /** Who asks: Argo CD records it as the operation's `initiatedBy.username`. */
+  readonly by: string;
+  /**
+   * Delete live objects that git no longer has.
+   * @default false
+   */
+  readonly prune?: boolean;
+  /**
+   * Replace objects that cannot be patched (delete and re-create), as `argocd app sync --force`.
+   * @default false
+   */
+  readonly force?: boolean;
+}
+
+/**
+ * Start a sync operation by setting the Application's `operation`, as `argocd app sync`
+ * does (argo-cd v3.6.1 pkg/apis/application/v1alpha1/types.go: Operation, SyncOperation,
+ * SyncStrategyHook with `force`); refused while another operation runs. Returns the start
+ * time of the operation before this one, so waitForSync knows the new one.
+ */
+export async function startSync(cluster: ClusterConnection, namespace: string, name: string, request: SyncRequest): Promise<string | undefined> {
+  const app = await readApplication(cluster, namespace, name);
+  const running = app['status']?.operationState;
+  if (app['operation'] !== undefined || running?.phase === 'Running' || running?.phase === 'Terminating') {
+    throw new RefusedError(`Application ${name} has a sync operation running (${running?.phase ?? 'requested'}, by ${running?.operation?.initiatedBy?.username ?? 'automated'}): wait for it, or terminate it in Argo CD`);
+  }
+  await cluster.mergePatch(APPLICATION_API.apiVersion, APPLICATION_API.kind, name, namespace, {
+    operation: {
+      initiatedBy: { username: request.by },
+      sync: { prune: request.prune ?? false, syncStrategy: { hook: { force: request.force ?? false } } },
+    },
+  });
+  return running?.startedAt;
+}
+
+/** Wait for the sync operation started after `previousStart` to end; ok when it Succeeded. */
+export async function waitForSync(cluster: ClusterConnection, namespace: string, name: string, previousStart: string | undefined, timeoutSeconds: number, progress: (line: string) => void): Promise<WaitResult> {
+  return waitFor({
+    what: `sync of Application ${name}`,
+    timeoutSeconds,
+    progress,
+    check: async () => {
+      const app = await readApplication(cluster, namespace, name);
+      const operation = app['status']?.operationState;
+      // The controller records the operation it starts in status.operationState (a new
+      // startedAt) and removes `operation` once it has ended.
+      const ours = operation !== undefined && operation.startedAt !== previousStart;
+      if (!ours) return { done: false, state: 'requested, not started yet' };
+      if (app['operation'] !== undefined && !['Running', 'Terminating'].includes(String(operation.phase))) return { done: false, state: 'ending' };
+      const phase = String(operation.phase);
+      const message = oneLine(String(operation.message ?? ''));
+      if (phase === 'Succeeded') return { done: true, state: `Succeeded${message ? `: ${message}` : ''}` };
+      if (phase === 'Failed' || phase === 'Error') {
+        const failed = (operation.syncResult?.resources ?? [])
+          .filter((r: any) => r.status === 'SyncFailed' || r.hookPhase === 'Failed' || r.hookPhase === 'Error')
+          .map((r: any) => `${resourceId(r.kind, r.name, r.namespace)}: ${oneLine(String(r.message ?? r.hookPhase))}`);
+        return { done: false, state: phase, failed: [`sync ${phase}: ${message}`, ...failed].join('; ') };
+      }
+      return { done: false, state: `${phase}${message ? `: ${message}` : ''}` };
+    },
+  });
+}
+
+/** Whether automated sync runs for the Application (argo-cd v3.6.1 SyncPolicy.IsAutomatedSyncEnabled: `automated` set and `enabled` not false). */
+export function automatedSyncEnabled(app: LiveObject): boolean {
+  const automated = app['spec']?.syncPolicy?.automated;
+  return automated !== undefined && automated !== null && automated.enabled !== false;
+}
+
+/** Who paused an Application's automated sync and why, when `ops pause` did. */
+export function pauseRecord(app: LiveObject): { readonly by: string; readonly reason: string } | undefined {
+  const annotations = app.metadata.annotations ?? {};
+  const by = annotations[SYNC_PAUSE_ANNOTATIONS.by];
+  return by === undefined ? undefined : { by, reason: annotations[SYNC_PAUSE_ANNOTATIONS.reason] ?? '' };
+}
+
+/**
+ * Pause automated sync (self-heal and prune with it) of an Application: `automated.enabled:
+ * false`, which keeps the rendered policy to resume to (argo-cd v3.6.1 types.go,
+ * SyncPolicyAutomated.Enabled), and who and why as annotations. An Application without
+ * automated sync (production) is left as it is: there is nothing to pause.
+ */
+export async function pauseApplication(cluster: ClusterConnection, namespace: string, app: LiveObject, by: string, reason: string): Promise<'paused' | 'already paused' | 'manual'> {
+  if (app['spec']?.syncPolicy?.automated == null) return 'manual';
+  const already = !automatedSyncEnabled(app);
+  await cluster.mergePatch(APPLICATION_API.apiVersion, APPLICATION_API.kind, app.metadata.name, namespace, {
+    metadata: { annotations: { [SYNC_PAUSE_ANNOTATIONS.by]: by, [SYNC_PAUSE_ANNOTATIONS.reason]: reason } },
+    spec: { syncPolicy: { automated: { enabled: false } } },
+  });
+  return already ? 'already paused' : 'paused';
+}
+
+/** Resume what pauseApplication paused: `enabled` removed (automated again), the record removed. */
+export async function resumeApplication(cluster: ClusterConnection, namespace: string, app: LiveObject): Promise<'resumed' | 'not paused' | 'manual'> {
+  if (app['spec']?.syncPolicy?.automated == null) return 'manual';
+  const paused = !automatedSyncEnabled(app) || pauseRecord(app) !== undefined;
+  await cluster.mergePatch(APPLICATION_API.apiVersion, APPLICATION_API.kind, app.metadata.name, namespace, {
+    metadata: { annotations: { [SYNC_PAUSE_ANNOTATIONS.by]: null, [SYNC_PAUSE_ANNOTATIONS.reason]: null } },
+    spec: { syncPolicy: { automated: { enabled: null } } },
+  });
+  return paused ? 'resumed' : 'not paused';
+}

@@ -1,0 +1,159 @@
+import * as path from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { RefusedError } from '../base/errors';
+
+/** A Kubernetes object as the API server returns it, read as plain JSON. */
+export interface LiveObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: {
+    readonly name: string;
+    readonly namespace?: string;
+    readonly labels?: Readonly<Record<string, string>>;
+    readonly annotations?: Readonly<Record<string, string>>;
+    readonly generation?: number;
+    readonly ownerReferences?: readonly { readonly kind: string; readonly name: string }[];
+    readonly [field: string]: unknown;
+  };
+  readonly [field: string]: any;
+}
+
+/** Which cluster to talk to. */
+export interface ConnectionOptions {
+  /**
+   * The kubeconfig context to use.
+   * @default - the kubeconfig's current context
+   */
+  readonly context?: string;
+  /**
+   * `KUBECONFIG`: kubeconfig files, separated by `:`, merged in order as kubectl merges them (the first current context wins).
+   * @default - ~/.kube/config, else the in-cluster service account
+   */
+  readonly kubeconfig?: string;
+}
+
+/**
+ * One cluster, reached with the user's kubeconfig through the official Kubernetes client
+ * library (@kubernetes/client-node): discovery, the generic object API and the typed core
+ * API. Every object is read as plain JSON, the shape `kubectl get -o json` prints.
+ */
+export class ClusterConnection {
+  /** The kubeconfig context in use. */
+  readonly context: string;
+  /** The API server's address. */
+  readonly server: string;
+  private readonly objects: k8s.KubernetesObjectApi;
+  private readonly config: k8s.KubeConfig;
+
+  constructor(options: ConnectionOptions = {}) {
+    const config = new k8s.KubeConfig();
+    const kubeconfig = options.kubeconfig === '' ? undefined : options.kubeconfig;
+    try {
+      if (kubeconfig === undefined) {
+        // Where kubectl looks without KUBECONFIG: ~/.kube/config, else the in-cluster service account.
+        config.loadFromDefault({}, false);
+      } else {
+        const [first, ...rest] = kubeconfig.split(path.delimiter).filter((file) => file !== '');
+        config.loadFromFile(first!);
+        for (const file of rest) {
+          const more = new k8s.KubeConfig();
+          more.loadFromFile(file);
+          config.mergeConfig(more, true);
+        }
+      }
+    } catch (error) {
+      throw new RefusedError(`the kubeconfig${kubeconfig ? ` (KUBECONFIG=${kubeconfig})` : ''} cannot be read: ${(error as Error).message}`);
+    }
+    if (options.context !== undefined) {
+      const known = config.getContexts().map((context) => context.name);
+      if (!known.includes(options.context)) {
+        throw new RefusedError(`--context "${options.context}" is not in the kubeconfig (its contexts: ${known.join(', ') || 'none'})`);
+      }
+      config.setCurrentContext(options.context);
+    }
+    const cluster = config.getCurrentCluster();
+    if (cluster === null) {
+      throw new RefusedError(`no cluster to talk to: the kubeconfig${kubeconfig ? ` (KUBECONFIG=${kubeconfig})` : ''} has no current context; give --context`);
+    }
+    this.config = config;
+    this.context = config.getCurrentContext();
+    this.server = cluster.server;
+    this.objects = k8s.KubernetesObjectApi.makeApiClient(config);
+  }
+
+  /** The typed core API (pods, services, exec-free reads). */
+  core(): k8s.CoreV1Api {
+    return this.config.makeApiClient(k8s.CoreV1Api);
+  }
+
+  /** One object, or undefined when it does not exist. */
+  async get(apiVersion: string, kind: string, name: string, namespace?: string): Promise<LiveObject | undefined> {
+    try {
+      return plain(await this.objects.read({ apiVersion, kind, metadata: { name, ...(namespace === undefined ? {} : { namespace }) } }));
+    } catch (error) {
+      if (statusOf(error) === 404) return undefined;
+      throw this.failure(`read ${kind} ${namespace === undefined ? '' : `${namespace}/`}${name}`, error);
+    }
+  }
+
+  /** Every object of a kind (in a namespace), optionally filtered by a label selector; [] when the kind is not served. */
+  async list(apiVersion: string, kind: string, namespace?: string, labelSelector?: string): Promise<LiveObject[]> {
+    try {
+      const list = await this.objects.list(apiVersion, kind, namespace, undefined, undefined, undefined, undefined, labelSelector);
+      return list.items.map((item) => plain({ ...item, apiVersion, kind }));
+    } catch (error) {
+      if (statusOf(error) === 404 || /unrecognized|not found|no resource/i.test(String((error as Error).message))) return [];
+      throw this.failure(`list ${kind}${namespace === undefined ? '' : ` in ${namespace}`}`, error);
+    }
+  }
+
+  /** A JSON merge patch (RFC 7386) of one object; `null` removes a field. */
+  async mergePatch(apiVersion: string, kind: string, name: string, namespace: string | undefined, patch: Record<string, unknown>): Promise<LiveObject> {
+    try {
+      const body = { apiVersion, kind, ...patch, metadata: { name, ...(namespace === undefined ? {} : { namespace }), ...((patch['metadata'] as object | undefined) ?? {}) } };
+      return plain(await this.objects.patch(body, undefined, undefined, 'platform-gitops-ops', undefined, k8s.PatchStrategy.MergePatch));
+    } catch (error) {
+      throw this.failure(`patch ${kind} ${namespace === undefined ? '' : `${namespace}/`}${name}`, error);
+    }
+  }
+
+  /** Delete one object (background propagation); false when it did not exist. */
+  async delete(apiVersion: string, kind: string, name: string, namespace?: string): Promise<boolean> {
+    try {
+      await this.objects.delete({ apiVersion, kind, metadata: { name, ...(namespace === undefined ? {} : { namespace }) } }, undefined, undefined, undefined, undefined, 'Background');
+      return true;
+    } catch (error) {
+      if (statusOf(error) === 404) return false;
+      throw this.failure(`delete ${kind} ${namespace === undefined ? '' : `${namespace}/`}${name}`, error);
+    }
+  }
+
+  /** An error that says what was asked of which cluster and what the API server answered. */
+  private failure(what: string, error: unknown): RefusedError {
+    const status = statusOf(error);
+    const body = (error as { body?: unknown }).body;
+    const message = typeof body === 'string' ? messageOf(body) : (error as Error).message;
+    return new RefusedError(`cannot ${what} on ${this.server} (context ${this.context}): ${status === undefined ? '' : `HTTP ${status}: `}${message}`);
+  }
+}
+
+/** The HTTP status of a failed call of the client library, if it got an answer. */
+export function statusOf(error: unknown): number | undefined {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'number' ? code : undefined;
+}
+
+/** The `message` of a Kubernetes Status body, or the body itself. */
+function messageOf(body: string): string {
+  try {
+    const parsed = JSON.parse(body) as { message?: unknown };
+    return typeof parsed.message === 'string' ? parsed.message : body;
+  } catch {
+    return body;
+  }
+}
+
+/** The object as JSON holds it: the library's model classes (Dates included) turned back into plain data. */
+function plain(object: unknown): LiveObject {
+  return JSON.parse(JSON.stringify(object)) as LiveObject;
+}

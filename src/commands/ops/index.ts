@@ -1,0 +1,29 @@
+import type { CommandGroup } from '../../tooling/cli';
+import { DRIFT } from './drift';
+import { PAUSE, RESUME } from './pause';
+import { STATUS } from './status';
+import { SYNC } from './sync';
+import { VERIFY } from './verify';
+
+const USAGE = `usage: npm run ops -- <verb> --env <environment> [--app <application>] [--context <context>] [--output text|json]
+
+The contract's live procedures against an environment's cluster, through the Kubernetes
+API with your kubeconfig (the official client library; no kubectl), and Argo CD through
+its Application resources (as \`argocd --core\`: no Argo CD login). Every wait is bounded
+by the contract's timeout and prints progress. docs/operations-role.yaml is the Role
+the verbs need.
+  status    every Application (sync, health, revision, last sync, pause), the workloads by strategy, their pods
+  drift     what differs between git and the cluster, field by field
+  sync      sync the application's Application, wait for it and the rollout, then verify
+  verify    the Gateway and routes, the Service's endpoints, /health, /api/status, TLS
+  pause     stop automated sync and self-heal (root first), recording who and why
+  resume    automated sync again
+\`npm run ops -- <verb> --help\` for a verb's options.
+Exit code: 0 the checked state holds, 1 it does not (named, with why), 2 bad arguments.`;
+
+/** `npm run ops`: the live operations of an environment (README, "Operating a live environment"). */
+export const OPS: CommandGroup = {
+  name: 'ops',
+  usage: USAGE,
+  subcommands: { status: STATUS, drift: DRIFT, sync: SYNC, verify: VERIFY, pause: PAUSE, resume: RESUME },
+};

@@ -1,0 +1,80 @@
+import { UsageError } from '../../base/errors';
+import { listApplications, pauseApplication, resumeApplication } from '../../cluster/argo-cd';
+import type { LiveObject } from '../../cluster/connection';
+import { applicationChartId } from '../../contract/layout';
+import { ROOT_APPLICATION } from '../../contract/platform-charts';
+import type { CommandContext, CommandDefinition } from '../../tooling/cli';
+import { type OpsTarget, TARGET_OPTIONS, TARGET_USAGE, actor, opsTarget } from './target';
+
+const PAUSE_USAGE = `usage: npm run ops -- pause --env <environment> --reason <text> [--app <application>] [options]
+
+Stops automated sync, self-heal and prune with it, so manual work (a rollback, an
+emergency) is not undone: first the root Application (which would otherwise re-apply its
+children's policies), then the application's Application (or every Application of the
+environment without --app). Sets automated.enabled=false, keeping the rendered policy,
+and records who and why on each Application (platform-gitops.io/paused-by, -reason).
+An Application without automated sync (production) is left as it is.
+${TARGET_USAGE}
+  --reason <text>        why (required): shown by ops status
+  --by <name>            who (default: $USER)
+Exit code: 0 paused, 1 refused, 2 bad arguments.`;
+
+const RESUME_USAGE = `usage: npm run ops -- resume --env <environment> [--app <application>] [options]
+
+Restores what pause stopped: the application's Application (or every one without --app),
+then the root; the pause record is removed and Argo CD's automated sync, self-heal and
+prune run again (a drifted object is set back to git within seconds).
+${TARGET_USAGE}
+Exit code: 0 resumed, 1 refused, 2 bad arguments.`;
+
+const PAUSE_OPTIONS = { ...TARGET_OPTIONS, reason: { type: 'string' }, by: { type: 'string' } } as const;
+
+/** The Applications in scope, root first: the root and the applications' own, or every one. */
+async function inScope(target: OpsTarget, all: boolean): Promise<LiveObject[]> {
+  const apps = await listApplications(target.cluster, target.controllerNamespace);
+  const wanted = new Set([ROOT_APPLICATION, ...target.applications.map((application) => applicationChartId(application.name))]);
+  const chosen = all ? apps : apps.filter((app) => wanted.has(app.metadata.name));
+  return [...chosen.filter((app) => app.metadata.name === ROOT_APPLICATION), ...chosen.filter((app) => app.metadata.name !== ROOT_APPLICATION)];
+}
+
+function report(target: OpsTarget, verb: string, results: readonly { application: string; result: string }[]): number {
+  for (const { application, result } of results) target.say(`Application ${application}: ${result}`);
+  target.result({ environment: target.environment.name, [verb]: results });
+  return 0;
+}
+
+/** `npm run ops -- pause`: stop automated sync while people work on the cluster by hand. */
+export const PAUSE: CommandDefinition<typeof PAUSE_OPTIONS> = {
+  name: 'ops pause',
+  usage: PAUSE_USAGE,
+  options: PAUSE_OPTIONS,
+  async run(values, _positionals, context: CommandContext) {
+    if (values.reason === undefined || values.reason.trim() === '') throw new UsageError('--reason <text> is required: say why automated sync stops');
+    const target = opsTarget(values, context);
+    const by = actor(values.by, context.env);
+    const results: { application: string; result: string }[] = [];
+    for (const app of await inScope(target, values.app === undefined)) {
+      const result = await pauseApplication(target.cluster, target.controllerNamespace, app, by, values.reason);
+      results.push({ application: app.metadata.name, result: result === 'manual' ? 'manual sync (nothing to pause)' : result });
+    }
+    target.say(`automated sync paused by ${by}: ${values.reason}; undo with npm run ops -- resume --env ${target.environment.name}${values.app === undefined ? '' : ` --app ${values.app}`}`);
+    return report(target, 'paused', results);
+  },
+};
+
+/** `npm run ops -- resume`: automated sync again. */
+export const RESUME: CommandDefinition<typeof TARGET_OPTIONS> = {
+  name: 'ops resume',
+  usage: RESUME_USAGE,
+  options: TARGET_OPTIONS,
+  async run(values, _positionals, context) {
+    const target = opsTarget(values, context);
+    const results: { application: string; result: string }[] = [];
+    // Children first, the root last: the root's own automated sync starts when all is set.
+    for (const app of (await inScope(target, values.app === undefined)).reverse()) {
+      const result = await resumeApplication(target.cluster, target.controllerNamespace, app);
+      results.push({ application: app.metadata.name, result: result === 'manual' ? 'manual sync (nothing to resume)' : result });
+    }
+    return report(target, 'resumed', results);
+  },
+};

@@ -1,0 +1,86 @@
+import { RefusedError } from '../../base/errors';
+import { startSync, waitForSync } from '../../cluster/argo-cd';
+import { waitForRollout } from '../../cluster/workloads';
+import { WAITS_SECONDS } from '../../contract/contract';
+import { applicationChartId } from '../../contract/layout';
+import { liveWorkloadsOf } from '../../strategies/values-registry';
+import type { CommandDefinition } from '../../tooling/cli';
+import { TARGET_OPTIONS, TARGET_USAGE, actor, opsTarget, seconds } from './target';
+import { HTTP_OPTIONS, HTTP_USAGE, verifyApplication } from './verify';
+
+const USAGE = `usage: npm run ops -- sync --env <environment> [--app <application>] [options]
+
+Contract 1.3.2-1.3.3: starts an Argo CD sync of the application's Application (as
+\`argocd app sync\`, through the Application resource), waits for it to end (the sync
+timeout, ${WAITS_SECONDS.controllerSync} s), waits for the strategy's Deployments to roll out (the rollout
+timeout, ${WAITS_SECONDS.rolloutStatus} s), then verifies as \`ops verify\` does. An environment that does not
+sync automatically (production, planned) is synced only with --confirm <environment>.
+${TARGET_USAGE}
+  --prune                delete live objects that git no longer has
+  --force                replace objects that cannot be patched (delete and re-create)
+  --by <name>            who the sync is recorded as (default: $USER)
+  --confirm <env>        required for an environment that does not sync automatically
+  --sync-timeout <s>     bound of the sync (default ${WAITS_SECONDS.controllerSync}, the contract's)
+  --rollout-timeout <s>  bound of the rollout (default ${WAITS_SECONDS.rolloutStatus}, the contract's)
+  --no-verify            stop after the rollout
+${HTTP_USAGE}
+Exit code: 0 synced, rolled out and verified; 1 a step failed (named, with why); 2 bad arguments.`;
+
+const OPTIONS = {
+  ...TARGET_OPTIONS,
+  ...HTTP_OPTIONS,
+  prune: { type: 'boolean', default: false },
+  force: { type: 'boolean', default: false },
+  by: { type: 'string' },
+  confirm: { type: 'string' },
+  'sync-timeout': { type: 'string' },
+  'rollout-timeout': { type: 'string' },
+  'no-verify': { type: 'boolean', default: false },
+} as const;
+
+/** `npm run ops -- sync`: sync, wait, roll out, verify. */
+export const SYNC: CommandDefinition<typeof OPTIONS> = {
+  name: 'ops sync',
+  usage: USAGE,
+  options: OPTIONS,
+  async run(values, _positionals, context) {
+    const syncTimeout = seconds(values['sync-timeout'], '--sync-timeout', WAITS_SECONDS.controllerSync);
+    const rolloutTimeout = seconds(values['rollout-timeout'], '--rollout-timeout', WAITS_SECONDS.rolloutStatus);
+    const target = opsTarget(values, context, true);
+    const { environment, controllerNamespace: namespace, say } = target;
+    const application = target.applications[0]!;
+    if (!environment.autoSync && values.confirm !== environment.name) {
+      throw new RefusedError(`${environment.name} does not sync automatically: its syncs are reviewed by hand (contract 1.2); give --confirm ${environment.name} to sync it`);
+    }
+    const { cluster } = target;
+    const name = applicationChartId(application.name);
+    const steps: { step: string; ok: boolean; detail: string }[] = [];
+    const finish = (code: number) => {
+      target.result({ environment: environment.name, application: application.name, steps, passed: code === 0 });
+      return code;
+    };
+    const by = actor(values.by, context.env);
+    say(`ops sync: Application ${name} in ${environment.name} on ${cluster.server}, by ${by}${values.prune ? ', pruning' : ''}${values.force ? ', forced' : ''}`);
+    const previous = await startSync(cluster, namespace, name, { by, prune: values.prune, force: values.force });
+    const sync = await waitForSync(cluster, namespace, name, previous, syncTimeout, say);
+    steps.push({ step: 'sync', ok: sync.ok, detail: sync.ok ? sync.state : sync.reason! });
+    if (!sync.ok) {
+      // Argo CD holds a sync until the workloads are healthy when a PostSync hook follows
+      // (the smoke test): say why they are not.
+      const workloads = await waitForRollout(cluster, application.namespace, liveWorkloadsOf(application), 1, () => undefined);
+      const why = workloads.ok ? '' : `; workloads: ${workloads.reason}`;
+      say(`ops sync: the sync of ${name} did not succeed: ${sync.reason}${why}${sync.state.startsWith('Running') ? ' (the operation keeps running in Argo CD)' : ''}`);
+      return finish(1);
+    }
+    const rollout = await waitForRollout(cluster, application.namespace, liveWorkloadsOf(application), rolloutTimeout, say);
+    steps.push({ step: 'rollout', ok: rollout.ok, detail: rollout.ok ? rollout.state : rollout.reason! });
+    if (!rollout.ok) {
+      say(`ops sync: the rollout of ${application.name} did not complete: ${rollout.reason}`);
+      return finish(1);
+    }
+    if (values['no-verify']) return finish(0);
+    const verified = await verifyApplication(environment, application, () => cluster, values, context, say);
+    steps.push({ step: 'verify', ok: verified.passed, detail: verified.steps.map((s) => `${s.name} ${s.status}`).join(', ') });
+    return finish(verified.passed ? 0 : 1);
+  },
+};

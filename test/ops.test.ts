@@ -1,0 +1,133 @@
+import { describe, expect, it } from 'vitest';
+import { automatedSyncEnabled, pauseRecord } from '../src/cluster/argo-cd';
+import type { LiveObject } from '../src/cluster/connection';
+import { fieldDifferences } from '../src/cluster/drift';
+import { podState, rolloutState } from '../src/cluster/workloads';
+import { SYNC_PAUSE_ANNOTATIONS } from '../src/contract/choices';
+import { loadEnvironments } from '../src/environments';
+import { liveWorkloadsOf } from '../src/strategies/values-registry';
+import { OPS } from '../src/commands/ops';
+import { ROOT, runInProcess } from './support';
+
+const deployment = (spec: object, status: object, generation = 2): LiveObject => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'webapp', generation }, spec, status });
+
+// The rollout test of `kubectl rollout status` (k8s.io/kubectl v0.36.3
+// pkg/polymorphichelpers/rollout_status.go), which `ops sync` waits on.
+describe('a rollout, judged as kubectl rollout status judges it', () => {
+  it('is complete when every replica is updated and available and no old one is left', () => {
+    expect(rolloutState(deployment({ replicas: 2 }, { observedGeneration: 2, replicas: 2, updatedReplicas: 2, availableReplicas: 2 }))).toEqual({ done: true, state: '2/2 available' });
+  });
+
+  it('waits while the controller has not seen the new spec, while replicas are old, and while new ones are not available', () => {
+    expect(rolloutState(deployment({ replicas: 2 }, { observedGeneration: 1 })).state).toBe('waiting for the controller to see the new spec');
+    expect(rolloutState(deployment({ replicas: 2 }, { observedGeneration: 2, replicas: 3, updatedReplicas: 1 })).state).toBe('1 of 2 new replicas updated');
+    expect(rolloutState(deployment({ replicas: 2 }, { observedGeneration: 2, replicas: 3, updatedReplicas: 2 })).state).toBe('1 old replicas pending termination');
+    expect(rolloutState(deployment({ replicas: 2 }, { observedGeneration: 2, replicas: 2, updatedReplicas: 2, availableReplicas: 1 })).state).toBe('1 of 2 updated replicas available');
+  });
+
+  it('fails at once when the Deployment exceeded its progress deadline', () => {
+    const stuck = deployment({ replicas: 1 }, { observedGeneration: 2, conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'ReplicaSet "webapp-1" has timed out progressing.' }] });
+    expect(rolloutState(stuck).failed).toBe('deployment "webapp" exceeded its progress deadline: ReplicaSet "webapp-1" has timed out progressing.');
+  });
+
+  it('says why a pod is not ready: not scheduled, a container waiting', () => {
+    const pod = (status: object): LiveObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'webapp-1' }, status });
+    expect(podState(pod({ phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', message: '0/1 nodes are available: 1 node(s) were unschedulable.' }] })).reason).toBe(
+      'not scheduled: 0/1 nodes are available: 1 node(s) were unschedulable.',
+    );
+    expect(podState(pod({ phase: 'Pending', containerStatuses: [{ name: 'webapp', state: { waiting: { reason: 'ImagePullBackOff', message: 'not found' } } }] })).reason).toBe('webapp waiting: ImagePullBackOff (not found)');
+    expect(podState(pod({ phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] }))).toEqual({ name: 'webapp-1', phase: 'Running', ready: true, reason: '' });
+  });
+});
+
+describe('the drift of one object, field by field', () => {
+  const rendered = { metadata: { name: 'webapp', labels: { app: 'webapp' } }, spec: { replicas: 1, template: { spec: { containers: [{ name: 'webapp', image: 'r/p/webapp:v1.4.0', ports: [{ containerPort: 8080 }] }] } } } };
+
+  it('ignores what the cluster adds and reports what git renders differently, containers matched by name', () => {
+    const live = {
+      metadata: { name: 'webapp', uid: 'u', labels: { app: 'webapp', extra: 'x' } },
+      spec: { replicas: 3, template: { spec: { containers: [{ name: 'webapp', image: 'r/p/webapp:v1.3.0', ports: [{ containerPort: 8080, protocol: 'TCP' }], imagePullPolicy: 'Always' }] } } },
+      status: { replicas: 3 },
+    };
+    expect(fieldDifferences(rendered, live)).toEqual([
+      { path: 'spec.replicas', desired: '1', live: '3' },
+      { path: 'spec.template.spec.containers[name=webapp].image', desired: '"r/p/webapp:v1.4.0"', live: '"r/p/webapp:v1.3.0"' },
+    ]);
+  });
+
+  it('takes a zero value git renders and the API server leaves out (omitempty) as no difference', () => {
+    const withZeros = { ...rendered, spec: { ...rendered.spec, minReadySeconds: 0, template: { spec: { ...rendered.spec.template.spec, hostNetwork: false, securityContext: {} } } } };
+    expect(fieldDifferences(withZeros, structuredClone(rendered))).toEqual([]);
+  });
+
+  it('reports a field git renders and the cluster lacks, and none for an identical object', () => {
+    expect(fieldDifferences(rendered, { ...rendered, metadata: { name: 'webapp' } })).toEqual([{ path: 'metadata.labels', desired: '{"app":"webapp"}', live: '(absent)' }]);
+    expect(fieldDifferences(rendered, structuredClone(rendered))).toEqual([]);
+  });
+});
+
+describe('pausing automated sync', () => {
+  const app = (automated: object | undefined, annotations: Record<string, string> = {}): LiveObject => ({
+    apiVersion: 'argoproj.io/v1alpha1',
+    kind: 'Application',
+    metadata: { name: 'webapp', annotations },
+    spec: { syncPolicy: automated === undefined ? {} : { automated } },
+  });
+
+  // argo-cd v3.6.1 pkg/apis/application/v1alpha1/types.go, SyncPolicy.IsAutomatedSyncEnabled.
+  it('reads automated sync as Argo CD does: set, and enabled unless enabled is false', () => {
+    expect(automatedSyncEnabled(app({ prune: true, selfHeal: true }))).toBe(true);
+    expect(automatedSyncEnabled(app({ prune: true, selfHeal: true, enabled: false }))).toBe(false);
+    expect(automatedSyncEnabled(app(undefined))).toBe(false);
+  });
+
+  it('reads who paused and why from the Application', () => {
+    expect(pauseRecord(app({ enabled: false }, { [SYNC_PAUSE_ANNOTATIONS.by]: 'ana', [SYNC_PAUSE_ANNOTATIONS.reason]: 'incident 42' }))).toEqual({ by: 'ana', reason: 'incident 42' });
+    expect(pauseRecord(app({}))).toBeUndefined();
+  });
+});
+
+describe("each strategy's live workloads", () => {
+  it('marks the Deployment that serves: the rolling one, the active blue-green unit, Flagger\'s primary', () => {
+    for (const environment of loadEnvironments()) {
+      for (const application of environment.applications) {
+        const workloads = liveWorkloadsOf(application);
+        const serving = workloads.filter((w) => w.serves).map((w) => w.deployment);
+        const strategy = application.strategy;
+        if (strategy.type === 'rolling') expect(serving).toEqual([application.name]);
+        else if (strategy.type === 'blue-green') expect(serving).toEqual([`${application.name}-${strategy.blueGreen.active}`]);
+        else expect(serving).toEqual([`${application.name}-primary`]);
+      }
+    }
+  });
+});
+
+describe('npm run ops command line', () => {
+  it('lists its verbs, and refuses an unknown one with exit 2', async () => {
+    const unknown = await runInProcess(OPS, ['rollout', '--env', 'local'], ROOT, {});
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toMatch(/status.*drift.*sync.*verify.*pause.*resume/s);
+  });
+
+  it('refuses a verb without --env, a bad --output and pause without a reason, with exit 2', async () => {
+    expect((await runInProcess(OPS, ['status'], ROOT, {})).stderr).toContain('--env <environment> is required');
+    expect((await runInProcess(OPS, ['status', '--env', 'local', '--output', 'yaml'], ROOT, {})).status).toBe(2);
+    const pause = await runInProcess(OPS, ['pause', '--env', 'local'], ROOT, {});
+    expect(pause.status).toBe(2);
+    expect(pause.stderr).toContain('--reason <text> is required');
+  });
+
+  it('refuses to sync an environment that does not sync automatically unless it is confirmed, before touching a cluster', async () => {
+    const manual = loadEnvironments().find((environment) => !environment.autoSync)!;
+    const result = await runInProcess(OPS, ['sync', '--env', manual.name, '--app', manual.applications[0]!.name], ROOT, { KUBECONFIG: '/nonexistent/kubeconfig' });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(`${manual.name} does not sync automatically`);
+    expect(result.stderr).toContain(`--confirm ${manual.name}`);
+  });
+
+  it('names a kube context the kubeconfig does not have', async () => {
+    const result = await runInProcess(OPS, ['status', '--env', 'local', '--context', 'nosuch'], ROOT, { KUBECONFIG: `${ROOT}/test/fixtures/kubeconfig-two-contexts.yaml` });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('--context "nosuch" is not in the kubeconfig (its contexts: one, two)');
+  });
+});
