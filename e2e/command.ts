@@ -4,7 +4,7 @@ import { E2eError, UsageError } from '../src/base/errors';
 import { type CommandDefinition, required } from '../src/tooling/cli';
 import { runE2e } from './harness';
 
-const USAGE = `usage: npm run e2e -- --env <environment> [--report <file.json>] [--timeout <seconds>] [--no-dry-run] [--keep] [--age-key <file>]
+const USAGE = `usage: npm run e2e -- --env <environment> [--report <file.json>] [--timeout <seconds>] [--no-dry-run] [--keep] [--age-key <file>] [--exec <command>] [--exec-timeout <seconds>]
 
 Builds (once, cached in ~/.cache/platform-gitops) and starts a Kubernetes control plane,
 kwok and Argo CD on loopback, serves this checkout's committed dist/ and secrets/ over
@@ -18,6 +18,10 @@ what stands in.
   --no-dry-run  skip the server-side dry-run of every environment
   --keep        keep the run folder (logs, kubeconfig, certificates)
   --age-key     age key file for SOPS (default ~/.config/platform-gitops/age/<env>.key)
+  --exec        once every Application has converged, run this bash command in the
+                checkout with KUBECONFIG set to the cluster's, its output streamed;
+                the run fails when it fails
+  --exec-timeout  seconds the command may run (default 1800)
 Exit code: 0 converged and accepted, 1 not, 2 usage error.`;
 
 const OPTIONS = {
@@ -27,6 +31,8 @@ const OPTIONS = {
   'no-dry-run': { type: 'boolean', default: false },
   keep: { type: 'boolean', default: false },
   'age-key': { type: 'string' },
+  exec: { type: 'string' },
+  'exec-timeout': { type: 'string', default: '1800' },
 } as const;
 
 /**
@@ -42,6 +48,8 @@ export const E2E: CommandDefinition<typeof OPTIONS> = {
     const environment = required(values.env, '--env');
     const timeoutSeconds = Number(values.timeout);
     if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1) throw new UsageError(`--timeout "${values.timeout}" must be a whole number of seconds`);
+    const execTimeoutSeconds = Number(values['exec-timeout']);
+    if (!Number.isInteger(execTimeoutSeconds) || execTimeoutSeconds < 1) throw new UsageError(`--exec-timeout "${values['exec-timeout']}" must be a whole number of seconds`);
     try {
       const report = await runE2e({
         environment,
@@ -49,6 +57,7 @@ export const E2E: CommandDefinition<typeof OPTIONS> = {
         timeoutSeconds,
         dryRun: !values['no-dry-run'],
         keep: values.keep === true,
+        ...(values.exec !== undefined ? { exec: values.exec, execTimeoutSeconds } : {}),
         log: (line) => out(`${line}\n`),
         ...(values['age-key'] !== undefined ? { ageKeyFile: path.resolve(values['age-key']) } : {}),
       });

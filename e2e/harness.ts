@@ -7,7 +7,8 @@ import { loadPlatform } from '../src/environments/platform';
 import { defaultAgeKeyFile, initEnvironment } from '../src/secrets/init';
 import { sopsTools } from '../src/secrets/sops';
 import { argoCdConfigObjects, argoCdCrds, chartRepositorySecrets, startArgoCd, syncAsOperator, withProxy } from './argocd';
-import { converged, formatTable, watchConvergence } from './convergence';
+import { converged } from '../src/cluster/argo-cd';
+import { formatTable, watchConvergence } from './convergence';
 import { startApiServer, startControlPlane } from './control-plane';
 import { type DryRunResult, dryRunEnvironment, readCrds, readObjects } from './dry-run';
 import { E2eError, UsageError } from '../src/base/errors';
@@ -23,6 +24,7 @@ import { buildStandInCharts, chartsByRepository, serveCharts, standInFor, standI
 import { INFRASTRUCTURE_RELEASES, type InfrastructureRelease, RELEASE_ROWS } from '../src/infrastructure/releases';
 import { CLUSTER_COMPONENTS, ensureToolchain } from '../toolchain';
 import { startEnvoyGateway } from './envoy-gateway';
+import { type ExecResult, execAgainstCluster } from './exec';
 
 /** What `npm run e2e` was asked to do. */
 export interface E2eOptions {
@@ -44,6 +46,18 @@ export interface E2eOptions {
   readonly keep?: boolean;
   /** The age key file to give the repository server (SOPS_AGE_KEY_FILE). */
   readonly ageKeyFile?: string;
+  /**
+   * A bash command run once every Application has converged, with KUBECONFIG set to the
+   * cluster's (`npm run e2e -- --exec 'npm run ops -- status --env local'`); the run fails
+   * when it fails.
+   * @default - none
+   */
+  readonly exec?: string;
+  /**
+   * Seconds the command may run.
+   * @default 1800
+   */
+  readonly execTimeoutSeconds?: number;
   readonly log?: (line: string) => void;
 }
 
@@ -56,6 +70,8 @@ export interface E2eReport {
   /** What ran behind each upstream release: its real controller (with the version run) or a stand-in. */
   readonly controllers: readonly { release: string; chart: string; version: string; runs: 'real' | 'real chart' | 'stand-in' }[];
   readonly dryRun: readonly DryRunResult[];
+  /** The `--exec` command and how it ended; absent when none was given or the Applications did not converge. */
+  readonly exec?: ExecResult;
   readonly durationSeconds: number;
   /** True when every Application is Synced and Healthy and every dry-run passed. */
   readonly passed: boolean;
@@ -304,6 +320,12 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
       }
       if (allConverged) ({ states, converged: allConverged } = await watch(false, Math.max(startedAt + timeoutMs - Date.now(), 60_000)));
     }
+    let exec: ExecResult | undefined;
+    if (allConverged && options.exec !== undefined) {
+      log(`exec (KUBECONFIG=${plane.kubeconfig}): ${options.exec}`);
+      exec = await execAgainstCluster({ command: options.exec, cwd: projectRoot, kubeconfig: plane.kubeconfig, timeoutSeconds: options.execTimeoutSeconds ?? 1800, log });
+      log(`exec: exit ${exec.exitCode} after ${exec.seconds} s`);
+    }
     if (proxy.refused.size > 0) log(`the loopback proxy refused: ${[...proxy.refused].sort().join(', ')}`);
 
     const dryRun: DryRunResult[] = [];
@@ -328,7 +350,8 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     log('');
     log(formatTable(states));
     const notConverged = states.filter((s) => !converged(s));
-    const passed = allConverged && dryRun.every((r) => r.failures.length === 0);
+    const execFailed = options.exec !== undefined && exec?.exitCode !== 0;
+    const passed = allConverged && !execFailed && dryRun.every((r) => r.failures.length === 0);
     log('');
     log(
       passed
@@ -336,6 +359,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
         : `e2e ${environment}: FAILED after ${durationSeconds} s: ${[
             ...(notConverged.length > 0 ? [`not converged: ${notConverged.map((s) => s.name).join(', ')}`] : []),
             ...operatorFailures,
+            ...(execFailed && exec !== undefined ? [`--exec exited ${exec.exitCode}`] : []),
             ...dryRun.filter((r) => r.failures.length > 0).map((r) => `${r.environment}: ${r.failures.length} objects refused by the API server`),
           ].join('; ')}`,
     );
@@ -353,6 +377,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
       applications: states.map(({ name, sync, health, message }) => ({ name, sync, health, message })),
       controllers: behindReleases,
       dryRun,
+      ...(exec === undefined ? {} : { exec }),
       durationSeconds,
       passed,
     };

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { IMAGES } from '../src/contract/images';
 import { argoCdConfigObjects } from '../e2e/argocd';
-import { applicationState, converged } from '../e2e/convergence';
+import { applicationState, converged } from '../src/cluster/argo-cd';
 import { parseSshUrl } from '../e2e/git-server';
 import { podReferences, StandInControllers } from '../e2e/stand-in-controllers';
 import { ApiError, type KubeClient, type KubeObject } from '../e2e/kube-client';

@@ -10,6 +10,7 @@ import { supportedKubernetesMinors } from '../../src/infrastructure/supported-ku
 import { ROOT } from '../support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { breakRendered, e2eProjectCopy, runE2eOn } from './e2e-copy';
+import type { E2eReport } from '../../e2e/harness';
 
 // A real control plane (Kubernetes 1.36) and a real Argo CD, built from their modules
 // (toolchain), syncing the committed dist/ from a git server over SSH. Each case is
@@ -27,12 +28,35 @@ function brokenCopy(): string {
   return copy;
 }
 
+/** What test/e2e/ops-scenario.mjs found: each verb gave the exit code it must, and said why. */
+function expectLiveOperations(file: string, report: E2eReport): void {
+  expect(report.exec?.exitCode).toBe(0);
+  const { replicas, steps } = JSON.parse(fs.readFileSync(file, 'utf8')) as { replicas: number; steps: { name: string; expected: number; exitCode: number; output: string; stdout: string }[] };
+  expect(steps.filter((step) => step.exitCode !== step.expected).map((step) => step.name)).toEqual([]);
+  const output = (name: string) => steps.find((step) => step.name === name)!.output;
+  expect(output('status after convergence')).toContain('local: every Application Synced and Healthy, every workload rolled out');
+  expect(output('verify the route and the endpoints')).toMatch(/PASS endpoints: .*all of webapp/);
+  // The change made by hand while paused: drift names the field, status the pause, sync undoes it.
+  expect(output('drift shows the change made by hand')).toContain(`spec.replicas: git ${replicas}, live ${replicas + 1}`);
+  const paused = JSON.parse(steps.find((step) => step.name === 'status shows the pause and the drift')!.stdout);
+  expect(paused.applications.find((a: { name: string }) => a.name === 'webapp').paused).toEqual({ by: 'e2e-person', reason: 'e2e: scaling by hand' });
+  expect(output('sync undoes the change')).toMatch(/sync of Application webapp: Succeeded/);
+  expect(output('production is synced only when confirmed')).toContain('give --confirm production');
+  // Self-heal stopped while paused (the change stayed 15 s), back after resume.
+  expect(output('still drifted while paused')).toContain(`spec.replicas: git ${replicas}, live ${replicas + 1}`);
+  expect(output('self-heal after resume')).toContain('no drift');
+  // The rollout that cannot complete: the bound, and the reason.
+  expect(output('sync fails at the bound with the reason')).toMatch(/not done within 30 s.*not scheduled: .*unschedulable/s);
+}
+
 describe.sequential('e2e on a real control plane and Argo CD', () => {
   it(
-    'converges local: every Application Synced and Healthy, every environment accepted by the API server',
+    'converges local: every Application Synced and Healthy, every environment accepted by the API server; then the live operations work on it',
     () => {
       const copy = brokenCopy(); // unbroken: the committed project as it is
-      const { status, report, output } = runE2eOn(copy, ['--env', 'local']);
+      const results = path.join(copy, '..', `${path.basename(copy)}-ops.json`);
+      copies.push(results);
+      const { status, report, output } = runE2eOn(copy, ['--env', 'local', '--exec', `node ${path.join(ROOT, 'test', 'e2e', 'ops-scenario.mjs')}`], { OPS_SCENARIO_RESULTS: results });
       expect(report.kubernetes.startsWith(`v${supportedKubernetesMinors().at(-1)}.`), report.kubernetes).toBe(true);
       expect(report.argocd).toMatch(/^v3\./);
       // Envoy Gateway's control plane and its CRDs chart are the real ones, at the platform's version.
@@ -46,6 +70,7 @@ describe.sequential('e2e on a real control plane and Argo CD', () => {
       expect(report.dryRun.flatMap((r) => r.failures)).toEqual([]);
       expect(report.passed).toBe(true);
       expect(status).toBe(0);
+      expectLiveOperations(results, report);
     },
     RUN_TIMEOUT_MS,
   );

@@ -47,10 +47,11 @@ export function commitAll(copy: string, message: string): void {
 }
 
 /** `npm run e2e` on the copy; returns the exit code, the output and the report. */
-export function runE2eOn(copy: string, args: readonly string[]): { status: number | null; output: string; report: E2eReport } {
+export function runE2eOn(copy: string, args: readonly string[], env: Readonly<Record<string, string>> = {}): { status: number | null; output: string; report: E2eReport } {
   const report = path.join(copy, 'e2e-report.json');
   const result = spawnSync(process.execPath, [path.join(copy, 'scripts', 'run.cjs'), 'e2e', ...args, '--report', report], {
     cwd: copy,
+    env: { ...process.env, ...env },
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
   });

@@ -1,0 +1,42 @@
+import { spawn } from 'node:child_process';
+import * as readline from 'node:readline';
+import { childEnvironment } from './processes';
+
+/** What `--exec` ran against the converged cluster, for the report. */
+export interface ExecResult {
+  readonly command: string;
+  /** The exit code; null when it was stopped (the timeout, a signal). */
+  readonly exitCode: number | null;
+  readonly seconds: number;
+}
+
+/**
+ * Run `command` with bash in `cwd` against the converged cluster (`KUBECONFIG` its admin
+ * kubeconfig), streaming every line it prints; stopped (its process group) after
+ * `timeoutSeconds`. Asynchronous, so the harness's controllers keep reconciling meanwhile.
+ */
+export function execAgainstCluster(options: { command: string; cwd: string; kubeconfig: string; timeoutSeconds: number; log: (line: string) => void }): Promise<ExecResult> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn('bash', ['-c', options.command], {
+      cwd: options.cwd,
+      env: childEnvironment({ KUBECONFIG: options.kubeconfig }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    const timer = setTimeout(() => {
+      options.log(`exec: still running after ${options.timeoutSeconds} s: stopped`);
+      try {
+        process.kill(-child.pid!, 'SIGTERM');
+      } catch {
+        // already gone
+      }
+    }, options.timeoutSeconds * 1000);
+    for (const stream of [child.stdout, child.stderr]) readline.createInterface({ input: stream }).on('line', (line) => options.log(`exec | ${line}`));
+    child.on('error', (error) => options.log(`exec: bash could not start: ${error.message}`));
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ command: options.command, exitCode: code, seconds: Math.round((Date.now() - started) / 1000) });
+    });
+  });
+}

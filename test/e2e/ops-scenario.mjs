@@ -1,0 +1,115 @@
+// The live operations (`npm run ops`) against the converged `local` cluster, run by
+// test/e2e/convergence.test.ts through `npm run e2e -- --env local --exec`: each verb with
+// the exit code it must give, and the changes made behind Argo CD's back with the
+// Kubernetes client library, as a person with kubectl would make them. Writes every step
+// (verb, exit code, output, and stdout alone) to $OPS_SCENARIO_RESULTS and exits 1 when a step's exit code
+// is not the expected one. Run from the checkout (the e2e's working directory).
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
+import * as path from 'node:path';
+
+const require = createRequire(path.join(process.cwd(), 'package.json'));
+const k8s = require('@kubernetes/client-node');
+
+const config = new k8s.KubeConfig();
+config.loadFromDefault();
+const objects = k8s.KubernetesObjectApi.makeApiClient(config);
+const core = config.makeApiClient(k8s.CoreV1Api);
+const merge = (body) => objects.patch(body, undefined, undefined, 'e2e-person', undefined, k8s.PatchStrategy.MergePatch);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const ENV = 'local';
+const APP = 'webapp';
+const steps = [];
+let failed = 0;
+
+/** `npm run ops -- <args>`: its exit code and output, streamed with a prefix. */
+function ops(args) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['scripts/run.cjs', 'ops', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    let stdout = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    for (const stream of [child.stdout, child.stderr]) {
+      stream.on('data', (chunk) => {
+        output += chunk;
+        process.stdout.write(String(chunk).replace(/^(?=.)/gm, '  | '));
+      });
+    }
+    child.on('close', (code) => resolve({ code, output, stdout }));
+  });
+}
+
+async function step(name, args, expected) {
+  console.log(`--- ${name}: npm run ops -- ${args.join(' ')} (expects exit ${expected})`);
+  const { code, output, stdout } = await ops(args);
+  steps.push({ name, args, expected, exitCode: code, output, stdout });
+  if (code !== expected) {
+    failed++;
+    console.log(`--- ${name}: exit ${code}, expected ${expected}`);
+  }
+  return output;
+}
+
+/** Run a verb until it gives `expected` or `seconds` pass (what Argo CD does takes a moment). */
+async function eventually(name, args, expected, seconds) {
+  const deadline = Date.now() + seconds * 1000;
+  for (;;) {
+    const { code, output, stdout } = await ops(args);
+    if (code === expected || Date.now() > deadline) {
+      steps.push({ name, args, expected, exitCode: code, output, stdout });
+      if (code !== expected) failed++;
+      console.log(`--- ${name}: exit ${code} (expected ${expected})`);
+      return output;
+    }
+    await sleep(3_000);
+  }
+}
+
+const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: APP, namespace: APP } };
+const scaleByHand = async () => {
+  const live = await objects.read(deployment);
+  await merge({ ...deployment, spec: { replicas: live.spec.replicas + 1 } });
+  return live.spec.replicas;
+};
+
+// Converged: every verb that checks finds the state holds.
+await step('status after convergence', ['status', '--env', ENV], 0);
+await step('status as JSON', ['status', '--env', ENV, '--output', 'json'], 0);
+await step('drift after convergence', ['drift', '--env', ENV], 0);
+await step('verify the route and the endpoints', ['verify', '--env', ENV, '--app', APP, '--skip-http'], 0);
+await step('usage error', ['status'], 2);
+await step('production is synced only when confirmed', ['sync', '--env', 'production', '--app', APP, '--no-verify'], 1);
+
+// Paused: a change behind Argo CD's back stays (no self-heal), drift shows it, sync undoes it.
+await step('pause', ['pause', '--env', ENV, '--reason', 'e2e: scaling by hand', '--by', 'e2e-person'], 0);
+const replicas = await scaleByHand();
+await sleep(15_000); // Argo CD's self-heal would have set it back by now (5 s after the change).
+await step('drift shows the change made by hand', ['drift', '--env', ENV], 1);
+await step('status shows the pause and the drift', ['status', '--env', ENV, '--output', 'json'], 1);
+await step('sync undoes the change', ['sync', '--env', ENV, '--app', APP, '--skip-http', '--by', 'e2e-person'], 0);
+await step('drift after the sync', ['drift', '--env', ENV], 0);
+
+// Resumed: self-heal is back and sets a change made by hand back to git by itself.
+await scaleByHand();
+await sleep(15_000);
+await step('still drifted while paused', ['drift', '--env', ENV, '--app', APP], 1);
+await step('resume', ['resume', '--env', ENV], 0);
+await eventually('self-heal after resume', ['drift', '--env', ENV, '--app', APP], 0, 90);
+
+// A rollout that cannot complete: the nodes cordoned and the pods gone, a sync fails at its
+// bound and says why (the pods are not scheduled).
+await step('pause before the rollout case', ['pause', '--env', ENV, '--app', APP, '--reason', 'e2e: nodes cordoned'], 0);
+const nodes = (await core.listNode()).items.map((node) => node.metadata.name);
+for (const name of nodes) await merge({ apiVersion: 'v1', kind: 'Node', metadata: { name }, spec: { unschedulable: true } });
+const pods = (await core.listNamespacedPod({ namespace: APP, labelSelector: `app=${APP}` })).items;
+for (const pod of pods) await core.deleteNamespacedPod({ name: pod.metadata.name, namespace: APP });
+await step('sync fails at the bound with the reason', ['sync', '--env', ENV, '--app', APP, '--skip-http', '--sync-timeout', '30', '--rollout-timeout', '30'], 1);
+for (const name of nodes) await merge({ apiVersion: 'v1', kind: 'Node', metadata: { name }, spec: { unschedulable: null } });
+await step('resume after the rollout case', ['resume', '--env', ENV, '--app', APP], 0);
+await eventually('converged again', ['status', '--env', ENV], 0, 240);
+
+fs.writeFileSync(process.env.OPS_SCENARIO_RESULTS ?? 'ops-scenario.json', `${JSON.stringify({ replicas, steps }, null, 2)}\n`);
+console.log(failed === 0 ? `ops scenario: ${steps.length} steps as expected` : `ops scenario: ${failed} of ${steps.length} steps gave another exit code`);
+process.exit(failed === 0 ? 0 : 1);
