@@ -2,7 +2,7 @@ import { ApiObject, Duration, JsonPatch, Size } from 'cdk8s';
 import * as kplus from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-28';
-import { APPLICATION_USER, DISRUPTION, HTTP_PORT_NAME, REVISION_HISTORY_LIMIT } from '../contract/choices';
+import { APPLICATION_USER, DISRUPTION, HTTP_PORT_NAME, REVISION_HISTORY_LIMIT, VERSION_FILE } from '../contract/choices';
 import { LABELS, PORTS, PROBES, ROLLING_UPDATE, WAITS_SECONDS } from '../contract/contract';
 import type { Resources } from '../environments';
 import { parseMemory } from '../environments/quantity';
@@ -117,6 +117,8 @@ export class ApplicationWorkload extends kplus.Deployment {
           name: props.application,
           image: props.image,
           imagePullPolicy: kplus.ImagePullPolicy.IF_NOT_PRESENT,
+          // Where the image keeps its version file (1.3.3, VERSION_FILE).
+          workingDir: VERSION_FILE.workingDir,
           ports: [{ name: HTTP_PORT_NAME, number: PORTS.application, protocol: kplus.Protocol.TCP }],
           envVariables: Object.fromEntries(
             Object.entries(props.environment ?? {}).map(([key, value]) => [

@@ -176,6 +176,15 @@ export const SYNC_RETRY = { firstBackoffSeconds: 10, factor: 2 } as const;
 export const OPERATOR_SYNC_ANNOTATION = { key: 'platform-gitops.io/sync', value: 'operator' } as const;
 
 /**
+ * 1.3.3, "the new version is verified by listing pods and reading a version file inside the
+ * application container": where the file is, the contract does not show. The application
+ * image (its CI builds it) writes the running version as `version` in its working directory,
+ * /app, which the Deployment sets explicitly (`workingDir`); `npm run ops -- version` reads it
+ * by that relative path, so the command is the same whatever runs the container.
+ */
+export const VERSION_FILE = { workingDir: '/app', name: 'version' } as const;
+
+/**
  * Who paused an Application's automated sync, and why (`npm run ops -- pause`): recorded on
  * the Application itself, so `ops status` and Argo CD's UI show it, and removed by `resume`.
  */
