@@ -1,12 +1,23 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { KubeClient, type KubeObject } from './kube-client';
 import { freePort } from './loopback';
 import type { ClusterPki, Pki } from './pki';
 import { type Supervisor, waitFor } from './processes';
 import { KWOK_ADMITTED_ANNOTATION, kwokStages, NODE_IP_ANNOTATION } from './kwok-stages';
 import type { Toolchain } from '../toolchain';
+import { projectRoot } from '../src/base/project-root';
+
+/** kwok's Exec and PortForward CRDs (e2e/crds/, copied from kwok v0.8.0 with their provenance). */
+function readKwokCrds(): KubeObject[] {
+  const dir = path.join(projectRoot(), 'e2e', 'crds');
+  return fs
+    .readdirSync(dir)
+    .filter((file) => file.endsWith('.yaml'))
+    .sort()
+    .map((file) => parse(fs.readFileSync(path.join(dir, file), 'utf8')) as KubeObject);
+}
 
 /** Simulated nodes, one per zone, so spread constraints over zones and hosts can be met. */
 export const NODE_ZONES = ['a', 'b', 'c'] as const;
@@ -91,8 +102,13 @@ export async function startControlPlane(options: {
     args: [...clientFlags, '--v=1'],
   });
 
+  // kwok's kubelet API: the API server sends a pod's exec and port-forward there, and kwok
+  // maps them to local processes as its Exec and PortForward objects say (e2e/live-containers.ts).
+  for (const crd of readKwokCrds()) await client.apply(crd);
+  const kubeletPort = await freePort();
+  const kubelet = options.pki.leaf('kwok-kubelet', pki.ca, '/CN=e2e-kwok-kubelet', 'server', ['localhost'], ['127.0.0.1']);
   const kwokConfig = path.join(dir, 'kwok.yaml');
-  fs.writeFileSync(kwokConfig, kwokStages());
+  fs.writeFileSync(kwokConfig, kwokStages(kubeletPort));
   supervisor.start({
     name: 'kwok',
     command: toolchain.bin('kwok', 'kwok'),
@@ -101,7 +117,10 @@ export async function startControlPlane(options: {
       `--config=${kwokConfig}`,
       '--manage-all-nodes=false',
       '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
-      `--server-address=127.0.0.1:${await freePort()}`,
+      `--server-address=127.0.0.1:${kubeletPort}`,
+      `--tls-cert-file=${kubelet.cert}`,
+      `--tls-private-key-file=${kubelet.key}`,
+      '--enable-crds=Exec,PortForward',
       '--node-lease-duration-seconds=40',
     ],
   });
@@ -180,6 +199,12 @@ export async function startApiServer(options: {
       '--allow-privileged=true',
       // 127.0.0.1 may not be an endpoint of the `kubernetes` Service; nothing dials it.
       '--endpoint-reconciler-type=none',
+      // A node's kubelet is kwok on loopback: its InternalDNS address is localhost (its
+      // InternalIP is TEST-NET, for Envoy Gateway's NodePort addresses), and kwok's serving
+      // certificate is not checked (no --kubelet-certificate-authority), as on kind.
+      '--kubelet-preferred-address-types=InternalDNS',
+      `--kubelet-client-certificate=${pki.admin.cert}`,
+      `--kubelet-client-key=${pki.admin.key}`,
       `--cert-dir=${path.join(options.dir, `${options.name}-certs`)}`,
       '--profiling=false',
       '--v=1',

@@ -11,16 +11,16 @@ export interface ExecResult {
 }
 
 /**
- * Run `command` with bash in `cwd` against the converged cluster (`KUBECONFIG` its admin
- * kubeconfig), streaming every line it prints; stopped (its process group) after
+ * Run `command` with bash in `cwd` against the converged cluster (`env`: KUBECONFIG, its admin
+ * kubeconfig, and E2E_CONTAINERS, the folders of the pods' loopback containers), streaming every line it prints; stopped (its process group) after
  * `timeoutSeconds`. Asynchronous, so the harness's controllers keep reconciling meanwhile.
  */
-export function execAgainstCluster(options: { command: string; cwd: string; kubeconfig: string; timeoutSeconds: number; log: (line: string) => void }): Promise<ExecResult> {
+export function execAgainstCluster(options: { command: string; cwd: string; env: Readonly<Record<string, string>>; timeoutSeconds: number; log: (line: string) => void }): Promise<ExecResult> {
   const started = Date.now();
   return new Promise((resolve) => {
     const child = spawn('bash', ['-c', options.command], {
       cwd: options.cwd,
-      env: childEnvironment({ KUBECONFIG: options.kubeconfig }),
+      env: childEnvironment(options.env),
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });

@@ -25,6 +25,7 @@ import { INFRASTRUCTURE_RELEASES, type InfrastructureRelease, RELEASE_ROWS } fro
 import { CLUSTER_COMPONENTS, ensureToolchain } from '../toolchain';
 import { startEnvoyGateway } from './envoy-gateway';
 import { type ExecResult, execAgainstCluster } from './exec';
+import { LiveContainers } from './live-containers';
 
 /** What `npm run e2e` was asked to do. */
 export interface E2eOptions {
@@ -173,9 +174,11 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
   let charts: { close: () => Promise<void> } | undefined;
   let stopControllers = false;
   let controllersDone: Promise<void> = Promise.resolve();
+  let liveContainers: LiveContainers | undefined;
   const cleanup = async (): Promise<void> => {
     stopControllers = true;
     await controllersDone.catch(() => undefined);
+    await liveContainers?.close();
     await supervisor.stopAll();
     await proxy.close();
     await charts?.close();
@@ -271,10 +274,18 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
           log,
         }),
     });
+    const environmentValues = loadEnvironments().find((e) => e.name === environment)!;
+    liveContainers = new LiveContainers(
+      client,
+      path.join(dir, 'containers'),
+      environmentValues.applications.map((application) => ({ namespace: application.namespace, container: application.name })),
+    );
+    const containers = liveContainers;
     controllersDone = (async () => {
       while (!stopControllers) {
         try {
           await controllers.reconcile();
+          await containers.reconcile();
         } catch (error) {
           log(`stand-in controllers: ${error instanceof Error ? error.message : String(error)}`);
         }
@@ -323,7 +334,13 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     let exec: ExecResult | undefined;
     if (allConverged && options.exec !== undefined) {
       log(`exec (KUBECONFIG=${plane.kubeconfig}): ${options.exec}`);
-      exec = await execAgainstCluster({ command: options.exec, cwd: projectRoot, kubeconfig: plane.kubeconfig, timeoutSeconds: options.execTimeoutSeconds ?? 1800, log });
+      exec = await execAgainstCluster({
+        command: options.exec,
+        cwd: projectRoot,
+        env: { KUBECONFIG: plane.kubeconfig, E2E_CONTAINERS: containers.root },
+        timeoutSeconds: options.execTimeoutSeconds ?? 1800,
+        log,
+      });
       log(`exec: exit ${exec.exitCode} after ${exec.seconds} s`);
     }
     if (proxy.refused.size > 0) log(`the loopback proxy refused: ${[...proxy.refused].sort().join(', ')}`);

@@ -34,7 +34,7 @@ function containerStatuses(field: string, list: string, body: readonly string[])
   return [`${field}:`, `{{ range .spec.${list} }}`, '- name: {{ .name | Quote }}', '  image: {{ .image | Quote }}', '  restartCount: 0', ...body, '{{ end }}'];
 }
 
-export function kwokStages(): string {
+export function kwokStages(kubeletPort: number): string {
   const nodeRef = { apiGroup: 'v1', kind: 'Node' };
   const nodeStatus = [
     '{{ $now := Now }}',
@@ -51,6 +51,9 @@ export function kwokStages(): string {
     'addresses:',
     `- { type: InternalIP, address: {{ index .metadata.annotations "${NODE_IP_ANNOTATION}" | Quote }} }`,
     '- { type: Hostname, address: {{ .metadata.name | Quote }} }',
+    // Where the API server reaches the node's kubelet (kwok's server): exec, port-forward.
+    '- { type: InternalDNS, address: localhost }',
+    `daemonEndpoints: { kubeletEndpoint: { Port: ${kubeletPort} } }`,
     'allocatable: {{ YAML .status.allocatable 1 }}',
     'capacity: {{ YAML .status.capacity 1 }}',
     'nodeInfo: { architecture: amd64, operatingSystem: linux, kubeletVersion: {{ printf "kwok-%s" Version | Quote }}, kubeProxyVersion: {{ printf "kwok-%s" Version | Quote }} }',

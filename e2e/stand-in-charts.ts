@@ -8,6 +8,7 @@ import type { KubeObject } from './kube-client';
 import type { OciChartRegistry } from './oci-registry';
 import { run } from './processes';
 import type { Toolchain } from '../toolchain';
+import { STRIMZI_OPERATOR_DEPLOYMENT } from '../src/contract/upstream';
 
 /**
  * What the harness installs in place of an upstream chart, which cannot be fetched
@@ -66,7 +67,7 @@ export const STAND_INS: Readonly<Record<string, StandIn>> = {
   },
   'strimzi-kafka-operator': {
     crds: ['strimzi-kafka.yaml', 'strimzi-kafkanodepool.yaml', 'strimzi-kafkatopic.yaml', 'strimzi-kafkauser.yaml'],
-    controller: 'strimzi-cluster-operator',
+    controller: STRIMZI_OPERATOR_DEPLOYMENT,
     reconciles: ['Kafka', 'KafkaNodePool', 'KafkaTopic', 'KafkaUser'],
   },
 };

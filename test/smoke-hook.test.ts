@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ContractServer, startContractServer, TEST_CREDENTIALS } from './contract-server';
+import { type ContractServer, startContractServer, TEST_CREDENTIALS } from '../e2e/contract-server';
 import { IMAGES } from '../src/contract/images';
 import { committedObjects, ENVIRONMENT_ORDER, findObject, type K8sObject, projectEnvironments, renderToObjects } from './support';
 

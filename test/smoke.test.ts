@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { contractSteps, type SmokeChecks, type SmokeSettings } from '../src/smoke/contract';
 import { runSmoke, type SmokeStep } from '../src/smoke/runner';
-import { closedPort, type ContractServer, startContractServer, TEST_CREDENTIALS } from './contract-server';
+import { closedPort, type ContractServer, startContractServer, TEST_CREDENTIALS } from '../e2e/contract-server';
 import { loadEnvironments } from '../src/environments';
 import { SMOKE_TEST } from '../src/commands/smoke';
 import { ROOT, runCli, runInProcess } from './support';

@@ -8,7 +8,7 @@ import { loadEnvironments } from '../src/environments';
 import { gatewayReport } from '../src/verify/gateway';
 import { checkTls } from '../src/verify/tls';
 import { VERIFY } from '../src/commands/verify';
-import { type ContractServer, startContractServer, TEST_CREDENTIALS } from './contract-server';
+import { type ContractServer, startContractServer, TEST_CREDENTIALS } from '../e2e/contract-server';
 import { FakeApiServer } from './fake-api-server';
 import { ROOT, runCli, runInProcess, temporaryDirectory } from './support';
 

@@ -245,3 +245,10 @@ export const FLAGGER = {
   loadTesterPodLabels: { app: 'loadtester' },
   loadTesterPort: 8080,
 } as const;
+
+/**
+ * The Deployment of Strimzi's cluster operator, as its Helm chart names it (strimzi-kafka-operator
+ * 1.2.0, helm-charts/helm3/strimzi-kafka-operator/templates/060-Deployment-strimzi-cluster-operator.yaml):
+ * what 1.3 step 6 waits for before the Kafka cluster.
+ */
+export const STRIMZI_OPERATOR_DEPLOYMENT = 'strimzi-cluster-operator';

@@ -1,3 +1,5 @@
+// The application's HTTP contract on loopback: the unit tests call it, and the e2e runs one per
+// pod of an application as the container behind kwok's port-forward (e2e/live-containers.ts).
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
