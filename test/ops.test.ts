@@ -106,7 +106,7 @@ describe('npm run ops command line', () => {
   it('lists its verbs, and refuses an unknown one with exit 2', async () => {
     const unknown = await runInProcess(OPS, ['rollout', '--env', 'local'], ROOT, {});
     expect(unknown.status).toBe(2);
-    expect(unknown.stderr).toMatch(/status.*drift.*sync.*verify.*pause.*resume/s);
+    expect(unknown.stderr).toMatch(/status.*drift.*sync.*verify.*version.*bluegreen.*pause.*resume/s);
   });
 
   it('refuses a verb without --env, a bad --output and pause without a reason, with exit 2', async () => {
@@ -123,6 +123,23 @@ describe('npm run ops command line', () => {
     expect(result.status).toBe(1);
     expect(result.stderr).toContain(`${manual.name} does not sync automatically`);
     expect(result.stderr).toContain(`--confirm ${manual.name}`);
+  });
+
+  it('refuses the blue-green gates for an application of another strategy, and an unknown step, before touching a cluster', async () => {
+    const environment = loadEnvironments().find((env) => env.applications.some((app) => app.strategy.type !== 'blue-green'))!;
+    const application = environment.applications.find((app) => app.strategy.type !== 'blue-green')!;
+    const other = await runInProcess(OPS, ['bluegreen', '--env', environment.name, '--app', application.name, '--step', 'ready'], ROOT, { KUBECONFIG: '/nonexistent/kubeconfig' });
+    expect(other.status).toBe(1);
+    expect(other.stderr).toContain(`${application.name} uses the ${application.strategy.type} strategy, not blue-green`);
+    const step = await runInProcess(OPS, ['bluegreen', '--env', environment.name, '--app', application.name, '--step', 'switch'], ROOT, {});
+    expect(step.status).toBe(2);
+    expect(step.stderr).toContain('--step must be one of ready, health, endpoints');
+  });
+
+  it('refuses a check of an unknown component, naming the three', async () => {
+    const result = await runInProcess(OPS, ['check', '--env', 'local', '--component', 'monitoring'], ROOT, {});
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('--component must be one of infrastructure, database, broker');
   });
 
   it('names a kube context the kubeconfig does not have', async () => {

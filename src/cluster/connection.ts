@@ -1,4 +1,6 @@
+import * as net from 'node:net';
 import * as path from 'node:path';
+import * as stream from 'node:stream';
 import * as k8s from '@kubernetes/client-node';
 import { RefusedError } from '../base/errors';
 
@@ -126,6 +128,61 @@ export class ClusterConnection {
       if (statusOf(error) === 404) return false;
       throw this.failure(`delete ${kind} ${namespace === undefined ? '' : `${namespace}/`}${name}`, error);
     }
+  }
+
+  /**
+   * Run a command in a pod's container, as `kubectl exec` (the API server's exec
+   * subresource, over a WebSocket); its output and whether it exited 0, bounded by `timeoutMs`.
+   */
+  async exec(namespace: string, pod: string, container: string, command: readonly string[], timeoutMs: number): Promise<{ stdout: string; stderr: string; ok: boolean; message: string }> {
+    let stdout = '';
+    let stderr = '';
+    const sink = (append: (text: string) => void) =>
+      new stream.Writable({
+        write(chunk, _encoding, done) {
+          append(String(chunk));
+          done();
+        },
+      });
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new RefusedError(`exec ${command.join(' ')} in ${namespace}/${pod} (${container}): no answer within ${timeoutMs / 1000} s`)), timeoutMs);
+      new k8s.Exec(this.config)
+        .exec(namespace, pod, container, [...command], sink((t) => (stdout += t)), sink((t) => (stderr += t)), null, false, (status) => {
+          clearTimeout(timer);
+          resolve({ stdout, stderr, ok: status.status === 'Success', message: status.message ?? '' });
+        })
+        .catch((error: unknown) => {
+          clearTimeout(timer);
+          reject(this.failure(`exec in Pod ${namespace}/${pod}`, error));
+        });
+    });
+  }
+
+  /**
+   * Forward a local port to a pod's port, as `kubectl port-forward` (the API server's
+   * portforward subresource): each connection to 127.0.0.1:<local> reaches the pod.
+   * `localPort` 0 takes a free one. Resolves once listening; `close` stops it.
+   */
+  async portForward(namespace: string, pod: string, port: number, localPort: number): Promise<{ readonly localPort: number; close(): Promise<void> }> {
+    const forward = new k8s.PortForward(this.config);
+    const sockets = new Set<net.Socket>();
+    const server = net.createServer((socket) => {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      forward.portForward(namespace, pod, [port], socket, null, socket).catch(() => socket.destroy());
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (error) => reject(new RefusedError(`cannot listen on 127.0.0.1:${localPort} to forward to ${namespace}/${pod}:${port}: ${error.message}`)));
+      server.listen(localPort, '127.0.0.1', resolve);
+    });
+    return {
+      localPort: (server.address() as net.AddressInfo).port,
+      close: () =>
+        new Promise((resolve) => {
+          for (const socket of sockets) socket.destroy();
+          server.close(() => resolve());
+        }),
+    };
   }
 
   /** An error that says what was asked of which cluster and what the API server answered. */

@@ -9,7 +9,7 @@ import { INFRASTRUCTURE_RELEASES } from '../../src/infrastructure/releases';
 import { supportedKubernetesMinors } from '../../src/infrastructure/supported-kubernetes';
 import { ROOT } from '../support';
 import { afterEach, describe, expect, it } from 'vitest';
-import { breakRendered, e2eProjectCopy, runE2eOn } from './e2e-copy';
+import { breakRendered, e2eProjectCopy, makeBlueGreen, runE2eOn } from './e2e-copy';
 import type { E2eReport } from '../../e2e/harness';
 
 // A real control plane (Kubernetes 1.36) and a real Argo CD, built from their modules
@@ -36,6 +36,10 @@ function expectLiveOperations(file: string, report: E2eReport): void {
   const output = (name: string) => steps.find((step) => step.name === name)!.output;
   expect(output('status after convergence')).toContain('local: every Application Synced and Healthy, every workload rolled out');
   expect(output('verify the route and the endpoints')).toMatch(/PASS endpoints: .*all of webapp/);
+  // 1.3.4-1.3.6: each component's pods, in the contract's order, and its resources Ready.
+  expect(output('check infrastructure')).toMatch(/PASS certificate manager: pods of cert-manager ready[\s\S]*PASS ingress controller: [\s\S]*PASS controller: [\s\S]*PASS ClusterIssuer /);
+  expect(output('check database')).toMatch(/PASS Job webapp\/webapp-migrations: Complete/);
+  expect(output('check broker')).toMatch(/PASS Kafka kafka\/kafka-cluster: Ready=True[\s\S]*PASS KafkaTopic [\s\S]*PASS KafkaUser /);
   // The change made by hand while paused: drift names the field, status the pause, sync undoes it.
   expect(output('drift shows the change made by hand')).toContain(`spec.replicas: git ${replicas}, live ${replicas + 1}`);
   const paused = JSON.parse(steps.find((step) => step.name === 'status shows the pause and the drift')!.stdout);
@@ -45,18 +49,24 @@ function expectLiveOperations(file: string, report: E2eReport): void {
   // Self-heal stopped while paused (the change stayed 15 s), back after resume.
   expect(output('still drifted while paused')).toContain(`spec.replicas: git ${replicas}, live ${replicas + 1}`);
   expect(output('self-heal after resume')).toContain('no drift');
+  // Inside the containers, and the blue-green gates through the API server to kwok's kubelet.
+  expect(output('version of every pod')).toContain('every pod runs the version its values file declares');
+  expect(output('version catches a pod that runs another version')).toMatch(/MISMATCH: runs v0\.0\.1, the values file declares v/);
+  expect(output('blue-green: the new unit ready')).toMatch(/PASS: Deployment billing-green \(green, v[\d.]+\)/);
+  expect(output('blue-green: the new unit healthy')).toMatch(/PASS: GET \/health on green's Pod billing-green-.*: HTTP 200/);
+  expect(output('blue-green: a new unit whose /health fails')).toMatch(/FAIL: GET \/health on green's Pod .*503/);
+  expect(output("blue-green: the endpoints are the active unit's")).toMatch(/PASS: Service billing\/billing: \d+ ready endpoints, all of billing-blue/);
+  expect(output('blue-green gates refuse a rolling application')).toContain('webapp uses the rolling strategy, not blue-green');
   // The rollout that cannot complete: the bound, and the reason.
   expect(output('sync fails at the bound with the reason')).toMatch(/not done within 30 s.*not scheduled: .*unschedulable/s);
 }
 
 describe.sequential('e2e on a real control plane and Argo CD', () => {
   it(
-    'converges local: every Application Synced and Healthy, every environment accepted by the API server; then the live operations work on it',
+    'converges local: every Application Synced and Healthy, every environment accepted by the API server',
     () => {
       const copy = brokenCopy(); // unbroken: the committed project as it is
-      const results = path.join(copy, '..', `${path.basename(copy)}-ops.json`);
-      copies.push(results);
-      const { status, report, output } = runE2eOn(copy, ['--env', 'local', '--exec', `node ${path.join(ROOT, 'test', 'e2e', 'ops-scenario.mjs')}`], { OPS_SCENARIO_RESULTS: results });
+      const { status, report, output } = runE2eOn(copy, ['--env', 'local']);
       expect(report.kubernetes.startsWith(`v${supportedKubernetesMinors().at(-1)}.`), report.kubernetes).toBe(true);
       expect(report.argocd).toMatch(/^v3\./);
       // Envoy Gateway's control plane and its CRDs chart are the real ones, at the platform's version.
@@ -70,7 +80,21 @@ describe.sequential('e2e on a real control plane and Argo CD', () => {
       expect(report.dryRun.flatMap((r) => r.failures)).toEqual([]);
       expect(report.passed).toBe(true);
       expect(status).toBe(0);
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it(
+    'runs the live operations on converged local (npm run ops), with billing as a blue-green application',
+    () => {
+      const copy = brokenCopy();
+      makeBlueGreen(copy, 'local', 'billing');
+      const results = path.join(copy, '..', `${path.basename(copy)}-ops.json`);
+      copies.push(results);
+      const { status, report, output } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--exec', `node ${path.join(ROOT, 'test', 'e2e', 'ops-scenario.mjs')}`], { OPS_SCENARIO_RESULTS: results });
+      expect(report.applications.filter((a) => a.sync !== 'Synced' || a.health !== 'Healthy'), output.slice(-4000)).toEqual([]);
       expectLiveOperations(results, report);
+      expect(status).toBe(0);
     },
     RUN_TIMEOUT_MS,
   );

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseAllDocuments, stringify } from 'yaml';
+import { parseAllDocuments, parseDocument, stringify } from 'yaml';
 import type { E2eReport } from '../../e2e/harness';
 import { ROOT, temporaryDirectory } from '../support';
 
@@ -38,6 +38,25 @@ export function breakRendered(copy: string, file: string, change: (objects: any[
   const objects = parseAllDocuments(fs.readFileSync(full, 'utf8')).map((doc) => doc.toJS());
   fs.writeFileSync(full, change(objects).map((o) => stringify(o)).join('---\n'));
   git(copy, 'commit', '--quiet', '-am', message);
+}
+
+/**
+ * Make an application of the copy blue-green: its tag becomes the blue unit's, active, and
+ * green runs the next patch beside it (`replicas` and `image.tag` left out, as the strategy
+ * wants); the copy is rendered again and committed.
+ */
+export function makeBlueGreen(copy: string, environment: string, application: string): void {
+  const file = path.join(copy, 'src', 'environments', environment, `${application}.yaml`);
+  const doc = parseDocument(fs.readFileSync(file, 'utf8'));
+  const tag = String(doc.getIn(['image', 'tag']));
+  const [major, minor, patch] = tag.slice(1).split('.').map(Number) as [number, number, number];
+  doc.delete('replicas');
+  doc.deleteIn(['image', 'tag']);
+  doc.set('strategy', doc.createNode({ type: 'blue-green', blueGreen: { active: 'blue', units: { blue: { tag }, green: { tag: `v${major}.${minor}.${patch + 1}` } } } }));
+  fs.writeFileSync(file, doc.toString());
+  const synth = spawnSync(process.execPath, [path.join(copy, 'scripts', 'run.cjs'), 'synth'], { cwd: copy, encoding: 'utf8' });
+  if (synth.status !== 0) throw new Error(`synth of the copy failed: ${synth.stderr}`);
+  commitAll(copy, `${environment}: ${application} blue-green`);
 }
 
 /** Commit whatever the caller changed in the copy. */

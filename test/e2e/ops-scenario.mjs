@@ -1,5 +1,6 @@
 // The live operations (`npm run ops`) against the converged `local` cluster, run by
-// test/e2e/convergence.test.ts through `npm run e2e -- --env local --exec`: each verb with
+// test/e2e/convergence.test.ts through `npm run e2e -- --env local --exec` on a copy where
+// `billing` is a blue-green application (blue active, green beside it): each verb with
 // the exit code it must give, and the changes made behind Argo CD's back with the
 // Kubernetes client library, as a person with kubectl would make them. Writes every step
 // (verb, exit code, output, and stdout alone) to $OPS_SCENARIO_RESULTS and exits 1 when a step's exit code
@@ -21,6 +22,9 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const ENV = 'local';
 const APP = 'webapp';
+const BLUE_GREEN_APP = 'billing';
+/** Each pod's loopback container (e2e/live-containers.ts): `<E2E_CONTAINERS>/<namespace>/<pod>/`. */
+const CONTAINERS = process.env.E2E_CONTAINERS;
 const steps = [];
 let failed = 0;
 
@@ -79,8 +83,32 @@ await step('status after convergence', ['status', '--env', ENV], 0);
 await step('status as JSON', ['status', '--env', ENV, '--output', 'json'], 0);
 await step('drift after convergence', ['drift', '--env', ENV], 0);
 await step('verify the route and the endpoints', ['verify', '--env', ENV, '--app', APP, '--skip-http'], 0);
+for (const component of ['infrastructure', 'database', 'broker']) await step(`check ${component}`, ['check', '--env', ENV, '--component', component], 0);
 await step('usage error', ['status'], 2);
+await step('sync of an infrastructure Application', ['sync', '--env', ENV, '--application', 'envoy-gateway', '--by', 'e2e-person'], 0);
 await step('production is synced only when confirmed', ['sync', '--env', 'production', '--app', APP, '--no-verify'], 1);
+
+// Inside the containers: each pod's version file against the values file.
+await step('version of every pod', ['version', '--env', ENV], 0);
+const greenPods = () => fs.readdirSync(path.join(CONTAINERS, BLUE_GREEN_APP)).filter((pod) => pod.startsWith(`${BLUE_GREEN_APP}-green-`));
+const [tampered] = greenPods();
+const versionFile = path.join(CONTAINERS, BLUE_GREEN_APP, tampered, 'version');
+const shipped = fs.readFileSync(versionFile, 'utf8');
+fs.writeFileSync(versionFile, 'v0.0.1\n'); // an image whose tag lies about what it runs
+await step('version catches a pod that runs another version', ['version', '--env', ENV, '--app', BLUE_GREEN_APP], 1);
+fs.writeFileSync(versionFile, shipped);
+
+// The blue-green gates: green (beside blue, active) ready, healthy through a port-forward
+// (from a free local port: the e2e's own processes may hold the contract's 8080);
+// a green whose /health fails stops the release; the Service's endpoints are blue's.
+await step('blue-green: the new unit ready', ['bluegreen', '--env', ENV, '--app', BLUE_GREEN_APP, '--step', 'ready'], 0);
+await step('blue-green: the new unit healthy', ['bluegreen', '--env', ENV, '--app', BLUE_GREEN_APP, '--step', 'health', '--local-port', '0'], 0);
+for (const pod of greenPods()) fs.writeFileSync(path.join(CONTAINERS, BLUE_GREEN_APP, pod, 'fault'), 'health-503');
+await sleep(3_000); // the harness applies a fault within a second
+await step('blue-green: a new unit whose /health fails', ['bluegreen', '--env', ENV, '--app', BLUE_GREEN_APP, '--step', 'health', '--local-port', '0'], 1);
+for (const pod of greenPods()) fs.rmSync(path.join(CONTAINERS, BLUE_GREEN_APP, pod, 'fault'));
+await step('blue-green: the endpoints are the active unit\'s', ['bluegreen', '--env', ENV, '--app', BLUE_GREEN_APP, '--step', 'endpoints'], 0);
+await step('blue-green gates refuse a rolling application', ['bluegreen', '--env', ENV, '--app', APP, '--step', 'ready'], 1);
 
 // Paused: a change behind Argo CD's back stays (no self-heal), drift shows it, sync undoes it.
 await step('pause', ['pause', '--env', ENV, '--reason', 'e2e: scaling by hand', '--by', 'e2e-person'], 0);

@@ -1,9 +1,12 @@
 import type { CommandGroup } from '../../tooling/cli';
+import { BLUEGREEN } from './bluegreen';
+import { CHECK } from './check';
 import { DRIFT } from './drift';
 import { PAUSE, RESUME } from './pause';
 import { STATUS } from './status';
 import { SYNC } from './sync';
 import { VERIFY } from './verify';
+import { VERSION } from './version';
 
 const USAGE = `usage: npm run ops -- <verb> --env <environment> [--app <application>] [--context <context>] [--output text|json]
 
@@ -16,6 +19,9 @@ the verbs need.
   drift     what differs between git and the cluster, field by field
   sync      sync the application's Application, wait for it and the rollout, then verify
   verify    the Gateway and routes, the Service's endpoints, /health, /api/status, TLS
+  version   each pod's version file, read inside its container, against the values file
+  check     a platform component ready: infrastructure, database, broker (1.3.4-1.3.6)
+  bluegreen the gates of a blue-green release: the new unit ready, its /health, the endpoints
   pause     stop automated sync and self-heal (root first), recording who and why
   resume    automated sync again
 \`npm run ops -- <verb> --help\` for a verb's options.
@@ -25,5 +31,5 @@ Exit code: 0 the checked state holds, 1 it does not (named, with why), 2 bad arg
 export const OPS: CommandGroup = {
   name: 'ops',
   usage: USAGE,
-  subcommands: { status: STATUS, drift: DRIFT, sync: SYNC, verify: VERIFY, pause: PAUSE, resume: RESUME },
+  subcommands: { status: STATUS, drift: DRIFT, sync: SYNC, verify: VERIFY, version: VERSION, check: CHECK, bluegreen: BLUEGREEN, pause: PAUSE, resume: RESUME },
 };

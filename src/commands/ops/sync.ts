@@ -1,4 +1,4 @@
-import { RefusedError } from '../../base/errors';
+import { RefusedError, UsageError } from '../../base/errors';
 import { startSync, waitForSync } from '../../cluster/argo-cd';
 import { waitForRollout } from '../../cluster/workloads';
 import { WAITS_SECONDS } from '../../contract/contract';
@@ -16,6 +16,8 @@ timeout, ${WAITS_SECONDS.controllerSync} s), waits for the strategy's Deployment
 timeout, ${WAITS_SECONDS.rolloutStatus} s), then verifies as \`ops verify\` does. An environment that does not
 sync automatically (production, planned) is synced only with --confirm <environment>.
 ${TARGET_USAGE}
+  --application <name>   sync this Application of the environment instead (an infrastructure
+                         release: \`argocd\`, \`envoy-gateway\`...): the sync and its wait only
   --prune                delete live objects that git no longer has
   --force                replace objects that cannot be patched (delete and re-create)
   --by <name>            who the sync is recorded as (default: $USER)
@@ -29,6 +31,7 @@ Exit code: 0 synced, rolled out and verified; 1 a step failed (named, with why);
 const OPTIONS = {
   ...TARGET_OPTIONS,
   ...HTTP_OPTIONS,
+  application: { type: 'string' },
   prune: { type: 'boolean', default: false },
   force: { type: 'boolean', default: false },
   by: { type: 'string' },
@@ -46,14 +49,15 @@ export const SYNC: CommandDefinition<typeof OPTIONS> = {
   async run(values, _positionals, context) {
     const syncTimeout = seconds(values['sync-timeout'], '--sync-timeout', WAITS_SECONDS.controllerSync);
     const rolloutTimeout = seconds(values['rollout-timeout'], '--rollout-timeout', WAITS_SECONDS.rolloutStatus);
-    const target = opsTarget(values, context, true);
+    const target = opsTarget(values, context, values.application === undefined);
     const { environment, controllerNamespace: namespace, say } = target;
     const application = target.applications[0]!;
     if (!environment.autoSync && values.confirm !== environment.name) {
       throw new RefusedError(`${environment.name} does not sync automatically: its syncs are reviewed by hand (contract 1.2); give --confirm ${environment.name} to sync it`);
     }
     const { cluster } = target;
-    const name = applicationChartId(application.name);
+    if (values.application !== undefined && values.app !== undefined) throw new UsageError('give --app or --application, not both');
+    const name = values.application ?? applicationChartId(application.name);
     const steps: { step: string; ok: boolean; detail: string }[] = [];
     const finish = (code: number) => {
       target.result({ environment: environment.name, application: application.name, steps, passed: code === 0 });
@@ -67,11 +71,13 @@ export const SYNC: CommandDefinition<typeof OPTIONS> = {
     if (!sync.ok) {
       // Argo CD holds a sync until the workloads are healthy when a PostSync hook follows
       // (the smoke test): say why they are not.
-      const workloads = await waitForRollout(cluster, application.namespace, liveWorkloadsOf(application), 1, () => undefined);
-      const why = workloads.ok ? '' : `; workloads: ${workloads.reason}`;
+      const workloads = values.application === undefined ? await waitForRollout(cluster, application.namespace, liveWorkloadsOf(application), 1, () => undefined) : undefined;
+      const why = workloads === undefined || workloads.ok ? '' : `; workloads: ${workloads.reason}`;
       say(`ops sync: the sync of ${name} did not succeed: ${sync.reason}${why}${sync.state.startsWith('Running') ? ' (the operation keeps running in Argo CD)' : ''}`);
       return finish(1);
     }
+    // Another Application than an application's: its sync is the whole operation.
+    if (values.application !== undefined) return finish(0);
     const rollout = await waitForRollout(cluster, application.namespace, liveWorkloadsOf(application), rolloutTimeout, say);
     steps.push({ step: 'rollout', ok: rollout.ok, detail: rollout.ok ? rollout.state : rollout.reason! });
     if (!rollout.ok) {

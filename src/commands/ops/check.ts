@@ -1,0 +1,110 @@
+import { UsageError } from '../../base/errors';
+import type { ClusterConnection } from '../../cluster/connection';
+import { readyCondition, waitForPodsReady, waitForReady } from '../../cluster/readiness';
+import { INFRASTRUCTURE_NAMESPACES } from '../../contract/choices';
+import { BROKER, WAITS_SECONDS } from '../../contract/contract';
+import { migrationsName } from '../../contract/naming';
+import { STRIMZI_OPERATOR_DEPLOYMENT } from '../../contract/upstream';
+import { waitForRollout } from '../../cluster/workloads';
+import type { Environment } from '../../environments';
+import { INFRASTRUCTURE_RELEASES, releaseNamespace } from '../../infrastructure/releases';
+import type { CommandDefinition } from '../../tooling/cli';
+import { TARGET_OPTIONS, TARGET_USAGE, type OpsTarget, opsTarget } from './target';
+
+const COMPONENTS = ['infrastructure', 'database', 'broker'] as const;
+type Component = (typeof COMPONENTS)[number];
+
+const USAGE = `usage: npm run ops -- check --env <environment> --component ${COMPONENTS.join('|')} [options]
+
+The verification of a platform component (contract 1.3.4-1.3.6), each wait bounded by the
+contract's timeout:
+  infrastructure  the certificate manager's, the ingress controller's and the controller's
+                  pods ready, in that order (${WAITS_SECONDS.infrastructurePodsReady} s each); every Certificate in every
+                  namespace and every ClusterIssuer, with its Ready condition
+  database        the SQL Server pod ready (${WAITS_SECONDS.databasePodReady} s); each application's migrations Job
+                  complete
+  broker          the operator's Deployment rolled out (${WAITS_SECONDS.brokerOperatorReady} s), ${BROKER.clusterName} Ready (${WAITS_SECONDS.brokerClusterReady} s), every
+                  KafkaTopic and KafkaUser with its Ready condition
+${TARGET_USAGE}
+  --component <name>     ${COMPONENTS.join(', ')} (required)
+Exit code: 0 the component is ready, 1 it is not (each part named, with why), 2 bad arguments.`;
+
+const OPTIONS = { ...TARGET_OPTIONS, component: { type: 'string' } } as const;
+
+/** One part of a check: what, whether it holds, and the detail. */
+interface Part {
+  readonly part: string;
+  readonly ok: boolean;
+  readonly detail: string;
+}
+
+async function listReady(cluster: ClusterConnection, apiVersion: string, kind: string, namespace?: string): Promise<Part[]> {
+  return (await cluster.list(apiVersion, kind, namespace)).map((object) => {
+    const { ready, detail } = readyCondition(object);
+    return { part: `${kind} ${object.metadata.namespace === undefined ? '' : `${object.metadata.namespace}/`}${object.metadata.name}`, ok: ready, detail };
+  });
+}
+
+async function podsPart(target: OpsTarget, label: string, namespace: string, timeoutSeconds: number): Promise<Part> {
+  const result = await waitForPodsReady(target.cluster, namespace, timeoutSeconds, target.say);
+  return { part: `${label}: pods of ${namespace} ready`, ok: result.ok, detail: result.ok ? result.state : result.reason! };
+}
+
+const CHECKS: Readonly<Record<Component, (target: OpsTarget, environment: Environment) => Promise<Part[]>>> = {
+  // 1.3.4: certificate manager, ingress controller, controller, in that order; then the certificates and the issuer.
+  async infrastructure(target) {
+    const parts: Part[] = [];
+    const order = [
+      ['certificate manager', INFRASTRUCTURE_NAMESPACES.certificateManager],
+      ['ingress controller', INFRASTRUCTURE_NAMESPACES.ingressController],
+      ['controller', target.controllerNamespace],
+    ] as const;
+    for (const [label, namespace] of order) parts.push(await podsPart(target, label, namespace, WAITS_SECONDS.infrastructurePodsReady));
+    const certificates = await listReady(target.cluster, 'cert-manager.io/v1', 'Certificate');
+    const issuers = await listReady(target.cluster, 'cert-manager.io/v1', 'ClusterIssuer');
+    if (issuers.length === 0) parts.push({ part: 'ClusterIssuer', ok: false, detail: 'none exists' });
+    return [...parts, ...certificates, ...issuers];
+  },
+  // 1.3.5: the server's pod ready within 600 s; the migrations ran.
+  async database(target, environment) {
+    const parts = [await podsPart(target, 'SQL Server', environment.database.namespace, WAITS_SECONDS.databasePodReady)];
+    for (const application of environment.applications) {
+      const name = migrationsName(application.name);
+      const job = await target.cluster.get('batch/v1', 'Job', name, application.namespace);
+      const complete = (job?.['status']?.conditions ?? []).find((c: { type?: string; status?: string }) => c.type === 'Complete' && c.status === 'True') !== undefined;
+      parts.push({ part: `Job ${application.namespace}/${name}`, ok: complete, detail: job === undefined ? 'does not exist (the Sync hook has not run, or was deleted after success)' : complete ? 'Complete' : 'not complete' });
+    }
+    return parts;
+  },
+  // 1.3.6: the operator ready within 300 s, the cluster Ready within 600 s, then its topics and users.
+  async broker(target, environment) {
+    const namespace = releaseNamespace(INFRASTRUCTURE_RELEASES.strimziOperator, { environment, platform: target.platform });
+    const rollout = await waitForRollout(target.cluster, namespace, [{ deployment: STRIMZI_OPERATOR_DEPLOYMENT, role: 'broker operator', serves: false }], WAITS_SECONDS.brokerOperatorReady, target.say);
+    const operator = { part: `broker operator: Deployment ${namespace}/${STRIMZI_OPERATOR_DEPLOYMENT}`, ok: rollout.ok, detail: rollout.ok ? rollout.state : rollout.reason! };
+    const cluster = await waitForReady(target.cluster, 'kafka.strimzi.io/v1', 'Kafka', BROKER.clusterName, environment.broker.namespace, WAITS_SECONDS.brokerClusterReady, target.say);
+    return [
+      operator,
+      { part: `Kafka ${environment.broker.namespace}/${BROKER.clusterName}`, ok: cluster.ok, detail: cluster.ok ? cluster.state : cluster.reason! },
+      ...(await listReady(target.cluster, 'kafka.strimzi.io/v1', 'KafkaTopic', environment.broker.namespace)),
+      ...(await listReady(target.cluster, 'kafka.strimzi.io/v1', 'KafkaUser', environment.broker.namespace)),
+    ];
+  },
+};
+
+/** `npm run ops -- check`: is a platform component ready, as the contract verifies it. */
+export const CHECK: CommandDefinition<typeof OPTIONS> = {
+  name: 'ops check',
+  usage: USAGE,
+  options: OPTIONS,
+  async run(values, _positionals, context) {
+    const component = values.component as Component | undefined;
+    if (component === undefined || !COMPONENTS.includes(component)) throw new UsageError(`--component must be one of ${COMPONENTS.join(', ')}`);
+    const target = opsTarget(values, context);
+    const parts = await CHECKS[component](target, target.environment);
+    for (const part of parts) target.say(`${part.ok ? 'PASS' : 'FAIL'} ${part.part}: ${part.detail}`);
+    const failed = parts.filter((part) => !part.ok);
+    target.say(failed.length === 0 ? `${target.environment.name}: ${component} ready` : `${target.environment.name}: ${component} not ready: ${failed.map((part) => part.part).join(', ')}`);
+    target.result({ environment: target.environment.name, component, parts, passed: failed.length === 0 });
+    return failed.length === 0 ? 0 : 1;
+  },
+};
