@@ -211,7 +211,7 @@ export async function startApiServer(options: {
     ],
   });
   const client = new KubeClient(server, { ca: pki.ca.cert, cert: pki.admin.cert, key: pki.admin.key });
-  await waitFor(`${options.name} /readyz`, 60_000, async () => ((await client.request('GET', '/readyz')) === 'ok' ? true : undefined), () =>
+  await waitFor(`${options.name} /readyz`, 60_000, async () => ((await client.ready()) ? true : undefined), () =>
     options.supervisor.assertRunning(),
   );
   return { client, server };

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
-import * as https from 'node:https';
+import * as k8s from '@kubernetes/client-node';
 import { E2eError } from '../src/base/errors';
+import { ObjectApi, statusMessage } from '../src/cluster/object-api';
 
 /** A Kubernetes object as the API server returns it. */
 export interface KubeObject {
@@ -20,18 +21,12 @@ export interface KubeObject {
   [key: string]: any;
 }
 
-/** Where a kind is served: its REST path segment and whether it lives in a namespace. */
-interface ResourceInfo {
-  readonly plural: string;
-  readonly namespaced: boolean;
-}
-
-/** An answer of the API server that is not 2xx. */
 /** `<Kind> <namespace>/<name>` (`<Kind> <name>` when cluster-scoped), as the harness names an object in its messages. */
 export function resourceId(kind: string, name: string, namespace?: string): string {
   return `${kind} ${namespace ? `${namespace}/` : ''}${name}`;
 }
 
+/** An answer of the API server that is not 2xx. */
 export class ApiError extends E2eError {
   constructor(
     public readonly status: number,
@@ -42,14 +37,18 @@ export class ApiError extends E2eError {
   }
 }
 
+/** Apply-patch, merge-patch and JSON bodies, as the API server names them. */
+const CONTENT = { apply: 'application/apply-patch+yaml', merge: 'application/merge-patch+json', json: 'application/json' } as const;
+
 /**
- * A small client for the e2e API server: client-certificate authentication, discovery of
- * kinds (CRDs included, refreshed on a miss), server-side apply, dry-run, list, patch.
- * Just what the harness needs; every call is bounded by a timeout.
+ * The harness's client of the e2e API server, on the official client library (the same
+ * generic object API as `npm run ops`, src/cluster/object-api.ts): client-certificate
+ * authentication, discovery of kinds (CRDs included, asked again on a miss), server-side
+ * apply, dry-run with strict field validation, list, merge patch of an object or its status.
  */
 export class KubeClient {
-  private readonly agent: https.Agent;
-  private readonly resources = new Map<string, ResourceInfo>();
+  private readonly config = new k8s.KubeConfig();
+  private readonly objects: ObjectApi;
 
   constructor(
     /** `https://127.0.0.1:<port>` */
@@ -57,83 +56,51 @@ export class KubeClient {
     tls: { ca: string; cert: string; key: string },
     private readonly fieldManager = 'platform-gitops-e2e',
   ) {
-    this.agent = new https.Agent({
-      ca: fs.readFileSync(tls.ca),
-      cert: fs.readFileSync(tls.cert),
-      key: fs.readFileSync(tls.key),
-      keepAlive: true,
-      maxSockets: 8,
+    this.config.loadFromOptions({
+      clusters: [{ name: 'e2e', server, caData: fs.readFileSync(tls.ca).toString('base64'), skipTLSVerify: false }],
+      users: [{ name: 'e2e', certData: fs.readFileSync(tls.cert).toString('base64'), keyData: fs.readFileSync(tls.key).toString('base64') }],
+      contexts: [{ name: 'e2e', cluster: 'e2e', user: 'e2e' }],
+      currentContext: 'e2e',
     });
+    this.objects = ObjectApi.forConfig(this.config);
   }
 
   close(): void {
-    this.agent.destroy();
+    // The library opens a connection per request: nothing to release.
   }
 
-  /** One HTTP call; parses JSON; throws ApiError on a non-2xx answer. */
-  request(method: string, urlPath: string, body?: string, contentType = 'application/json', timeoutMs = 30_000): Promise<any> {
-    const url = new URL(urlPath, this.server);
-    return new Promise((resolve, reject) => {
-      const req = https.request(
-        url,
-        {
-          method,
-          agent: this.agent,
-          headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': contentType } : {}) },
-          timeout: timeoutMs,
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            let parsed: any = text;
-            try {
-              parsed = text.length > 0 ? JSON.parse(text) : {};
-            } catch {
-              // not JSON (e.g. /readyz): keep the text
-            }
-            const status = res.statusCode ?? 0;
-            if (status >= 200 && status < 300) resolve(parsed);
-            else reject(new ApiError(status, parsed?.reason ?? '', `${method} ${url.pathname}: ${status} ${parsed?.message ?? text}`));
-          });
-        },
-      );
-      req.on('timeout', () => req.destroy(new E2eError(`${method} ${url.pathname}: no answer in ${timeoutMs} ms`)));
-      req.on('error', reject);
-      if (body !== undefined) req.write(body);
-      req.end();
-    });
+  /** Whether the API server answers /readyz with ok. */
+  async ready(): Promise<boolean> {
+    return new k8s.Health(this.config).readyz({ timeout: 5_000 }).catch(() => false);
   }
 
-  private async discover(apiVersion: string): Promise<void> {
-    const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
-    let list: any;
+  /** The API server's version (`v1.36.3`). */
+  async version(): Promise<string> {
+    return String((await this.config.makeApiClient(k8s.VersionApi).getCode()).gitVersion);
+  }
+
+  /** Run a call of the library; its failure as an ApiError naming the call and the object. */
+  private async call<T>(what: string, action: () => Promise<T>): Promise<T> {
     try {
-      list = await this.request('GET', base);
+      return await action();
     } catch (error) {
-      if (error instanceof ApiError && error.status === 404) return;
+      if (error instanceof k8s.ApiException) {
+        const body = error.body as { reason?: unknown } | undefined;
+        throw new ApiError(error.code, typeof body?.reason === 'string' ? body.reason : '', `${what}: ${error.code} ${statusMessage(error.body, error.code)}`);
+      }
+      if (error instanceof Error && /Unrecognized API version and kind/.test(error.message)) throw new ApiError(404, 'NotFound', `${what}: the server does not serve it`);
       throw error;
     }
-    for (const r of list.resources ?? []) {
-      if (String(r.name).includes('/')) continue;
-      this.resources.set(`${apiVersion}/${r.kind}`, { plural: r.name, namespaced: r.namespaced });
-    }
   }
 
-  /** The REST path segment of a kind; undefined when the server does not serve it. */
-  async resource(apiVersion: string, kind: string): Promise<ResourceInfo | undefined> {
-    const key = `${apiVersion}/${kind}`;
-    if (!this.resources.has(key)) await this.discover(apiVersion);
-    return this.resources.get(key);
+  /** `PATCH <namespace>/<Kind>/<name>`: one word after the verb, as the dry-run's answers are read. */
+  private label(verb: string, object: Pick<KubeObject, 'kind' | 'metadata'>): string {
+    return `${verb} ${object.metadata.namespace ? `${object.metadata.namespace}/` : ''}${object.kind}/${object.metadata.name ?? ''}`;
   }
 
-  private async path(apiVersion: string, kind: string, namespace?: string, name?: string): Promise<string> {
-    const info = await this.resource(apiVersion, kind);
-    if (!info) throw new ApiError(404, 'NotFound', `the server does not serve ${kind} (${apiVersion})`);
-    const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
-    const ns = info.namespaced ? `/namespaces/${encodeURIComponent(namespace ?? 'default')}` : '';
-    return `${base}${ns}/${info.plural}${name ? `/${encodeURIComponent(name)}` : ''}`;
+  /** Whether the server serves a kind; undefined when it does not. */
+  async resource(apiVersion: string, kind: string): Promise<{ namespaced: boolean } | undefined> {
+    return (await this.objects.serves(apiVersion, kind)) ? { namespaced: true } : undefined;
   }
 
   /**
@@ -141,34 +108,34 @@ export class KubeClient {
    * the server to run admission, defaulting and validation without storing anything.
    */
   async apply(object: KubeObject, options: { dryRun?: boolean; force?: boolean } = {}): Promise<KubeObject> {
-    const target = await this.path(object.apiVersion, object.kind, object.metadata.namespace, object.metadata.name);
-    const query = new URLSearchParams({ fieldManager: this.fieldManager, fieldValidation: 'Strict' });
-    if (options.force ?? true) query.set('force', 'true');
-    if (options.dryRun) query.set('dryRun', 'All');
-    return this.request('PATCH', `${target}?${query}`, JSON.stringify(object), 'application/apply-patch+yaml');
+    return this.call(this.label('PATCH', object), () =>
+      this.objects.write(object as unknown as k8s.KubernetesObject, { method: 'PATCH', contentType: CONTENT.apply }, object, {
+        fieldManager: this.fieldManager,
+        fieldValidation: 'Strict',
+        ...((options.force ?? true) ? { force: 'true' as const } : {}),
+        ...(options.dryRun ? { dryRun: 'All' as const } : {}),
+      }),
+    );
   }
 
   async get(apiVersion: string, kind: string, name: string, namespace?: string): Promise<KubeObject | undefined> {
     try {
-      return await this.request('GET', await this.path(apiVersion, kind, namespace, name));
+      return await this.call(`GET ${namespace ? `${namespace}/` : ''}${kind}/${name}`, () => this.objects.read({ apiVersion, kind, metadata: { name, ...(namespace ? { namespace } : {}) } }) as Promise<KubeObject>);
     } catch (error) {
       if (error instanceof ApiError && error.status === 404) return undefined;
       throw error;
     }
   }
 
-  /** Every object of a kind, in all namespaces; [] when the kind is not served (yet). */
+  /** Every object of a kind, in all namespaces (or one); [] when the kind is not served (yet). */
   async list(apiVersion: string, kind: string, namespace?: string): Promise<KubeObject[]> {
-    const info = await this.resource(apiVersion, kind);
-    if (!info) return [];
-    const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
-    const ns = namespace !== undefined && info.namespaced ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+    if (!(await this.objects.serves(apiVersion, kind))) return [];
     try {
-      const list = await this.request('GET', `${base}${ns}/${info.plural}`);
-      return (list.items ?? []).map((item: KubeObject) => ({ ...item, apiVersion, kind }));
+      const list = await this.call(`GET ${kind}`, () => this.objects.list(apiVersion, kind, namespace));
+      return ((list.items ?? []) as KubeObject[]).map((item) => ({ ...item, apiVersion, kind }));
     } catch (error) {
       if (error instanceof ApiError && error.status === 404) {
-        this.resources.delete(`${apiVersion}/${kind}`);
+        this.objects.forgetDiscovery();
         return [];
       }
       throw error;
@@ -177,35 +144,28 @@ export class KubeClient {
 
   /** Create; `dryRun` asks the server to run admission and validation without storing anything. */
   async create(object: KubeObject, options: { dryRun?: boolean } = {}): Promise<KubeObject> {
-    const info = await this.resource(object.apiVersion, object.kind);
-    if (!info) throw new ApiError(404, 'NotFound', `the server does not serve ${object.kind} (${object.apiVersion})`);
-    const target = await this.path(object.apiVersion, object.kind, object.metadata.namespace);
-    const query = options.dryRun ? `?${new URLSearchParams({ dryRun: 'All', fieldValidation: 'Strict' })}` : '';
-    return this.request('POST', `${target}${query}`, JSON.stringify(object));
+    return this.call(this.label('POST', object), () =>
+      this.objects.write(object as unknown as k8s.KubernetesObject, { method: 'POST', contentType: CONTENT.json }, object, options.dryRun ? { dryRun: 'All', fieldValidation: 'Strict' } : {}),
+    );
   }
 
   /** JSON merge patch of the object (or of its status subresource). */
   async mergePatch(object: Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>, patch: unknown, subresource?: 'status'): Promise<KubeObject> {
-    const target = await this.path(object.apiVersion, object.kind, object.metadata.namespace, object.metadata.name);
-    return this.request('PATCH', subresource ? `${target}/${subresource}` : target, JSON.stringify(patch), 'application/merge-patch+json');
+    return this.call(this.label('PATCH', object), () =>
+      this.objects.write(object as unknown as k8s.KubernetesObject, { method: 'PATCH', contentType: CONTENT.merge, ...(subresource ? { subresource } : {}) }, patch),
+    );
   }
 
   async delete(object: Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>): Promise<void> {
     try {
-      await this.request('DELETE', await this.path(object.apiVersion, object.kind, object.metadata.namespace, object.metadata.name));
+      await this.call(this.label('DELETE', object), () => this.objects.delete(object as unknown as k8s.KubernetesObject));
     } catch (error) {
       if (!(error instanceof ApiError && error.status === 404)) throw error;
     }
   }
 
-  /** The API server's version (`v1.36.3`). */
-  async version(): Promise<string> {
-    const info = await this.request('GET', '/version');
-    return String(info.gitVersion);
-  }
-
   /** Forget discovered kinds (after CRDs were installed or removed). */
   forgetDiscovery(): void {
-    this.resources.clear();
+    this.objects.forgetDiscovery();
   }
 }

@@ -2,6 +2,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import * as stream from 'node:stream';
 import * as k8s from '@kubernetes/client-node';
+import { ObjectApi, statusMessage } from './object-api';
 import { RefusedError } from '../base/errors';
 
 /** A Kubernetes object as the API server returns it, read as plain JSON. */
@@ -44,7 +45,7 @@ export class ClusterConnection {
   readonly context: string;
   /** The API server's address. */
   readonly server: string;
-  private readonly objects: k8s.KubernetesObjectApi;
+  private readonly objects: ObjectApi;
   private readonly config: k8s.KubeConfig;
 
   constructor(options: ConnectionOptions = {}) {
@@ -80,7 +81,7 @@ export class ClusterConnection {
     this.config = config;
     this.context = config.getCurrentContext();
     this.server = cluster.server;
-    this.objects = k8s.KubernetesObjectApi.makeApiClient(config);
+    this.objects = ObjectApi.forConfig(config);
   }
 
   /** The typed core API (pods, services, exec-free reads). */
@@ -91,7 +92,7 @@ export class ClusterConnection {
   /** One object, or undefined when it does not exist. */
   async get(apiVersion: string, kind: string, name: string, namespace?: string): Promise<LiveObject | undefined> {
     try {
-      return plain(await this.objects.read({ apiVersion, kind, metadata: { name, ...(namespace === undefined ? {} : { namespace }) } }));
+      return (await this.objects.read({ apiVersion, kind, metadata: { name, ...(namespace === undefined ? {} : { namespace }) } })) as LiveObject;
     } catch (error) {
       if (statusOf(error) === 404) return undefined;
       throw this.failure(`read ${kind} ${namespace === undefined ? '' : `${namespace}/`}${name}`, error);
@@ -102,7 +103,7 @@ export class ClusterConnection {
   async list(apiVersion: string, kind: string, namespace?: string, labelSelector?: string): Promise<LiveObject[]> {
     try {
       const list = await this.objects.list(apiVersion, kind, namespace, undefined, undefined, undefined, undefined, labelSelector);
-      return list.items.map((item) => plain({ ...item, apiVersion, kind }));
+      return list.items.map((item) => ({ ...item, apiVersion, kind }) as LiveObject);
     } catch (error) {
       if (statusOf(error) === 404 || /unrecognized|not found|no resource/i.test(String((error as Error).message))) return [];
       throw this.failure(`list ${kind}${namespace === undefined ? '' : ` in ${namespace}`}`, error);
@@ -113,7 +114,7 @@ export class ClusterConnection {
   async mergePatch(apiVersion: string, kind: string, name: string, namespace: string | undefined, patch: Record<string, unknown>): Promise<LiveObject> {
     try {
       const body = { apiVersion, kind, ...patch, metadata: { name, ...(namespace === undefined ? {} : { namespace }), ...((patch['metadata'] as object | undefined) ?? {}) } };
-      return plain(await this.objects.patch(body, undefined, undefined, 'platform-gitops-ops', undefined, k8s.PatchStrategy.MergePatch));
+      return (await this.objects.patch(body, undefined, undefined, 'platform-gitops-ops', undefined, k8s.PatchStrategy.MergePatch)) as LiveObject;
     } catch (error) {
       throw this.failure(`patch ${kind} ${namespace === undefined ? '' : `${namespace}/`}${name}`, error);
     }
@@ -165,11 +166,27 @@ export class ClusterConnection {
    */
   async portForward(namespace: string, pod: string, port: number, localPort: number): Promise<{ readonly localPort: number; close(): Promise<void> }> {
     const forward = new k8s.PortForward(this.config);
-    const sockets = new Set<net.Socket>();
+    // Each connection has its WebSocket to the API server; both end together, or the
+    // process would wait for the socket the API server keeps open.
+    const connections = new Set<{ socket: net.Socket; close: () => void }>();
     const server = net.createServer((socket) => {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-      forward.portForward(namespace, pod, [port], socket, null, socket).catch(() => socket.destroy());
+      const connection: { socket: net.Socket; close: () => void } = { socket, close: () => void socket.destroy() };
+      connections.add(connection);
+      socket.on('close', () => {
+        connections.delete(connection);
+        connection.close();
+      });
+      forward
+        .portForward(namespace, pod, [port], socket, null, socket)
+        .then((opened) => {
+          const webSocket = typeof opened === 'function' ? opened() : opened;
+          connection.close = () => {
+            socket.destroy();
+            webSocket?.close();
+          };
+          if (socket.destroyed) connection.close();
+        })
+        .catch(() => socket.destroy());
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', (error) => reject(new RefusedError(`cannot listen on 127.0.0.1:${localPort} to forward to ${namespace}/${pod}:${port}: ${error.message}`)));
@@ -179,7 +196,7 @@ export class ClusterConnection {
       localPort: (server.address() as net.AddressInfo).port,
       close: () =>
         new Promise((resolve) => {
-          for (const socket of sockets) socket.destroy();
+          for (const connection of connections) connection.close();
           server.close(() => resolve());
         }),
     };
@@ -189,7 +206,7 @@ export class ClusterConnection {
   private failure(what: string, error: unknown): RefusedError {
     const status = statusOf(error);
     const body = (error as { body?: unknown }).body;
-    const message = typeof body === 'string' ? messageOf(body) : (error as Error).message;
+    const message = status === undefined || body === undefined ? (error as Error).message : statusMessage(typeof body === 'string' ? parsed(body) : body, status);
     return new RefusedError(`cannot ${what} on ${this.server} (context ${this.context}): ${status === undefined ? '' : `HTTP ${status}: `}${message}`);
   }
 }
@@ -200,17 +217,11 @@ export function statusOf(error: unknown): number | undefined {
   return typeof code === 'number' ? code : undefined;
 }
 
-/** The `message` of a Kubernetes Status body, or the body itself. */
-function messageOf(body: string): string {
+/** A body parsed as JSON, or the text itself. */
+function parsed(body: string): unknown {
   try {
-    const parsed = JSON.parse(body) as { message?: unknown };
-    return typeof parsed.message === 'string' ? parsed.message : body;
+    return JSON.parse(body);
   } catch {
     return body;
   }
-}
-
-/** The object as JSON holds it: the library's model classes (Dates included) turned back into plain data. */
-function plain(object: unknown): LiveObject {
-  return JSON.parse(JSON.stringify(object)) as LiveObject;
 }

@@ -1,0 +1,80 @@
+import * as k8s from '@kubernetes/client-node';
+
+/** Every query parameter a write may carry, by name (the API server's own). */
+export interface WriteQuery {
+  /** `All`: admission, defaulting and validation run; nothing is stored. */
+  readonly dryRun?: 'All';
+  /** `Strict`: a field the schema does not know is an error, not a warning. */
+  readonly fieldValidation?: 'Strict';
+  /** Who writes (server-side apply's field manager). */
+  readonly fieldManager?: string;
+  /** Server-side apply: take fields another manager owns. */
+  readonly force?: 'true';
+}
+
+/**
+ * The client library's generic object API (discovery of every kind, CRDs included, and the
+ * REST path of an object), answering plain JSON: the library's model classes turn
+ * timestamps into Dates and know only the built-in kinds' fields, while the live
+ * operations compare objects as `kubectl get -o json` prints them. Writes the generic
+ * methods lack, a subresource (`status`) and `fieldValidation`, go through `write`.
+ * The one Kubernetes client of the project: `npm run ops` and the e2e harness use it.
+ */
+export class ObjectApi extends k8s.KubernetesObjectApi {
+  /** An API client for `config` (its current context), as the library makes its own. */
+  static forConfig(config: k8s.KubeConfig): ObjectApi {
+    return config.makeApiClient(ObjectApi);
+  }
+
+  protected override async processResponse<T extends k8s.KubernetesObject>(response: k8s.ResponseContext): Promise<T> {
+    const text = await response.body.text();
+    let body: unknown = text;
+    try {
+      body = text === '' ? {} : JSON.parse(text);
+    } catch {
+      // not JSON: kept as text
+    }
+    if (response.httpStatusCode >= 200 && response.httpStatusCode <= 299) return body as T;
+    throw new k8s.ApiException(response.httpStatusCode, statusMessage(body, response.httpStatusCode), body, response.headers);
+  }
+
+  /** A write of one object: create (POST) or a patch (PATCH) of it or of its `status`, with the query given. */
+  async write(
+    spec: k8s.KubernetesObject,
+    action: { readonly method: 'POST' | 'PATCH'; readonly contentType: string; readonly subresource?: 'status' },
+    body: unknown,
+    query: WriteQuery = {},
+  ): Promise<any> {
+    const path = await this.specUriPath(structuredClone(spec), action.method === 'POST' ? 'create' : 'patch');
+    const context = this.configuration.baseServer.makeRequestContext(
+      action.subresource === undefined ? path : `${path}/${action.subresource}`,
+      action.method === 'POST' ? k8s.HttpMethod.POST : k8s.HttpMethod.PATCH,
+    );
+    context.setHeaderParam('Accept', 'application/json');
+    context.setHeaderParam('Content-Type', action.contentType);
+    for (const [name, value] of Object.entries(query)) if (value !== undefined) context.setQueryParam(name, value);
+    context.setBody(JSON.stringify(body));
+    return this.requestPromise(context);
+  }
+
+  /** Whether the server serves a kind (a CRD installed and established); discovery asked again on a miss. */
+  async serves(apiVersion: string, kind: string): Promise<boolean> {
+    try {
+      return (await this.resource(apiVersion, kind)) !== undefined;
+    } catch (error) {
+      if (error instanceof k8s.ApiException && error.code === 404) return false;
+      throw error;
+    }
+  }
+
+  /** Forget what discovery found (after CRDs were installed or removed). */
+  forgetDiscovery(): void {
+    this.apiVersionResourceCache = {};
+  }
+}
+
+/** The message of a Kubernetes Status body, or the HTTP status. */
+export function statusMessage(body: unknown, code: number): string {
+  const message = (body as { message?: unknown } | null)?.message;
+  return typeof message === 'string' ? message : typeof body === 'string' && body !== '' ? body : `HTTP ${code}`;
+}
