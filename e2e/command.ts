@@ -19,8 +19,9 @@ what stands in.
   --keep        keep the run folder (logs, kubeconfig, certificates)
   --age-key     age key file for SOPS (default ~/.config/platform-gitops/age/<env>.key)
   --exec        once every Application has converged, run this bash command in the
-                checkout with KUBECONFIG set to the cluster's, its output streamed;
-                the run fails when it fails
+                checkout as an operator of npm run ops (KUBECONFIG: a member of the group
+                the bootstrap grants its roles; E2E_ADMIN_KUBECONFIG: the administrator),
+                its output streamed; the run fails when it fails
   --exec-timeout  seconds the command may run (default 1800)
 Exit code: 0 converged and accepted, 1 not, 2 usage error.`;
 

@@ -37,13 +37,14 @@ export interface ControlPlane {
   readonly etcd: string;
 }
 
-function writeKubeconfig(file: string, server: string, pki: ClusterPki, namespace: string): void {
+/** A kubeconfig for the cluster at `server` as `user` (a client certificate: its CN the user, its O the group). */
+export function writeKubeconfig(file: string, server: string, pki: Pick<ClusterPki, 'ca'>, namespace: string, user: { cert: string; key: string } = (pki as ClusterPki).admin): void {
   const config = {
     apiVersion: 'v1',
     kind: 'Config',
     clusters: [{ name: 'e2e', cluster: { server, 'certificate-authority': pki.ca.cert } }],
-    users: [{ name: 'admin', user: { 'client-certificate': pki.admin.cert, 'client-key': pki.admin.key } }],
-    contexts: [{ name: 'e2e', context: { cluster: 'e2e', user: 'admin', namespace } }],
+    users: [{ name: 'user', user: { 'client-certificate': user.cert, 'client-key': user.key } }],
+    contexts: [{ name: 'e2e', context: { cluster: 'e2e', user: 'user', namespace } }],
     'current-context': 'e2e',
   };
   fs.writeFileSync(file, stringify(config), { mode: 0o600 });

@@ -11,8 +11,9 @@ export interface ExecResult {
 }
 
 /**
- * Run `command` with bash in `cwd` against the converged cluster (`env`: KUBECONFIG, its admin
- * kubeconfig, and E2E_CONTAINERS, the folders of the pods' loopback containers), streaming every line it prints; stopped (its process group) after
+ * Run `command` with bash in `cwd` against the converged cluster (`env`: KUBECONFIG, an
+ * operator's kubeconfig, E2E_ADMIN_KUBECONFIG, the administrator's, and E2E_CONTAINERS, the
+ * folders of the pods' loopback containers), streaming every line it prints; stopped (its process group) after
  * `timeoutSeconds`. Asynchronous, so the harness's controllers keep reconciling meanwhile.
  */
 export function execAgainstCluster(options: { command: string; cwd: string; env: Readonly<Record<string, string>>; timeoutSeconds: number; log: (line: string) => void }): Promise<ExecResult> {

@@ -9,7 +9,7 @@ import { sopsTools } from '../src/secrets/sops';
 import { argoCdConfigObjects, argoCdCrds, chartRepositorySecrets, startArgoCd, syncAsOperator, withProxy } from './argocd';
 import { converged } from '../src/cluster/argo-cd';
 import { formatTable, watchConvergence } from './convergence';
-import { startApiServer, startControlPlane } from './control-plane';
+import { startApiServer, startControlPlane, writeKubeconfig } from './control-plane';
 import { type DryRunResult, dryRunEnvironment, readCrds, readObjects } from './dry-run';
 import { E2eError, UsageError } from '../src/base/errors';
 import { RENDERED_DIR } from '../src/contract/layout';
@@ -26,6 +26,9 @@ import { CLUSTER_COMPONENTS, ensureToolchain } from '../toolchain';
 import { startEnvoyGateway } from './envoy-gateway';
 import { type ExecResult, execAgainstCluster } from './exec';
 import { LiveContainers } from './live-containers';
+
+/** The group the bootstrap grants the live operations' roles to, in the e2e; `--exec` runs as a member. */
+const OPERATORS_GROUP = 'platform-gitops-operators';
 
 /** What `npm run e2e` was asked to do. */
 export interface E2eOptions {
@@ -221,7 +224,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     const proxyPort = await proxy.listen();
     log(`stand-in Helm repositories for ${hosts.join(', ')} (each chart's CRDs and controller Deployment, installed when Argo CD syncs it)`);
 
-    const manifests = bootstrapManifests(environment, { repositorySshPrivateKey: git.deployKey, sopsAgeKey: ageKey });
+    const manifests = bootstrapManifests(environment, { repositorySshPrivateKey: git.deployKey, sopsAgeKey: ageKey }, OPERATORS_GROUP);
 
     // 1. What the argo-cd Helm release puts in place (Pulumi: ArgoCdInstallation): its CRDs and
     // its stand-in's controller, so the `argocd` Application, which only an operator syncs,
@@ -254,6 +257,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     for (const secret of chartRepositorySecrets(namespace, chartRepositories, `socks5://127.0.0.1:${proxyPort}`)) await client.apply(secret);
     await client.apply(manifests.project as KubeObject);
     await client.apply(manifests.rootApplication as KubeObject);
+    for (const object of manifests.operationsAccess) await client.apply(object as KubeObject);
     log(`bootstrapped: namespace ${namespace}, repository Secret, age key Secret, AppProject ${manifests.project.metadata.name}, root Application ${manifests.rootApplication.metadata.name}`);
 
     const envoyGateway = INFRASTRUCTURE_RELEASES.envoyGateway;
@@ -333,11 +337,16 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     }
     let exec: ExecResult | undefined;
     if (allConverged && options.exec !== undefined) {
-      log(`exec (KUBECONFIG=${plane.kubeconfig}): ${options.exec}`);
+      log(`exec (as a member of ${OPERATORS_GROUP}): ${options.exec}`);
+      // The command runs as an operator with the bootstrap's roles of `npm run ops` alone; what
+      // a test does behind Argo CD's back goes through the administrator's kubeconfig.
+      const operator = pki.leaf('operator', plane.pki.ca, `/O=${OPERATORS_GROUP}/CN=e2e-operator`, 'client');
+      const operatorKubeconfig = path.join(dir, 'kubeconfig-operator');
+      writeKubeconfig(operatorKubeconfig, plane.server, plane.pki, namespace, operator);
       exec = await execAgainstCluster({
         command: options.exec,
         cwd: projectRoot,
-        env: { KUBECONFIG: plane.kubeconfig, E2E_CONTAINERS: containers.root },
+        env: { KUBECONFIG: operatorKubeconfig, E2E_ADMIN_KUBECONFIG: plane.kubeconfig, E2E_CONTAINERS: containers.root },
         timeoutSeconds: options.execTimeoutSeconds ?? 1800,
         log,
       });

@@ -10,6 +10,7 @@ import { loadPlatform } from '../src/environments/platform';
 import { ConfigError } from '../src/base/errors';
 import { namespacePodSecurity } from '../src/contract/security-context';
 import { buildEnvironment } from '../src/synth';
+import { operationsRoleManifests } from '../src/cluster/operations-role';
 
 /**
  * The objects the bootstrap applies, as plain manifests: the Pulumi components create
@@ -85,7 +86,7 @@ export function renderedBootstrapObjects(environmentName: string): { project: Ma
 }
 
 /** Everything the bootstrap applies besides the Argo CD Helm release, in order. */
-export function bootstrapManifests<S>(environment: string, secrets: { repositorySshPrivateKey: S; sopsAgeKey: S }) {
+export function bootstrapManifests<S>(environment: string, secrets: { repositorySshPrivateKey: S; sopsAgeKey: S }, operatorsGroup?: string) {
   const platform = loadPlatform();
   const namespace = platform.controller.namespace;
   const { project, application } = renderedBootstrapObjects(environment);
@@ -100,5 +101,6 @@ export function bootstrapManifests<S>(environment: string, secrets: { repository
     }),
     project,
     rootApplication: application,
+    operationsAccess: operationsRoleManifests(namespace, operatorsGroup),
   };
 }

@@ -7,6 +7,7 @@ import { INFRASTRUCTURE_RELEASES, releaseNamespace } from '../src/infrastructure
 import { ArgoCdInstallation } from './argocd-installation';
 import { REPOSITORY_SECRET, bootstrapContext, renderedBootstrapObjects } from './bootstrap-manifests';
 import { RepositoryCredentials } from './repository-credentials';
+import { OperationsAccess } from './operations-access';
 import { RootApplication } from './root-application';
 
 export { REPOSITORY_SECRET, renderedBootstrapObjects } from './bootstrap-manifests';
@@ -19,6 +20,11 @@ export interface BootstrapConfig {
   readonly repositorySshPrivateKey: pulumi.Input<string>;
   /** The environment's age key file (secret). */
   readonly sopsAgeKey: pulumi.Input<string>;
+  /**
+   * The group that operates the environment with `npm run ops`: the verbs' roles are bound to it.
+   * @default - the roles are created, bound to nobody
+   */
+  readonly operatorsGroup?: string;
 }
 
 /**
@@ -46,6 +52,7 @@ export function readBootstrapConfig(config: pulumi.Config = new pulumi.Config())
     environment: config.require('environment'),
     repositorySshPrivateKey: config.requireSecret('repositorySshPrivateKey'),
     sopsAgeKey: readAgeKey(config),
+    ...(config.get('operatorsGroup') ? { operatorsGroup: config.get('operatorsGroup')! } : {}),
   };
 }
 
@@ -54,11 +61,13 @@ export interface Bootstrap {
   readonly argocd: ArgoCdInstallation;
   readonly repository: RepositoryCredentials;
   readonly root: RootApplication;
+  readonly operations: OperationsAccess;
 }
 
 /**
  * A bare cluster to a synced environment (1.1.5): Argo CD with the sops plugin and the age key,
  * read access to this repository, then the root Application; the controller does the rest.
+ * Beside them, the roles of the live operations (`npm run ops`), bound to `operatorsGroup`.
  */
 export function bootstrap(config: BootstrapConfig): Bootstrap {
   const context = bootstrapContext(config.environment);
@@ -89,5 +98,10 @@ export function bootstrap(config: BootstrapConfig): Bootstrap {
     { project, application, timeoutSeconds: WAITS_SECONDS.controllerSync },
     { dependsOn: [argocd, repository] },
   );
-  return { argocd, repository, root };
+  const operations = new OperationsAccess(
+    'operations',
+    { controllerNamespace: releaseNamespace(argoCd, context), ...(config.operatorsGroup === undefined ? {} : { group: config.operatorsGroup }) },
+    { dependsOn: [argocd] },
+  );
+  return { argocd, repository, root, operations };
 }

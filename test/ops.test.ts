@@ -6,7 +6,9 @@ import { podState, rolloutState } from '../src/cluster/workloads';
 import { SYNC_PAUSE_ANNOTATIONS } from '../src/contract/choices';
 import { loadEnvironments } from '../src/environments';
 import { liveWorkloadsOf } from '../src/strategies/values-registry';
+import { parseAllDocuments } from 'yaml';
 import { OPS } from '../src/commands/ops';
+import { loadPlatform } from '../src/environments/platform';
 import { ROOT, runInProcess } from './support';
 
 const deployment = (spec: object, status: object, generation = 2): LiveObject => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'webapp', generation }, spec, status });
@@ -140,6 +142,21 @@ describe('npm run ops command line', () => {
     const result = await runInProcess(OPS, ['check', '--env', 'local', '--component', 'monitoring'], ROOT, {});
     expect(result.status).toBe(2);
     expect(result.stderr).toContain('--component must be one of infrastructure, database, broker');
+  });
+
+  it('prints the roles the verbs need, bound to a group when one is given, and none of them reaches a Secret', async () => {
+    const result = await runInProcess(OPS, ['role', '--env', 'local', '--group', 'platform-operators'], ROOT, {});
+    expect(result.status).toBe(0);
+    const objects = parseAllDocuments(result.stdout).map((doc) => doc.toJS());
+    expect(objects.map((o) => o.kind)).toEqual(['ClusterRole', 'Role', 'ClusterRoleBinding', 'RoleBinding']);
+    expect(objects[1].metadata.namespace).toBe(loadPlatform().controller.namespace);
+    expect(objects[1].rules).toEqual([{ apiGroups: ['argoproj.io'], resources: ['applications'], verbs: ['get', 'list', 'patch'] }]);
+    for (const rule of objects[0].rules) {
+      if (rule.apiGroups.includes('')) expect(rule.resources).not.toContain('secrets');
+      expect(rule.resources.includes('*') && rule.apiGroups.includes('')).toBe(false);
+      expect(rule.verbs.filter((verb: string) => !['get', 'list', 'create'].includes(verb))).toEqual([]);
+    }
+    expect(objects[2].subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'platform-operators' }]);
   });
 
   it('names a kube context the kubeconfig does not have', async () => {

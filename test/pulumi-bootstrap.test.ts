@@ -58,6 +58,7 @@ beforeAll(async () => {
       [`${PROJECT}:environment`]: 'local',
       [`${PROJECT}:repositorySshPrivateKey`]: SSH_KEY,
       [`${PROJECT}:sopsAgeKey`]: AGE_KEY,
+      [`${PROJECT}:operatorsGroup`]: 'platform-operators',
     },
     [`${PROJECT}:repositorySshPrivateKey`, `${PROJECT}:sopsAgeKey`],
   );
@@ -79,6 +80,7 @@ describe('the Pulumi bootstrap', () => {
     const components = created.filter((r) => r.type.startsWith('platform-gitops:bootstrap:')).map((r) => r.type).sort();
     expect(components).toEqual([
       'platform-gitops:bootstrap:ArgoCdInstallation',
+      'platform-gitops:bootstrap:OperationsAccess',
       'platform-gitops:bootstrap:RepositoryCredentials',
       'platform-gitops:bootstrap:RootApplication',
     ]);
@@ -90,7 +92,18 @@ describe('the Pulumi bootstrap', () => {
       'kubernetes:core/v1:Secret argocd-age-key',
       'kubernetes:core/v1:Secret repository-secret',
       'kubernetes:helm.sh/v3:Release argocd-release',
+      'kubernetes:rbac.authorization.k8s.io/v1:ClusterRole operations-clusterrole',
+      'kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding operations-clusterrolebinding',
+      'kubernetes:rbac.authorization.k8s.io/v1:Role operations-role',
+      'kubernetes:rbac.authorization.k8s.io/v1:RoleBinding operations-rolebinding',
     ]);
+  });
+
+  it("grants the live operations' roles to the stack's operatorsGroup, the Role in Argo CD's namespace", () => {
+    const binding = resource('kubernetes:rbac.authorization.k8s.io/v1:RoleBinding').inputs;
+    expect(binding.metadata.namespace).toBe('argocd');
+    expect(binding.subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'platform-operators' }]);
+    expect(resource('kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding').inputs.roleRef.name).toBe(resource('kubernetes:rbac.authorization.k8s.io/v1:ClusterRole').inputs.metadata.name);
   });
 
   it('creates the argocd namespace', async () => {

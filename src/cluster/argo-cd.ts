@@ -9,7 +9,7 @@ import { type WaitResult, waitFor } from './wait';
  * Argo CD through its resources, as its own core mode works (`argocd --core`): an
  * Application is read, refreshed, synced, paused and resumed by reading and patching the
  * Application object; no Argo CD API server, login or token is needed, only the Kubernetes
- * permissions of docs/operations-role.yaml.
+ * permissions of ./operations-role.ts.
  */
 export const APPLICATION_API = { apiVersion: 'argoproj.io/v1alpha1', kind: 'Application' } as const;
 

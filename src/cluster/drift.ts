@@ -125,7 +125,7 @@ export async function applicationDrift(cluster: ClusterConnection, root: string,
     const apiVersion = resource.group ? `${resource.group}/${resource.version}` : resource.version;
     const desired = rendered.get(key(resource.kind, resource.name, resource.namespace));
     if (resource.kind === 'Secret') {
-      // A Secret is never read: the verbs need no permission to read Secrets (docs/operations-role.yaml).
+      // A Secret is never read: the verbs need no permission to read Secrets (./operations-role.ts).
       drifts.push({ resource: id, status, differences: [], note: 'a Secret: its live values are never read; Argo CD compared them' });
       continue;
     }

@@ -29,36 +29,39 @@ function brokenCopy(): string {
 }
 
 /** What test/e2e/ops-scenario.mjs found: each verb gave the exit code it must, and said why. */
-function expectLiveOperations(file: string, report: E2eReport): void {
-  expect(report.exec?.exitCode).toBe(0);
+function expectLiveOperations(file: string, report: E2eReport, output: string): void {
+  expect(fs.existsSync(file), `the scenario wrote no results (exit ${report.exec?.exitCode}):\n${output.slice(-6000)}`).toBe(true);
   const { replicas, steps } = JSON.parse(fs.readFileSync(file, 'utf8')) as { replicas: number; steps: { name: string; expected: number; exitCode: number; output: string; stdout: string }[] };
-  expect(steps.filter((step) => step.exitCode !== step.expected).map((step) => step.name)).toEqual([]);
-  const output = (name: string) => steps.find((step) => step.name === name)!.output;
-  expect(output('status after convergence')).toContain('local: every Application Synced and Healthy, every workload rolled out');
-  expect(output('verify the route and the endpoints')).toMatch(/PASS endpoints: .*all of webapp/);
+  expect(steps.filter((step) => step.exitCode !== step.expected).map((step) => `${step.name}: exit ${step.exitCode}\n${step.output.slice(-2000)}`)).toEqual([]);
+  expect(report.exec?.exitCode).toBe(0);
+  const outputOf = (name: string) => steps.find((step) => step.name === name)!.output;
+  // Every verb ran as a member of the group the bootstrap grants the operations' roles, which hold no Secret.
+  expect(steps.find((step) => step.name === 'the operator cannot read Secrets')?.exitCode).toBe(403);
+  expect(outputOf('status after convergence')).toContain('local: every Application Synced and Healthy, every workload rolled out');
+  expect(outputOf('verify the route and the endpoints')).toMatch(/PASS endpoints: .*all of webapp/);
   // 1.3.4-1.3.6: each component's pods, in the contract's order, and its resources Ready.
-  expect(output('check infrastructure')).toMatch(/PASS certificate manager: pods of cert-manager ready[\s\S]*PASS ingress controller: [\s\S]*PASS controller: [\s\S]*PASS ClusterIssuer /);
-  expect(output('check database')).toMatch(/PASS Job webapp\/webapp-migrations: Complete/);
-  expect(output('check broker')).toMatch(/PASS Kafka kafka\/kafka-cluster: Ready=True[\s\S]*PASS KafkaTopic [\s\S]*PASS KafkaUser /);
+  expect(outputOf('check infrastructure')).toMatch(/PASS certificate manager: pods of cert-manager ready[\s\S]*PASS ingress controller: [\s\S]*PASS controller: [\s\S]*PASS ClusterIssuer /);
+  expect(outputOf('check database')).toMatch(/PASS Job webapp\/webapp-migrations: Complete/);
+  expect(outputOf('check broker')).toMatch(/PASS Kafka kafka\/kafka-cluster: Ready=True[\s\S]*PASS KafkaTopic [\s\S]*PASS KafkaUser /);
   // The change made by hand while paused: drift names the field, status the pause, sync undoes it.
-  expect(output('drift shows the change made by hand')).toContain(`spec.replicas: git ${replicas}, live ${replicas + 1}`);
+  expect(outputOf('drift shows the change made by hand')).toContain(`spec.replicas: git ${replicas}, live ${replicas + 1}`);
   const paused = JSON.parse(steps.find((step) => step.name === 'status shows the pause and the drift')!.stdout);
   expect(paused.applications.find((a: { name: string }) => a.name === 'webapp').paused).toEqual({ by: 'e2e-person', reason: 'e2e: scaling by hand' });
-  expect(output('sync undoes the change')).toMatch(/sync of Application webapp: Succeeded/);
-  expect(output('production is synced only when confirmed')).toContain('give --confirm production');
+  expect(outputOf('sync undoes the change')).toMatch(/sync of Application webapp: Succeeded/);
+  expect(outputOf('production is synced only when confirmed')).toContain('give --confirm production');
   // Self-heal stopped while paused (the change stayed 15 s), back after resume.
-  expect(output('still drifted while paused')).toContain(`spec.replicas: git ${replicas}, live ${replicas + 1}`);
-  expect(output('self-heal after resume')).toContain('no drift');
+  expect(outputOf('still drifted while paused')).toContain(`spec.replicas: git ${replicas}, live ${replicas + 1}`);
+  expect(outputOf('self-heal after resume')).toContain('no drift');
   // Inside the containers, and the blue-green gates through the API server to kwok's kubelet.
-  expect(output('version of every pod')).toContain('every pod runs the version its values file declares');
-  expect(output('version catches a pod that runs another version')).toMatch(/MISMATCH: runs v0\.0\.1, the values file declares v/);
-  expect(output('blue-green: the new unit ready')).toMatch(/PASS: Deployment billing-green \(green, v[\d.]+\)/);
-  expect(output('blue-green: the new unit healthy')).toMatch(/PASS: GET \/health on green's Pod billing-green-.*: HTTP 200/);
-  expect(output('blue-green: a new unit whose /health fails')).toMatch(/FAIL: GET \/health on green's Pod .*503/);
-  expect(output("blue-green: the endpoints are the active unit's")).toMatch(/PASS: Service billing\/billing: \d+ ready endpoints, all of billing-blue/);
-  expect(output('blue-green gates refuse a rolling application')).toContain('webapp uses the rolling strategy, not blue-green');
+  expect(outputOf('version of every pod')).toContain('every pod runs the version its values file declares');
+  expect(outputOf('version catches a pod that runs another version')).toMatch(/MISMATCH: runs v0\.0\.1, the values file declares v/);
+  expect(outputOf('blue-green: the new unit ready')).toMatch(/PASS: Deployment billing-green \(green, v[\d.]+\)/);
+  expect(outputOf('blue-green: the new unit healthy')).toMatch(/PASS: GET \/health on green's Pod billing-green-.*: HTTP 200/);
+  expect(outputOf('blue-green: a new unit whose /health fails')).toMatch(/FAIL: GET \/health on green's Pod .*503/);
+  expect(outputOf("blue-green: the endpoints are the active unit's")).toMatch(/PASS: Service billing\/billing: \d+ ready endpoints, all of billing-blue/);
+  expect(outputOf('blue-green gates refuse a rolling application')).toContain('webapp uses the rolling strategy, not blue-green');
   // The rollout that cannot complete: the bound, and the reason.
-  expect(output('sync fails at the bound with the reason')).toMatch(/not done within 30 s.*not scheduled: .*unschedulable/s);
+  expect(outputOf('sync fails at the bound with the reason')).toMatch(/not done within 30 s.*not scheduled: .*unschedulable/s);
 }
 
 describe.sequential('e2e on a real control plane and Argo CD', () => {
@@ -93,7 +96,7 @@ describe.sequential('e2e on a real control plane and Argo CD', () => {
       copies.push(results);
       const { status, report, output } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--exec', `node ${path.join(ROOT, 'test', 'e2e', 'ops-scenario.mjs')}`], { OPS_SCENARIO_RESULTS: results });
       expect(report.applications.filter((a) => a.sync !== 'Synced' || a.health !== 'Healthy'), output.slice(-4000)).toEqual([]);
-      expectLiveOperations(results, report);
+      expectLiveOperations(results, report, output);
       expect(status).toBe(0);
     },
     RUN_TIMEOUT_MS,

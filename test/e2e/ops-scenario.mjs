@@ -1,8 +1,9 @@
 // The live operations (`npm run ops`) against the converged `local` cluster, run by
 // test/e2e/convergence.test.ts through `npm run e2e -- --env local --exec` on a copy where
 // `billing` is a blue-green application (blue active, green beside it): each verb with
-// the exit code it must give, and the changes made behind Argo CD's back with the
-// Kubernetes client library, as a person with kubectl would make them. Writes every step
+// the exit code it must give, run as an operator holding only the roles the bootstrap grants
+// (src/cluster/operations-role.ts), and the changes made behind Argo CD's back with the
+// Kubernetes client library as the administrator, as a person with kubectl would make them. Writes every step
 // (verb, exit code, output, and stdout alone) to $OPS_SCENARIO_RESULTS and exits 1 when a step's exit code
 // is not the expected one. Run from the checkout (the e2e's working directory).
 import { spawn } from 'node:child_process';
@@ -13,8 +14,10 @@ import * as path from 'node:path';
 const require = createRequire(path.join(process.cwd(), 'package.json'));
 const k8s = require('@kubernetes/client-node');
 
+// The verbs run as KUBECONFIG's user, an operator with the bootstrap's roles alone; a person
+// with the administrator's kubeconfig makes the changes behind Argo CD's back.
 const config = new k8s.KubeConfig();
-config.loadFromDefault();
+config.loadFromFile(process.env.E2E_ADMIN_KUBECONFIG);
 const objects = k8s.KubernetesObjectApi.makeApiClient(config);
 const core = config.makeApiClient(k8s.CoreV1Api);
 const merge = (body) => objects.patch(body, undefined, undefined, 'e2e-person', undefined, k8s.PatchStrategy.MergePatch);
@@ -85,6 +88,16 @@ await step('drift after convergence', ['drift', '--env', ENV], 0);
 await step('verify the route and the endpoints', ['verify', '--env', ENV, '--app', APP, '--skip-http'], 0);
 for (const component of ['infrastructure', 'database', 'broker']) await step(`check ${component}`, ['check', '--env', ENV, '--component', component], 0);
 await step('usage error', ['status'], 2);
+
+// The operator's roles are all the verbs need, and no more: a Secret stays out of reach.
+const operator = new k8s.KubeConfig();
+operator.loadFromDefault();
+const secretRead = await operator
+  .makeApiClient(k8s.CoreV1Api)
+  .listNamespacedSecret({ namespace: APP })
+  .then(() => 200, (error) => error.code);
+steps.push({ name: 'the operator cannot read Secrets', args: [], expected: 403, exitCode: secretRead, output: `list Secrets in ${APP}: HTTP ${secretRead}`, stdout: '' });
+if (secretRead !== 403) failed++;
 await step('sync of an infrastructure Application', ['sync', '--env', ENV, '--application', 'envoy-gateway', '--by', 'e2e-person'], 0);
 await step('production is synced only when confirmed', ['sync', '--env', 'production', '--app', APP, '--no-verify'], 1);
 

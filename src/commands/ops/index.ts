@@ -3,6 +3,7 @@ import { BLUEGREEN } from './bluegreen';
 import { CHECK } from './check';
 import { DRIFT } from './drift';
 import { PAUSE, RESUME } from './pause';
+import { ROLE } from './role';
 import { STATUS } from './status';
 import { SYNC } from './sync';
 import { VERIFY } from './verify';
@@ -13,8 +14,7 @@ const USAGE = `usage: npm run ops -- <verb> --env <environment> [--app <applicat
 The contract's live procedures against an environment's cluster, through the Kubernetes
 API with your kubeconfig (the official client library; no kubectl), and Argo CD through
 its Application resources (as \`argocd --core\`: no Argo CD login). Every wait is bounded
-by the contract's timeout and prints progress. docs/operations-role.yaml is the Role
-the verbs need.
+by the contract's timeout and prints progress. \`role\` prints the RBAC the verbs need.
   status    every Application (sync, health, revision, last sync, pause), the workloads by strategy, their pods
   drift     what differs between git and the cluster, field by field
   sync      sync the application's Application, wait for it and the rollout, then verify
@@ -24,6 +24,7 @@ the verbs need.
   bluegreen the gates of a blue-green release: the new unit ready, its /health, the endpoints
   pause     stop automated sync and self-heal (root first), recording who and why
   resume    automated sync again
+  role      the ClusterRole and Role the verbs need (and their bindings to a group), as YAML
 \`npm run ops -- <verb> --help\` for a verb's options.
 Exit code: 0 the checked state holds, 1 it does not (named, with why), 2 bad arguments.`;
 
@@ -31,5 +32,5 @@ Exit code: 0 the checked state holds, 1 it does not (named, with why), 2 bad arg
 export const OPS: CommandGroup = {
   name: 'ops',
   usage: USAGE,
-  subcommands: { status: STATUS, drift: DRIFT, sync: SYNC, verify: VERIFY, version: VERSION, check: CHECK, bluegreen: BLUEGREEN, pause: PAUSE, resume: RESUME },
+  subcommands: { status: STATUS, drift: DRIFT, sync: SYNC, verify: VERIFY, version: VERSION, check: CHECK, bluegreen: BLUEGREEN, pause: PAUSE, resume: RESUME, role: ROLE },
 };

@@ -1,0 +1,52 @@
+/**
+ * What `npm run ops` needs in a cluster, and nothing more: reads of the workloads, routes
+ * and the platform's custom resources; `get`, `list`, `patch` of Argo CD's Applications in
+ * its namespace (refresh, sync, pause, resume through the resource, as Argo CD's core mode);
+ * the exec and port-forward sessions of `version` and `bluegreen`. No Secret is ever read
+ * (drift names a drifted Secret without reading it) and nothing is created or deleted.
+ * The bootstrap creates both roles and binds them to the group its stack names
+ * (`operatorsGroup`); `npm run ops -- role` prints them for a cluster bootstrapped otherwise.
+ * The e2e runs every verb as a user of that group alone.
+ */
+
+/** The ClusterRole's and the Role's name. */
+export const OPERATIONS_ROLE = 'platform-gitops-operations';
+
+/** A Kubernetes object as the bootstrap applies it. */
+type Manifest = { readonly apiVersion: string; readonly kind: string; readonly metadata: { readonly name: string; readonly namespace?: string }; readonly [field: string]: unknown };
+
+const READ = ['get', 'list'] as const;
+
+/** The rules across namespaces: what status, drift, sync, verify, version, check and bluegreen read. */
+const CLUSTER_RULES = [
+  { apiGroups: [''], resources: ['pods', 'services', 'configmaps', 'serviceaccounts', 'persistentvolumeclaims', 'namespaces', 'nodes', 'events'], verbs: READ },
+  { apiGroups: [''], resources: ['pods/exec', 'pods/portforward'], verbs: ['create', 'get'] },
+  { apiGroups: ['apps', 'batch', 'policy', 'networking.k8s.io', 'discovery.k8s.io'], resources: ['*'], verbs: READ },
+  {
+    apiGroups: ['gateway.networking.k8s.io', 'gateway.envoyproxy.io', 'cert-manager.io', 'monitoring.coreos.com', 'flagger.app', 'kafka.strimzi.io'],
+    resources: ['*'],
+    verbs: READ,
+  },
+];
+
+/** The rules in Argo CD's namespace: its Applications. */
+const CONTROLLER_RULES = [{ apiGroups: ['argoproj.io'], resources: ['applications'], verbs: ['get', 'list', 'patch'] }];
+
+/**
+ * The ClusterRole and the Role (in `controllerNamespace`), and, when `group` is given, the
+ * bindings that grant them to it.
+ */
+export function operationsRoleManifests(controllerNamespace: string, group?: string): Manifest[] {
+  const rbac = 'rbac.authorization.k8s.io/v1';
+  const roles: Manifest[] = [
+    { apiVersion: rbac, kind: 'ClusterRole', metadata: { name: OPERATIONS_ROLE }, rules: CLUSTER_RULES },
+    { apiVersion: rbac, kind: 'Role', metadata: { name: OPERATIONS_ROLE, namespace: controllerNamespace }, rules: CONTROLLER_RULES },
+  ];
+  if (group === undefined) return roles;
+  const subjects = [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: group }];
+  return [
+    ...roles,
+    { apiVersion: rbac, kind: 'ClusterRoleBinding', metadata: { name: OPERATIONS_ROLE }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: OPERATIONS_ROLE }, subjects },
+    { apiVersion: rbac, kind: 'RoleBinding', metadata: { name: OPERATIONS_ROLE, namespace: controllerNamespace }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: OPERATIONS_ROLE }, subjects },
+  ];
+}
