@@ -138,6 +138,15 @@ describe('npm run ops command line', () => {
     expect(step.stderr).toContain('--step must be one of ready, health, endpoints');
   });
 
+  it('refuses a rollback level it does not have, and options of the other level, before touching a cluster', async () => {
+    const level = await runInProcess(OPS, ['rollback', '--env', 'local', '--app', 'webapp', '--level', 'database'], ROOT, {});
+    expect(level.status).toBe(2);
+    expect(level.stderr).toContain('--level must be one of orchestrator, controller');
+    const mixed = await runInProcess(OPS, ['rollback', '--env', 'local', '--app', 'webapp', '--level', 'orchestrator', '--to', '3'], ROOT, {});
+    expect(mixed.status).toBe(2);
+    expect(mixed.stderr).toContain('--to is for --level controller');
+  });
+
   it('refuses a check of an unknown component, naming the three', async () => {
     const result = await runInProcess(OPS, ['check', '--env', 'local', '--component', 'monitoring'], ROOT, {});
     expect(result.status).toBe(2);
@@ -154,7 +163,9 @@ describe('npm run ops command line', () => {
     for (const rule of objects[0].rules) {
       if (rule.apiGroups.includes('')) expect(rule.resources).not.toContain('secrets');
       expect(rule.resources.includes('*') && rule.apiGroups.includes('')).toBe(false);
-      expect(rule.verbs.filter((verb: string) => !['get', 'list', 'create'].includes(verb))).toEqual([]);
+      // Writes: exec and port-forward sessions, and the orchestrator rollback's patch of a Deployment.
+      const writes = rule.verbs.filter((verb: string) => !['get', 'list'].includes(verb));
+      if (writes.length > 0) expect([`${rule.resources}: ${writes}`]).toContainEqual(expect.stringMatching(/^(pods\/exec,pods\/portforward: create|deployments: patch)$/));
     }
     expect(objects[2].subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'platform-operators' }]);
   });

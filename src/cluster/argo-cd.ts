@@ -258,3 +258,59 @@ export async function resumeApplication(cluster: ClusterConnection, namespace: s
   });
   return paused ? 'resumed' : 'not paused';
 }
+
+/** One entry of an Application's sync history (`argocd app history`). */
+export interface HistoryEntry {
+  readonly id: number;
+  /** The revision (the first source's, for several sources). */
+  readonly revision: string;
+  readonly deployedAt: string;
+  readonly initiatedBy: string;
+}
+
+/** The Application's sync history, oldest first, as Argo CD records it in `status.history`. */
+export function applicationHistory(app: LiveObject): HistoryEntry[] {
+  return ((app['status']?.history ?? []) as any[]).map((entry) => ({
+    id: Number(entry.id),
+    revision: String(entry.revisions?.[0] ?? entry.revision ?? ''),
+    deployedAt: String(entry.deployedAt ?? ''),
+    initiatedBy: entry.initiatedBy?.automated ? 'automated' : String(entry.initiatedBy?.username ?? ''),
+  }));
+}
+
+/**
+ * Roll an Application back to an entry of its history, as Argo CD's own rollback does (argo-cd
+ * v3.6.1 server/application/application.go, Server.Rollback): refused while automated sync is
+ * enabled (self-heal would undo it), otherwise a sync operation to the entry's revisions and
+ * sources, with the Application's sync options. Returns the start time of the operation before
+ * it, for waitForSync.
+ */
+export async function startRollback(cluster: ClusterConnection, namespace: string, name: string, id: number, request: SyncRequest): Promise<string | undefined> {
+  const app = await readApplication(cluster, namespace, name);
+  if (automatedSyncEnabled(app)) throw new RefusedError(`Application ${name}: rollback cannot be initiated when auto-sync is enabled (Argo CD's rule): pause it first`);
+  const entry = ((app['status']?.history ?? []) as any[]).find((candidate) => Number(candidate.id) === id);
+  if (entry === undefined) {
+    throw new RefusedError(`Application ${name} has no history entry ${id} (its entries: ${applicationHistory(app).map((e) => e.id).join(', ') || 'none'})`);
+  }
+  const running = app['status']?.operationState;
+  if (app['operation'] !== undefined || running?.phase === 'Running' || running?.phase === 'Terminating') {
+    throw new RefusedError(`Application ${name} has a sync operation running: wait for it, or terminate it in Argo CD`);
+  }
+  const syncOptions = app['spec']?.syncPolicy?.syncOptions;
+  await cluster.mergePatch(APPLICATION_API.apiVersion, APPLICATION_API.kind, name, namespace, {
+    operation: {
+      initiatedBy: { username: request.by },
+      info: [{ name: 'Reason', value: `rollback to history ${id}` }],
+      sync: {
+        ...(entry.revision === undefined ? {} : { revision: entry.revision }),
+        ...(entry.revisions === undefined ? {} : { revisions: entry.revisions }),
+        ...(entry.source === undefined ? {} : { source: entry.source }),
+        ...(entry.sources === undefined ? {} : { sources: entry.sources }),
+        prune: request.prune ?? false,
+        ...(syncOptions === undefined ? {} : { syncOptions }),
+        syncStrategy: { apply: { force: request.force ?? false } },
+      },
+    },
+  });
+  return running?.startedAt;
+}

@@ -120,6 +120,16 @@ export class ClusterConnection {
     }
   }
 
+  /** A JSON patch (RFC 6902) of one object: operations applied in order, all or none. */
+  async jsonPatch(apiVersion: string, kind: string, name: string, namespace: string | undefined, operations: readonly { op: string; path: string; value?: unknown }[]): Promise<LiveObject> {
+    try {
+      const target = { apiVersion, kind, metadata: { name, ...(namespace === undefined ? {} : { namespace }) } };
+      return (await this.objects.write(target, { method: 'PATCH', contentType: k8s.PatchStrategy.JsonPatch }, operations, { fieldManager: 'platform-gitops-ops' })) as LiveObject;
+    } catch (error) {
+      throw this.failure(`patch ${kind} ${namespace === undefined ? '' : `${namespace}/`}${name}`, error);
+    }
+  }
+
   /** Delete one object (background propagation); false when it did not exist. */
   async delete(apiVersion: string, kind: string, name: string, namespace?: string): Promise<boolean> {
     try {

@@ -2,8 +2,9 @@
  * What `npm run ops` needs in a cluster, and nothing more: reads of the workloads, routes
  * and the platform's custom resources; `get`, `list`, `patch` of Argo CD's Applications in
  * its namespace (refresh, sync, pause, resume through the resource, as Argo CD's core mode);
- * the exec and port-forward sessions of `version` and `bluegreen`. No Secret is ever read
- * (drift names a drifted Secret without reading it) and nothing is created or deleted.
+ * the exec and port-forward sessions of `version` and `bluegreen`; `patch` of Deployments for
+ * `rollback --level orchestrator`. No Secret is ever read (drift names a drifted Secret
+ * without reading it) and nothing is created or deleted.
  * The bootstrap creates both roles and binds them to the group its stack names
  * (`operatorsGroup`); `npm run ops -- role` prints them for a cluster bootstrapped otherwise.
  * The e2e runs every verb as a user of that group alone.
@@ -22,6 +23,8 @@ const CLUSTER_RULES = [
   { apiGroups: [''], resources: ['pods', 'services', 'configmaps', 'serviceaccounts', 'persistentvolumeclaims', 'namespaces', 'nodes', 'events'], verbs: READ },
   { apiGroups: [''], resources: ['pods/exec', 'pods/portforward'], verbs: ['create', 'get'] },
   { apiGroups: ['apps', 'batch', 'policy', 'networking.k8s.io', 'discovery.k8s.io'], resources: ['*'], verbs: READ },
+  // rollback --level orchestrator: a Deployment's pod template back to an earlier revision's.
+  { apiGroups: ['apps'], resources: ['deployments'], verbs: ['patch'] },
   {
     apiGroups: ['gateway.networking.k8s.io', 'gateway.envoyproxy.io', 'cert-manager.io', 'monitoring.coreos.com', 'flagger.app', 'kafka.strimzi.io'],
     resources: ['*'],

@@ -60,6 +60,12 @@ function expectLiveOperations(file: string, report: E2eReport, output: string): 
   expect(outputOf('blue-green: a new unit whose /health fails')).toMatch(/FAIL: GET \/health on green's Pod .*503/);
   expect(outputOf("blue-green: the endpoints are the active unit's")).toMatch(/PASS: Service billing\/billing: \d+ ready endpoints, all of billing-blue/);
   expect(outputOf('blue-green gates refuse a rolling application')).toContain('webapp uses the rolling strategy, not blue-green');
+  // 1.5: each level moved the live state back, recorded, and left automated sync paused.
+  expect(outputOf('rollback at the orchestrator level')).toMatch(/rolled back from revision (\d+) to revision (\d+)'s template/);
+  expect(outputOf('rollback at the controller level')).toMatch(/Application webapp history:[\s\S]*sync of Application webapp: Succeeded[\s\S]*rolled back to history \d+/);
+  const afterRollbacks = JSON.parse(steps.find((step) => step.name === 'still paused after the rollbacks')!.stdout);
+  expect(afterRollbacks.applications.find((a: { name: string }) => a.name === 'webapp').paused).toEqual({ by: 'e2e-person', reason: 'rollback (controller)' });
+  expect(afterRollbacks.applications.find((a: { name: string }) => a.name === 'webapp').lastSync).toMatch(/^Succeeded \(e2e-person/);
   // The rollout that cannot complete: the bound, and the reason.
   expect(outputOf('sync fails at the bound with the reason')).toMatch(/not done within 30 s.*not scheduled: .*unschedulable/s);
 }

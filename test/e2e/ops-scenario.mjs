@@ -151,6 +151,20 @@ for (const name of nodes) await merge({ apiVersion: 'v1', kind: 'Node', metadata
 await step('resume after the rollout case', ['resume', '--env', ENV, '--app', APP], 0);
 await eventually('converged again', ['status', '--env', ENV], 0, 240);
 
+// 1.5 on the live cluster. Orchestrator: a template changed by hand (a new rollout revision)
+// goes back to the revision before it; controller: the Application back to its previous
+// history entry. Both pause automated sync first and leave it paused.
+await step('pause before the hand-made revision', ['pause', '--env', ENV, '--app', APP, '--reason', 'e2e: a hotfix by hand'], 0);
+await merge({ ...deployment, spec: { template: { metadata: { annotations: { 'e2e.platform-gitops/hotfix': 'by-hand' } } } } });
+await eventually('the hand-made revision rolled out', ['status', '--env', ENV, '--app', APP], 0, 120);
+await step('rollback at the orchestrator level', ['rollback', '--env', ENV, '--app', APP, '--level', 'orchestrator', '--by', 'e2e-person'], 0);
+const template = (await objects.read(deployment)).spec.template.metadata.annotations ?? {};
+steps.push({ name: 'the hand-made change is gone', args: [], expected: 0, exitCode: 'e2e.platform-gitops/hotfix' in template ? 1 : 0, output: JSON.stringify(template), stdout: '' });
+if ('e2e.platform-gitops/hotfix' in template) failed++;
+await step('rollback at the controller level', ['rollback', '--env', ENV, '--app', APP, '--level', 'controller', '--by', 'e2e-person'], 0);
+await step('still paused after the rollbacks', ['status', '--env', ENV, '--app', APP, '--output', 'json'], 0);
+await step('resume after the rollbacks', ['resume', '--env', ENV, '--app', APP], 0);
+
 fs.writeFileSync(process.env.OPS_SCENARIO_RESULTS ?? 'ops-scenario.json', `${JSON.stringify({ replicas, steps }, null, 2)}\n`);
 console.log(failed === 0 ? `ops scenario: ${steps.length} steps as expected` : `ops scenario: ${failed} of ${steps.length} steps gave another exit code`);
 process.exit(failed === 0 ? 0 : 1);

@@ -4,6 +4,7 @@ import { CHECK } from './check';
 import { DRIFT } from './drift';
 import { PAUSE, RESUME } from './pause';
 import { ROLE } from './role';
+import { ROLLBACK } from './rollback';
 import { STATUS } from './status';
 import { SYNC } from './sync';
 import { VERIFY } from './verify';
@@ -24,6 +25,7 @@ by the contract's timeout and prints progress. \`role\` prints the RBAC the verb
   bluegreen the gates of a blue-green release: the new unit ready, its /health, the endpoints
   pause     stop automated sync and self-heal (root first), recording who and why
   resume    automated sync again
+  rollback  1.5 on the live cluster: --level orchestrator (rollout undo) or controller (Argo CD history)
   role      the ClusterRole and Role the verbs need (and their bindings to a group), as YAML
 \`npm run ops -- <verb> --help\` for a verb's options.
 Exit code: 0 the checked state holds, 1 it does not (named, with why), 2 bad arguments.`;
@@ -32,5 +34,5 @@ Exit code: 0 the checked state holds, 1 it does not (named, with why), 2 bad arg
 export const OPS: CommandGroup = {
   name: 'ops',
   usage: USAGE,
-  subcommands: { status: STATUS, drift: DRIFT, sync: SYNC, verify: VERIFY, version: VERSION, check: CHECK, bluegreen: BLUEGREEN, pause: PAUSE, resume: RESUME, role: ROLE },
+  subcommands: { status: STATUS, drift: DRIFT, sync: SYNC, verify: VERIFY, version: VERSION, check: CHECK, bluegreen: BLUEGREEN, pause: PAUSE, resume: RESUME, rollback: ROLLBACK, role: ROLE },
 };

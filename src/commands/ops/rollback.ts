@@ -1,0 +1,120 @@
+import { UsageError } from '../../base/errors';
+import { applicationHistory, listApplications, pauseApplication, readApplication, startRollback, waitForSync } from '../../cluster/argo-cd';
+import { rolloutHistory, undoRollout } from '../../cluster/rollout-history';
+import { waitForRollout } from '../../cluster/workloads';
+import { WAITS_SECONDS } from '../../contract/contract';
+import { applicationChartId } from '../../contract/layout';
+import { ROOT_APPLICATION } from '../../contract/platform-charts';
+import { liveWorkloadsOf } from '../../strategies/values-registry';
+import type { CommandDefinition } from '../../tooling/cli';
+import { type OpsTarget, TARGET_OPTIONS, TARGET_USAGE, actor, opsTarget, seconds } from './target';
+
+const LEVELS = ['orchestrator', 'controller'] as const;
+
+const USAGE = `usage: npm run ops -- rollback --env <environment> --level ${LEVELS.join('|')} [--app <application>] [options]
+
+Contract 1.5, on the live cluster. First pauses automated sync of the root and the
+application's Application (self-heal would undo the rollback), recording who and why; git
+is not changed: afterwards, roll git back too (npm run rollback) before
+\`npm run ops -- resume\`, or resuming syncs git's version again.
+  orchestrator  each serving Deployment of the application's strategy back to its previous
+                rollout revision (or --to-revision), as \`kubectl rollout undo\`; the history
+                first, then the rollout, within ${WAITS_SECONDS.rolloutStatus} s
+  controller    the Application back to an entry of its Argo CD history (the one before the
+                last, or --to), as \`argocd app rollback\`; the sync within ${WAITS_SECONDS.controllerSync} s, then the rollout
+${TARGET_USAGE}
+  --level <level>        ${LEVELS.join(', ')} (required)
+  --to-revision <n>      orchestrator: the rollout revision to go back to
+  --to <id>              controller: the history entry to go back to
+  --prune                controller: delete what that entry does not have
+  --force                controller: replace what cannot be patched
+  --reason <text>        recorded with the pause (default: "rollback (<level>)")
+  --by <name>            who (default: $USER)
+  --timeout <s>          bound of the rollout (default ${WAITS_SECONDS.rolloutStatus})
+Exit code: 0 rolled back and rolled out, 1 refused or failed (named, with why), 2 bad arguments.`;
+
+const OPTIONS = {
+  ...TARGET_OPTIONS,
+  level: { type: 'string' },
+  'to-revision': { type: 'string' },
+  to: { type: 'string' },
+  prune: { type: 'boolean', default: false },
+  force: { type: 'boolean', default: false },
+  reason: { type: 'string' },
+  by: { type: 'string' },
+  timeout: { type: 'string' },
+} as const;
+
+function wholeNumber(value: string | undefined, option: string): number | undefined {
+  if (value === undefined) return undefined;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 0) throw new UsageError(`${option} "${value}" must be a whole number`);
+  return parsed;
+}
+
+/** Pause the root and the application's Application, saying so. */
+async function pauseFor(target: OpsTarget, names: readonly string[], by: string, reason: string): Promise<void> {
+  const apps = (await listApplications(target.cluster, target.controllerNamespace)).filter((app) => names.includes(app.metadata.name));
+  for (const name of names) {
+    const app = apps.find((candidate) => candidate.metadata.name === name);
+    if (app === undefined) continue;
+    const result = await pauseApplication(target.cluster, target.controllerNamespace, app, by, reason);
+    target.say(`Application ${name}: automated sync ${result === 'manual' ? 'not set (manual)' : result}`);
+  }
+}
+
+/** `npm run ops -- rollback`: 1.5's orchestrator and controller levels on the live cluster. */
+export const ROLLBACK: CommandDefinition<typeof OPTIONS> = {
+  name: 'ops rollback',
+  usage: USAGE,
+  options: OPTIONS,
+  async run(values, _positionals, context) {
+    const level = values.level as (typeof LEVELS)[number] | undefined;
+    if (level === undefined || !LEVELS.includes(level)) throw new UsageError(`--level must be one of ${LEVELS.join(', ')}`);
+    const toRevision = wholeNumber(values['to-revision'], '--to-revision');
+    const toEntry = wholeNumber(values.to, '--to');
+    if (level === 'orchestrator' && toEntry !== undefined) throw new UsageError('--to is for --level controller; the orchestrator level takes --to-revision');
+    if (level === 'controller' && toRevision !== undefined) throw new UsageError('--to-revision is for --level orchestrator; the controller level takes --to');
+    const timeout = seconds(values.timeout, '--timeout', WAITS_SECONDS.rolloutStatus);
+    const target = opsTarget(values, context, true);
+    const application = target.applications[0]!;
+    const { cluster, controllerNamespace: namespace, say, environment } = target;
+    const by = actor(values.by, context.env);
+    const name = applicationChartId(application.name);
+    const resume = `npm run ops -- resume --env ${environment.name} --app ${application.name}`;
+    await pauseFor(target, [ROOT_APPLICATION, name], by, values.reason ?? `rollback (${level})`);
+    const workloads = liveWorkloadsOf(application);
+    const finish = (ok: boolean, detail: string, extra: Record<string, unknown> = {}) => {
+      say(`ops rollback (${level}): ${ok ? 'done' : 'FAILED'}: ${detail}`);
+      say(`automated sync stays paused: roll git back too (npm run rollback -- --env ${environment.name} --app ${application.name}), then ${resume}`);
+      target.result({ environment: environment.name, application: application.name, level, passed: ok, detail, ...extra });
+      return ok ? 0 : 1;
+    };
+
+    if (level === 'orchestrator') {
+      const results: { deployment: string; from: number; to: number; skipped: boolean }[] = [];
+      for (const workload of workloads.filter((w) => w.serves)) {
+        const { current, revisions } = await rolloutHistory(cluster, application.namespace, workload.deployment);
+        say(`Deployment ${application.namespace}/${workload.deployment} history (current ${current}):`);
+        for (const revision of revisions) say(`  revision ${revision.revision}  ReplicaSet ${revision.replicaSet}  tag ${revision.tag}  ${revision.replicas} pods`);
+        const undone = await undoRollout(cluster, application.namespace, workload.deployment, toRevision);
+        results.push({ deployment: workload.deployment, from: undone.from, to: undone.to.revision, skipped: undone.skipped });
+        say(undone.skipped ? `  already at revision ${undone.to.revision}'s template: skipped` : `  rolled back from revision ${undone.from} to revision ${undone.to.revision}'s template (tag ${undone.to.tag})`);
+      }
+      const rollout = await waitForRollout(cluster, application.namespace, workloads.filter((w) => w.serves), timeout, say);
+      return finish(rollout.ok, rollout.ok ? results.map((r) => `${r.deployment} revision ${r.from} -> ${r.to}`).join(', ') : rollout.reason!, { deployments: results });
+    }
+
+    const app = await readApplication(cluster, namespace, name);
+    const history = applicationHistory(app);
+    say(`Application ${name} history:`);
+    for (const entry of history) say(`  ${entry.id}  ${entry.revision.slice(0, 12)}  ${entry.deployedAt}  ${entry.initiatedBy}`);
+    const entry = toEntry ?? history.at(-2)?.id;
+    if (entry === undefined) return finish(false, `Application ${name} has no history entry before its last one`);
+    const previous = await startRollback(cluster, namespace, name, entry, { by, prune: values.prune, force: values.force });
+    const sync = await waitForSync(cluster, namespace, name, previous, WAITS_SECONDS.controllerSync, say);
+    if (!sync.ok) return finish(false, `rollback to history ${entry}: ${sync.reason}`, { entry });
+    const rollout = await waitForRollout(cluster, application.namespace, workloads, timeout, say);
+    return finish(rollout.ok, rollout.ok ? `Application ${name} rolled back to history ${entry}` : rollout.reason!, { entry });
+  },
+};
