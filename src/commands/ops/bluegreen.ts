@@ -6,7 +6,7 @@ import { checkHealth } from '../../smoke/http';
 import { liveWorkloadsOf } from '../../strategies/values-registry';
 import type { CommandDefinition } from '../../tooling/cli';
 import { checkEndpoints } from '../../verify/endpoints';
-import { TARGET_OPTIONS, TARGET_USAGE, opsTarget, seconds } from './target';
+import { oneOf, TARGET_OPTIONS, TARGET_USAGE, opsTarget, seconds } from './target';
 
 const STEPS = ['ready', 'health', 'endpoints'] as const;
 
@@ -35,8 +35,7 @@ export const BLUEGREEN: CommandDefinition<typeof OPTIONS> = {
   usage: USAGE,
   options: OPTIONS,
   async run(values, _positionals, context) {
-    const step = values.step as (typeof STEPS)[number] | undefined;
-    if (step === undefined || !STEPS.includes(step)) throw new UsageError(`--step must be one of ${STEPS.join(', ')}`);
+    const step = oneOf(values.step, STEPS, '--step');
     const timeout = seconds(values.timeout, '--timeout', WAITS_SECONDS.rolloutStatus);
     const localPort = values['local-port'] === undefined ? PORTS.application : Number(values['local-port']);
     if (!Number.isInteger(localPort) || localPort < 0 || localPort > 65535) throw new UsageError(`--local-port "${values['local-port']}" must be a port number from 0 to 65535`);

@@ -1,4 +1,3 @@
-import { UsageError } from '../../base/errors';
 import type { ClusterConnection } from '../../cluster/connection';
 import { readyCondition, waitForPodsReady, waitForReady } from '../../cluster/readiness';
 import { INFRASTRUCTURE_NAMESPACES } from '../../contract/choices';
@@ -9,7 +8,7 @@ import { waitForRollout } from '../../cluster/workloads';
 import type { Environment } from '../../environments';
 import { INFRASTRUCTURE_RELEASES, releaseNamespace } from '../../infrastructure/releases';
 import type { CommandDefinition } from '../../tooling/cli';
-import { TARGET_OPTIONS, TARGET_USAGE, type OpsTarget, opsTarget } from './target';
+import { oneOf, TARGET_OPTIONS, TARGET_USAGE, type OpsTarget, opsTarget } from './target';
 
 const COMPONENTS = ['infrastructure', 'database', 'broker'] as const;
 type Component = (typeof COMPONENTS)[number];
@@ -97,8 +96,7 @@ export const CHECK: CommandDefinition<typeof OPTIONS> = {
   usage: USAGE,
   options: OPTIONS,
   async run(values, _positionals, context) {
-    const component = values.component as Component | undefined;
-    if (component === undefined || !COMPONENTS.includes(component)) throw new UsageError(`--component must be one of ${COMPONENTS.join(', ')}`);
+    const component = oneOf(values.component, COMPONENTS, '--component');
     const target = opsTarget(values, context);
     const parts = await CHECKS[component](target, target.environment);
     for (const part of parts) target.say(`${part.ok ? 'PASS' : 'FAIL'} ${part.part}: ${part.detail}`);

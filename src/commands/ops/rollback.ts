@@ -7,7 +7,7 @@ import { applicationChartId } from '../../contract/layout';
 import { ROOT_APPLICATION } from '../../contract/platform-charts';
 import { liveWorkloadsOf } from '../../strategies/values-registry';
 import type { CommandDefinition } from '../../tooling/cli';
-import { type OpsTarget, TARGET_OPTIONS, TARGET_USAGE, actor, opsTarget, seconds } from './target';
+import { type OpsTarget, oneOf, TARGET_OPTIONS, TARGET_USAGE, actor, opsTarget, seconds } from './target';
 
 const LEVELS = ['orchestrator', 'controller'] as const;
 
@@ -69,8 +69,7 @@ export const ROLLBACK: CommandDefinition<typeof OPTIONS> = {
   usage: USAGE,
   options: OPTIONS,
   async run(values, _positionals, context) {
-    const level = values.level as (typeof LEVELS)[number] | undefined;
-    if (level === undefined || !LEVELS.includes(level)) throw new UsageError(`--level must be one of ${LEVELS.join(', ')}`);
+    const level = oneOf(values.level, LEVELS, '--level');
     const toRevision = wholeNumber(values['to-revision'], '--to-revision');
     const toEntry = wholeNumber(values.to, '--to');
     if (level === 'orchestrator' && toEntry !== undefined) throw new UsageError('--to is for --level controller; the orchestrator level takes --to-revision');

@@ -75,3 +75,9 @@ export function seconds(value: string | undefined, option: string, fallback: num
   if (!Number.isInteger(parsed) || parsed < 1) throw new UsageError(`${option} "${value}" must be a whole number of seconds, at least 1`);
   return parsed;
 }
+
+/** An option whose value is one of `choices`: the value, or a usage error naming them. */
+export function oneOf<C extends string>(value: string | undefined, choices: readonly C[], option: string): C {
+  if (value === undefined || !(choices as readonly string[]).includes(value)) throw new UsageError(`${option} must be one of ${choices.join(', ')}`);
+  return value as C;
+}
