@@ -25,18 +25,24 @@ export function execAgainstCluster(options: { command: string; cwd: string; env:
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
-    const timer = setTimeout(() => {
-      options.log(`exec: still running after ${options.timeoutSeconds} s: stopped`);
+    const stop = (signal: NodeJS.Signals) => {
       try {
-        process.kill(-child.pid!, 'SIGTERM');
+        process.kill(-child.pid!, signal);
       } catch {
         // already gone
       }
+    };
+    let kill: NodeJS.Timeout | undefined;
+    const timer = setTimeout(() => {
+      options.log(`exec: still running after ${options.timeoutSeconds} s: stopped`);
+      stop('SIGTERM');
+      kill = setTimeout(() => stop('SIGKILL'), 10_000);
     }, options.timeoutSeconds * 1000);
     for (const stream of [child.stdout, child.stderr]) readline.createInterface({ input: stream }).on('line', (line) => options.log(`exec | ${line}`));
     child.on('error', (error) => options.log(`exec: bash could not start: ${error.message}`));
     child.on('close', (code) => {
       clearTimeout(timer);
+      clearTimeout(kill);
       resolve({ command: options.command, exitCode: code, seconds: Math.round((Date.now() - started) / 1000) });
     });
   });

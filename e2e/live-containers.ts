@@ -83,11 +83,22 @@ export class LiveContainers {
     const server = await startContractServer();
     const port = Number(new URL(server.baseUrl).port);
     const owner = { apiVersion: 'v1', kind: 'Pod', name, uid: pod.metadata.uid };
+    try {
+      await this.expose(namespace, name, owner, application.container, dir, port);
+    } catch (error) {
+      await server.close();
+      throw error;
+    }
+    return { uid: String(pod.metadata.uid), dir, server };
+  }
+
+  /** kwok's Exec and PortForward of one pod: its exec in `dir`, its port-forward to `port`. */
+  private async expose(namespace: string, name: string, owner: { kind: string; name: string }, container: string, dir: string, port: number): Promise<void> {
     await this.client.apply({
       apiVersion: 'kwok.x-k8s.io/v1alpha1',
       kind: 'Exec',
       metadata: { name, namespace, ownerReferences: [owner] },
-      spec: { execs: [{ containers: [application.container], local: { workDir: dir } }] },
+      spec: { execs: [{ containers: [container], local: { workDir: dir } }] },
     });
     await this.client.apply({
       apiVersion: 'kwok.x-k8s.io/v1alpha1',
@@ -95,6 +106,5 @@ export class LiveContainers {
       metadata: { name, namespace, ownerReferences: [owner] },
       spec: { forwards: [{ ports: [PORTS.application], target: { port, address: '127.0.0.1' } }] },
     });
-    return { uid: String(pod.metadata.uid), dir, server };
   }
 }

@@ -159,7 +159,10 @@ describe('npm run ops command line', () => {
     const objects = parseAllDocuments(result.stdout).map((doc) => doc.toJS());
     expect(objects.map((o) => o.kind)).toEqual(['ClusterRole', 'Role', 'ClusterRoleBinding', 'RoleBinding']);
     expect(objects[1].metadata.namespace).toBe(loadPlatform().controller.namespace);
-    expect(objects[1].rules).toEqual([{ apiGroups: ['argoproj.io'], resources: ['applications'], verbs: ['get', 'list', 'patch'] }]);
+    expect(objects[1].rules).toEqual([
+      { apiGroups: ['argoproj.io'], resources: ['applications'], verbs: ['get', 'list', 'patch'] },
+      { apiGroups: ['argoproj.io'], resources: ['appprojects'], verbs: ['get', 'list'] },
+    ]);
     for (const rule of objects[0].rules) {
       if (rule.apiGroups.includes('')) expect(rule.resources).not.toContain('secrets');
       expect(rule.resources.includes('*') && rule.apiGroups.includes('')).toBe(false);

@@ -1,8 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { RefusedError } from '../base/errors';
 import { compareText } from '../base/text-order';
 import { OPERATOR_SYNC_ANNOTATION, SYNC_PAUSE_ANNOTATIONS } from '../contract/choices';
 import { SYNC_WAVE_ANNOTATION } from '../contract/upstream';
-import type { ClusterConnection, LiveObject } from './connection';
+import { type ClusterConnection, ClusterRefusal, type LiveObject } from './connection';
 import { type WaitResult, waitFor } from './wait';
 
 /**
@@ -170,29 +171,57 @@ export interface SyncRequest {
   readonly force?: boolean;
 }
 
+/** The `info` entry that marks an operation this program asked for, so its wait knows it from any other. */
+const REQUEST_INFO = 'platform-gitops-request';
+
 /**
- * Start a sync operation by setting the Application's `operation`, as `argocd app sync`
- * does (argo-cd v3.6.1 pkg/apis/application/v1alpha1/types.go: Operation, SyncOperation,
- * SyncStrategyHook with `force`); refused while another operation runs. Returns the start
- * time of the operation before this one, so waitForSync knows the new one.
+ * Set the Application's `operation` as Argo CD's own clients do (argo-cd v3.6.1
+ * util/argo/argo.go SetAppOperation): refused while another operation is set or running,
+ * written with the resourceVersion it was read at and, on a conflict (409), read, checked and
+ * written again: an automated sync that started in between is then seen and refused, never
+ * merged into. The operation carries a request id in its `info`, which the controller keeps in
+ * status.operationState.
  */
-export async function startSync(cluster: ClusterConnection, namespace: string, name: string, request: SyncRequest): Promise<string | undefined> {
-  const app = await readApplication(cluster, namespace, name);
-  const running = app['status']?.operationState;
-  if (app['operation'] !== undefined || running?.phase === 'Running' || running?.phase === 'Terminating') {
-    throw new RefusedError(`Application ${name} has a sync operation running (${running?.phase ?? 'requested'}, by ${running?.operation?.initiatedBy?.username ?? 'automated'}): wait for it, or terminate it in Argo CD`);
+async function setOperation(cluster: ClusterConnection, namespace: string, name: string, operation: (app: LiveObject) => Record<string, any>): Promise<string> {
+  const request = randomUUID();
+  // The controller writes the Application's status every few seconds: a conflict is read again and retried, as SetAppOperation does.
+  for (let attempt = 1; ; attempt++) {
+    const app = await readApplication(cluster, namespace, name);
+    const running = app['status']?.operationState;
+    if (app['operation'] !== undefined || running?.phase === 'Running' || running?.phase === 'Terminating') {
+      throw new RefusedError(`Application ${name} has a sync operation running (${running?.phase ?? 'requested'}, by ${running?.operation?.initiatedBy?.username ?? 'automated'}): wait for it, or terminate it in Argo CD`);
+    }
+    const body = operation(app);
+    try {
+      await cluster.mergePatch(APPLICATION_API.apiVersion, APPLICATION_API.kind, name, namespace, {
+        metadata: { resourceVersion: app.metadata['resourceVersion'] },
+        operation: { ...body, info: [...(body['info'] ?? []), { name: REQUEST_INFO, value: request }] },
+      });
+      return request;
+    } catch (error) {
+      if (!(error instanceof ClusterRefusal && error.status === 409) || attempt >= 10) throw error;
+    }
   }
-  await cluster.mergePatch(APPLICATION_API.apiVersion, APPLICATION_API.kind, name, namespace, {
-    operation: {
-      initiatedBy: { username: request.by },
-      sync: { prune: request.prune ?? false, syncStrategy: { hook: { force: request.force ?? false } } },
-    },
-  });
-  return running?.startedAt;
 }
 
-/** Wait for the sync operation started after `previousStart` to end; ok when it Succeeded. */
-export async function waitForSync(cluster: ClusterConnection, namespace: string, name: string, previousStart: string | undefined, timeoutSeconds: number, progress: (line: string) => void): Promise<WaitResult> {
+/**
+ * Start a sync operation, as `argocd app sync` does (argo-cd v3.6.1
+ * pkg/apis/application/v1alpha1/types.go: Operation, SyncOperation, SyncStrategyHook with
+ * `force`), with the Application's sync options, which the controller reads from the
+ * operation. Returns the request id waitForSync follows.
+ */
+export async function startSync(cluster: ClusterConnection, namespace: string, name: string, request: SyncRequest): Promise<string> {
+  return setOperation(cluster, namespace, name, (app) => {
+    const syncOptions = app['spec']?.syncPolicy?.syncOptions;
+    return {
+      initiatedBy: { username: request.by },
+      sync: { prune: request.prune ?? false, ...(syncOptions === undefined ? {} : { syncOptions }), syncStrategy: { hook: { force: request.force ?? false } } },
+    };
+  });
+}
+
+/** Wait for the sync operation of request `request` (startSync, startRollback) to end; ok when it Succeeded. */
+export async function waitForSync(cluster: ClusterConnection, namespace: string, name: string, request: string, timeoutSeconds: number, progress: (line: string) => void): Promise<WaitResult> {
   return waitFor({
     what: `sync of Application ${name}`,
     timeoutSeconds,
@@ -200,9 +229,9 @@ export async function waitForSync(cluster: ClusterConnection, namespace: string,
     check: async () => {
       const app = await readApplication(cluster, namespace, name);
       const operation = app['status']?.operationState;
-      // The controller records the operation it starts in status.operationState (a new
-      // startedAt) and removes `operation` once it has ended.
-      const ours = operation !== undefined && operation.startedAt !== previousStart;
+      // The controller records the operation it starts in status.operationState, info
+      // included, and removes `operation` once it has ended.
+      const ours = (operation?.operation?.info ?? []).some((entry: { name?: string; value?: string }) => entry.name === REQUEST_INFO && entry.value === request);
       if (!ours) return { done: false, state: 'requested, not started yet' };
       if (app['operation'] !== undefined && !['Running', 'Terminating'].includes(String(operation.phase))) return { done: false, state: 'ending' };
       const phase = String(operation.phase);
@@ -282,23 +311,19 @@ export function applicationHistory(app: LiveObject): HistoryEntry[] {
  * Roll an Application back to an entry of its history, as Argo CD's own rollback does (argo-cd
  * v3.6.1 server/application/application.go, Server.Rollback): refused while automated sync is
  * enabled (self-heal would undo it), otherwise a sync operation to the entry's revisions and
- * sources, with the Application's sync options. Returns the start time of the operation before
- * it, for waitForSync.
+ * sources, with the Application's sync options. Returns the request id waitForSync follows.
  */
-export async function startRollback(cluster: ClusterConnection, namespace: string, name: string, id: number, request: SyncRequest): Promise<string | undefined> {
-  const app = await readApplication(cluster, namespace, name);
-  if (automatedSyncEnabled(app)) throw new RefusedError(`Application ${name}: rollback cannot be initiated when auto-sync is enabled (Argo CD's rule): pause it first`);
-  const entry = ((app['status']?.history ?? []) as any[]).find((candidate) => Number(candidate.id) === id);
-  if (entry === undefined) {
-    throw new RefusedError(`Application ${name} has no history entry ${id} (its entries: ${applicationHistory(app).map((e) => e.id).join(', ') || 'none'})`);
-  }
-  const running = app['status']?.operationState;
-  if (app['operation'] !== undefined || running?.phase === 'Running' || running?.phase === 'Terminating') {
-    throw new RefusedError(`Application ${name} has a sync operation running: wait for it, or terminate it in Argo CD`);
-  }
-  const syncOptions = app['spec']?.syncPolicy?.syncOptions;
-  await cluster.mergePatch(APPLICATION_API.apiVersion, APPLICATION_API.kind, name, namespace, {
-    operation: {
+export async function startRollback(cluster: ClusterConnection, namespace: string, name: string, id: number, request: SyncRequest): Promise<string> {
+  return setOperation(cluster, namespace, name, (app) => {
+    if (app.metadata['deletionTimestamp'] !== undefined) throw new RefusedError(`Application ${name} is being deleted`);
+    if (automatedSyncEnabled(app)) throw new RefusedError(`Application ${name}: rollback cannot be initiated when auto-sync is enabled (Argo CD's rule): pause it first`);
+    const entry = ((app['status']?.history ?? []) as any[]).find((candidate) => Number(candidate.id) === id);
+    if (entry === undefined) {
+      throw new RefusedError(`Application ${name} has no history entry ${id} (its entries: ${applicationHistory(app).map((e) => e.id).join(', ') || 'none'})`);
+    }
+    if (entry.source === undefined && entry.sources === undefined) throw new RefusedError(`Application ${name}: history entry ${id} records no source; sync to its revision instead`);
+    const syncOptions = app['spec']?.syncPolicy?.syncOptions;
+    return {
       initiatedBy: { username: request.by },
       info: [{ name: 'Reason', value: `rollback to history ${id}` }],
       sync: {
@@ -310,7 +335,6 @@ export async function startRollback(cluster: ClusterConnection, namespace: strin
         ...(syncOptions === undefined ? {} : { syncOptions }),
         syncStrategy: { apply: { force: request.force ?? false } },
       },
-    },
+    };
   });
-  return running?.startedAt;
 }

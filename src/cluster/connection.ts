@@ -1,4 +1,6 @@
+import * as fs from 'node:fs';
 import * as net from 'node:net';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import * as stream from 'node:stream';
 import * as k8s from '@kubernetes/client-node';
@@ -53,7 +55,11 @@ export class ClusterConnection {
     const kubeconfig = options.kubeconfig === '' ? undefined : options.kubeconfig;
     try {
       if (kubeconfig === undefined) {
-        // Where kubectl looks without KUBECONFIG: ~/.kube/config, else the in-cluster service account.
+        // Where kubectl looks without KUBECONFIG: ~/.kube/config, else the in-cluster service
+        // account. The library would otherwise fall back to http://localhost:8080.
+        if (!fs.existsSync(path.join(os.homedir(), '.kube', 'config')) && process.env['KUBERNETES_SERVICE_HOST'] === undefined) {
+          throw new Error('there is none: set KUBECONFIG or write ~/.kube/config');
+        }
         config.loadFromDefault({}, false);
       } else {
         const [first, ...rest] = kubeconfig.split(path.delimiter).filter((file) => file !== '');
@@ -156,11 +162,18 @@ export class ClusterConnection {
         },
       });
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new RefusedError(`exec ${command.join(' ')} in ${namespace}/${pod} (${container}): no answer within ${timeoutMs / 1000} s`)), timeoutMs);
+      let webSocket: { close(): void } | undefined;
+      const timer = setTimeout(() => {
+        webSocket?.close();
+        reject(new RefusedError(`exec ${command.join(' ')} in ${namespace}/${pod} (${container}): no answer within ${timeoutMs / 1000} s`));
+      }, timeoutMs);
       new k8s.Exec(this.config)
         .exec(namespace, pod, container, [...command], sink((t) => (stdout += t)), sink((t) => (stderr += t)), null, false, (status) => {
           clearTimeout(timer);
           resolve({ stdout, stderr, ok: status.status === 'Success', message: status.message ?? '' });
+        })
+        .then((opened) => {
+          webSocket = opened;
         })
         .catch((error: unknown) => {
           clearTimeout(timer);
@@ -182,6 +195,8 @@ export class ClusterConnection {
     const server = net.createServer((socket) => {
       const connection: { socket: net.Socket; close: () => void } = { socket, close: () => void socket.destroy() };
       connections.add(connection);
+      // A peer that resets the connection ends it; it never takes the process down.
+      socket.on('error', () => connection.close());
       socket.on('close', () => {
         connections.delete(connection);
         connection.close();
@@ -213,11 +228,22 @@ export class ClusterConnection {
   }
 
   /** An error that says what was asked of which cluster and what the API server answered. */
-  private failure(what: string, error: unknown): RefusedError {
+  private failure(what: string, error: unknown): ClusterRefusal {
     const status = statusOf(error);
     const body = (error as { body?: unknown }).body;
     const message = status === undefined || body === undefined ? (error as Error).message : statusMessage(typeof body === 'string' ? parsed(body) : body, status);
-    return new RefusedError(`cannot ${what} on ${this.server} (context ${this.context}): ${status === undefined ? '' : `HTTP ${status}: `}${message}`);
+    return new ClusterRefusal(`cannot ${what} on ${this.server} (context ${this.context}): ${status === undefined ? '' : `HTTP ${status}: `}${message}`, status);
+  }
+}
+
+/** A call the API server refused or did not answer: its message names the call and the cluster. */
+export class ClusterRefusal extends RefusedError {
+  constructor(
+    message: string,
+    /** The HTTP status, when the API server answered. */
+    readonly status?: number,
+  ) {
+    super(message);
   }
 }
 

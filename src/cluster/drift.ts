@@ -85,7 +85,7 @@ function renderedFile(app: LiveObject): string | undefined {
   return typeof include === 'string' && !/[*{]/.test(include) ? `${source.path}/${include}` : undefined;
 }
 
-const key = (kind: string, name: string, namespace?: string) => `${kind}/${namespace ?? ''}/${name}`;
+const key = (kind: string, name: string, namespace?: string) => `${kind}/${namespace || ''}/${name}`;
 
 /**
  * The resources of an Application that Argo CD reports OutOfSync, each with the fields
@@ -114,7 +114,11 @@ export async function applicationDrift(cluster: ClusterConnection, root: string,
     } else {
       for (const doc of parseAllDocuments(text)) {
         const object = doc.toJS() as LiveObject | null;
-        if (object?.kind !== undefined) rendered.set(key(object.kind, object.metadata.name, object.metadata.namespace ?? app['spec']?.destination?.namespace), object);
+        if (object?.kind === undefined) continue;
+        // Argo CD names a cluster-scoped resource without a namespace, and a namespaced one the
+        // manifest leaves without one in the destination's: the object is found under either.
+        rendered.set(key(object.kind, object.metadata.name, object.metadata.namespace), object);
+        if (object.metadata.namespace === undefined) rendered.set(key(object.kind, object.metadata.name, app['spec']?.destination?.namespace), object);
       }
     }
   }

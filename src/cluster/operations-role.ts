@@ -33,7 +33,11 @@ const CLUSTER_RULES = [
 ];
 
 /** The rules in Argo CD's namespace: its Applications. */
-const CONTROLLER_RULES = [{ apiGroups: ['argoproj.io'], resources: ['applications'], verbs: ['get', 'list', 'patch'] }];
+const CONTROLLER_RULES = [
+  { apiGroups: ['argoproj.io'], resources: ['applications'], verbs: ['get', 'list', 'patch'] },
+  // drift: an AppProject the root renders may drift too.
+  { apiGroups: ['argoproj.io'], resources: ['appprojects'], verbs: READ },
+];
 
 /**
  * The ClusterRole and the Role (in `controllerNamespace`), and, when `group` is given, the

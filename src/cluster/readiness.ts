@@ -4,7 +4,8 @@ import { type WaitResult, waitFor } from './wait';
 import { podState } from './workloads';
 
 /**
- * Wait until every pod of a namespace is ready (pods of Jobs, which end, left out) and
+ * Wait until every pod of a namespace is ready (pods of Jobs and pods that have ended, an
+ * evicted one, left out) and
  * there is at least one, as `kubectl wait pods --all --for=condition=Ready` waits; the
  * reason names the pods that are not, and why.
  */
@@ -16,7 +17,10 @@ export async function waitForPodsReady(cluster: ClusterConnection, namespace: st
     progress,
     check: async () => {
       const pods = (await cluster.list('v1', 'Pod', namespace, labelSelector)).filter(
-        (pod) => pod.metadata['deletionTimestamp'] === undefined && !(pod.metadata.ownerReferences ?? []).some((owner) => owner.kind === 'Job'),
+        (pod) =>
+          pod.metadata['deletionTimestamp'] === undefined &&
+          !['Succeeded', 'Failed'].includes(String(pod['status']?.phase)) &&
+          !(pod.metadata.ownerReferences ?? []).some((owner) => owner.kind === 'Job'),
       );
       const states = pods.map(podState).sort((a, b) => compareText(a.name, b.name));
       waiting = states.filter((pod) => !pod.ready).map((pod) => `Pod ${namespace}/${pod.name}: ${pod.reason}`);

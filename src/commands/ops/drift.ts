@@ -26,6 +26,11 @@ export const DRIFT: CommandDefinition<typeof OPTIONS> = {
     const target = opsTarget(values, context);
     const { cluster, controllerNamespace: namespace, say } = target;
     const names = values.app === undefined ? (await listApplications(cluster, namespace)).map((app) => app.metadata.name) : [applicationChartId(target.applications[0]!.name)];
+    if (names.length === 0) {
+      say(`drift: no Application in ${namespace} on ${cluster.server}: the environment is not bootstrapped on this cluster`);
+      target.result({ environment: target.environment.name, drifted: null, error: 'no Application' });
+      return 1;
+    }
     if (!values['no-refresh']) {
       const refreshed = await refreshApplications(cluster, namespace, names, WAITS_SECONDS.controllerSync, say);
       if (!refreshed.ok) {

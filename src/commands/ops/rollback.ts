@@ -110,8 +110,8 @@ export const ROLLBACK: CommandDefinition<typeof OPTIONS> = {
     for (const entry of history) say(`  ${entry.id}  ${entry.revision.slice(0, 12)}  ${entry.deployedAt}  ${entry.initiatedBy}`);
     const entry = toEntry ?? history.at(-2)?.id;
     if (entry === undefined) return finish(false, `Application ${name} has no history entry before its last one`);
-    const previous = await startRollback(cluster, namespace, name, entry, { by, prune: values.prune, force: values.force });
-    const sync = await waitForSync(cluster, namespace, name, previous, WAITS_SECONDS.controllerSync, say);
+    const request = await startRollback(cluster, namespace, name, entry, { by, prune: values.prune, force: values.force });
+    const sync = await waitForSync(cluster, namespace, name, request, WAITS_SECONDS.controllerSync, say);
     if (!sync.ok) return finish(false, `rollback to history ${entry}: ${sync.reason}`, { entry });
     const rollout = await waitForRollout(cluster, application.namespace, workloads, timeout, say);
     return finish(rollout.ok, rollout.ok ? `Application ${name} rolled back to history ${entry}` : rollout.reason!, { entry });

@@ -47,6 +47,7 @@ export const SYNC: CommandDefinition<typeof OPTIONS> = {
   usage: USAGE,
   options: OPTIONS,
   async run(values, _positionals, context) {
+    if (values.application !== undefined && values.app !== undefined) throw new UsageError('give --app or --application, not both');
     const syncTimeout = seconds(values['sync-timeout'], '--sync-timeout', WAITS_SECONDS.controllerSync);
     const rolloutTimeout = seconds(values['rollout-timeout'], '--rollout-timeout', WAITS_SECONDS.rolloutStatus);
     const target = opsTarget(values, context, values.application === undefined);
@@ -56,7 +57,6 @@ export const SYNC: CommandDefinition<typeof OPTIONS> = {
       throw new RefusedError(`${environment.name} does not sync automatically: its syncs are reviewed by hand (contract 1.2); give --confirm ${environment.name} to sync it`);
     }
     const { cluster } = target;
-    if (values.application !== undefined && values.app !== undefined) throw new UsageError('give --app or --application, not both');
     const name = values.application ?? applicationChartId(application.name);
     const steps: { step: string; ok: boolean; detail: string }[] = [];
     const finish = (code: number) => {
@@ -65,8 +65,8 @@ export const SYNC: CommandDefinition<typeof OPTIONS> = {
     };
     const by = actor(values.by, context.env);
     say(`ops sync: Application ${name} in ${environment.name} on ${cluster.server}, by ${by}${values.prune ? ', pruning' : ''}${values.force ? ', forced' : ''}`);
-    const previous = await startSync(cluster, namespace, name, { by, prune: values.prune, force: values.force });
-    const sync = await waitForSync(cluster, namespace, name, previous, syncTimeout, say);
+    const request = await startSync(cluster, namespace, name, { by, prune: values.prune, force: values.force });
+    const sync = await waitForSync(cluster, namespace, name, request, syncTimeout, say);
     steps.push({ step: 'sync', ok: sync.ok, detail: sync.ok ? sync.state : sync.reason! });
     if (!sync.ok) {
       // Argo CD holds a sync until the workloads are healthy when a PostSync hook follows
