@@ -260,6 +260,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     for (const object of manifests.operationsAccess) await client.apply(object as KubeObject);
     log(`bootstrapped: namespace ${namespace}, repository Secret, age key Secret, AppProject ${manifests.project.metadata.name}, root Application ${manifests.rootApplication.metadata.name}`);
 
+    const environmentValues = loadEnvironments().find((e) => e.name === environment)!;
     const envoyGateway = INFRASTRUCTURE_RELEASES.envoyGateway;
     /** The releases whose real controller runs here, with the version it runs: Argo CD (above) and Envoy Gateway (started once installed). */
     const realControllers = new Map<InfrastructureRelease, string>([
@@ -274,11 +275,10 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
           client,
           dir,
           kubeconfig: plane.kubeconfig,
-          release: { name: envoyGateway.name, namespace: releaseNamespace, values: envoyGateway.values({ environment: loadEnvironments().find((e) => e.name === environment)!, platform }) },
+          release: { name: envoyGateway.name, namespace: releaseNamespace, values: envoyGateway.values({ environment: environmentValues, platform }) },
           log,
         }),
     });
-    const environmentValues = loadEnvironments().find((e) => e.name === environment)!;
     liveContainers = new LiveContainers(
       client,
       path.join(dir, 'containers'),

@@ -21,10 +21,8 @@ export interface KubeObject {
   [key: string]: any;
 }
 
-/** `<Kind> <namespace>/<name>` (`<Kind> <name>` when cluster-scoped), as the harness names an object in its messages. */
-export function resourceId(kind: string, name: string, namespace?: string): string {
-  return `${kind} ${namespace ? `${namespace}/` : ''}${name}`;
-}
+/** How the harness names an object in its messages: as the live operations do. */
+export { resourceId } from '../src/cluster/connection';
 
 /** An answer of the API server that is not 2xx. */
 export class ApiError extends E2eError {

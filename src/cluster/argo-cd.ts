@@ -3,7 +3,7 @@ import { RefusedError } from '../base/errors';
 import { compareText } from '../base/text-order';
 import { OPERATOR_SYNC_ANNOTATION, SYNC_PAUSE_ANNOTATIONS } from '../contract/choices';
 import { SYNC_WAVE_ANNOTATION } from '../contract/upstream';
-import { type ClusterConnection, ClusterRefusal, type LiveObject } from './connection';
+import { type ClusterConnection, ClusterRefusal, type LiveObject, resourceId } from './connection';
 import { type WaitResult, waitFor } from './wait';
 
 /**
@@ -16,11 +16,6 @@ export const APPLICATION_API = { apiVersion: 'argoproj.io/v1alpha1', kind: 'Appl
 
 /** Argo CD's annotation that asks the controller for a refresh; it removes it once done (argo-cd v3.6.1 pkg/apis/application/v1alpha1/types.go, AnnotationKeyRefresh). */
 export const REFRESH_ANNOTATION = 'argocd.argoproj.io/refresh';
-
-/** `<Kind> <namespace>/<name>` (`<Kind> <name>` when cluster-scoped), as every message names an object. */
-export function resourceId(kind: string, name: string, namespace?: string): string {
-  return `${kind} ${namespace ? `${namespace}/` : ''}${name}`;
-}
 
 /** One Application's state, as `ops status`, the e2e's progress lines and its report show it. */
 export interface ApplicationState {

@@ -23,6 +23,19 @@ export interface LiveObject {
   readonly [field: string]: any;
 }
 
+/** `<Kind> <namespace>/<name>` (`<Kind> <name>` when cluster-scoped), as every message names an object. */
+export function resourceId(kind: string, name: string, namespace?: string): string {
+  return `${kind} ${namespace ? `${namespace}/` : ''}${name}`;
+}
+
+/** Who the live operations write as (server-side field manager). */
+const FIELD_MANAGER = 'platform-gitops-ops';
+
+/** What the client library needs to find one object: its kind, name and namespace. */
+function objectRef(apiVersion: string, kind: string, name: string, namespace: string | undefined): { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } } {
+  return { apiVersion, kind, metadata: { name, ...(namespace === undefined ? {} : { namespace }) } };
+}
+
 /** Which cluster to talk to. */
 export interface ConnectionOptions {
   /**
@@ -90,18 +103,13 @@ export class ClusterConnection {
     this.objects = ObjectApi.forConfig(config);
   }
 
-  /** The typed core API (pods, services, exec-free reads). */
-  core(): k8s.CoreV1Api {
-    return this.config.makeApiClient(k8s.CoreV1Api);
-  }
-
   /** One object, or undefined when it does not exist. */
   async get(apiVersion: string, kind: string, name: string, namespace?: string): Promise<LiveObject | undefined> {
     try {
-      return (await this.objects.read({ apiVersion, kind, metadata: { name, ...(namespace === undefined ? {} : { namespace }) } })) as LiveObject;
+      return (await this.objects.read(objectRef(apiVersion, kind, name, namespace))) as LiveObject;
     } catch (error) {
       if (statusOf(error) === 404) return undefined;
-      throw this.failure(`read ${kind} ${namespace === undefined ? '' : `${namespace}/`}${name}`, error);
+      throw this.failure(`read ${resourceId(kind, name, namespace)}`, error);
     }
   }
 
@@ -119,31 +127,18 @@ export class ClusterConnection {
   /** A JSON merge patch (RFC 7386) of one object; `null` removes a field. */
   async mergePatch(apiVersion: string, kind: string, name: string, namespace: string | undefined, patch: Record<string, unknown>): Promise<LiveObject> {
     try {
-      const body = { apiVersion, kind, ...patch, metadata: { name, ...(namespace === undefined ? {} : { namespace }), ...((patch['metadata'] as object | undefined) ?? {}) } };
-      return (await this.objects.patch(body, undefined, undefined, 'platform-gitops-ops', undefined, k8s.PatchStrategy.MergePatch)) as LiveObject;
+      return (await this.objects.write(objectRef(apiVersion, kind, name, namespace), { method: 'PATCH', contentType: k8s.PatchStrategy.MergePatch }, patch, { fieldManager: FIELD_MANAGER })) as LiveObject;
     } catch (error) {
-      throw this.failure(`patch ${kind} ${namespace === undefined ? '' : `${namespace}/`}${name}`, error);
+      throw this.failure(`patch ${resourceId(kind, name, namespace)}`, error);
     }
   }
 
   /** A JSON patch (RFC 6902) of one object: operations applied in order, all or none. */
   async jsonPatch(apiVersion: string, kind: string, name: string, namespace: string | undefined, operations: readonly { op: string; path: string; value?: unknown }[]): Promise<LiveObject> {
     try {
-      const target = { apiVersion, kind, metadata: { name, ...(namespace === undefined ? {} : { namespace }) } };
-      return (await this.objects.write(target, { method: 'PATCH', contentType: k8s.PatchStrategy.JsonPatch }, operations, { fieldManager: 'platform-gitops-ops' })) as LiveObject;
+      return (await this.objects.write(objectRef(apiVersion, kind, name, namespace), { method: 'PATCH', contentType: k8s.PatchStrategy.JsonPatch }, operations, { fieldManager: FIELD_MANAGER })) as LiveObject;
     } catch (error) {
-      throw this.failure(`patch ${kind} ${namespace === undefined ? '' : `${namespace}/`}${name}`, error);
-    }
-  }
-
-  /** Delete one object (background propagation); false when it did not exist. */
-  async delete(apiVersion: string, kind: string, name: string, namespace?: string): Promise<boolean> {
-    try {
-      await this.objects.delete({ apiVersion, kind, metadata: { name, ...(namespace === undefined ? {} : { namespace }) } }, undefined, undefined, undefined, undefined, 'Background');
-      return true;
-    } catch (error) {
-      if (statusOf(error) === 404) return false;
-      throw this.failure(`delete ${kind} ${namespace === undefined ? '' : `${namespace}/`}${name}`, error);
+      throw this.failure(`patch ${resourceId(kind, name, namespace)}`, error);
     }
   }
 
@@ -248,7 +243,7 @@ export class ClusterRefusal extends RefusedError {
 }
 
 /** The HTTP status of a failed call of the client library, if it got an answer. */
-export function statusOf(error: unknown): number | undefined {
+function statusOf(error: unknown): number | undefined {
   const code = (error as { code?: unknown }).code;
   return typeof code === 'number' ? code : undefined;
 }

@@ -1,7 +1,6 @@
 import { parseAllDocuments } from 'yaml';
 import { readCommittedFiles } from '../base/git';
-import { resourceId } from './argo-cd';
-import type { ClusterConnection, LiveObject } from './connection';
+import { type ClusterConnection, type LiveObject, resourceId } from './connection';
 
 /** One field where the live object is not what git renders. */
 export interface FieldDifference {

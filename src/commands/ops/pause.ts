@@ -37,6 +37,19 @@ async function inScope(target: OpsTarget, all: boolean): Promise<LiveObject[]> {
   return [...chosen.filter((app) => app.metadata.name === ROOT_APPLICATION), ...chosen.filter((app) => app.metadata.name !== ROOT_APPLICATION)];
 }
 
+/**
+ * Pause automated sync of the Applications in scope (`all`, or the root and the applications'
+ * own), root first; what became of each.
+ */
+export async function pauseInScope(target: OpsTarget, all: boolean, by: string, reason: string): Promise<{ application: string; result: string }[]> {
+  const results: { application: string; result: string }[] = [];
+  for (const app of await inScope(target, all)) {
+    const result = await pauseApplication(target.cluster, target.controllerNamespace, app, by, reason);
+    results.push({ application: app.metadata.name, result: result === 'manual' ? 'manual sync (nothing to pause)' : result });
+  }
+  return results;
+}
+
 function report(target: OpsTarget, verb: string, results: readonly { application: string; result: string }[]): number {
   for (const { application, result } of results) target.say(`Application ${application}: ${result}`);
   target.result({ environment: target.environment.name, [verb]: results });
@@ -52,11 +65,7 @@ export const PAUSE: CommandDefinition<typeof PAUSE_OPTIONS> = {
     if (values.reason === undefined || values.reason.trim() === '') throw new UsageError('--reason <text> is required: say why automated sync stops');
     const target = opsTarget(values, context);
     const by = actor(values.by, context.env);
-    const results: { application: string; result: string }[] = [];
-    for (const app of await inScope(target, values.app === undefined)) {
-      const result = await pauseApplication(target.cluster, target.controllerNamespace, app, by, values.reason);
-      results.push({ application: app.metadata.name, result: result === 'manual' ? 'manual sync (nothing to pause)' : result });
-    }
+    const results = await pauseInScope(target, values.app === undefined, by, values.reason);
     target.say(`automated sync paused by ${by}: ${values.reason}; undo with npm run ops -- resume --env ${target.environment.name}${values.app === undefined ? '' : ` --app ${values.app}`}`);
     return report(target, 'paused', results);
   },

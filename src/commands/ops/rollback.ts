@@ -1,13 +1,13 @@
 import { UsageError } from '../../base/errors';
-import { applicationHistory, listApplications, pauseApplication, readApplication, startRollback, waitForSync } from '../../cluster/argo-cd';
+import { applicationHistory, readApplication, startRollback, waitForSync } from '../../cluster/argo-cd';
 import { rolloutHistory, undoRollout } from '../../cluster/rollout-history';
 import { waitForRollout } from '../../cluster/workloads';
 import { WAITS_SECONDS } from '../../contract/contract';
 import { applicationChartId } from '../../contract/layout';
-import { ROOT_APPLICATION } from '../../contract/platform-charts';
 import { liveWorkloadsOf } from '../../strategies/values-registry';
 import type { CommandDefinition } from '../../tooling/cli';
-import { type OpsTarget, oneOf, TARGET_OPTIONS, TARGET_USAGE, actor, opsTarget, seconds } from './target';
+import { pauseInScope } from './pause';
+import { oneOf, TARGET_OPTIONS, TARGET_USAGE, actor, opsTarget, seconds } from './target';
 
 const LEVELS = ['orchestrator', 'controller'] as const;
 
@@ -52,17 +52,6 @@ function wholeNumber(value: string | undefined, option: string): number | undefi
   return parsed;
 }
 
-/** Pause the root and the application's Application, saying so. */
-async function pauseFor(target: OpsTarget, names: readonly string[], by: string, reason: string): Promise<void> {
-  const apps = (await listApplications(target.cluster, target.controllerNamespace)).filter((app) => names.includes(app.metadata.name));
-  for (const name of names) {
-    const app = apps.find((candidate) => candidate.metadata.name === name);
-    if (app === undefined) continue;
-    const result = await pauseApplication(target.cluster, target.controllerNamespace, app, by, reason);
-    target.say(`Application ${name}: automated sync ${result === 'manual' ? 'not set (manual)' : result}`);
-  }
-}
-
 /** `npm run ops -- rollback`: 1.5's orchestrator and controller levels on the live cluster. */
 export const ROLLBACK: CommandDefinition<typeof OPTIONS> = {
   name: 'ops rollback',
@@ -81,7 +70,8 @@ export const ROLLBACK: CommandDefinition<typeof OPTIONS> = {
     const by = actor(values.by, context.env);
     const name = applicationChartId(application.name);
     const resume = `npm run ops -- resume --env ${environment.name} --app ${application.name}`;
-    await pauseFor(target, [ROOT_APPLICATION, name], by, values.reason ?? `rollback (${level})`);
+    // The root and the application's Application (target.applications holds the one application).
+    for (const { application: paused, result } of await pauseInScope(target, false, by, values.reason ?? `rollback (${level})`)) say(`Application ${paused}: ${result}`);
     const workloads = liveWorkloadsOf(application);
     const finish = (ok: boolean, detail: string, extra: Record<string, unknown> = {}) => {
       say(`ops rollback (${level}): ${ok ? 'done' : 'FAILED'}: ${detail}`);
