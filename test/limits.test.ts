@@ -72,7 +72,7 @@ const ROWS: Readonly<Record<string, Row>> = {
  */
 const NOT_RENDERED: Readonly<Record<string, string>> = {
   'example limits in a fix': 'EXAMPLE_FIX (src/contract/contract.ts), a procedure of docs/runbook.md',
-  'silence example': 'ALERTS.silenceDuration (src/contract/contract.ts), a procedure of docs/runbook.md',
+  'silence example': 'ALERTS.silenceDuration (src/contract/contract.ts), the default --duration of npm run ops -- silence (test/e2e/alertmanager.test.ts)',
 };
 
 /** The rows of section 8 of the contract, by their first column. */

@@ -1,5 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import * as fs from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeApiServer } from './fake-api-server';
+import { parseDuration, parseMatcher } from '../src/cluster/alertmanager';
 import { automatedSyncEnabled, pauseRecord } from '../src/cluster/argo-cd';
+import { UsageError } from '../src/base/errors';
+import { ALERTS } from '../src/contract/contract';
 import type { LiveObject } from '../src/cluster/connection';
 import { fieldDifferences } from '../src/cluster/drift';
 import { podState, rolloutState } from '../src/cluster/workloads';
@@ -9,7 +14,7 @@ import { liveWorkloadsOf } from '../src/strategies/values-registry';
 import { parseAllDocuments } from 'yaml';
 import { OPS } from '../src/commands/ops';
 import { loadPlatform } from '../src/environments/platform';
-import { ROOT, runInProcess } from './support';
+import { ROOT, runInProcess, temporaryDirectory } from './support';
 
 const deployment = (spec: object, status: object, generation = 2): LiveObject => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'webapp', generation }, spec, status });
 
@@ -177,5 +182,61 @@ describe('npm run ops command line', () => {
     const result = await runInProcess(OPS, ['status', '--env', 'local', '--context', 'nosuch'], ROOT, { KUBECONFIG: `${ROOT}/test/fixtures/kubeconfig-two-contexts.yaml` });
     expect(result.status).toBe(1);
     expect(result.stderr).toContain('--context "nosuch" is not in the kubeconfig (its contexts: one, two)');
+  });
+});
+
+describe('ops silence: its input, before Alertmanager is reached', () => {
+  it('reads Prometheus durations as Alertmanager does, the contract\'s example first', () => {
+    expect(parseDuration(ALERTS.silenceDuration, '--duration')).toBe(60 * 60 * 1000);
+    expect(parseDuration('1h30m', '--duration')).toBe(90 * 60 * 1000);
+    expect(parseDuration('2d', '--duration')).toBe(48 * 60 * 60 * 1000);
+    for (const bad of ['', '0h', '1.5h', '30m1h', 'h', '1 h', '-1h']) expect(() => parseDuration(bad, '--duration'), bad).toThrow(/--duration ".*" must be a positive duration/);
+  });
+
+  it('reads matchers as amtool writes them', () => {
+    expect(parseMatcher('namespace=webapp', '--matcher')).toEqual({ name: 'namespace', value: 'webapp', isRegex: false, isEqual: true });
+    expect(parseMatcher('severity!=info', '--matcher')).toEqual({ name: 'severity', value: 'info', isRegex: false, isEqual: false });
+    expect(parseMatcher('pod=~webapp-.*', '--matcher')).toEqual({ name: 'pod', value: 'webapp-.*', isRegex: true, isEqual: true });
+    expect(parseMatcher('pod!~a|b', '--matcher')).toEqual({ name: 'pod', value: 'a|b', isRegex: true, isEqual: false });
+    expect(() => parseMatcher('9x=1', '--matcher')).toThrow('--matcher "9x=1" must be <label>=<value>');
+    expect(() => parseMatcher('namespace', '--matcher')).toThrow(UsageError);
+  });
+
+  it('refuses a silence without a comment, two modes at once, and options of another mode (exit 2)', async () => {
+    const run = (...args: string[]) => runInProcess(OPS, ['silence', '--env', 'local', '--alertmanager-url', 'http://127.0.0.1:9', ...args], ROOT, {});
+    const noComment = await run('--alert', 'DeploymentFailed');
+    expect(noComment.status).toBe(2);
+    expect(noComment.stderr).toContain('--comment <text> is required');
+    expect((await run('--alert', 'DeploymentFailed', '--comment', 'x', '--list')).stderr).toContain('give one of --alert <name> (create), --list or --expire <id>');
+    expect((await run('--list', '--duration', '2h')).stderr).toContain('--matcher, --duration and --comment go with --alert');
+    expect((await run('--alert', 'DeploymentFailed', '--comment', 'x', '--matcher', 'alertname=Other')).stderr).toContain('--matcher cannot name alertname');
+    expect((await runInProcess(OPS, ['silence', '--env', 'local', '--alertmanager-url', 'localhost:9093', '--list'], ROOT, {})).stderr).toContain('must be an http:// or https:// URL');
+  });
+});
+
+describe('ops silence: finding Alertmanager in the cluster', () => {
+  const api = new FakeApiServer();
+  const dir = temporaryDirectory('platform-gitops-silence-');
+  let kubeconfig = '';
+  beforeAll(async () => {
+    kubeconfig = await api.start(dir);
+  });
+  afterAll(async () => {
+    await api.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('looks for a ready pod of the monitoring stack\'s Alertmanager and names what it found none of', async () => {
+    api.objects = {
+      Pod: [
+        { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'alertmanager-main-0', namespace: 'monitoring', labels: { 'app.kubernetes.io/name': 'alertmanager' } }, status: { phase: 'Pending' } },
+        { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'prometheus-main-0', namespace: 'monitoring', labels: { 'app.kubernetes.io/name': 'prometheus' } }, status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] } },
+      ],
+    };
+    const run = await runInProcess(OPS, ['silence', '--env', 'local', '--list'], ROOT, { KUBECONFIG: kubeconfig, ALERTMANAGER_URL: '' });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain('no ready Alertmanager pod (app.kubernetes.io/name=alertmanager) in namespace monitoring');
+    // The ready Prometheus pod beside it is not taken: the list asks for Alertmanager's label.
+    expect(api.requests.at(-1)).toBe('GET /api/v1/namespaces/monitoring/pods');
   });
 });

@@ -318,7 +318,7 @@ describe.each(APPLICATIONS)('alerting in %s, application %s (2.4, 6)', (environm
     for (const port of ports) expect(port).toMatchObject({ name: 'http', containerPort: 8080 });
   });
 
-  it('routes critical alerts to on-call and warnings to the team chat, addresses from Secrets only', () => {
+  it('routes every alert to the team chat and critical ones to on-call as well, addresses from Secrets only', () => {
     const routing = findObject(objects, 'AlertmanagerConfig', 'platform-alert-routing');
     expect(routing.metadata.namespace).toBe('monitoring');
     // The two alerts of 2.4 and the backup failure.
@@ -326,8 +326,8 @@ describe.each(APPLICATIONS)('alerting in %s, application %s (2.4, 6)', (environm
       { name: 'alertname', matchType: '=~', value: 'DeploymentFailed|HighErrorRateDuringDeployment|DatabaseBackupFailed' },
     ]);
     expect(routing.spec.route.routes).toEqual([
-      { receiver: 'on-call', matchers: [{ name: 'severity', matchType: '=', value: 'critical' }] },
-      { receiver: 'team-chat', matchers: [{ name: 'severity', matchType: '=', value: 'warning' }] },
+      { receiver: 'on-call', matchers: [{ name: 'severity', matchType: '=', value: 'critical' }], continue: true },
+      { receiver: 'team-chat', matchers: [{ name: 'severity', matchType: '=~', value: 'critical|warning' }] },
     ]);
     expect(routing.spec.receivers).toEqual([
       { name: 'on-call', webhookConfigs: [{ urlSecret: { name: 'on-call-webhook', key: 'url' }, sendResolved: true }] },

@@ -35,6 +35,9 @@ KUBECONFORM_VERSION=v0.8.0
 PROMETHEUS_VERSION=v0.314.0
 # Envoy Gateway's control plane, the version the platform installs (src/infrastructure/releases.ts).
 ENVOY_GATEWAY_VERSION=v1.9.1
+# Alertmanager, for the rendered alert routing and the silences (npm run ops -- silence) on
+# Alertmanager itself (test/e2e/alertmanager.test.ts): v0.35.0, the newest on the module proxy.
+ALERTMANAGER_VERSION=v0.35.0
 
 export CGO_ENABLED=0 GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
 mkdir -p "$cache"
@@ -140,13 +143,30 @@ prometheus_build() {
     github.com/prometheus/prometheus/cmd/promtool)
 }
 
+alertmanager_build() {
+  # Its web UI is embedded from ui/app/dist, which the release builds with npm and the module
+  # does not carry: build a copy of the module with an empty UI (the API v2 is unchanged).
+  local module tree
+  module="$(go mod download -json "github.com/prometheus/alertmanager@$ALERTMANAGER_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')" || return 1
+  tree="$(mktemp -d)" || return 1
+  cp -R "$module/." "$tree/" && chmod -R u+w "$tree" || return 1
+  mkdir -p "$tree/ui/app/dist/elm" "$tree/ui/app/dist/mantine" || return 1
+  echo 'The web UI is not part of this build.' > "$tree/ui/app/dist/elm/index.html"
+  cp "$tree/ui/app/dist/elm/index.html" "$tree/ui/app/dist/mantine/index.html"
+  (cd "$tree" && go build -trimpath -o "$out/" -ldflags "-s -w \
+    -X github.com/prometheus/common/version.Version=${ALERTMANAGER_VERSION#v}" \
+    ./cmd/alertmanager ./cmd/amtool) || { rm -rf "$tree"; return 1; }
+  rm -rf "$tree"
+}
+
 declare -A versions=(
   [kubernetes]=$KUBERNETES_VERSION [etcd]=$ETCD_VERSION [argocd]=$ARGOCD_VERSION
   [kwok]=$KWOK_VERSION [kustomize]=$KUSTOMIZE_VERSION [helm]=$HELM_VERSION
   [sops]=$SOPS_VERSION [age]=$AGE_VERSION [kubeconform]=$KUBECONFORM_VERSION
   [prometheus]=$PROMETHEUS_VERSION [envoy-gateway]=$ENVOY_GATEWAY_VERSION
+  [alertmanager]=$ALERTMANAGER_VERSION
 )
-order=(sops age kustomize helm kwok etcd kubernetes argocd kubeconform prometheus envoy-gateway)
+order=(sops age kustomize helm kwok etcd kubernetes argocd kubeconform prometheus envoy-gateway alertmanager)
 
 if [[ "${1:-}" == "--print" ]]; then
   # Machine-readable: one "component version folder" line each.

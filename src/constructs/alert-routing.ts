@@ -19,8 +19,10 @@ export interface AlertRoutingProps {
 }
 
 /**
- * Alert routing (6): critical alerts to the on-call receiver (escalation level 2), warnings
- * to the team chat webhook (level 1, seen by the team). Both addresses come from Secrets
+ * Alert routing (6): every alert of the platform reaches the team chat webhook (escalation
+ * level 1, seen by the team); a critical one also pages the on-call receiver (level 2): its
+ * route continues to the chat's. Levels 3 and 4 are people, not receivers: the runbook's
+ * escalation contacts. Both addresses come from Secrets
  * that SOPS delivers (5.3), never from git. The route matches only the platform's own
  * alerts, so the monitoring stack's other alerts (Watchdog, ...) keep their own routing.
  */
@@ -39,8 +41,12 @@ export class AlertRouting extends AlertmanagerConfig {
           groupInterval: ALERT_ROUTING.groupInterval,
           repeatInterval: ALERT_ROUTING.repeatInterval,
           routes: [
-            { receiver: onCall.receiver, matchers: severity(props.criticalSeverity) },
-            { receiver: teamChat.receiver, matchers: severity(props.warningSeverity) },
+            // `continue`: a critical alert pages on-call and goes on to the chat's route.
+            { receiver: onCall.receiver, matchers: severity(props.criticalSeverity), continue: true },
+            {
+              receiver: teamChat.receiver,
+              matchers: [{ name: 'severity', matchType: MatchType.VALUE_EQUAL_TILDE, value: [props.criticalSeverity, props.warningSeverity].join('|') }],
+            },
           ],
         },
         receivers: [

@@ -39,8 +39,8 @@ export const BACKUP_ALERT = {
 } as const;
 
 /**
- * 6: where alerts go. Critical alerts page the on-call engineer (escalation level 2);
- * warnings post to the team chat. Not in the contract: the receiver names, the Secrets
+ * 6: where alerts go. Every alert of the platform posts to the team chat (escalation level 1);
+ * a critical one also pages the on-call engineer (level 2). Not in the contract: the receiver names, the Secrets
  * holding their addresses (never in git: 5.3, SOPS) and Alertmanager's grouping timers,
  * which are its documented defaults except a 4 h repeat, so a firing alert is repeated
  * about twice per working day.

@@ -5,6 +5,7 @@ import { DRIFT } from './drift';
 import { PAUSE, RESUME } from './pause';
 import { ROLE } from './role';
 import { ROLLBACK } from './rollback';
+import { SILENCE } from './silence';
 import { STATUS } from './status';
 import { SYNC } from './sync';
 import { VERIFY } from './verify';
@@ -26,6 +27,7 @@ by the contract's timeout and prints progress. \`role\` prints the RBAC the verb
   pause     stop automated sync and self-heal (root first), recording who and why
   resume    automated sync again
   rollback  1.5 on the live cluster: --level orchestrator (rollout undo) or controller (Argo CD history)
+  silence   silence an alert for a duration with a comment, list or expire silences (Alertmanager)
   role      the ClusterRole and Role the verbs need (and their bindings to a group), as YAML
 \`npm run ops -- <verb> --help\` for a verb's options.
 Exit code: 0 the checked state holds, 1 it does not (named, with why), 2 bad arguments.`;
@@ -34,5 +36,5 @@ Exit code: 0 the checked state holds, 1 it does not (named, with why), 2 bad arg
 export const OPS: CommandGroup = {
   name: 'ops',
   usage: USAGE,
-  subcommands: { status: STATUS, drift: DRIFT, sync: SYNC, verify: VERIFY, version: VERSION, check: CHECK, bluegreen: BLUEGREEN, pause: PAUSE, resume: RESUME, rollback: ROLLBACK, role: ROLE },
+  subcommands: { status: STATUS, drift: DRIFT, sync: SYNC, verify: VERIFY, version: VERSION, check: CHECK, bluegreen: BLUEGREEN, pause: PAUSE, resume: RESUME, rollback: ROLLBACK, silence: SILENCE, role: ROLE },
 };
