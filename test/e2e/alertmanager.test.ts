@@ -1,7 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -10,6 +8,7 @@ import { ALERT_ROUTING, BACKUP_ALERT } from '../../src/contract/choices';
 import { ALERTS } from '../../src/contract/contract';
 import { freePort } from '../../e2e/loopback';
 import { locateToolchain } from '../../toolchain';
+import { RecordingServer } from '../recording-server';
 import { committedObjects, ENVIRONMENT_ORDER, findObject, ROOT, runInProcess, temporaryDirectory } from '../support';
 
 // The rendered alert routing and the silences on Alertmanager itself (v0.35.0, built by
@@ -23,32 +22,6 @@ afterAll(() => {
   for (const child of processes) child.kill('SIGKILL');
   fs.rmSync(work, { recursive: true, force: true });
 });
-
-/** A loopback HTTP server recording what each receiver was sent, by path. */
-class Receivers {
-  readonly received = new Map<string, any[]>();
-  private server?: http.Server;
-  url = '';
-
-  async start(): Promise<void> {
-    this.server = http.createServer((request, response) => {
-      let body = '';
-      request.on('data', (chunk) => (body += chunk));
-      request.on('end', () => {
-        const list = this.received.get(request.url ?? '') ?? [];
-        list.push(JSON.parse(body));
-        this.received.set(request.url ?? '', list);
-        response.writeHead(200).end('ok');
-      });
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  close(): Promise<void> {
-    return new Promise((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
-  }
-}
 
 /** A matcher of an AlertmanagerConfig as Alertmanager's configuration writes it (`name=~"value"`). */
 function matcherText(matcher: { name: string; matchType?: string; value: string }): string {
@@ -135,13 +108,13 @@ async function postAlerts(url: string, alerts: readonly Record<string, string>[]
 }
 
 /** The alert names a receiver was sent: a webhook's alerts, or the Slack message's title. */
-function alertNamesSent(receivers: Receivers, secret: { name: string; key: string }): string[] {
-  const sent = receivers.received.get(`/${secret.name}/${secret.key}`) ?? [];
+function alertNamesSent(receivers: RecordingServer, secret: { name: string; key: string }): string[] {
+  const sent = receivers.to(`/${secret.name}/${secret.key}`).map((request) => request.body);
   return sent.flatMap((body) => (Array.isArray(body.alerts) ? body.alerts.map((a: any) => a.labels.alertname) : body.attachments.map((a: any) => /\] (\S+)/.exec(a.title)?.[1] ?? a.title))).sort();
 }
 
 describe('the rendered alert routing on Alertmanager (6)', () => {
-  const receivers = new Receivers();
+  const receivers = new RecordingServer();
   const urls = new Map<string, string>();
   beforeAll(async () => {
     await receivers.start();
