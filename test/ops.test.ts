@@ -4,9 +4,10 @@ import { FakeApiServer } from './fake-api-server';
 import { parseDuration, parseMatcher } from '../src/cluster/alertmanager';
 import { automatedSyncEnabled, pauseRecord } from '../src/cluster/argo-cd';
 import { UsageError } from '../src/base/errors';
-import { ALERTS } from '../src/contract/contract';
+import { ALERTS, EMERGENCY_REPLICAS } from '../src/contract/contract';
 import type { LiveObject } from '../src/cluster/connection';
 import { fieldDifferences } from '../src/cluster/drift';
+import { nodeState } from '../src/cluster/nodes';
 import { podState, rolloutState } from '../src/cluster/workloads';
 import { SYNC_PAUSE_ANNOTATIONS } from '../src/contract/choices';
 import { loadEnvironments } from '../src/environments';
@@ -171,9 +172,12 @@ describe('npm run ops command line', () => {
     for (const rule of objects[0].rules) {
       if (rule.apiGroups.includes('')) expect(rule.resources).not.toContain('secrets');
       expect(rule.resources.includes('*') && rule.apiGroups.includes('')).toBe(false);
-      // Writes: exec and port-forward sessions, and the orchestrator rollback's patch of a Deployment.
+      // Writes: exec and port-forward sessions, the orchestrator rollback's and the outage's patch
+      // of a Deployment, a drain's cordon of a node and its evictions.
       const writes = rule.verbs.filter((verb: string) => !['get', 'list'].includes(verb));
-      if (writes.length > 0) expect([`${rule.resources}: ${writes}`]).toContainEqual(expect.stringMatching(/^(pods\/exec,pods\/portforward: create|deployments: patch)$/));
+      if (writes.length > 0) {
+        expect([`${rule.resources}: ${writes}`]).toContainEqual(expect.stringMatching(/^(pods\/exec,pods\/portforward: create|deployments: patch|nodes: patch|pods\/eviction: create)$/));
+      }
     }
     expect(objects[2].subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'platform-operators' }]);
   });
@@ -238,5 +242,41 @@ describe('ops silence: finding Alertmanager in the cluster', () => {
     expect(run.stderr).toContain('no ready Alertmanager pod (app.kubernetes.io/name=alertmanager) in namespace monitoring');
     // The ready Prometheus pod beside it is not taken: the list asks for Alertmanager's label.
     expect(api.requests.at(-1)).toBe('GET /api/v1/namespaces/monitoring/pods');
+  });
+});
+
+describe('ops emergency: a node\'s health, and the input', () => {
+  const node = (conditions: object[], unschedulable?: boolean): LiveObject => ({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-a' }, spec: unschedulable === undefined ? {} : { unschedulable }, status: { conditions } });
+
+  it('reads a node as kubectl get nodes shows it, with the pressures that are on', () => {
+    expect(nodeState(node([{ type: 'Ready', status: 'True' }, { type: 'MemoryPressure', status: 'False' }]))).toEqual({ name: 'node-a', ready: true, unschedulable: false, problems: [] });
+    expect(nodeState(node([{ type: 'Ready', status: 'Unknown', message: 'Kubelet stopped posting node status.' }, { type: 'DiskPressure', status: 'True' }], true))).toEqual({
+      name: 'node-a',
+      ready: false,
+      unschedulable: true,
+      problems: ['not Ready: Kubelet stopped posting node status.', 'DiskPressure'],
+    });
+  });
+
+  it('scales to the contract\'s example, 5 replicas, and says so in its usage', async () => {
+    expect(EMERGENCY_REPLICAS.outageScaleTarget).toBe(5);
+    const help = await runInProcess(OPS, ['emergency', '--help'], ROOT, {});
+    expect(help.stdout).toContain('scaled to 5 replicas (the contract\'s example)');
+  });
+
+  it('refuses an unknown action, a node where none goes, a missing one, and an outage without a reason (exit 2)', async () => {
+    for (const [args, message] of [
+      [['emergency', 'restart', '--env', 'local'], 'the action must be one of outage, drain, uncordon'],
+      [['emergency', 'outage', 'node-a', '--env', 'local'], 'outage takes no node'],
+      [['emergency', 'drain', '--env', 'local'], 'drain takes one node'],
+      [['emergency', 'uncordon', 'a', 'b', '--env', 'local'], 'uncordon takes one node'],
+      [['emergency', 'drain', 'node-a', '--env', 'local', '--reason', 'x'], '--reason, --replicas and --app go with outage'],
+      [['emergency', 'outage', '--env', 'local', '--replicas', '0', '--reason', 'x'], '--replicas "0" must be a whole number, at least 1'],
+      [['emergency', 'outage', '--env', 'local'], '--reason <text> is required'],
+    ] as const) {
+      const run = await runInProcess(OPS, args, ROOT, { KUBECONFIG: `${ROOT}/test/fixtures/kubeconfig-two-contexts.yaml` });
+      expect(run.status, args.join(' ')).toBe(2);
+      expect(run.stderr).toContain(message);
+    }
   });
 });

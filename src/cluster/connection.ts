@@ -17,7 +17,9 @@ export interface LiveObject {
     readonly labels?: Readonly<Record<string, string>>;
     readonly annotations?: Readonly<Record<string, string>>;
     readonly generation?: number;
-    readonly ownerReferences?: readonly { readonly kind: string; readonly name: string }[];
+    readonly ownerReferences?: readonly { readonly kind: string; readonly name: string; readonly controller?: boolean }[];
+    readonly uid?: string;
+    readonly deletionTimestamp?: string;
     readonly [field: string]: unknown;
   };
   readonly [field: string]: any;
@@ -113,10 +115,10 @@ export class ClusterConnection {
     }
   }
 
-  /** Every object of a kind (in a namespace), optionally filtered by a label selector; [] when the kind is not served. */
-  async list(apiVersion: string, kind: string, namespace?: string, labelSelector?: string): Promise<LiveObject[]> {
+  /** Every object of a kind (in a namespace), optionally filtered by a label and a field selector; [] when the kind is not served. */
+  async list(apiVersion: string, kind: string, namespace?: string, labelSelector?: string, fieldSelector?: string): Promise<LiveObject[]> {
     try {
-      const list = await this.objects.list(apiVersion, kind, namespace, undefined, undefined, undefined, undefined, labelSelector);
+      const list = await this.objects.list(apiVersion, kind, namespace, undefined, undefined, undefined, fieldSelector, labelSelector);
       return list.items.map((item) => ({ ...item, apiVersion, kind }) as LiveObject);
     } catch (error) {
       if (statusOf(error) === 404 || /unrecognized|not found|no resource/i.test(String((error as Error).message))) return [];
@@ -139,6 +141,22 @@ export class ClusterConnection {
       return (await this.objects.write(objectRef(apiVersion, kind, name, namespace), { method: 'PATCH', contentType: k8s.PatchStrategy.JsonPatch }, operations, { fieldManager: FIELD_MANAGER })) as LiveObject;
     } catch (error) {
       throw this.failure(`patch ${resourceId(kind, name, namespace)}`, error);
+    }
+  }
+
+  /**
+   * Evict a pod through the Eviction API (policy/v1), as `kubectl drain` does: the API server
+   * refuses (HTTP 429) while the pod's PodDisruptionBudget allows no disruption. 'gone' when
+   * the pod no longer exists.
+   */
+  async evict(namespace: string, pod: string): Promise<'evicted' | 'gone'> {
+    const eviction = { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: pod, namespace } };
+    try {
+      await this.objects.write(objectRef('v1', 'Pod', pod, namespace), { method: 'POST', contentType: 'application/json', subresource: 'eviction' }, eviction);
+      return 'evicted';
+    } catch (error) {
+      if (statusOf(error) === 404) return 'gone';
+      throw this.failure(`evict ${resourceId('Pod', pod, namespace)}`, error);
     }
   }
 

@@ -38,14 +38,18 @@ export class ObjectApi extends k8s.KubernetesObjectApi {
     throw new k8s.ApiException(response.httpStatusCode, statusMessage(body, response.httpStatusCode), body, response.headers);
   }
 
-  /** A write of one object: create (POST) or a patch (PATCH) of it or of its `status`, with the query given. */
+  /**
+   * A write of one object: create (POST) or a patch (PATCH) of it or of its `status`, or a
+   * POST to its `eviction` (a pod's), with the query given.
+   */
   async write(
     spec: k8s.KubernetesObject,
-    action: { readonly method: 'POST' | 'PATCH'; readonly contentType: string; readonly subresource?: 'status' },
+    action: { readonly method: 'POST' | 'PATCH'; readonly contentType: string; readonly subresource?: 'status' | 'eviction' },
     body: unknown,
     query: WriteQuery = {},
   ): Promise<any> {
-    const path = await this.specUriPath(structuredClone(spec), action.method === 'POST' ? 'create' : 'patch');
+    // A create goes to the collection; a patch and a subresource to the object's own path.
+    const path = await this.specUriPath(structuredClone(spec), action.method === 'POST' && action.subresource === undefined ? 'create' : 'patch');
     const context = this.configuration.baseServer.makeRequestContext(
       action.subresource === undefined ? path : `${path}/${action.subresource}`,
       action.method === 'POST' ? k8s.HttpMethod.POST : k8s.HttpMethod.PATCH,

@@ -23,8 +23,12 @@ const CLUSTER_RULES = [
   { apiGroups: [''], resources: ['pods', 'services', 'configmaps', 'serviceaccounts', 'persistentvolumeclaims', 'namespaces', 'nodes', 'events'], verbs: READ },
   { apiGroups: [''], resources: ['pods/exec', 'pods/portforward'], verbs: ['create', 'get'] },
   { apiGroups: ['apps', 'batch', 'policy', 'networking.k8s.io', 'discovery.k8s.io'], resources: ['*'], verbs: READ },
-  // rollback --level orchestrator: a Deployment's pod template back to an earlier revision's.
+  // rollback --level orchestrator: a Deployment's pod template back to an earlier revision's;
+  // emergency outage: its replicas.
   { apiGroups: ['apps'], resources: ['deployments'], verbs: ['patch'] },
+  // emergency drain and uncordon: a node's spec.unschedulable, and the evictions of its pods.
+  { apiGroups: [''], resources: ['nodes'], verbs: ['patch'] },
+  { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
   {
     apiGroups: ['gateway.networking.k8s.io', 'gateway.envoyproxy.io', 'cert-manager.io', 'monitoring.coreos.com', 'flagger.app', 'kafka.strimzi.io'],
     resources: ['*'],

@@ -165,6 +165,46 @@ await step('rollback at the controller level', ['rollback', '--env', ENV, '--app
 await step('still paused after the rollbacks', ['status', '--env', ENV, '--app', APP, '--output', 'json'], 0);
 await step('resume after the rollbacks', ['resume', '--env', ENV, '--app', APP], 0);
 
+// 7.2 Outage: the serving Deployment scaled to the contract's 5 with automated sync paused
+// (self-heal leaves it), the ingress controller checked; resume puts git's replicas back.
+/** A step whose verdict the scenario reads from the cluster itself. */
+const observed = (name, ok, output) => {
+  steps.push({ name, args: [], expected: 0, exitCode: ok ? 0 : 1, output, stdout: '' });
+  if (!ok) failed++;
+};
+await step('emergency outage', ['emergency', 'outage', '--env', ENV, '--app', APP, '--reason', 'e2e: outage drill', '--by', 'e2e-person'], 0);
+await sleep(15_000); // self-heal would have set the replicas back by now, were it on
+const scaledOut = (await objects.read(deployment)).spec.replicas;
+observed('the outage scale-out stays while sync is paused', scaledOut === 5, `spec.replicas ${scaledOut}`);
+await step('resume after the outage', ['resume', '--env', ENV, '--app', APP], 0);
+await eventually('self-heal puts git\'s replicas back', ['drift', '--env', ENV, '--app', APP], 0, 90);
+const scaledBack = (await objects.read(deployment)).spec.replicas;
+observed('git\'s replicas again', scaledBack === replicas, `spec.replicas ${scaledBack}, git's ${replicas}`);
+await eventually('converged after the outage', ['status', '--env', ENV], 0, 240);
+
+// 7.2 Maintenance: a node of the application's is drained (its pods evicted and recreated
+// elsewhere or left Pending), uncordoned, and every pod runs again. A pod no controller would
+// recreate stops the drain before anything is changed.
+const nodeOf = async () => (await core.listNamespacedPod({ namespace: APP, labelSelector: `app=${APP}` })).items.find((pod) => pod.spec.nodeName)?.spec.nodeName;
+const node = await nodeOf();
+const podsOn = async (name) =>
+  (await core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${name}` })).items.filter(
+    (pod) => !pod.metadata.deletionTimestamp && !(pod.metadata.ownerReferences ?? []).some((owner) => owner.kind === 'DaemonSet'),
+  );
+const loose = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'e2e-unmanaged', namespace: APP }, spec: { nodeName: node, securityContext: { runAsNonRoot: true, runAsUser: 65534, seccompProfile: { type: 'RuntimeDefault' } }, containers: [{ name: 'c', image: 'busybox:1.36', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } }] } };
+await objects.create(loose);
+await step('drain refuses a node with a pod no controller recreates', ['emergency', 'drain', node, '--env', ENV], 1);
+const untouched = (await core.readNode({ name: node })).spec.unschedulable !== true;
+observed('the refused drain left the node schedulable', untouched, `Node ${node} unschedulable: ${!untouched}`);
+await core.deleteNamespacedPod({ name: loose.metadata.name, namespace: APP, gracePeriodSeconds: 0 });
+await eventually('the unmanaged pod gone', ['status', '--env', ENV, '--app', APP], 0, 60);
+await step('drain a node', ['emergency', 'drain', node, '--env', ENV], 0);
+const left = await podsOn(node);
+observed('no pod left on the drained node', left.length === 0, left.map((pod) => `${pod.metadata.namespace}/${pod.metadata.name}`).join(', ') || `none on ${node}`);
+observed('the drained node is cordoned', (await core.readNode({ name: node })).spec.unschedulable === true, `Node ${node}`);
+await step('uncordon the node: every pod runs again', ['emergency', 'uncordon', node, '--env', ENV], 0);
+await eventually('converged after the maintenance', ['status', '--env', ENV], 0, 240);
+
 fs.writeFileSync(process.env.OPS_SCENARIO_RESULTS ?? 'ops-scenario.json', `${JSON.stringify({ replicas, steps }, null, 2)}\n`);
 console.log(failed === 0 ? `ops scenario: ${steps.length} steps as expected` : `ops scenario: ${failed} of ${steps.length} steps gave another exit code`);
 process.exit(failed === 0 ? 0 : 1);

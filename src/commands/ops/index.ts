@@ -2,6 +2,7 @@ import type { CommandGroup } from '../../tooling/cli';
 import { BLUEGREEN } from './bluegreen';
 import { CHECK } from './check';
 import { DRIFT } from './drift';
+import { EMERGENCY } from './emergency';
 import { OUTAGE } from './outage';
 import { PAUSE, RESUME } from './pause';
 import { ROLE } from './role';
@@ -28,6 +29,7 @@ by the contract's timeout and prints progress. \`role\` prints the RBAC the verb
   pause     stop automated sync and self-heal (root first), recording who and why
   resume    automated sync again
   rollback  1.5 on the live cluster: --level orchestrator (rollout undo) or controller (Argo CD history)
+  emergency 7.2: outage (nodes, pods, scale out with sync paused, the ingress controller), drain and uncordon a node
   silence   silence an alert for a duration with a comment, list or expire silences (Alertmanager)
   outage    outage communication: notify the team chat, the status page and the stakeholders
   role      the ClusterRole and Role the verbs need (and their bindings to a group), as YAML
@@ -38,5 +40,5 @@ Exit code: 0 the checked state holds, 1 it does not (named, with why), 2 bad arg
 export const OPS: CommandGroup = {
   name: 'ops',
   usage: USAGE,
-  subcommands: { status: STATUS, drift: DRIFT, sync: SYNC, verify: VERIFY, version: VERSION, check: CHECK, bluegreen: BLUEGREEN, pause: PAUSE, resume: RESUME, rollback: ROLLBACK, silence: SILENCE, outage: OUTAGE, role: ROLE },
+  subcommands: { status: STATUS, drift: DRIFT, sync: SYNC, verify: VERIFY, version: VERSION, check: CHECK, bluegreen: BLUEGREEN, pause: PAUSE, resume: RESUME, rollback: ROLLBACK, emergency: EMERGENCY, silence: SILENCE, outage: OUTAGE, role: ROLE },
 };

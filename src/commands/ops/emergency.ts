@@ -1,0 +1,156 @@
+import { RefusedError, UsageError } from '../../base/errors';
+import { drainPlan, evictAll, nodeStates, podsNotRunning, setSchedulable, waitForAllPodsRunning } from '../../cluster/nodes';
+import { waitForPodsReady } from '../../cluster/readiness';
+import { waitForRollout } from '../../cluster/workloads';
+import { INFRASTRUCTURE_NAMESPACES } from '../../contract/choices';
+import { EMERGENCY_REPLICAS, WAITS_SECONDS } from '../../contract/contract';
+import { ENVOY_GATEWAY } from '../../contract/upstream';
+import { liveWorkloadsOf } from '../../strategies/values-registry';
+import type { CommandDefinition } from '../../tooling/cli';
+import { checkGateway } from '../../verify/gateway';
+import { pauseInScope } from './pause';
+import { type OpsTarget, TARGET_OPTIONS, TARGET_USAGE, actor, opsTarget, seconds } from './target';
+
+const ACTIONS = ['outage', 'drain', 'uncordon'] as const;
+
+/** How many of the cluster's non-running pods a report lists by name. */
+const LISTED_PODS = 20;
+
+const USAGE = `usage: npm run ops -- emergency outage --env <environment> --reason <text> [--app <application>] [options]
+       npm run ops -- emergency drain <node> --env <environment> [options]
+       npm run ops -- emergency uncordon <node> --env <environment> [options]
+
+The emergency procedures of 7.2 on the live cluster:
+  outage    the nodes' health and the pods that are not running; then, with automated sync
+            paused (root and application, who and why recorded), each serving Deployment of
+            the application scaled to ${EMERGENCY_REPLICAS.outageScaleTarget} replicas (the contract's example) and its rollout
+            awaited; then the ingress controller: Envoy Gateway's pods ready and the
+            application's Gateway and routes accepted. Sync stays paused: when it is over,
+            \`npm run ops -- resume\` lets self-heal put git's replicas back
+  drain     cordons the node, then evicts its pods through the Eviction API (PodDisruption-
+            Budgets respected, a refusal tried again every 5 s), DaemonSet pods left alone,
+            emptyDir data deleted with its pod; refused before anything is done when a pod
+            has no controller to recreate it
+  uncordon  lets the node take pods again, then waits until every pod of the cluster runs
+${TARGET_USAGE}
+  --reason <text>        outage: why, recorded with the pause (required)
+  --by <name>            outage: who (default: $USER)
+  --replicas <n>         outage: the replicas to scale to (default ${EMERGENCY_REPLICAS.outageScaleTarget})
+  --timeout <s>          the bound of each wait (default ${WAITS_SECONDS.rolloutStatus}, the rollout timeout)
+Exit code: 0 done and checked, 1 refused or a check failed (named, with why), 2 bad arguments.`;
+
+const OPTIONS = {
+  ...TARGET_OPTIONS,
+  reason: { type: 'string' },
+  by: { type: 'string' },
+  replicas: { type: 'string' },
+  timeout: { type: 'string' },
+} as const;
+
+/** Print the nodes and the pods that are not running; the nodes with a problem. */
+async function reportNodesAndPods(target: OpsTarget): Promise<{ nodes: unknown[]; notRunning: string[] }> {
+  const nodes = await nodeStates(target.cluster);
+  for (const node of nodes) {
+    target.say(`Node ${node.name}: ${node.ready ? 'Ready' : 'NOT READY'}${node.unschedulable ? ', cordoned' : ''}${node.problems.length > 0 ? ` (${node.problems.join('; ')})` : ''}`);
+  }
+  const notRunning = await podsNotRunning(target.cluster);
+  target.say(notRunning.length === 0 ? 'every pod runs' : `${notRunning.length} pods not running:`);
+  for (const pod of notRunning.slice(0, LISTED_PODS)) target.say(`  ${pod}`);
+  if (notRunning.length > LISTED_PODS) target.say(`  ... and ${notRunning.length - LISTED_PODS} more`);
+  return { nodes, notRunning };
+}
+
+async function outage(target: OpsTarget, values: { reason?: string; by?: string; replicas?: string }, env: NodeJS.ProcessEnv, timeout: number): Promise<number> {
+  const { cluster, say } = target;
+  const replicas = values.replicas === undefined ? EMERGENCY_REPLICAS.outageScaleTarget : Number(values.replicas);
+  if (!Number.isInteger(replicas) || replicas < 1) throw new UsageError(`--replicas "${values.replicas}" must be a whole number, at least 1`);
+  if (values.reason === undefined || values.reason.trim() === '') throw new UsageError('--reason <text> is required: it is recorded with the pause of automated sync');
+  say('1. nodes and pods');
+  const { nodes, notRunning } = await reportNodesAndPods(target);
+
+  say(`2. automated sync paused, then the serving Deployments scaled to ${replicas}`);
+  const by = actor(values.by, env);
+  const paused = await pauseInScope(target, false, by, `emergency outage: ${values.reason}`);
+  for (const { application, result } of paused) say(`Application ${application}: ${result}`);
+  const problems: string[] = [];
+  const scaled: { application: string; deployment: string; replicas: number; rolledOut: boolean }[] = [];
+  for (const application of target.applications) {
+    const serving = liveWorkloadsOf(application).filter((workload) => workload.serves);
+    for (const workload of serving) {
+      await cluster.mergePatch('apps/v1', 'Deployment', workload.deployment, application.namespace, { spec: { replicas } });
+      say(`Deployment ${application.namespace}/${workload.deployment} (${workload.role}): scaled to ${replicas}`);
+    }
+    const rollout = await waitForRollout(cluster, application.namespace, serving, timeout, say);
+    for (const workload of serving) scaled.push({ application: application.name, deployment: workload.deployment, replicas, rolledOut: rollout.ok });
+    if (!rollout.ok) problems.push(`${application.name}: ${rollout.reason}`);
+  }
+
+  say('3. the ingress controller');
+  const ingressNamespace = INFRASTRUCTURE_NAMESPACES.ingressController;
+  const selector = Object.entries(ENVOY_GATEWAY.controllerPodLabels).map(([key, value]) => `${key}=${value}`).join(',');
+  const controller = await waitForPodsReady(cluster, ingressNamespace, timeout, say, selector);
+  say(`Envoy Gateway (${ingressNamespace}, ${selector}): ${controller.ok ? controller.state : `NOT READY: ${controller.reason}`}`);
+  if (!controller.ok) problems.push(`Envoy Gateway: ${controller.reason}`);
+  for (const application of target.applications) {
+    try {
+      say(`Gateway ${application.namespace}/${application.name}: ${await checkGateway(cluster, application.namespace, application.name)}`);
+    } catch (error) {
+      say(`Gateway ${application.namespace}/${application.name}: ${(error as Error).message}`);
+      problems.push(`Gateway ${application.namespace}/${application.name}: ${(error as Error).message}`);
+    }
+  }
+  const apps = target.applications.length === 1 ? ` --app ${target.applications[0]!.name}` : '';
+  say(`automated sync stays paused; when the outage is over: npm run ops -- resume --env ${target.environment.name}${apps}`);
+  for (const problem of problems) say(`FAIL: ${problem}`);
+  target.result({ environment: target.environment.name, nodes, notRunning, paused, scaled, problems });
+  return problems.length === 0 ? 0 : 1;
+}
+
+async function drain(target: OpsTarget, node: string, timeout: number): Promise<number> {
+  const { cluster, say } = target;
+  if ((await cluster.get('v1', 'Node', node)) === undefined) throw new RefusedError(`Node ${node} does not exist on ${cluster.server}`);
+  const plan = await drainPlan(cluster, node);
+  if (plan.unmanaged.length > 0) {
+    throw new RefusedError(`Node ${node} runs pods that no controller would recreate, so a drain would lose them: ${plan.unmanaged.join(', ')} (delete or move them first); nothing was changed`);
+  }
+  await setSchedulable(cluster, node, false);
+  say(`Node ${node}: cordoned`);
+  for (const left of plan.left) say(`left alone: ${left}`);
+  const eviction = await evictAll(cluster, plan.evict, timeout, say);
+  const evicted = plan.evict.map((pod) => `${pod.metadata.namespace}/${pod.metadata.name}`);
+  say(eviction.ok ? `Node ${node}: drained (${evicted.length} pods evicted)` : `Node ${node}: FAIL: ${eviction.reason}`);
+  if (eviction.ok) say(`after the maintenance: npm run ops -- emergency uncordon ${node} --env ${target.environment.name}`);
+  target.result({ environment: target.environment.name, node, drained: eviction.ok, evicted, left: plan.left, ...(eviction.ok ? {} : { reason: eviction.reason }) });
+  return eviction.ok ? 0 : 1;
+}
+
+async function uncordon(target: OpsTarget, node: string, timeout: number): Promise<number> {
+  const { cluster, say } = target;
+  if ((await cluster.get('v1', 'Node', node)) === undefined) throw new RefusedError(`Node ${node} does not exist on ${cluster.server}`);
+  await setSchedulable(cluster, node, true);
+  say(`Node ${node}: uncordoned`);
+  const running = await waitForAllPodsRunning(cluster, timeout, say);
+  say(running.ok ? 'every pod runs' : `FAIL: ${running.reason}`);
+  target.result({ environment: target.environment.name, node, uncordoned: true, allPodsRunning: running.ok, notRunning: running.notRunning });
+  return running.ok ? 0 : 1;
+}
+
+/** `npm run ops -- emergency`: 7.2's outage and maintenance procedures. */
+export const EMERGENCY: CommandDefinition<typeof OPTIONS> = {
+  name: 'ops emergency',
+  usage: USAGE,
+  options: OPTIONS,
+  positionals: true,
+  async run(values, positionals, context) {
+    const [action, node, ...rest] = positionals;
+    if (action === undefined || !(ACTIONS as readonly string[]).includes(action)) throw new UsageError(`the action must be one of ${ACTIONS.join(', ')}`);
+    if (action === 'outage' ? node !== undefined : node === undefined || rest.length > 0) {
+      throw new UsageError(action === 'outage' ? 'outage takes no node' : `${action} takes one node: npm run ops -- emergency ${action} <node> --env <environment>`);
+    }
+    if (action !== 'outage' && (values.reason !== undefined || values.replicas !== undefined || values.app !== undefined)) throw new UsageError('--reason, --replicas and --app go with outage');
+    const timeout = seconds(values.timeout, '--timeout', WAITS_SECONDS.rolloutStatus);
+    const target = opsTarget(values, context);
+    if (action === 'outage') return outage(target, values, context.env, timeout);
+    return action === 'drain' ? drain(target, node!, timeout) : uncordon(target, node!, timeout);
+  },
+};
