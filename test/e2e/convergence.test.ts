@@ -69,7 +69,7 @@ function expectLiveOperations(file: string, report: E2eReport, output: string): 
   // The rollout that cannot complete: the bound, and the reason.
   expect(outputOf('sync fails at the bound with the reason')).toMatch(/not done within 30 s.*not scheduled: .*unschedulable/s);
   // 7.2: the outage's scale-out to the contract's 5 with sync paused, and the ingress controller.
-  expect(outputOf('emergency outage')).toMatch(/Node \S+: Ready[\s\S]*Application webapp: paused[\s\S]*Deployment webapp\/webapp \(\w+\): scaled to 5[\s\S]*Envoy Gateway \(envoy-gateway-system, control-plane=envoy-gateway\): \d+\/\d+ ready[\s\S]*Gateway webapp\/webapp: /);
+  expect(outputOf('emergency outage')).toMatch(/Node \S+: Ready[\s\S]*Application webapp: paused[\s\S]*Deployment webapp\/webapp \(\w+\): scaled to 5[\s\S]*ingress controller \(pods of envoy-gateway-system\): \d+\/\d+ ready[\s\S]*Gateway webapp\/webapp: /);
   expect(outputOf('drain refuses a node with a pod no controller recreates')).toMatch(/runs pods that no controller would recreate, so a drain would lose them: webapp\/e2e-unmanaged .*nothing was changed/);
   expect(outputOf('drain a node')).toMatch(/cordoned[\s\S]*drained \(\d+ pods evicted\)/);
   expect(outputOf('uncordon the node: every pod runs again')).toMatch(/uncordoned[\s\S]*every pod runs/);

@@ -4,7 +4,6 @@ import { waitForPodsReady } from '../../cluster/readiness';
 import { waitForRollout } from '../../cluster/workloads';
 import { INFRASTRUCTURE_NAMESPACES } from '../../contract/choices';
 import { EMERGENCY_REPLICAS, WAITS_SECONDS } from '../../contract/contract';
-import { ENVOY_GATEWAY } from '../../contract/upstream';
 import { liveWorkloadsOf } from '../../strategies/values-registry';
 import type { CommandDefinition } from '../../tooling/cli';
 import { checkGateway } from '../../verify/gateway';
@@ -86,11 +85,12 @@ async function outage(target: OpsTarget, values: { reason?: string; by?: string;
   }
 
   say('3. the ingress controller');
+  // As `ops check --component infrastructure` judges it (1.3.4): every pod of its namespace
+  // ready, Envoy Gateway's control plane and the Envoy proxies it runs for the Gateways.
   const ingressNamespace = INFRASTRUCTURE_NAMESPACES.ingressController;
-  const selector = Object.entries(ENVOY_GATEWAY.controllerPodLabels).map(([key, value]) => `${key}=${value}`).join(',');
-  const controller = await waitForPodsReady(cluster, ingressNamespace, timeout, say, selector);
-  say(`Envoy Gateway (${ingressNamespace}, ${selector}): ${controller.ok ? controller.state : `NOT READY: ${controller.reason}`}`);
-  if (!controller.ok) problems.push(`Envoy Gateway: ${controller.reason}`);
+  const controller = await waitForPodsReady(cluster, ingressNamespace, timeout, say);
+  say(`ingress controller (pods of ${ingressNamespace}): ${controller.ok ? controller.state : `NOT READY: ${controller.reason}`}`);
+  if (!controller.ok) problems.push(`ingress controller: ${controller.reason}`);
   for (const application of target.applications) {
     try {
       say(`Gateway ${application.namespace}/${application.name}: ${await checkGateway(cluster, application.namespace, application.name)}`);
