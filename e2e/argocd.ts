@@ -41,13 +41,39 @@ export function argoCdCrds(crdDir: string): KubeObject[] {
   );
 }
 
+/** The argo-cd chart's `notifications` values the platform sets. */
+interface NotificationValues {
+  readonly argocdUrl?: string;
+  readonly notifiers?: Record<string, string>;
+  readonly templates?: Record<string, string>;
+  readonly triggers?: Record<string, string>;
+  readonly subscriptions?: unknown[];
+}
+
+/**
+ * argocd-notifications-cm's data as the argo-cd chart writes it from its `notifications`
+ * values (argo-helm charts/argo-cd templates/argocd-configs/argocd-notifications-cm.yaml):
+ * `context` with the Argo CD URL (the chart's default, `https://` and `global.domain`,
+ * `argocd.example.com`), then every notifier, the subscriptions, every template and every
+ * trigger as keys of their own.
+ */
+function notificationsConfig(values: NotificationValues): Record<string, string> {
+  return {
+    context: `argocdUrl: ${values.argocdUrl || 'https://argocd.example.com'}\n`,
+    ...values.notifiers,
+    ...(values.subscriptions === undefined ? {} : { subscriptions: stringify(values.subscriptions) }),
+    ...values.templates,
+    ...values.triggers,
+  };
+}
+
 /**
  * Argo CD's configuration objects as the argo-cd chart renders them from the platform's
  * values (src/infrastructure/argo-cd-values.ts): argocd-cm (health checks, kustomize options),
- * argocd-cmd-params-cm, argocd-secret.
+ * argocd-cmd-params-cm, argocd-notifications-cm, argocd-secret.
  */
 export function argoCdConfigObjects(namespace: string): KubeObject[] {
-  const values = argoCdValues() as { configs: { cm: Record<string, string>; params: Record<string, string> } };
+  const values = argoCdValues() as { configs: { cm: Record<string, string>; params: Record<string, string> }; notifications: NotificationValues };
   const labels = { 'app.kubernetes.io/part-of': 'argocd' };
   const plugins = Object.fromEntries([...pluginManifests()].map(([name, manifest]) => [`${name}.yaml`, stringify(manifest)]));
   return [
@@ -55,6 +81,7 @@ export function argoCdConfigObjects(namespace: string): KubeObject[] {
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'argocd-cmd-params-cm', namespace, labels }, data: values.configs.params },
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'argocd-cmp-cm', namespace, labels }, data: plugins },
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'argocd-rbac-cm', namespace, labels }, data: {} },
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'argocd-notifications-cm', namespace, labels }, data: notificationsConfig(values.notifications) },
     {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -245,6 +272,24 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
   });
   // Its metrics server starts with the controller's run loop.
   await waitFor('argocd-application-controller to start', 60_000, () => listening(controllerMetrics), alive);
+
+  // The notifications controller, the same binary by another name (cmd/main.go reads
+  // ARGOCD_BINARY_NAME before its own name): it reads argocd-notifications-cm and
+  // argocd-notifications-secret and posts what the Applications' subscriptions ask for.
+  const notificationsMetrics = await freePort();
+  supervisor.start({
+    name: 'argocd-notifications',
+    command: toolchain.bin('argocd', 'argocd'),
+    args: [
+      `--namespace=${options.namespace}`,
+      `--argocd-repo-server=127.0.0.1:${repoPort}`,
+      '--argocd-repo-server-plaintext',
+      `--metrics-port=${notificationsMetrics}`,
+      '--loglevel=info',
+    ],
+    env: { ...common, ARGOCD_BINARY_NAME: 'argocd-notifications', PATH: toolPath },
+  });
+  await waitFor('argocd-notifications to start', 60_000, () => listening(notificationsMetrics), alive);
 }
 
 /**

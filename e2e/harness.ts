@@ -6,6 +6,8 @@ import { ENVIRONMENT_ORDER, loadEnvironments } from '../src/environments';
 import { loadPlatform } from '../src/environments/platform';
 import { defaultAgeKeyFile, initEnvironment } from '../src/secrets/init';
 import { sopsTools } from '../src/secrets/sops';
+import { keyId } from '../src/secrets/catalog';
+import { ALERT_ROUTING } from '../src/contract/choices';
 import { argoCdConfigObjects, argoCdCrds, chartRepositorySecrets, startArgoCd, syncAsOperator, withProxy } from './argocd';
 import { converged } from '../src/cluster/argo-cd';
 import { formatTable, watchConvergence } from './convergence';
@@ -26,6 +28,7 @@ import { CLUSTER_COMPONENTS, ensureToolchain } from '../toolchain';
 import { startEnvoyGateway } from './envoy-gateway';
 import { type ExecResult, execAgainstCluster } from './exec';
 import { LiveContainers } from './live-containers';
+import { RecordingServer } from './webhook-sink';
 
 /** The group the bootstrap grants the live operations' roles to, in the e2e; `--exec` runs as a member. */
 const OPERATORS_GROUP = 'platform-gitops-operators';
@@ -76,6 +79,11 @@ export interface E2eReport {
   readonly dryRun: readonly DryRunResult[];
   /** The `--exec` command and how it ended; absent when none was given or the Applications did not converge. */
   readonly exec?: ExecResult;
+  /**
+   * The texts Argo CD's notifications controller posted to the team chat (the run's webhook
+   * sink, when local's Secrets were re-encrypted for a throwaway key), in order.
+   */
+  readonly notifications: readonly string[];
   readonly durationSeconds: number;
   /** True when every Application is Synced and Healthy and every dry-run passed. */
   readonly passed: boolean;
@@ -98,7 +106,7 @@ function formatControllers(controllers: E2eReport['controllers']): string {
  * - another environment without a key: served as committed; its Applications with
  *   Secrets fail to decrypt, and the report says so.
  */
-function prepareSource(options: { projectRoot: string; environment: string; ageKeyFile?: string; dir: string; log: (line: string) => void }): { source: string; ageKey: string } {
+function prepareSource(options: { projectRoot: string; environment: string; ageKeyFile?: string; dir: string; chatWebhookUrl: string; log: (line: string) => void }): { source: string; ageKey: string } {
   const { projectRoot, environment, log } = options;
   const keyFile = options.ageKeyFile ?? defaultAgeKeyFile(environment);
   if (fs.existsSync(keyFile)) return { source: projectRoot, ageKey: fs.readFileSync(keyFile, 'utf8') };
@@ -111,9 +119,18 @@ function prepareSource(options: { projectRoot: string; environment: string; ageK
   run('git', ['clone', '--quiet', '--no-local', projectRoot, clone]);
   const throwaway = path.join(options.dir, 'throwaway-local.key');
   const env = loadEnvironments().find((e) => e.name === environment)!;
-  const report = initEnvironment({ root: clone, environment: env, keyFile: throwaway, rotateKey: true, tools: sopsTools(projectRoot) });
+  // The team chat's address is the run's webhook sink, which the notifications reach on loopback.
+  const chat = keyId(ALERT_ROUTING.teamChat.secret.name, ALERT_ROUTING.teamChat.secret.key);
+  const report = initEnvironment({
+    root: clone,
+    environment: env,
+    keyFile: throwaway,
+    rotateKey: true,
+    tools: sopsTools(projectRoot),
+    assignments: [{ option: '--set', text: `${chat}=${options.chatWebhookUrl}` }],
+  });
   run('git', ['-C', clone, '-c', 'user.name=platform-gitops e2e', '-c', 'user.email=e2e@localhost', 'commit', '--quiet', '--allow-empty', '-am', 'e2e: local Secrets for a throwaway key']);
-  log(`no age key at ${keyFile}: serving a clone with local's Secrets re-encrypted for a throwaway key (${report.written.length} files)`);
+  log(`no age key at ${keyFile}: serving a clone with local's Secrets re-encrypted for a throwaway key (${report.written.length} files), the team chat at ${options.chatWebhookUrl}`);
   return { source: clone, ageKey: fs.readFileSync(throwaway, 'utf8') };
 }
 
@@ -178,10 +195,12 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
   let stopControllers = false;
   let controllersDone: Promise<void> = Promise.resolve();
   let liveContainers: LiveContainers | undefined;
+  const chat = new RecordingServer();
   const cleanup = async (): Promise<void> => {
     stopControllers = true;
     await controllersDone.catch(() => undefined);
     await liveContainers?.close();
+    await chat.close();
     await supervisor.stopAll();
     await proxy.close();
     await charts?.close();
@@ -202,7 +221,9 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     const plane = await startControlPlane({ toolchain, supervisor, dir, pki, namespace, log });
     const { client } = plane;
 
-    const { source, ageKey } = prepareSource({ projectRoot, environment, ageKeyFile: options.ageKeyFile, dir, log });
+    await chat.start();
+    const chatWebhookUrl = `${chat.url}/${ALERT_ROUTING.teamChat.receiver}`;
+    const { source, ageKey } = prepareSource({ projectRoot, environment, ageKeyFile: options.ageKeyFile, dir, chatWebhookUrl, log });
     log(`git server: ${platform.repository.url}, branch ${platform.repository.targetRevision} at the HEAD of ${source}, over SSH with a per-run deploy key`);
     const git = await startGitServer({ source, url: platform.repository.url, branch: platform.repository.targetRevision, dir: path.join(dir, 'git'), supervisor });
     proxy.route(git.repository.host, git.repository.port, git.port);
@@ -396,6 +417,9 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     });
     log('');
     log(formatControllers(behindReleases));
+    const notifications = chat.to(`/${ALERT_ROUTING.teamChat.receiver}`).map((request) => String(request.body?.text ?? JSON.stringify(request.body)));
+    log('');
+    log(`deployment notifications in the team chat (${notifications.length}):${notifications.map((text) => `\n  ${text}`).join('')}`);
     return {
       environment,
       kubernetes: plane.version,
@@ -404,6 +428,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
       controllers: behindReleases,
       dryRun,
       ...(exec === undefined ? {} : { exec }),
+      notifications,
       durationSeconds,
       passed,
     };

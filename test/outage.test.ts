@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { OPS } from '../src/commands/ops';
 import { freePort } from '../e2e/loopback';
-import { RecordingServer } from './recording-server';
+import { RecordingServer } from '../e2e/webhook-sink';
 import { ROOT, runInProcess } from './support';
 
 // `npm run ops -- outage notify` (6: outage communication) against loopback stand-ins of

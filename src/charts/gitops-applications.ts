@@ -1,6 +1,6 @@
 import { type ArgoCdApplicationProps, type RepositoryPathSource, applicationProps } from '../constructs/argo-cd-application';
 import { manifestsPath, secretsPath } from '../contract/layout';
-import { SOPS_PLUGIN } from '../contract/choices';
+import { DEPLOYMENT_NOTIFICATIONS, SOPS_PLUGIN } from '../contract/choices';
 import { SYNC_WAVE_ANNOTATION } from '../contract/upstream';
 import type { Environment } from '../environments';
 import type { Platform } from '../environments/platform';
@@ -130,6 +130,18 @@ export interface ChildApplicationOptions {
    * @default - none
    */
   readonly ignoreDifferences?: readonly ApplicationSpecIgnoreDifferences[];
+  /**
+   * The chart is an application's: its deployments are announced to the stakeholders (1.6,
+   * DEPLOYMENT_NOTIFICATIONS), a subscription per trigger.
+   * @default false
+   */
+  readonly announced?: boolean;
+}
+
+/** The annotations that subscribe an Application to every deployment notification (1.6). */
+export function deploymentSubscriptions(): Record<string, string> {
+  const { subscribePrefix, service, triggers } = DEPLOYMENT_NOTIFICATIONS;
+  return Object.fromEntries(Object.keys(triggers).map((trigger) => [`${subscribePrefix}.${trigger}.${service}`, '']));
 }
 
 /** A child Application of the root: one chart's file, plus its encrypted Secrets (the sops plugin). */
@@ -151,5 +163,6 @@ export function childApplication(environment: Environment, platform: Platform, o
     syncOptions: ignored.length === 0 ? [] : ['RespectIgnoreDifferences=true'],
     ignoreDifferences: ignored,
     retryBudgetSeconds: options.retryBudgetSeconds,
+    ...(options.announced === true ? { annotations: deploymentSubscriptions() } : {}),
   };
 }

@@ -185,6 +185,8 @@ export class GitopsChart extends Chart {
           ...(hasSecrets ? { secretGroup: child.id } : {}),
           ...(stageOf(child.id)?.retryBudgetSeconds === undefined ? {} : { retryBudgetSeconds: stageOf(child.id)!.retryBudgetSeconds! }),
           ignoreDifferences: child.ignoreDifferences,
+          // An application's chart (no row of DELIVERY_STAGES): its deployments are announced (1.6).
+          announced: stageOf(child.id) === undefined && !child.installsApplications,
         }),
       );
     });

@@ -93,6 +93,11 @@ export interface ArgoCdApplicationProps {
    * @default WAITS_SECONDS.infrastructurePodsReady (300), syncPolicy's default
    */
   readonly retryBudgetSeconds?: number;
+  /**
+   * Annotations of Argo CD's other controllers (the notifications' subscriptions), after the sync wave.
+   * @default - none
+   */
+  readonly annotations?: Readonly<Record<string, string>>;
 }
 
 /** Argo CD's form of one source: a Helm chart's `chart`/`helm`, or a path's `directory`/`plugin`. */
@@ -128,6 +133,7 @@ export function applicationProps(props: ArgoCdApplicationProps): ApplicationProp
   const annotations = {
     ...(props.syncWave === undefined ? {} : { [SYNC_WAVE_ANNOTATION]: String(props.syncWave) }),
     ...(operator ? { [OPERATOR_SYNC_ANNOTATION.key]: OPERATOR_SYNC_ANNOTATION.value } : {}),
+    ...props.annotations,
   };
   return {
     metadata: {

@@ -61,6 +61,33 @@ export const ALERT_ROUTING = {
 } as const;
 
 /**
+ * 1.6: stakeholders notified of significant deployments. Argo CD's notifications controller
+ * (part of the argo-cd chart, `notifications.enabled`) posts a text message to the team chat
+ * (the webhook of ALERT_ROUTING.teamChat: one chat for the alerts and the deployments) when
+ * an application's sync succeeds or fails and when its health turns Degraded. Each
+ * application's child Application subscribes by annotation (notifications-engine
+ * pkg/subscriptions: `notifications.argoproj.io/subscribe.<trigger>.<service>`), so the
+ * platform's own Applications (the root, the infrastructure) post nothing. The address is
+ * read from the controller's Secret (`argocd-notifications-secret`, the chart's
+ * `notifications.secret.name`; `$<key>` in a service's configuration, notifications-engine
+ * pkg/api/config.go), which the platform delivers through SOPS with the monitoring Secrets.
+ * Not in the contract: the names below.
+ */
+export const DEPLOYMENT_NOTIFICATIONS = {
+  /** The notification service (`service.webhook.<name>`), a Slack-compatible webhook. */
+  service: 'team-chat',
+  secret: { name: 'argocd-notifications-secret', key: 'team-chat-url' },
+  /** Trigger name to the template it sends, one per event of 1.6. */
+  triggers: {
+    'on-sync-succeeded': 'app-sync-succeeded',
+    'on-sync-failed': 'app-sync-failed',
+    'on-health-degraded': 'app-health-degraded',
+  },
+  /** The annotation prefix of a subscription. */
+  subscribePrefix: 'notifications.argoproj.io/subscribe',
+} as const;
+
+/**
  * The unprivileged user and group the platform's own images (application, migrations,
  * smoke test) run as; they must not need root (restricted Pod Security). Not in the contract.
  */

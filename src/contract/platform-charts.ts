@@ -81,7 +81,7 @@ export const DELIVERY_STAGES = [
   },
   {
     id: 'monitoring',
-    purpose: "the routing of every alert (6), in the monitoring stack's namespace",
+    purpose: "the routing of every alert (6), in the monitoring stack's namespace, and the address deployments are announced to (1.6), in Argo CD's",
     // The monitoring namespace enforces privileged Pod Security (kube-prometheus-stack's node
     // exporter): only the infrastructure project deploys there (src/contract/security-context.ts).
     project: 'infrastructure',

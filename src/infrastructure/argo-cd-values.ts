@@ -1,4 +1,5 @@
-import { OPERATOR_SYNC_ANNOTATION, SOPS_AGE, SOPS_PLUGIN } from '../contract/choices';
+import { stringify } from 'yaml';
+import { DEPLOYMENT_NOTIFICATIONS, OPERATOR_SYNC_ANNOTATION, SOPS_AGE, SOPS_PLUGIN } from '../contract/choices';
 import { WAITS_SECONDS } from '../contract/contract';
 import { restrictedContainer } from '../contract/security-context';
 import { IMAGES } from '../contract/images';
@@ -62,6 +63,55 @@ export const APPLICATION_HEALTH_LUA = [
 ].join('\n');
 
 /**
+ * When each trigger of DEPLOYMENT_NOTIFICATIONS fires: expressions on the Application, as
+ * Argo CD's catalog writes them for its own on-sync-succeeded, on-sync-failed and
+ * on-health-degraded (notifications_catalog/triggers/*.yaml of the argo-cd module). The
+ * controller sends a trigger once per change of its condition.
+ */
+const NOTIFICATION_CONDITIONS: Readonly<Record<keyof typeof DEPLOYMENT_NOTIFICATIONS.triggers, string>> = {
+  'on-sync-succeeded': "app.status.operationState != nil and app.status.operationState.phase in ['Succeeded']",
+  'on-sync-failed': "app.status.operationState != nil and app.status.operationState.phase in ['Error', 'Failed']",
+  'on-health-degraded': "app.status.health.status == 'Degraded'",
+};
+
+/**
+ * What each template posts: a Slack-compatible `{"text": ...}` naming the Application and
+ * its manifests' folder (`dist/<environment>`, the first source of an application's child),
+ * built with sprig's `toJson` so a message with quotes stays valid JSON.
+ */
+const NOTIFICATION_TEXT: Readonly<Record<string, string>> = {
+  'app-sync-succeeded': 'printf "%s (%s): deployed, sync succeeded at revision %s" .app.metadata.name (index .app.spec.sources 0).path (index .app.status.sync.revisions 0)',
+  'app-sync-failed': 'printf "%s (%s): deployment FAILED: %s" .app.metadata.name (index .app.spec.sources 0).path .app.status.operationState.message',
+  'app-health-degraded': 'printf "%s (%s): health Degraded: %s" .app.metadata.name (index .app.spec.sources 0).path .app.status.health.message',
+};
+
+/**
+ * The argo-cd chart's `notifications` values (1.6): the team chat as a webhook service whose
+ * address is `$<key>` of the controller's Secret, one template and one trigger per event.
+ * The chart renders them into argocd-notifications-cm (argo-helm charts/argo-cd
+ * templates/argocd-configs/argocd-notifications-cm.yaml); the Secret is the platform's own
+ * (`secret.create: false`), so the chart's empty one never replaces it.
+ */
+function notificationValues(): Record<string, unknown> {
+  const { service, secret, triggers } = DEPLOYMENT_NOTIFICATIONS;
+  return {
+    secret: { create: false },
+    notifiers: {
+      [`service.webhook.${service}`]: stringify({ url: `$${secret.key}`, headers: [{ name: 'Content-Type', value: 'application/json' }] }),
+    },
+    templates: Object.fromEntries(
+      Object.values(triggers).map((template) => [
+        `template.${template}`,
+        stringify({ webhook: { [service]: { method: 'POST', body: `{"text": {{ ${NOTIFICATION_TEXT[template]} | toJson }}}` } } }, { lineWidth: 0 }),
+      ]),
+    ),
+    triggers: Object.fromEntries(
+      Object.entries(triggers).map(([trigger, template]) => [`trigger.${trigger}`, stringify([{ when: NOTIFICATION_CONDITIONS[trigger as keyof typeof triggers], send: [template] }], { lineWidth: 0 })]),
+    ),
+  };
+}
+
+/**
  * Restricted-profile security context for the containers the platform adds: Argo CD's own
  * user, so the plugin server shares files with the repository server.
  */
@@ -78,6 +128,7 @@ const RESTRICTED_CONTAINER = restrictedContainer(999);
  * - 300 s (1.3.3, 8): `controller.sync.timeout.seconds` ends any sync operation (and its
  *   wait for the health of each wave) after WAITS_SECONDS.controllerSync.
  * - the app of apps waits on its children's health (APPLICATION_HEALTH_LUA).
+ * - 1.6: the applications' deployments announced in the team chat (notificationValues).
  */
 export function argoCdValues(): Record<string, unknown> {
   return {
@@ -95,6 +146,7 @@ export function argoCdValues(): Record<string, unknown> {
         },
       },
     },
+    notifications: notificationValues(),
     // No single sign-on is configured; Dex would run for nothing.
     dex: { enabled: false },
     // The platform's own NetworkPolicies guard the namespace (src/constructs/infrastructure-network-policies.ts).

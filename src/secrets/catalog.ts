@@ -1,6 +1,6 @@
 import { PLATFORM_CHARTS } from '../contract/platform-charts';
 import type { Application, Environment } from '../environments';
-import { ALERT_ROUTING, DATABASE, INFRASTRUCTURE_NAMESPACES } from '../contract/choices';
+import { ALERT_ROUTING, DATABASE, DEPLOYMENT_NOTIFICATIONS, INFRASTRUCTURE_NAMESPACES } from '../contract/choices';
 import { PORTS } from '../contract/contract';
 import { brokerClientSecret, brokerUserSecret, databaseLoginSecret, databaseSecret, SMOKE_VARIABLES, smokeName } from '../contract/naming';
 
@@ -292,6 +292,21 @@ export function secretCatalog(environment: Environment): readonly SecretSpec[] {
     ),
     webhookSecret(ALERT_ROUTING.teamChat.secret, 'chat webhook address alerts and outage messages are posted to', '6: the chat webhook given by a variable'),
     webhookSecret(ALERT_ROUTING.onCall.secret, 'webhook address of the on-call paging integration critical alerts go to', '6: escalation level 2, the on-call engineer'),
+    {
+      // Argo CD's notifications controller reads only its own Secret, in its namespace: the
+      // team chat's address again (the same value), synced with the monitoring Secrets.
+      name: DEPLOYMENT_NOTIFICATIONS.secret.name,
+      group: 'monitoring',
+      namespace: INFRASTRUCTURE_NAMESPACES.controller,
+      type: 'Opaque',
+      keys: {
+        [DEPLOYMENT_NOTIFICATIONS.secret.key]: {
+          meaning: 'the chat webhook address deployments are announced to',
+          holds: { value: keyId(ALERT_ROUTING.teamChat.secret.name, ALERT_ROUTING.teamChat.secret.key) },
+        },
+      },
+      purpose: '1.6: stakeholders notified of significant deployments (Argo CD notifications)',
+    },
   ];
 }
 

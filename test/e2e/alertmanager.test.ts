@@ -8,7 +8,7 @@ import { ALERT_ROUTING, BACKUP_ALERT } from '../../src/contract/choices';
 import { ALERTS } from '../../src/contract/contract';
 import { freePort } from '../../e2e/loopback';
 import { locateToolchain } from '../../toolchain';
-import { RecordingServer } from '../recording-server';
+import { RecordingServer } from '../../e2e/webhook-sink';
 import { committedObjects, ENVIRONMENT_ORDER, findObject, ROOT, runInProcess, temporaryDirectory } from '../support';
 
 // The rendered alert routing and the silences on Alertmanager itself (v0.35.0, built by

@@ -90,6 +90,13 @@ describe.sequential('e2e on a real control plane and Argo CD', () => {
       const notConverged = report.applications.filter((a) => a.sync !== 'Synced' || a.health !== 'Healthy');
       expect(notConverged, output.slice(-4000)).toEqual([]);
       expect(report.applications.length).toBeGreaterThan(1);
+      // 1.6: Argo CD's notifications controller (the argocd binary's) announced each application's
+      // deployment in the team chat, the run's webhook sink; the platform's own Applications post nothing.
+      const applications = loadEnvironments().find((env) => env.name === 'local')!.applications.map((application) => application.name);
+      for (const name of applications) {
+        expect(report.notifications, output.slice(-3000)).toContainEqual(expect.stringMatching(new RegExp(`^${name} \\(dist/local\\): deployed, sync succeeded at revision [0-9a-f]{40}$`)));
+      }
+      expect(report.notifications.filter((text) => !applications.some((name) => text.startsWith(`${name} (`)))).toEqual([]);
       expect(report.dryRun.map((r) => r.environment)).toEqual(['local', 'testing', 'staging', 'production']);
       expect(report.dryRun.flatMap((r) => r.failures)).toEqual([]);
       expect(report.passed).toBe(true);

@@ -12,7 +12,8 @@ export interface RecordedRequest {
 
 /**
  * A loopback HTTP server standing in for a webhook or an API: it records every request and
- * answers each path as `answers` says (default 200 `ok`). Tests read `requests`.
+ * answers each path as `answers` says (default 200 `ok`). The e2e gives it as the team
+ * chat's address (Argo CD's deployment notifications reach it); tests read `requests`.
  */
 export class RecordingServer {
   readonly requests: RecordedRequest[] = [];
