@@ -218,7 +218,7 @@ describe('ops silence: its input, before Alertmanager is reached', () => {
   });
 });
 
-describe('ops silence: finding Alertmanager in the cluster', () => {
+describe('ops silence and canary: finding their servers in the cluster', () => {
   const api = new FakeApiServer();
   const dir = temporaryDirectory('platform-gitops-silence-');
   let kubeconfig = '';
@@ -242,6 +242,13 @@ describe('ops silence: finding Alertmanager in the cluster', () => {
     expect(run.stderr).toContain('no ready Alertmanager pod (app.kubernetes.io/name=alertmanager) in namespace monitoring');
     // The ready Prometheus pod beside it is not taken: the list asks for Alertmanager's label.
     expect(api.requests.at(-1)).toBe('GET /api/v1/namespaces/monitoring/pods');
+  });
+
+  it('looks for a ready load tester pod in Flagger\'s namespace and names what it found none of', async () => {
+    api.objects = { Pod: [{ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'flagger-loadtester-1', namespace: 'flagger-system', labels: { app: 'loadtester' } }, status: { phase: 'Pending' } }] };
+    const run = await runInProcess(OPS, ['canary', '--env', 'production', '--app', 'webapp'], ROOT, { KUBECONFIG: kubeconfig });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain('no ready load tester pod (app=loadtester) in namespace flagger-system');
   });
 });
 
@@ -280,3 +287,4 @@ describe('ops emergency: a node\'s health, and the input', () => {
     }
   });
 });
+

@@ -38,6 +38,10 @@ ENVOY_GATEWAY_VERSION=v1.9.1
 # Alertmanager, for the rendered alert routing and the silences (npm run ops -- silence) on
 # Alertmanager itself (test/e2e/alertmanager.test.ts): v0.35.0, the newest on the module proxy.
 ALERTMANAGER_VERSION=v0.35.0
+# Flagger's load tester, for the canary gates (npm run ops -- canary) on the real one: v1.36.1,
+# the only Flagger release on the module proxy (the platform runs 1.44.0; the gate API of
+# pkg/loadtester/server.go is the same in both).
+FLAGGER_VERSION=v1.36.1
 
 export CGO_ENABLED=0 GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
 mkdir -p "$cache"
@@ -143,6 +147,7 @@ prometheus_build() {
     github.com/prometheus/prometheus/cmd/promtool)
 }
 
+flagger_loadtester_build() { go_install "github.com/fluxcd/flagger/cmd/loadtester@$FLAGGER_VERSION"; }
 alertmanager_build() {
   # Its web UI is embedded from ui/app/dist, which the release builds with npm and the module
   # does not carry: build a copy of the module with an empty UI (the API v2 is unchanged).
@@ -164,9 +169,9 @@ declare -A versions=(
   [kwok]=$KWOK_VERSION [kustomize]=$KUSTOMIZE_VERSION [helm]=$HELM_VERSION
   [sops]=$SOPS_VERSION [age]=$AGE_VERSION [kubeconform]=$KUBECONFORM_VERSION
   [prometheus]=$PROMETHEUS_VERSION [envoy-gateway]=$ENVOY_GATEWAY_VERSION
-  [alertmanager]=$ALERTMANAGER_VERSION
+  [alertmanager]=$ALERTMANAGER_VERSION [flagger-loadtester]=$FLAGGER_VERSION
 )
-order=(sops age kustomize helm kwok etcd kubernetes argocd kubeconform prometheus envoy-gateway alertmanager)
+order=(sops age kustomize helm kwok etcd kubernetes argocd kubeconform prometheus envoy-gateway alertmanager flagger-loadtester)
 
 if [[ "${1:-}" == "--print" ]]; then
   # Machine-readable: one "component version folder" line each.

@@ -51,3 +51,12 @@ export function exitCodeOf(error: unknown): number {
 export class E2eError extends Error {
   override readonly name = 'E2eError';
 }
+
+/**
+ * Why a request failed to reach its server: `fetch` says only "fetch failed" and puts the
+ * reason (`connect ECONNREFUSED 127.0.0.1:9093`, a timeout) in its `cause`.
+ */
+export function unreachableReason(error: unknown): string {
+  const cause = (error as Error).cause;
+  return cause instanceof Error ? cause.message : (error as Error).message;
+}

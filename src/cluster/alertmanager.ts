@@ -1,9 +1,9 @@
-import { RefusedError, UsageError } from '../base/errors';
+import { RefusedError, unreachableReason, UsageError } from '../base/errors';
 import { compareText } from '../base/text-order';
 import { INFRASTRUCTURE_NAMESPACES } from '../contract/choices';
 import { KUBE_PROMETHEUS_STACK } from '../contract/upstream';
 import type { ClusterConnection } from './connection';
-import { podState } from './workloads';
+import { forwardToReadyPod } from './workloads';
 
 /** How long one call to Alertmanager may take. Not in the contract. */
 const CALL_TIMEOUT_MS = 10_000;
@@ -115,7 +115,7 @@ export class AlertmanagerApi {
         signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
       });
     } catch (error) {
-      throw new RefusedError(`cannot reach Alertmanager: ${method} ${url}: ${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message}`);
+      throw new RefusedError(`cannot reach Alertmanager: ${method} ${url}: ${unreachableReason(error)}`);
     }
     const text = await response.text();
     if (!response.ok) throw new RefusedError(`Alertmanager refused ${method} ${url}: HTTP ${response.status}: ${text.trim() || response.statusText}`);
@@ -141,18 +141,10 @@ export async function connectAlertmanager(url: string | undefined, cluster: () =
     if (!/^https?:\/\/[^/]/.test(url)) throw new UsageError(`--alertmanager-url "${url}" must be an http:// or https:// URL`);
     return { api: new AlertmanagerApi(url), via: url, close: async () => {} };
   }
-  const namespace = INFRASTRUCTURE_NAMESPACES.monitoringStack;
   const selector = `${KUBE_PROMETHEUS_STACK.nameLabel}=${KUBE_PROMETHEUS_STACK.alertmanager}`;
-  const connection = cluster();
-  const pods = (await connection.list('v1', 'Pod', namespace, selector)).map(podState).filter((pod) => pod.ready);
-  const pod = pods.sort((a, b) => compareText(a.name, b.name))[0];
-  if (pod === undefined) {
-    throw new RefusedError(`no ready Alertmanager pod (${selector}) in namespace ${namespace} on ${connection.server}: is the monitoring stack running? (or give --alertmanager-url)`);
-  }
-  const forward = await connection.portForward(namespace, pod.name, KUBE_PROMETHEUS_STACK.ports.alertmanager, 0);
-  return {
-    api: new AlertmanagerApi(`http://127.0.0.1:${forward.localPort}`),
-    via: `Pod ${namespace}/${pod.name}:${KUBE_PROMETHEUS_STACK.ports.alertmanager} (port-forward)`,
-    close: () => forward.close(),
-  };
+  const forward = await forwardToReadyPod(cluster(), INFRASTRUCTURE_NAMESPACES.monitoringStack, selector, KUBE_PROMETHEUS_STACK.ports.alertmanager, {
+    name: 'Alertmanager',
+    hint: ': is the monitoring stack running? (or give --alertmanager-url)',
+  });
+  return { api: new AlertmanagerApi(forward.url), via: forward.via, close: () => forward.close() };
 }

@@ -1,3 +1,5 @@
+import { RefusedError } from '../base/errors';
+import { compareText } from '../base/text-order';
 import { parseImageReference } from '../contract/naming';
 import type { LiveWorkload } from '../strategies/strategy-values';
 import type { ClusterConnection, LiveObject } from './connection';
@@ -140,4 +142,23 @@ export async function waitForRollout(cluster: ClusterConnection, namespace: stri
   if (result.ok) return result;
   const pods = last.flatMap((w) => w.pods.filter((p) => !p.ready).map((p) => `Pod ${namespace}/${p.name} ${p.reason}`));
   return { ...result, reason: [result.reason, ...pods].join('; ') };
+}
+
+/**
+ * A local port forwarded to `port` of the first ready pod (by name) that `labelSelector`
+ * selects in `namespace`, for a verb that talks to an in-cluster server (Alertmanager,
+ * Flagger's load tester); refused, naming what was looked for, when none is ready.
+ */
+export async function forwardToReadyPod(
+  cluster: ClusterConnection,
+  namespace: string,
+  labelSelector: string,
+  port: number,
+  /** What the server is, and what to do when no pod is ready (`: is the monitoring stack running?`). */
+  what: { readonly name: string; readonly hint: string },
+): Promise<{ readonly url: string; readonly via: string; close(): Promise<void> }> {
+  const pod = (await cluster.list('v1', 'Pod', namespace, labelSelector)).map(podState).filter((state) => state.ready).sort((a, b) => compareText(a.name, b.name))[0];
+  if (pod === undefined) throw new RefusedError(`no ready ${what.name} pod (${labelSelector}) in namespace ${namespace} on ${cluster.server}${what.hint}`);
+  const forward = await cluster.portForward(namespace, pod.name, port, 0);
+  return { url: `http://127.0.0.1:${forward.localPort}`, via: `Pod ${namespace}/${pod.name}:${port} (port-forward)`, close: () => forward.close() };
 }

@@ -12,6 +12,8 @@
  * receiver does.
  */
 
+import { unreachableReason } from '../base/errors';
+
 /** The variables that give the targets' addresses. */
 export const OUTAGE_VARIABLES = {
   chatWebhook: 'OUTAGE_CHAT_WEBHOOK_URL',
@@ -80,7 +82,7 @@ async function post(method: string, url: URL, body: unknown, headers: Record<str
     }
     return { ok: true, detail: `${shown(url)} answered HTTP ${response.status}`, json };
   } catch (error) {
-    const cause = (error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message;
+    const cause = unreachableReason(error);
     return { ok: false, detail: `${shown(url)} did not answer: ${cause}` };
   }
 }

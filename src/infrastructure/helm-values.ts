@@ -115,6 +115,10 @@ export function flaggerValues(): Record<string, unknown> {
 export function flaggerLoadTesterValues(): Record<string, unknown> {
   return {
     fullnameOverride: FLAGGER_LOAD_TESTER.service,
+    // One replica, the chart's default written out: the manual gates live in the process's
+    // memory (fluxcd/flagger pkg/loadtester/gate.go), so with two an operator's open gate
+    // would answer only every other check Flagger sends through the Service.
+    replicaCount: 1,
     // The image's user and group (charts/loadtester/values.yaml `securityContext.context`), restricted.
     securityContext: { enabled: true, context: restrictedContainer(100, 101) },
   };

@@ -1,5 +1,6 @@
 import type { CommandGroup } from '../../tooling/cli';
 import { BLUEGREEN } from './bluegreen';
+import { CANARY } from './canary';
 import { CHECK } from './check';
 import { DRIFT } from './drift';
 import { EMERGENCY } from './emergency';
@@ -26,6 +27,7 @@ by the contract's timeout and prints progress. \`role\` prints the RBAC the verb
   version   each pod's version file, read inside its container, against the values file
   check     a platform component ready: infrastructure, database, broker (1.3.4-1.3.6)
   bluegreen the gates of a blue-green release: the new unit ready, its /health, the endpoints
+  canary    the canary gates: describe and watch the Canary, promote or roll back through the load tester
   pause     stop automated sync and self-heal (root first), recording who and why
   resume    automated sync again
   rollback  1.5 on the live cluster: --level orchestrator (rollout undo) or controller (Argo CD history)
@@ -40,5 +42,5 @@ Exit code: 0 the checked state holds, 1 it does not (named, with why), 2 bad arg
 export const OPS: CommandGroup = {
   name: 'ops',
   usage: USAGE,
-  subcommands: { status: STATUS, drift: DRIFT, sync: SYNC, verify: VERIFY, version: VERSION, check: CHECK, bluegreen: BLUEGREEN, pause: PAUSE, resume: RESUME, rollback: ROLLBACK, emergency: EMERGENCY, silence: SILENCE, outage: OUTAGE, role: ROLE },
+  subcommands: { status: STATUS, drift: DRIFT, sync: SYNC, verify: VERIFY, version: VERSION, check: CHECK, bluegreen: BLUEGREEN, canary: CANARY, pause: PAUSE, resume: RESUME, rollback: ROLLBACK, emergency: EMERGENCY, silence: SILENCE, outage: OUTAGE, role: ROLE },
 };
