@@ -84,6 +84,11 @@ export interface E2eReport {
    * sink, when local's Secrets were re-encrypted for a throwaway key), in order.
    */
   readonly notifications: readonly string[];
+  /**
+   * Why the run stopped before its timeout: an Application no later wave or retry could mend
+   * (e2e/convergence.ts, `unmendable`). Absent when the run waited for convergence to the end.
+   */
+  readonly stopped?: string;
   readonly durationSeconds: number;
   /** True when every Application is Synced and Healthy and every dry-run passed. */
   readonly passed: boolean;
@@ -341,6 +346,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     // Application must end Synced and Healthy.
     const first = await watch(true, timeoutMs);
     let { states, converged: allConverged } = first;
+    let stopped = first.stopped;
     const operatorSynced = states.filter((state) => state.operatorSynced === true).map((state) => state.name);
     const operatorFailures: string[] = [];
     if (allConverged && operatorSynced.length > 0) {
@@ -354,7 +360,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
           operatorFailures.push(`the operator's sync of ${name} ${result.phase}`);
         }
       }
-      if (allConverged) ({ states, converged: allConverged } = await watch(false, Math.max(startedAt + timeoutMs - Date.now(), 60_000)));
+      if (allConverged) ({ states, converged: allConverged, stopped } = await watch(false, Math.max(startedAt + timeoutMs - Date.now(), 60_000)));
     }
     let exec: ExecResult | undefined;
     if (allConverged && options.exec !== undefined) {
@@ -404,6 +410,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
       passed
         ? `e2e ${environment}: every Application Synced and Healthy, every environment accepted by the API server, in ${durationSeconds} s`
         : `e2e ${environment}: FAILED after ${durationSeconds} s: ${[
+            ...(stopped === undefined ? [] : [`stopped early, as no wave or retry could mend it: ${stopped}`]),
             ...(notConverged.length > 0 ? [`not converged: ${notConverged.map((s) => s.name).join(', ')}`] : []),
             ...operatorFailures,
             ...(execFailed && exec !== undefined ? [`--exec exited ${exec.exitCode}`] : []),
@@ -428,6 +435,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
       controllers: behindReleases,
       dryRun,
       ...(exec === undefined ? {} : { exec }),
+      ...(stopped === undefined ? {} : { stopped }),
       notifications,
       durationSeconds,
       passed,

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { IMAGES } from '../src/contract/images';
 import { argoCdConfigObjects } from '../e2e/argocd';
 import { applicationState, converged } from '../src/cluster/argo-cd';
+import { FAIL_FAST_SECONDS, unmendable } from '../e2e/convergence';
 import { parseSshUrl } from '../e2e/git-server';
 import { podReferences, StandInControllers } from '../e2e/stand-in-controllers';
 import { ApiError, type KubeClient, type KubeObject } from '../e2e/kube-client';
@@ -199,5 +200,46 @@ describe('Argo CD configuration in the e2e cluster', () => {
 describe('the environment an e2e run names', () => {
   it('is refused as a usage error (printed with the usage) when it is not an environment, before anything starts', async () => {
     await expect(runE2e({ environment: '../../etc', projectRoot: ROOT, timeoutSeconds: 1, dryRun: false, keep: false, log: () => undefined })).rejects.toThrow(UsageError);
+  });
+});
+
+describe('the e2e stops early for what no wave or retry mends (e2e/convergence.ts)', () => {
+  const app = (status: object, automated = true): KubeObject => ({
+    apiVersion: 'argoproj.io/v1alpha1',
+    kind: 'Application',
+    metadata: { name: 'webapp', namespace: 'argocd' },
+    spec: { syncPolicy: { ...(automated ? { automated: {} } : {}), retry: { limit: 5 } } },
+    status,
+  });
+  const at = (seconds: number) => 1_000_000 + seconds * 1000;
+
+  it('stops for a comparison error that stayed FAIL_FAST_SECONDS, not before', () => {
+    const seen = new Map<string, number>();
+    const broken = app({ conditions: [{ type: 'ComparisonError', message: "unable to resolve 'no-such-branch' to a commit SHA" }] });
+    expect(unmendable(broken, seen, at(0))).toBeUndefined();
+    expect(unmendable(broken, seen, at(FAIL_FAST_SECONDS - 1))).toBeUndefined();
+    expect(unmendable(broken, seen, at(FAIL_FAST_SECONDS))).toBe(`webapp: ComparisonError for ${FAIL_FAST_SECONDS} s: unable to resolve 'no-such-branch' to a commit SHA`);
+    // Another message starts its own clock; a condition that is gone stops nothing.
+    expect(unmendable(app({ conditions: [{ type: 'ComparisonError', message: 'other' }] }), seen, at(FAIL_FAST_SECONDS))).toBeUndefined();
+    expect(unmendable(app({ conditions: [{ type: 'SyncError', message: 'x' }] }), seen, at(100))).toBeUndefined();
+  });
+
+  it('stops for an object the API server refuses as invalid, however the retries number it', () => {
+    const seen = new Map<string, number>();
+    const refused = (attempt: number) =>
+      app({ operationState: { phase: 'Running', retryCount: attempt, message: `Retrying attempt #${attempt} at 3:04PM: one or more objects failed to apply, reason: CronJob.batch "backup" is invalid: spec.schedule: Invalid value: "0 25 * * *"` } });
+    expect(unmendable(refused(1), seen, at(0))).toBeUndefined();
+    expect(unmendable(refused(2), seen, at(FAIL_FAST_SECONDS))).toMatch(/^webapp: the API server refused for 30 s: .*CronJob\.batch "backup" is invalid/);
+    // A missing CRD may come with a later wave: never a reason to stop early.
+    const missing = app({ operationState: { phase: 'Running', retryCount: 1, message: 'the server could not find the requested resource' } });
+    expect(unmendable(missing, new Map(), at(0))).toBeUndefined();
+    expect(unmendable(missing, new Map([['x', 0]]), at(600))).toBeUndefined();
+  });
+
+  it('stops for an automated sync that failed after its last retry, which Argo CD does not try again; not for an operator\'s', () => {
+    const failed = { operationState: { phase: 'Failed', retryCount: 5, message: 'one or more synchronization tasks completed unsuccessfully' } };
+    expect(unmendable(app(failed), new Map(), at(0))).toBe('webapp: sync Failed after 5 retries: one or more synchronization tasks completed unsuccessfully');
+    expect(unmendable(app({ operationState: { ...failed.operationState, retryCount: 2 } }), new Map(), at(0))).toBeUndefined();
+    expect(unmendable(app(failed, false), new Map(), at(0))).toBeUndefined();
   });
 });

@@ -127,8 +127,10 @@ describe.sequential('e2e on a real control plane and Argo CD', () => {
       const wrongKey = path.join(copy, '..', `${path.basename(copy)}-wrong.key`);
       spawnSync(locateToolchain(ROOT).bin('age', 'age-keygen'), ['-o', wrongKey]);
       copies.push(wrongKey);
-      const { status, report } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--timeout', '300', '--age-key', wrongKey]);
+      // The default timeout: the run stops once the decryption error has stayed (FAIL_FAST_SECONDS).
+      const { status, report } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--age-key', wrongKey]);
       expect(status).toBe(1);
+      expect(report.stopped).toMatch(/ComparisonError for \d+ s: .*(sops|decrypt|data key)/i);
       const undecrypted = report.applications.filter((a) => /sops|decrypt|data key/i.test(a.message));
       expect(undecrypted.length, JSON.stringify(report.applications, null, 2)).toBeGreaterThan(0);
       for (const app of undecrypted) expect(app.sync).not.toBe('Synced');
@@ -144,6 +146,7 @@ describe.sequential('e2e on a real control plane and Argo CD', () => {
         ...objects,
         { apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: 'e2e-too-early' }, spec: { selfSigned: {} } },
       ], 'a ClusterIssuer in the root, before cert-manager is installed');
+      // A CRD a later wave installs may mend this until the sync's retries are spent: bounded here.
       const { status, report } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--timeout', '150']);
       expect(status).toBe(1);
       const root = report.applications.find((a) => a.message.includes('ClusterIssuer'));
@@ -241,8 +244,9 @@ describe.sequential('e2e on a real control plane and Argo CD', () => {
             return o;
           }), `Applications follow no-such-branch (${file})`);
       }
-      const { status, report } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--timeout', '120']);
+      const { status, report } = runE2eOn(copy, ['--env', 'local', '--no-dry-run']);
       expect(status).toBe(1);
+      expect(report.stopped).toMatch(/ComparisonError for \d+ s: .*no-such-branch/);
       const unresolved = report.applications.filter((a) => /no-such-branch/.test(a.message));
       expect(unresolved.length, JSON.stringify(report.applications, null, 2)).toBeGreaterThan(0);
       for (const app of unresolved) {
@@ -265,8 +269,10 @@ describe.sequential('e2e on a real control plane and Argo CD', () => {
           return { ...o, spec: { ...o.spec, schedule: '0 25 * * *' } };
         }), 'an hour that does not exist');
       expect(cronJob).not.toBe('');
-      const { status, report } = runE2eOn(copy, ['--env', 'local', '--timeout', '150']);
+      const { status, report } = runE2eOn(copy, ['--env', 'local']);
       expect(status).toBe(1);
+      // The API server refuses the object for good (HTTP 422, Invalid): the run stops.
+      expect(report.stopped).toMatch(new RegExp(`refused for ${'\\d+'} s: .*${cronJob}.*is invalid`));
       const refused = report.applications.find((a) => a.message.includes(cronJob) && /schedule/i.test(a.message));
       expect(refused, JSON.stringify(report.applications, null, 2)).toBeDefined();
       const local = report.dryRun.find((r) => r.environment === 'local')!;
