@@ -14,39 +14,63 @@ export const FAIL_FAST_SECONDS = 30;
 /** Argo CD's conditions that say the desired state cannot be computed at all (pkg/apis/application/v1alpha1 types.go). */
 const COMPARISON_FAILURES = ['ComparisonError', 'InvalidSpecError'] as const;
 
+/** When each problem an Application shows was first seen; what a poll no longer shows is forgotten. */
+export class ProblemClock {
+  private readonly firstSeen = new Map<string, number>();
+  private seenNow = new Set<string>();
+  /** The time of the current poll. */
+  private now = 0;
+
+  /** Start a poll at `now`. */
+  poll(now: number): void {
+    for (const key of this.firstSeen.keys()) if (!this.seenNow.has(key)) this.firstSeen.delete(key);
+    this.seenNow = new Set();
+    this.now = now;
+  }
+
+  /** Seconds the problem `key` has been seen without a poll missing it. */
+  ageSeconds(key: string): number {
+    this.seenNow.add(key);
+    if (!this.firstSeen.has(key)) this.firstSeen.set(key, this.now);
+    return (this.now - this.firstSeen.get(key)!) / 1000;
+  }
+}
+
+/** An operation's message without what Argo CD appends on each retry (controller/appcontroller.go: ". Retrying attempt #N at T.", " (retried N times).") */
+function withoutRetryNote(message: string): string {
+  return message.replace(/\. Retrying attempt #\d+ at \S+\.$/, '').replace(/\s*\(retried \d+ times\)\.$/, '');
+}
+
 /**
- * What no later wave or retry can mend in an Application, seen at `now`: a comparison error
- * or an object the API server refuses as invalid that stayed `FAIL_FAST_SECONDS` (`firstSeen`
- * remembers when each appeared), or a sync that ended Failed or Error after its last retry (Argo CD does not auto-sync a revision again
- * once its sync failed: controller/appcontroller.go, "failed previous sync attempt").
+ * What no later wave or retry can mend in an Application, each only once it stayed
+ * `FAIL_FAST_SECONDS` (`clock` says since when):
+ * - a comparison error (a revision that does not resolve, manifests that do not generate or
+ *   decrypt; Argo CD reports a repository error as one only after its own grace period);
+ * - an object the API server refuses as invalid (HTTP 422, StatusReasonInvalid: "<Kind>
+ *   \"<name>\" is invalid: ..."), which a retry sends again unchanged; a missing CRD or
+ *   webhook reads otherwise and is waited for, since a later wave may install it;
+ * - an automated sync that ended Failed or Error with the Application still OutOfSync: Argo
+ *   CD does not sync that revision again by itself (controller/appcontroller.go, "Skipping
+ *   auto-sync: failed previous sync attempt"). A sync that failed with every object applied
+ *   (a hook, a Degraded resource) leaves it Synced and may still end Healthy.
  */
-export function unmendable(app: KubeObject, firstSeen: Map<string, number>, now: number): string | undefined {
+export function unmendable(app: KubeObject, clock: ProblemClock): string | undefined {
   const name = app.metadata.name;
+  const lasting = (key: string) => clock.ageSeconds(`${name}\n${key}`) >= FAIL_FAST_SECONDS;
   for (const condition of (app.status?.conditions ?? []) as { type: string; message?: string }[]) {
     if (!(COMPARISON_FAILURES as readonly string[]).includes(condition.type)) continue;
-    const key = `${name}\n${condition.type}\n${condition.message ?? ''}`;
-    if (!firstSeen.has(key)) firstSeen.set(key, now);
-    if (now - firstSeen.get(key)! >= FAIL_FAST_SECONDS * 1000) return `${name}: ${condition.type} for ${FAIL_FAST_SECONDS} s: ${condition.message ?? ''}`;
+    if (lasting(`${condition.type}\n${condition.message ?? ''}`)) return `${name}: ${condition.type} for ${FAIL_FAST_SECONDS} s: ${condition.message ?? ''}`;
   }
   const operation = app.status?.operationState;
-  // The API server's refusal of an object as invalid (HTTP 422, StatusReasonInvalid: "<Kind>
-  // \"<name>\" is invalid: <field>: ..."), in the operation's message or a resource's result:
-  // a retry sends the same object again. A missing CRD or webhook reads otherwise.
-  const refusals = [operation?.message, ...((operation?.syncResult?.resources ?? []) as { message?: string }[]).map((r) => r.message)].filter(
-    (message): message is string => typeof message === 'string' && / is invalid: /.test(message),
-  );
-  for (const message of refusals.slice(0, 1)) {
-    const key = `${name}\ninvalid\n${message.replace(/^Retrying attempt #\d+ at \S+: /, '')}`;
-    if (!firstSeen.has(key)) firstSeen.set(key, now);
-    if (now - firstSeen.get(key)! >= FAIL_FAST_SECONDS * 1000) return `${name}: the API server refused for ${FAIL_FAST_SECONDS} s: ${message}`;
-  }
-  const limit = app.spec?.syncPolicy?.retry?.limit;
-  if (operation !== undefined && ['Failed', 'Error'].includes(String(operation.phase)) && (operation.retryCount ?? 0) >= (limit ?? 0) && app.spec?.syncPolicy?.automated !== undefined) {
-    return `${name}: sync ${operation.phase} after ${operation.retryCount ?? 0} retries: ${operation.message ?? ''}`;
+  const results = ((operation?.syncResult?.resources ?? []) as { message?: string }[]).map((r) => r.message);
+  const refusal = [...results, operation?.message].find((message): message is string => typeof message === 'string' && / is invalid: /.test(message));
+  if (refusal !== undefined && lasting(`invalid\n${withoutRetryNote(refusal)}`)) return `${name}: the API server refused for ${FAIL_FAST_SECONDS} s: ${withoutRetryNote(refusal)}`;
+  const automated = app.spec?.syncPolicy?.automated !== undefined && app.spec.syncPolicy.automated.enabled !== false;
+  if (automated && operation !== undefined && ['Failed', 'Error'].includes(String(operation.phase)) && app.status?.sync?.status === 'OutOfSync') {
+    if (lasting(`failed\n${String(operation.startedAt ?? '')}`)) return `${name}: sync ${operation.phase}, still OutOfSync after ${FAIL_FAST_SECONDS} s: ${operation.message ?? ''}`;
   }
   return undefined;
 }
-
 
 /**
  * Watch the Applications of `expected` (name to sync wave) until every one is Synced
@@ -70,7 +94,7 @@ export async function watchConvergence(options: {
 }): Promise<{ states: ApplicationState[]; converged: boolean; stopped?: string }> {
   const { client, expected, log } = options;
   const last = new Map<string, string>();
-  const firstSeen = new Map<string, number>();
+  const clock = new ProblemClock();
   const deadline = Date.now() + options.timeoutMs;
   let states: ApplicationState[] = [];
   for (;;) {
@@ -95,7 +119,8 @@ export async function watchConvergence(options: {
     const missing = [...expected.keys()].filter((name) => !byName.has(name));
     if (missing.length === 0 && states.every((state) => converged(state, options.beforeOperatorSync))) return { states, converged: true };
     const now = Date.now();
-    const stopped = apps.map((app) => unmendable(app, firstSeen, now)).find((reason) => reason !== undefined);
+    clock.poll(now);
+    const stopped = apps.map((app) => unmendable(app, clock)).find((reason) => reason !== undefined);
     if (stopped !== undefined) {
       log(`stopping: ${stopped}`);
       return { states, converged: false, stopped };

@@ -205,8 +205,9 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     stopControllers = true;
     await controllersDone.catch(() => undefined);
     await liveContainers?.close();
-    await chat.close();
+    // The notifications controller posts to the chat until it stops.
     await supervisor.stopAll();
+    await chat.close();
     await proxy.close();
     await charts?.close();
     if (options.keep) log(`run folder kept: ${dir} (logs in ${supervisor.logDir})`);

@@ -50,6 +50,8 @@ export class RecordingServer {
   }
 
   close(): Promise<void> {
+    // A client's kept-alive connection would hold close() open.
+    this.server?.closeAllConnections();
     return new Promise((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
 }

@@ -35,10 +35,12 @@ describe.each(ENVIRONMENT_ORDER)('deployment notifications in %s (1.6)', (enviro
     for (const [trigger, template] of Object.entries(DEPLOYMENT_NOTIFICATIONS.triggers)) {
       const [condition] = parse(notifications.triggers[`trigger.${trigger}`]);
       expect(condition.send).toEqual([template]);
+      // Once per synced revision: a self-heal sync of the same commit posts nothing again.
+      expect(condition.oncePer).toContain('syncResult?.revisions');
       const body = parse(notifications.templates[`template.${template}`]).webhook[DEPLOYMENT_NOTIFICATIONS.service];
       expect(body.method).toBe('POST');
       // A Slack-compatible message whose text is JSON-escaped by the template.
-      expect(body.body).toMatch(/^\{"text": \{\{ .* \| toJson \}\}\}$/);
+      expect(body.body).toMatch(/\{"text": \{\{ printf "%s \(%s\): [^"]+" \.app\.metadata\.name \$path .* \| toJson \}\}\}$/);
     }
     expect(parse(notifications.triggers['trigger.on-sync-failed'])[0].when).toContain("phase in ['Error', 'Failed']");
     expect(parse(notifications.triggers['trigger.on-health-degraded'])[0].when).toBe("app.status.health.status == 'Degraded'");

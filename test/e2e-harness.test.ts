@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { IMAGES } from '../src/contract/images';
 import { argoCdConfigObjects } from '../e2e/argocd';
 import { applicationState, converged } from '../src/cluster/argo-cd';
-import { FAIL_FAST_SECONDS, unmendable } from '../e2e/convergence';
+import { FAIL_FAST_SECONDS, ProblemClock, unmendable } from '../e2e/convergence';
 import { parseSshUrl } from '../e2e/git-server';
 import { podReferences, StandInControllers } from '../e2e/stand-in-controllers';
 import { ApiError, type KubeClient, type KubeObject } from '../e2e/kube-client';
@@ -204,42 +204,61 @@ describe('the environment an e2e run names', () => {
 });
 
 describe('the e2e stops early for what no wave or retry mends (e2e/convergence.ts)', () => {
-  const app = (status: object, automated = true): KubeObject => ({
+  const app = (status: object, automated: object | 'manual' = {}): KubeObject => ({
     apiVersion: 'argoproj.io/v1alpha1',
     kind: 'Application',
     metadata: { name: 'webapp', namespace: 'argocd' },
-    spec: { syncPolicy: { ...(automated ? { automated: {} } : {}), retry: { limit: 5 } } },
+    spec: { syncPolicy: { ...(automated === 'manual' ? {} : { automated }), retry: { limit: 5 } } },
     status,
   });
-  const at = (seconds: number) => 1_000_000 + seconds * 1000;
+  /** `unmendable` of the Application in one poll at `seconds`. */
+  const at = (clock: ProblemClock, seconds: number, application: KubeObject) => {
+    clock.poll(1_000_000 + seconds * 1000);
+    return unmendable(application, clock);
+  };
 
-  it('stops for a comparison error that stayed FAIL_FAST_SECONDS, not before', () => {
-    const seen = new Map<string, number>();
+  it('stops for a comparison error that stayed FAIL_FAST_SECONDS, not before, and forgets one that went away', () => {
+    const clock = new ProblemClock();
     const broken = app({ conditions: [{ type: 'ComparisonError', message: "unable to resolve 'no-such-branch' to a commit SHA" }] });
-    expect(unmendable(broken, seen, at(0))).toBeUndefined();
-    expect(unmendable(broken, seen, at(FAIL_FAST_SECONDS - 1))).toBeUndefined();
-    expect(unmendable(broken, seen, at(FAIL_FAST_SECONDS))).toBe(`webapp: ComparisonError for ${FAIL_FAST_SECONDS} s: unable to resolve 'no-such-branch' to a commit SHA`);
-    // Another message starts its own clock; a condition that is gone stops nothing.
-    expect(unmendable(app({ conditions: [{ type: 'ComparisonError', message: 'other' }] }), seen, at(FAIL_FAST_SECONDS))).toBeUndefined();
-    expect(unmendable(app({ conditions: [{ type: 'SyncError', message: 'x' }] }), seen, at(100))).toBeUndefined();
+    expect(at(clock, 0, broken)).toBeUndefined();
+    expect(at(clock, FAIL_FAST_SECONDS - 1, broken)).toBeUndefined();
+    expect(at(clock, FAIL_FAST_SECONDS, broken)).toBe(`webapp: ComparisonError for ${FAIL_FAST_SECONDS} s: unable to resolve 'no-such-branch' to a commit SHA`);
+    const again = new ProblemClock();
+    expect(at(again, 0, broken)).toBeUndefined();
+    expect(at(again, 10, app({}))).toBeUndefined();
+    // Back after a poll without it: its clock starts again.
+    expect(at(again, FAIL_FAST_SECONDS + 10, broken)).toBeUndefined();
+    expect(at(again, 200, app({ conditions: [{ type: 'SyncError', message: 'x' }] }))).toBeUndefined();
   });
 
-  it('stops for an object the API server refuses as invalid, however the retries number it', () => {
-    const seen = new Map<string, number>();
-    const refused = (attempt: number) =>
-      app({ operationState: { phase: 'Running', retryCount: attempt, message: `Retrying attempt #${attempt} at 3:04PM: one or more objects failed to apply, reason: CronJob.batch "backup" is invalid: spec.schedule: Invalid value: "0 25 * * *"` } });
-    expect(unmendable(refused(1), seen, at(0))).toBeUndefined();
-    expect(unmendable(refused(2), seen, at(FAIL_FAST_SECONDS))).toMatch(/^webapp: the API server refused for 30 s: .*CronJob\.batch "backup" is invalid/);
+  it('stops for an object the API server refuses as invalid, whatever retry note Argo CD appends to the message', () => {
+    const clock = new ProblemClock();
+    const reason = 'one or more objects failed to apply, reason: CronJob.batch "backup" is invalid: spec.schedule: Invalid value: "0 25 * * *"';
+    // controller/appcontroller.go: "%s. Retrying attempt #%d at %s." with an RFC 3339 time.
+    const refused = (attempt: number) => app({ operationState: { phase: 'Running', retryCount: attempt, message: `${reason}. Retrying attempt #${attempt} at 2026-11-26T10:0${attempt}:00Z.` } });
+    expect(at(clock, 0, refused(1))).toBeUndefined();
+    expect(at(clock, FAIL_FAST_SECONDS, refused(2))).toBe(`webapp: the API server refused for ${FAIL_FAST_SECONDS} s: ${reason}`);
     // A missing CRD may come with a later wave: never a reason to stop early.
-    const missing = app({ operationState: { phase: 'Running', retryCount: 1, message: 'the server could not find the requested resource' } });
-    expect(unmendable(missing, new Map(), at(0))).toBeUndefined();
-    expect(unmendable(missing, new Map([['x', 0]]), at(600))).toBeUndefined();
+    const missing = app({ operationState: { phase: 'Running', retryCount: 1, message: 'the server could not find the requested resource. Retrying attempt #1 at 2026-11-26T10:01:00Z.' } });
+    const other = new ProblemClock();
+    expect(at(other, 0, missing)).toBeUndefined();
+    expect(at(other, 600, missing)).toBeUndefined();
   });
 
-  it('stops for an automated sync that failed after its last retry, which Argo CD does not try again; not for an operator\'s', () => {
-    const failed = { operationState: { phase: 'Failed', retryCount: 5, message: 'one or more synchronization tasks completed unsuccessfully' } };
-    expect(unmendable(app(failed), new Map(), at(0))).toBe('webapp: sync Failed after 5 retries: one or more synchronization tasks completed unsuccessfully');
-    expect(unmendable(app({ operationState: { ...failed.operationState, retryCount: 2 } }), new Map(), at(0))).toBeUndefined();
-    expect(unmendable(app(failed, false), new Map(), at(0))).toBeUndefined();
+  it('stops for an automated sync that failed and left the Application OutOfSync; not for one that left it Synced, nor for an operator\'s', () => {
+    const failed = (sync: string, automated: object | 'manual') =>
+      app({ sync: { status: sync }, operationState: { phase: 'Failed', startedAt: '2026-11-26T10:00:00Z', retryCount: 5, message: 'one or more objects failed to apply (retried 5 times).' } }, automated);
+    const clock = new ProblemClock();
+    expect(at(clock, 0, failed('OutOfSync', {}))).toBeUndefined();
+    expect(at(clock, FAIL_FAST_SECONDS, failed('OutOfSync', {}))).toBe(`webapp: sync Failed, still OutOfSync after ${FAIL_FAST_SECONDS} s: one or more objects failed to apply (retried 5 times).`);
+    const synced = new ProblemClock();
+    at(synced, 0, failed('Synced', {}));
+    expect(at(synced, 100, failed('Synced', {}))).toBeUndefined();
+    const operator = new ProblemClock();
+    at(operator, 0, failed('OutOfSync', 'manual'));
+    expect(at(operator, 100, failed('OutOfSync', 'manual'))).toBeUndefined();
+    const paused = new ProblemClock();
+    at(paused, 0, failed('OutOfSync', { enabled: false }));
+    expect(at(paused, 100, failed('OutOfSync', { enabled: false }))).toBeUndefined();
   });
 });

@@ -87,6 +87,17 @@ describe('npm run ops -- outage notify', () => {
     expect(run.stdout).toContain('outage notify: 2 of 3 targets failed: chat, stakeholders');
   });
 
+  it('never prints a credential: an address carrying a password is refused without echo, a key a server quotes back is redacted', async () => {
+    statusPage.answers.set('/v1/pages/page-1/incidents', { status: 401, body: 'invalid token "OAuth key-1"' });
+    const run = await notify(['--message', 'Login is down'], { ...variables(), OUTAGE_CHAT_WEBHOOK_URL: 'https://bot:hunter2@chat.example.com/hooks/x' });
+    expect(run.status).toBe(1);
+    expect(run.stdout).toContain('chat: FAILED: OUTAGE_CHAT_WEBHOOK_URL must not carry a user or password');
+    expect(run.stdout).toContain('status-page: FAILED: ');
+    expect(run.stdout).toContain('<redacted>');
+    expect(`${run.stdout}${run.stderr}`).not.toMatch(/hunter2|key-1/);
+    expect(chat.requests).toHaveLength(0);
+  });
+
   it('leaves out a target on request, and says so', async () => {
     const run = await notify(['--message', 'Login is down', '--skip', 'status-page'], { OUTAGE_CHAT_WEBHOOK_URL: variables().OUTAGE_CHAT_WEBHOOK_URL, OUTAGE_STAKEHOLDERS_WEBHOOK_URL: variables().OUTAGE_STAKEHOLDERS_WEBHOOK_URL });
     expect(run.status, run.stdout).toBe(0);

@@ -139,6 +139,8 @@ export interface AlertmanagerConnection {
 export async function connectAlertmanager(url: string | undefined, cluster: () => ClusterConnection): Promise<AlertmanagerConnection> {
   if (url !== undefined) {
     if (!/^https?:\/\/[^/]/.test(url)) throw new UsageError(`--alertmanager-url "${url}" must be an http:// or https:// URL`);
+    // Never echoed: a user or password in the address is a credential, and fetch refuses it.
+    if (/^https?:\/\/[^/]*@/.test(url)) throw new UsageError('--alertmanager-url must not carry a user or password');
     return { api: new AlertmanagerApi(url), via: url, close: async () => {} };
   }
   const selector = `${KUBE_PROMETHEUS_STACK.nameLabel}=${KUBE_PROMETHEUS_STACK.alertmanager}`;

@@ -65,6 +65,10 @@ function leftByDrain(pod: LiveObject): string | undefined {
   return undefined;
 }
 
+function ended(pod: LiveObject): boolean {
+  return ['Succeeded', 'Failed'].includes((pod.status as { phase?: string } | undefined)?.phase ?? '');
+}
+
 /** The pods a drain of `node` evicts, and the ones it cannot (no controller would recreate them). */
 export async function drainPlan(cluster: ClusterConnection, node: string): Promise<{ evict: LiveObject[]; unmanaged: string[]; left: string[] }> {
   const pods = (await cluster.list('v1', 'Pod', undefined, undefined, `spec.nodeName=${node}`)).sort((a, b) => compareText(podLine(a), podLine(b)));
@@ -74,7 +78,8 @@ export async function drainPlan(cluster: ClusterConnection, node: string): Promi
   for (const pod of pods) {
     const why = leftByDrain(pod);
     if (why !== undefined) left.push(`${pod.metadata.namespace}/${pod.metadata.name} (${why})`);
-    else if (!(pod.metadata.ownerReferences ?? []).some((owner) => owner.controller === true)) unmanaged.push(`${pod.metadata.namespace}/${pod.metadata.name}`);
+    // A pod that ended is not lost with the node (kubectl drain deletes it too).
+    else if (!ended(pod) && !(pod.metadata.ownerReferences ?? []).some((owner) => owner.controller === true)) unmanaged.push(`${pod.metadata.namespace}/${pod.metadata.name}`);
     else evict.push(pod);
   }
   return { evict, unmanaged, left };

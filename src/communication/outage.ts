@@ -64,7 +64,14 @@ function shown(url: URL): string {
   return `${url.protocol}//${url.host}`;
 }
 
-async function post(method: string, url: URL, body: unknown, headers: Record<string, string> = {}): Promise<{ ok: boolean; detail: string; json?: any }> {
+/** A reason with the credentials it may quote (an address's path, a key) replaced by what may be shown. */
+function redacted(text: string, url: URL, secrets: readonly string[]): string {
+  let out = text.split(url.href).join(shown(url));
+  for (const secret of [url.pathname + url.search, ...secrets]) if (secret.length > 1) out = out.split(secret).join('<redacted>');
+  return out;
+}
+
+async function post(method: string, url: URL, body: unknown, headers: Record<string, string> = {}, secrets: readonly string[] = []): Promise<{ ok: boolean; detail: string; json?: any }> {
   try {
     const response = await fetch(url, {
       method,
@@ -73,7 +80,7 @@ async function post(method: string, url: URL, body: unknown, headers: Record<str
       signal: AbortSignal.timeout(TARGET_TIMEOUT_MS),
     });
     const text = await response.text();
-    if (!response.ok) return { ok: false, detail: `${shown(url)} answered HTTP ${response.status}: ${text.trim().slice(0, 200) || response.statusText}` };
+    if (!response.ok) return { ok: false, detail: redacted(`${shown(url)} answered HTTP ${response.status}: ${text.trim().slice(0, 200) || response.statusText}`, url, secrets) };
     let json: unknown;
     try {
       json = text === '' ? undefined : JSON.parse(text);
@@ -82,8 +89,7 @@ async function post(method: string, url: URL, body: unknown, headers: Record<str
     }
     return { ok: true, detail: `${shown(url)} answered HTTP ${response.status}`, json };
   } catch (error) {
-    const cause = unreachableReason(error);
-    return { ok: false, detail: `${shown(url)} did not answer: ${cause}` };
+    return { ok: false, detail: `${shown(url)} did not answer: ${redacted(unreachableReason(error), url, secrets)}` };
   }
 }
 
@@ -94,6 +100,8 @@ function urlOf(env: NodeJS.ProcessEnv, variable: string): URL | string {
   try {
     const url = new URL(value);
     if (url.protocol !== 'https:' && url.protocol !== 'http:') return `${variable} must be an http:// or https:// URL`;
+    // Never echoed: a user or password in the address is a credential.
+    if (url.username !== '' || url.password !== '') return `${variable} must not carry a user or password (a webhook's address is its credential)`;
     return url;
   } catch {
     return `${variable} is not a URL`;
@@ -122,7 +130,7 @@ async function statusPage(notice: OutageNotice, env: NodeJS.ProcessEnv): Promise
     return { target, ok: false, detail: `${OUTAGE_VARIABLES.statusPageApiUrl} is not a URL` };
   }
   const incident = notice.incident === undefined ? { name: `${notice.environment}: ${notice.message}`, status: notice.status, body: notice.message } : { status: notice.status, body: notice.message };
-  const answer = await post(notice.incident === undefined ? 'POST' : 'PATCH', url, { incident }, { authorization: `OAuth ${key}` });
+  const answer = await post(notice.incident === undefined ? 'POST' : 'PATCH', url, { incident }, { authorization: `OAuth ${key}` }, [key]);
   const id = typeof answer.json?.id === 'string' ? (answer.json.id as string) : notice.incident;
   return { target, ok: answer.ok, detail: answer.ok ? `${answer.detail}: incident ${id ?? '(no id returned)'} ${notice.status}` : answer.detail, ...(id === undefined ? {} : { incident: id }) };
 }

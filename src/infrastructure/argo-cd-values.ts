@@ -63,26 +63,40 @@ export const APPLICATION_HEALTH_LUA = [
 ].join('\n');
 
 /**
- * When each trigger of DEPLOYMENT_NOTIFICATIONS fires: expressions on the Application, as
- * Argo CD's catalog writes them for its own on-sync-succeeded, on-sync-failed and
- * on-health-degraded (notifications_catalog/triggers/*.yaml of the argo-cd module). The
- * controller sends a trigger once per change of its condition.
+ * When each trigger of DEPLOYMENT_NOTIFICATIONS fires: expressions on the Application, Argo
+ * CD's catalog's conditions for its own on-sync-succeeded, on-sync-failed and
+ * on-health-degraded (notifications_catalog/triggers/*.yaml of the argo-cd module). Each is
+ * sent once per synced revision (`oncePer`; notifications-engine pkg/triggers/service.go keys
+ * the notified state on it), so a self-heal sync of the same revision posts nothing again.
+ * The catalog's `syncResult.revision` is empty for an Application of several sources, as the
+ * applications' are: their `revisions` first.
  */
 const NOTIFICATION_CONDITIONS: Readonly<Record<keyof typeof DEPLOYMENT_NOTIFICATIONS.triggers, string>> = {
   'on-sync-succeeded': "app.status.operationState != nil and app.status.operationState.phase in ['Succeeded']",
   'on-sync-failed': "app.status.operationState != nil and app.status.operationState.phase in ['Error', 'Failed']",
   'on-health-degraded': "app.status.health.status == 'Degraded'",
 };
+const NOTIFICATION_ONCE_PER = 'app.status.operationState?.syncResult?.revisions ?? app.status.operationState?.syncResult?.revision';
+
+/**
+ * The variables every template sets first (Go templates of notifications-engine, with
+ * sprig): `$path`, the manifests' folder (`dist/<environment>`, the first source's path,
+ * one source or several), and `$revision`, the commit the last sync applied.
+ */
+const NOTIFICATION_VARIABLES = [
+  '{{ $path := "" }}{{ with .app.spec.source }}{{ $path = .path }}{{ end }}{{ with .app.spec.sources }}{{ $path = (index . 0).path }}{{ end }}',
+  '{{ $revision := "" }}{{ with .app.status.operationState }}{{ with .syncResult }}{{ $revision = default "" .revision }}{{ with .revisions }}{{ $revision = index . 0 }}{{ end }}{{ end }}{{ end }}',
+].join('');
 
 /**
  * What each template posts: a Slack-compatible `{"text": ...}` naming the Application and
- * its manifests' folder (`dist/<environment>`, the first source of an application's child),
- * built with sprig's `toJson` so a message with quotes stays valid JSON.
+ * its manifests' folder, built with sprig's `toJson` so a message with quotes stays valid
+ * JSON, and `default ""` where Argo CD leaves a message out.
  */
 const NOTIFICATION_TEXT: Readonly<Record<string, string>> = {
-  'app-sync-succeeded': 'printf "%s (%s): deployed, sync succeeded at revision %s" .app.metadata.name (index .app.spec.sources 0).path (index .app.status.sync.revisions 0)',
-  'app-sync-failed': 'printf "%s (%s): deployment FAILED: %s" .app.metadata.name (index .app.spec.sources 0).path .app.status.operationState.message',
-  'app-health-degraded': 'printf "%s (%s): health Degraded: %s" .app.metadata.name (index .app.spec.sources 0).path .app.status.health.message',
+  'app-sync-succeeded': 'printf "%s (%s): deployed, sync succeeded at revision %s" .app.metadata.name $path $revision',
+  'app-sync-failed': 'printf "%s (%s): deployment FAILED at revision %s: %s" .app.metadata.name $path $revision (default "" .app.status.operationState.message)',
+  'app-health-degraded': 'printf "%s (%s): health Degraded: %s" .app.metadata.name $path (default "" .app.status.health.message)',
 };
 
 /**
@@ -102,11 +116,11 @@ function notificationValues(): Record<string, unknown> {
     templates: Object.fromEntries(
       Object.values(triggers).map((template) => [
         `template.${template}`,
-        stringify({ webhook: { [service]: { method: 'POST', body: `{"text": {{ ${NOTIFICATION_TEXT[template]} | toJson }}}` } } }, { lineWidth: 0 }),
+        stringify({ webhook: { [service]: { method: 'POST', body: `${NOTIFICATION_VARIABLES}{"text": {{ ${NOTIFICATION_TEXT[template]} | toJson }}}` } } }, { lineWidth: 0 }),
       ]),
     ),
     triggers: Object.fromEntries(
-      Object.entries(triggers).map(([trigger, template]) => [`trigger.${trigger}`, stringify([{ when: NOTIFICATION_CONDITIONS[trigger as keyof typeof triggers], send: [template] }], { lineWidth: 0 })]),
+      Object.entries(triggers).map(([trigger, template]) => [`trigger.${trigger}`, stringify([{ when: NOTIFICATION_CONDITIONS[trigger as keyof typeof triggers], oncePer: NOTIFICATION_ONCE_PER, send: [template] }], { lineWidth: 0 })]),
     ),
   };
 }

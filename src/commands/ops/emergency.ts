@@ -24,8 +24,11 @@ The emergency procedures of 7.2 on the live cluster:
             paused (root and application, who and why recorded), each serving Deployment of
             the application scaled to ${EMERGENCY_REPLICAS.outageScaleTarget} replicas (the contract's example) and its rollout
             awaited; then the ingress controller: Envoy Gateway's pods ready and the
-            application's Gateway and routes accepted. Sync stays paused: when it is over,
-            \`npm run ops -- resume\` lets self-heal put git's replicas back
+            application's Gateway and routes accepted. Sync stays paused. When it is over:
+            where sync is automated, \`npm run ops -- resume\` lets self-heal put git's replicas
+            back; where it is not (production), \`npm run ops -- sync\` does; a canary's
+            primary (Flagger's, not in git) keeps them until Flagger's next promotion, or
+            \`--replicas <n>\` sets them again
   drain     cordons the node, then evicts its pods through the Eviction API (PodDisruption-
             Budgets respected, a refusal tried again every 5 s), DaemonSet pods left alone,
             emptyDir data deleted with its pod; refused before anything is done when a pod
@@ -99,8 +102,13 @@ async function outage(target: OpsTarget, values: { reason?: string; by?: string;
       problems.push(`Gateway ${application.namespace}/${application.name}: ${(error as Error).message}`);
     }
   }
-  const apps = target.applications.length === 1 ? ` --app ${target.applications[0]!.name}` : '';
-  say(`automated sync stays paused; when the outage is over: npm run ops -- resume --env ${target.environment.name}${apps}`);
+  const environment = target.environment.name;
+  const after = target.environment.autoSync
+    ? target.applications.map((application) => `npm run ops -- resume --env ${environment} --app ${application.name}`)
+    : target.applications.map((application) => `npm run ops -- sync --env ${environment} --app ${application.name} --confirm ${environment}`);
+  say(`when the outage is over, git's replicas come back with: ${after.join('; ')}`);
+  const canaries = target.applications.filter((application) => application.strategy.type === 'canary').map((application) => application.name);
+  if (canaries.length > 0) say(`a canary's primary is Flagger's, not git's: it keeps ${replicas} replicas until Flagger's next promotion (${canaries.join(', ')}), or run this again with --replicas <n>`);
   for (const problem of problems) say(`FAIL: ${problem}`);
   target.result({ environment: target.environment.name, nodes, notRunning, paused, scaled, problems });
   return problems.length === 0 ? 0 : 1;
@@ -116,9 +124,14 @@ async function drain(target: OpsTarget, node: string, timeout: number): Promise<
   await setSchedulable(cluster, node, false);
   say(`Node ${node}: cordoned`);
   for (const left of plan.left) say(`left alone: ${left}`);
-  const eviction = await evictAll(cluster, plan.evict, timeout, say);
+  let eviction: Awaited<ReturnType<typeof evictAll>>;
+  try {
+    eviction = await evictAll(cluster, plan.evict, timeout, say);
+  } catch (error) {
+    throw new RefusedError(`${(error as Error).message}; Node ${node} stays cordoned (npm run ops -- emergency uncordon ${node} --env ${target.environment.name})`);
+  }
   const evicted = plan.evict.map((pod) => `${pod.metadata.namespace}/${pod.metadata.name}`);
-  say(eviction.ok ? `Node ${node}: drained (${evicted.length} pods evicted)` : `Node ${node}: FAIL: ${eviction.reason}`);
+  say(eviction.ok ? `Node ${node}: drained (${evicted.length} pods evicted)` : `Node ${node}: FAIL: ${eviction.reason}; it stays cordoned (npm run ops -- emergency uncordon ${node} --env ${target.environment.name})`);
   if (eviction.ok) say(`after the maintenance: npm run ops -- emergency uncordon ${node} --env ${target.environment.name}`);
   target.result({ environment: target.environment.name, node, drained: eviction.ok, evicted, left: plan.left, ...(eviction.ok ? {} : { reason: eviction.reason }) });
   return eviction.ok ? 0 : 1;
