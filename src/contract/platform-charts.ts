@@ -74,17 +74,19 @@ export const DELIVERY_STAGES = [
     secrets: true,
   },
   {
-    id: APPLICATIONS_STAGE,
-    purpose: "each application's chart: workloads by strategy, routing, migrations, smoke test, alert rules",
-    project: 'application',
-    secrets: true,
-  },
-  {
     id: 'monitoring',
     purpose: "the routing of every alert (6), in the monitoring stack's namespace, and the address deployments are announced to (1.6), in Argo CD's",
+    // Before the applications: their first alert is routed and their first deployment
+    // announced (Argo CD's notifications controller reads the address from this stage's Secret).
     // The monitoring namespace enforces privileged Pod Security (kube-prometheus-stack's node
     // exporter): only the infrastructure project deploys there (src/contract/security-context.ts).
     project: 'infrastructure',
+    secrets: true,
+  },
+  {
+    id: APPLICATIONS_STAGE,
+    purpose: "each application's chart: workloads by strategy, routing, migrations, smoke test, alert rules",
+    project: 'application',
     secrets: true,
   },
 ] as const satisfies readonly DeliveryStage[];
