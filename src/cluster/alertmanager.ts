@@ -1,12 +1,10 @@
-import { RefusedError, unreachableReason, UsageError } from '../base/errors';
+import { RefusedError, UsageError } from '../base/errors';
 import { compareText } from '../base/text-order';
 import { INFRASTRUCTURE_NAMESPACES } from '../contract/choices';
 import { KUBE_PROMETHEUS_STACK } from '../contract/upstream';
 import type { ClusterConnection } from './connection';
+import { callService } from './service-call';
 import { forwardToReadyPod } from './workloads';
-
-/** How long one call to Alertmanager may take. Not in the contract. */
-const CALL_TIMEOUT_MS = 10_000;
 
 /**
  * The units of a Prometheus duration and their milliseconds, longest first, as Alertmanager
@@ -105,20 +103,7 @@ export class AlertmanagerApi {
   }
 
   private async call(method: string, route: string, body?: unknown): Promise<unknown> {
-    const url = `${this.baseUrl.replace(/\/+$/, '')}${route}`;
-    let response: Response;
-    try {
-      response = await fetch(url, {
-        method,
-        headers: body === undefined ? {} : { 'content-type': 'application/json' },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
-      });
-    } catch (error) {
-      throw new RefusedError(`cannot reach Alertmanager: ${method} ${url}: ${unreachableReason(error)}`);
-    }
-    const text = await response.text();
-    if (!response.ok) throw new RefusedError(`Alertmanager refused ${method} ${url}: HTTP ${response.status}: ${text.trim() || response.statusText}`);
+    const { text } = await callService('Alertmanager', this.baseUrl, { method, route, body });
     return text === '' ? {} : JSON.parse(text);
   }
 }

@@ -1,15 +1,13 @@
-import { RefusedError, unreachableReason } from '../base/errors';
+import { RefusedError } from '../base/errors';
 import { compareText } from '../base/text-order';
 import { FLAGGER_LOAD_TESTER } from '../contract/choices';
 import { FLAGGER } from '../contract/upstream';
 import type { ClusterConnection, LiveObject } from './connection';
-import { forwardToReadyPod } from './workloads';
+import { callService } from './service-call';
+import { forwardToReadyPod, labelSelector } from './workloads';
 
 /** The API version of Flagger's Canary the platform renders. */
 export const CANARY_API_VERSION = 'flagger.app/v1beta1';
-
-/** How long one call to the load tester may take. Not in the contract. */
-const CALL_TIMEOUT_MS = 10_000;
 
 /** A Canary as `kubectl describe canary` shows it: its state, its analysis and each metric's threshold. */
 export interface CanaryReport {
@@ -88,16 +86,7 @@ export class LoadTesterGates {
   }
 
   private async call(route: string, canary: { name: string; namespace: string }, expected: readonly number[]): Promise<number> {
-    const url = `${this.baseUrl.replace(/\/+$/, '')}${route}`;
-    let response: Response;
-    try {
-      response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(canary), signal: AbortSignal.timeout(CALL_TIMEOUT_MS) });
-    } catch (error) {
-      throw new RefusedError(`cannot reach the load tester: POST ${url}: ${unreachableReason(error)}`);
-    }
-    const text = (await response.text()).trim();
-    if (!expected.includes(response.status)) throw new RefusedError(`the load tester refused POST ${url}: HTTP ${response.status}: ${text || response.statusText}`);
-    return response.status;
+    return (await callService('the load tester', this.baseUrl, { method: 'POST', route, body: canary, expected })).status;
   }
 }
 
@@ -116,7 +105,7 @@ export interface LoadTesterConnection {
  */
 export async function connectLoadTester(url: string | undefined, cluster: () => ClusterConnection): Promise<LoadTesterConnection> {
   if (url !== undefined) return { gates: new LoadTesterGates(url), via: url, close: async () => {} };
-  const selector = Object.entries(FLAGGER.loadTesterPodLabels).map(([key, value]) => `${key}=${value}`).join(',');
+  const selector = labelSelector(FLAGGER.loadTesterPodLabels);
   const forward = await forwardToReadyPod(cluster(), FLAGGER_LOAD_TESTER.namespace, selector, FLAGGER.loadTesterPort, { name: 'load tester', hint: ' (or give --load-tester-url)' });
   return { gates: new LoadTesterGates(forward.url), via: forward.via, close: () => forward.close() };
 }

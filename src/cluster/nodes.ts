@@ -1,6 +1,7 @@
 import { compareText } from '../base/text-order';
 import { type ClusterConnection, ClusterRefusal, type LiveObject } from './connection';
 import { type WaitResult, waitFor } from './wait';
+import { podEnded, podPhase } from './workloads';
 
 /** Seconds between two tries of an eviction a PodDisruptionBudget refused, as `kubectl drain` waits. */
 const EVICTION_RETRY_SECONDS = 5;
@@ -32,23 +33,27 @@ export async function nodeStates(cluster: ClusterConnection): Promise<NodeState[
   return (await cluster.list('v1', 'Node')).map(nodeState).sort((a, b) => compareText(a.name, b.name));
 }
 
+/** `namespace/name` of a pod. */
+function podId(pod: LiveObject): string {
+  return `${pod.metadata.namespace}/${pod.metadata.name}`;
+}
+
 /** `namespace/name phase (node)` of a pod. */
 function podLine(pod: LiveObject): string {
   const node = (pod.spec as { nodeName?: string } | undefined)?.nodeName;
-  return `${pod.metadata.namespace}/${pod.metadata.name} ${(pod.status as { phase?: string } | undefined)?.phase ?? 'Unknown'}${node ? ` on ${node}` : ' (not scheduled)'}`;
+  return `${podId(pod)} ${podPhase(pod) || 'Unknown'}${node ? ` on ${node}` : ' (not scheduled)'}`;
 }
 
 /** Whether a pod ran to its end for a Job: it is not meant to run on (a failed try the Job retried included). */
-function jobPodEnded(pod: LiveObject, phase: string): boolean {
-  return (phase === 'Succeeded' || phase === 'Failed') && (pod.metadata.ownerReferences ?? []).some((owner) => owner.kind === 'Job');
+function jobPodEnded(pod: LiveObject): boolean {
+  return podEnded(pod) && (pod.metadata.ownerReferences ?? []).some((owner) => owner.kind === 'Job');
 }
 
 /** The pods of the cluster that are not running (7.2: "non-running pods"), a Job's ended pods and a pod being deleted left out. */
 export async function podsNotRunning(cluster: ClusterConnection): Promise<string[]> {
   const pods = await cluster.list('v1', 'Pod');
-  const phase = (pod: LiveObject) => (pod.status as { phase?: string } | undefined)?.phase ?? '';
   return pods
-    .filter((pod) => phase(pod) !== 'Running' && phase(pod) !== 'Succeeded' && !jobPodEnded(pod, phase(pod)) && pod.metadata.deletionTimestamp === undefined)
+    .filter((pod) => !['Running', 'Succeeded'].includes(podPhase(pod)) && !jobPodEnded(pod) && pod.metadata.deletionTimestamp === undefined)
     .map(podLine)
     .sort(compareText);
 }
@@ -65,10 +70,6 @@ function leftByDrain(pod: LiveObject): string | undefined {
   return undefined;
 }
 
-function ended(pod: LiveObject): boolean {
-  return ['Succeeded', 'Failed'].includes((pod.status as { phase?: string } | undefined)?.phase ?? '');
-}
-
 /** The pods a drain of `node` evicts, and the ones it cannot (no controller would recreate them). */
 export async function drainPlan(cluster: ClusterConnection, node: string): Promise<{ evict: LiveObject[]; unmanaged: string[]; left: string[] }> {
   const pods = (await cluster.list('v1', 'Pod', undefined, undefined, `spec.nodeName=${node}`)).sort((a, b) => compareText(podLine(a), podLine(b)));
@@ -77,9 +78,9 @@ export async function drainPlan(cluster: ClusterConnection, node: string): Promi
   const left: string[] = [];
   for (const pod of pods) {
     const why = leftByDrain(pod);
-    if (why !== undefined) left.push(`${pod.metadata.namespace}/${pod.metadata.name} (${why})`);
+    if (why !== undefined) left.push(`${podId(pod)} (${why})`);
     // A pod that ended is not lost with the node (kubectl drain deletes it too).
-    else if (!ended(pod) && !(pod.metadata.ownerReferences ?? []).some((owner) => owner.controller === true)) unmanaged.push(`${pod.metadata.namespace}/${pod.metadata.name}`);
+    else if (!podEnded(pod) && !(pod.metadata.ownerReferences ?? []).some((owner) => owner.controller === true)) unmanaged.push(podId(pod));
     else evict.push(pod);
   }
   return { evict, unmanaged, left };
@@ -91,7 +92,7 @@ export async function drainPlan(cluster: ClusterConnection, node: string): Promi
  * Its emptyDir data goes with it (7.2: "deleting empty-dir data").
  */
 export async function evictAll(cluster: ClusterConnection, pods: readonly LiveObject[], timeoutSeconds: number, progress: (line: string) => void): Promise<WaitResult> {
-  const pending = new Map(pods.map((pod) => [`${pod.metadata.namespace}/${pod.metadata.name}`, pod]));
+  const pending = new Map(pods.map((pod) => [podId(pod), pod]));
   const evicted = new Set<string>();
   return waitFor({
     what: `eviction of ${pods.length} pods`,

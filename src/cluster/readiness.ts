@@ -1,7 +1,7 @@
 import { compareText } from '../base/text-order';
 import type { ClusterConnection, LiveObject } from './connection';
 import { type WaitResult, waitFor } from './wait';
-import { podState } from './workloads';
+import { podEnded, podState } from './workloads';
 
 /**
  * Wait until every pod of a namespace is ready (pods of Jobs and pods that have ended, an
@@ -19,7 +19,7 @@ export async function waitForPodsReady(cluster: ClusterConnection, namespace: st
       const pods = (await cluster.list('v1', 'Pod', namespace, labelSelector)).filter(
         (pod) =>
           pod.metadata['deletionTimestamp'] === undefined &&
-          !['Succeeded', 'Failed'].includes(String(pod['status']?.phase)) &&
+          !podEnded(pod) &&
           !(pod.metadata.ownerReferences ?? []).some((owner) => owner.kind === 'Job'),
       );
       const states = pods.map(podState).sort((a, b) => compareText(a.name, b.name));

@@ -62,6 +62,16 @@ export function rolloutState(deployment: LiveObject): { done: boolean; state: st
   return { done: true, state: `${available}/${replicas} available` };
 }
 
+/** A pod's phase, `''` before its first status. */
+export function podPhase(pod: LiveObject): string {
+  return String(pod['status']?.phase ?? '');
+}
+
+/** Whether a pod has ended (Succeeded or Failed): it never runs again, nor counts as not ready. */
+export function podEnded(pod: LiveObject): boolean {
+  return ['Succeeded', 'Failed'].includes(podPhase(pod));
+}
+
 /** Why a pod is not ready, from its conditions and container states; empty when it is. */
 export function podState(pod: LiveObject): PodState {
   const status = pod['status'] ?? {};
@@ -82,11 +92,15 @@ export function podState(pod: LiveObject): PodState {
   return { name: pod.metadata.name, phase: String(status.phase ?? 'Unknown'), ready, reason: reasons.join('; ') };
 }
 
-function selectorOf(deployment: LiveObject): string {
-  const labels: Record<string, string> = deployment['spec']?.selector?.matchLabels ?? {};
+/** A label selector (`key=value,...`) selecting every one of `labels`. */
+export function labelSelector(labels: Readonly<Record<string, string>>): string {
   return Object.entries(labels)
     .map(([key, value]) => `${key}=${value}`)
     .join(',');
+}
+
+function selectorOf(deployment: LiveObject): string {
+  return labelSelector(deployment['spec']?.selector?.matchLabels ?? {});
 }
 
 /** Each of the strategy's Deployments in `namespace` with its rollout and pods. */

@@ -114,9 +114,15 @@ async function outage(target: OpsTarget, values: { reason?: string; by?: string;
   return problems.length === 0 ? 0 : 1;
 }
 
+/** Refused, naming the cluster, when the node the action names does not exist. */
+async function requireNode(target: OpsTarget, node: string): Promise<void> {
+  if ((await target.cluster.get('v1', 'Node', node)) === undefined) throw new RefusedError(`Node ${node} does not exist on ${target.cluster.server}`);
+}
+
 async function drain(target: OpsTarget, node: string, timeout: number): Promise<number> {
   const { cluster, say } = target;
-  if ((await cluster.get('v1', 'Node', node)) === undefined) throw new RefusedError(`Node ${node} does not exist on ${cluster.server}`);
+  await requireNode(target, node);
+  const uncordon = `npm run ops -- emergency uncordon ${node} --env ${target.environment.name}`;
   const plan = await drainPlan(cluster, node);
   if (plan.unmanaged.length > 0) {
     throw new RefusedError(`Node ${node} runs pods that no controller would recreate, so a drain would lose them: ${plan.unmanaged.join(', ')} (delete or move them first); nothing was changed`);
@@ -128,18 +134,18 @@ async function drain(target: OpsTarget, node: string, timeout: number): Promise<
   try {
     eviction = await evictAll(cluster, plan.evict, timeout, say);
   } catch (error) {
-    throw new RefusedError(`${(error as Error).message}; Node ${node} stays cordoned (npm run ops -- emergency uncordon ${node} --env ${target.environment.name})`);
+    throw new RefusedError(`${(error as Error).message}; Node ${node} stays cordoned (${uncordon})`);
   }
   const evicted = plan.evict.map((pod) => `${pod.metadata.namespace}/${pod.metadata.name}`);
-  say(eviction.ok ? `Node ${node}: drained (${evicted.length} pods evicted)` : `Node ${node}: FAIL: ${eviction.reason}; it stays cordoned (npm run ops -- emergency uncordon ${node} --env ${target.environment.name})`);
-  if (eviction.ok) say(`after the maintenance: npm run ops -- emergency uncordon ${node} --env ${target.environment.name}`);
+  say(eviction.ok ? `Node ${node}: drained (${evicted.length} pods evicted)` : `Node ${node}: FAIL: ${eviction.reason}; it stays cordoned (${uncordon})`);
+  if (eviction.ok) say(`after the maintenance: ${uncordon}`);
   target.result({ environment: target.environment.name, node, drained: eviction.ok, evicted, left: plan.left, ...(eviction.ok ? {} : { reason: eviction.reason }) });
   return eviction.ok ? 0 : 1;
 }
 
 async function uncordon(target: OpsTarget, node: string, timeout: number): Promise<number> {
   const { cluster, say } = target;
-  if ((await cluster.get('v1', 'Node', node)) === undefined) throw new RefusedError(`Node ${node} does not exist on ${cluster.server}`);
+  await requireNode(target, node);
   await setSchedulable(cluster, node, true);
   say(`Node ${node}: uncordoned`);
   const running = await waitForAllPodsRunning(cluster, timeout, say);
