@@ -309,7 +309,8 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     liveContainers = new LiveContainers(
       client,
       path.join(dir, 'containers'),
-      environmentValues.applications.map((application) => ({ namespace: application.namespace, container: application.name })),
+      environmentValues.applications.map((application) => ({ namespace: application.namespace, container: application.name, name: application.name, database: application.database.name })),
+      environmentValues.database.namespace,
     );
     const containers = liveContainers;
     controllersDone = (async () => {

@@ -1,18 +1,31 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { VERSION_FILE } from '../src/contract/choices';
+import { projectRoot } from '../src/base/project-root';
+import { serverPod } from '../src/cluster/database';
+import { MIGRATIONS_CONTAINER } from '../src/constructs/schema-migration';
+import { DATABASE, VERSION_FILE } from '../src/contract/choices';
 import { PORTS } from '../src/contract/contract';
-import { parseImageReference } from '../src/contract/naming';
+import { databaseRollbackName, databaseSecret, parseImageReference } from '../src/contract/naming';
 import { type ContractServer, type Fault, startContractServer } from './contract-server';
 import type { KubeClient, KubeObject } from './kube-client';
+import { readState, seedState, updateTo, writeState } from './sql-server-state';
+
+/** The stand-in of sqlcmd inside the SQL Server container. */
+const STAND_IN_SQLCMD = path.join(projectRoot(), 'e2e', 'stand-in-sqlcmd.mjs');
+
+/** The file of the stand-in SQL Server's state in its pod's folder (e2e/sql-server-state.ts). */
+export const SQL_SERVER_STATE_FILE = 'sql-server.json';
 
 /** The file a test writes into a pod's folder to break one endpoint of its container (a Fault of e2e/contract-server.ts). */
 export const FAULT_FILE = 'fault';
 
-/** An application whose pods get a loopback container: its namespace and its container's name. */
+/** An application whose pods get a loopback container: its namespace, its container's name and its database. */
 export interface LiveApplication {
   readonly namespace: string;
   readonly container: string;
+  /** The application's name (its database rollback Job's is derived from it). */
+  readonly name: string;
+  readonly database: string;
 }
 
 interface LiveContainer {
@@ -35,15 +48,22 @@ interface LiveContainer {
 export class LiveContainers {
   private readonly containers = new Map<string, LiveContainer>();
 
+  private readonly ranMigrations = new Set<string>();
+  private databaseServer: string | undefined;
+
   constructor(
     private readonly client: KubeClient,
     /** Where each pod's folder is made. */
     readonly root: string,
     private readonly applications: readonly LiveApplication[],
+    /** The database namespace, whose SQL Server pod gets a loopback sqlcmd. */
+    private readonly databaseNamespace: string,
   ) {}
 
-  /** One pass: map new running pods, forget deleted ones, apply the faults written since. */
+  /** One pass: map new running pods, forget deleted ones, apply the faults written since; the database server and the migrations Jobs of the live operations. */
   async reconcile(): Promise<void> {
+    await this.mapDatabaseServer();
+    await this.runMigrations();
     const live = new Set<string>();
     for (const application of this.applications) {
       for (const pod of await this.client.list('v1', 'Pod', application.namespace)) {
@@ -90,6 +110,91 @@ export class LiveContainers {
       throw error;
     }
     return { uid: String(pod.metadata.uid), dir, server };
+  }
+
+  /**
+   * SQL Server's pod: its exec runs in its folder, where sqlcmd (on PATH, with the
+   * container's MSSQL_SA_PASSWORD) is e2e/stand-in-sqlcmd.mjs over the server's state
+   * (`sql-server.json`, seeded once, kept across pod restarts like the data volume).
+   */
+  private async mapDatabaseServer(): Promise<void> {
+    const { pod: name, container } = serverPod();
+    const pod = await this.client.get('v1', 'Pod', name, this.databaseNamespace);
+    if (pod === undefined || pod.status?.phase !== 'Running' || pod.metadata.uid === this.databaseServer) return;
+    const secret = await this.client.get('v1', 'Secret', DATABASE.adminSecret.name, this.databaseNamespace);
+    const encoded = secret?.['data']?.[DATABASE.adminSecret.key];
+    if (typeof encoded !== 'string') return;
+    const password = Buffer.from(encoded, 'base64').toString('utf8');
+    const dir = path.join(this.root, this.databaseNamespace, name);
+    const bin = path.join(this.root, 'bin');
+    fs.mkdirSync(dir, { recursive: true });
+    fs.mkdirSync(bin, { recursive: true });
+    fs.writeFileSync(path.join(bin, 'sqlcmd'), `#!/bin/sh\nexec "${process.execPath}" "${STAND_IN_SQLCMD}" "$@"\n`, { mode: 0o755 });
+    const state = path.join(dir, SQL_SERVER_STATE_FILE);
+    if (!fs.existsSync(state)) writeState(state, seedState(password, this.applications.map((application) => application.database)));
+    const owner = { apiVersion: 'v1', kind: 'Pod', name, uid: pod.metadata.uid };
+    await this.client.apply({
+      apiVersion: 'kwok.x-k8s.io/v1alpha1',
+      kind: 'Exec',
+      metadata: { name, namespace: this.databaseNamespace, ownerReferences: [owner] },
+      spec: {
+        execs: [
+          {
+            containers: [container],
+            local: {
+              workDir: dir,
+              envs: [
+                { name: 'PATH', value: `${bin}${path.delimiter}${process.env['PATH'] ?? ''}` },
+                { name: 'MSSQL_SA_PASSWORD', value: password },
+                { name: 'SQL_SERVER_STATE', value: state },
+              ],
+            },
+          },
+        ],
+      },
+    });
+    this.databaseServer = String(pod.metadata.uid);
+  }
+
+  /**
+   * The migrations image of a database rollback Job's pod (kwok's pod-complete stage leaves
+   * these pods running): with its arguments `database update <migration>` and the
+   * application's connection string, the database's migrations become the image's up to
+   * that one and the pod exits 0; otherwise it exits 1 with the tool's message.
+   */
+  private async runMigrations(): Promise<void> {
+    const state = path.join(this.root, this.databaseNamespace, serverPod().pod, SQL_SERVER_STATE_FILE);
+    for (const application of this.applications) {
+      const name = databaseRollbackName(application.name);
+      for (const pod of await this.client.list('v1', 'Pod', application.namespace)) {
+        const uid = String(pod.metadata.uid);
+        if (pod.metadata.labels?.['app'] !== name || pod.status?.phase !== 'Running' || this.ranMigrations.has(uid)) continue;
+        this.ranMigrations.add(uid);
+        const container = (pod.spec?.containers ?? []).find((c: { name: string }) => c.name === MIGRATIONS_CONTAINER);
+        const [verb, noun, migration] = container?.args ?? [];
+        const connection = (container?.env ?? []).find((e: { name: string }) => e.name === 'DATABASE_CONNECTION_STRING')?.valueFrom?.secretKeyRef?.name;
+        let result: { ok: boolean; message: string };
+        if (!fs.existsSync(state)) result = { ok: false, message: 'A network-related error occurred while establishing a connection to SQL Server.' };
+        else if (connection !== databaseSecret(application.name)) result = { ok: false, message: `no connection string: DATABASE_CONNECTION_STRING is not read from Secret ${databaseSecret(application.name)}` };
+        else if (verb !== 'database' || noun !== 'update' || migration === undefined) result = { ok: false, message: `unknown command: ${(container?.args ?? []).join(' ')}` };
+        else {
+          const server = readState(state);
+          result = updateTo(server, application.database, migration);
+          if (result.ok) writeState(state, server);
+        }
+        const terminated = { exitCode: result.ok ? 0 : 1, reason: result.ok ? 'Completed' : 'Error', message: result.message, startedAt: new Date().toISOString().slice(0, 19) + 'Z', finishedAt: new Date().toISOString().slice(0, 19) + 'Z' };
+        await this.client.mergePatch(
+          { apiVersion: 'v1', kind: 'Pod', metadata: { name: pod.metadata.name, namespace: application.namespace } },
+          {
+            status: {
+              phase: result.ok ? 'Succeeded' : 'Failed',
+              containerStatuses: [{ name: MIGRATIONS_CONTAINER, image: container?.image ?? '', imageID: '', ready: false, started: false, restartCount: 0, state: { terminated } }],
+            },
+          },
+          'status',
+        );
+      }
+    }
   }
 
   /** kwok's Exec and PortForward of one pod: its exec in `dir`, its port-forward to `port`. */

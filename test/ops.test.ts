@@ -145,12 +145,20 @@ describe('npm run ops command line', () => {
   });
 
   it('refuses a rollback level it does not have, and options of the other level, before touching a cluster', async () => {
-    const level = await runInProcess(OPS, ['rollback', '--env', 'local', '--app', 'webapp', '--level', 'database'], ROOT, {});
+    const level = await runInProcess(OPS, ['rollback', '--env', 'local', '--app', 'webapp', '--level', 'schema'], ROOT, {});
     expect(level.status).toBe(2);
-    expect(level.stderr).toContain('--level must be one of orchestrator, controller');
-    const mixed = await runInProcess(OPS, ['rollback', '--env', 'local', '--app', 'webapp', '--level', 'orchestrator', '--to', '3'], ROOT, {});
-    expect(mixed.status).toBe(2);
-    expect(mixed.stderr).toContain('--to is for --level controller');
+    expect(level.stderr).toContain('--level must be one of orchestrator, controller, database');
+    for (const [args, message] of [
+      [['--level', 'orchestrator', '--to', '3'], '--to is for --level controller or database'],
+      [['--level', 'database', '--to-revision', '3'], '--to-revision is for --level orchestrator; the database level takes --to'],
+      [['--level', 'database'], '--to <migration> is required with --level database'],
+      [['--level', 'database', '--to', "x'; DROP TABLE y"], `--to "x'; DROP TABLE y" is not a migration id`],
+      [['--level', 'controller', '--to', 'first'], '--to "first" must be a whole number'],
+    ] as const) {
+      const run = await runInProcess(OPS, ['rollback', '--env', 'local', '--app', 'webapp', ...args], ROOT, {});
+      expect(run.status, args.join(' ')).toBe(2);
+      expect(run.stderr).toContain(message);
+    }
   });
 
   it('refuses a check of an unknown component, naming the three', async () => {
@@ -176,7 +184,7 @@ describe('npm run ops command line', () => {
       // of a Deployment, a drain's cordon of a node and its evictions.
       const writes = rule.verbs.filter((verb: string) => !['get', 'list'].includes(verb));
       if (writes.length > 0) {
-        expect([`${rule.resources}: ${writes}`]).toContainEqual(expect.stringMatching(/^(pods\/exec,pods\/portforward: create|deployments: patch|nodes: patch|pods\/eviction: create)$/));
+        expect([`${rule.resources}: ${writes}`]).toContainEqual(expect.stringMatching(/^(pods\/exec,pods\/portforward: create|deployments: patch|nodes: patch|pods\/eviction: create|jobs: create,delete)$/));
       }
     }
     expect(objects[2].subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'platform-operators' }]);
@@ -273,11 +281,16 @@ describe('ops emergency: a node\'s health, and the input', () => {
 
   it('refuses an unknown action, a node where none goes, a missing one, and an outage without a reason (exit 2)', async () => {
     for (const [args, message] of [
-      [['emergency', 'restart', '--env', 'local'], 'the action must be one of outage, drain, uncordon'],
+      [['emergency', 'restart', '--env', 'local'], 'the action must be one of outage, restore, drain, uncordon'],
       [['emergency', 'outage', 'node-a', '--env', 'local'], 'outage takes no node'],
       [['emergency', 'drain', '--env', 'local'], 'drain takes one node'],
       [['emergency', 'uncordon', 'a', 'b', '--env', 'local'], 'uncordon takes one node'],
-      [['emergency', 'drain', 'node-a', '--env', 'local', '--reason', 'x'], '--reason, --replicas and --app go with outage'],
+      [['emergency', 'drain', 'node-a', '--env', 'local', '--reason', 'x'], '--reason and --app go with outage and restore'],
+      [['emergency', 'drain', 'node-a', '--env', 'local', '--replicas', '3'], '--replicas goes with outage'],
+      [['emergency', 'restore', '--env', 'local', '--reason', 'x'], '--app <application> is required'],
+      [['emergency', 'restore', '--env', 'local', '--app', 'webapp'], '--reason <text> is required'],
+      [['emergency', 'restore', 'node-a', '--env', 'local', '--app', 'webapp', '--reason', 'x'], 'restore takes no node'],
+      [['emergency', 'outage', '--env', 'local', '--reason', 'x', '--backup', 'webapp-day1.bak'], '--backup goes with restore'],
       [['emergency', 'outage', '--env', 'local', '--replicas', '0', '--reason', 'x'], '--replicas "0" must be a whole number, at least 1'],
       [['emergency', 'outage', '--env', 'local'], '--reason <text> is required'],
     ] as const) {

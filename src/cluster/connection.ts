@@ -126,6 +126,26 @@ export class ClusterConnection {
     }
   }
 
+  /** Create one object (POST); refused, with the API server's answer, when it exists or is invalid. */
+  async create(object: { readonly apiVersion: string; readonly kind: string; readonly metadata: { readonly name: string; readonly namespace?: string; readonly [field: string]: unknown }; readonly [field: string]: unknown }): Promise<LiveObject> {
+    try {
+      return (await this.objects.write(object, { method: 'POST', contentType: 'application/json' }, object, { fieldManager: FIELD_MANAGER })) as LiveObject;
+    } catch (error) {
+      throw this.failure(`create ${resourceId(object.kind, object.metadata.name, object.metadata.namespace)}`, error);
+    }
+  }
+
+  /** Delete one object, its dependents in the background (a Job's pods); false when it did not exist. */
+  async delete(apiVersion: string, kind: string, name: string, namespace: string | undefined): Promise<boolean> {
+    try {
+      await this.objects.delete(objectRef(apiVersion, kind, name, namespace), undefined, undefined, undefined, undefined, 'Background');
+      return true;
+    } catch (error) {
+      if (statusOf(error) === 404) return false;
+      throw this.failure(`delete ${resourceId(kind, name, namespace)}`, error);
+    }
+  }
+
   /** A JSON merge patch (RFC 7386) of one object; `null` removes a field. */
   async mergePatch(apiVersion: string, kind: string, name: string, namespace: string | undefined, patch: Record<string, unknown>): Promise<LiveObject> {
     try {

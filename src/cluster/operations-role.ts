@@ -2,9 +2,10 @@
  * What `npm run ops` needs in a cluster, and nothing more: reads of the workloads, routes
  * and the platform's custom resources; `get`, `list`, `patch` of Argo CD's Applications in
  * its namespace (refresh, sync, pause, resume through the resource, as Argo CD's core mode);
- * the exec and port-forward sessions of `version` and `bluegreen`; `patch` of Deployments for
- * `rollback --level orchestrator`. No Secret is ever read (drift names a drifted Secret
- * without reading it) and nothing is created or deleted.
+ * the exec and port-forward sessions of `version`, `bluegreen` and the database's sqlcmd;
+ * `patch` of Deployments for `rollback --level orchestrator` and the emergencies; `create`
+ * and `delete` of Jobs for `rollback --level database` (it replaces only its own). No Secret
+ * is ever read (drift names a drifted Secret without reading it).
  * The bootstrap creates both roles and binds them to the group its stack names
  * (`operatorsGroup`); `npm run ops -- role` prints them for a cluster bootstrapped otherwise.
  * The e2e runs every verb as a user of that group alone.
@@ -29,6 +30,8 @@ const CLUSTER_RULES = [
   // emergency drain and uncordon: a node's spec.unschedulable, and the evictions of its pods.
   { apiGroups: [''], resources: ['nodes'], verbs: ['patch'] },
   { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
+  // rollback --level database: the Job of the migrations image, and the previous one it replaces.
+  { apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'delete'] },
   {
     apiGroups: ['gateway.networking.k8s.io', 'gateway.envoyproxy.io', 'cert-manager.io', 'monitoring.coreos.com', 'flagger.app', 'kafka.strimzi.io'],
     resources: ['*'],

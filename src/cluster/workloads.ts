@@ -84,7 +84,7 @@ export function podState(pod: LiveObject): PodState {
       const waiting = container.state?.waiting;
       const terminated = container.state?.terminated;
       if (waiting) reasons.push(`${container.name} waiting: ${waiting.reason ?? ''}${waiting.message ? ` (${waiting.message})` : ''}`);
-      else if (terminated && terminated.exitCode !== 0) reasons.push(`${container.name} terminated: ${terminated.reason ?? `exit ${terminated.exitCode}`}`);
+      else if (terminated && terminated.exitCode !== 0) reasons.push(`${container.name} terminated: ${terminated.reason ?? `exit ${terminated.exitCode}`}${terminated.message ? ` (${String(terminated.message).trim()})` : ''}`);
       else if (container.ready === false && container.state?.running) reasons.push(`${container.name} running, not ready (readiness probe)`);
     }
     if (reasons.length === 0) reasons.push(`phase ${status.phase ?? 'Unknown'}`);

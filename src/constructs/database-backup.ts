@@ -7,6 +7,21 @@ import { resourceRequirements } from './resource-requirements';
 /** The backup CronJob's name and its pods' `app` label unless told otherwise. */
 export const DEFAULT_BACKUP_NAME = `${DATABASE.serverName}-backup`;
 
+/**
+ * The file a backup of `database` is written to in the backup volume: one per slot, the
+ * slot `day<N>` (N the UTC day number modulo DATABASE.backup.keep) or a shell expression
+ * that computes it.
+ */
+export function backupFile(database: string, slot: string): string {
+  return `${DATABASE.backupPath}/${database}-${slot}.bak`;
+}
+
+/** Whether `file` is one of `database`'s own backup files (a restore never takes another database's). */
+export function isBackupFileOf(database: string, file: string): boolean {
+  const [prefix, suffix] = backupFile(database, '\0').split('\0') as [string, string];
+  return file.startsWith(prefix) && file.endsWith(suffix) && /^day\d+$/.test(file.slice(prefix.length, file.length - suffix.length));
+}
+
 export interface DatabaseBackupProps {
   /** The server's namespace. */
   readonly namespace: string;
@@ -43,7 +58,7 @@ export class DatabaseBackup extends Construct {
     // One file per UTC day, `keep` of them: the day number modulo `keep` names the slot.
     const slot = `day$(( $(date -u +%s) / 86400 % ${DATABASE.backup.keep} ))`;
     const query = props.databases
-      .map((database) => `BACKUP DATABASE [${database}] TO DISK = N'${DATABASE.backupPath}/${database}-${slot}.bak' WITH CHECKSUM, INIT`)
+      .map((database) => `BACKUP DATABASE [${database}] TO DISK = N'${backupFile(database, slot)}' WITH CHECKSUM, INIT`)
       .join('; ');
     new k8s.KubeCronJob(this, 'cron-job', {
       metadata: { name, namespace: props.namespace, labels: { ...this.podLabels } },

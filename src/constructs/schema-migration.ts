@@ -8,6 +8,9 @@ import type { SecretKeyReference } from './application-workload';
 import { resourceRequirements } from './resource-requirements';
 import { restrictedContainer, restrictedPod } from '../contract/security-context';
 
+/** The container of the migrations Job's pod. */
+export const MIGRATIONS_CONTAINER = 'migrations';
+
 export interface SchemaMigrationProps {
   /** Name of the Job and its pods' label `app`. */
   readonly name: string;
@@ -60,7 +63,7 @@ export class SchemaMigration extends Construct {
             securityContext: restrictedPod(),
             containers: [
               {
-                name: 'migrations',
+                name: MIGRATIONS_CONTAINER,
                 image: props.image,
                 env: [
                   {

@@ -297,7 +297,25 @@ export const DATABASE = {
    * transient connection error; the deadline is the controller's sync timeout, which ends
    * the sync anyway.
    */
-  migrations: { imageSuffix: 'migrations', backoffLimit: 1 },
+  migrations: {
+    imageSuffix: 'migrations',
+    backoffLimit: 1,
+    /**
+     * The migration tool of the migrations image is Entity Framework Core's (not shown in
+     * the contract; the one its "migration history table" and "update database to a named
+     * migration" describe): the table that records each applied migration by id, the ids
+     * sorting in the order they were made (`<yyyyMMddHHmmss>_<Name>`).
+     */
+    historyTable: '__EFMigrationsHistory',
+    /**
+     * The image's arguments that update the database to a named migration, applying or
+     * reverting what lies between (EF Core's `database update <migration>`); without
+     * arguments the image applies every pending migration (the Sync hook).
+     */
+    updateTo: (migration: string): string[] => ['database', 'update', migration],
+    /** A migration id the tool accepts: letters, digits and `_` (EF Core's `<timestamp>_<Name>`). */
+    idPattern: /^[A-Za-z0-9_]+$/,
+  },
   /**
    * The application's login, database and user, created by a Sync hook Job in the wave after
    * the server (healthy once it answers queries) and before the application's migrations

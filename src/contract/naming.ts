@@ -82,6 +82,14 @@ export function migrationsName(application: string): string {
 }
 
 /**
+ * The Job `npm run ops -- rollback --level database` creates in the application's namespace
+ * to update its database to an earlier migration, `<application>-db-rollback`.
+ */
+export function databaseRollbackName(application: string): string {
+  return `${application}-db-rollback`;
+}
+
+/**
  * Every name the platform derives from an application's name whatever its strategy, with
  * what it becomes; each is an object name and the value of an `app` or `version` label, so
  * each is held to the 63 characters of a label value (src/environments/validate.ts checks
@@ -100,6 +108,7 @@ export function derivedNames(application: string): ReadonlyArray<{ readonly name
     { name: databaseLoginSecret(application), use: 'SQL login Secret' },
     // Each application's own broker user is named after it.
     { name: brokerUserSecret(application), use: "its broker user's password Secret" },
+    { name: databaseRollbackName(application), use: 'database rollback Job (npm run ops) and its label job-name' },
   ];
 }
 

@@ -42,6 +42,10 @@ function expectLiveOperations(file: string, report: E2eReport, output: string): 
   // 1.3.4-1.3.6: each component's pods, in the contract's order, and its resources Ready.
   expect(outputOf('check infrastructure')).toMatch(/PASS certificate manager: pods of cert-manager ready[\s\S]*PASS ingress controller: [\s\S]*PASS controller: [\s\S]*PASS ClusterIssuer /);
   expect(outputOf('check database')).toMatch(/PASS Job webapp\/webapp-migrations: Complete/);
+  // Inside SQL Server's container (sqlcmd through the API server's exec): the history newest first, the tables.
+  const history = /PASS migration history of webapp \(__EFMigrationsHistory, newest first\): (\S+(?:, \S+)*)/.exec(outputOf('check database'));
+  expect(history?.[1]?.split(', ')).toEqual([...history![1]!.split(', ')].sort().reverse());
+  expect(outputOf('check database')).toMatch(/PASS tables of webapp: .*dbo\.__EFMigrationsHistory/);
   expect(outputOf('check broker')).toMatch(/PASS Kafka kafka\/kafka-cluster: Ready=True[\s\S]*PASS KafkaTopic [\s\S]*PASS KafkaUser /);
   // The change made by hand while paused: drift names the field, status the pause, sync undoes it.
   expect(outputOf('drift shows the change made by hand')).toContain(`spec.replicas: git ${replicas}, live ${replicas + 1}`);
@@ -66,6 +70,15 @@ function expectLiveOperations(file: string, report: E2eReport, output: string): 
   const afterRollbacks = JSON.parse(steps.find((step) => step.name === 'still paused after the rollbacks')!.stdout);
   expect(afterRollbacks.applications.find((a: { name: string }) => a.name === 'webapp').paused).toEqual({ by: 'e2e-person', reason: 'rollback (controller)' });
   expect(afterRollbacks.applications.find((a: { name: string }) => a.name === 'webapp').lastSync).toMatch(/^Succeeded \(e2e-person/);
+  // 1.5 database level: a Job of the migrations image, verified in the history; a failing Job says why.
+  expect(outputOf('rollback at the database level')).toMatch(/migrations applied \(__EFMigrationsHistory, newest first\)[\s\S]*Job webapp\/webapp-db-rollback: the migrations image updates database webapp to (\S+)[\s\S]*Job webapp\/webapp-db-rollback: Complete[\s\S]*done: database webapp at \1 \(was /);
+  expect(outputOf('database rollback to a migration the image does not carry')).toMatch(/Job webapp\/webapp-db-rollback failed: BackoffLimitExceeded.*No migration was found with the name '20261115000000_HotfixByHand'/);
+  expect(outputOf('database rollback to a migration never applied')).toContain('20990101000000_NeverApplied is not an applied migration of database webapp');
+  // 7.2 data recovery: the application's own backups only, stopped, restored, started with 2, resumed.
+  expect(outputOf("restore refuses another database's backup")).toMatch(/--backup billing-day\d+\.bak is not one of database webapp's backups/);
+  expect(outputOf('emergency restore')).toMatch(
+    /restoring \/var\/opt\/mssql\/backup\/webapp-day\d+\.bak[\s\S]*Application webapp: paused[\s\S]*scaled from \d+ to 0[\s\S]*pods of webapp gone: 0 pods left[\s\S]*database webapp restored[\s\S]*Deployment webapp\/webapp \(\w+\): scaled to 2[\s\S]*Application webapp: resumed/,
+  );
   // The rollout that cannot complete: the bound, and the reason.
   expect(outputOf('sync fails at the bound with the reason')).toMatch(/not done within 30 s.*not scheduled: .*unschedulable/s);
   // 7.2: the outage's scale-out to the contract's 5 with sync paused, and the ingress controller.

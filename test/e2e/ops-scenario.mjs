@@ -165,13 +165,50 @@ await step('rollback at the controller level', ['rollback', '--env', ENV, '--app
 await step('still paused after the rollbacks', ['status', '--env', ENV, '--app', APP, '--output', 'json'], 0);
 await step('resume after the rollbacks', ['resume', '--env', ENV, '--app', APP], 0);
 
-// 7.2 Outage: the serving Deployment scaled to the contract's 5 with automated sync paused
-// (self-heal leaves it), the ingress controller checked; resume puts git's replicas back.
 /** A step whose verdict the scenario reads from the cluster itself. */
 const observed = (name, ok, output) => {
   steps.push({ name, args: [], expected: 0, exitCode: ok ? 0 : 1, output, stdout: '' });
   if (!ok) failed++;
 };
+// 1.5 database level and 7.2 data recovery, inside SQL Server's container: kwok runs the
+// verbs' sqlcmd as e2e/stand-in-sqlcmd.mjs over the server's state file, and the harness plays
+// the migrations image of the database rollback Job (e2e/live-containers.ts).
+const SQL_STATE = path.join(CONTAINERS, 'database', 'mssql-0', 'sql-server.json');
+const sqlState = () => JSON.parse(fs.readFileSync(SQL_STATE, 'utf8'));
+const writeSqlState = (state) => fs.writeFileSync(SQL_STATE, `${JSON.stringify(state, null, 2)}\n`);
+const applied = sqlState().databases[APP].migrations;
+const earlier = applied.at(-2);
+// A migration applied by hand, which the image does not carry: its Job fails, and says why.
+const byHand = sqlState();
+byHand.databases[APP].migrations = [...applied, '20261115000000_HotfixByHand'].sort();
+writeSqlState(byHand);
+await step('database rollback to a migration the image does not carry', ['rollback', '--env', ENV, '--app', APP, '--level', 'database', '--to', '20261115000000_HotfixByHand', '--by', 'e2e-person'], 1);
+const repaired = sqlState();
+repaired.databases[APP].migrations = applied;
+writeSqlState(repaired);
+await step('rollback at the database level', ['rollback', '--env', ENV, '--app', APP, '--level', 'database', '--to', earlier, '--by', 'e2e-person'], 0);
+const afterDatabase = sqlState().databases[APP].migrations;
+observed('the migration history ends at the named migration', afterDatabase.at(-1) === earlier && afterDatabase.length === applied.length - 1, afterDatabase.join(', '));
+await step('database rollback to a migration never applied', ['rollback', '--env', ENV, '--app', APP, '--level', 'database', '--to', '20990101000000_NeverApplied'], 1);
+await step('resume after the database rollback', ['resume', '--env', ENV, '--app', APP], 0);
+const backupsOf = (database) => sqlState().backups.filter((backup) => backup.database === database).sort((a, b) => (a.finishedAt < b.finishedAt ? 1 : -1));
+const [newestOwn] = backupsOf(APP);
+const [othersNewest] = backupsOf(BLUE_GREEN_APP);
+const billingBefore = sqlState().databases[BLUE_GREEN_APP].migrations;
+await step("restore refuses another database's backup", ['emergency', 'restore', '--env', ENV, '--app', APP, '--reason', 'e2e: wrong file', '--backup', path.basename(othersNewest.file)], 1);
+await step('emergency restore', ['emergency', 'restore', '--env', ENV, '--app', APP, '--reason', 'e2e: data recovery drill', '--by', 'e2e-person'], 0);
+const restored = sqlState();
+observed(
+  "the application's own newest backup restored, the other database untouched",
+  JSON.stringify(restored.restores) === JSON.stringify([{ database: APP, file: newestOwn.file }]) &&
+    JSON.stringify(restored.databases[APP].migrations) === JSON.stringify(newestOwn.migrations) &&
+    JSON.stringify(restored.databases[BLUE_GREEN_APP].migrations) === JSON.stringify(billingBefore),
+  JSON.stringify({ restores: restored.restores, newestOwn: newestOwn.file, othersNewest: othersNewest.file, migrations: restored.databases[APP].migrations }),
+);
+await eventually('converged after the restore', ['status', '--env', ENV], 0, 240);
+
+// 7.2 Outage: the serving Deployment scaled to the contract's 5 with automated sync paused
+// (self-heal leaves it), the ingress controller checked; resume puts git's replicas back.
 await step('emergency outage', ['emergency', 'outage', '--env', ENV, '--app', APP, '--reason', 'e2e: outage drill', '--by', 'e2e-person'], 0);
 await sleep(15_000); // self-heal would have set the replicas back by now, were it on
 const scaledOut = (await objects.read(deployment)).spec.replicas;

@@ -1,6 +1,8 @@
+import { RefusedError } from '../../base/errors';
 import type { ClusterConnection } from '../../cluster/connection';
+import { appliedMigrations, tables } from '../../cluster/database';
 import { readyCondition, waitForPodsReady, waitForReady } from '../../cluster/readiness';
-import { INFRASTRUCTURE_NAMESPACES } from '../../contract/choices';
+import { DATABASE, INFRASTRUCTURE_NAMESPACES } from '../../contract/choices';
 import { BROKER, WAITS_SECONDS } from '../../contract/contract';
 import { migrationsName } from '../../contract/naming';
 import { STRIMZI_OPERATOR_DEPLOYMENT } from '../../contract/upstream';
@@ -21,7 +23,8 @@ contract's timeout:
                   pods ready, in that order (${WAITS_SECONDS.infrastructurePodsReady} s each); every Certificate in every
                   namespace and every ClusterIssuer, with its Ready condition
   database        the SQL Server pod ready (${WAITS_SECONDS.databasePodReady} s); each application's migrations Job
-                  complete
+                  complete; then, with sqlcmd inside the server's container, each application's
+                  migration history (newest first) and its tables
   broker          the operator's Deployment rolled out (${WAITS_SECONDS.brokerOperatorReady} s), ${BROKER.clusterName} Ready (${WAITS_SECONDS.brokerClusterReady} s), every
                   KafkaTopic and KafkaUser with its Ready condition
 ${TARGET_USAGE}
@@ -42,6 +45,16 @@ async function listReady(cluster: ClusterConnection, apiVersion: string, kind: s
     const { ready, detail } = readyCondition(object);
     return { part: `${kind} ${object.metadata.namespace === undefined ? '' : `${object.metadata.namespace}/`}${object.metadata.name}`, ok: ready, detail };
   });
+}
+
+/** A part read inside the database server; a failed query is the part's failure, with sqlcmd's message. */
+async function sqlPart(part: string, read: () => Promise<{ ok: boolean; detail: string }>): Promise<Part> {
+  try {
+    return { part, ...(await read()) };
+  } catch (error) {
+    if (!(error instanceof RefusedError)) throw error;
+    return { part, ok: false, detail: error.message };
+  }
 }
 
 async function podsPart(target: OpsTarget, label: string, namespace: string, timeoutSeconds: number): Promise<Part> {
@@ -72,6 +85,20 @@ const CHECKS: Readonly<Record<Component, (target: OpsTarget, environment: Enviro
       const job = await target.cluster.get('batch/v1', 'Job', name, application.namespace);
       const complete = (job?.['status']?.conditions ?? []).find((c: { type?: string; status?: string }) => c.type === 'Complete' && c.status === 'True') !== undefined;
       parts.push({ part: `Job ${application.namespace}/${name}`, ok: complete, detail: job === undefined ? 'does not exist (the Sync hook has not run, or was deleted after success)' : complete ? 'Complete' : 'not complete' });
+    }
+    if (!parts[0]!.ok) return parts;
+    // Inside the server (sqlcmd in its container): each database's tables and migration history, newest first.
+    const server = { cluster: target.cluster, namespace: environment.database.namespace };
+    for (const application of environment.applications) {
+      const database = application.database.name;
+      parts.push(await sqlPart(`migration history of ${database} (${DATABASE.migrations.historyTable}, newest first)`, async () => {
+        const applied = await appliedMigrations(server, database);
+        return { ok: applied.length > 0, detail: applied.length === 0 ? 'no migration applied' : applied.join(', ') };
+      }));
+      parts.push(await sqlPart(`tables of ${database}`, async () => {
+        const found = await tables(server, database);
+        return { ok: found.length > 0, detail: found.length === 0 ? 'none' : found.join(', ') };
+      }));
     }
     return parts;
   },

@@ -7,15 +7,17 @@ import { EMERGENCY_REPLICAS, WAITS_SECONDS } from '../../contract/contract';
 import { liveWorkloadsOf } from '../../strategies/values-registry';
 import type { CommandDefinition } from '../../tooling/cli';
 import { checkGateway } from '../../verify/gateway';
+import { restoreApplication } from './emergency-restore';
 import { pauseInScope } from './pause';
 import { type OpsTarget, TARGET_OPTIONS, TARGET_USAGE, actor, opsTarget, seconds } from './target';
 
-const ACTIONS = ['outage', 'drain', 'uncordon'] as const;
+const ACTIONS = ['outage', 'restore', 'drain', 'uncordon'] as const;
 
 /** How many of the cluster's non-running pods a report lists by name. */
 const LISTED_PODS = 20;
 
 const USAGE = `usage: npm run ops -- emergency outage --env <environment> --reason <text> [--app <application>] [options]
+       npm run ops -- emergency restore --env <environment> --app <application> --reason <text> [--backup <file>] [options]
        npm run ops -- emergency drain <node> --env <environment> [options]
        npm run ops -- emergency uncordon <node> --env <environment> [options]
 
@@ -29,14 +31,22 @@ The emergency procedures of 7.2 on the live cluster:
             back; where it is not (production), \`npm run ops -- sync\` does; a canary's
             primary (Flagger's, not in git) keeps them until Flagger's next promotion, or
             \`--replicas <n>\` sets them again
+  restore   data recovery: the application's own backups listed (newest first; never another
+            database's) and the backup jobs' last runs; automated sync paused (root and
+            application); every Deployment of its strategy scaled to 0 and its pods gone;
+            the database restored with replacement from the newest backup (or --backup);
+            the serving Deployments scaled to ${EMERGENCY_REPLICAS.afterRestore} (the contract's), the others as they
+            were, the rollout awaited; automated sync resumed (its sync runs the migrations
+            hook). A failure stops there, named, with sync left paused
   drain     cordons the node, then evicts its pods through the Eviction API (PodDisruption-
             Budgets respected, a refusal tried again every 5 s), DaemonSet pods left alone,
             emptyDir data deleted with its pod; refused before anything is done when a pod
             has no controller to recreate it
   uncordon  lets the node take pods again, then waits until every pod of the cluster runs
 ${TARGET_USAGE}
-  --reason <text>        outage: why, recorded with the pause (required)
-  --by <name>            outage: who (default: $USER)
+  --reason <text>        outage, restore: why, recorded with the pause (required)
+  --by <name>            outage, restore: who (default: $USER)
+  --backup <file>        restore: the backup file (path or name) instead of the newest
   --replicas <n>         outage: the replicas to scale to (default ${EMERGENCY_REPLICAS.outageScaleTarget})
   --timeout <s>          the bound of each wait (default ${WAITS_SECONDS.rolloutStatus}, the rollout timeout)
 Exit code: 0 done and checked, 1 refused or a check failed (named, with why), 2 bad arguments.`;
@@ -46,8 +56,15 @@ const OPTIONS = {
   reason: { type: 'string' },
   by: { type: 'string' },
   replicas: { type: 'string' },
+  backup: { type: 'string' },
   timeout: { type: 'string' },
 } as const;
+
+/** `--reason`, which the pause of automated sync records. */
+function requiredReason(reason: string | undefined): string {
+  if (reason === undefined || reason.trim() === '') throw new UsageError('--reason <text> is required: it is recorded with the pause of automated sync');
+  return reason;
+}
 
 /** Print the nodes and the pods that are not running; the nodes with a problem. */
 async function reportNodesAndPods(target: OpsTarget): Promise<{ nodes: unknown[]; notRunning: string[] }> {
@@ -66,13 +83,13 @@ async function outage(target: OpsTarget, values: { reason?: string; by?: string;
   const { cluster, say } = target;
   const replicas = values.replicas === undefined ? EMERGENCY_REPLICAS.outageScaleTarget : Number(values.replicas);
   if (!Number.isInteger(replicas) || replicas < 1) throw new UsageError(`--replicas "${values.replicas}" must be a whole number, at least 1`);
-  if (values.reason === undefined || values.reason.trim() === '') throw new UsageError('--reason <text> is required: it is recorded with the pause of automated sync');
+  const reason = requiredReason(values.reason);
   say('1. nodes and pods');
   const { nodes, notRunning } = await reportNodesAndPods(target);
 
   say(`2. automated sync paused, then the serving Deployments scaled to ${replicas}`);
   const by = actor(values.by, env);
-  const paused = await pauseInScope(target, false, by, `emergency outage: ${values.reason}`);
+  const paused = await pauseInScope(target, false, by, `emergency outage: ${reason}`);
   for (const { application, result } of paused) say(`Application ${application}: ${result}`);
   const problems: string[] = [];
   const scaled: { application: string; deployment: string; replicas: number; rolledOut: boolean }[] = [];
@@ -163,11 +180,20 @@ export const EMERGENCY: CommandDefinition<typeof OPTIONS> = {
   async run(values, positionals, context) {
     const [action, node, ...rest] = positionals;
     if (action === undefined || !(ACTIONS as readonly string[]).includes(action)) throw new UsageError(`the action must be one of ${ACTIONS.join(', ')}`);
-    if (action === 'outage' ? node !== undefined : node === undefined || rest.length > 0) {
-      throw new UsageError(action === 'outage' ? 'outage takes no node' : `${action} takes one node: npm run ops -- emergency ${action} <node> --env <environment>`);
+    const standing = action === 'outage' || action === 'restore';
+    if (standing ? node !== undefined : node === undefined || rest.length > 0) {
+      throw new UsageError(standing ? `${action} takes no node` : `${action} takes one node: npm run ops -- emergency ${action} <node> --env <environment>`);
     }
-    if (action !== 'outage' && (values.reason !== undefined || values.replicas !== undefined || values.app !== undefined)) throw new UsageError('--reason, --replicas and --app go with outage');
+    if (!standing && (values.reason !== undefined || values.app !== undefined)) throw new UsageError('--reason and --app go with outage and restore');
+    if (action !== 'outage' && values.replicas !== undefined) throw new UsageError('--replicas goes with outage');
+    if (action !== 'restore' && values.backup !== undefined) throw new UsageError('--backup goes with restore');
     const timeout = seconds(values.timeout, '--timeout', WAITS_SECONDS.rolloutStatus);
+    if (action === 'restore') {
+      if (values.app === undefined) throw new UsageError('--app <application> is required: the application whose database is restored');
+      const reason = requiredReason(values.reason);
+      const target = opsTarget(values, context, true);
+      return restoreApplication(target, target.applications[0]!, { backup: values.backup, by: actor(values.by, context.env), reason, timeoutSeconds: timeout });
+    }
     const target = opsTarget(values, context);
     if (action === 'outage') return outage(target, values, context.env, timeout);
     return action === 'drain' ? drain(target, node!, timeout) : uncordon(target, node!, timeout);

@@ -50,6 +50,19 @@ export async function pauseInScope(target: OpsTarget, all: boolean, by: string, 
   return results;
 }
 
+/**
+ * Resume automated sync of the Applications in scope (`all`, or the applications' own and
+ * the root), children first: the root's own automated sync starts when all is set.
+ */
+export async function resumeInScope(target: OpsTarget, all: boolean): Promise<{ application: string; result: string }[]> {
+  const results: { application: string; result: string }[] = [];
+  for (const app of (await inScope(target, all)).reverse()) {
+    const result = await resumeApplication(target.cluster, target.controllerNamespace, app);
+    results.push({ application: app.metadata.name, result: result === 'manual' ? 'manual sync (nothing to resume)' : result });
+  }
+  return results;
+}
+
 function report(target: OpsTarget, verb: string, results: readonly { application: string; result: string }[]): number {
   for (const { application, result } of results) target.say(`Application ${application}: ${result}`);
   target.result({ environment: target.environment.name, [verb]: results });
@@ -78,12 +91,7 @@ export const RESUME: CommandDefinition<typeof TARGET_OPTIONS> = {
   options: TARGET_OPTIONS,
   async run(values, _positionals, context) {
     const target = opsTarget(values, context);
-    const results: { application: string; result: string }[] = [];
-    // Children first, the root last: the root's own automated sync starts when all is set.
-    for (const app of (await inScope(target, values.app === undefined)).reverse()) {
-      const result = await resumeApplication(target.cluster, target.controllerNamespace, app);
-      results.push({ application: app.metadata.name, result: result === 'manual' ? 'manual sync (nothing to resume)' : result });
-    }
+    const results = await resumeInScope(target, values.app === undefined);
     return report(target, 'resumed', results);
   },
 };

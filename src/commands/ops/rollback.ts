@@ -2,14 +2,16 @@ import { UsageError } from '../../base/errors';
 import { applicationHistory, readApplication, startRollback, waitForSync } from '../../cluster/argo-cd';
 import { rolloutHistory, undoRollout } from '../../cluster/rollout-history';
 import { waitForRollout } from '../../cluster/workloads';
+import { DATABASE } from '../../contract/choices';
 import { WAITS_SECONDS } from '../../contract/contract';
 import { applicationChartId } from '../../contract/layout';
 import { liveWorkloadsOf } from '../../strategies/values-registry';
 import type { CommandDefinition } from '../../tooling/cli';
 import { pauseInScope } from './pause';
+import { migrationOption, rollbackDatabase } from './rollback-database';
 import { oneOf, TARGET_OPTIONS, TARGET_USAGE, actor, opsTarget, seconds } from './target';
 
-const LEVELS = ['orchestrator', 'controller'] as const;
+const LEVELS = ['orchestrator', 'controller', 'database'] as const;
 
 const USAGE = `usage: npm run ops -- rollback --env <environment> --level ${LEVELS.join('|')} [--app <application>] [options]
 
@@ -22,10 +24,16 @@ is not changed: afterwards, roll git back too (npm run rollback) before
                 first, then the rollout, within ${WAITS_SECONDS.rolloutStatus} s
   controller    the Application back to an entry of its Argo CD history (the one before the
                 last, or --to), as \`argocd app rollback\`; the sync within ${WAITS_SECONDS.controllerSync} s, then the rollout
+  database      the applied migrations listed (newest first), then the database updated to
+                the earlier migration --to names by the application's migrations image (a Job
+                like its Sync hook's, ${DATABASE.migrations.updateTo('<migration>').join(' ')}), within ${WAITS_SECONDS.controllerSync} s,
+                then verified in ${DATABASE.migrations.historyTable}; the application keeps
+                running its version: roll it back too (controller or orchestrator level)
 ${TARGET_USAGE}
   --level <level>        ${LEVELS.join(', ')} (required)
   --to-revision <n>      orchestrator: the rollout revision to go back to
-  --to <id>              controller: the history entry to go back to
+  --to <id>              controller: the history entry to go back to; database: the
+                         migration (required)
   --prune                controller: delete what that entry does not have
   --force                controller: replace what cannot be patched
   --reason <text>        recorded with the pause (default: "rollback (<level>)")
@@ -60,9 +68,10 @@ export const ROLLBACK: CommandDefinition<typeof OPTIONS> = {
   async run(values, _positionals, context) {
     const level = oneOf(values.level, LEVELS, '--level');
     const toRevision = wholeNumber(values['to-revision'], '--to-revision');
-    const toEntry = wholeNumber(values.to, '--to');
-    if (level === 'orchestrator' && toEntry !== undefined) throw new UsageError('--to is for --level controller; the orchestrator level takes --to-revision');
-    if (level === 'controller' && toRevision !== undefined) throw new UsageError('--to-revision is for --level orchestrator; the controller level takes --to');
+    if (level === 'orchestrator' && values.to !== undefined) throw new UsageError('--to is for --level controller or database; the orchestrator level takes --to-revision');
+    if (level !== 'orchestrator' && toRevision !== undefined) throw new UsageError(`--to-revision is for --level orchestrator; the ${level} level takes --to`);
+    const toEntry = level === 'controller' ? wholeNumber(values.to, '--to') : undefined;
+    const migration = level === 'database' ? migrationOption(values.to) : undefined;
     const timeout = seconds(values.timeout, '--timeout', WAITS_SECONDS.rolloutStatus);
     const target = opsTarget(values, context, true);
     const application = target.applications[0]!;
@@ -92,6 +101,11 @@ export const ROLLBACK: CommandDefinition<typeof OPTIONS> = {
       }
       const rollout = await waitForRollout(cluster, application.namespace, workloads.filter((w) => w.serves), timeout, say);
       return finish(rollout.ok, rollout.ok ? results.map((r) => `${r.deployment} revision ${r.from} -> ${r.to}`).join(', ') : rollout.reason!, { deployments: results });
+    }
+
+    if (level === 'database') {
+      const rolledBack = await rollbackDatabase(target, application, migration!, `npm run ops -- rollback --level database (${by})`);
+      return finish(rolledBack.ok, rolledBack.detail, { migration, before: rolledBack.before, after: rolledBack.after, ...(rolledBack.job === undefined ? {} : { job: rolledBack.job }) });
     }
 
     const app = await readApplication(cluster, namespace, name);
