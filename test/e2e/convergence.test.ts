@@ -72,7 +72,7 @@ function expectLiveOperations(file: string, report: E2eReport, output: string): 
   expect(afterRollbacks.applications.find((a: { name: string }) => a.name === 'webapp').lastSync).toMatch(/^Succeeded \(e2e-person/);
   // 1.5 database level: a Job of the migrations image, verified in the history; a failing Job says why.
   expect(outputOf('rollback at the database level')).toMatch(/migrations applied \(__EFMigrationsHistory, newest first\)[\s\S]*Job webapp\/webapp-db-rollback: the migrations image updates database webapp to (\S+)[\s\S]*Job webapp\/webapp-db-rollback: Complete[\s\S]*done: database webapp at \1 \(was /);
-  expect(outputOf('database rollback to a migration the image does not carry')).toMatch(/Job webapp\/webapp-db-rollback failed: BackoffLimitExceeded.*No migration was found with the name '20261115000000_HotfixByHand'/);
+  expect(outputOf('database rollback to a migration the image does not carry')).toMatch(/Job webapp\/webapp-db-rollback failed: BackoffLimitExceeded.*No migration was found with the name '20261015000000_HotfixByHand'/);
   expect(outputOf('database rollback to a migration never applied')).toContain('20990101000000_NeverApplied is not an applied migration of database webapp');
   // 7.2 data recovery: the application's own backups only, stopped, restored, started with 2, resumed.
   expect(outputOf("restore refuses another database's backup")).toMatch(/--backup billing-day\d+\.bak is not one of database webapp's backups/);

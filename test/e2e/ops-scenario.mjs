@@ -180,9 +180,9 @@ const applied = sqlState().databases[APP].migrations;
 const earlier = applied.at(-2);
 // A migration applied by hand, which the image does not carry: its Job fails, and says why.
 const byHand = sqlState();
-byHand.databases[APP].migrations = [...applied, '20261115000000_HotfixByHand'].sort();
+byHand.databases[APP].migrations = [...applied, '20261015000000_HotfixByHand'].sort();
 writeSqlState(byHand);
-await step('database rollback to a migration the image does not carry', ['rollback', '--env', ENV, '--app', APP, '--level', 'database', '--to', '20261115000000_HotfixByHand', '--by', 'e2e-person'], 1);
+await step('database rollback to a migration the image does not carry', ['rollback', '--env', ENV, '--app', APP, '--level', 'database', '--to', '20261015000000_HotfixByHand', '--by', 'e2e-person'], 1);
 const repaired = sqlState();
 repaired.databases[APP].migrations = applied;
 writeSqlState(repaired);
