@@ -68,7 +68,7 @@ describe.each(ENVIRONMENT_ORDER)('database backups in %s', (name) => {
 });
 
 describe('the runbook\'s data recovery (7.2)', () => {
-  it('pauses automated sync, root first, before scaling the application down by hand, and resumes it after', () => {
+  it('is one verb that pauses automated sync before stopping the application, restores, and resumes after', () => {
     const runbook = fs.readFileSync(path.join(ROOT, 'docs', 'runbook.md'), 'utf8');
     const section = runbook.slice(runbook.indexOf('**Data recovery** (7.2)'), runbook.indexOf('**Database unreachable**'));
     const at = (text: string) => {
@@ -76,11 +76,12 @@ describe('the runbook\'s data recovery (7.2)', () => {
       expect(index, text).toBeGreaterThanOrEqual(0);
       return index;
     };
-    // `ops pause` pauses the root, then the application (test/e2e/ops-scenario.mjs proves it on the e2e cluster).
-    const pause = at('npm run ops -- pause --env <env> --app webapp');
-    const scaleDown = at('scale deployment/webapp --replicas=0');
-    const restore = at('RESTORE DATABASE');
-    const resume = at('npm run ops -- resume --env <env> --app webapp');
+    // The order test/e2e/ops-scenario.mjs proves on the e2e cluster, as the runbook tells it.
+    at('npm run ops -- emergency restore --env <env> --app webapp');
+    const pause = at('pauses automated sync');
+    const scaleDown = at('to 0');
+    const restore = at('restores the database with replacement');
+    const resume = at('resumes automated sync');
     expect(pause).toBeLessThan(scaleDown);
     expect(scaleDown).toBeLessThan(restore);
     expect(restore).toBeLessThan(resume);
