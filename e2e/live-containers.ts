@@ -188,6 +188,7 @@ export class LiveContainers {
           {
             status: {
               phase: result.ok ? 'Succeeded' : 'Failed',
+              conditions: ['Ready', 'ContainersReady'].map((type) => ({ type, status: 'False', reason: 'PodCompleted', lastTransitionTime: terminated.finishedAt })),
               containerStatuses: [{ name: MIGRATIONS_CONTAINER, image: container?.image ?? '', imageID: '', ready: false, started: false, restartCount: 0, state: { terminated } }],
             },
           },

@@ -163,6 +163,14 @@ export async function startMigrationJob(cluster: ClusterConnection, application:
   return name;
 }
 
+/** How a Job's pod ended: each container's exit code, reason and message (the tool's last words). */
+function exitOf(pod: LiveObject): string {
+  const ended = ((pod['status']?.containerStatuses ?? []) as { name: string; state?: { terminated?: { exitCode?: number; reason?: string; message?: string } } }[])
+    .filter((container) => container.state?.terminated !== undefined)
+    .map(({ name, state }) => `${name} exited ${state!.terminated!.exitCode ?? '?'}${state!.terminated!.reason ? ` (${state!.terminated!.reason})` : ''}${state!.terminated!.message ? `: ${state!.terminated!.message.trim()}` : ''}`);
+  return ended.length > 0 ? ended.join('; ') : podState(pod).reason || String(pod['status']?.phase ?? 'Unknown');
+}
+
 /** Wait until a Job completes; the reason names its failed pods' states when it fails. */
 export async function waitForJob(cluster: ClusterConnection, namespace: string, name: string, timeoutSeconds: number, progress: (line: string) => void): Promise<WaitResult> {
   return waitFor({
@@ -175,7 +183,7 @@ export async function waitForJob(cluster: ClusterConnection, namespace: string, 
       if (jobCondition(job, 'Complete') !== undefined) return { done: true, state: 'Complete' };
       const failed = jobCondition(job, 'Failed');
       if (failed !== undefined) {
-        const pods = (await cluster.list('v1', 'Pod', namespace, labelSelector({ 'job-name': name }))).map(podState).map((pod) => `Pod ${pod.name}: ${pod.reason || pod.phase}`);
+        const pods = (await cluster.list('v1', 'Pod', namespace, labelSelector({ 'job-name': name }))).map((pod) => `Pod ${pod.metadata.name}: ${exitOf(pod)}`);
         return { done: false, state: 'Failed', failed: [`Job ${namespace}/${name} failed: ${failed.reason ?? ''} ${failed.message ?? ''}`.trim(), ...pods].join('; ') };
       }
       const status = job['status'] ?? {};
