@@ -9,7 +9,7 @@ import { KWOK_ADMITTED_ANNOTATION, kwokStages, NODE_IP_ANNOTATION } from './kwok
 import type { Toolchain } from '../toolchain';
 import { projectRoot } from '../src/base/project-root';
 
-/** kwok's Exec and PortForward CRDs (e2e/crds/, copied from kwok v0.8.0 with their provenance). */
+/** kwok's Exec, PortForward and Logs CRDs (e2e/crds/, copied from kwok v0.8.0 with their provenance). */
 function readKwokCrds(): KubeObject[] {
   const dir = path.join(projectRoot(), 'e2e', 'crds');
   return fs
@@ -104,7 +104,7 @@ export async function startControlPlane(options: {
   });
 
   // kwok's kubelet API: the API server sends a pod's exec and port-forward there, and kwok
-  // maps them to local processes as its Exec and PortForward objects say (e2e/live-containers.ts).
+  // maps them (and a pod's logs) to local processes and files as its Exec, PortForward and Logs objects say (e2e/live-containers.ts).
   for (const crd of readKwokCrds()) await client.apply(crd);
   const kubeletPort = await freePort();
   const kubelet = options.pki.leaf('kwok-kubelet', pki.ca, '/CN=e2e-kwok-kubelet', 'server', ['localhost'], ['127.0.0.1']);
@@ -121,7 +121,7 @@ export async function startControlPlane(options: {
       `--server-address=127.0.0.1:${kubeletPort}`,
       `--tls-cert-file=${kubelet.cert}`,
       `--tls-private-key-file=${kubelet.key}`,
-      '--enable-crds=Exec,PortForward',
+      '--enable-crds=Exec,PortForward,Logs',
       '--node-lease-duration-seconds=40',
     ],
   });

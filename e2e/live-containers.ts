@@ -13,6 +13,16 @@ import { readState, seedState, updateTo, writeState } from './sql-server-state';
 /** The stand-in of sqlcmd inside the SQL Server container. */
 const STAND_IN_SQLCMD = path.join(projectRoot(), 'e2e', 'stand-in-sqlcmd.mjs');
 
+/**
+ * The file a test writes into a pod's folder to make its container crash-loop: the pod then
+ * reports it in CrashLoopBackOff after an OOMKilled run (4 restarts), and its previous run's
+ * log (`previous.log`) says why, as a kubelet would show a container over its memory limit.
+ */
+export const CRASH_FILE = 'crash';
+
+/** A container's log files in its pod's folder (kwok's Logs): the current run's and the previous one's. */
+const LOG_FILES = { current: 'container.log', previous: 'previous.log' } as const;
+
 /** The file of the stand-in SQL Server's state in its pod's folder (e2e/sql-server-state.ts). */
 export const SQL_SERVER_STATE_FILE = 'sql-server.json';
 
@@ -32,6 +42,8 @@ interface LiveContainer {
   readonly uid: string;
   readonly dir: string;
   readonly server: ContractServer;
+  /** The crash written into its folder has been reported in the pod's status. */
+  crashed: boolean;
 }
 
 /**
@@ -40,7 +52,8 @@ interface LiveContainer {
  * - `kubectl exec` runs in a folder of its own (kwok's Exec, `local.workDir`), which holds the
  *   version file the image would hold (VERSION_FILE: `version`, the pod's image tag);
  * - `kubectl port-forward` to 8080 reaches a contract server of its own (kwok's PortForward),
- *   which answers /health, /ready, login and /api/status as the application does.
+ *   which answers /health, /ready, login and /api/status as the application does;
+ * - `kubectl logs [--previous]` reads `container.log` and `previous.log` there (kwok's Logs).
  * A test breaks one pod's container by writing into its folder: another `version`, or a
  * fault (`fault`: `health-503`). Folders are `<root>/<namespace>/<pod>`; the path is given to
  * `--exec` commands as E2E_CONTAINERS.
@@ -78,6 +91,10 @@ export class LiveContainers {
         const container = this.containers.get(id)!;
         const faultFile = path.join(container.dir, FAULT_FILE);
         container.server.fault = fs.existsSync(faultFile) ? (fs.readFileSync(faultFile, 'utf8').trim() as Fault) : 'none';
+        if (!container.crashed && fs.existsSync(path.join(container.dir, CRASH_FILE))) {
+          await this.crash(pod, application, container.dir);
+          container.crashed = true;
+        }
       }
     }
     for (const [id, container] of this.containers) {
@@ -100,6 +117,8 @@ export class LiveContainers {
     fs.mkdirSync(dir, { recursive: true });
     const image = (pod.spec?.containers ?? []).find((c: { name: string }) => c.name === application.container)?.image ?? '';
     fs.writeFileSync(path.join(dir, VERSION_FILE.name), `${parseImageReference(image).tag ?? ''}\n`);
+    fs.writeFileSync(path.join(dir, LOG_FILES.current), `listening on :${PORTS.application}\n`);
+    fs.writeFileSync(path.join(dir, LOG_FILES.previous), '');
     const server = await startContractServer();
     const port = Number(new URL(server.baseUrl).port);
     const owner = { apiVersion: 'v1', kind: 'Pod', name, uid: pod.metadata.uid };
@@ -109,7 +128,7 @@ export class LiveContainers {
       await server.close();
       throw error;
     }
-    return { uid: String(pod.metadata.uid), dir, server };
+    return { uid: String(pod.metadata.uid), dir, server, crashed: false };
   }
 
   /**
@@ -198,7 +217,36 @@ export class LiveContainers {
     }
   }
 
-  /** kwok's Exec and PortForward of one pod: its exec in `dir`, its port-forward to `port`. */
+  /** The pod's container reported crash-looping, killed for its memory, with the previous run's log saying so. */
+  private async crash(pod: KubeObject, application: LiveApplication, dir: string): Promise<void> {
+    const limit = (pod.spec?.containers ?? []).find((c: { name: string }) => c.name === application.container)?.resources?.limits?.memory ?? 'its limit';
+    fs.writeFileSync(path.join(dir, LOG_FILES.previous), `listening on :${PORTS.application}\nloading the declarations cache\nfatal: out of memory: the cache needs more than ${limit}\n`);
+    const now = new Date().toISOString().slice(0, 19) + 'Z';
+    const image = (pod.spec?.containers ?? []).find((c: { name: string }) => c.name === application.container)?.image ?? '';
+    await this.client.mergePatch(
+      { apiVersion: 'v1', kind: 'Pod', metadata: { name: pod.metadata.name, namespace: application.namespace } },
+      {
+        status: {
+          conditions: ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready'].map((type) => ({ type, status: type === 'Ready' || type === 'ContainersReady' ? 'False' : 'True', lastTransitionTime: now })),
+          containerStatuses: [
+            {
+              name: application.container,
+              image,
+              imageID: '',
+              ready: false,
+              started: false,
+              restartCount: 4,
+              state: { waiting: { reason: 'CrashLoopBackOff', message: `back-off 1m20s restarting failed container=${application.container} pod=${pod.metadata.name}` } },
+              lastState: { terminated: { exitCode: 137, reason: 'OOMKilled', startedAt: now, finishedAt: now } },
+            },
+          ],
+        },
+      },
+      'status',
+    );
+  }
+
+  /** kwok's Exec, PortForward and Logs of one pod: its exec in `dir`, its port-forward to `port`, its logs from `dir`. */
   private async expose(namespace: string, name: string, owner: { kind: string; name: string }, container: string, dir: string, port: number): Promise<void> {
     await this.client.apply({
       apiVersion: 'kwok.x-k8s.io/v1alpha1',
@@ -211,6 +259,12 @@ export class LiveContainers {
       kind: 'PortForward',
       metadata: { name, namespace, ownerReferences: [owner] },
       spec: { forwards: [{ ports: [PORTS.application], target: { port, address: '127.0.0.1' } }] },
+    });
+    await this.client.apply({
+      apiVersion: 'kwok.x-k8s.io/v1alpha1',
+      kind: 'Logs',
+      metadata: { name, namespace, ownerReferences: [owner] },
+      spec: { logs: [{ containers: [container], logsFile: path.join(dir, LOG_FILES.current), previousLogsFile: path.join(dir, LOG_FILES.previous) }] },
     });
   }
 }

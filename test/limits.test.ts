@@ -71,7 +71,7 @@ const ROWS: Readonly<Record<string, Row>> = {
  * a crash loop, an Alertmanager silence), each with where its constant is.
  */
 const NOT_RENDERED: Readonly<Record<string, string>> = {
-  'example limits in a fix': 'EXAMPLE_FIX (src/contract/contract.ts), a procedure of docs/runbook.md',
+  'example limits in a fix': 'EXAMPLE_FIX (src/contract/contract.ts), what npm run ops -- emergency crashloop --fix raises a crash-looping container to (test/crash-loops.test.ts)',
   'silence example': 'ALERTS.silenceDuration (src/contract/contract.ts), the default --duration of npm run ops -- silence (test/e2e/alertmanager.test.ts)',
 };
 

@@ -281,11 +281,14 @@ describe('ops emergency: a node\'s health, and the input', () => {
 
   it('refuses an unknown action, a node where none goes, a missing one, and an outage without a reason (exit 2)', async () => {
     for (const [args, message] of [
-      [['emergency', 'restart', '--env', 'local'], 'the action must be one of outage, restore, drain, uncordon'],
+      [['emergency', 'restart', '--env', 'local'], 'the action must be one of outage, restore, crashloop, drain, uncordon'],
       [['emergency', 'outage', 'node-a', '--env', 'local'], 'outage takes no node'],
       [['emergency', 'drain', '--env', 'local'], 'drain takes one node'],
       [['emergency', 'uncordon', 'a', 'b', '--env', 'local'], 'uncordon takes one node'],
-      [['emergency', 'drain', 'node-a', '--env', 'local', '--reason', 'x'], '--reason and --app go with outage and restore'],
+      [['emergency', 'drain', 'node-a', '--env', 'local', '--reason', 'x'], '--reason and --app go with outage, restore and crashloop'],
+      [['emergency', 'crashloop', '--env', 'local'], '--app <application> is required'],
+      [['emergency', 'crashloop', '--env', 'local', '--app', 'webapp', '--fix'], '--reason <text> is required'],
+      [['emergency', 'outage', '--env', 'local', '--reason', 'x', '--fix'], '--fix goes with crashloop'],
       [['emergency', 'drain', 'node-a', '--env', 'local', '--replicas', '3'], '--replicas goes with outage'],
       [['emergency', 'restore', '--env', 'local', '--reason', 'x'], '--app <application> is required'],
       [['emergency', 'restore', '--env', 'local', '--app', 'webapp'], '--reason <text> is required'],

@@ -215,6 +215,15 @@ export class ClusterConnection {
     });
   }
 
+  /** A container's log, as `kubectl logs [--previous] --tail <n>`: the last `tailLines` lines of the current (or the previous) run. */
+  async logs(namespace: string, pod: string, container: string, options: { readonly previous?: boolean; readonly tailLines: number }): Promise<string> {
+    try {
+      return await this.config.makeApiClient(k8s.CoreV1Api).readNamespacedPodLog({ name: pod, namespace, container, previous: options.previous ?? false, tailLines: options.tailLines });
+    } catch (error) {
+      throw this.failure(`read the ${options.previous ? 'previous ' : ''}log of ${container} in Pod ${namespace}/${pod}`, error);
+    }
+  }
+
   /**
    * Forward a local port to a pod's port, as `kubectl port-forward` (the API server's
    * portforward subresource): each connection to 127.0.0.1:<local> reaches the pod.

@@ -23,6 +23,8 @@ const READ = ['get', 'list'] as const;
 const CLUSTER_RULES = [
   { apiGroups: [''], resources: ['pods', 'services', 'configmaps', 'serviceaccounts', 'persistentvolumeclaims', 'namespaces', 'nodes', 'events'], verbs: READ },
   { apiGroups: [''], resources: ['pods/exec', 'pods/portforward'], verbs: ['create', 'get'] },
+  // emergency crashloop: the previous run's log of a crashing container.
+  { apiGroups: [''], resources: ['pods/log'], verbs: ['get'] },
   { apiGroups: ['apps', 'batch', 'policy', 'networking.k8s.io', 'discovery.k8s.io'], resources: ['*'], verbs: READ },
   // rollback --level orchestrator: a Deployment's pod template back to an earlier revision's;
   // emergency outage: its replicas.

@@ -79,6 +79,9 @@ function expectLiveOperations(file: string, report: E2eReport, output: string): 
   expect(outputOf('emergency restore')).toMatch(
     /restoring \/var\/opt\/mssql\/backup\/webapp-day\d+\.bak[\s\S]*Application webapp: paused[\s\S]*scaled from \d+ to 0[\s\S]*pods of webapp gone: 0 pods left[\s\S]*database webapp restored[\s\S]*Deployment webapp\/webapp \(\w+\): scaled to 2[\s\S]*Application webapp: resumed/,
   );
+  // 7 crash loop: seen with its last run's end and log, then the contract's example fix rolled out.
+  expect(outputOf('the crash loop and its last log')).toMatch(/container webapp: restarted 4 times, CrashLoopBackOff; last run ended OOMKilled \(exit 137\)[\s\S]*\| fatal: out of memory/);
+  expect(outputOf('the example fix')).toMatch(/Application webapp: paused[\s\S]*now memory 1Gi, cpu 500m, liveness initial delay 60 s[\s\S]*fixed: every container runs/);
   // The rollout that cannot complete: the bound, and the reason.
   expect(outputOf('sync fails at the bound with the reason')).toMatch(/not done within 30 s.*not scheduled: .*unschedulable/s);
   // 7.2: the outage's scale-out to the contract's 5 with sync paused, and the ingress controller.

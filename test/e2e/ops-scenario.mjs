@@ -207,6 +207,19 @@ observed(
 );
 await eventually('converged after the restore', ['status', '--env', ENV], 0, 240);
 
+// 7 Pod in CrashLoopBackOff: a container of webapp crash-loops (killed for its memory, its
+// previous run's log saying so); the verb shows it, then the contract's example fix raises
+// the limits and the liveness delay with sync paused, and the new pods run; resume puts git's back.
+await step('no crash loop after convergence', ['emergency', 'crashloop', '--env', ENV, '--app', APP], 0);
+const [crashing] = (await core.listNamespacedPod({ namespace: APP, labelSelector: `app=${APP}` })).items.filter((pod) => pod.status.phase === 'Running' && !pod.metadata.deletionTimestamp);
+fs.writeFileSync(path.join(CONTAINERS, APP, crashing.metadata.name, 'crash'), 'OOMKilled\n');
+await eventually('the crash loop and its last log', ['emergency', 'crashloop', '--env', ENV, '--app', APP], 1, 30);
+await step('the example fix', ['emergency', 'crashloop', '--env', ENV, '--app', APP, '--fix', '--reason', 'e2e: OOMKilled', '--by', 'e2e-person'], 0);
+const fixed = (await objects.read(deployment)).spec.template.spec.containers.find((container) => container.name === APP);
+observed('the example fix is live', fixed.resources.limits.memory === '1Gi' && fixed.resources.limits.cpu === '500m' && fixed.livenessProbe.initialDelaySeconds === 60, JSON.stringify({ limits: fixed.resources.limits, liveness: fixed.livenessProbe.initialDelaySeconds }));
+await step('resume after the fix', ['resume', '--env', ENV, '--app', APP], 0);
+await eventually('converged after the crash loop', ['status', '--env', ENV], 0, 240);
+
 // 7.2 Outage: the serving Deployment scaled to the contract's 5 with automated sync paused
 // (self-heal leaves it), the ingress controller checked; resume puts git's replicas back.
 await step('emergency outage', ['emergency', 'outage', '--env', ENV, '--app', APP, '--reason', 'e2e: outage drill', '--by', 'e2e-person'], 0);

@@ -3,21 +3,23 @@ import { drainPlan, evictAll, nodeStates, podsNotRunning, setSchedulable, waitFo
 import { waitForPodsReady } from '../../cluster/readiness';
 import { waitForRollout } from '../../cluster/workloads';
 import { INFRASTRUCTURE_NAMESPACES } from '../../contract/choices';
-import { EMERGENCY_REPLICAS, WAITS_SECONDS } from '../../contract/contract';
+import { EMERGENCY_REPLICAS, EXAMPLE_FIX, WAITS_SECONDS } from '../../contract/contract';
 import { liveWorkloadsOf } from '../../strategies/values-registry';
 import type { CommandDefinition } from '../../tooling/cli';
 import { checkGateway } from '../../verify/gateway';
+import { crashLoop } from './emergency-crashloop';
 import { restoreApplication } from './emergency-restore';
 import { pauseInScope } from './pause';
 import { type OpsTarget, TARGET_OPTIONS, TARGET_USAGE, actor, opsTarget, seconds } from './target';
 
-const ACTIONS = ['outage', 'restore', 'drain', 'uncordon'] as const;
+const ACTIONS = ['outage', 'restore', 'crashloop', 'drain', 'uncordon'] as const;
 
 /** How many of the cluster's non-running pods a report lists by name. */
 const LISTED_PODS = 20;
 
 const USAGE = `usage: npm run ops -- emergency outage --env <environment> --reason <text> [--app <application>] [options]
        npm run ops -- emergency restore --env <environment> --app <application> --reason <text> [--backup <file>] [options]
+       npm run ops -- emergency crashloop --env <environment> --app <application> [--fix --reason <text>] [options]
        npm run ops -- emergency drain <node> --env <environment> [options]
        npm run ops -- emergency uncordon <node> --env <environment> [options]
 
@@ -38,14 +40,22 @@ The emergency procedures of 7.2 on the live cluster:
             the serving Deployments scaled to ${EMERGENCY_REPLICAS.afterRestore} (the contract's), the others as they
             were, the rollout awaited; automated sync resumed (its sync runs the migrations
             hook). A failure stops there, named, with sync left paused
+  crashloop the application's containers in CrashLoopBackOff (or restarted and not ready):
+            restarts, how the last run ended, the end of its log (kubectl logs --previous),
+            and its Deployments' limits and liveness delay; exit 1 while one crash-loops.
+            --fix (with --reason): automated sync paused, the serving Deployments' container
+            raised to the contract's example (memory ${EXAMPLE_FIX.memoryLimit}, CPU ${EXAMPLE_FIX.cpuLimit}, liveness initial
+            delay ${EXAMPLE_FIX.livenessInitialDelaySeconds} s; never lowered), the rollout awaited; sync stays paused
+            until the fix is in git
   drain     cordons the node, then evicts its pods through the Eviction API (PodDisruption-
             Budgets respected, a refusal tried again every 5 s), DaemonSet pods left alone,
             emptyDir data deleted with its pod; refused before anything is done when a pod
             has no controller to recreate it
   uncordon  lets the node take pods again, then waits until every pod of the cluster runs
 ${TARGET_USAGE}
-  --reason <text>        outage, restore: why, recorded with the pause (required)
-  --by <name>            outage, restore: who (default: $USER)
+  --reason <text>        outage, restore, crashloop --fix: why, recorded with the pause (required)
+  --by <name>            outage, restore, crashloop --fix: who (default: $USER)
+  --fix                  crashloop: apply the example fix
   --backup <file>        restore: the backup file (path or name) instead of the newest
   --replicas <n>         outage: the replicas to scale to (default ${EMERGENCY_REPLICAS.outageScaleTarget})
   --timeout <s>          the bound of each wait (default ${WAITS_SECONDS.rolloutStatus}, the rollout timeout)
@@ -57,6 +67,7 @@ const OPTIONS = {
   by: { type: 'string' },
   replicas: { type: 'string' },
   backup: { type: 'string' },
+  fix: { type: 'boolean', default: false },
   timeout: { type: 'string' },
 } as const;
 
@@ -180,11 +191,12 @@ export const EMERGENCY: CommandDefinition<typeof OPTIONS> = {
   async run(values, positionals, context) {
     const [action, node, ...rest] = positionals;
     if (action === undefined || !(ACTIONS as readonly string[]).includes(action)) throw new UsageError(`the action must be one of ${ACTIONS.join(', ')}`);
-    const standing = action === 'outage' || action === 'restore';
+    const standing = action === 'outage' || action === 'restore' || action === 'crashloop';
     if (standing ? node !== undefined : node === undefined || rest.length > 0) {
       throw new UsageError(standing ? `${action} takes no node` : `${action} takes one node: npm run ops -- emergency ${action} <node> --env <environment>`);
     }
-    if (!standing && (values.reason !== undefined || values.app !== undefined)) throw new UsageError('--reason and --app go with outage and restore');
+    if (!standing && (values.reason !== undefined || values.app !== undefined)) throw new UsageError('--reason and --app go with outage, restore and crashloop');
+    if (action !== 'crashloop' && values.fix) throw new UsageError('--fix goes with crashloop');
     if (action !== 'outage' && values.replicas !== undefined) throw new UsageError('--replicas goes with outage');
     if (action !== 'restore' && values.backup !== undefined) throw new UsageError('--backup goes with restore');
     const timeout = seconds(values.timeout, '--timeout', WAITS_SECONDS.rolloutStatus);
@@ -193,6 +205,12 @@ export const EMERGENCY: CommandDefinition<typeof OPTIONS> = {
       const reason = requiredReason(values.reason);
       const target = opsTarget(values, context, true);
       return restoreApplication(target, target.applications[0]!, { backup: values.backup, by: actor(values.by, context.env), reason, timeoutSeconds: timeout });
+    }
+    if (action === 'crashloop') {
+      if (values.app === undefined) throw new UsageError('--app <application> is required: the application whose containers crash-loop');
+      const reason = values.fix ? requiredReason(values.reason) : '';
+      const target = opsTarget(values, context, true);
+      return crashLoop(target, target.applications[0]!, { fix: values.fix, by: actor(values.by, context.env), reason, timeoutSeconds: timeout });
     }
     const target = opsTarget(values, context);
     if (action === 'outage') return outage(target, values, context.env, timeout);
