@@ -357,8 +357,17 @@ describe('ops rollback --level package: an infrastructure release back to a char
     const run = await rollback();
     expect(run.status).toBe(1);
     expect(run.stdout).toContain(`ops rollback (package): FAILED: sync of ${release.name} to ${pinned}: sync Failed: one or more objects failed to apply`);
-    expect(run.stdout).toContain(`Application ${release.name} points at chart version ${pinned}; npm run ops -- resume --env local returns it to git's pin (${pinned} in this checkout)`);
+    expect(run.stdout).toContain(`run the rollback again once that is mended, or npm run ops -- resume --env local to return ${release.name} to git's pin (${pinned} in this checkout)`);
     expect(api.objects['Application']!.every((app) => app.spec.syncPolicy.automated.enabled === false)).toBe(true);
+  });
+
+  it('fails, saying what stays paused, when Argo CD runs another operation on the release (exit 1)', async () => {
+    serve([pinned, next]);
+    api.objects['Application']![2]!.status.operationState = { phase: 'Running', operation: { initiatedBy: { username: 'bob' } } };
+    const run = await rollback();
+    expect(run.status).toBe(1);
+    expect(run.stdout).toContain(`ops rollback (package): FAILED: Application ${release.name} has a sync operation running (Running, by bob): wait for it, or terminate it in Argo CD`);
+    expect(run.stdout).toContain(`automated sync stays paused (root, infrastructure, ${release.name}).`);
   });
 });
 

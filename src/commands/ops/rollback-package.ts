@@ -10,6 +10,7 @@ import {
   waitForHealthy,
   waitForSync,
 } from '../../cluster/argo-cd';
+import type { LiveObject } from '../../cluster/connection';
 import { WAITS_SECONDS } from '../../contract/contract';
 import { type PlatformChartId, ROOT_APPLICATION } from '../../contract/platform-charts';
 import { type InfrastructureRelease, RELEASE_ROWS } from '../../infrastructure/releases';
@@ -106,20 +107,35 @@ export async function rollbackPackage(target: OpsTarget, request: PackageRollbac
   const finish = (ok: boolean, detail: string, left: readonly string[] = []) => {
     say(`ops rollback (package): ${ok ? 'done' : 'FAILED'}: ${detail}`);
     say(paused.length > 0 ? `automated sync stays paused (${paused.join(', ')}).` : `none of ${order.join(', ')} syncs automatically: nothing was paused.`);
-    if (!ok) say(`Application ${name} points at chart version ${version}; ${resume} returns it to git's pin (${pin} in this checkout)`);
+    if (!ok) say(`run the rollback again once that is mended, or ${resume} to return ${name} to git's pin (${pin} in this checkout)`);
     else if (version === pin) say(`git's pin: this checkout's src/infrastructure/releases.ts pins ${name} to ${version} already; once the merged branch does too, ${resume}`);
     else say(`git's pin must follow: the ${name} row's version in src/infrastructure/releases.ts to ${version} (this checkout pins ${pin}), npm run synth, review, merge; then ${resume} (resuming before that syncs git's version again)`);
     target.result({ environment: environment.name, release: name, level: 'package', from: deployed, to: version, passed: ok, detail, leftToPrune: left });
     return ok ? 0 : 1;
   };
 
+  // Once anything changed, a refusal ends as a failure that says what is left paused.
+  const outcome = await moveTo(target, app, version, request).catch((error: unknown) => {
+    if (error instanceof RefusedError) return { ok: false, detail: error.message, left: [] };
+    throw error;
+  });
+  return finish(outcome.ok, outcome.ok ? `release ${name} back on chart version ${version} (from ${deployed})` : outcome.detail, outcome.left);
+}
+
+/**
+ * Set the release's Application to `version`, sync it and wait for the sync, then for its
+ * health; verify its synced revision and newest history entry. What the sync left to prune.
+ */
+async function moveTo(target: OpsTarget, app: LiveObject, version: string, request: PackageRollback): Promise<{ ok: boolean; detail: string; left: readonly string[] }> {
+  const { cluster, controllerNamespace: namespace, say } = target;
+  const name = app.metadata.name;
   await setChartVersion(cluster, namespace, app, version);
-  say(`Application ${name}: spec.source.targetRevision ${source.targetRevision} -> ${version}`);
+  say(`Application ${name}: spec.source.targetRevision ${helmSource(app)!.targetRevision} -> ${version}`);
   const started = await startSync(cluster, namespace, name, { by: request.by, prune: request.prune, force: request.force });
   const sync = await waitForSync(cluster, namespace, name, started, WAITS_SECONDS.controllerSync, say);
-  if (!sync.ok) return finish(false, `sync of ${name} to ${version}: ${sync.reason}`);
+  if (!sync.ok) return { ok: false, detail: `sync of ${name} to ${version}: ${sync.reason}`, left: [] };
   const health = await waitForHealthy(cluster, namespace, name, version, request.healthTimeoutSeconds, say);
-  if (!health.ok) return finish(false, `Application ${name} at ${version}: ${health.reason}`);
+  if (!health.ok) return { ok: false, detail: `Application ${name} at ${version}: ${health.reason}`, left: [] };
 
   const after = await readApplication(cluster, namespace, name);
   const synced = String(after['status']?.sync?.revision ?? '');
@@ -128,10 +144,10 @@ export async function rollbackPackage(target: OpsTarget, request: PackageRollbac
     ...(synced === version ? [] : [`its synced revision is ${synced || 'none'}, not ${version}`]),
     ...(newest !== undefined && versionOf(newest) === version ? [] : [`its newest history entry is ${newest === undefined ? 'none' : `${newest.id} at ${versionOf(newest)}`}, not ${version}`]),
   ];
-  if (problems.length > 0) return finish(false, `Application ${name}: ${problems.join('; ')}`);
+  if (problems.length > 0) return { ok: false, detail: `Application ${name}: ${problems.join('; ')}`, left: [] };
   say(`PASS synced revision: ${synced}`);
   say(`PASS newest history entry ${newest!.id}: ${version}`);
   const left = resourcesToPrune(after);
   if (left.length > 0) say(`left in the cluster, not in ${version} (--prune deletes them, as automated sync does after resume where its policy prunes): ${left.join(', ')}`);
-  return finish(true, `release ${name} back on chart version ${version} (from ${deployed})`, left);
+  return { ok: true, detail: '', left };
 }
