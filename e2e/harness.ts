@@ -22,7 +22,7 @@ import { Pki } from './pki';
 import { Supervisor, run, sleep } from './processes';
 import { StandInControllers, STAND_IN_PROVISIONER } from './stand-in-controllers';
 import { OciChartRegistry } from './oci-registry';
-import { buildStandInCharts, chartsByRepository, serveCharts, standInFor, standInReleaseObjects } from './stand-in-charts';
+import { buildStandInCharts, chartsByRepository, serveCharts, standInFor, standInReleaseObjects, standInUpgrade } from './stand-in-charts';
 import { INFRASTRUCTURE_RELEASES, type InfrastructureRelease, RELEASE_ROWS } from '../src/infrastructure/releases';
 import { CLUSTER_COMPONENTS, ensureToolchain } from '../toolchain';
 import { startEnvoyGateway } from './envoy-gateway';
@@ -250,6 +250,8 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     for (const host of hosts) proxy.route(host, 443, chartServer.port);
     const proxyPort = await proxy.listen();
     log(`stand-in Helm repositories for ${hosts.join(', ')} (each chart's CRDs and controller Deployment, installed when Argo CD syncs it)`);
+    const upgrade = standInUpgrade();
+    log(`stand-in upgrade: ${upgrade.release}'s chart also at ${upgrade.next} (git pins ${upgrade.pinned}), with the ConfigMap ${upgrade.configMap}`);
 
     const manifests = bootstrapManifests(environment, { repositorySshPrivateKey: git.deployKey, sopsAgeKey: ageKey }, OPERATORS_GROUP);
 
@@ -375,7 +377,12 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
       exec = await execAgainstCluster({
         command: options.exec,
         cwd: projectRoot,
-        env: { KUBECONFIG: operatorKubeconfig, E2E_ADMIN_KUBECONFIG: plane.kubeconfig, E2E_CONTAINERS: containers.root },
+        env: {
+          KUBECONFIG: operatorKubeconfig,
+          E2E_ADMIN_KUBECONFIG: plane.kubeconfig,
+          E2E_CONTAINERS: containers.root,
+          E2E_STAND_IN_UPGRADE: JSON.stringify({ ...standInUpgrade(), applicationNamespace: namespace }),
+        },
         timeoutSeconds: options.execTimeoutSeconds ?? 1800,
         log,
       });

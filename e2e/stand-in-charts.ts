@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as https from 'node:https';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
-import { type HelmChartRef, RELEASE_ROWS } from '../src/infrastructure/releases';
+import { type HelmChartRef, INFRASTRUCTURE_RELEASES, RELEASE_ROWS } from '../src/infrastructure/releases';
 import { E2eError } from '../src/base/errors';
 import type { KubeObject } from './kube-client';
 import type { OciChartRegistry } from './oci-registry';
@@ -72,6 +72,50 @@ export const STAND_INS: Readonly<Record<string, StandIn>> = {
   },
 };
 
+/**
+ * A stand-in "upgrade": one release's stand-in is also served at the next version (its pinned
+ * version with the patch incremented), which git never pins, so the live operations can move
+ * the release there by hand and roll it back (`ops rollback --level package`). The next version
+ * is the same chart (its Deployment's image tag names the version) plus a ConfigMap only it
+ * installs, so what a rollback leaves or prunes is visible. Flagger's load tester: one
+ * Deployment, no CRDs, nothing waits for it.
+ */
+export const STAND_IN_UPGRADE_RELEASE = INFRASTRUCTURE_RELEASES.flaggerLoadTester;
+
+/** The name of the ConfigMap only the next version installs, after Helm's release name. */
+const UPGRADE_CONFIG_MAP = (release: string): string => `${release}-stand-in-upgrade`;
+
+/** What the live operations read of the stand-in upgrade (the harness gives it as E2E_STAND_IN_UPGRADE). */
+export interface StandInUpgrade {
+  /** The release, also its Argo CD Application's name. */
+  readonly release: string;
+  /** The chart version git pins. */
+  readonly pinned: string;
+  /** The next version, served beside it. */
+  readonly next: string;
+  /** The ConfigMap only the next version installs, in the release's namespace. */
+  readonly configMap: string;
+}
+
+/** The stand-in upgrade of STAND_IN_UPGRADE_RELEASE. */
+export function standInUpgrade(): StandInUpgrade {
+  const { name, chart } = STAND_IN_UPGRADE_RELEASE;
+  const next = chart.version.replace(/(\d+)$/, (patch) => String(Number(patch) + 1));
+  if (next === chart.version) throw new E2eError(`${name}: chart version ${chart.version} has no patch number to increment for its stand-in upgrade`);
+  return { release: name, pinned: chart.version, next, configMap: UPGRADE_CONFIG_MAP(name) };
+}
+
+/** The next version's own object: Helm's `.Release.Name` is the release's name, which the Application sets. */
+function upgradeTemplate(chart: HelmChartRef): string {
+  const configMap = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: UPGRADE_CONFIG_MAP('{{ .Release.Name }}'), namespace: '{{ .Release.Namespace }}' },
+    data: { version: chart.version, note: 'only the stand-in upgrade installs this' },
+  };
+  return `# Stand-in upgrade of ${chart.chart}: ${chart.version} only (platform-gitops e2e).\n${stringify(configMap)}`;
+}
+
 export function standInFor(chart: string): StandIn {
   const standIn = STAND_INS[chart];
   if (!standIn) throw new E2eError(`chart ${chart} has no stand-in in e2e/stand-in-charts.ts: add its CRDs and controller there`);
@@ -139,9 +183,13 @@ export function isOciRepository(repoURL: string): boolean {
 /** Docker Hub's registry answers as registry-1.docker.io (the docker and oras clients' mapping). */
 const REGISTRY_ALIASES: Readonly<Record<string, readonly string[]>> = { 'docker.io': ['registry-1.docker.io'] };
 
-/** One stand-in chart (or the real one, where the toolchain has it), packaged; returns the package file. */
-function packageStandIn(options: { helm: string; crdDir: string; work: string; toolchain: Pick<Toolchain, 'chart'> }, chart: HelmChartRef, target: string): string {
+/**
+ * One stand-in chart (or the real one, where the toolchain has it), packaged; returns the
+ * package file. `upgrade`: the stand-in upgrade's next version, with its own object.
+ */
+function packageStandIn(options: { helm: string; crdDir: string; work: string; toolchain: Pick<Toolchain, 'chart'> }, chart: HelmChartRef, target: string, upgrade = false): string {
   const standIn = standInFor(chart.chart);
+  if (upgrade && standIn.realChart !== undefined) throw new E2eError(`${chart.chart}: the stand-in upgrade needs a stand-in chart, the toolchain's real one has no next version`);
   if (standIn.realChart !== undefined) {
     const source = options.toolchain.chart(standIn.realChart, chart.chart);
     const version = /^version: (\S+)$/m.exec(fs.readFileSync(path.join(source, 'Chart.yaml'), 'utf8'))?.[1];
@@ -151,11 +199,12 @@ function packageStandIn(options: { helm: string; crdDir: string; work: string; t
     return path.join(target, `${chart.chart}-${chart.version}.tgz`);
   }
   const source = path.join(options.work, `${chart.chart}-${chart.version}`);
-      fs.mkdirSync(path.join(source, 'templates'), { recursive: true });
-      fs.writeFileSync(
-        path.join(source, 'Chart.yaml'),
-        stringify({ apiVersion: 'v2', name: chart.chart, version: chart.version, description: `platform-gitops e2e stand-in for ${chart.chart}` }),
-      );
+  fs.mkdirSync(path.join(source, 'templates'), { recursive: true });
+  fs.writeFileSync(
+    path.join(source, 'Chart.yaml'),
+    stringify({ apiVersion: 'v2', name: chart.chart, version: chart.version, description: `platform-gitops e2e stand-in for ${chart.chart}${upgrade ? ' (its stand-in upgrade)' : ''}` }),
+  );
+  if (upgrade) fs.writeFileSync(path.join(source, 'templates', 'upgrade.yaml'), upgradeTemplate(chart));
   if (standIn.crds.length > 0) {
     fs.mkdirSync(path.join(source, 'crds'));
     for (const file of standIn.crds) fs.copyFileSync(path.join(options.crdDir, file), path.join(source, 'crds', file));
@@ -165,6 +214,13 @@ function packageStandIn(options: { helm: string; crdDir: string; work: string; t
   fs.mkdirSync(target, { recursive: true });
   run(options.helm, ['package', source, '--destination', target]);
   return path.join(target, `${chart.chart}-${chart.version}.tgz`);
+}
+
+/** The versions served of a chart: its own, and for the stand-in upgrade's release also the next one. */
+function servedVersions(chart: HelmChartRef): { chart: HelmChartRef; upgrade: boolean }[] {
+  const upgraded = STAND_IN_UPGRADE_RELEASE.chart;
+  const same = chart.repoURL === upgraded.repoURL && chart.chart === upgraded.chart && chart.version === upgraded.version;
+  return [{ chart, upgrade: false }, ...(same ? [{ chart: { ...chart, version: standInUpgrade().next }, upgrade: true }] : [])];
 }
 
 /** The upstream charts of src/infrastructure/releases.ts, by repository URL. */
@@ -186,8 +242,8 @@ export function buildStandInCharts(options: { helm: string; crdDir: string; root
     if (isOciRepository(repoURL)) {
       const [host, ...rest] = repoURL.replace(/\/$/, '').split('/');
       for (const name of [host!, ...(REGISTRY_ALIASES[host!] ?? [])]) hosts.add(name);
-      for (const chart of charts) {
-        const tgz = packageStandIn(options, chart, path.join(options.work, 'oci'));
+      for (const { chart, upgrade } of charts.flatMap(servedVersions)) {
+        const tgz = packageStandIn(options, chart, path.join(options.work, 'oci'), upgrade);
         options.registry.add([...rest, chart.chart].join('/'), { name: chart.chart, version: chart.version }, tgz);
       }
       continue;
@@ -196,7 +252,7 @@ export function buildStandInCharts(options: { helm: string; crdDir: string; root
     if (url.protocol !== 'https:') throw new E2eError(`chart repository ${repoURL}: only https:// and OCI repositories have a stand-in`);
     hosts.add(url.hostname);
     const target = path.join(options.root, url.hostname, url.pathname);
-    for (const chart of charts) packageStandIn(options, chart, target);
+    for (const { chart, upgrade } of charts.flatMap(servedVersions)) packageStandIn(options, chart, target, upgrade);
     run(options.helm, ['repo', 'index', target, '--url', repoURL.replace(/\/$/, '')]);
   }
   return [...hosts].sort();

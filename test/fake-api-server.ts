@@ -2,6 +2,8 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+import { temporaryDirectory } from './support';
 
 /** A kind the fake serves: its group/version, plural and whether it is namespaced. */
 const KINDS: Record<string, { groupVersion: string; plural: string; namespaced: boolean }> = {
@@ -12,19 +14,36 @@ const KINDS: Record<string, { groupVersion: string; plural: string; namespaced: 
   Pod: { groupVersion: 'v1', plural: 'pods', namespaced: true },
   Canary: { groupVersion: 'flagger.app/v1beta1', plural: 'canaries', namespaced: true },
   Event: { groupVersion: 'v1', plural: 'events', namespaced: true },
+  Application: { groupVersion: 'argoproj.io/v1alpha1', plural: 'applications', namespaced: true },
 };
 
+/** A JSON merge patch (RFC 7386) applied to `target`: objects merged, `null` removes a field, anything else replaces. */
+function mergePatch(target: any, patch: any): any {
+  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
+  const result = target !== null && typeof target === 'object' && !Array.isArray(target) ? { ...target } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete result[key];
+    else result[key] = mergePatch(result[key], value);
+  }
+  return result;
+}
+
 /**
- * An API server answering reads only, on loopback over plain HTTP, for the unit tests of
- * the verbs that read the cluster through the client library: discovery of the kinds
- * above, GET of one object and lists (label selectors of `key=value` pairs). What a real
- * API server and controllers do with these objects is tested on the e2e cluster.
+ * An API server on loopback over plain HTTP, for the unit tests of the verbs that read and
+ * patch the cluster through the client library: discovery of the kinds above, GET of one
+ * object, lists (label selectors of `key=value` pairs) and merge patches of one object. A
+ * test plays a controller in `afterPatch`. What a real API server and controllers do with
+ * these objects is tested on the e2e cluster.
  */
 export class FakeApiServer {
   /** The objects served, by kind; a test sets them. */
   objects: Record<string, any[]> = {};
   /** Every request's method and path, in order. */
   readonly requests: string[] = [];
+  /** Every merge patch's object and body, in order. */
+  readonly patches: { kind: string; name: string; body: any }[] = [];
+  /** What a controller does once an object was patched (the object as stored, changed in place). */
+  afterPatch: (kind: string, object: any, body: any) => void = () => undefined;
   private server?: http.Server;
 
   async start(dir: string): Promise<string> {
@@ -51,6 +70,12 @@ export class FakeApiServer {
   }
 
   private answer(request: http.IncomingMessage, response: http.ServerResponse): void {
+    let body = '';
+    request.on('data', (chunk) => (body += chunk));
+    request.on('end', () => this.reply(request, body, response));
+  }
+
+  private reply(request: http.IncomingMessage, text: string, response: http.ServerResponse): void {
     const url = new URL(request.url!, 'http://fake');
     this.requests.push(`${request.method} ${url.pathname}`);
     const send = (status: number, body: unknown) => {
@@ -73,7 +98,16 @@ export class FakeApiServer {
       if (name !== undefined) {
         const found = inNamespace.find((o) => o.metadata.name === name);
         if (found === undefined) send(404, { kind: 'Status', code: 404, reason: 'NotFound', message: `${info.plural} "${name}" not found` });
-        else send(200, { apiVersion: info.groupVersion, kind, ...found });
+        else if (request.method === 'PATCH') {
+          const patch = JSON.parse(text);
+          this.patches.push({ kind, name, body: patch });
+          // Changed in place: the test holds the object it served.
+          const merged = mergePatch(found, patch);
+          for (const key of Object.keys(found)) delete found[key];
+          Object.assign(found, merged);
+          this.afterPatch(kind, found, patch);
+          send(200, { apiVersion: info.groupVersion, kind, ...found });
+        } else send(200, { apiVersion: info.groupVersion, kind, ...found });
         return;
       }
       const selector = (url.searchParams.get('labelSelector') ?? '').split(',').filter(Boolean).map((pair) => pair.split('='));
@@ -83,4 +117,22 @@ export class FakeApiServer {
     }
     send(404, { kind: 'Status', code: 404, reason: 'NotFound', message: `${url.pathname} is not served` });
   }
+}
+
+/**
+ * A FakeApiServer for the tests of one describe block: started before them, its kubeconfig in a
+ * temporary folder (`kubeconfig()` once started), closed and removed after them.
+ */
+export function fakeApiServerForTests(prefix: string): { readonly api: FakeApiServer; readonly kubeconfig: () => string } {
+  const api = new FakeApiServer();
+  const dir = temporaryDirectory(prefix);
+  let kubeconfig = '';
+  beforeAll(async () => {
+    kubeconfig = await api.start(dir);
+  });
+  afterAll(async () => {
+    await api.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return { api, kubeconfig: () => kubeconfig };
 }

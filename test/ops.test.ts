@@ -1,6 +1,5 @@
-import * as fs from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeApiServer } from './fake-api-server';
+import { describe, expect, it } from 'vitest';
+import { fakeApiServerForTests } from './fake-api-server';
 import { parseDuration, parseMatcher } from '../src/cluster/alertmanager';
 import { automatedSyncEnabled, pauseRecord } from '../src/cluster/argo-cd';
 import { UsageError } from '../src/base/errors';
@@ -10,12 +9,13 @@ import { fieldDifferences } from '../src/cluster/drift';
 import { nodeState } from '../src/cluster/nodes';
 import { podState, rolloutState } from '../src/cluster/workloads';
 import { SYNC_PAUSE_ANNOTATIONS } from '../src/contract/choices';
+import { INFRASTRUCTURE_RELEASES, RELEASE_ROWS } from '../src/infrastructure/releases';
 import { loadEnvironments } from '../src/environments';
 import { liveWorkloadsOf } from '../src/strategies/values-registry';
 import { parseAllDocuments } from 'yaml';
 import { OPS } from '../src/commands/ops';
 import { loadPlatform } from '../src/environments/platform';
-import { ROOT, runInProcess, temporaryDirectory } from './support';
+import { ROOT, runInProcess } from './support';
 
 const deployment = (spec: object, status: object, generation = 2): LiveObject => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'webapp', generation }, spec, status });
 
@@ -147,15 +147,31 @@ describe('npm run ops command line', () => {
   it('refuses a rollback level it does not have, and options of the other level, before touching a cluster', async () => {
     const level = await runInProcess(OPS, ['rollback', '--env', 'local', '--app', 'webapp', '--level', 'schema'], ROOT, {});
     expect(level.status).toBe(2);
-    expect(level.stderr).toContain('--level must be one of orchestrator, controller, database');
+    expect(level.stderr).toContain('--level must be one of orchestrator, controller, database, package');
     for (const [args, message] of [
-      [['--level', 'orchestrator', '--to', '3'], '--to is for --level controller or database'],
-      [['--level', 'database', '--to-revision', '3'], '--to-revision is for --level orchestrator; the database level takes --to'],
+      [['--level', 'orchestrator', '--to', '3'], '--to is for --level controller or database or package; the orchestrator level takes --to-revision'],
+      [['--level', 'database', '--to-revision', '3'], '--to-revision is for --level orchestrator; the controller level takes --to <id>, the database level --to <migration>'],
       [['--level', 'database'], '--to <migration> is required with --level database'],
       [['--level', 'database', '--to', "x'; DROP TABLE y"], `--to "x'; DROP TABLE y" is not a migration id`],
       [['--level', 'controller', '--to', 'first'], '--to "first" must be a whole number'],
     ] as const) {
       const run = await runInProcess(OPS, ['rollback', '--env', 'local', '--app', 'webapp', ...args], ROOT, {});
+      expect(run.status, args.join(' ')).toBe(2);
+      expect(run.stderr).toContain(message);
+    }
+  });
+
+  it('refuses the package level without a release of the table, with an application, or with a rollout revision, before touching a cluster (exit 2)', async () => {
+    const names = RELEASE_ROWS.map((row) => row.name).join(', ');
+    const release = INFRASTRUCTURE_RELEASES.flaggerLoadTester.name;
+    for (const [args, message] of [
+      [['--level', 'package'], `--release <infrastructure release> is required for --level package: one of ${names}`],
+      [['--level', 'package', '--release', 'loadtester'], `--release "loadtester" is not an infrastructure release (src/infrastructure/releases.ts): one of ${names}`],
+      [['--level', 'package', '--release', release, '--app', 'webapp'], '--app is for --level orchestrator or controller or database; the package level takes --release <infrastructure release>'],
+      [['--level', 'package', '--release', release, '--to-revision', '2'], '--to-revision is for --level orchestrator; the controller level takes --to <id>, the database level --to <migration>, the package level --to <chart version>'],
+      [['--level', 'controller', '--app', 'webapp', '--release', release], '--release is for --level package; the orchestrator, controller and database levels take --app <application>'],
+    ] as const) {
+      const run = await runInProcess(OPS, ['rollback', '--env', 'local', ...args], ROOT, { KUBECONFIG: '/nonexistent/kubeconfig' });
       expect(run.status, args.join(' ')).toBe(2);
       expect(run.stderr).toContain(message);
     }
@@ -227,16 +243,7 @@ describe('ops silence: its input, before Alertmanager is reached', () => {
 });
 
 describe('ops silence and canary: finding their servers in the cluster', () => {
-  const api = new FakeApiServer();
-  const dir = temporaryDirectory('platform-gitops-silence-');
-  let kubeconfig = '';
-  beforeAll(async () => {
-    kubeconfig = await api.start(dir);
-  });
-  afterAll(async () => {
-    await api.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  const { api, kubeconfig } = fakeApiServerForTests('platform-gitops-silence-');
 
   it('looks for a ready pod of the monitoring stack\'s Alertmanager and names what it found none of', async () => {
     api.objects = {
@@ -245,7 +252,7 @@ describe('ops silence and canary: finding their servers in the cluster', () => {
         { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'prometheus-main-0', namespace: 'monitoring', labels: { 'app.kubernetes.io/name': 'prometheus' } }, status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] } },
       ],
     };
-    const run = await runInProcess(OPS, ['silence', '--env', 'local', '--list'], ROOT, { KUBECONFIG: kubeconfig, ALERTMANAGER_URL: '' });
+    const run = await runInProcess(OPS, ['silence', '--env', 'local', '--list'], ROOT, { KUBECONFIG: kubeconfig(), ALERTMANAGER_URL: '' });
     expect(run.status).toBe(1);
     expect(run.stderr).toContain('no ready Alertmanager pod (app.kubernetes.io/name=alertmanager) in namespace monitoring');
     // The ready Prometheus pod beside it is not taken: the list asks for Alertmanager's label.
@@ -254,9 +261,121 @@ describe('ops silence and canary: finding their servers in the cluster', () => {
 
   it('looks for a ready load tester pod in Flagger\'s namespace and names what it found none of', async () => {
     api.objects = { Pod: [{ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'flagger-loadtester-1', namespace: 'flagger-system', labels: { app: 'loadtester' } }, status: { phase: 'Pending' } }] };
-    const run = await runInProcess(OPS, ['canary', '--env', 'production', '--app', 'webapp'], ROOT, { KUBECONFIG: kubeconfig });
+    const run = await runInProcess(OPS, ['canary', '--env', 'production', '--app', 'webapp'], ROOT, { KUBECONFIG: kubeconfig() });
     expect(run.status).toBe(1);
     expect(run.stderr).toContain('no ready load tester pod (app=loadtester) in namespace flagger-system');
+  });
+});
+
+describe('ops rollback --level package: an infrastructure release back to a chart version of its history', () => {
+  const { api, kubeconfig } = fakeApiServerForTests('platform-gitops-package-rollback-');
+  const namespace = loadPlatform().controller.namespace;
+  const release = INFRASTRUCTURE_RELEASES.flaggerLoadTester;
+  const pinned = release.chart.version;
+  // A later and an earlier version than the pin, as history entries (chart versions are data here).
+  const next = pinned.replace(/\d+$/, (patch) => String(Number(patch) + 1));
+  const older = '0.0.1';
+  const automated = { syncPolicy: { automated: { prune: true, selfHeal: true } } };
+  const application = (name: string, spec: object, status: object = {}) => ({ apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name, namespace, annotations: {} }, spec, status });
+  /** The release's Application after syncs of `versions`, oldest first, the last one deployed. */
+  const releaseApplication = (versions: readonly string[]) => {
+    const source = { repoURL: release.chart.repoURL, chart: release.chart.chart, targetRevision: versions.at(-1) };
+    return application(release.name, { source, ...automated }, {
+      sync: { status: 'Synced', revision: versions.at(-1) },
+      health: { status: 'Healthy' },
+      history: versions.map((version, i) => ({ id: i, revision: version, source: { ...source, targetRevision: version }, deployedAt: `2026-01-0${i + 1}T00:00:00Z`, initiatedBy: { automated: true } })),
+    });
+  };
+  /** Argo CD's controller for a sync operation: ends it as `phase`, and on success records the version synced in the history. */
+  const controller = (phase: 'Succeeded' | 'Failed', leftBehind: object[] = []) => (kind: string, app: any, body: any) => {
+    if (kind !== 'Application' || body.operation === undefined) return;
+    const version = app.spec.source.targetRevision;
+    const history = app.status.history;
+    const operationState = { phase, message: phase === 'Failed' ? 'one or more objects failed to apply' : 'successfully synced', operation: app.operation, syncResult: { revision: version } };
+    delete app.operation;
+    if (phase === 'Failed') return void (app.status = { ...app.status, operationState });
+    const entry = { id: history.at(-1).id + 1, revision: version, source: { ...app.spec.source }, deployedAt: '2026-02-01T00:00:00Z', initiatedBy: body.operation.initiatedBy };
+    app.status = { ...app.status, operationState, sync: { status: leftBehind.length > 0 ? 'OutOfSync' : 'Synced', revision: version }, history: [...history, entry], resources: leftBehind };
+  };
+  const serve = (versions: readonly string[]) => {
+    api.objects = { Application: [application('root', automated), application('infrastructure', automated), releaseApplication(versions)] };
+    api.patches.length = 0;
+  };
+  const rollback = (...args: string[]) => runInProcess(OPS, ['rollback', '--env', 'local', '--level', 'package', '--release', release.name, '--by', 'ana', ...args], ROOT, { KUBECONFIG: kubeconfig() });
+
+  it('pauses the root, infrastructure and the release, in that order, then sets the previous version and syncs it, unforced, without pruning', async () => {
+    serve([pinned, next]);
+    const extra = { kind: 'ConfigMap', name: 'upgrade-only', namespace: 'flagger-system', status: 'OutOfSync', requiresPruning: true };
+    api.afterPatch = controller('Succeeded', [extra]);
+    const run = await rollback('--reason', 'INC-7');
+    expect(run.status, run.stderr).toBe(0);
+    const pause = { metadata: { annotations: { [SYNC_PAUSE_ANNOTATIONS.by]: 'ana', [SYNC_PAUSE_ANNOTATIONS.reason]: 'INC-7' } }, spec: { syncPolicy: { automated: { enabled: false } } } };
+    expect(api.patches.slice(0, 4)).toEqual([
+      { kind: 'Application', name: 'root', body: pause },
+      { kind: 'Application', name: 'infrastructure', body: pause },
+      { kind: 'Application', name: release.name, body: pause },
+      { kind: 'Application', name: release.name, body: { spec: { source: { targetRevision: pinned } } } },
+    ]);
+    const { operation } = api.patches[4]!.body;
+    expect(operation.initiatedBy).toEqual({ username: 'ana' });
+    expect(operation.sync).toEqual({ prune: false, syncStrategy: { hook: { force: false } } });
+    expect(run.stdout).toMatch(new RegExp(`history:\\n  0  ${pinned}  .*automated\\n  1  ${next}  `));
+    expect(run.stdout).toContain(`deployed ${next}; going back to ${pinned} (the newest other version of the history)`);
+    expect(run.stdout).toContain(`PASS synced revision: ${pinned}`);
+    expect(run.stdout).toContain(`PASS newest history entry 2: ${pinned}`);
+    expect(run.stdout).toContain(`left in the cluster, not in ${pinned} (--prune deletes them, as automated sync does after resume where its policy prunes): ConfigMap flagger-system/upgrade-only`);
+    expect(run.stdout).toContain(`automated sync stays paused (root, infrastructure, ${release.name}).`);
+    expect(run.stdout).toContain(`this checkout's src/infrastructure/releases.ts pins ${release.name} to ${pinned} already; once the merged branch does too, npm run ops -- resume --env local`);
+  });
+
+  it('goes back to --to, with a forced sync and pruning when asked, and says that git\'s pin must follow', async () => {
+    serve([older, pinned, next]);
+    api.afterPatch = controller('Succeeded');
+    const run = await rollback('--to', older, '--force', '--prune', '--output', 'json');
+    expect(run.status, run.stderr).toBe(0);
+    expect(api.patches[3]!.body).toEqual({ spec: { source: { targetRevision: older } } });
+    expect(api.patches[4]!.body.operation.sync).toEqual({ prune: true, syncStrategy: { hook: { force: true } } });
+    expect(JSON.parse(run.stdout)).toEqual({ environment: 'local', release: release.name, level: 'package', from: next, to: older, passed: true, detail: `release ${release.name} back on chart version ${older} (from ${next})`, leftToPrune: [] });
+    expect(run.stderr).toContain(`git's pin must follow: the ${release.name} row's version in src/infrastructure/releases.ts to ${older} (this checkout pins ${pinned}), npm run synth, review, merge; then npm run ops -- resume --env local`);
+  });
+
+  it('takes the newest version other than the deployed one, however often the deployed one was synced', async () => {
+    serve([older, next, next]);
+    api.afterPatch = controller('Succeeded');
+    const run = await rollback();
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toContain(`deployed ${next}; going back to ${older}`);
+  });
+
+  it('refuses, changing nothing, when the history has no other version, or not the one --to names (exit 1)', async () => {
+    serve([pinned, pinned]);
+    const none = await rollback();
+    expect(none.status).toBe(1);
+    expect(none.stderr).toContain(`release ${release.name}: its history has no chart version other than the deployed ${pinned}: give --to, or change the version in git`);
+    serve([pinned, next]);
+    const unknown = await rollback('--to', '9.9.9');
+    expect(unknown.status).toBe(1);
+    expect(unknown.stderr).toContain(`--to 9.9.9: the history of Application ${release.name} has no chart version 9.9.9 (its versions: ${pinned}, ${next})`);
+    expect(api.patches).toEqual([]);
+  });
+
+  it('fails with the sync\'s reason and leaves automated sync paused when the sync fails (exit 1)', async () => {
+    serve([pinned, next]);
+    api.afterPatch = controller('Failed');
+    const run = await rollback();
+    expect(run.status).toBe(1);
+    expect(run.stdout).toContain(`ops rollback (package): FAILED: sync of ${release.name} to ${pinned}: sync Failed: one or more objects failed to apply`);
+    expect(run.stdout).toContain(`run the rollback again once that is mended, or npm run ops -- resume --env local to return ${release.name} to git's pin (${pinned} in this checkout)`);
+    expect(api.objects['Application']!.every((app) => app.spec.syncPolicy.automated.enabled === false)).toBe(true);
+  });
+
+  it('fails, saying what stays paused, when Argo CD runs another operation on the release (exit 1)', async () => {
+    serve([pinned, next]);
+    api.objects['Application']![2]!.status.operationState = { phase: 'Running', operation: { initiatedBy: { username: 'bob' } } };
+    const run = await rollback();
+    expect(run.status).toBe(1);
+    expect(run.stdout).toContain(`ops rollback (package): FAILED: Application ${release.name} has a sync operation running (Running, by bob): wait for it, or terminate it in Argo CD`);
+    expect(run.stdout).toContain(`automated sync stays paused (root, infrastructure, ${release.name}).`);
   });
 });
 

@@ -290,16 +290,66 @@ export interface HistoryEntry {
   readonly revision: string;
   readonly deployedAt: string;
   readonly initiatedBy: string;
+  /**
+   * The chart version a Helm chart's entry deployed: its source's `targetRevision`, else its
+   * revision (a Helm source's revision is the chart version).
+   * @default - undefined: the entry's source is not a Helm chart
+   */
+  readonly chartVersion?: string;
 }
 
 /** The Application's sync history, oldest first, as Argo CD records it in `status.history`. */
 export function applicationHistory(app: LiveObject): HistoryEntry[] {
-  return ((app['status']?.history ?? []) as any[]).map((entry) => ({
-    id: Number(entry.id),
-    revision: String(entry.revisions?.[0] ?? entry.revision ?? ''),
-    deployedAt: String(entry.deployedAt ?? ''),
-    initiatedBy: entry.initiatedBy?.automated ? 'automated' : String(entry.initiatedBy?.username ?? ''),
-  }));
+  return ((app['status']?.history ?? []) as any[]).map((entry) => {
+    const revision = String(entry.revisions?.[0] ?? entry.revision ?? '');
+    return {
+      id: Number(entry.id),
+      revision,
+      deployedAt: String(entry.deployedAt ?? ''),
+      initiatedBy: entry.initiatedBy?.automated ? 'automated' : String(entry.initiatedBy?.username ?? ''),
+      ...(entry.source?.chart === undefined ? {} : { chartVersion: String(entry.source.targetRevision ?? revision) }),
+    };
+  });
+}
+
+/** The Helm chart an Application installs (`spec.source` with a `chart`); undefined for any other source. */
+export function helmSource(app: LiveObject): { readonly repoURL: string; readonly chart: string; readonly targetRevision: string } | undefined {
+  const source = app['spec']?.source;
+  if (source?.chart === undefined || app['spec']?.sources !== undefined) return undefined;
+  return { repoURL: String(source.repoURL), chart: String(source.chart), targetRevision: String(source.targetRevision) };
+}
+
+/**
+ * Point a Helm chart's Application at another chart version (`spec.source.targetRevision`),
+ * as `argocd app set --revision` does; the next sync installs it. Refused for an Application
+ * of another source.
+ */
+export async function setChartVersion(cluster: ClusterConnection, namespace: string, app: LiveObject, version: string): Promise<void> {
+  if (helmSource(app) === undefined) throw new RefusedError(`Application ${app.metadata.name} does not install a Helm chart (spec.source.chart): its chart version cannot be set`);
+  await cluster.mergePatch(APPLICATION_API.apiVersion, APPLICATION_API.kind, app.metadata.name, namespace, { spec: { source: { targetRevision: version } } });
+}
+
+/** The live objects Argo CD reports as not in the synced revision, which a sync with prune deletes (`status.resources[].requiresPruning`). */
+export function resourcesToPrune(app: LiveObject): string[] {
+  return ((app['status']?.resources ?? []) as any[]).filter((resource) => resource.requiresPruning === true).map((resource) => resourceId(resource.kind, resource.name, resource.namespace));
+}
+
+/**
+ * Wait until the Application is Healthy and compared at `revision` (`status.sync.revision`):
+ * the objects of that revision are in place and have become healthy.
+ */
+export async function waitForHealthy(cluster: ClusterConnection, namespace: string, name: string, revision: string, timeoutSeconds: number, progress: (line: string) => void): Promise<WaitResult> {
+  return waitFor({
+    what: `health of Application ${name} at ${revision}`,
+    timeoutSeconds,
+    progress,
+    check: async () => {
+      const app = await readApplication(cluster, namespace, name);
+      const compared = String(app['status']?.sync?.revision ?? '');
+      const state = applicationState(app, name, waveOf(app));
+      return { done: state.health === 'Healthy' && compared === revision, state: `${state.health}, ${state.sync} at ${compared || '-'}${state.message ? `: ${state.message}` : ''}` };
+    },
+  });
 }
 
 /**

@@ -11,6 +11,7 @@ import { ROOT } from '../support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { breakRendered, e2eProjectCopy, makeBlueGreen, runE2eOn } from './e2e-copy';
 import type { E2eReport } from '../../e2e/harness';
+import { standInUpgrade } from '../../e2e/stand-in-charts';
 
 // A real control plane (Kubernetes 1.36) and a real Argo CD, built from their modules
 // (toolchain), syncing the committed dist/ from a git server over SSH. Each case is
@@ -82,6 +83,31 @@ function expectLiveOperations(file: string, report: E2eReport, output: string): 
   // 7 crash loop: seen with its last run's end and log, then the contract's example fix rolled out.
   expect(outputOf('the crash loop and its last log')).toMatch(/container webapp: restarted 4 times, CrashLoopBackOff; last run ended OOMKilled \(exit 137\)[\s\S]*\| fatal: out of memory/);
   expect(outputOf('the example fix')).toMatch(/Application webapp: paused[\s\S]*now memory 1Gi, cpu 500m, liveness initial delay 60 s[\s\S]*fixed: every container runs/);
+  // 1.5 package level: the release's history with both versions, the pause of the root, its
+  // parent and the release, the sync to the pinned version and the checks; git's pin is that
+  // version already. A version the history does not have is refused.
+  const { release, pinned, next, configMap } = standInUpgrade();
+  const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  expect(outputOf('rollback at the package level')).toMatch(
+    new RegExp(
+      [
+        `Application ${release} history:\\n(  .*\\n)*  \\d+  ${literal(next)}  .*e2e-person\\n`,
+        `deployed ${literal(next)}; going back to ${literal(pinned)} \\(the newest other version of the history\\)\\n`,
+        'Application root: (already )?paused\\nApplication infrastructure: (already )?paused\\n',
+        `Application ${release}: (already )?paused\\nApplication ${release}: spec.source.targetRevision ${literal(next)} -> ${literal(pinned)}\\n`,
+        `[\\s\\S]*sync of Application ${release}: Succeeded[\\s\\S]*health of Application ${release} at ${literal(pinned)}: Healthy`,
+        `[\\s\\S]*PASS synced revision: ${literal(pinned)}\\nPASS newest history entry \\d+: ${literal(pinned)}\\n`,
+        `left in the cluster, not in ${literal(pinned)} .*: ConfigMap [\\w-]+/${configMap}\\n`,
+        `[\\s\\S]*automated sync stays paused \\(root, infrastructure, ${release}\\)`,
+      ].join(''),
+    ),
+  );
+  expect(outputOf('package rollback to a version neither in the history nor in the repository')).toContain(`--to 99.99.99: the history of Application ${release} has no chart version 99.99.99`);
+  const afterPackage = JSON.parse(steps.find((step) => step.name === 'still paused after the package rollback')!.stdout);
+  for (const name of [ROOT_APPLICATION, 'infrastructure', release]) {
+    expect(afterPackage.applications.find((a: { name: string }) => a.name === name).paused, name).toEqual({ by: 'e2e-person', reason: 'rollback (package)' });
+  }
+  expect(afterPackage.applications.find((a: { name: string }) => a.name === release)).toMatchObject({ sync: 'OutOfSync', health: 'Healthy', revision: pinned, lastSync: expect.stringMatching(/^Succeeded \(e2e-person/) });
   // The rollout that cannot complete: the bound, and the reason.
   expect(outputOf('sync fails at the bound with the reason')).toMatch(/not done within 30 s.*not scheduled: .*unschedulable/s);
   // 7.2: the outage's scale-out to the contract's 5 with sync paused, and the ingress controller.

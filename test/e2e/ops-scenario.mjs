@@ -255,6 +255,56 @@ observed('the drained node is cordoned', (await core.readNode({ name: node })).s
 await step('uncordon the node: every pod runs again', ['emergency', 'uncordon', node, '--env', ENV], 0);
 await eventually('converged after the maintenance', ['status', '--env', ENV], 0, 240);
 
+// 1.5 package level: an infrastructure release back to a chart version of its history. The
+// harness serves one release's stand-in chart also at a next version, with a ConfigMap only
+// that version has (e2e/stand-in-charts.ts, given as E2E_STAND_IN_UPGRADE). A person upgrades
+// it by hand: every Application paused (the root and `infrastructure` would put git's version
+// back), the release's Application moved to the next version and synced, so its history holds
+// both. The rollback goes back to the pinned version and leaves automated sync paused; without
+// --prune Argo CD leaves the next version's ConfigMap (OutOfSync, requiresPruning), which
+// automated sync (prune: true) deletes once resumed, the release on git's pin.
+const upgrade = JSON.parse(process.env.E2E_STAND_IN_UPGRADE);
+const releaseApplication = { apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name: upgrade.release, namespace: upgrade.applicationNamespace } };
+const chartVersionOf = (entry) => entry?.source?.targetRevision ?? entry?.revision;
+/** The release's Application as the checks read it, and whether the next version's ConfigMap exists. */
+const releaseState = async () => {
+  const app = await objects.read(releaseApplication);
+  const namespace = app.spec.destination.namespace;
+  const configMap = await core.readNamespacedConfigMap({ name: upgrade.configMap, namespace }).then(
+    () => true,
+    (error) => (error.code === 404 ? false : Promise.reject(error)),
+  );
+  return {
+    targetRevision: app.spec.source.targetRevision,
+    synced: app.status.sync.revision,
+    sync: app.status.sync.status,
+    newest: chartVersionOf(app.status.history?.at(-1)),
+    history: (app.status.history ?? []).map(chartVersionOf),
+    configMap,
+    configMapToPrune: (app.status.resources ?? []).some((r) => r.kind === 'ConfigMap' && r.name === upgrade.configMap && r.requiresPruning === true),
+    automatedSync: app.spec.syncPolicy?.automated?.enabled !== false,
+  };
+};
+await step('pause before the upgrade by hand', ['pause', '--env', ENV, '--reason', `e2e: upgrade of ${upgrade.release} by hand`, '--by', 'e2e-person'], 0);
+await merge({ ...releaseApplication, spec: { source: { targetRevision: upgrade.next } } });
+await step('sync of the upgrade by hand', ['sync', '--env', ENV, '--application', upgrade.release, '--by', 'e2e-person'], 0);
+const upgraded = await releaseState();
+observed('the release on the next version, its ConfigMap installed', upgraded.synced === upgrade.next && upgraded.newest === upgrade.next && upgraded.configMap, JSON.stringify(upgraded));
+await step('package rollback to a version neither in the history nor in the repository', ['rollback', '--env', ENV, '--level', 'package', '--release', upgrade.release, '--to', '99.99.99', '--by', 'e2e-person'], 1);
+await step('rollback at the package level', ['rollback', '--env', ENV, '--level', 'package', '--release', upgrade.release, '--by', 'e2e-person'], 0);
+const rolledBack = await releaseState();
+observed(
+  'the release back on the pinned version: its source, synced revision and newest history entry',
+  rolledBack.targetRevision === upgrade.pinned && rolledBack.synced === upgrade.pinned && rolledBack.newest === upgrade.pinned && !rolledBack.automatedSync,
+  JSON.stringify(rolledBack),
+);
+observed('without --prune the next version\'s ConfigMap stays, marked for pruning', rolledBack.configMap && rolledBack.configMapToPrune && rolledBack.sync === 'OutOfSync', JSON.stringify(rolledBack));
+await step('still paused after the package rollback', ['status', '--env', ENV, '--output', 'json'], 1);
+await step('resume after the package rollback', ['resume', '--env', ENV], 0);
+await eventually('converged after the package rollback', ['status', '--env', ENV], 0, 240);
+const resumed = await releaseState();
+observed('resumed: the release on git\'s pin, the ConfigMap pruned by automated sync', resumed.targetRevision === upgrade.pinned && resumed.synced === upgrade.pinned && !resumed.configMap && resumed.automatedSync, JSON.stringify(resumed));
+
 fs.writeFileSync(process.env.OPS_SCENARIO_RESULTS ?? 'ops-scenario.json', `${JSON.stringify({ replicas, steps }, null, 2)}\n`);
 console.log(failed === 0 ? `ops scenario: ${steps.length} steps as expected` : `ops scenario: ${failed} of ${steps.length} steps gave another exit code`);
 process.exit(failed === 0 ? 0 : 1);

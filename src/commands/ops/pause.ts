@@ -38,16 +38,24 @@ async function inScope(target: OpsTarget, all: boolean): Promise<LiveObject[]> {
 }
 
 /**
- * Pause automated sync of the Applications in scope (`all`, or the root and the applications'
- * own), root first; what became of each.
+ * Pause automated sync of `apps` in the order given, each parent before its children (a
+ * parent's self-heal would put a child's policy back); what became of each.
  */
-export async function pauseInScope(target: OpsTarget, all: boolean, by: string, reason: string): Promise<{ application: string; result: string }[]> {
+export async function pauseApplications(target: OpsTarget, apps: readonly LiveObject[], by: string, reason: string): Promise<{ application: string; result: string }[]> {
   const results: { application: string; result: string }[] = [];
-  for (const app of await inScope(target, all)) {
+  for (const app of apps) {
     const result = await pauseApplication(target.cluster, target.controllerNamespace, app, by, reason);
     results.push({ application: app.metadata.name, result: result === 'manual' ? 'manual sync (nothing to pause)' : result });
   }
   return results;
+}
+
+/**
+ * Pause automated sync of the Applications in scope (`all`, or the root and the applications'
+ * own), root first; what became of each.
+ */
+export async function pauseInScope(target: OpsTarget, all: boolean, by: string, reason: string): Promise<{ application: string; result: string }[]> {
+  return pauseApplications(target, await inScope(target, all), by, reason);
 }
 
 /**

@@ -9,16 +9,18 @@ import { liveWorkloadsOf } from '../../strategies/values-registry';
 import type { CommandDefinition } from '../../tooling/cli';
 import { pauseInScope } from './pause';
 import { migrationOption, rollbackDatabase } from './rollback-database';
+import { infrastructureRelease, rollbackPackage } from './rollback-package';
 import { oneOf, TARGET_OPTIONS, TARGET_USAGE, actor, opsTarget, seconds } from './target';
 
-const LEVELS = ['orchestrator', 'controller', 'database'] as const;
+const LEVELS = ['orchestrator', 'controller', 'database', 'package'] as const;
+type Level = (typeof LEVELS)[number];
 
-const USAGE = `usage: npm run ops -- rollback --env <environment> --level ${LEVELS.join('|')} [--app <application>] [options]
+const USAGE = `usage: npm run ops -- rollback --env <environment> --level orchestrator|controller [--app <application>] [options]
+       npm run ops -- rollback --env <environment> --level database --to <migration> [--app <application>] [options]
+       npm run ops -- rollback --env <environment> --level package --release <release> [--to <chart version>] [--force] [options]
 
-Contract 1.5, on the live cluster. First pauses automated sync of the root and the
-application's Application (self-heal would undo the rollback), recording who and why; git
-is not changed: afterwards, roll git back too (npm run rollback) before
-\`npm run ops -- resume\`, or resuming syncs git's version again.
+Contract 1.5, on the live cluster. First pauses automated sync (self-heal would undo the
+rollback), recording who and why, and leaves it paused; git is not changed.
   orchestrator  each serving Deployment of the application's strategy back to its previous
                 rollout revision (or --to-revision), as \`kubectl rollout undo\`; the history
                 first, then the rollout, within ${WAITS_SECONDS.rolloutStatus} s
@@ -29,21 +31,41 @@ is not changed: afterwards, roll git back too (npm run rollback) before
                 like its Sync hook's, ${DATABASE.migrations.updateTo('<migration>').join(' ')}), within ${WAITS_SECONDS.controllerSync} s,
                 then verified in ${DATABASE.migrations.historyTable}; the application keeps
                 running its version: roll it back too (controller or orchestrator level)
+  package       an infrastructure release (--release: a row of src/infrastructure/releases.ts,
+                installed by the Argo CD Application of its name) back to a chart version of
+                that Application's history: the newest one other than the deployed one, or
+                --to; its Application's spec.source.targetRevision set to it and synced (with
+                --force, Argo CD's forced sync: the forced upgrade), the sync within ${WAITS_SECONDS.controllerSync} s,
+                then the Application Healthy, its synced revision and newest history entry
+                that version. A version never deployed goes through git.
+The orchestrator, controller and database levels pause the root and the application's Application;
+afterwards roll git back too (npm run rollback) before \`npm run ops -- resume\`, or
+resuming syncs git's version again. The package level pauses the root, the \`infrastructure\`
+Application (the releases' parent, which would put git's version back) and the release's;
+afterwards git's pin must follow (the release's row version in src/infrastructure/releases.ts
+set to the version rolled back to, npm run synth, review, merge) before
+\`npm run ops -- resume --env <environment>\`.
 ${TARGET_USAGE}
   --level <level>        ${LEVELS.join(', ')} (required)
+  --release <name>       package: the infrastructure release, a row name of
+                         src/infrastructure/releases.ts (a wrong one is answered with the list)
   --to-revision <n>      orchestrator: the rollout revision to go back to
-  --to <id>              controller: the history entry to go back to; database: the
-                         migration (required)
-  --prune                controller: delete what that entry does not have
-  --force                controller: replace what cannot be patched
+  --to <id>              controller: the history entry to go back to
+  --to <migration>       database: the applied migration to go back to (required)
+  --to <chart version>   package: the chart version to go back to (one of its history)
+  --prune                controller, package: delete what that entry or version does not have
+  --force                controller, package: replace what cannot be patched (Argo CD's force)
   --reason <text>        recorded with the pause (default: "rollback (<level>)")
   --by <name>            who (default: $USER)
-  --timeout <s>          bound of the rollout (default ${WAITS_SECONDS.rolloutStatus})
-Exit code: 0 rolled back and rolled out, 1 refused or failed (named, with why), 2 bad arguments.`;
+  --timeout <s>          bound of the rollout, or for package of the Application's health
+                         (default ${WAITS_SECONDS.rolloutStatus})
+Exit code: 0 rolled back and rolled out (package: Healthy at that version), 1 refused or failed
+(named, with why), 2 bad arguments.`;
 
 const OPTIONS = {
   ...TARGET_OPTIONS,
   level: { type: 'string' },
+  release: { type: 'string' },
   'to-revision': { type: 'string' },
   to: { type: 'string' },
   prune: { type: 'boolean', default: false },
@@ -60,27 +82,43 @@ function wholeNumber(value: string | undefined, option: string): number | undefi
   return parsed;
 }
 
-/** `npm run ops -- rollback`: 1.5's orchestrator and controller levels on the live cluster. */
+/** The options only some levels take: those levels, and what the others take instead. */
+const LEVEL_OPTIONS: { readonly [option in 'app' | 'release' | 'to-revision' | 'to']: { readonly levels: readonly Level[]; readonly instead: string } } = {
+  app: { levels: ['orchestrator', 'controller', 'database'], instead: 'the package level takes --release <infrastructure release>' },
+  release: { levels: ['package'], instead: 'the orchestrator, controller and database levels take --app <application>' },
+  'to-revision': { levels: ['orchestrator'], instead: 'the controller level takes --to <id>, the database level --to <migration>, the package level --to <chart version>' },
+  to: { levels: ['controller', 'database', 'package'], instead: 'the orchestrator level takes --to-revision' },
+};
+
+/** `npm run ops -- rollback`: 1.5's four levels (orchestrator, controller, database, package) on the live cluster. */
 export const ROLLBACK: CommandDefinition<typeof OPTIONS> = {
   name: 'ops rollback',
   usage: USAGE,
   options: OPTIONS,
   async run(values, _positionals, context) {
     const level = oneOf(values.level, LEVELS, '--level');
+    for (const [option, { levels, instead }] of Object.entries(LEVEL_OPTIONS)) {
+      if (values[option as keyof typeof LEVEL_OPTIONS] !== undefined && !levels.includes(level)) throw new UsageError(`--${option} is for --level ${levels.join(' or ')}; ${instead}`);
+    }
+    const timeout = seconds(values.timeout, '--timeout', WAITS_SECONDS.rolloutStatus);
+    const by = actor(values.by, context.env);
+    const reason = values.reason ?? `rollback (${level})`;
+    if (level === 'package') {
+      const release = infrastructureRelease(values.release);
+      if (values.to?.trim() === '') throw new UsageError('--to <chart version> must not be empty');
+      const request = { release, prune: values.prune, force: values.force, by, reason, healthTimeoutSeconds: timeout };
+      return rollbackPackage(opsTarget(values, context), values.to === undefined ? request : { ...request, to: values.to });
+    }
     const toRevision = wholeNumber(values['to-revision'], '--to-revision');
-    if (level === 'orchestrator' && values.to !== undefined) throw new UsageError('--to is for --level controller or database; the orchestrator level takes --to-revision');
-    if (level !== 'orchestrator' && toRevision !== undefined) throw new UsageError(`--to-revision is for --level orchestrator; the ${level} level takes --to`);
     const toEntry = level === 'controller' ? wholeNumber(values.to, '--to') : undefined;
     const migration = level === 'database' ? migrationOption(values.to) : undefined;
-    const timeout = seconds(values.timeout, '--timeout', WAITS_SECONDS.rolloutStatus);
     const target = opsTarget(values, context, true);
     const application = target.applications[0]!;
     const { cluster, controllerNamespace: namespace, say, environment } = target;
-    const by = actor(values.by, context.env);
     const name = applicationChartId(application.name);
     const resume = `npm run ops -- resume --env ${environment.name} --app ${application.name}`;
     // The root and the application's Application (target.applications holds the one application).
-    for (const { application: paused, result } of await pauseInScope(target, false, by, values.reason ?? `rollback (${level})`)) say(`Application ${paused}: ${result}`);
+    for (const { application: paused, result } of await pauseInScope(target, false, by, reason)) say(`Application ${paused}: ${result}`);
     const workloads = liveWorkloadsOf(application);
     const finish = (ok: boolean, detail: string, extra: Record<string, unknown> = {}) => {
       say(`ops rollback (${level}): ${ok ? 'done' : 'FAILED'}: ${detail}`);
