@@ -25,7 +25,7 @@ export const LAYERS: readonly { readonly name: string; readonly paths: readonly 
   { name: 'constructs', paths: ['src/constructs/'] },
   { name: 'strategies', paths: ['src/strategies/'] },
   { name: 'charts', paths: ['src/charts/'] },
-  { name: 'synth', paths: ['src/synth/', 'src/validation/', 'src/diff/', 'src/release/', 'src/secrets/', 'src/smoke/', 'src/verify/', 'src/bench/', 'src/cluster/', 'src/communication/'] },
+  { name: 'synth', paths: ['src/synth/', 'src/validation/', 'src/diff/', 'src/release/', 'src/secrets/', 'src/smoke/', 'src/verify/', 'src/bench/', 'src/cluster/', 'src/communication/', 'src/artifact/'] },
   { name: 'commands', paths: ['src/commands/', 'src/main.ts', 'src/tooling/', 'pulumi/'] },
 ];
 

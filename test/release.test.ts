@@ -13,7 +13,8 @@ import { compareTags } from '../src/strategies/strategy-values';
 import { applicationValuesPath, ValuesFile } from '../src/environments/values-file';
 import type { CommandDefinition } from '../src/tooling/cli';
 import { commitAll, commitCopy, copyEnvironments, dataCopy, newerTag as newerTagOf } from './project-copy';
-import { firstApplication, ROOT, runCli, runInProcess, treeContents } from './support';
+import { firstApplication, nextPatch, ROOT, runCli, runInProcess, treeContents } from './support';
+import { CHART_VERSIONS_FILE } from '../src/synth/chart-versions';
 
 /**
  * A throwaway copy of the project's data per test, committed in its own git repository: the
@@ -34,6 +35,11 @@ function snapshot(): Map<string, string> {
 function changedFiles(): string[] {
   const after = snapshot();
   return [...new Set([...before.keys(), ...after.keys()])].filter((file) => before.get(file) !== after.get(file)).sort();
+}
+
+/** An application's chart version in a snapshot of the copy. */
+function chartVersion(environment: string, application: string, tree: ReadonlyMap<string, string>): { version: string; appVersion: string } {
+  return JSON.parse(tree.get(`dist/${environment}/${CHART_VERSIONS_FILE}`)!)[application];
 }
 
 /** The copy's environments by name. */
@@ -82,7 +88,10 @@ describe('npm run release', () => {
     expect(result.status).toBe(0);
     expect(result.stdout).toContain(`testing: image.tag ${previous} -> ${tag} (rolling)`);
     expect(result.stdout).toContain(`+          image: registry.example.com/platform/webapp:${tag}`);
-    expect(changedFiles()).toEqual([`dist/testing/${firstApplication(environments().testing!).name}.yaml`, file]);
+    const name = firstApplication(environments().testing!).name;
+    expect(changedFiles()).toEqual([`dist/testing/${CHART_VERSIONS_FILE}`, `dist/testing/${name}.yaml`, file]);
+    // The same write bumps the application's chart: a patch (a values change), appVersion the tag.
+    expect(chartVersion('testing', name, snapshot())).toMatchObject({ version: nextPatch(chartVersion('testing', name, before).version), appVersion: tag });
     const old = before.get(file)!.split('\n');
     const changed = fs.readFileSync(path.join(root, file), 'utf8').split('\n').filter((line, i) => line !== old[i]);
     expect(changed).toHaveLength(1);
@@ -218,7 +227,9 @@ describe('several applications in one environment (issue 13)', () => {
     const released = await run('release', ['--env', 'testing', '--app', 'billing', '--tag', tag]);
     expect(released.stderr).toBe('');
     expect(released.status).toBe(0);
-    expect(changedFiles()).toEqual(['dist/testing/billing.yaml', applicationValuesPath('testing', 'billing')]);
+    expect(changedFiles()).toEqual(['dist/testing/billing.yaml', `dist/testing/${CHART_VERSIONS_FILE}`, applicationValuesPath('testing', 'billing')]);
+    expect(chartVersion('testing', 'billing', snapshot()).version).toBe(nextPatch(chartVersion('testing', 'billing', before).version));
+    expect(chartVersion('testing', 'webapp', snapshot())).toEqual(chartVersion('testing', 'webapp', before));
     const diff = await run('diff', ['--base', 'HEAD']);
     expect(diff.status).toBe(1);
     expect(diff.stdout).toContain('(billing.yaml)');
@@ -229,7 +240,8 @@ describe('several applications in one environment (issue 13)', () => {
     const promoted = await run('promote', ['--from', 'testing', '--to', 'staging', '--app', 'billing']);
     expect(promoted.stderr).toBe('');
     expect(promoted.status).toBe(0);
-    expect(changedFiles()).toEqual(['dist/staging/billing.yaml', applicationValuesPath('staging', 'billing')]);
+    expect(changedFiles()).toEqual(['dist/staging/billing.yaml', `dist/staging/${CHART_VERSIONS_FILE}`, applicationValuesPath('staging', 'billing')]);
+    expect(chartVersion('staging', 'billing', snapshot()).version).toBe(nextPatch(chartVersion('staging', 'billing', before).version));
     const staging = environments().staging!;
     const billing = staging.applications.find((app) => app.name === 'billing')!;
     expect(billing.strategy.type === 'blue-green' && Object.values(billing.strategy.blueGreen.units).map((unit) => unit!.tag)).toContain(tag);

@@ -208,3 +208,9 @@ export function refusalsAgainstCommittedDist(): (breakFiles: BreakFiles, order?:
     return problems;
   };
 }
+
+/** The version after `version` (`<major>.<minor>.<patch>`) in its patch number. */
+export function nextPatch(version: string): string {
+  const [major, minor, patch] = version.split('.').map(Number) as [number, number, number];
+  return `${major}.${minor}.${patch + 1}`;
+}

@@ -7,11 +7,12 @@ import { App } from 'cdk8s';
 import { parse, parseAllDocuments } from 'yaml';
 import { manifestText } from '../src/base/manifest-files';
 import { CDK8S_CLI_OUTPUT, chartFile, RENDER_MARKER } from '../src/contract/layout';
+import { CHART_VERSIONS_FILE } from '../src/synth/chart-versions';
 import { resolveOutdir } from '../src/synth/output-folder';
 import { buildEnvironment, synthesize } from '../src/synth';
 import { projectCopy } from './project-copy';
 import { SYNTH } from '../src/commands/synth';
-import { DIST, ROOT, environmentFilesCopy, runCli, runInProcess, valuesTexts, temporaryDirectory, treeContents } from './support';
+import { DIST, ROOT, environmentFilesCopy, nextPatch, runCli, runInProcess, valuesTexts, temporaryDirectory, treeContents } from './support';
 
 const cleanups: string[] = [];
 afterEach(() => {
@@ -31,7 +32,9 @@ describe('npm run synth', () => {
   it('renders one folder per environment, in the contract order, with one file per chart', () => {
     expect(fs.readdirSync(DIST).sort()).toEqual([RENDER_MARKER, 'local', 'production', 'staging', 'testing']);
     for (const environment of fs.readdirSync(DIST).filter((entry) => entry !== RENDER_MARKER)) {
-      for (const file of fs.readdirSync(path.join(DIST, environment))) expect(file).toMatch(/^[a-z][a-z0-9-]*\.yaml$/);
+      // Beside the charts, the versions of the applications' published charts.
+      expect(fs.readdirSync(path.join(DIST, environment))).toContain(CHART_VERSIONS_FILE);
+      for (const file of fs.readdirSync(path.join(DIST, environment)).filter((name) => name !== CHART_VERSIONS_FILE)) expect(file).toMatch(/^[a-z][a-z0-9-]*\.yaml$/);
     }
   });
 
@@ -110,14 +113,20 @@ describe('npm run synth', () => {
     cleanups.push(workdir);
     const files = environmentFilesCopy();
     files.testing.webapp.image.tag = 'v9.9.9';
+    // Over a copy of the committed dist/, whose chart versions the new ones follow.
+    fs.cpSync(DIST, path.join(workdir, 'dist'), { recursive: true });
     synthesize({ outdir: path.join(workdir, 'dist'), texts: valuesTexts(files) });
 
     const after = treeContents(path.join(workdir, 'dist'));
     const before = treeContents(DIST);
-    const changedFiles = [...after.keys()].filter((file) => after.get(file) !== before.get(file));
+    const versions = path.join('testing', CHART_VERSIONS_FILE);
+    const changedFiles = [...after.keys()].filter((file) => after.get(file) !== before.get(file) && file !== versions);
     expect(changedFiles.length).toBeGreaterThan(0);
+    // The tag is a values change: the chart's patch version moves, its appVersion is the tag.
+    const [was, now] = [before, after].map((tree) => JSON.parse(tree.get(versions)!).webapp);
+    expect(now).toMatchObject({ version: nextPatch(was.version), appVersion: 'v9.9.9' });
     for (const file of changedFiles) {
-      expect(file.startsWith(`testing${path.sep}`)).toBe(true);
+      expect(file.startsWith(`testing${path.sep}`), file).toBe(true);
       const oldLines = before.get(file)!.split('\n');
       const newLines = after.get(file)!.split('\n');
       expect(newLines.length).toBe(oldLines.length);

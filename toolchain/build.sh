@@ -42,6 +42,9 @@ ALERTMANAGER_VERSION=v0.35.0
 # the only Flagger release on the module proxy (the platform runs 1.44.0; the gate API of
 # pkg/loadtester/server.go is the same in both).
 FLAGGER_VERSION=v1.36.1
+# The CNCF distribution registry, an OCI registry on loopback for the published application
+# charts (npm run publish): v3.1.2, the newest v3 on the module proxy.
+DISTRIBUTION_VERSION=v3.1.2
 
 export CGO_ENABLED=0 GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
 mkdir -p "$cache"
@@ -148,6 +151,7 @@ prometheus_build() {
 }
 
 flagger_loadtester_build() { go_install "github.com/fluxcd/flagger/cmd/loadtester@$FLAGGER_VERSION"; }
+distribution_build() { go_install "github.com/distribution/distribution/v3/cmd/registry@$DISTRIBUTION_VERSION"; }
 alertmanager_build() {
   # Its web UI is embedded from ui/app/dist, which the release builds with npm and the module
   # does not carry: build a copy of the module with an empty UI (the API v2 is unchanged).
@@ -170,8 +174,9 @@ declare -A versions=(
   [sops]=$SOPS_VERSION [age]=$AGE_VERSION [kubeconform]=$KUBECONFORM_VERSION
   [prometheus]=$PROMETHEUS_VERSION [envoy-gateway]=$ENVOY_GATEWAY_VERSION
   [alertmanager]=$ALERTMANAGER_VERSION [flagger-loadtester]=$FLAGGER_VERSION
+  [distribution]=$DISTRIBUTION_VERSION
 )
-order=(sops age kustomize helm kwok etcd kubernetes argocd kubeconform prometheus envoy-gateway alertmanager flagger-loadtester)
+order=(sops age kustomize helm kwok etcd kubernetes argocd kubeconform prometheus envoy-gateway alertmanager flagger-loadtester distribution)
 
 if [[ "${1:-}" == "--print" ]]; then
   # Machine-readable: one "component version folder" line each.

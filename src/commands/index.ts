@@ -17,6 +17,7 @@ export const COMMANDS = {
   switch: { summary: 'blue-green: move traffic to the other unit', load: () => import('./switch.js').then((module) => module.SWITCH) },
   retire: { summary: 'blue-green: remove the unit that takes no traffic', load: () => import('./retire.js').then((module) => module.RETIRE) },
   rollback: { summary: 'back to the previous version, as a reviewed change', load: () => import('./rollback.js').then((module) => module.ROLLBACK) },
+  publish: { summary: "package each application's chart and push it to an OCI registry", load: () => import('./publish.js').then((module) => module.PUBLISH) },
   smoke: { summary: 'the smoke test against a running application', load: () => import('./smoke.js').then((module) => module.SMOKE_TEST) },
   verify: { summary: 'post-deployment validation of one environment', load: () => import('./verify.js').then((module) => module.VERIFY) },
   ops: { summary: 'the live operations of an environment: status, drift, sync, verify, pause, resume', load: () => import('./ops/index.js').then((module) => module.OPS) },

@@ -6,14 +6,20 @@ import { RENDERED_DIR } from '../contract/layout';
 import { withProjectLock } from '../release/edit-lock';
 import { checkSynthesized, synthesize } from '../synth';
 import { type CommandDefinition } from '../tooling/cli';
+import { UsageError } from '../base/errors';
+import { readCommittedFiles, resolveCommit } from '../base/git';
+import { CHART_VERSIONS_FILE, parseChartVersions, readChartVersions, versionIncrementProblems } from '../synth/chart-versions';
 
-const USAGE = `usage: npm run synth [-- [--check] [--outdir <dir>]]
+const USAGE = `usage: npm run synth [-- [--check [--base <git-ref>]] [--outdir <dir>]]
 
 Renders every environment into <dir>/<environment>/ (default: dist, or $CDK8S_OUTDIR;
 an empty value counts as unset). <dir> is replaced as a whole, so it must be a folder
 synth created (it holds .platform-gitops-render), an empty folder or a new one; never the
 project, a folder above it or src/.
   --check   render to a temporary folder and fail, naming the files, if <dir> differs
+  --base    with --check: also fail when an application's chart content differs from the
+            commit's (its committed ${RENDERED_DIR}/<environment>/${CHART_VERSIONS_FILE}) and its version is
+            not higher there (chart-testing's version-increment rule; CI gives the target branch)
 Exit code: 0 done, 1 refused (invalid values, a skipped blue-green step, a folder synth
 must not replace) or <dir> differs (--check), 2 bad arguments.`;
 
@@ -31,7 +37,20 @@ function outdirOf(root: string, option: string | undefined): string {
   return outdir;
 }
 
-const OPTIONS = { check: { type: 'boolean' }, outdir: { type: 'string' } } as const;
+/** Each environment's chart versions in `outdir` against those committed at `base` (version-increment rule). */
+function baseVersionProblems(root: string, outdir: string, base: string): string[] {
+  const commit = resolveCommit(root, base);
+  const environments = fs.readdirSync(outdir, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort();
+  const committed = readCommittedFiles(root, environments.map((environment) => `${commit}:${RENDERED_DIR}/${environment}/${CHART_VERSIONS_FILE}`));
+  return environments.flatMap((environment) => {
+    const text = committed.get(`${commit}:${RENDERED_DIR}/${environment}/${CHART_VERSIONS_FILE}`);
+    if (text === undefined) return [];
+    const file = `${RENDERED_DIR}/${environment}/${CHART_VERSIONS_FILE}`;
+    return versionIncrementProblems(file, parseChartVersions(text, `${file} at ${base}`), readChartVersions(path.join(outdir, environment), path.join(RENDERED_DIR, environment)), base);
+  });
+}
+
+const OPTIONS = { check: { type: 'boolean' }, outdir: { type: 'string' }, base: { type: 'string' } } as const;
 
 /** `npm run synth` (and `npx cdk8s synth`): render every environment, or check the rendered folder. */
 export const SYNTH: CommandDefinition<typeof OPTIONS> = {
@@ -42,8 +61,17 @@ export const SYNTH: CommandDefinition<typeof OPTIONS> = {
   run(values, _positionals, { root, out, err }) {
     const outdir = outdirOf(root, values.outdir);
     const shown = path.relative(process.cwd(), outdir) || outdir;
+    if (values.base !== undefined && !values.check) throw new UsageError('--base goes with --check');
     if (values.check) {
       const differences = checkSynthesized({ outdir, root });
+      if (values.base !== undefined) {
+        const problems = baseVersionProblems(root, outdir, values.base);
+        if (problems.length > 0) {
+          err(`chart versions that did not move with their content (against ${values.base}):\n`);
+          for (const problem of problems) err(`  - ${problem}\n`);
+          return 1;
+        }
+      }
       if (differences.length > 0) {
         err(`${shown} is not what the code renders; run \`npm run synth\` and commit:\n`);
         for (const difference of differences) err(`  - ${difference}\n`);

@@ -12,6 +12,7 @@ import { hasCommittedHead, readCommittedFiles } from '../base/git';
 import { manifestText } from '../base/manifest-files';
 import { applicationChartId, chartFile, chartFileName, RENDERED_DIR, RENDER_MARKER, RENDER_MARKER_TEXT, renderStagingPrefix } from '../contract/layout';
 import { assertReplaceable, createFolder, outdirLabel, outputFolder } from './output-folder';
+import { writeChartVersions } from './chart-versions';
 import { type Environment, loadEnvironments } from '../environments';
 import { ConfigError, RefusedError } from '../base/errors';
 import { type Platform, loadPlatform } from '../environments/platform';
@@ -236,7 +237,11 @@ function renderToTemporary(environments: readonly Environment[], platform: Platf
   // Beside outdir, so the final rename stays on one filesystem.
   const staging = temporaryFolderIn(parent, renderStagingPrefix(path.basename(outdir)), outdir);
   try {
-    for (const environment of environments) renderEnvironment(environment, path.join(staging, environment.name), platform);
+    for (const environment of environments) {
+      renderEnvironment(environment, path.join(staging, environment.name), platform);
+      // Versions are decided against the folder this render replaces (its committed chart versions).
+      writeChartVersions(environment, path.join(staging, environment.name), path.join(outdir, environment.name), path.join(path.basename(outdir), environment.name));
+    }
     fs.writeFileSync(path.join(staging, RENDER_MARKER), RENDER_MARKER_TEXT);
     return staging;
   } catch (error) {

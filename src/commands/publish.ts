@@ -1,0 +1,67 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { RefusedError, UsageError } from '../base/errors';
+import { applicationChart } from '../artifact/application-chart';
+import { chartReference, helmBinary, loginForRun, parseRegistry, publishChart, type PublishSettings } from '../artifact/publish';
+import { environmentNamed, selectApplication } from '../environments';
+import { RENDERED_DIR } from '../contract/layout';
+import { CHART_VERSIONS_FILE } from '../synth/chart-versions';
+import { type CommandDefinition, required } from '../tooling/cli';
+
+const USAGE = `usage: npm run publish -- --env <environment> --registry oci://<host>/<path> [--app <application>] [--plain-http]
+
+Packages each application's chart of the environment (or the one --app names) with Helm
+and pushes it to <registry>/<environment>/<application>: Chart.yaml with the version and
+appVersion of ${RENDERED_DIR}/<environment>/${CHART_VERSIONS_FILE}, and the committed
+${RENDERED_DIR}/<environment>/<application>.yaml, which its one template prints as it is. A version
+already published with the same files is left as it is; one published with other files is
+refused (a version names one content). The registry's credentials: REGISTRY_USERNAME and
+REGISTRY_PASSWORD (a login for this run only), else Helm's registry login, else Docker's
+config file. Helm is the toolchain's (built once by toolchain/build.sh helm).
+  --plain-http   talk HTTP, not HTTPS (a registry on loopback)
+Exit code: 0 every chart published or already there, 1 refused (named), 2 bad arguments.`;
+
+const OPTIONS = {
+  env: { type: 'string' },
+  app: { type: 'string' },
+  registry: { type: 'string' },
+  'plain-http': { type: 'boolean', default: false },
+} as const;
+
+/** `npm run publish`: the release artifact of contract 1.1 step 3, the versioned chart in an OCI registry. */
+export const PUBLISH: CommandDefinition<typeof OPTIONS> = {
+  name: 'publish',
+  usage: USAGE,
+  options: OPTIONS,
+  run(values, _positionals, { root, env, out, err }) {
+    const registry = parseRegistry(required(values.registry, '--registry oci://<host>[/<path>]'));
+    const environment = environmentNamed(root, required(values.env, '--env <environment>'));
+    const applications = values.app === undefined ? environment.applications : [selectApplication(environment, values.app)];
+    const username = env['REGISTRY_USERNAME'];
+    const password = env['REGISTRY_PASSWORD'];
+    if ((username === undefined) !== (password === undefined)) throw new UsageError('REGISTRY_USERNAME and REGISTRY_PASSWORD go together');
+    // Every chart checked against its committed content before anything is pushed.
+    const charts = applications.map((application) => applicationChart(root, environment.name, application.name));
+    const login = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-registry-'));
+    try {
+      let settings: PublishSettings = { helm: helmBinary(root), registry, plainHttp: values['plain-http'] };
+      if (username !== undefined) settings = loginForRun(settings, username, password!, login);
+      for (const chart of charts) {
+        const reference = chartReference(registry, environment.name, chart.name);
+        try {
+          const result = publishChart(settings, environment.name, chart);
+
+          out(`${reference}:${result.version} (appVersion ${chart.version.appVersion}): ${result.result}${result.digest === undefined ? '' : `, ${result.digest}`}\n`);
+        } catch (error) {
+          if (!(error instanceof RefusedError)) throw error;
+          err(`${reference}:${chart.version.version}: ${error.message}\n`);
+          return 1;
+        }
+      }
+      return 0;
+    } finally {
+      fs.rmSync(login, { recursive: true, force: true });
+    }
+  },
+};

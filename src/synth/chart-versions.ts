@@ -1,0 +1,149 @@
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { z } from 'zod';
+import { ConfigError } from '../base/errors';
+import { compareText } from '../base/text-order';
+import { chartFileName, applicationChartId } from '../contract/layout';
+import type { Environment } from '../environments';
+import { runningTagOf } from '../strategies/values-registry';
+
+/**
+ * Each application's chart version in an environment, `dist/<environment>/chart-versions.json`:
+ * rendered by synth beside the manifests, so a release or a promotion writes it in the same
+ * all-or-nothing swap of dist/ as the values file, and reviewed on the same diff.
+ */
+export const CHART_VERSIONS_FILE = 'chart-versions.json';
+
+/** One application's published chart (issue 26; contract 1.1 step 3, 1.3.1, 9.2). */
+export interface ChartVersion {
+  /** The chart's semver version: bumped exactly when the rendered content changes. */
+  readonly version: string;
+  /** The image tag the application serves (Chart.yaml `appVersion`). */
+  readonly appVersion: string;
+  /** sha256 of the rendered file (`dist/<environment>/<application>.yaml`): the chart's content. */
+  readonly digest: string;
+  /** sha256 of the values it was rendered from (the environment's settings and the application's file). */
+  readonly values: string;
+}
+
+export type ChartVersions = Readonly<Record<string, ChartVersion>>;
+
+const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$/;
+const DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+const chartVersionsSchema = z.record(
+  z.string(),
+  z.strictObject({
+    version: z.string().regex(SEMVER, 'a version <major>.<minor>.<patch>'),
+    appVersion: z.string().min(1),
+    digest: z.string().regex(DIGEST, 'sha256:<64 hex digits>'),
+    values: z.string().regex(DIGEST, 'sha256:<64 hex digits>'),
+  }),
+);
+
+/** The first version of an application's chart. */
+export const FIRST_CHART_VERSION = '0.1.0';
+
+export function sha256(text: string): string {
+  return `sha256:${crypto.createHash('sha256').update(text).digest('hex')}`;
+}
+
+/** JSON with every object's keys sorted: the same data, the same text. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) =>
+    item !== null && typeof item === 'object' && !Array.isArray(item)
+      ? Object.fromEntries(Object.entries(item as Record<string, unknown>).sort(([a], [b]) => compareText(a, b)))
+      : item,
+  );
+}
+
+/** What an application's chart is rendered from: the environment's own settings and the application's values. */
+export function valuesDigest(environment: Environment, application: string): string {
+  const { applications, ...settings } = environment;
+  // The values, not where they were written: the file's line map is left out.
+  const { source: _source, ...values } = applications.find((candidate) => candidate.name === application)!;
+  return sha256(canonicalJson({ environment: settings, application: values }));
+}
+
+/**
+ * The next version of a chart (the rule of the README, "Release artifact"): unchanged while
+ * its rendered content is; a patch when the content changed with the values (a tag, replicas,
+ * any values file change); a minor when the values are the same, so the platform's code
+ * changed what it renders. A first chart is FIRST_CHART_VERSION.
+ */
+export function nextChartVersion(previous: ChartVersion | undefined, current: Omit<ChartVersion, 'version'>): ChartVersion {
+  if (previous === undefined) return { version: FIRST_CHART_VERSION, ...current };
+  if (previous.digest === current.digest) return { ...previous, ...current, version: previous.version };
+  const [major, minor, patch] = SEMVER.exec(previous.version)!.slice(1).map(Number) as [number, number, number];
+  const version = previous.values === current.values ? `${major}.${minor + 1}.0` : `${major}.${minor}.${patch + 1}`;
+  return { version, ...current };
+}
+
+/** The versions file's text: applications in name order, one key per line. */
+export function chartVersionsText(versions: ChartVersions): string {
+  const ordered = Object.fromEntries(Object.entries(versions).sort(([a], [b]) => compareText(a, b)));
+  return `${JSON.stringify(ordered, null, 2)}\n`;
+}
+
+/** Versions from a versions file's text; refused, naming `where` and the field, when it is not one. */
+export function parseChartVersions(text: string, where: string): ChartVersions {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError([`${where}: not JSON (${(error as Error).message}); run npm run synth to render it again`]);
+  }
+  const parsed = chartVersionsSchema.safeParse(data);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => `${where}: ${issue.path.join('.') || '(file)'}: ${issue.message}`));
+  }
+  return parsed.data;
+}
+
+/** The versions of a rendered environment folder; none when it has no file yet. */
+export function readChartVersions(folder: string, label = folder): ChartVersions {
+  const file = path.join(folder, CHART_VERSIONS_FILE);
+  if (!fs.existsSync(file)) return {};
+  return parseChartVersions(fs.readFileSync(file, 'utf8'), path.join(label, CHART_VERSIONS_FILE));
+}
+
+/**
+ * Write `chart-versions.json` into a freshly rendered environment folder (`rendered`), each
+ * application's version decided against the versions of the folder it replaces (`previous`).
+ */
+export function writeChartVersions(environment: Environment, rendered: string, previous: string, label: string): ChartVersions {
+  const before = readChartVersions(previous, label);
+  const versions: Record<string, ChartVersion> = {};
+  for (const application of environment.applications) {
+    const text = fs.readFileSync(path.join(rendered, chartFileName(applicationChartId(application.name))), 'utf8');
+    versions[application.name] = nextChartVersion(before[application.name], {
+      appVersion: runningTagOf(application),
+      digest: sha256(text),
+      values: valuesDigest(environment, application.name),
+    });
+  }
+  fs.writeFileSync(path.join(rendered, CHART_VERSIONS_FILE), chartVersionsText(versions));
+  return versions;
+}
+
+/** Whether `a` is a higher version than `b` (both `<major>.<minor>.<patch>`). */
+function higher(a: string, b: string): boolean {
+  const [x, y] = [a, b].map((version) => SEMVER.exec(version)!.slice(1).map(Number)) as [number[], number[]];
+  for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return x[i]! > y[i]!;
+  return false;
+}
+
+/**
+ * The version-increment rule chart-testing's `ct lint` applies to a pull request (a chart
+ * whose content changed since the target branch must carry a higher version), over the
+ * versions of one environment at the base (`before`) and now (`after`).
+ */
+export function versionIncrementProblems(file: string, before: ChartVersions, after: ChartVersions, base: string): string[] {
+  return Object.entries(after)
+    .filter(([application, now]) => {
+      const then = before[application];
+      return then !== undefined && then.digest !== now.digest && !higher(now.version, then.version);
+    })
+    .map(([application, now]) => `${file}: ${application}: its chart's content changed since ${base}, but version ${now.version} is not higher than ${before[application]!.version} there (run npm run synth: it bumps the version)`);
+}
