@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -5,7 +6,7 @@ import { RELEASE } from '../src/commands/release';
 import { SYNTH } from '../src/commands/synth';
 import { CHART_VERSIONS_FILE, FIRST_CHART_VERSION, nextChartVersion, sha256, versionIncrementProblems } from '../src/synth/chart-versions';
 import { commitCopy, dataCopy, newerTag } from './project-copy';
-import { nextPatch, runInProcess } from './support';
+import { nextPatch, ROOT, runInProcess } from './support';
 
 // Each application's chart version (dist/<environment>/chart-versions.json) changes exactly
 // when its rendered content does: a patch with the values, a minor when only the code changed.
@@ -77,6 +78,15 @@ describe('chart versions in the project', () => {
     expect(result.stderr).toContain(`dist/local/${CHART_VERSIONS_FILE}: ${application}.version: a version <major>.<minor>.<patch>`);
     expect(fs.readFileSync(file, 'utf8')).toBe(text);
     expect((await runInProcess(SYNTH, ['--base', 'HEAD'], root)).stderr).toContain('--base goes with --check');
+  });
+
+  // CI's gate on every commit: its changed charts carry higher versions than its parent's
+  // (chart-testing's rule); a clone without the parent (shallow) has nothing to compare with.
+  const parent = spawnSync('git', ['-C', ROOT, 'rev-parse', '--verify', '--quiet', 'HEAD~1^{commit}'], { encoding: 'utf8' });
+  it.skipIf(parent.status !== 0)('the last commit moved the version of every chart whose content it changed', async () => {
+    const check = await runInProcess(SYNTH, ['--check', '--base', 'HEAD~1']);
+    expect(check.stderr).toBe('');
+    expect(check.status).toBe(0);
   });
 
   it('the committed versions are the ones synth renders from the committed content', () => {
