@@ -23,6 +23,12 @@ export const CRASH_FILE = 'crash';
 /** A container's log files in its pod's folder (kwok's Logs): the current run's and the previous one's. */
 const LOG_FILES = { current: 'container.log', previous: 'previous.log' } as const;
 
+/** Log lines in the CRI format a kubelet keeps and kwok reads (`<RFC 3339 time> stdout F <line>`). */
+function criLog(...lines: string[]): string {
+  const now = new Date().toISOString();
+  return lines.map((line) => `${now} stdout F ${line}\n`).join('');
+}
+
 /** The file of the stand-in SQL Server's state in its pod's folder (e2e/sql-server-state.ts). */
 export const SQL_SERVER_STATE_FILE = 'sql-server.json';
 
@@ -117,7 +123,7 @@ export class LiveContainers {
     fs.mkdirSync(dir, { recursive: true });
     const image = (pod.spec?.containers ?? []).find((c: { name: string }) => c.name === application.container)?.image ?? '';
     fs.writeFileSync(path.join(dir, VERSION_FILE.name), `${parseImageReference(image).tag ?? ''}\n`);
-    fs.writeFileSync(path.join(dir, LOG_FILES.current), `listening on :${PORTS.application}\n`);
+    fs.writeFileSync(path.join(dir, LOG_FILES.current), criLog(`listening on :${PORTS.application}`));
     fs.writeFileSync(path.join(dir, LOG_FILES.previous), '');
     const server = await startContractServer();
     const port = Number(new URL(server.baseUrl).port);
@@ -220,7 +226,7 @@ export class LiveContainers {
   /** The pod's container reported crash-looping, killed for its memory, with the previous run's log saying so. */
   private async crash(pod: KubeObject, application: LiveApplication, dir: string): Promise<void> {
     const limit = (pod.spec?.containers ?? []).find((c: { name: string }) => c.name === application.container)?.resources?.limits?.memory ?? 'its limit';
-    fs.writeFileSync(path.join(dir, LOG_FILES.previous), `listening on :${PORTS.application}\nloading the declarations cache\nfatal: out of memory: the cache needs more than ${limit}\n`);
+    fs.writeFileSync(path.join(dir, LOG_FILES.previous), criLog(`listening on :${PORTS.application}`, 'loading the declarations cache', `fatal: out of memory: the cache needs more than ${limit}`));
     const now = new Date().toISOString().slice(0, 19) + 'Z';
     const image = (pod.spec?.containers ?? []).find((c: { name: string }) => c.name === application.container)?.image ?? '';
     await this.client.mergePatch(
