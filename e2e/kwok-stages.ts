@@ -1,5 +1,5 @@
 import { stringify } from 'yaml';
-import { databaseRollbackName } from '../src/contract/naming';
+import { databaseMigrationJob } from '../src/contract/naming';
 
 /**
  * The annotation the harness's kubelet checks put on a pod once everything its
@@ -23,7 +23,7 @@ export const NODE_IP_ANNOTATION = 'e2e.platform-gitops/internal-ip';
  * - start: a scheduled, admitted pod becomes Running and Ready (containers, init
  *   containers completed, sidecars started, readiness gates true);
  * - complete: a Running pod owned by a Job exits 0, so the Job controller completes
- *   the Job (migration hooks, backups, smoke tests), except a database rollback's, whose
+ *   the Job (migration hooks, backups, smoke tests), except a migrations Job of the live operations, whose
  *   stand-in container the harness runs;
  * - delete: a pod being deleted goes away.
  */
@@ -151,8 +151,8 @@ export function kwokStages(kubeletPort: number): string {
           notDeleting,
           { key: '.status.phase', operator: 'In', values: ['Running'] },
           { key: '.metadata.ownerReferences.[].kind', operator: 'In', values: ['Job'] },
-          // A database rollback's migrations pod ends when its stand-in container has run (e2e/live-containers.ts).
-          { key: `.metadata.labels.app // "" | endswith("${databaseRollbackName('')}")`, operator: 'NotIn', values: ['true'] },
+          // A migrations pod of the live operations ends when its stand-in container has run (e2e/live-containers.ts).
+          { key: `.metadata.labels.app // "" | endswith("${databaseMigrationJob('').label}")`, operator: 'NotIn', values: ['true'] },
         ],
       },
       delay: { durationMilliseconds: 1000 },

@@ -5,7 +5,7 @@ import { serverPod } from '../src/cluster/database';
 import { MIGRATIONS_CONTAINER } from '../src/constructs/schema-migration';
 import { DATABASE, VERSION_FILE } from '../src/contract/choices';
 import { PORTS } from '../src/contract/contract';
-import { databaseRollbackName, databaseSecret, parseImageReference } from '../src/contract/naming';
+import { databaseMigrationJob, databaseSecret, parseImageReference } from '../src/contract/naming';
 import { type ContractServer, type Fault, startContractServer } from './contract-server';
 import type { KubeClient, KubeObject } from './kube-client';
 import { readState, seedState, updateTo, writeState } from './sql-server-state';
@@ -182,29 +182,30 @@ export class LiveContainers {
   }
 
   /**
-   * The migrations image of a database rollback Job's pod (kwok's pod-complete stage leaves
-   * these pods running): with its arguments `database update <migration>` and the
-   * application's connection string, the database's migrations become the image's up to
-   * that one and the pod exits 0; otherwise it exits 1 with the tool's message.
+   * The migrations image in a pod of the live operations' migrations Jobs (kwok's pod-complete
+   * stage leaves these pods running), with the application's connection string: with the
+   * arguments `database update <migration>` the database's migrations become the image's up
+   * to that one, without arguments every migration of the image is applied (as the Sync hook
+   * does), and the pod exits 0; otherwise it exits 1 with the tool's message.
    */
   private async runMigrations(): Promise<void> {
     const state = path.join(this.root, this.databaseNamespace, serverPod().pod, SQL_SERVER_STATE_FILE);
     for (const application of this.applications) {
-      const name = databaseRollbackName(application.name);
+      const label = databaseMigrationJob(application.name).label;
       for (const pod of await this.client.list('v1', 'Pod', application.namespace)) {
         const uid = String(pod.metadata.uid);
-        if (pod.metadata.labels?.['app'] !== name || pod.status?.phase !== 'Running' || this.ranMigrations.has(uid)) continue;
+        if (pod.metadata.labels?.['app'] !== label || pod.status?.phase !== 'Running' || this.ranMigrations.has(uid)) continue;
         this.ranMigrations.add(uid);
         const container = (pod.spec?.containers ?? []).find((c: { name: string }) => c.name === MIGRATIONS_CONTAINER);
-        const [verb, noun, migration] = container?.args ?? [];
+        const args: string[] = container?.args ?? [];
         const connection = (container?.env ?? []).find((e: { name: string }) => e.name === 'DATABASE_CONNECTION_STRING')?.valueFrom?.secretKeyRef?.name;
         let result: { ok: boolean; message: string };
         if (!fs.existsSync(state)) result = { ok: false, message: 'A network-related error occurred while establishing a connection to SQL Server.' };
         else if (connection !== databaseSecret(application.name)) result = { ok: false, message: `no connection string: DATABASE_CONNECTION_STRING is not read from Secret ${databaseSecret(application.name)}` };
-        else if (verb !== 'database' || noun !== 'update' || migration === undefined) result = { ok: false, message: `unknown command: ${(container?.args ?? []).join(' ')}` };
+        else if (args.length !== 0 && (args.length !== 3 || args[0] !== 'database' || args[1] !== 'update')) result = { ok: false, message: `unknown command: ${args.join(' ')}` };
         else {
           const server = readState(state);
-          result = updateTo(server, application.database, migration);
+          result = updateTo(server, application.database, args[2] ?? server.catalog[application.database]?.at(-1)?.id ?? '');
           if (result.ok) writeState(state, server);
         }
         const terminated = { exitCode: result.ok ? 0 : 1, reason: result.ok ? 'Completed' : 'Error', message: result.message, startedAt: new Date().toISOString().slice(0, 19) + 'Z', finishedAt: new Date().toISOString().slice(0, 19) + 'Z' };

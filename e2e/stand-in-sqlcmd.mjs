@@ -7,7 +7,8 @@
 // a wrong password ("Login failed", 18456), a database that does not exist (4060), a
 // backup file that does not exist (3201), a statement it does not know. Like SQL Server,
 // RESTORE ... WITH REPLACE takes a backup of another database: choosing the right file is
-// the caller's job. Exit codes as sqlcmd -b: 0, or 1 on an error.
+// the caller's job. RESTORE VERIFYONLY checks that the file exists. Exit codes as sqlcmd -b:
+// 0, or 1 on an error.
 import * as fs from 'node:fs';
 
 const statePath = process.env.SQL_SERVER_STATE;
@@ -28,7 +29,9 @@ for (let i = 0; i < args.length; i++) {
 }
 const state = JSON.parse(fs.readFileSync(statePath, 'utf8'));
 if (options['-S'] !== 'localhost') fail(`Sqlcmd: Error: Microsoft ODBC Driver 18 for SQL Server : Login timeout expired (server ${options['-S']}).`);
-if (options['-U'] !== 'sa' || options['-P'] !== state.password) fail(`Msg 18456, Level 14, State 1, Server mssql-0, Line 1\nLogin failed for user '${options['-U']}'.`);
+// The password as sqlcmd takes it: -P, else the SQLCMDPASSWORD variable.
+const password = options['-P'] ?? process.env.SQLCMDPASSWORD;
+if (options['-U'] !== 'sa' || password !== state.password) fail(`Msg 18456, Level 14, State 1, Server mssql-0, Line 1\nLogin failed for user '${options['-U']}'.`);
 const database = options['-d'] ?? 'master';
 const system = ['master', 'msdb'];
 if (!system.includes(database) && state.databases[database] === undefined) {
@@ -58,6 +61,9 @@ if (query === 'SELECT 1') {
   if (database !== 'msdb') fail("Msg 208, Level 16, State 1, Server mssql-0, Line 1\nInvalid object name 'dbo.backupset'.");
   const backups = state.backups.filter((backup) => backup.database === match[1]).sort((a, b) => (a.finishedAt < b.finishedAt ? 1 : -1));
   print(backups.map((backup) => [backup.file, backup.finishedAt]));
+} else if ((match = /^RESTORE VERIFYONLY FROM DISK = N'([^']+)' WITH CHECKSUM$/.exec(query))) {
+  if (!state.backups.some((backup) => backup.file === match[1])) fail(`Msg 3201, Level 16, State 2, Server mssql-0, Line 1\nCannot open backup device '${match[1]}'. Operating system error 2(The system cannot find the file specified.).\nMsg 3013, Level 16, State 1, Server mssql-0, Line 1\nVERIFY DATABASE is terminating abnormally.`);
+  process.stdout.write('The backup set on file 1 is valid.\n');
 } else if ((match = /^ALTER DATABASE \[([^\]]+)\] SET SINGLE_USER WITH ROLLBACK IMMEDIATE; RESTORE DATABASE \[([^\]]+)\] FROM DISK = N'([^']+)' WITH REPLACE; ALTER DATABASE \[([^\]]+)\] SET MULTI_USER$/.exec(query))) {
   const [, single, target, file, multi] = match;
   if (single !== target || multi !== target) fail('stand-in sqlcmd: the restore names three databases');

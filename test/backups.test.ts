@@ -70,7 +70,8 @@ describe.each(ENVIRONMENT_ORDER)('database backups in %s', (name) => {
 describe('the runbook\'s data recovery (7.2)', () => {
   it('is one verb that pauses automated sync before stopping the application, restores, and resumes after', () => {
     const runbook = fs.readFileSync(path.join(ROOT, 'docs', 'runbook.md'), 'utf8');
-    const section = runbook.slice(runbook.indexOf('**Data recovery** (7.2)'), runbook.indexOf('**Database unreachable**'));
+    // One line of prose, as it reads.
+    const section = runbook.slice(runbook.indexOf('**Data recovery** (7.2)'), runbook.indexOf('**Database unreachable**')).replace(/\s+/g, ' ');
     const at = (text: string) => {
       const index = section.indexOf(text);
       expect(index, text).toBeGreaterThanOrEqual(0);

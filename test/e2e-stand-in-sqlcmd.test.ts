@@ -70,6 +70,9 @@ describe('the SQL Server stand-in, through the live operations\' sqlcmd command 
     const restore = (file: string) =>
       sqlcmd(state, `ALTER DATABASE [webapp] SET SINGLE_USER WITH ROLLBACK IMMEDIATE; RESTORE DATABASE [webapp] FROM DISK = N'${file}' WITH REPLACE; ALTER DATABASE [webapp] SET MULTI_USER`, 'master');
     expect(restore(`${DATABASE.backupPath}/webapp-nothing.bak`).stderr).toContain('Cannot open backup device');
+    const verify = (file: string) => sqlcmd(state, `RESTORE VERIFYONLY FROM DISK = N'${file}' WITH CHECKSUM`, 'master');
+    expect(verify(webapp[1]!.file)).toMatchObject({ status: 0, stdout: 'The backup set on file 1 is valid.\n' });
+    expect(verify(`${DATABASE.backupPath}/webapp-nothing.bak`).status).toBe(1);
     expect(restore(webapp[1]!.file).status).toBe(0);
     expect(readState(state).databases['webapp']!.migrations).toEqual(STAND_IN_MIGRATIONS.slice(0, 2).map((m) => m.id));
     expect(readState(state).databases['billing']!.migrations).toEqual(STAND_IN_MIGRATIONS.map((m) => m.id));

@@ -55,8 +55,8 @@ export function limitsOf(deployment: LiveObject, container: string): { memory?: 
 /**
  * The contract's example fix of a crash loop (8: memory 1Gi, CPU 500m, liveness initial delay
  * 60 s) as a JSON patch of a Deployment's container: its limits raised to the example's, and
- * its liveness probe's initial delay where it has one; what is already higher stays (no
- * operation when all is). Refused
+ * its liveness probe's initial delay where it has one; what is already higher, and a limit
+ * that is not set (no limit), stay (no operation when all do). Refused
  * when the container is not in the pod template.
  */
 export function exampleFixPatch(deployment: LiveObject, container: string): { op: string; path: string; value?: unknown }[] {
@@ -67,17 +67,23 @@ export function exampleFixPatch(deployment: LiveObject, container: string): { op
   const found = containers[index]!;
   const now = limitsOf(deployment, container);
   // Raised, never lowered: a limit or delay already above the example stays.
+  // No limit is no limit: left as it is.
   const raise = {
-    memory: (parseMemory(now.memory ?? '0Mi') ?? 0) < parseMemory(EXAMPLE_FIX.memoryLimit)!,
-    cpu: (parseCpu(now.cpu ?? '0m') ?? 0) < parseCpu(EXAMPLE_FIX.cpuLimit)!,
+    memory: now.memory !== undefined && (parseMemory(now.memory) ?? 0) < parseMemory(EXAMPLE_FIX.memoryLimit)!,
+    cpu: now.cpu !== undefined && (parseCpu(now.cpu) ?? 0) < parseCpu(EXAMPLE_FIX.cpuLimit)!,
     delay: found.livenessProbe !== undefined && (now.livenessInitialDelaySeconds ?? 0) < EXAMPLE_FIX.livenessInitialDelaySeconds,
   };
   if (!raise.memory && !raise.cpu && !raise.delay) return [];
   return [
-    ...(found.resources === undefined ? [{ op: 'add', path: `${at}/resources`, value: {} }] : []),
-    ...(found.resources?.limits === undefined ? [{ op: 'add', path: `${at}/resources/limits`, value: {} }] : []),
     ...(raise.memory ? [{ op: 'add', path: `${at}/resources/limits/memory`, value: EXAMPLE_FIX.memoryLimit }] : []),
     ...(raise.cpu ? [{ op: 'add', path: `${at}/resources/limits/cpu`, value: EXAMPLE_FIX.cpuLimit }] : []),
     ...(raise.delay ? [{ op: 'add', path: `${at}/livenessProbe/initialDelaySeconds`, value: EXAMPLE_FIX.livenessInitialDelaySeconds }] : []),
   ];
+}
+
+/** Whether a Deployment's selector (matchLabels) selects a pod. */
+export function selects(deployment: LiveObject, pod: LiveObject): boolean {
+  const wanted: Record<string, string> = deployment['spec']?.selector?.matchLabels ?? {};
+  const labels = pod.metadata.labels ?? {};
+  return Object.keys(wanted).length > 0 && Object.entries(wanted).every(([key, value]) => labels[key] === value);
 }

@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { RefusedError } from '../base/errors';
 import { DATABASE } from '../contract/choices';
 import { WAITS_SECONDS } from '../contract/contract';
-import { databaseRollbackName, migrationsName } from '../contract/naming';
+import { databaseMigrationJob, migrationsName } from '../contract/naming';
 import { isBackupFileOf } from '../constructs/database-backup';
 import { MIGRATIONS_CONTAINER } from '../constructs/schema-migration';
 import type { ClusterConnection, LiveObject } from './connection';
@@ -12,11 +12,17 @@ import { labelSelector, podState } from './workloads';
 /** The columns' separator sqlcmd prints (`-s`): no migration id, table name or file path holds it. */
 const COLUMN_SEPARATOR = '|';
 
+/** The database names the values files allow (and master, msdb), so a name is safe in the shell, `[...]` and `N'...'`. */
+const SQL_NAME = /^[A-Za-z0-9_][-A-Za-z0-9_]*$/;
+
 /** How long one listing query may take before the verb gives up on the server. */
 const QUERY_TIMEOUT_MS = 60_000;
 
-/** Marks an object the live operations created, so they replace only their own (never the platform's or a person's). */
+/** Who and which verb created an object of the live operations. */
 export const CREATED_BY_ANNOTATION = 'platform-gitops/created-by';
+
+/** How long a finished migrations Job of the live operations is kept, for its logs: a day. */
+const MIGRATION_JOB_KEPT_SECONDS = 86_400;
 
 /** SQL Server as the live operations reach it: the StatefulSet's one pod in the database namespace. */
 export interface DatabaseServer {
@@ -33,15 +39,17 @@ export function serverPod(): { readonly pod: string; readonly container: string 
 /**
  * The command that runs `sql` with the image's sqlcmd inside the server's container, as
  * `kubectl exec mssql-0 -- sqlcmd` would: as the administrator, whose password stays in the
- * container's environment (never on this machine); the rows only (no header, no row count,
+ * container's environment (never on this machine, never in a command line); the rows only (no header, no row count,
  * trailing blanks trimmed, columns separated by `|`); `-b` makes an SQL error exit 1.
  * sqlcmd is found on PATH with the image's tools folder appended, which is where the image
  * has it (a loopback stand-in of the container provides its own on PATH).
  */
 export function sqlcmdInServer(sql: string, database: string): string[] {
   if (/["$`\\]/.test(sql)) throw new Error(`a query run through sh -c holds no ", $, \` or \\: ${sql}`);
-  const flags = `-S localhost -U ${DATABASE.administrator} -P "$MSSQL_SA_PASSWORD" -C -b -h -1 -W -s "${COLUMN_SEPARATOR}" -d ${database}`;
-  return ['/bin/sh', '-c', `PATH="$PATH:${path.posix.dirname(DATABASE.sqlcmd)}" sqlcmd ${flags} -Q "SET NOCOUNT ON; ${sql}"`];
+  if (!SQL_NAME.test(database)) throw new Error(`"${database}" is not a database name the platform makes (letters, digits, _ and -)`);
+  // The password reaches sqlcmd through its environment (SQLCMDPASSWORD), never its arguments, which ps shows.
+  const flags = `-S localhost -U ${DATABASE.administrator} -C -b -h -1 -W -s "${COLUMN_SEPARATOR}" -d ${database}`;
+  return ['/bin/sh', '-c', `SQLCMDPASSWORD="$MSSQL_SA_PASSWORD" PATH="$PATH:${path.posix.dirname(DATABASE.sqlcmd)}" sqlcmd ${flags} -Q "SET NOCOUNT ON; ${sql}"`];
 }
 
 /** Run `sql` in `database` on the server; its rows, each a list of columns. Refused with sqlcmd's message when it fails. */
@@ -102,6 +110,12 @@ export async function backupsOf(server: DatabaseServer, database: string): Promi
   return backups;
 }
 
+/** Whether a backup file is readable and whole (RESTORE VERIFYONLY with its checksums); refused with the server's message when it is not. */
+export async function verifyBackup(server: DatabaseServer, file: string): Promise<void> {
+  if (!/^[-/A-Za-z0-9_.]+$/.test(file)) throw new RefusedError(`${file} is not a backup file name the platform writes`);
+  await query(server, 'master', `RESTORE VERIFYONLY FROM DISK = N'${file}' WITH CHECKSUM`);
+}
+
 /**
  * Restore `database` from `file` with replacement (7.2): other sessions ended first (single
  * user), the database open to all again after. Refused before anything is done when the file
@@ -121,46 +135,46 @@ function jobCondition(job: LiveObject, type: 'Complete' | 'Failed'): { message?:
   return (job['status']?.conditions ?? []).find((c: { type?: string; status?: string }) => c.type === type && c.status === 'True');
 }
 
+/** A Job the live operations created: its name (the API server's) and uid, whose pods carry it. */
+export interface CreatedJob {
+  readonly name: string;
+  readonly uid: string;
+}
+
 /**
- * Update an application's database to a named migration (1.5, database level): a Job of
- * the application's migrations image, the one its last sync ran (the Sync hook Job's pod
- * template: the same image, pull secret, connection string and restrictions), with the
- * tool's arguments for that migration (DATABASE.migrations.updateTo). A previous rollback
- * Job of the live operations is replaced once it has ended; anything else of that name is
- * left alone and refused.
+ * Run the application's migrations image as a Job (1.5 database level; 7.2 data recovery):
+ * the image the application's last sync ran (the Sync hook Job's pod template: the same
+ * image, pull secret, connection string and restrictions), with the tool's arguments for one
+ * migration (DATABASE.migrations.updateTo), or none: every pending migration applied, as the
+ * hook does. Its name is made by the API server (`<application>-db-xxxxx`), so it never
+ * replaces anything; it is kept a day for its logs (ttlSecondsAfterFinished).
  */
-export async function startMigrationJob(cluster: ClusterConnection, application: string, namespace: string, migration: string, createdBy: string): Promise<string> {
+export async function startMigrationJob(cluster: ClusterConnection, application: string, namespace: string, migration: string | undefined, createdBy: string): Promise<CreatedJob> {
   const hookName = migrationsName(application);
   const hook = await cluster.get('batch/v1', 'Job', hookName, namespace);
   if (hook === undefined) {
     throw new RefusedError(`Job ${namespace}/${hookName} does not exist: the migrations image is the one the application's last sync ran (its Sync hook Job, kept until the next sync); sync the application first`);
   }
-  const name = databaseRollbackName(application);
-  const previous = await cluster.get('batch/v1', 'Job', name, namespace);
-  if (previous !== undefined) {
-    if (previous.metadata.annotations?.[CREATED_BY_ANNOTATION] === undefined) throw new RefusedError(`Job ${namespace}/${name} exists and was not created by the live operations: delete or rename it first`);
-    if (jobCondition(previous, 'Complete') === undefined && jobCondition(previous, 'Failed') === undefined) throw new RefusedError(`Job ${namespace}/${name} is still running: wait for it, or delete it`);
-    await cluster.delete('batch/v1', 'Job', name, namespace);
-    const gone = await waitFor({ what: `the previous Job ${namespace}/${name} deleted`, timeoutSeconds: 60, progress: () => undefined, check: async () => ({ done: (await cluster.get('batch/v1', 'Job', name, namespace)) === undefined, state: 'deleting' }) });
-    if (!gone.ok) throw new RefusedError(`Job ${namespace}/${name}: ${gone.reason}`);
-  }
   const template = hook['spec']?.template ?? {};
   const spec = structuredClone(template.spec ?? {});
   const container = (spec.containers ?? []).find((c: { name?: string }) => c.name === MIGRATIONS_CONTAINER);
   if (container === undefined) throw new RefusedError(`Job ${namespace}/${hookName} has no container ${MIGRATIONS_CONTAINER}`);
-  container.args = DATABASE.migrations.updateTo(migration);
-  const labels = { app: name };
-  await cluster.create({
+  if (migration === undefined) delete container.args;
+  else container.args = DATABASE.migrations.updateTo(migration);
+  const { label, namePrefix } = databaseMigrationJob(application);
+  const labels = { app: label };
+  const created = await cluster.create({
     apiVersion: 'batch/v1',
     kind: 'Job',
-    metadata: { name, namespace, labels, annotations: { [CREATED_BY_ANNOTATION]: createdBy } },
+    metadata: { name: '', generateName: namePrefix, namespace, labels, annotations: { [CREATED_BY_ANNOTATION]: createdBy } },
     spec: {
       backoffLimit: DATABASE.migrations.backoffLimit,
       activeDeadlineSeconds: WAITS_SECONDS.controllerSync,
+      ttlSecondsAfterFinished: MIGRATION_JOB_KEPT_SECONDS,
       template: { metadata: { labels }, spec },
     },
   });
-  return name;
+  return { name: created.metadata.name, uid: String(created.metadata.uid) };
 }
 
 /** How a Job's pod ended: each container's exit code, reason and message (the tool's last words). */
@@ -172,7 +186,8 @@ function exitOf(pod: LiveObject): string {
 }
 
 /** Wait until a Job completes; the reason names its failed pods' states when it fails. */
-export async function waitForJob(cluster: ClusterConnection, namespace: string, name: string, timeoutSeconds: number, progress: (line: string) => void): Promise<WaitResult> {
+export async function waitForJob(cluster: ClusterConnection, namespace: string, job: CreatedJob, timeoutSeconds: number, progress: (line: string) => void): Promise<WaitResult> {
+  const { name, uid } = job;
   return waitFor({
     what: `Job ${namespace}/${name}`,
     timeoutSeconds,
@@ -183,7 +198,7 @@ export async function waitForJob(cluster: ClusterConnection, namespace: string, 
       if (jobCondition(job, 'Complete') !== undefined) return { done: true, state: 'Complete' };
       const failed = jobCondition(job, 'Failed');
       if (failed !== undefined) {
-        const pods = (await cluster.list('v1', 'Pod', namespace, labelSelector({ 'job-name': name }))).map((pod) => `Pod ${pod.metadata.name}: ${exitOf(pod)}`);
+        const pods = (await cluster.list('v1', 'Pod', namespace, labelSelector({ 'batch.kubernetes.io/controller-uid': uid }))).map((pod) => `Pod ${pod.metadata.name}: ${exitOf(pod)}`);
         return { done: false, state: 'Failed', failed: [`Job ${namespace}/${name} failed: ${failed.reason ?? ''} ${failed.message ?? ''}`.trim(), ...pods].join('; ') };
       }
       const status = job['status'] ?? {};

@@ -3,9 +3,11 @@
  * and the platform's custom resources; `get`, `list`, `patch` of Argo CD's Applications in
  * its namespace (refresh, sync, pause, resume through the resource, as Argo CD's core mode);
  * the exec and port-forward sessions of `version`, `bluegreen` and the database's sqlcmd;
- * `patch` of Deployments for `rollback --level orchestrator` and the emergencies; `create`
- * and `delete` of Jobs for `rollback --level database` (it replaces only its own). No Secret
- * is ever read (drift names a drifted Secret without reading it).
+ * `patch` of Deployments for `rollback --level orchestrator` and the emergencies; `create` of
+ * Jobs for the migrations Jobs of `rollback --level database` and `emergency restore`. No
+ * Secret is ever read (drift names a drifted Secret without reading it). Exec and Job
+ * creation are cluster-wide, as broad as `kubectl exec` for the group: scoping them to the
+ * applications' and the database's namespaces (RoleBindings the charts render) is to come.
  * The bootstrap creates both roles and binds them to the group its stack names
  * (`operatorsGroup`); `npm run ops -- role` prints them for a cluster bootstrapped otherwise.
  * The e2e runs every verb as a user of that group alone.
@@ -32,8 +34,9 @@ const CLUSTER_RULES = [
   // emergency drain and uncordon: a node's spec.unschedulable, and the evictions of its pods.
   { apiGroups: [''], resources: ['nodes'], verbs: ['patch'] },
   { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
-  // rollback --level database: the Job of the migrations image, and the previous one it replaces.
-  { apiGroups: ['batch'], resources: ['jobs'], verbs: ['create', 'delete'] },
+  // rollback --level database and emergency restore: a Job of the migrations image (named by the
+  // API server, removed by its TTL: nothing is ever deleted or replaced).
+  { apiGroups: ['batch'], resources: ['jobs'], verbs: ['create'] },
   {
     apiGroups: ['gateway.networking.k8s.io', 'gateway.envoyproxy.io', 'cert-manager.io', 'monitoring.coreos.com', 'flagger.app', 'kafka.strimzi.io'],
     resources: ['*'],

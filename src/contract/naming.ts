@@ -82,11 +82,13 @@ export function migrationsName(application: string): string {
 }
 
 /**
- * The Job `npm run ops -- rollback --level database` creates in the application's namespace
- * to update its database to an earlier migration, `<application>-db-rollback`.
+ * The Jobs of the migrations image the live operations run in the application's namespace
+ * (`rollback --level database`, and `emergency restore` migrating a restored database
+ * forward): their pods' label `app`, `<application>-db-migrate`, and their names, made by the
+ * API server from the prefix `<application>-db-` (five characters added).
  */
-export function databaseRollbackName(application: string): string {
-  return `${application}-db-rollback`;
+export function databaseMigrationJob(application: string): { readonly label: string; readonly namePrefix: string } {
+  return { label: `${application}-db-migrate`, namePrefix: `${application}-db-` };
 }
 
 /**
@@ -108,7 +110,8 @@ export function derivedNames(application: string): ReadonlyArray<{ readonly name
     { name: databaseLoginSecret(application), use: 'SQL login Secret' },
     // Each application's own broker user is named after it.
     { name: brokerUserSecret(application), use: "its broker user's password Secret" },
-    { name: databaseRollbackName(application), use: 'database rollback Job (npm run ops) and its label job-name' },
+    { name: databaseMigrationJob(application).label, use: 'label app of the migrations Jobs of npm run ops' },
+    { name: `${databaseMigrationJob(application).namePrefix}xxxxx`, use: 'a migrations Job of npm run ops and its label job-name' },
   ];
 }
 

@@ -72,13 +72,13 @@ function expectLiveOperations(file: string, report: E2eReport, output: string): 
   expect(afterRollbacks.applications.find((a: { name: string }) => a.name === 'webapp').paused).toEqual({ by: 'e2e-person', reason: 'rollback (controller)' });
   expect(afterRollbacks.applications.find((a: { name: string }) => a.name === 'webapp').lastSync).toMatch(/^Succeeded \(e2e-person/);
   // 1.5 database level: a Job of the migrations image, verified in the history; a failing Job says why.
-  expect(outputOf('rollback at the database level')).toMatch(/migrations applied \(__EFMigrationsHistory, newest first\)[\s\S]*Job webapp\/webapp-db-rollback: the migrations image updates database webapp to (\S+)[\s\S]*Job webapp\/webapp-db-rollback: Complete[\s\S]*done: database webapp at \1 \(was /);
-  expect(outputOf('database rollback to a migration the image does not carry')).toMatch(/Job webapp\/webapp-db-rollback failed: BackoffLimitExceeded.*No migration was found with the name '20261015000000_HotfixByHand'/);
+  expect(outputOf('rollback at the database level')).toMatch(/migrations applied \(__EFMigrationsHistory, newest first\)[\s\S]*Job webapp\/(webapp-db-\w{5}): the migrations image updates database webapp to (\S+)[\s\S]*Job webapp\/\1: Complete[\s\S]*done: database webapp at \2 \(was /);
+  expect(outputOf('database rollback to a migration the image does not carry')).toMatch(/Job webapp\/webapp-db-\w{5} failed: BackoffLimitExceeded.*No migration was found with the name '20261015000000_HotfixByHand'/);
   expect(outputOf('database rollback to a migration never applied')).toContain('20990101000000_NeverApplied is not an applied migration of database webapp');
   // 7.2 data recovery: the application's own backups only, stopped, restored, started with 2, resumed.
   expect(outputOf("restore refuses another database's backup")).toMatch(/--backup billing-day\d+\.bak is not one of database webapp's backups/);
   expect(outputOf('emergency restore')).toMatch(
-    /restoring \/var\/opt\/mssql\/backup\/webapp-day\d+\.bak[\s\S]*Application webapp: paused[\s\S]*scaled from \d+ to 0[\s\S]*pods of webapp gone: 0 pods left[\s\S]*database webapp restored[\s\S]*Deployment webapp\/webapp \(\w+\): scaled to 2[\s\S]*Application webapp: resumed/,
+    /restoring \/var\/opt\/mssql\/backup\/webapp-day\d+\.bak .*: verified readable[\s\S]*Application webapp: paused[\s\S]*scaled from \d+ to 0[\s\S]*pods of webapp gone: 0 pods left[\s\S]*database webapp restored[\s\S]*Job webapp\/webapp-db-\w{5}: the migrations image applies what the restored database lacks[\s\S]*Complete[\s\S]*Deployment webapp\/webapp \(\w+\): scaled to 2[\s\S]*Application webapp: resumed/,
   );
   // 7 crash loop: seen with its last run's end and log, then the contract's example fix rolled out.
   expect(outputOf('the crash loop and its last log')).toMatch(/container webapp: restarted 4 times, CrashLoopBackOff; last run ended OOMKilled \(exit 137\)[\s\S]*\| fatal: out of memory/);

@@ -1,5 +1,5 @@
 import { RefusedError } from '../../base/errors';
-import { crashingContainers, exampleFixPatch, limitsOf } from '../../cluster/crash-loops';
+import { crashingContainers, exampleFixPatch, limitsOf, selects } from '../../cluster/crash-loops';
 import type { LiveObject } from '../../cluster/connection';
 import { labelSelector, waitForRollout } from '../../cluster/workloads';
 import { EXAMPLE_FIX } from '../../contract/contract';
@@ -14,7 +14,7 @@ const LOG_LINES = 20;
 
 /** What `emergency crashloop` was asked. */
 export interface CrashLoopRequest {
-  /** Apply the contract's example fix to the serving Deployments (sync paused first). */
+  /** Apply the contract's example fix to the Deployments whose pods crash (sync paused first). */
   readonly fix: boolean;
   readonly by: string;
   readonly reason: string;
@@ -31,7 +31,8 @@ function limitsLine(deployment: LiveObject, container: string): string {
  * Contract 7, "pod in CrashLoopBackOff": the application's containers that crash-loop, each
  * with its restarts, how its last run ended and the end of that run's log (`kubectl logs
  * --previous`), and the limits and liveness delay of its Deployments. With `fix`: automated sync
- * paused (root and application), the serving Deployments' container raised to the contract's
+ * paused (root and application), the container of the Deployments whose pods crash (a new
+ * blue-green unit or canary as well as the one that serves) raised to the contract's
  * example (8: memory 1Gi, CPU 500m, liveness initial delay 60 s), the rollout awaited, and
  * the change to make permanent in git named. Exit 0 when nothing crash-loops (after the fix).
  */
@@ -51,7 +52,8 @@ export async function crashLoop(target: OpsTarget, application: Application, req
   };
 
   say(`1. the containers of ${application.name} that crash-loop`);
-  const crashing = crashingContainers(await podsOf());
+  const pods = await podsOf();
+  const crashing = crashingContainers(pods);
   if (crashing.length === 0) say('none: every container of the application runs');
   for (const container of crashing) {
     say(`Pod ${namespace}/${container.pod}, container ${container.container}: restarted ${container.restarts} times${container.waiting ? `, ${container.waiting}` : ''}; last run ended ${container.lastExit || 'not yet'}`);
@@ -72,11 +74,21 @@ export async function crashLoop(target: OpsTarget, application: Application, req
     return crashing.length === 0 ? 0 : 1;
   }
 
-  say(`3. the example fix (${example}), automated sync paused first`);
+  if (crashing.length === 0) {
+    say('nothing to fix: no container crash-loops');
+    target.result({ environment: target.environment.name, application: application.name, crashing, fixed: false });
+    return 0;
+  }
+  // The Deployments whose pods crash (a new blue-green unit or canary, not always the one that serves).
+  const crashingPods = new Set(crashing.map((container) => container.pod));
+  const owners = workloads.filter((workload) => {
+    const deployment = deployments.get(workload.deployment);
+    return deployment !== undefined && pods.some((pod) => crashingPods.has(pod.metadata.name) && selects(deployment, pod));
+  });
+  if (owners.length === 0) throw new RefusedError(`no Deployment of ${application.name} in ${namespace} selects the crashing pods`);
+  say(`3. the example fix (${example}) on ${owners.map((workload) => workload.deployment).join(', ')}, automated sync paused first`);
   for (const { application: paused, result } of await pauseInScope(target, false, request.by, `emergency crashloop: ${request.reason}`)) say(`Application ${paused}: ${result}`);
-  const serving = workloads.filter((workload) => workload.serves && deployments.has(workload.deployment));
-  if (serving.length === 0) throw new RefusedError(`${application.name} has no serving Deployment in ${namespace} to fix`);
-  for (const workload of serving) {
+  for (const workload of owners) {
     const patch = exampleFixPatch(deployments.get(workload.deployment)!, application.name);
     if (patch.length === 0) {
       say(`Deployment ${namespace}/${workload.deployment}: already at or above the example`);
@@ -85,12 +97,12 @@ export async function crashLoop(target: OpsTarget, application: Application, req
     const patched = await cluster.jsonPatch('apps/v1', 'Deployment', workload.deployment, namespace, patch);
     say(`Deployment ${namespace}/${workload.deployment}: now ${limitsLine(patched, application.name)}`);
   }
-  const rollout = await waitForRollout(cluster, namespace, serving, request.timeoutSeconds, say);
+  const rollout = await waitForRollout(cluster, namespace, owners, request.timeoutSeconds, say);
   const still = rollout.ok ? crashingContainers(await podsOf()) : crashing;
   const file = applicationValuesPath(target.environment.name, application.name);
   say(`automated sync stays paused; make it permanent: resources.limits in ${file} (and the liveness delay in the application's workload construct if it stays), npm run synth, review, merge, then npm run ops -- resume --env ${target.environment.name} --app ${application.name}`);
   const ok = rollout.ok && still.length === 0;
-  say(ok ? 'ops emergency crashloop: fixed: every container runs' : `ops emergency crashloop: FAILED: ${rollout.ok ? `${still.length} containers still crash-loop` : rollout.reason}`);
+  say(ok ? `ops emergency crashloop: fixed: every container runs (a crash can come later: run this again after ${EXAMPLE_FIX.livenessInitialDelaySeconds} s and more)` : `ops emergency crashloop: FAILED: ${rollout.ok ? `${still.length} containers still crash-loop` : rollout.reason}`);
   target.result({ environment: target.environment.name, application: application.name, crashing, fixed: ok, still });
   return ok ? 0 : 1;
 }

@@ -1,14 +1,14 @@
 import { RefusedError } from '../../base/errors';
 import { compareText } from '../../base/text-order';
-import { appliedMigrations, type Backup, backupsOf, restore } from '../../cluster/database';
+import { appliedMigrations, type Backup, backupsOf, restore, startMigrationJob, verifyBackup, waitForJob } from '../../cluster/database';
 import { waitFor } from '../../cluster/wait';
 import { labelSelector, waitForRollout } from '../../cluster/workloads';
 import { DATABASE } from '../../contract/choices';
-import { EMERGENCY_REPLICAS } from '../../contract/contract';
+import { EMERGENCY_REPLICAS, WAITS_SECONDS } from '../../contract/contract';
 import { DEFAULT_BACKUP_NAME } from '../../constructs/database-backup';
 import type { Application } from '../../environments';
 import { liveWorkloadsOf } from '../../strategies/values-registry';
-import { pauseInScope, resumeInScope } from './pause';
+import { pauseInScope, resumeApplications } from './pause';
 import type { OpsTarget } from './target';
 
 /** What `emergency restore` was asked. */
@@ -31,18 +31,20 @@ export function chooseBackup(database: string, backups: readonly Backup[], wante
   return chosen;
 }
 
-/** The last runs of the backup CronJob, newest first, as one line each. */
-async function backupJobs(target: OpsTarget): Promise<string[]> {
+/** The backup CronJob's runs, newest first: each as one line, and whether one is running now. */
+async function backupJobs(target: OpsTarget): Promise<{ lines: string[]; running: string[] }> {
   const namespace = target.environment.database.namespace;
-  const jobs = await target.cluster.list('batch/v1', 'Job', namespace, labelSelector({ app: DEFAULT_BACKUP_NAME }));
-  return jobs
+  const jobs = (await target.cluster.list('batch/v1', 'Job', namespace, labelSelector({ app: DEFAULT_BACKUP_NAME })))
     .map((job) => {
       const conditions: { type?: string; status?: string }[] = job['status']?.conditions ?? [];
       const state = conditions.find((c) => c.status === 'True' && (c.type === 'Complete' || c.type === 'Failed'))?.type ?? 'running';
       return { name: job.metadata.name, started: String(job['status']?.startTime ?? ''), state };
     })
-    .sort((a, b) => compareText(b.started, a.started))
-    .map((job) => `Job ${namespace}/${job.name} started ${job.started || 'not yet'}: ${job.state}`);
+    .sort((a, b) => compareText(b.started, a.started));
+  return {
+    lines: jobs.map((job) => `Job ${namespace}/${job.name} started ${job.started || 'not yet'}: ${job.state}`),
+    running: jobs.filter((job) => job.state === 'running').map((job) => `Job ${namespace}/${job.name}`),
+  };
 }
 
 /** Scale every Deployment of the strategy (both blue-green units, a canary and its primary) and wait until their pods are gone. */
@@ -73,12 +75,15 @@ async function stopApplication(target: OpsTarget, application: Application, time
 }
 
 /**
- * 7.2 data recovery: the application stopped (automated sync paused first, or self-heal
- * would start it again), the backup jobs checked, its database restored with replacement
- * from its own newest backup (or the one named), the application started again with
- * EMERGENCY_REPLICAS.afterRestore replicas where it serves (the other Deployments of its
- * strategy as they were), then automated sync resumed. A failure stops there, named, with
- * automated sync left paused.
+ * 7.2 data recovery. Before anything changes: the application's own backups listed, the
+ * chosen one (default newest) verified readable (RESTORE VERIFYONLY with its checksums), and
+ * no backup running (it could be overwriting that file). Then: automated sync paused (self-heal
+ * would start the application again); every Deployment of its strategy scaled to 0 and its
+ * pods gone; the database restored with replacement; the migrations image run to apply what
+ * the restored database lacks (a backup is older than the running version), before any pod
+ * starts; the serving Deployments scaled to EMERGENCY_REPLICAS.afterRestore (the others as they
+ * were) and the rollout awaited; then automated sync resumed on the Applications this paused.
+ * A failure stops there, named, with what stays stopped and paused and the command to resume.
  */
 export async function restoreApplication(target: OpsTarget, application: Application, request: RestoreRequest): Promise<number> {
   const { cluster, say } = target;
@@ -91,45 +96,66 @@ export async function restoreApplication(target: OpsTarget, application: Applica
   const backups = await backupsOf(server, database);
   for (const backup of backups) say(`  ${backup.file}  finished ${backup.finishedAt}`);
   const chosen = chooseBackup(database, backups, request.backup);
-  say(`restoring ${chosen.file} (finished ${chosen.finishedAt})`);
   const jobs = await backupJobs(target);
-  for (const job of jobs.slice(0, DATABASE.backup.historyLimit)) say(`  ${job}`);
-  if (jobs.length === 0) say(`  no run of the ${DEFAULT_BACKUP_NAME} CronJob is kept`);
+  for (const job of jobs.lines.slice(0, DATABASE.backup.historyLimit)) say(`  ${job}`);
+  if (jobs.lines.length === 0) say(`  no run of the ${DEFAULT_BACKUP_NAME} CronJob is kept`);
+  if (jobs.running.length > 0) throw new RefusedError(`a backup is running (${jobs.running.join(', ')}): it may be writing the file to restore; wait for it; nothing was changed`);
+  await verifyBackup(server, chosen.file);
+  say(`restoring ${chosen.file} (finished ${chosen.finishedAt}): verified readable`);
+  const before = await appliedMigrations(server, database);
 
   say(`2. automated sync paused, then ${application.name} stopped`);
-  for (const { application: paused, result } of await pauseInScope(target, false, request.by, `emergency restore: ${request.reason}`)) say(`Application ${paused}: ${result}`);
-  const replicas = await stopApplication(target, application, request.timeoutSeconds);
+  const paused = await pauseInScope(target, false, request.by, `emergency restore: ${request.reason}`);
+  for (const { application: app, result } of paused) say(`Application ${app}: ${result}`);
+  const fail = (reason: string, extra: Record<string, unknown>): number => {
+    say(`FAIL: ${reason}`);
+    say(`automated sync stays paused; when the database and ${application.name} are right again: ${resume}`);
+    target.result({ environment, application: application.name, backup: chosen, ...extra, reason });
+    return 1;
+  };
+  let replicas: Map<string, number>;
+  try {
+    replicas = await stopApplication(target, application, request.timeoutSeconds);
+  } catch (error) {
+    if (!(error instanceof RefusedError)) throw error;
+    return fail(error.message, { restored: false });
+  }
 
-  say(`3. database ${database} restored from ${chosen.file} with replacement`);
+  say(`3. database ${database} restored from ${chosen.file} with replacement, then migrated to the running version`);
+  let after: string[];
   try {
     await restore(server, database, chosen.file, DATABASE.backup.activeDeadlineSeconds);
+    const restored = await appliedMigrations(server, database);
+    say(`restored: newest migration ${restored[0] ?? 'none'} (before: ${before[0] ?? 'none'})`);
+    const job = await startMigrationJob(cluster, application.name, application.namespace, undefined, `npm run ops -- emergency restore (${request.by})`);
+    say(`Job ${application.namespace}/${job.name}: the migrations image applies what the restored database lacks`);
+    const migrated = await waitForJob(cluster, application.namespace, job, WAITS_SECONDS.controllerSync, say);
+    if (!migrated.ok) return fail(`database ${database} restored, but its migrations failed: ${migrated.reason}; ${application.name} stays stopped`, { restored: true, migrations: restored });
+    after = await appliedMigrations(server, database);
+    say(`database ${database} now (newest first): ${after.join(', ') || 'no migration'}`);
   } catch (error) {
-    say(`FAIL: ${(error as Error).message}`);
-    say(`${application.name} stays stopped and automated sync paused; after fixing it, ${resume}`);
-    target.result({ environment, application: application.name, backup: chosen, restored: false, reason: (error as Error).message });
-    return 1;
+    if (!(error instanceof RefusedError)) throw error;
+    return fail(`${error.message}; the restore may be unfinished (the database single-user or restoring): check it before starting ${application.name}, which stays stopped`, { restored: false });
   }
-  const migrations = await appliedMigrations(server, database);
-  say(`database ${database} restored: newest migration ${migrations[0] ?? 'none'}`);
 
   say(`4. ${application.name} started again`);
-  const serving = liveWorkloadsOf(application).filter((workload) => replicas.has(workload.deployment));
-  for (const workload of serving) {
+  const started = liveWorkloadsOf(application).filter((workload) => replicas.has(workload.deployment));
+  for (const workload of started) {
     const count = workload.serves ? EMERGENCY_REPLICAS.afterRestore : replicas.get(workload.deployment)!;
     await cluster.mergePatch('apps/v1', 'Deployment', workload.deployment, application.namespace, { spec: { replicas: count } });
     say(`Deployment ${application.namespace}/${workload.deployment} (${workload.role}): scaled to ${count}`);
   }
-  const rollout = await waitForRollout(cluster, application.namespace, serving, request.timeoutSeconds, say);
-  if (!rollout.ok) {
-    say(`FAIL: ${rollout.reason}; automated sync stays paused (${resume})`);
-    target.result({ environment, application: application.name, backup: chosen, restored: true, migrations, started: false, reason: rollout.reason });
-    return 1;
-  }
+  const rollout = await waitForRollout(cluster, application.namespace, started, request.timeoutSeconds, say);
+  if (!rollout.ok) return fail(rollout.reason!, { restored: true, migrations: after });
 
-  say('5. automated sync resumed (a sync runs the migrations Sync hook: a backup older than the running version is migrated forward)');
-  const resumed = await resumeInScope(target, false);
+  // Only what this paused: an Application paused before (another operation's) stays paused.
+  const ours = paused.filter((entry) => entry.result === 'paused').map((entry) => entry.application);
+  say(`5. automated sync resumed: ${ours.join(', ') || 'nothing this paused'}`);
+  const resumed = await resumeApplications(target, ours);
   for (const { application: app, result } of resumed) say(`Application ${app}: ${result}`);
+  const left = paused.filter((entry) => entry.result !== 'paused').map((entry) => entry.application);
+  if (left.length > 0) say(`left as they were (paused before, or manual): ${left.join(', ')}`);
   say(`ops emergency restore: done: database ${database} from ${chosen.file}, ${application.name} running`);
-  target.result({ environment, application: application.name, backup: chosen, restored: true, migrations, started: true, resumed });
+  target.result({ environment, application: application.name, backup: chosen, restored: true, migrations: after, started: true, resumed });
   return 0;
 }

@@ -34,17 +34,18 @@ The emergency procedures of 7.2 on the live cluster:
             primary (Flagger's, not in git) keeps them until Flagger's next promotion, or
             \`--replicas <n>\` sets them again
   restore   data recovery: the application's own backups listed (newest first; never another
-            database's) and the backup jobs' last runs; automated sync paused (root and
-            application); every Deployment of its strategy scaled to 0 and its pods gone;
-            the database restored with replacement from the newest backup (or --backup);
-            the serving Deployments scaled to ${EMERGENCY_REPLICAS.afterRestore} (the contract's), the others as they
-            were, the rollout awaited; automated sync resumed (its sync runs the migrations
-            hook). A failure stops there, named, with sync left paused
+            database's) and the backup jobs' last runs; the chosen backup (newest, or
+            --backup) verified readable, refused while a backup runs; then automated sync
+            paused (root and application); every Deployment of its strategy scaled to 0 and
+            its pods gone; the database restored with replacement; the migrations image run
+            to bring it to the running version; the serving Deployments scaled to ${EMERGENCY_REPLICAS.afterRestore} (the
+            contract's), the others as they were, the rollout awaited; automated sync resumed
+            on the Applications it paused. A failure stops there, named, with sync left paused
   crashloop the application's containers in CrashLoopBackOff (or restarted and not ready):
             restarts, how the last run ended, the end of its log (kubectl logs --previous),
             and its Deployments' limits and liveness delay; exit 1 while one crash-loops.
-            --fix (with --reason): automated sync paused, the serving Deployments' container
-            raised to the contract's example (memory ${EXAMPLE_FIX.memoryLimit}, CPU ${EXAMPLE_FIX.cpuLimit}, liveness initial
+            --fix (with --reason): automated sync paused, the container of the Deployments
+            whose pods crash raised to the contract's example (memory ${EXAMPLE_FIX.memoryLimit}, CPU ${EXAMPLE_FIX.cpuLimit}, liveness initial
             delay ${EXAMPLE_FIX.livenessInitialDelaySeconds} s; never lowered), the rollout awaited; sync stays paused
             until the fix is in git
   drain     cordons the node, then evicts its pods through the Eviction API (PodDisruption-

@@ -30,8 +30,10 @@ by the contract's timeout and prints progress. \`role\` prints the RBAC the verb
   canary    the canary gates: describe and watch the Canary, promote or roll back through the load tester
   pause     stop automated sync and self-heal (root first), recording who and why
   resume    automated sync again
-  rollback  1.5 on the live cluster: --level orchestrator (rollout undo), controller (Argo CD history) or package (a release's chart version)
-  emergency 7.2: outage (nodes, pods, scale out with sync paused, the ingress controller), drain and uncordon a node
+  rollback  1.5 on the live cluster: --level orchestrator (rollout undo), controller (Argo CD history),
+            database (to a named migration) or package (a release's chart version)
+  emergency 7, 7.2: outage (nodes, pods, scale out with sync paused, the ingress controller), restore (a
+            database from its backup), crashloop (and its example fix), drain and uncordon a node
   silence   silence an alert for a duration with a comment, list or expire silences (Alertmanager)
   outage    outage communication: notify the team chat, the status page and the stakeholders
   role      the ClusterRole and Role the verbs need (and their bindings to a group), as YAML

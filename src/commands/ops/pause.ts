@@ -71,6 +71,19 @@ export async function resumeInScope(target: OpsTarget, all: boolean): Promise<{ 
   return results;
 }
 
+/** Resume automated sync of the Applications named, children first (the root last); the others are left as they are. */
+export async function resumeApplications(target: OpsTarget, names: readonly string[]): Promise<{ application: string; result: string }[]> {
+  const wanted = new Set(names);
+  const apps = (await listApplications(target.cluster, target.controllerNamespace)).filter((app) => wanted.has(app.metadata.name));
+  const ordered = [...apps.filter((app) => app.metadata.name !== ROOT_APPLICATION), ...apps.filter((app) => app.metadata.name === ROOT_APPLICATION)];
+  const results: { application: string; result: string }[] = [];
+  for (const app of ordered) {
+    const result = await resumeApplication(target.cluster, target.controllerNamespace, app);
+    results.push({ application: app.metadata.name, result: result === 'manual' ? 'manual sync (nothing to resume)' : result });
+  }
+  return results;
+}
+
 function report(target: OpsTarget, verb: string, results: readonly { application: string; result: string }[]): number {
   for (const { application, result } of results) target.say(`Application ${application}: ${result}`);
   target.result({ environment: target.environment.name, [verb]: results });

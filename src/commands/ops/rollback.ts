@@ -1,4 +1,4 @@
-import { UsageError } from '../../base/errors';
+import { RefusedError, UsageError } from '../../base/errors';
 import { applicationHistory, readApplication, startRollback, waitForSync } from '../../cluster/argo-cd';
 import { rolloutHistory, undoRollout } from '../../cluster/rollout-history';
 import { waitForRollout } from '../../cluster/workloads';
@@ -8,7 +8,7 @@ import { applicationChartId } from '../../contract/layout';
 import { liveWorkloadsOf } from '../../strategies/values-registry';
 import type { CommandDefinition } from '../../tooling/cli';
 import { pauseInScope } from './pause';
-import { migrationOption, rollbackDatabase } from './rollback-database';
+import { migrationOption, planDatabaseRollback, rollbackDatabase } from './rollback-database';
 import { infrastructureRelease, rollbackPackage } from './rollback-package';
 import { oneOf, TARGET_OPTIONS, TARGET_USAGE, actor, opsTarget, seconds } from './target';
 
@@ -117,6 +117,16 @@ export const ROLLBACK: CommandDefinition<typeof OPTIONS> = {
     const { cluster, controllerNamespace: namespace, say, environment } = target;
     const name = applicationChartId(application.name);
     const resume = `npm run ops -- resume --env ${environment.name} --app ${application.name}`;
+    // The database level checks the named migration before anything changes.
+    let applied: readonly string[] | undefined;
+    if (level === 'database') {
+      applied = await planDatabaseRollback(target, application, migration!);
+      if (applied === undefined) {
+        say(`ops rollback (database): nothing to do: database ${application.database.name} is at ${migration} already`);
+        target.result({ environment: environment.name, application: application.name, level, passed: true, detail: 'already at the migration', migration });
+        return 0;
+      }
+    }
     // The root and the application's Application (target.applications holds the one application).
     for (const { application: paused, result } of await pauseInScope(target, false, by, reason)) say(`Application ${paused}: ${result}`);
     const workloads = liveWorkloadsOf(application);
@@ -126,36 +136,46 @@ export const ROLLBACK: CommandDefinition<typeof OPTIONS> = {
       target.result({ environment: environment.name, application: application.name, level, passed: ok, detail, ...extra });
       return ok ? 0 : 1;
     };
+    try {
+      return await rollBack();
+    } catch (error) {
+      // Refused once automated sync is paused: the failure is named with what stays paused.
+      if (!(error instanceof RefusedError)) throw error;
+      return finish(false, error.message);
+    }
 
-    if (level === 'orchestrator') {
-      const results: { deployment: string; from: number; to: number; skipped: boolean }[] = [];
-      for (const workload of workloads.filter((w) => w.serves)) {
-        const { current, revisions } = await rolloutHistory(cluster, application.namespace, workload.deployment);
-        say(`Deployment ${application.namespace}/${workload.deployment} history (current ${current}):`);
-        for (const revision of revisions) say(`  revision ${revision.revision}  ReplicaSet ${revision.replicaSet}  tag ${revision.tag}  ${revision.replicas} pods`);
-        const undone = await undoRollout(cluster, application.namespace, workload.deployment, toRevision);
-        results.push({ deployment: workload.deployment, from: undone.from, to: undone.to.revision, skipped: undone.skipped });
-        say(undone.skipped ? `  already at revision ${undone.to.revision}'s template: skipped` : `  rolled back from revision ${undone.from} to revision ${undone.to.revision}'s template (tag ${undone.to.tag})`);
+    async function rollBack(): Promise<number> {
+
+      if (level === 'orchestrator') {
+        const results: { deployment: string; from: number; to: number; skipped: boolean }[] = [];
+        for (const workload of workloads.filter((w) => w.serves)) {
+          const { current, revisions } = await rolloutHistory(cluster, application.namespace, workload.deployment);
+          say(`Deployment ${application.namespace}/${workload.deployment} history (current ${current}):`);
+          for (const revision of revisions) say(`  revision ${revision.revision}  ReplicaSet ${revision.replicaSet}  tag ${revision.tag}  ${revision.replicas} pods`);
+          const undone = await undoRollout(cluster, application.namespace, workload.deployment, toRevision);
+          results.push({ deployment: workload.deployment, from: undone.from, to: undone.to.revision, skipped: undone.skipped });
+          say(undone.skipped ? `  already at revision ${undone.to.revision}'s template: skipped` : `  rolled back from revision ${undone.from} to revision ${undone.to.revision}'s template (tag ${undone.to.tag})`);
+        }
+        const rollout = await waitForRollout(cluster, application.namespace, workloads.filter((w) => w.serves), timeout, say);
+        return finish(rollout.ok, rollout.ok ? results.map((r) => `${r.deployment} revision ${r.from} -> ${r.to}`).join(', ') : rollout.reason!, { deployments: results });
       }
-      const rollout = await waitForRollout(cluster, application.namespace, workloads.filter((w) => w.serves), timeout, say);
-      return finish(rollout.ok, rollout.ok ? results.map((r) => `${r.deployment} revision ${r.from} -> ${r.to}`).join(', ') : rollout.reason!, { deployments: results });
-    }
 
-    if (level === 'database') {
-      const rolledBack = await rollbackDatabase(target, application, migration!, `npm run ops -- rollback --level database (${by})`);
-      return finish(rolledBack.ok, rolledBack.detail, { migration, before: rolledBack.before, after: rolledBack.after, ...(rolledBack.job === undefined ? {} : { job: rolledBack.job }) });
-    }
+      if (level === 'database') {
+        const rolledBack = await rollbackDatabase(target, application, migration!, applied!, `npm run ops -- rollback --level database (${by})`);
+        return finish(rolledBack.ok, rolledBack.detail, { migration, before: rolledBack.before, after: rolledBack.after, ...(rolledBack.job === undefined ? {} : { job: rolledBack.job }) });
+      }
 
-    const app = await readApplication(cluster, namespace, name);
-    const history = applicationHistory(app);
-    say(`Application ${name} history:`);
-    for (const entry of history) say(`  ${entry.id}  ${entry.revision.slice(0, 12)}  ${entry.deployedAt}  ${entry.initiatedBy}`);
-    const entry = toEntry ?? history.at(-2)?.id;
-    if (entry === undefined) return finish(false, `Application ${name} has no history entry before its last one`);
-    const request = await startRollback(cluster, namespace, name, entry, { by, prune: values.prune, force: values.force });
-    const sync = await waitForSync(cluster, namespace, name, request, WAITS_SECONDS.controllerSync, say);
-    if (!sync.ok) return finish(false, `rollback to history ${entry}: ${sync.reason}`, { entry });
-    const rollout = await waitForRollout(cluster, application.namespace, workloads, timeout, say);
-    return finish(rollout.ok, rollout.ok ? `Application ${name} rolled back to history ${entry}` : rollout.reason!, { entry });
+      const app = await readApplication(cluster, namespace, name);
+      const history = applicationHistory(app);
+      say(`Application ${name} history:`);
+      for (const entry of history) say(`  ${entry.id}  ${entry.revision.slice(0, 12)}  ${entry.deployedAt}  ${entry.initiatedBy}`);
+      const entry = toEntry ?? history.at(-2)?.id;
+      if (entry === undefined) return finish(false, `Application ${name} has no history entry before its last one`);
+      const request = await startRollback(cluster, namespace, name, entry, { by, prune: values.prune, force: values.force });
+      const sync = await waitForSync(cluster, namespace, name, request, WAITS_SECONDS.controllerSync, say);
+      if (!sync.ok) return finish(false, `rollback to history ${entry}: ${sync.reason}`, { entry });
+      const rollout = await waitForRollout(cluster, application.namespace, workloads, timeout, say);
+      return finish(rollout.ok, rollout.ok ? `Application ${name} rolled back to history ${entry}` : rollout.reason!, { entry });
+    }
   },
 };
