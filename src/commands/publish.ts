@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { RefusedError, UsageError } from '../base/errors';
+import { git, hasCommittedHead } from '../base/git';
 import { applicationChart } from '../artifact/application-chart';
 import { chartReference, helmBinary, loginForRun, parseRegistry, publishChart, type PublishSettings } from '../artifact/publish';
 import { environmentNamed, selectApplication } from '../environments';
@@ -16,7 +17,8 @@ and pushes it to <registry>/<environment>/<application>: Chart.yaml with the ver
 appVersion of ${RENDERED_DIR}/<environment>/${CHART_VERSIONS_FILE}, and the committed
 ${RENDERED_DIR}/<environment>/<application>.yaml, which its one template prints as it is. A version
 already published with the same files is left as it is; one published with other files is
-refused (a version names one content). The registry's credentials: REGISTRY_USERNAME and
+refused (a version names one content), and so is a dist/<environment> with changes that
+are not committed. The registry's credentials: REGISTRY_USERNAME and
 REGISTRY_PASSWORD (a login for this run only), else Helm's registry login, else Docker's
 config file. Helm is the toolchain's (built once by toolchain/build.sh helm).
   --plain-http   talk HTTP, not HTTPS (a registry on loopback)
@@ -41,7 +43,13 @@ export const PUBLISH: CommandDefinition<typeof OPTIONS> = {
     const username = env['REGISTRY_USERNAME'];
     const password = env['REGISTRY_PASSWORD'];
     if ((username === undefined) !== (password === undefined)) throw new UsageError('REGISTRY_USERNAME and REGISTRY_PASSWORD go together');
-    // Every chart checked against its committed content before anything is pushed.
+    // What is published is what git holds: a version is never given to content not committed.
+    if (hasCommittedHead(root)) {
+      const changed = git(root, ['status', '--porcelain', '--', `${RENDERED_DIR}/${environment.name}`]);
+      if (!changed.ok) throw new RefusedError(`git status ${RENDERED_DIR}/${environment.name}: ${changed.stderr}`);
+      if (changed.stdout.trim() !== '') throw new RefusedError(`${RENDERED_DIR}/${environment.name} has changes that are not committed: commit them (reviewed) before publishing its charts`);
+    }
+    // Every chart checked against its rendered content before anything is pushed.
     const charts = applications.map((application) => applicationChart(root, environment.name, application.name));
     const login = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-registry-'));
     try {

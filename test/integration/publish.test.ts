@@ -9,7 +9,7 @@ import { applicationChart, writeChart } from '../../src/artifact/application-cha
 import { helmBinary } from '../../src/artifact/publish';
 import { PUBLISH } from '../../src/commands/publish';
 import { CHART_VERSIONS_FILE, sha256 } from '../../src/synth/chart-versions';
-import { projectCopy } from '../project-copy';
+import { commitCopy, projectCopy } from '../project-copy';
 import { projectEnvironments, ROOT, runInProcess, temporaryDirectory } from '../support';
 
 // The release artifact (issue 26) on the real tools: Helm 4.3.1 (the toolchain's, as Argo CD
@@ -106,7 +106,7 @@ describe('npm run publish, on a real OCI registry', () => {
     }
   }, 120_000);
 
-  it('refuses a rendered file that is not its version\'s content, an address that is not an OCI registry, and half the credentials', async () => {
+  it('refuses a rendered file that is not its version\'s content, an address that is not an OCI registry, half the credentials, and content not committed', async () => {
     const root = projectCopy();
     try {
       fs.appendFileSync(path.join(root, 'dist', 'local', 'webapp.yaml'), '# edited\n');
@@ -119,6 +119,12 @@ describe('npm run publish, on a real OCI registry', () => {
       const half = await runInProcess(PUBLISH, ['--env', 'local', '--registry', url], root, { REGISTRY_USERNAME: 'ci' });
       expect(half.status).toBe(2);
       expect(half.stderr).toContain('REGISTRY_USERNAME and REGISTRY_PASSWORD go together');
+      // In git, only what is committed is published.
+      commitCopy(root);
+      fs.appendFileSync(path.join(root, 'dist', 'local', 'billing.yaml'), '# edited\n');
+      const uncommitted = await runInProcess(PUBLISH, ['--env', 'local', '--registry', url, '--plain-http'], root);
+      expect(uncommitted.status).toBe(1);
+      expect(uncommitted.stderr).toContain('dist/local has changes that are not committed: commit them (reviewed) before publishing its charts');
     } finally {
       fs.rmSync(root, { recursive: true, force: true });
     }
