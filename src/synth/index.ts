@@ -211,7 +211,7 @@ export function prepareSynthesis(options: SynthesizeOptions): PreparedSynthesis 
   if (problems.length > 0) throw new ConfigError(problems);
   // Through a link to a folder, the folder is replaced and the link kept.
   const outdir = outputFolder(options.outdir);
-  const staging = renderToTemporary(environments, platform, outdir);
+  const staging = renderToTemporary(environments, platform, outdir, path.join(root, RENDERED_DIR));
   return {
     swapIn: () => replaceDirectory(staging, outdir),
     discard: () => fs.rmSync(staging, { recursive: true, force: true }),
@@ -223,7 +223,7 @@ export function checkSynthesized(options: SynthesizeOptions): string[] {
   // Only a folder synth could have rendered is compared: never the project, src/ or a folder above them.
   assertReplaceable(options.outdir, options.root ?? projectRoot());
   const { environments, platform } = loadInputs(options);
-  const staging = renderToTemporary(environments, platform, options.outdir);
+  const staging = renderToTemporary(environments, platform, options.outdir, path.join(options.root ?? projectRoot(), RENDERED_DIR));
   try {
     return compareTrees(staging, options.outdir);
   } finally {
@@ -231,7 +231,12 @@ export function checkSynthesized(options: SynthesizeOptions): string[] {
   }
 }
 
-function renderToTemporary(environments: readonly Environment[], platform: Platform, outdir: string): string {
+/**
+ * Render every environment beside `outdir`. The charts' versions follow the project's own
+ * `dist/` (`versions`), whatever folder is rendered: the record of what was versioned, so a
+ * render elsewhere (a link, cdk8s' output, a check) gives the same versions as one into dist/.
+ */
+function renderToTemporary(environments: readonly Environment[], platform: Platform, outdir: string, versions: string): string {
   const parent = path.dirname(path.resolve(outdir));
   createFolder(parent, outdirLabel(outdir));
   // Beside outdir, so the final rename stays on one filesystem.
@@ -239,8 +244,7 @@ function renderToTemporary(environments: readonly Environment[], platform: Platf
   try {
     for (const environment of environments) {
       renderEnvironment(environment, path.join(staging, environment.name), platform);
-      // Versions are decided against the folder this render replaces (its committed chart versions).
-      writeChartVersions(environment, path.join(staging, environment.name), path.join(outdir, environment.name), path.join(path.basename(outdir), environment.name));
+      writeChartVersions(environment, path.join(staging, environment.name), path.join(versions, environment.name), path.join(RENDERED_DIR, environment.name));
     }
     fs.writeFileSync(path.join(staging, RENDER_MARKER), RENDER_MARKER_TEXT);
     return staging;

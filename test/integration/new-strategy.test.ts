@@ -5,7 +5,7 @@ import { loadAll } from 'js-yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { applicationValuesPath } from '../../src/environments/values-file';
 import { commitCopy, git, projectCopy } from '../project-copy';
-import type { K8sObject } from '../support';
+import { type K8sObject, nextPatch, ROOT } from '../support';
 
 /**
  * A delivery strategy is one folder of src/strategies/ and an entry in each half of the
@@ -78,7 +78,12 @@ describe('a new delivery strategy', () => {
     const named = (kind: string) => objects.find((object) => object.kind === kind && object.metadata.name === APPLICATION);
     expect(named('Service')?.spec.selector).toEqual({ app: APPLICATION });
     expect(named('HTTPRoute')?.spec.rules.flatMap((rule: { backendRefs: { name: string }[] }) => rule.backendRefs.map((backend) => backend.name))).toEqual([APPLICATION]);
-    // Besides the sources above, only the switched application's chart renders anew.
-    expect(changedFiles()).toEqual([...touched, chart].sort());
+    // Besides the sources above, only the switched application's chart renders anew, and its
+    // chart's version moves (a values change: a patch).
+    const versions = 'dist/local/chart-versions.json';
+    expect(changedFiles()).toEqual([...touched, chart, versions].sort());
+    const version = (JSON.parse(fs.readFileSync(path.join(root, versions), 'utf8')) as Record<string, { version: string }>)[APPLICATION]!.version;
+    const committed = (JSON.parse(fs.readFileSync(path.join(ROOT, versions), 'utf8')) as Record<string, { version: string }>)[APPLICATION]!.version;
+    expect(version).toBe(nextPatch(committed));
   }, 300_000);
 });
