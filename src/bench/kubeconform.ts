@@ -50,6 +50,9 @@ export function kubeconformArguments(kubeconform: Kubeconform, minor: string, ta
     kubeconformVersion(minor),
     '-schema-location',
     path.join(kubeconform.schemas, KUBECONFORM_TEMPLATE),
+    // A rendered folder's JSON is the charts' versions (src/synth/chart-versions.ts), not a manifest.
+    '-ignore-filename-pattern',
+    '\\.json$',
     ...extra,
     ...targets,
   ];
