@@ -131,7 +131,8 @@ export async function restore(server: DatabaseServer, database: string, file: st
   );
 }
 
-function jobCondition(job: LiveObject, type: 'Complete' | 'Failed'): { message?: string; reason?: string } | undefined {
+/** A Job's condition of `type` when it holds (status True): how it ended. */
+export function jobCondition(job: LiveObject, type: 'Complete' | 'Failed'): { message?: string; reason?: string } | undefined {
   return (job['status']?.conditions ?? []).find((c: { type?: string; status?: string }) => c.type === type && c.status === 'True');
 }
 

@@ -1,6 +1,6 @@
 import { RefusedError } from '../../base/errors';
 import type { ClusterConnection } from '../../cluster/connection';
-import { appliedMigrations, tables } from '../../cluster/database';
+import { appliedMigrations, jobCondition, tables } from '../../cluster/database';
 import { readyCondition, waitForPodsReady, waitForReady } from '../../cluster/readiness';
 import { DATABASE, INFRASTRUCTURE_NAMESPACES } from '../../contract/choices';
 import { BROKER, WAITS_SECONDS } from '../../contract/contract';
@@ -83,7 +83,7 @@ const CHECKS: Readonly<Record<Component, (target: OpsTarget, environment: Enviro
     for (const application of environment.applications) {
       const name = migrationsName(application.name);
       const job = await target.cluster.get('batch/v1', 'Job', name, application.namespace);
-      const complete = (job?.['status']?.conditions ?? []).find((c: { type?: string; status?: string }) => c.type === 'Complete' && c.status === 'True') !== undefined;
+      const complete = job !== undefined && jobCondition(job, 'Complete') !== undefined;
       parts.push({ part: `Job ${application.namespace}/${name}`, ok: complete, detail: job === undefined ? 'does not exist (the Sync hook has not run, or was deleted after success)' : complete ? 'Complete' : 'not complete' });
     }
     if (!parts[0]!.ok) return parts;

@@ -1,6 +1,6 @@
 import { RefusedError } from '../../base/errors';
 import { compareText } from '../../base/text-order';
-import { appliedMigrations, type Backup, backupsOf, restore, startMigrationJob, verifyBackup, waitForJob } from '../../cluster/database';
+import { appliedMigrations, type Backup, backupsOf, jobCondition, restore, startMigrationJob, verifyBackup, waitForJob } from '../../cluster/database';
 import { waitFor } from '../../cluster/wait';
 import { labelSelector, waitForRollout } from '../../cluster/workloads';
 import { DATABASE } from '../../contract/choices';
@@ -36,8 +36,7 @@ async function backupJobs(target: OpsTarget): Promise<{ lines: string[]; running
   const namespace = target.environment.database.namespace;
   const jobs = (await target.cluster.list('batch/v1', 'Job', namespace, labelSelector({ app: DEFAULT_BACKUP_NAME })))
     .map((job) => {
-      const conditions: { type?: string; status?: string }[] = job['status']?.conditions ?? [];
-      const state = conditions.find((c) => c.status === 'True' && (c.type === 'Complete' || c.type === 'Failed'))?.type ?? 'running';
+      const state = jobCondition(job, 'Complete') !== undefined ? 'Complete' : jobCondition(job, 'Failed') !== undefined ? 'Failed' : 'running';
       return { name: job.metadata.name, started: String(job['status']?.startTime ?? ''), state };
     })
     .sort((a, b) => compareText(b.started, a.started));
