@@ -1,5 +1,5 @@
 import { App, Chart } from 'cdk8s';
-import { rootApplicationProps } from '../src/charts/gitops-applications';
+import { publishedChartsRepoURL, rootApplicationProps } from '../src/charts/gitops-applications';
 import { ROOT_APPLICATION } from '../src/contract/platform-charts';
 import { Application } from '../src/imports/application-argoproj.io';
 import type { ReleaseContext } from '../src/infrastructure/releases';
@@ -67,6 +67,41 @@ export function repositorySecretManifest<S, N = string>(args: { namespace: N; se
   } as const;
 }
 
+/** Name of the Secret of the published charts' registry in Argo CD's namespace. */
+export const CHART_REGISTRY_SECRET = 'platform-gitops-charts';
+
+/** A registry login: the user and the password (or token). */
+export interface RegistryCredentials<S> {
+  readonly username: string;
+  readonly password: S;
+}
+
+/**
+ * Read access for Argo CD to the environment's published application charts (an environment
+ * with `applicationSource.from: registry`): a repository Secret of type `helm` with
+ * `enableOCI` for the registry path Argo CD's Applications name, and the registry login when
+ * the registry asks for one (Argo CD docs, "Declarative Setup", Helm OCI repositories).
+ */
+export function chartRegistrySecretManifest<S, N = string>(args: { namespace: N; url: string; credentials?: RegistryCredentials<S> }) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name: CHART_REGISTRY_SECRET,
+      namespace: args.namespace,
+      labels: { [REPOSITORY_SECRET_LABEL.key]: REPOSITORY_SECRET_LABEL.value },
+    },
+    type: 'Opaque',
+    stringData: {
+      type: 'helm',
+      name: CHART_REGISTRY_SECRET,
+      url: args.url,
+      enableOCI: 'true',
+      ...(args.credentials === undefined ? {} : { username: args.credentials.username, password: args.credentials.password }),
+    },
+  } as const;
+}
+
 /** The validated environment a stack bootstraps, and the platform; refuses a name that is not an environment. */
 export function bootstrapContext(environmentName: string): ReleaseContext {
   if (!(ENVIRONMENT_ORDER as readonly string[]).includes(environmentName)) {
@@ -86,10 +121,15 @@ export function renderedBootstrapObjects(environmentName: string): { project: Ma
 }
 
 /** Everything the bootstrap applies besides the Argo CD Helm release, in order. */
-export function bootstrapManifests<S>(environment: string, secrets: { repositorySshPrivateKey: S; sopsAgeKey: S }, operatorsGroup?: string) {
+export function bootstrapManifests<S>(
+  environment: string,
+  secrets: { repositorySshPrivateKey: S; sopsAgeKey: S; chartRegistry?: RegistryCredentials<S> },
+  operatorsGroup?: string,
+) {
   const platform = loadPlatform();
   const namespace = platform.controller.namespace;
   const { project, application } = renderedBootstrapObjects(environment);
+  const charts = publishedChartsRepoURL(bootstrapContext(environment).environment);
   return {
     namespace: controllerNamespaceManifest(namespace),
     ageKeySecret: ageKeySecretManifest(namespace, secrets.sopsAgeKey),
@@ -99,6 +139,8 @@ export function bootstrapManifests<S>(environment: string, secrets: { repository
       url: platform.repository.url,
       sshPrivateKey: secrets.repositorySshPrivateKey,
     }),
+    // Only for an environment that follows its published charts.
+    ...(charts === undefined ? {} : { chartRegistrySecret: chartRegistrySecretManifest({ namespace, url: charts, ...(secrets.chartRegistry === undefined ? {} : { credentials: secrets.chartRegistry }) }) }),
     project,
     rootApplication: application,
     operationsAccess: operationsRoleManifests(namespace, operatorsGroup),

@@ -9,6 +9,7 @@ import { REPOSITORY_SECRET, bootstrapContext, renderedBootstrapObjects } from '.
 import { RepositoryCredentials } from './repository-credentials';
 import { OperationsAccess } from './operations-access';
 import { RootApplication } from './root-application';
+import { publishedChartsRepoURL } from '../src/charts/gitops-applications';
 
 export { REPOSITORY_SECRET, renderedBootstrapObjects } from './bootstrap-manifests';
 
@@ -25,6 +26,12 @@ export interface BootstrapConfig {
    * @default - the roles are created, bound to nobody
    */
   readonly operatorsGroup?: string;
+  /**
+   * The login to the registry of the published charts (`chartRegistryUsername`, and the secret
+   * `chartRegistryPassword`), for an environment that follows them from a registry that asks for one.
+   * @default - anonymous pulls
+   */
+  readonly chartRegistry?: { readonly username: string; readonly password: pulumi.Input<string> };
 }
 
 /**
@@ -53,6 +60,7 @@ export function readBootstrapConfig(config: pulumi.Config = new pulumi.Config())
     repositorySshPrivateKey: config.requireSecret('repositorySshPrivateKey'),
     sopsAgeKey: readAgeKey(config),
     ...(config.get('operatorsGroup') ? { operatorsGroup: config.get('operatorsGroup')! } : {}),
+    ...(config.get('chartRegistryUsername') ? { chartRegistry: { username: config.get('chartRegistryUsername')!, password: config.requireSecret('chartRegistryPassword') } } : {}),
   };
 }
 
@@ -73,6 +81,7 @@ export function bootstrap(config: BootstrapConfig): Bootstrap {
   const context = bootstrapContext(config.environment);
   const { platform } = context;
   const { project, application } = renderedBootstrapObjects(config.environment);
+  const charts = publishedChartsRepoURL(context.environment);
   // The same row the self-managed `argocd` Application renders: chart, release name, namespace, values.
   const argoCd = INFRASTRUCTURE_RELEASES.argoCd;
   const argocd = new ArgoCdInstallation('argocd', {
@@ -90,6 +99,7 @@ export function bootstrap(config: BootstrapConfig): Bootstrap {
       secretName: REPOSITORY_SECRET,
       url: platform.repository.url,
       sshPrivateKey: config.repositorySshPrivateKey,
+      ...(charts === undefined ? {} : { chartRegistry: { url: charts, ...(config.chartRegistry === undefined ? {} : { credentials: config.chartRegistry }) } }),
     },
     { dependsOn: [argocd] },
   );

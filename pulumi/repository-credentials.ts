@@ -1,6 +1,6 @@
 import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
-import { repositorySecretManifest } from './bootstrap-manifests';
+import { chartRegistrySecretManifest, type RegistryCredentials, repositorySecretManifest } from './bootstrap-manifests';
 
 export interface RepositoryCredentialsArgs {
   /** Namespace of Argo CD, where repository Secrets are read. */
@@ -11,6 +11,12 @@ export interface RepositoryCredentialsArgs {
   readonly url: string;
   /** The deploy key's private half (a Pulumi secret); stored as `sshPrivateKey` (5.3). */
   readonly sshPrivateKey: pulumi.Input<string>;
+  /**
+   * The registry of the environment's published charts, when it follows them: the path Argo
+   * CD's Applications name, and the registry login if it asks for one.
+   * @default - none: the environment follows this repository
+   */
+  readonly chartRegistry?: { readonly url: string; readonly credentials?: RegistryCredentials<pulumi.Input<string>> };
 }
 
 /**
@@ -34,6 +40,11 @@ export class RepositoryCredentials extends pulumi.ComponentResource {
       }) as k8s.core.v1.SecretArgs,
       { parent: this },
     );
+    const registry = args.chartRegistry;
+    if (registry !== undefined) {
+      const credentials = registry.credentials === undefined ? {} : { credentials: { username: registry.credentials.username, password: pulumi.secret(registry.credentials.password) } };
+      new k8s.core.v1.Secret(`${name}-charts`, chartRegistrySecretManifest({ namespace: args.namespace, url: registry.url, ...credentials }) as k8s.core.v1.SecretArgs, { parent: this });
+    }
     this.registerOutputs({ secretName: this.secret.metadata.name });
   }
 }

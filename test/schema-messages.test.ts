@@ -1,25 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../src/base/errors';
-import { loadEnvironments } from '../src/environments';
 import { readValuesTexts, ValuesFile } from '../src/environments/values-file';
 import { compareTags } from '../src/strategies/strategy-values';
-import { ROOT } from './support';
+import { ROOT, valuesProblemsWith } from './support';
 
 // A section that is missing or is not a mapping gets a message of its own, naming what the
 // section holds, never zod's generic "Invalid input: expected object, received ...".
 
 const texts = readValuesTexts(ROOT);
 
-function problemsWith(file: string, edit: (document: ValuesFile['document']) => void): readonly string[] {
-  const text = new ValuesFile(file, texts.get(file)!).edited(edit);
-  try {
-    loadEnvironments(new Map([...texts, [file, text]]));
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  return [];
-}
+const problemsWith = (file: string, edit: (document: ValuesFile['document']) => void) => valuesProblemsWith(file, edit, texts);
 
 const application = 'src/environments/staging/webapp.yaml';
 const environment = 'src/environments/local/environment.yaml';

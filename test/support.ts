@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { parseAllDocuments, stringify } from 'yaml';
 import { type Application, ENVIRONMENT_ORDER, loadEnvironments, type Environment } from '../src/environments';
-import { readValuesTexts, VALUES_DIR } from '../src/environments/values-file';
+import { readValuesTexts, VALUES_DIR, ValuesFile } from '../src/environments/values-file';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { BUILD_DIR, bundleOf } from '../scripts/build.cjs';
 import { ConfigError } from '../src/base/errors';
@@ -213,4 +213,16 @@ export function refusalsAgainstCommittedDist(): (breakFiles: BreakFiles, order?:
 export function nextPatch(version: string): string {
   const [major, minor, patch] = version.split('.').map(Number) as [number, number, number];
   return `${major}.${minor}.${patch + 1}`;
+}
+
+/** The project's values files with one of them edited: the problems validation finds (none: []). */
+export function valuesProblemsWith(file: string, edit: (document: ValuesFile['document']) => void, texts: ReadonlyMap<string, string> = readValuesTexts(ROOT)): readonly string[] {
+  const text = new ValuesFile(file, texts.get(file)!).edited(edit);
+  try {
+    loadEnvironments(new Map([...texts, [file, text]]));
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
 }

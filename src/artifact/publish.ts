@@ -7,6 +7,8 @@ import { parse } from 'yaml';
 import { ensureToolchain, locateToolchain } from '../../toolchain';
 import { RefusedError, UsageError } from '../base/errors';
 import { type ApplicationChartFiles, writeChart } from './application-chart';
+import { publishedChartsRepository } from '../contract/layout';
+import { OCI_REGISTRY_PATTERN } from '../environments/fields';
 
 /** Helm (helm.sh/helm/v4), pinned and built from its module by toolchain/build.sh, as Argo CD ships it. */
 export function helmBinary(projectRoot: string): string {
@@ -24,15 +26,15 @@ export interface Registry {
   readonly url: string;
 }
 
-export function parseRegistry(value: string): Registry {
-  const match = /^oci:\/\/([A-Za-z0-9.-]+(?::\d+)?)((?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*)\/?$/.exec(value);
-  if (match === null) throw new UsageError(`--registry "${value}" must be oci://<host>[:<port>][/<path>] (lower-case path components, as OCI repositories are named)`);
-  return { host: match[1]!, url: `oci://${match[1]}${match[2]}` };
+export function parseRegistry(value: string, option = '--registry'): Registry {
+  const location = value.replace(/\/$/, '');
+  if (!OCI_REGISTRY_PATTERN.test(location)) throw new UsageError(`${option} "${value}" must be oci://<host>[:<port>][/<path>] (lower-case path components, as OCI repositories are named)`);
+  return { host: location.slice('oci://'.length).split('/')[0]!, url: location };
 }
 
 /** Where an application's chart of an environment is published: `<registry>/<environment>/<application>`. */
 export function chartReference(registry: Registry, environment: string, application: string): string {
-  return `${registry.url}/${environment}/${application}`;
+  return `${publishedChartsRepository(registry.url, environment)}/${application}`;
 }
 
 /** How publishing reaches the registry. */
@@ -41,6 +43,11 @@ export interface PublishSettings {
   readonly registry: Registry;
   /** Plain HTTP (a registry on loopback without TLS). */
   readonly plainHttp: boolean;
+  /**
+   * A CA bundle the registry's certificate is checked against (a registry with a private CA).
+   * @default - the system's trusted CAs
+   */
+  readonly caFile?: string;
   /** Helm's registry credentials file to use (a login made for this run), else Helm's own with Docker's as fallback. */
   readonly registryConfig?: string;
 }
@@ -56,7 +63,9 @@ export interface Published {
 
 function helm(settings: PublishSettings, args: readonly string[], input?: string): { ok: boolean; output: string } {
   const env = { ...process.env, ...(settings.registryConfig === undefined ? {} : { HELM_REGISTRY_CONFIG: settings.registryConfig }) };
-  const result = spawnSync(settings.helm, [...args, ...(settings.plainHttp && args[0] !== 'package' ? ['--plain-http'] : [])], { encoding: 'utf8', env, input });
+  const remote = args[0] !== 'package';
+  const flags = [...(settings.plainHttp && remote ? ['--plain-http'] : []), ...(settings.caFile !== undefined && remote ? ['--ca-file', settings.caFile] : [])];
+  const result = spawnSync(settings.helm, [...args, ...flags], { encoding: 'utf8', env, input });
   if (result.error) throw new RefusedError(`cannot run helm (${settings.helm}): ${result.error.message}`);
   return { ok: result.status === 0, output: `${result.stdout}${result.stderr}`.trim() };
 }
@@ -109,8 +118,9 @@ export function publishChart(settings: PublishSettings, environment: string, cha
     const folder = writeChart(chart, path.join(work, 'chart'));
     const packaged = helm(settings, ['package', folder, '--destination', work]);
     if (!packaged.ok) throw new RefusedError(`helm package ${chart.name}: ${packaged.output}`);
-    const pushed = helm(settings, ['push', path.join(work, `${chart.name}-${version}.tgz`), `${settings.registry.url}/${environment}`]);
-    if (!pushed.ok) throw new RefusedError(`helm push ${chart.name} ${version} to ${settings.registry.url}/${environment}: ${pushed.output}`);
+    const repository = publishedChartsRepository(settings.registry.url, environment);
+    const pushed = helm(settings, ['push', path.join(work, `${chart.name}-${version}.tgz`), repository]);
+    if (!pushed.ok) throw new RefusedError(`helm push ${chart.name} ${version} to ${repository}: ${pushed.output}`);
     const digest = /Digest:\s*(sha256:[0-9a-f]{64})/.exec(pushed.output)?.[1];
     return { application: chart.name, reference, version, result: 'pushed', ...(digest === undefined ? {} : { digest }) };
   } finally {

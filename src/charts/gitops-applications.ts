@@ -1,5 +1,5 @@
-import { type ArgoCdApplicationProps, type RepositoryPathSource, applicationProps } from '../constructs/argo-cd-application';
-import { manifestsPath, secretsPath } from '../contract/layout';
+import { type ArgoCdApplicationProps, type ArgoCdApplicationSource, type RepositoryPathSource, applicationProps } from '../constructs/argo-cd-application';
+import { helmOciRepoURL, manifestsPath, publishedChartsRepository, secretsPath } from '../contract/layout';
 import { DEPLOYMENT_NOTIFICATIONS, SOPS_PLUGIN } from '../contract/choices';
 import { SYNC_WAVE_ANNOTATION } from '../contract/upstream';
 import type { Environment } from '../environments';
@@ -33,6 +33,12 @@ export interface ProjectIdentity {
   readonly description: string;
   /** Allow the pinned Helm repositories as sources (the infrastructure's releases). */
   readonly helmCharts: boolean;
+  /**
+   * The OCI repository of the environment's published application charts, when the
+   * environment follows them (`applicationSource.from: registry`).
+   * @default - none: the applications come from this repository
+   */
+  readonly publishedCharts?: string;
 }
 
 /**
@@ -51,7 +57,7 @@ export function appProjectProps(platform: Platform, scope: ProjectScope, identit
     },
     spec: {
       description: identity.description,
-      sourceRepos: [platform.repository.url, ...helmRepositories],
+      sourceRepos: [platform.repository.url, ...helmRepositories, ...(identity.publishedCharts === undefined ? [] : [identity.publishedCharts])],
       destinations: [...new Set(scope.namespaces)].sort().map((namespace) => ({ server: IN_CLUSTER, namespace })),
       clusterResourceWhitelist: [...kinds.keys()].sort().map((key) => ({ group: kinds.get(key)!.group, kind: kinds.get(key)!.kind })),
     },
@@ -136,6 +142,22 @@ export interface ChildApplicationOptions {
    * @default false
    */
   readonly announced?: boolean;
+  /**
+   * The chart is an application's and the environment follows the published charts
+   * (`applicationSource.from: registry`): Argo CD installs this version of it from the
+   * registry instead of reading the chart's file from git.
+   * @default - the chart's file in git
+   */
+  readonly publishedVersion?: string;
+}
+
+/**
+ * The OCI repository Argo CD reads an environment's published application charts from
+ * (Helm over OCI: no scheme); undefined when the environment follows this repository.
+ */
+export function publishedChartsRepoURL(environment: Environment): string | undefined {
+  const source = environment.applicationSource;
+  return source.from === 'registry' ? helmOciRepoURL(publishedChartsRepository(source.registry, environment.name)) : undefined;
 }
 
 /** The annotations that subscribe an Application to every deployment notification (1.6). */
@@ -146,7 +168,14 @@ export function deploymentSubscriptions(): Record<string, string> {
 
 /** A child Application of the root: one chart's file, plus its encrypted Secrets (the sops plugin). */
 export function childApplication(environment: Environment, platform: Platform, options: ChildApplicationOptions): ArgoCdApplicationProps {
-  const manifests = repositoryPath(platform, manifestsPath(environment.name), { include: `${options.chart}.yaml` });
+  const registry = publishedChartsRepoURL(environment);
+  if (options.publishedVersion !== undefined && registry === undefined) {
+    throw new Error(`chart ${options.chart}: a published version is given, but ${environment.name} follows the repository (applicationSource.from)`);
+  }
+  const manifests: ArgoCdApplicationSource =
+    options.publishedVersion === undefined
+      ? repositoryPath(platform, manifestsPath(environment.name), { include: `${options.chart}.yaml` })
+      : { kind: 'helm', chart: { repoURL: registry!, chart: options.chart, version: options.publishedVersion }, releaseName: options.chart };
   const ignored = options.ignoreDifferences ?? [];
   return {
     name: options.chart,

@@ -1,7 +1,7 @@
 import { ApiObject, Chart } from 'cdk8s';
 import type { Construct } from 'constructs';
 import { type DeliveryStage, INFRASTRUCTURE_PROJECT, PLATFORM_CHARTS } from '../contract/platform-charts';
-import { appProjectProps, childApplication, type ClusterKind, lockedDefaultProjectProps } from './gitops-applications';
+import { appProjectProps, childApplication, type ClusterKind, lockedDefaultProjectProps, publishedChartsRepoURL } from './gitops-applications';
 import type { Environment } from '../environments';
 import type { Platform } from '../environments/platform';
 import { ArgoCdApplication } from '../constructs/argo-cd-application';
@@ -99,6 +99,12 @@ export interface GitopsChartProps {
   readonly platform: Platform;
   /** The environment's other charts, in delivery (sync) order. */
   readonly children: readonly GitopsChild[];
+  /**
+   * Each application's chart version (dist/<environment>/chart-versions.json), which its
+   * Application installs when the environment follows the published charts.
+   * @default - none: required when `applicationSource.from` is `registry`
+   */
+  readonly chartVersions?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -123,6 +129,7 @@ export class GitopsChart extends Chart {
     const catalog = secretCatalog(environment);
     const groups = secretGroups(environment);
     const isGroup = (chart: string): boolean => groups.includes(chart);
+    const publishedCharts = publishedChartsRepoURL(environment);
 
     // A platform chart's row of DELIVERY_STAGES says its project and retry budget (an application's chart has none).
     const stageOf = (id: string): DeliveryStage | undefined => PLATFORM_CHARTS.find((chart) => chart.id === id);
@@ -157,6 +164,7 @@ export class GitopsChart extends Chart {
         name: platform.controller.project,
         description: 'The application level: this repository only, into namespaces the infrastructure created, without cluster-scoped objects.',
         helmCharts: false,
+        ...(publishedCharts === undefined ? {} : { publishedCharts }),
       }),
     );
     new AppProject(this, 'default-project', lockedDefaultProjectProps(platform));
@@ -172,6 +180,12 @@ export class GitopsChart extends Chart {
         throw new Error(`chart ${child.id} deploys into namespace ${namespace}, which no chart renders: the infrastructure chart renders every namespace (src/charts/infrastructure-chart.ts)`);
       }
       const hasSecrets = isGroup(child.id) && catalog.some((s) => s.group === child.id);
+      // An application's chart: no row of DELIVERY_STAGES, no Applications of its own.
+      const isApplication = stageOf(child.id) === undefined && !child.installsApplications;
+      const publishedVersion = isApplication && publishedCharts !== undefined ? props.chartVersions?.[child.id] : undefined;
+      if (isApplication && publishedCharts !== undefined && publishedVersion === undefined) {
+        throw new Error(`chart ${child.id}: ${environment.name} follows the published charts, but no chart version was given for it`);
+      }
       return new ArgoCdApplication(
         this,
         `child-${child.id}`,
@@ -185,8 +199,9 @@ export class GitopsChart extends Chart {
           ...(hasSecrets ? { secretGroup: child.id } : {}),
           ...(stageOf(child.id)?.retryBudgetSeconds === undefined ? {} : { retryBudgetSeconds: stageOf(child.id)!.retryBudgetSeconds! }),
           ignoreDifferences: child.ignoreDifferences,
-          // An application's chart (no row of DELIVERY_STAGES): its deployments are announced (1.6).
-          announced: stageOf(child.id) === undefined && !child.installsApplications,
+          // An application's deployments are announced (1.6).
+          announced: isApplication,
+          ...(publishedVersion === undefined ? {} : { publishedVersion }),
         }),
       );
     });

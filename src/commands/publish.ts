@@ -10,7 +10,7 @@ import { RENDERED_DIR } from '../contract/layout';
 import { CHART_VERSIONS_FILE } from '../synth/chart-versions';
 import { type CommandDefinition, required } from '../tooling/cli';
 
-const USAGE = `usage: npm run publish -- --env <environment> --registry oci://<host>/<path> [--app <application>] [--plain-http]
+const USAGE = `usage: npm run publish -- --env <environment> [--registry oci://<host>/<path>] [--app <application>] [--plain-http] [--ca-file <pem>]
 
 Packages each application's chart of the environment (or the one --app names) with Helm
 and pushes it to <registry>/<environment>/<application>: Chart.yaml with the version and
@@ -21,7 +21,10 @@ refused (a version names one content), and so is a dist/<environment> with chang
 are not committed. The registry's credentials: REGISTRY_USERNAME and
 REGISTRY_PASSWORD (a login for this run only), else Helm's registry login, else Docker's
 config file. Helm is the toolchain's (built once by toolchain/build.sh helm).
+  --registry     where to push; by default the registry the environment follows
+                 (applicationSource.registry of its environment.yaml)
   --plain-http   talk HTTP, not HTTPS (a registry on loopback)
+  --ca-file      check the registry's certificate against this CA bundle (a private CA)
 Exit code: 0 every chart published or already there, 1 refused (named), 2 bad arguments.`;
 
 const OPTIONS = {
@@ -29,6 +32,7 @@ const OPTIONS = {
   app: { type: 'string' },
   registry: { type: 'string' },
   'plain-http': { type: 'boolean', default: false },
+  'ca-file': { type: 'string' },
 } as const;
 
 /** `npm run publish`: the release artifact of contract 1.1 step 3, the versioned chart in an OCI registry. */
@@ -37,8 +41,15 @@ export const PUBLISH: CommandDefinition<typeof OPTIONS> = {
   usage: USAGE,
   options: OPTIONS,
   run(values, _positionals, { root, env, out, err }) {
-    const registry = parseRegistry(required(values.registry, '--registry oci://<host>[/<path>]'));
     const environment = environmentNamed(root, required(values.env, '--env <environment>'));
+    const followed = environment.applicationSource.from === 'registry' ? environment.applicationSource.registry : undefined;
+    const location = values.registry ?? followed;
+    if (location === undefined) {
+      throw new UsageError(`--registry oci://<host>/<path> is required: ${environment.name} follows the repository (its environment.yaml names no applicationSource.registry)`);
+    }
+    const registry = parseRegistry(location);
+    const caFile = values['ca-file'];
+    if (caFile !== undefined && !fs.existsSync(caFile)) throw new UsageError(`--ca-file ${caFile} does not exist`);
     const applications = values.app === undefined ? environment.applications : [selectApplication(environment, values.app)];
     const username = env['REGISTRY_USERNAME'];
     const password = env['REGISTRY_PASSWORD'];
@@ -53,7 +64,7 @@ export const PUBLISH: CommandDefinition<typeof OPTIONS> = {
     const charts = applications.map((application) => applicationChart(root, environment.name, application.name));
     const login = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-registry-'));
     try {
-      let settings: PublishSettings = { helm: helmBinary(root), registry, plainHttp: values['plain-http'] };
+      let settings: PublishSettings = { helm: helmBinary(root), registry, plainHttp: values['plain-http'], ...(caFile === undefined ? {} : { caFile: path.resolve(caFile) }) };
       if (username !== undefined) settings = loginForRun(settings, username, password!, login);
       for (const chart of charts) {
         const reference = chartReference(registry, environment.name, chart.name);

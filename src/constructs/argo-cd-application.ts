@@ -18,8 +18,11 @@ export interface HelmChartSource {
   readonly chart: HelmChartRef;
   /** Helm release name. */
   readonly releaseName: string;
-  /** Helm values, rendered inline so a reviewer reads them in dist/. */
-  readonly values: Readonly<Record<string, unknown>>;
+  /**
+   * Helm values, rendered inline so a reviewer reads them in dist/.
+   * @default - none: the chart's own (an application's published chart has no values)
+   */
+  readonly values?: Readonly<Record<string, unknown>>;
 }
 
 /** A folder of a git repository (this one): plain manifests, or what a plugin generates from it. */
@@ -107,7 +110,7 @@ function sourceSpec(source: ArgoCdApplicationSource): ApplicationSpecSources {
       repoUrl: source.chart.repoURL,
       chart: source.chart.chart,
       targetRevision: source.chart.version,
-      helm: { releaseName: source.releaseName, valuesObject: source.values },
+      helm: { releaseName: source.releaseName, ...(source.values === undefined ? {} : { valuesObject: source.values }) },
     };
   }
   return {

@@ -51,6 +51,23 @@ export function manifestsPath(environment: string): string {
   return `${RENDERED_DIR}/${environment}`;
 }
 
+/**
+ * Where an environment's application charts are published: the OCI repository path
+ * `oci://<registry path>/<environment>`, holding one chart per application (`<application>`).
+ */
+export function publishedChartsRepository(registry: string, environment: string): string {
+  return `${registry}/${environment}`;
+}
+
+/**
+ * Argo CD's Helm-over-OCI `repoURL` for an `oci://` location: the same without the scheme
+ * (argo-cd v3.6.1 util/helm/client.go `IsHelmOciRepo`: a URL without a scheme is an OCI
+ * registry; docs/user-guide/helm.md: "the oci:// syntax is not included").
+ */
+export function helmOciRepoURL(location: string): string {
+  return location.replace(/^oci:\/\//, '');
+}
+
 /** Folder of a group's encrypted secrets, relative to the repository root. */
 export function secretsPath(environment: string, group: string): string {
   return `secrets/${environment}/${group}`;

@@ -153,3 +153,13 @@ export function sectionMessage(issue: z.core.$ZodRawIssue): string | undefined {
   if (holds === undefined) return undefined;
   return input === undefined ? `is required: ${holds}` : `must be ${holds}`;
 }
+
+/**
+ * An OCI registry location as Helm names one: `oci://<host>[:<port>][/<path>]`, the path's
+ * components lower-case as OCI repository names are (distribution's reference grammar).
+ */
+export const OCI_REGISTRY_PATTERN = /^oci:\/\/([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(?:\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*(?::\d{1,5})?)((?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*)$/;
+
+export const ociRegistry = z
+  .string({ error: 'is required and must be a string' })
+  .regex(OCI_REGISTRY_PATTERN, { error: 'must be an OCI registry such as "oci://ghcr.io/example/platform-gitops-charts" (no trailing "/", lower-case path)' });

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { checkWorkload, STRATEGY_SCHEMAS, STRATEGY_TYPES, type StrategyType, type Workload, workloadFieldDescription } from '../strategies/values-registry';
 import { infrastructureSchema } from './infrastructure-schema';
 import { aclSchema, brokerSchema, databaseSchema, SQL_DATABASE_NAME } from './data-services-schema';
-import { dnsLabel, imageTag, namespaceName, resourcesSchema } from './fields';
+import { dnsLabel, imageTag, namespaceName, ociRegistry, resourcesSchema } from './fields';
 import type { ValuesSource } from './values-file';
 
 export { imageTag, resourcesSchema };
@@ -65,6 +65,24 @@ export const environmentValuesSchema = z
     autoSync: z
       .boolean({ error: 'must be true or false' })
       .meta({ description: 'Whether the controller syncs this environment from git without a person; false while status is "planned".' }),
+    applicationSource: z
+      .discriminatedUnion(
+        'from',
+        [
+          z.strictObject({ from: z.literal('repository').meta({ description: 'Argo CD reads dist/<environment>/ in git.' }) }),
+          z.strictObject({
+            from: z.literal('registry').meta({ description: "Argo CD installs each application's published chart from the registry." }),
+            registry: ociRegistry.meta({ description: 'Where npm run publish pushes the charts: <registry>/<environment>/<application>.' }),
+          }),
+        ],
+        { error: (issue) => (issue.code === 'invalid_union' ? 'must be "repository" or "registry" (which names a registry)' : undefined) },
+      )
+      .default({ from: 'repository' })
+      .meta({
+        description:
+          'Where Argo CD reads each application\'s manifests: "repository" (dist/<environment>/ in git) or "registry" ' +
+          '(the application\'s published chart, pinned to the version of dist/<environment>/chart-versions.json). Default: from: repository.',
+      }),
     infrastructure: infrastructureSchema.meta({ description: 'Issuer and per-environment values of the infrastructure releases (src/infrastructure/).' }),
     database: databaseSchema.meta({ description: "The environment's SQL Server, its migrations and backups (1.3 step 5)." }),
     broker: brokerSchema.meta({ description: "The environment's Strimzi Kafka cluster, its topics and users (1.3 step 6)." }),

@@ -4,7 +4,6 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../base/errors';
 import { compareText } from '../base/text-order';
-import { chartFileName, applicationChartId } from '../contract/layout';
 import type { Environment } from '../environments';
 import { runningTagOf } from '../strategies/values-registry';
 
@@ -109,22 +108,24 @@ export function readChartVersions(folder: string, label = folder): ChartVersions
 }
 
 /**
- * Write `chart-versions.json` into a freshly rendered environment folder (`rendered`), each
- * application's version decided against the versions of the folder it replaces (`previous`).
+ * Each application's chart version in a fresh render: decided from its rendered file's text
+ * (`rendered`) against the versions of the folder the render replaces (`before`).
  */
-export function writeChartVersions(environment: Environment, rendered: string, previous: string, label: string): ChartVersions {
-  const before = readChartVersions(previous, label);
+export function chartVersionsOf(environment: Environment, rendered: (application: string) => string, before: ChartVersions): ChartVersions {
   const versions: Record<string, ChartVersion> = {};
   for (const application of environment.applications) {
-    const text = fs.readFileSync(path.join(rendered, chartFileName(applicationChartId(application.name))), 'utf8');
     versions[application.name] = nextChartVersion(before[application.name], {
       appVersion: runningTagOf(application),
-      digest: sha256(text),
+      digest: sha256(rendered(application.name)),
       values: valuesDigest(environment, application.name),
     });
   }
-  fs.writeFileSync(path.join(rendered, CHART_VERSIONS_FILE), chartVersionsText(versions));
   return versions;
+}
+
+/** Write `chart-versions.json` into a rendered environment folder. */
+export function writeChartVersions(folder: string, versions: ChartVersions): void {
+  fs.writeFileSync(path.join(folder, CHART_VERSIONS_FILE), chartVersionsText(versions));
 }
 
 /** Whether `a` is a higher version than `b` (both `<major>.<minor>.<patch>`). */

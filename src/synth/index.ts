@@ -12,7 +12,7 @@ import { hasCommittedHead, readCommittedFiles } from '../base/git';
 import { manifestText } from '../base/manifest-files';
 import { applicationChartId, chartFile, chartFileName, RENDERED_DIR, RENDER_MARKER, RENDER_MARKER_TEXT, renderStagingPrefix } from '../contract/layout';
 import { assertReplaceable, createFolder, outdirLabel, outputFolder } from './output-folder';
-import { writeChartVersions } from './chart-versions';
+import { type ChartVersions, chartVersionsOf, readChartVersions, writeChartVersions } from './chart-versions';
 import { type Environment, loadEnvironments } from '../environments';
 import { ConfigError, RefusedError } from '../base/errors';
 import { type Platform, loadPlatform } from '../environments/platform';
@@ -39,10 +39,17 @@ export interface EnvironmentCharts {
   readonly delivered: readonly DeliveredChart[];
   /** The GitOps wiring: AppProject, root Application, child Applications. */
   readonly gitops: GitopsChart;
+  /** Each application's chart version, decided from its rendered file (./chart-versions.ts). */
+  readonly versions: ChartVersions;
+  /** The rendered text of each application's chart, by chart id: rendered once, for its version and its file. */
+  readonly texts: ReadonlyMap<string, string>;
 }
 
-/** Build every chart of one validated environment inside `app`. */
-export function buildEnvironment(app: App, environment: Environment, platform: Platform = loadPlatform()): EnvironmentCharts {
+/**
+ * Build every chart of one validated environment inside `app`; the applications' chart
+ * versions are decided against `previous` (the versions of the folder the render replaces).
+ */
+export function buildEnvironment(app: App, environment: Environment, platform: Platform = loadPlatform(), previous: ChartVersions = {}): EnvironmentCharts {
   const delivered: DeliveredChart[] = DELIVERY_STAGES.flatMap(({ id: stage }): DeliveredChart[] =>
     stage === APPLICATIONS_STAGE
       ? environment.applications.map((application) => {
@@ -51,12 +58,18 @@ export function buildEnvironment(app: App, environment: Environment, platform: P
         })
       : [{ id: stage, stage, chart: PLATFORM_CHART_BUILDERS[stage](app, stage, { environment, platform }) }],
   );
+  const texts = new Map(
+    delivered.filter((child) => child.stage === APPLICATIONS_STAGE).map((child) => [child.id, manifestText(child.chart.toJson())] as const),
+  );
+  // Before the GitOps wiring: an environment that follows the published charts pins each version.
+  const versions = chartVersionsOf(environment, (application) => texts.get(applicationChartId(application))!, previous);
   const gitops = new GitopsChart(app, GITOPS_CHART_ID, {
     environment,
     platform,
     children: delivered.map((child) => ({ ...chartFootprint(child.id, child.chart), syncWave: stageWave(child.stage) })),
+    chartVersions: Object.fromEntries(Object.entries(versions).map(([application, version]) => [applicationChartId(application), version.version])),
   });
-  return { delivered, gitops };
+  return { delivered, gitops, versions, texts };
 }
 
 /**
@@ -64,17 +77,22 @@ export function buildEnvironment(app: App, environment: Environment, platform: P
  * objects `chart.toJson()` resolves (cdk8s' validation and dependency order included),
  * written by `manifestText`.
  */
-export function writeCharts(app: App, outdir: string): void {
+export function writeCharts(app: App, outdir: string, rendered: ReadonlyMap<string, string> = new Map()): void {
   fs.mkdirSync(outdir, { recursive: true });
-  for (const chart of app.charts) fs.writeFileSync(path.join(outdir, chartFileName(chart.node.id)), manifestText(chart.toJson()));
+  for (const chart of app.charts) {
+    fs.writeFileSync(path.join(outdir, chartFileName(chart.node.id)), rendered.get(chart.node.id) ?? manifestText(chart.toJson()));
+  }
 }
 
-
-/** Render one validated environment into `outdir`, one file per chart. */
-export function renderEnvironment(environment: Environment, outdir: string, platform: Platform = loadPlatform()): void {
+/**
+ * Render one validated environment into `outdir`, one file per chart; its applications'
+ * chart versions, decided against `previous`, are returned (renderToTemporary writes them).
+ */
+export function renderEnvironment(environment: Environment, outdir: string, platform: Platform = loadPlatform(), previous: ChartVersions = {}): ChartVersions {
   const app = new App({ outdir });
-  buildEnvironment(app, environment, platform);
-  writeCharts(app, outdir);
+  const { versions, texts } = buildEnvironment(app, environment, platform, previous);
+  writeCharts(app, outdir, texts);
+  return versions;
 }
 
 export interface SynthesizeOptions {
@@ -243,8 +261,9 @@ function renderToTemporary(environments: readonly Environment[], platform: Platf
   const staging = temporaryFolderIn(parent, renderStagingPrefix(path.basename(outdir)), outdir);
   try {
     for (const environment of environments) {
-      renderEnvironment(environment, path.join(staging, environment.name), platform);
-      writeChartVersions(environment, path.join(staging, environment.name), path.join(versions, environment.name), path.join(RENDERED_DIR, environment.name));
+      const previous = readChartVersions(path.join(versions, environment.name), path.join(RENDERED_DIR, environment.name));
+      const folder = path.join(staging, environment.name);
+      writeChartVersions(folder, renderEnvironment(environment, folder, platform, previous));
     }
     fs.writeFileSync(path.join(staging, RENDER_MARKER), RENDER_MARKER_TEXT);
     return staging;

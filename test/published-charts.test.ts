@@ -1,0 +1,95 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PLATFORM } from '../src/environments/platform';
+import { renderEnvironment } from '../src/synth';
+import { readChartVersions } from '../src/synth/chart-versions';
+import { DIST, type K8sObject, projectEnvironments, readManifests, temporaryDirectory, valuesProblemsWith } from './support';
+
+// An environment may have Argo CD follow each application's published chart (issue 26):
+// `applicationSource: { from: registry, registry: oci://... }` in its environment.yaml.
+
+const REGISTRY = 'oci://ghcr.io/example/platform-gitops-charts';
+
+/** Render `name` as the project has it, but following the published charts; its files' objects and its versions. */
+function renderFollowingCharts(name: string) {
+  const environment = { ...projectEnvironments()[name]!, applicationSource: { from: 'registry' as const, registry: REGISTRY } };
+  const dir = temporaryDirectory();
+  try {
+    const versions = renderEnvironment(environment, dir, undefined, readChartVersions(path.join(DIST, name)));
+    const texts = new Map(fs.readdirSync(dir).map((file) => [file, fs.readFileSync(path.join(dir, file), 'utf8')]));
+    return { environment, objects: readManifests(dir), texts, versions };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const applicationOf = (objects: Map<string, K8sObject[]>, name: string) =>
+  objects.get('gitops.yaml')!.find((o) => o.kind === 'Application' && o.metadata.name === name)!;
+
+describe('an environment that follows the published application charts', () => {
+  const { environment, objects, texts, versions } = renderFollowingCharts('local');
+  const committed = readChartVersions(path.join(DIST, 'local'));
+
+  it('installs each application from <registry>/<environment>, chart <application>, at the version of chart-versions.json', () => {
+    for (const application of environment.applications) {
+      const app = applicationOf(objects, application.name);
+      const sources = app.spec.sources ?? [app.spec.source];
+      // Helm over OCI: the registry without its scheme (argo-cd v3.6.1 util/helm/client.go IsHelmOciRepo).
+      expect(sources[0]).toEqual({
+        repoURL: 'ghcr.io/example/platform-gitops-charts/local',
+        chart: application.name,
+        targetRevision: committed[application.name]!.version,
+        helm: { releaseName: application.name },
+      });
+      expect(versions[application.name]!.version).toBe(committed[application.name]!.version);
+      // Its encrypted Secrets still come from git, through the plugin.
+      for (const other of sources.slice(1)) expect(other.plugin?.name).toBeDefined();
+    }
+  });
+
+  it('renders each application\'s own file exactly as when the environment follows git: the chart\'s content is unchanged', () => {
+    for (const application of environment.applications) {
+      expect(texts.get(`${application.name}.yaml`)).toBe(fs.readFileSync(path.join(DIST, 'local', `${application.name}.yaml`), 'utf8'));
+    }
+  });
+
+  it('lets the application level\'s project read that registry, and only that one; the infrastructure\'s is unchanged', () => {
+    const projects = objects.get('gitops.yaml')!.filter((o) => o.kind === 'AppProject');
+    const applicationLevel = projects.find((p) => p.metadata.name === PLATFORM.controller.project)!;
+    expect(applicationLevel.spec.sourceRepos).toEqual([PLATFORM.repository.url, 'ghcr.io/example/platform-gitops-charts/local']);
+    const infrastructure = projects.find((p) => p.metadata.name !== PLATFORM.controller.project && p.metadata.name !== 'default')!;
+    expect(infrastructure.spec.sourceRepos).not.toContain('ghcr.io/example/platform-gitops-charts/local');
+  });
+
+  it('leaves the platform\'s own charts on git', () => {
+    const platformCharts = objects.get('gitops.yaml')!.filter((o) => o.kind === 'Application' && !environment.applications.some((a) => a.name === o.metadata.name));
+    expect(platformCharts.length).toBeGreaterThan(0);
+    for (const app of platformCharts) {
+      for (const source of app.spec.sources ?? [app.spec.source]) expect(source.repoURL).toBe(PLATFORM.repository.url);
+    }
+  });
+});
+
+describe('the applicationSource setting', () => {
+  const file = 'src/environments/testing/environment.yaml';
+  const problemsWith = (value: unknown) => valuesProblemsWith(file, (document) => document.set('applicationSource', document.createNode(value)));
+
+  it('is the repository when left out, and takes a registry', () => {
+    expect(projectEnvironments()['testing']!.applicationSource).toEqual({ from: 'repository' });
+    expect(problemsWith({ from: 'registry', registry: REGISTRY })).toEqual([]);
+  });
+
+  it.each([
+    [{ from: 'registry', registry: 'https://ghcr.io/example' }, 'applicationSource.registry "https://ghcr.io/example" must be an OCI registry'],
+    [{ from: 'registry', registry: `${REGISTRY}/` }, 'must be an OCI registry'],
+    [{ from: 'registry', registry: 'oci://ghcr.io/Example' }, 'must be an OCI registry'],
+    [{ from: 'registry' }, 'applicationSource.registry'],
+    [{ from: 'bucket' }, 'applicationSource.from "bucket" must be "repository" or "registry" (which names a registry)'],
+  ])('refuses %j, naming the file and the field', (value, message) => {
+    const problems = problemsWith(value);
+    expect(problems.length, problems.join('\n')).toBeGreaterThan(0);
+    expect(problems.join('\n')).toContain(file);
+    expect(problems.join('\n')).toContain(message);
+  });
+});
