@@ -13,8 +13,11 @@ export interface ExecResult {
 /**
  * Run `command` with bash in `cwd` against the converged cluster (`env`: KUBECONFIG, an
  * operator's kubeconfig, E2E_ADMIN_KUBECONFIG, the administrator's, E2E_CONTAINERS, the
- * folders of the pods' loopback containers, and E2E_STAND_IN_UPGRADE, the stand-in upgrade of
- * e2e/stand-in-charts.ts as JSON), streaming every line it prints; stopped (its process group) after
+ * folders of the pods' loopback containers, E2E_STAND_IN_UPGRADE, the stand-in upgrade of
+ * e2e/stand-in-charts.ts as JSON, E2E_SOURCE and E2E_GIT_REPOSITORY, the checkout served and
+ * the bare repository serving it on E2E_GIT_BRANCH, and for an environment that follows its
+ * published charts E2E_CHART_REGISTRY and E2E_CHART_REGISTRY_CA, the registry as publishing
+ * reaches it and its CA), streaming every line it prints; stopped (its process group) after
  * `timeoutSeconds`. Asynchronous, so the harness's controllers keep reconciling meanwhile.
  */
 export function execAgainstCluster(options: { command: string; cwd: string; env: Readonly<Record<string, string>>; timeoutSeconds: number; log: (line: string) => void }): Promise<ExecResult> {

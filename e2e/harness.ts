@@ -29,6 +29,9 @@ import { startEnvoyGateway } from './envoy-gateway';
 import { type ExecResult, execAgainstCluster } from './exec';
 import { LiveContainers } from './live-containers';
 import { RecordingServer } from './webhook-sink';
+import { startChartRegistry } from './chart-registry';
+import { applicationChart } from '../src/artifact/application-chart';
+import { helmBinary, parseRegistry, publishChart, type Published } from '../src/artifact/publish';
 
 /** The group the bootstrap grants the live operations' roles to, in the e2e; `--exec` runs as a member. */
 const OPERATORS_GROUP = 'platform-gitops-operators';
@@ -89,6 +92,11 @@ export interface E2eReport {
    * (e2e/convergence.ts, `unmendable`). Absent when the run waited for convergence to the end.
    */
   readonly stopped?: string;
+  /**
+   * For an environment that follows its published charts: each application's chart the run
+   * published to its registry, and the version its Application was synced at when the run ended.
+   */
+  readonly publishedCharts?: readonly { application: string; reference: string; published: string; synced: string }[];
   readonly durationSeconds: number;
   /** True when every Application is Synced and Healthy and every dry-run passed. */
   readonly passed: boolean;
@@ -248,6 +256,27 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     const chartServer = await serveCharts(chartRoot, registry, chartTls);
     charts = chartServer;
     for (const host of hosts) proxy.route(host, 443, chartServer.port);
+    /**
+     * An environment that follows its published charts: the real registry, at the public
+     * address the values name (through the loopback proxy), and the environment's charts
+     * published to it as CI does once a release is merged (1.1 step 3), from the served commit.
+     */
+    const publishCharts = async (): Promise<{ host: string; published: Published[]; loopback: string } | undefined> => {
+      const followed = environmentValues.applicationSource;
+      if (followed.from !== 'registry') return undefined;
+      const registry = parseRegistry(followed.registry);
+      const [host, port] = registry.host.split(':') as [string, string | undefined];
+      const tls = pki.leaf('chart-registry', plane.pki.ca, '/CN=e2e-chart-registry', 'server', [host], ['127.0.0.1']);
+      const started = await startChartRegistry({ toolchain, supervisor, dir: path.join(dir, 'chart-registry'), tls, ca: plane.pki.ca.cert });
+      proxy.route(host, Number(port ?? 443), started.port);
+      const loopback = `${started.loopback}${registry.url.slice(`oci://${registry.host}`.length)}`;
+      const settings = { helm: helmBinary(projectRoot), registry: parseRegistry(loopback), plainHttp: false, caFile: plane.pki.ca.cert };
+      const published = environmentValues.applications.map((application) => publishChart(settings, environment, applicationChart(source, environment, application.name)));
+      log(`chart registry (distribution ${toolchain.versions.distribution}) for ${registry.url}: published ${published.map((p) => `${p.application} ${p.version}`).join(', ')}`);
+      return { host, published, loopback };
+    };
+    const environmentValues = loadEnvironments().find((e) => e.name === environment)!;
+    const publishing = await publishCharts();
     const proxyPort = await proxy.listen();
     log(`stand-in Helm repositories for ${hosts.join(', ')} (each chart's CRDs and controller Deployment, installed when Argo CD syncs it)`);
     const upgrade = standInUpgrade();
@@ -273,7 +302,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
       namespace,
       dir: path.join(dir, 'argocd'),
       knownHosts: git.knownHosts,
-      tlsCertificates: new Map(hosts.map((host) => [host, plane.pki.ca.cert])),
+      tlsCertificates: new Map([...hosts, ...(publishing === undefined ? [] : [publishing.host])].map((host) => [host, plane.pki.ca.cert])),
       ageKey,
     });
     // `argocd: v3.6.1+unknown`: the build knows its tag, not its commit.
@@ -284,12 +313,12 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     await client.apply(withProxy(manifests.repositorySecret as unknown as KubeObject, `socks5://127.0.0.1:${proxyPort}`));
     const chartRepositories = [...chartsByRepository().keys()].sort();
     for (const secret of chartRepositorySecrets(namespace, chartRepositories, `socks5://127.0.0.1:${proxyPort}`)) await client.apply(secret);
+    if ('chartRegistrySecret' in manifests) await client.apply(withProxy(manifests.chartRegistrySecret as unknown as KubeObject, `socks5://127.0.0.1:${proxyPort}`));
     await client.apply(manifests.project as KubeObject);
     await client.apply(manifests.rootApplication as KubeObject);
     for (const object of manifests.operationsAccess) await client.apply(object as KubeObject);
     log(`bootstrapped: namespace ${namespace}, repository Secret, age key Secret, AppProject ${manifests.project.metadata.name}, root Application ${manifests.rootApplication.metadata.name}`);
 
-    const environmentValues = loadEnvironments().find((e) => e.name === environment)!;
     const envoyGateway = INFRASTRUCTURE_RELEASES.envoyGateway;
     /** The releases whose real controller runs here, with the version it runs: Argo CD (above) and Envoy Gateway (started once installed). */
     const realControllers = new Map<InfrastructureRelease, string>([
@@ -382,6 +411,12 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
           E2E_ADMIN_KUBECONFIG: plane.kubeconfig,
           E2E_CONTAINERS: containers.root,
           E2E_STAND_IN_UPGRADE: JSON.stringify({ ...standInUpgrade(), applicationNamespace: namespace }),
+          // The checkout served and the bare repository the git server serves (a push there is
+          // what Argo CD syncs next), and the chart registry as publishing reaches it.
+          E2E_SOURCE: source,
+          E2E_GIT_REPOSITORY: git.bareRepository,
+          E2E_GIT_BRANCH: platform.repository.targetRevision,
+          ...(publishing === undefined ? {} : { E2E_CHART_REGISTRY: publishing.loopback, E2E_CHART_REGISTRY_CA: plane.pki.ca.cert }),
         },
         timeoutSeconds: options.execTimeoutSeconds ?? 1800,
         log,
@@ -433,6 +468,20 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     });
     log('');
     log(formatControllers(behindReleases));
+    const publishedCharts =
+      publishing === undefined
+        ? undefined
+        : await Promise.all(
+            publishing.published.map(async (chart) => {
+              const app = await client.get('argoproj.io/v1alpha1', 'Application', chart.application, namespace);
+              const status = (app as { status?: { sync?: { revision?: string; revisions?: string[] } } } | undefined)?.status?.sync;
+              return { application: chart.application, reference: chart.reference, published: chart.version, synced: status?.revisions?.[0] ?? status?.revision ?? '' };
+            }),
+          );
+    if (publishedCharts !== undefined) {
+      log('');
+      log(`published charts (application, published, synced at the end):${publishedCharts.map((c) => `\n  ${c.application}  ${c.published}  ${c.synced || '-'}  ${c.reference}`).join('')}`);
+    }
     const notifications = chat.to(`/${ALERT_ROUTING.teamChat.receiver}`).map((request) => String(request.body?.text ?? JSON.stringify(request.body)));
     log('');
     log(`deployment notifications in the team chat (${notifications.length}):${notifications.map((text) => `\n  ${text}`).join('')}`);
@@ -445,6 +494,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
       dryRun,
       ...(exec === undefined ? {} : { exec }),
       ...(stopped === undefined ? {} : { stopped }),
+      ...(publishedCharts === undefined ? {} : { publishedCharts }),
       notifications,
       durationSeconds,
       passed,

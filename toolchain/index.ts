@@ -8,7 +8,7 @@ import { E2eError } from '../src/base/errors';
 export type Component = 'kubernetes' | 'etcd' | 'argocd' | 'kwok' | 'kustomize' | 'helm' | 'sops' | 'age' | 'kubeconform' | 'prometheus' | 'envoy-gateway' | 'alertmanager' | 'flagger-loadtester' | 'distribution';
 
 /** What the e2e cluster runs (`npm run e2e`): every component but the test-only tools (kubeconform, promtool, Alertmanager, Flagger's load tester). */
-export const CLUSTER_COMPONENTS: readonly Component[] = ['sops', 'age', 'kustomize', 'helm', 'kwok', 'etcd', 'kubernetes', 'argocd', 'envoy-gateway'];
+export const CLUSTER_COMPONENTS: readonly Component[] = ['sops', 'age', 'kustomize', 'helm', 'kwok', 'etcd', 'kubernetes', 'argocd', 'envoy-gateway', 'distribution'];
 
 /** The built toolchain: one cached folder per component and its pinned version. */
 export interface Toolchain {

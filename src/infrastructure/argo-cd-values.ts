@@ -80,11 +80,13 @@ const NOTIFICATION_ONCE_PER = 'app.status.operationState?.syncResult?.revisions 
 
 /**
  * The variables every template sets first (Go templates of notifications-engine, with
- * sprig): `$path`, the manifests' folder (`dist/<environment>`, the first source's path,
- * one source or several), and `$revision`, the commit the last sync applied.
+ * sprig): `$path`, where the manifests come from (the first source's: its folder,
+ * `dist/<environment>`, or for a published chart `<registry path>/<chart>`), and `$revision`,
+ * what the last sync applied (a commit, or the chart's version).
  */
+const FIRST_SOURCE_PATH = '{{ $path = .path }}{{ if .chart }}{{ $path = printf "%s/%s" .repoURL .chart }}{{ end }}';
 const NOTIFICATION_VARIABLES = [
-  '{{ $path := "" }}{{ with .app.spec.source }}{{ $path = .path }}{{ end }}{{ with .app.spec.sources }}{{ $path = (index . 0).path }}{{ end }}',
+  `{{ $path := "" }}{{ with .app.spec.source }}${FIRST_SOURCE_PATH}{{ end }}{{ with .app.spec.sources }}{{ with index . 0 }}${FIRST_SOURCE_PATH}{{ end }}{{ end }}`,
   '{{ $revision := "" }}{{ with .app.status.operationState }}{{ with .syncResult }}{{ $revision = default "" .revision }}{{ with .revisions }}{{ $revision = index . 0 }}{{ end }}{{ end }}{{ end }}',
 ].join('');
 

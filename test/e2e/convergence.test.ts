@@ -9,7 +9,7 @@ import { INFRASTRUCTURE_RELEASES } from '../../src/infrastructure/releases';
 import { supportedKubernetesMinors } from '../../src/infrastructure/supported-kubernetes';
 import { ROOT } from '../support';
 import { afterEach, describe, expect, it } from 'vitest';
-import { breakRendered, e2eProjectCopy, makeBlueGreen, runE2eOn } from './e2e-copy';
+import { breakRendered, e2eProjectCopy, followPublishedCharts, makeBlueGreen, runE2eOn } from './e2e-copy';
 import type { E2eReport } from '../../e2e/harness';
 import { standInUpgrade } from '../../e2e/stand-in-charts';
 
@@ -157,6 +157,48 @@ describe.sequential('e2e on a real control plane and Argo CD', () => {
       const { status, report, output } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--exec', `node ${path.join(ROOT, 'test', 'e2e', 'ops-scenario.mjs')}`], { OPS_SCENARIO_RESULTS: results });
       expect(report.applications.filter((a) => a.sync !== 'Synced' || a.health !== 'Healthy'), output.slice(-4000)).toEqual([]);
       expectLiveOperations(results, report, output);
+      expect(status).toBe(0);
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  // The release artifact (issue 26): local following its published charts from a real OCI
+  // registry (distribution), which the run publishes to as CI does; then a second release.
+  it(
+    'converges local from its published charts, moves an application to its next release\'s chart, and rolls the package back',
+    () => {
+      const copy = brokenCopy();
+      followPublishedCharts(copy, 'local', 'oci://ghcr.io/example/platform-gitops-charts');
+      const results = path.join(copy, '..', `${path.basename(copy)}-registry.json`);
+      copies.push(results);
+      const { status, report, output } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--exec', `node ${path.join(ROOT, 'test', 'e2e', 'registry-scenario.mjs')}`], { REGISTRY_SCENARIO_RESULTS: results });
+      expect(fs.existsSync(results), `the scenario wrote no results (exit ${report.exec?.exitCode}):\n${output.slice(-6000)}`).toBe(true);
+      const { before, after, steps } = JSON.parse(fs.readFileSync(results, 'utf8')) as {
+        before: Record<string, { version: string; appVersion: string }>;
+        after: Record<string, { version: string; appVersion: string }>;
+        steps: { name: string; expected: number; exitCode: number; output: string }[];
+      };
+      expect(steps.filter((step) => step.exitCode !== step.expected).map((step) => `${step.name}: exit ${step.exitCode}\n${step.output}`)).toEqual([]);
+      expect(report.exec?.exitCode).toBe(0);
+      // Every Application converged, the applications' from the registry at the versions published.
+      expect(report.applications.filter((a) => a.sync !== 'Synced' || a.health !== 'Healthy'), output.slice(-4000)).toEqual([]);
+      const applications = loadEnvironments().find((env) => env.name === 'local')!.applications.map((application) => application.name);
+      expect(report.publishedCharts?.map((chart) => chart.application).sort()).toEqual([...applications].sort());
+      for (const chart of report.publishedCharts!) {
+        expect(chart.reference).toBe(`oci://ghcr.io/example/platform-gitops-charts/local/${chart.application}`);
+        expect(chart.published).toBe(before[chart.application]!.version);
+        // The released application was rolled back to its first version; the others never moved.
+        expect(chart.synced, chart.application).toBe(before[chart.application]!.version);
+      }
+      // The release bumped the chart's patch (the values changed), and Argo CD followed it before the rollback.
+      const released = steps.find((step) => step.name.startsWith('Argo CD moves'))!;
+      expect(released.name).toBe(`Argo CD moves webapp to ${after['webapp']!.version}`);
+      expect(steps.find((step) => step.name.startsWith('rollback'))!.output).toContain(`back on chart version ${before['webapp']!.version} (from ${after['webapp']!.version})`);
+      // 1.6 names where the deployment came from: the chart in the registry, at its version.
+      for (const name of applications) {
+        expect(report.notifications, output.slice(-3000)).toContainEqual(`${name} (ghcr.io/example/platform-gitops-charts/local/${name}): deployed, sync succeeded at revision ${before[name]!.version}`);
+      }
+      expect(report.passed).toBe(true);
       expect(status).toBe(0);
     },
     RUN_TIMEOUT_MS,

@@ -54,9 +54,26 @@ export function makeBlueGreen(copy: string, environment: string, application: st
   doc.deleteIn(['image', 'tag']);
   doc.set('strategy', doc.createNode({ type: 'blue-green', blueGreen: { active: 'blue', units: { blue: { tag }, green: { tag: `v${major}.${minor}.${patch + 1}` } } } }));
   fs.writeFileSync(file, doc.toString());
+  synthesizeCopy(copy);
+  commitAll(copy, `${environment}: ${application} blue-green`);
+}
+
+/**
+ * Have an environment of the copy follow its published charts from `registry`
+ * (`applicationSource` in its environment.yaml); the copy is rendered again and committed.
+ */
+export function followPublishedCharts(copy: string, environment: string, registry: string): void {
+  const file = path.join(copy, 'src', 'environments', environment, 'environment.yaml');
+  const doc = parseDocument(fs.readFileSync(file, 'utf8'));
+  doc.set('applicationSource', doc.createNode({ from: 'registry', registry }));
+  fs.writeFileSync(file, doc.toString());
+  synthesizeCopy(copy);
+  commitAll(copy, `${environment}: follow the published charts of ${registry}`);
+}
+
+function synthesizeCopy(copy: string): void {
   const synth = spawnSync(process.execPath, [path.join(copy, 'scripts', 'run.cjs'), 'synth'], { cwd: copy, encoding: 'utf8' });
   if (synth.status !== 0) throw new Error(`synth of the copy failed: ${synth.stderr}`);
-  commitAll(copy, `${environment}: ${application} blue-green`);
 }
 
 /** Commit whatever the caller changed in the copy. */

@@ -1,0 +1,113 @@
+// The release artifact on the converged `local` cluster of a copy that follows its published
+// charts (issue 26), run by test/e2e/convergence.test.ts through `npm run e2e -- --exec`:
+// Argo CD installed each application's chart from the real OCI registry at the version of
+// dist/local/chart-versions.json; a second release of one application (npm run release, commit,
+// npm run publish, the commit served) moves its Application to the next chart version; and
+// `npm run ops -- rollback --level package --app` takes it back to the previous one. Writes
+// each step (name, expected and actual exit code, output) and the versions to
+// $REGISTRY_SCENARIO_RESULTS; exits 1 when a step did not end as expected.
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
+import * as path from 'node:path';
+
+const require = createRequire(path.join(process.cwd(), 'package.json'));
+const k8s = require('@kubernetes/client-node');
+
+const config = new k8s.KubeConfig();
+config.loadFromFile(process.env.E2E_ADMIN_KUBECONFIG);
+const objects = k8s.KubernetesObjectApi.makeApiClient(config);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const ENV = 'local';
+const APP = 'webapp';
+const ARGOCD = 'argocd';
+const SOURCE = process.env.E2E_SOURCE;
+const steps = [];
+let failed = 0;
+
+function record(name, ok, output, expected = 0, exitCode = ok ? 0 : 1) {
+  steps.push({ name, expected, exitCode, output });
+  console.log(`--- ${name}: ${ok ? 'as expected' : 'NOT as expected'}${output ? `\n${String(output).replace(/^/gm, '  | ')}` : ''}`);
+  if (!ok) failed++;
+}
+
+/** A command of the project (`node scripts/run.cjs <args>`) in `cwd`: its exit code and output. */
+function project(name, args, cwd, expected = 0) {
+  const result = spawnSync(process.execPath, ['scripts/run.cjs', ...args], { cwd, encoding: 'utf8', env: process.env });
+  const output = `${result.stdout}${result.stderr}`;
+  record(`${name}: ${args.join(' ')}`, result.status === expected, output.split('\n').slice(-25).join('\n'), expected, result.status);
+  return output;
+}
+
+function git(cwd, ...args) {
+  const result = spawnSync('git', ['-c', 'user.name=e2e release', '-c', 'user.email=e2e@example.invalid', ...args], { cwd, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`git ${args.join(' ')}: ${result.stderr}`);
+  return result.stdout.trim();
+}
+
+const versions = () => JSON.parse(fs.readFileSync(path.join(SOURCE, 'dist', ENV, 'chart-versions.json'), 'utf8'));
+const application = (name) => objects.read({ apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name, namespace: ARGOCD } });
+const sourcesOf = (app) => app.spec.sources ?? [app.spec.source];
+const chartIndex = (app) => sourcesOf(app).findIndex((source) => source.chart !== undefined);
+/** The chart version the Application's last comparison was at (its Helm source's revision). */
+const syncedVersion = (app) => (app.spec.sources === undefined ? app.status?.sync?.revision : app.status?.sync?.revisions?.[chartIndex(app)]);
+const describe = (app) => `${app.metadata.name}: ${app.status?.sync?.status}/${app.status?.health?.status} at ${syncedVersion(app) ?? '-'} (spec ${sourcesOf(app)[chartIndex(app)]?.targetRevision ?? 'no chart'})`;
+
+/** Wait until `name`'s Application is Synced and Healthy at chart `version`, asking Argo CD to refresh the root meanwhile. */
+async function until(name, version, seconds) {
+  const deadline = Date.now() + seconds * 1000;
+  for (let round = 0; ; round++) {
+    const app = await application(name);
+    if (app.status?.sync?.status === 'Synced' && app.status?.health?.status === 'Healthy' && syncedVersion(app) === version) return { ok: true, state: describe(app) };
+    if (Date.now() > deadline) return { ok: false, state: describe(app) };
+    // What a git webhook does for a new commit: the root reads the repository again.
+    if (round % 10 === 0) {
+      await objects.patch(
+        { apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name: 'root', namespace: ARGOCD, annotations: { 'argocd.argoproj.io/refresh': 'normal' } } },
+        undefined, undefined, 'e2e-person', undefined, k8s.PatchStrategy.MergePatch,
+      );
+    }
+    await sleep(2_000);
+  }
+}
+
+const image = async () => (await objects.read({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: APP, namespace: APP } })).spec.template.spec.containers[0].image;
+
+// 1. Converged from the registry: each Application installs its published chart at the version of chart-versions.json.
+const before = versions();
+const registryRepo = process.env.E2E_CHART_REGISTRY;
+for (const [name, entry] of Object.entries(before)) {
+  const app = await application(name);
+  const chart = sourcesOf(app)[chartIndex(app)];
+  const ok = chart !== undefined && chart.chart === name && chart.targetRevision === entry.version && !chart.repoURL.includes('://') && syncedVersion(app) === entry.version;
+  record(`${name} installs its published chart ${entry.version}`, ok, `${describe(app)} from ${chart?.repoURL ?? 'git'}`);
+}
+
+// 2. A second release of APP: the values and dist/ (its chart version bumped) in one write, committed, published, served.
+const from = before[APP];
+const [major, minor, patch] = from.appVersion.slice(1).split('.').map(Number);
+const tag = `v${major}.${minor}.${patch + 1}`;
+if (!fs.existsSync(path.join(SOURCE, 'node_modules'))) fs.symlinkSync(path.join(process.cwd(), 'node_modules'), path.join(SOURCE, 'node_modules'), 'dir');
+project('release', ['release', '--env', ENV, '--app', APP, '--tag', tag], SOURCE);
+const after = versions();
+record(`the release bumped ${APP}'s chart`, after[APP].version !== from.version && after[APP].appVersion === tag, `${from.version} (${from.appVersion}) -> ${after[APP].version} (${after[APP].appVersion})`);
+git(SOURCE, 'commit', '--quiet', '-am', `${ENV}: ${APP} ${tag}`);
+project('publish', ['publish', '--env', ENV, '--app', APP, '--registry', registryRepo, '--ca-file', process.env.E2E_CHART_REGISTRY_CA], SOURCE);
+project('publish again (already published)', ['publish', '--env', ENV, '--registry', registryRepo, '--ca-file', process.env.E2E_CHART_REGISTRY_CA], SOURCE);
+git(SOURCE, 'push', '--quiet', process.env.E2E_GIT_REPOSITORY, `HEAD:refs/heads/${process.env.E2E_GIT_BRANCH}`);
+const moved = await until(APP, after[APP].version, 300);
+record(`Argo CD moves ${APP} to ${after[APP].version}`, moved.ok, moved.state);
+const released = await image();
+record(`${APP} runs ${tag}`, released.endsWith(`:${tag}`), released);
+
+// 3. The package level of 1.5: back to the previous chart version of the Application's history.
+const rollback = spawnSync(process.execPath, ['scripts/run.cjs', 'ops', 'rollback', '--env', ENV, '--level', 'package', '--app', APP, '--by', 'e2e-person', '--reason', 'e2e: the release is bad'], { encoding: 'utf8', env: process.env });
+record('rollback --level package --app', rollback.status === 0, `${rollback.stdout}${rollback.stderr}`.split('\n').slice(-30).join('\n'), 0, rollback.status);
+const back = await until(APP, from.version, 120);
+record(`${APP} back on ${from.version}`, back.ok, back.state);
+const restored = await image();
+record(`${APP} runs ${from.appVersion} again`, restored.endsWith(`:${from.appVersion}`), restored);
+
+fs.writeFileSync(process.env.REGISTRY_SCENARIO_RESULTS, JSON.stringify({ before, after, steps }, null, 2));
+process.exit(failed === 0 ? 0 : 1);
