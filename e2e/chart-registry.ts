@@ -42,7 +42,8 @@ export async function startChartRegistry(options: { toolchain: Pick<Toolchain, '
       '',
     ].join('\n'),
   );
-  options.supervisor.start({ name: 'chart-registry', command: options.toolchain.bin('distribution', 'registry'), args: ['serve', config] });
+  // No OpenTelemetry export: there is no collector on loopback (distribution v3 exports traces by default).
+  options.supervisor.start({ name: 'chart-registry', command: options.toolchain.bin('distribution', 'registry'), args: ['serve', config], env: { OTEL_TRACES_EXPORTER: 'none' } });
   const ca = fs.readFileSync(options.ca);
   const answers = (): Promise<boolean> =>
     new Promise((resolve) => {

@@ -5,6 +5,7 @@ import * as pulumi from '@pulumi/pulumi';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as bootstrapModule from '../pulumi/bootstrap';
 import type { Bootstrap } from '../pulumi/bootstrap';
+import { bootstrapManifests, chartRegistrySecretManifest } from '../pulumi/bootstrap-manifests';
 import { committedObjects, findObject } from './support';
 
 interface Created {
@@ -182,6 +183,16 @@ describe('the Pulumi bootstrap', () => {
     expect(project).toEqual(findObject(committed, 'AppProject', root.spec.project));
     expect(root.spec.source.path).toBe('dist/local');
     expect(root.spec.source.directory.include).toBe('gitops.yaml');
+  });
+
+  it("gives Argo CD the registry of an environment's published charts only when it follows them, with a login when given", () => {
+    // local follows the repository: no registry Secret.
+    expect('chartRegistrySecret' in bootstrapManifests('local', { repositorySshPrivateKey: SSH_KEY, sopsAgeKey: AGE_KEY })).toBe(false);
+    const secret = chartRegistrySecretManifest({ namespace: 'argocd', url: 'ghcr.io/example/charts/local', credentials: { username: 'reader', password: 'stand-in token' } });
+    expect(secret.metadata).toEqual({ name: 'platform-gitops-charts', namespace: 'argocd', labels: { 'argocd.argoproj.io/secret-type': 'repository' } });
+    // Argo CD's Helm OCI repository: the registry path without a scheme, enableOCI (argo-cd v3.6.1 util/db/repository_secrets.go).
+    expect(secret.stringData).toEqual({ type: 'helm', name: 'platform-gitops-charts', url: 'ghcr.io/example/charts/local', enableOCI: 'true', username: 'reader', password: 'stand-in token' });
+    expect(chartRegistrySecretManifest({ namespace: 'argocd', url: 'ghcr.io/example/charts/local' }).stringData).not.toHaveProperty('username');
   });
 
   it('refuses a stack whose environment is not one of the four', () => {
