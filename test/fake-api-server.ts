@@ -29,9 +29,39 @@ function mergePatch(target: any, patch: any): any {
 }
 
 /**
+ * A JSON patch (RFC 6902) applied to a copy of `target`: `test`, `replace`, `add` and `remove`
+ * at JSON pointers, all or none; undefined when an operation fails (a test that does not hold,
+ * a path that is not there), which the API server answers with 422.
+ */
+function jsonPatch(target: any, operations: readonly { op: string; path: string; value?: unknown }[]): any {
+  const result = structuredClone(target);
+  for (const { op, path: pointer, value } of operations) {
+    const keys = pointer.split('/').slice(1).map((key) => key.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const last = keys.pop()!;
+    let parent = result;
+    for (const key of keys) parent = parent?.[key];
+    if (parent === null || typeof parent !== 'object') return undefined;
+    const index = Array.isArray(parent) ? (last === '-' ? parent.length : Number(last)) : last;
+    const present = Array.isArray(parent) ? Number.isInteger(index) && (index as number) < parent.length : Object.hasOwn(parent, last);
+    if (op === 'test') {
+      if (!present || JSON.stringify(parent[index]) !== JSON.stringify(value)) return undefined;
+    } else if (op === 'add') {
+      if (Array.isArray(parent)) parent.splice(index as number, 0, value);
+      else parent[last] = value;
+    } else if (op === 'replace' || op === 'remove') {
+      if (!present) return undefined;
+      if (op === 'replace') parent[index] = value;
+      else if (Array.isArray(parent)) parent.splice(index as number, 1);
+      else delete parent[last];
+    } else return undefined;
+  }
+  return result;
+}
+
+/**
  * An API server on loopback over plain HTTP, for the unit tests of the verbs that read and
  * patch the cluster through the client library: discovery of the kinds above, GET of one
- * object, lists (label selectors of `key=value` pairs) and merge patches of one object. A
+ * object, lists (label selectors of `key=value` pairs) and merge or JSON patches of one object. A
  * test plays a controller in `afterPatch`. What a real API server and controllers do with
  * these objects is tested on the e2e cluster.
  */
@@ -40,7 +70,7 @@ export class FakeApiServer {
   objects: Record<string, any[]> = {};
   /** Every request's method and path, in order. */
   readonly requests: string[] = [];
-  /** Every merge patch's object and body, in order. */
+  /** Every patch's object and body (a JSON patch's body: its operations), in order. */
   readonly patches: { kind: string; name: string; body: any }[] = [];
   /** What a controller does once an object was patched (the object as stored, changed in place). */
   afterPatch: (kind: string, object: any, body: any) => void = () => undefined;
@@ -101,8 +131,12 @@ export class FakeApiServer {
         else if (request.method === 'PATCH') {
           const patch = JSON.parse(text);
           this.patches.push({ kind, name, body: patch });
+          const merged = String(request.headers['content-type']).startsWith('application/json-patch+json') ? jsonPatch(found, patch) : mergePatch(found, patch);
+          if (merged === undefined) {
+            send(422, { kind: 'Status', code: 422, reason: 'Invalid', message: `the JSON patch of ${info.plural} "${name}" does not apply` });
+            return;
+          }
           // Changed in place: the test holds the object it served.
-          const merged = mergePatch(found, patch);
           for (const key of Object.keys(found)) delete found[key];
           Object.assign(found, merged);
           this.afterPatch(kind, found, patch);

@@ -15,7 +15,9 @@ import { liveWorkloadsOf } from '../src/strategies/values-registry';
 import { parseAllDocuments } from 'yaml';
 import { OPS } from '../src/commands/ops';
 import { loadPlatform } from '../src/environments/platform';
-import { ROOT, runInProcess } from './support';
+import { DIST, ROOT, runInProcess } from './support';
+import { readChartVersions } from '../src/synth/chart-versions';
+import * as path from 'node:path';
 
 const deployment = (spec: object, status: object, generation = 2): LiveObject => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'webapp', generation }, spec, status });
 
@@ -161,13 +163,14 @@ describe('npm run ops command line', () => {
     }
   });
 
-  it('refuses the package level without a release of the table, with an application, or with a rollout revision, before touching a cluster (exit 2)', async () => {
+  it('refuses the package level without a release of the table or an application, with both, or with a rollout revision, before touching a cluster (exit 2)', async () => {
     const names = RELEASE_ROWS.map((row) => row.name).join(', ');
     const release = INFRASTRUCTURE_RELEASES.flaggerLoadTester.name;
     for (const [args, message] of [
-      [['--level', 'package'], `--release <infrastructure release> is required for --level package: one of ${names}`],
+      [['--level', 'package'], `--level package takes --release <infrastructure release> (one of ${names}) or --app <application> (whose Application installs its published chart)`],
       [['--level', 'package', '--release', 'loadtester'], `--release "loadtester" is not an infrastructure release (src/infrastructure/releases.ts): one of ${names}`],
-      [['--level', 'package', '--release', release, '--app', 'webapp'], '--app is for --level orchestrator or controller or database; the package level takes --release <infrastructure release>'],
+      [['--level', 'package', '--release', release, '--app', 'webapp'], "--release and --app are mutually exclusive at --level package: --release <infrastructure release> rolls back a release, --app <application> an application's published chart"],
+      [['--level', 'package', '--app', 'nosuch'], '--app "nosuch" is not an application of local'],
       [['--level', 'package', '--release', release, '--to-revision', '2'], '--to-revision is for --level orchestrator; the controller level takes --to <id>, the database level --to <migration>, the package level --to <chart version>'],
       [['--level', 'controller', '--app', 'webapp', '--release', release], '--release is for --level package; the orchestrator, controller and database levels take --app <application>'],
     ] as const) {
@@ -376,6 +379,109 @@ describe('ops rollback --level package: an infrastructure release back to a char
     expect(run.status).toBe(1);
     expect(run.stdout).toContain(`ops rollback (package): FAILED: Application ${release.name} has a sync operation running (Running, by bob): wait for it, or terminate it in Argo CD`);
     expect(run.stdout).toContain(`automated sync stays paused (root, infrastructure, ${release.name}).`);
+  });
+});
+
+describe("ops rollback --level package --app: an application's published chart back to a chart version of its history", () => {
+  const { api, kubeconfig } = fakeApiServerForTests('platform-gitops-app-package-rollback-');
+  const namespace = loadPlatform().controller.namespace;
+  const environment = loadEnvironments().find((candidate) => candidate.name === 'local')!;
+  const app = environment.applications[0]!.name;
+  // The version this checkout's versions file gives the application, a later and an earlier one (data, not pinned).
+  const pinned = readChartVersions(path.join(DIST, 'local'))[app]!.version;
+  const next = pinned.replace(/\d+$/, (patch) => String(Number(patch) + 1));
+  const older = '0.0.1';
+  const automated = { syncPolicy: { automated: { prune: true, selfHeal: true } } };
+  const application = (name: string, spec: object, status: object = {}) => ({ apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name, namespace, annotations: {} }, spec, status });
+  // Several sources, the Helm chart second, so its position matters (the Secrets from git first).
+  const secrets = { repoURL: 'git@github.com:example/platform-gitops.git', targetRevision: 'main', path: `secrets/local/${app}`, plugin: { name: 'sops' } };
+  const chart = { repoURL: `ghcr.io/example/platform-gitops-charts/local`, chart: app, helm: { releaseName: app } };
+  const commit = 'a'.repeat(40);
+  /** The application's Application after syncs of `versions`, oldest first, as Argo CD records several sources (types.go RevisionHistory: sources, revisions). */
+  const published = (versions: readonly string[]) =>
+    application(app, { sources: [secrets, { ...chart, targetRevision: versions.at(-1) }], ...automated }, {
+      sync: { status: 'Synced', revisions: [commit, versions.at(-1)] },
+      health: { status: 'Healthy' },
+      history: versions.map((version, i) => ({ id: i, revisions: [commit, version], sources: [secrets, { ...chart, targetRevision: version }], deployedAt: `2026-01-0${i + 1}T00:00:00Z`, initiatedBy: { automated: true } })),
+    });
+  /** Argo CD's controller for a sync of several sources: the operation Succeeded, each source's revision in the status and a new history entry. */
+  const controller = (kind: string, live: any, body: any) => {
+    if (kind !== 'Application' || Array.isArray(body) || body.operation === undefined) return;
+    const revisions = live.spec.sources.map((source: any) => (source.chart === undefined ? commit : source.targetRevision));
+    const entry = { id: live.status.history.at(-1).id + 1, revisions, sources: structuredClone(live.spec.sources), deployedAt: '2026-02-01T00:00:00Z', initiatedBy: body.operation.initiatedBy };
+    const operationState = { phase: 'Succeeded', message: 'successfully synced', operation: live.operation, syncResult: { revisions } };
+    delete live.operation;
+    live.status = { ...live.status, operationState, sync: { status: 'Synced', revisions }, history: [...live.status.history, entry] };
+  };
+  const serve = (target: object) => {
+    api.objects = { Application: [application('root', automated), application('infrastructure', automated), target] };
+    api.patches.length = 0;
+    api.afterPatch = controller;
+  };
+  const rollback = (...args: string[]) => runInProcess(OPS, ['rollback', '--env', 'local', '--level', 'package', '--app', app, '--by', 'ana', ...args], ROOT, { KUBECONFIG: kubeconfig() });
+
+  it('pauses the root and the application (not infrastructure), sets the previous version at the Helm source\'s position, syncs and verifies it', async () => {
+    serve(published([pinned, next]));
+    const run = await rollback('--reason', 'INC-8');
+    expect(run.status, run.stderr).toBe(0);
+    const pause = { metadata: { annotations: { [SYNC_PAUSE_ANNOTATIONS.by]: 'ana', [SYNC_PAUSE_ANNOTATIONS.reason]: 'INC-8' } }, spec: { syncPolicy: { automated: { enabled: false } } } };
+    expect(api.patches.slice(0, 3)).toEqual([
+      { kind: 'Application', name: 'root', body: pause },
+      { kind: 'Application', name: app, body: pause },
+      {
+        kind: 'Application',
+        name: app,
+        body: [
+          { op: 'test', path: '/spec/sources/1/chart', value: app },
+          { op: 'replace', path: '/spec/sources/1/targetRevision', value: pinned },
+        ],
+      },
+    ]);
+    expect(api.patches[3]!.body.operation.sync).toEqual({ prune: false, syncStrategy: { hook: { force: false } } });
+    const live = api.objects['Application']![2]!;
+    expect(live.spec.sources).toEqual([secrets, { ...chart, targetRevision: pinned }]);
+    expect(api.objects['Application']![1]!.spec.syncPolicy.automated.enabled).toBeUndefined();
+    expect(run.stdout).toMatch(new RegExp(`history:\\n  0  ${pinned}  .*automated\\n  1  ${next}  `));
+    expect(run.stdout).toContain(`Application ${app}: spec.sources[1].targetRevision ${next} -> ${pinned}`);
+    expect(run.stdout).toContain(`PASS synced revision: ${pinned}`);
+    expect(run.stdout).toContain(`PASS newest history entry 2: ${pinned}`);
+    expect(run.stdout).toContain(`automated sync stays paused (root, ${app}).`);
+    expect(run.stdout).toContain(`git's pin: this checkout's dist/local/chart-versions.json gives ${app} chart version ${pinned} already; once the merged branch does too, npm run ops -- resume --env local`);
+  });
+
+  it('says how git must follow when it goes back to a version git does not give', async () => {
+    serve(published([older, pinned, next]));
+    const run = await rollback('--to', older, '--output', 'json');
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ environment: 'local', application: app, level: 'package', from: next, to: older, passed: true, detail: `application ${app} back on chart version ${older} (from ${next})`, leftToPrune: [] });
+    expect(run.stderr).toContain(
+      `git's pin must follow: ${app}'s chart version is what synth writes into dist/local/gitops.yaml from dist/local/chart-versions.json (this checkout: ${pinned}), so going back to ${older} for good is a release of the previous tag or values (npm run release or promote (README, "Changing the running version of an environment"), then npm run publish -- --env local) or a revert of the commit that moved it, review, merge; then npm run ops -- resume --env local`,
+    );
+  });
+
+  it('refuses a --to version its history does not have before pausing anything (exit 1)', async () => {
+    serve(published([pinned, next]));
+    const run = await rollback('--to', '9.9.9');
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain(`--to 9.9.9: the history of Application ${app} has no chart version 9.9.9 (its versions: ${pinned}, ${next}); a version never deployed goes through git: a release: npm run release or promote`);
+    expect(api.patches).toEqual([]);
+  });
+
+  it('refuses an application whose Application follows git, not a published chart, naming the levels that apply (exit 1)', async () => {
+    serve(application(app, { source: { repoURL: secrets.repoURL, targetRevision: 'main', path: 'dist/local' }, ...automated }, { sync: { status: 'Synced', revision: commit }, history: [{ id: 0, revision: commit, source: { repoURL: secrets.repoURL, path: 'dist/local' } }] }));
+    const run = await rollback();
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain(`Application ${app} has no Helm chart source (spec.source.chart or spec.sources[].chart): local follows git (dist/local), not a published chart; roll ${app} back at the orchestrator or controller level (--level orchestrator|controller --app ${app})`);
+    expect(api.patches).toEqual([]);
+  });
+
+  it('refuses --app with --release as a usage error (exit 2)', async () => {
+    serve(published([pinned, next]));
+    const before = api.requests.length;
+    const run = await rollback('--release', INFRASTRUCTURE_RELEASES.flaggerLoadTester.name);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('--release and --app are mutually exclusive at --level package');
+    expect(api.requests.slice(before)).toEqual([]);
   });
 });
 

@@ -292,41 +292,114 @@ export interface HistoryEntry {
   readonly initiatedBy: string;
   /**
    * The chart version a Helm chart's entry deployed: its source's `targetRevision`, else its
-   * revision (a Helm source's revision is the chart version).
-   * @default - undefined: the entry's source is not a Helm chart
+   * revision (a Helm source's revision is the chart version); for several sources, the
+   * revision at the Helm source's position.
+   * @default - undefined: none of the entry's sources is a Helm chart
    */
   readonly chartVersion?: string;
+}
+
+/**
+ * The chart version a history entry deployed. Argo CD records a single source's entry in
+ * `source` and `revision`, several sources' in `sources` and `revisions`, one revision per
+ * source in the same order (argo-cd v3.6.1 pkg/apis/application/v1alpha1/types.go,
+ * RevisionHistory; controller/state.go, persistRevisionHistory).
+ */
+function chartVersionOf(entry: any, revision: string): string | undefined {
+  const sources = (entry.sources ?? []) as any[];
+  if (sources.length > 0) {
+    const index = sources.findIndex((source) => source?.chart !== undefined);
+    return index < 0 ? undefined : String(entry.revisions?.[index] ?? sources[index].targetRevision);
+  }
+  return entry.source?.chart === undefined ? undefined : String(entry.source.targetRevision ?? revision);
 }
 
 /** The Application's sync history, oldest first, as Argo CD records it in `status.history`. */
 export function applicationHistory(app: LiveObject): HistoryEntry[] {
   return ((app['status']?.history ?? []) as any[]).map((entry) => {
     const revision = String(entry.revisions?.[0] ?? entry.revision ?? '');
+    const chartVersion = chartVersionOf(entry, revision);
     return {
       id: Number(entry.id),
       revision,
       deployedAt: String(entry.deployedAt ?? ''),
       initiatedBy: entry.initiatedBy?.automated ? 'automated' : String(entry.initiatedBy?.username ?? ''),
-      ...(entry.source?.chart === undefined ? {} : { chartVersion: String(entry.source.targetRevision ?? revision) }),
+      ...(chartVersion === undefined ? {} : { chartVersion }),
     };
   });
 }
 
-/** The Helm chart an Application installs (`spec.source` with a `chart`); undefined for any other source. */
-export function helmSource(app: LiveObject): { readonly repoURL: string; readonly chart: string; readonly targetRevision: string } | undefined {
-  const source = app['spec']?.source;
-  if (source?.chart === undefined || app['spec']?.sources !== undefined) return undefined;
-  return { repoURL: String(source.repoURL), chart: String(source.chart), targetRevision: String(source.targetRevision) };
+/** The Helm chart an Application installs: the one source with a `chart`. */
+export interface HelmSource {
+  readonly repoURL: string;
+  readonly chart: string;
+  readonly targetRevision: string;
+  /**
+   * Its position in `spec.sources` (and so in `status.sync.revisions`).
+   * @default - undefined: the Application has the single `spec.source`
+   */
+  readonly index?: number;
+}
+
+/** Where a Helm source is in the Application's spec: `spec.source` or `spec.sources[<i>]`. */
+export function helmSourceField(source: HelmSource): string {
+  return source.index === undefined ? 'spec.source' : `spec.sources[${source.index}]`;
 }
 
 /**
- * Point a Helm chart's Application at another chart version (`spec.source.targetRevision`),
- * as `argocd app set --revision` does; the next sync installs it. Refused for an Application
- * of another source.
+ * The Helm chart an Application installs: `spec.source` with a `chart`, or the one source of
+ * `spec.sources` with a `chart` (its other sources, such as the Secrets from git through a
+ * plugin, are left as they are). Argo CD reads `sources` whenever it is not empty and a source
+ * with a `chart` as Helm (argo-cd v3.6.1 pkg/apis/application/v1alpha1/types.go,
+ * ApplicationSpec.HasMultipleSources, ApplicationSource.IsHelm). Undefined when there is none;
+ * refused when several sources are charts (which one the package level means is not known).
+ */
+export function helmSource(app: LiveObject): HelmSource | undefined {
+  const spec = app['spec'] ?? {};
+  const sources = (spec.sources ?? []) as any[];
+  const found = (source: any, index?: number): HelmSource => ({
+    repoURL: String(source.repoURL),
+    chart: String(source.chart),
+    targetRevision: String(source.targetRevision),
+    ...(index === undefined ? {} : { index }),
+  });
+  if (sources.length === 0) return spec.source?.chart === undefined ? undefined : found(spec.source);
+  const charts = sources.flatMap((source, index) => (source?.chart === undefined ? [] : [index]));
+  if (charts.length > 1) {
+    throw new RefusedError(`Application ${app.metadata.name} installs ${charts.length} Helm charts (${charts.map((index) => `spec.sources[${index}]`).join(', ')}): which chart version to set is not known`);
+  }
+  return charts.length === 0 ? undefined : found(sources[charts[0]!], charts[0]);
+}
+
+/**
+ * The revision Argo CD last compared a Helm chart's Application at, which for a Helm source is
+ * its chart version: `status.sync.revision` for a single source, `status.sync.revisions[<i>]`
+ * at the Helm source's position for several (argo-cd v3.6.1 pkg/apis/application/v1alpha1/types.go,
+ * SyncStatus; controller/state.go, CompareAppState). Empty before the first comparison.
+ */
+export function chartRevision(app: LiveObject, source: HelmSource): string {
+  const sync = app['status']?.sync ?? {};
+  return String((source.index === undefined ? sync.revision : sync.revisions?.[source.index]) ?? '');
+}
+
+/**
+ * Point a Helm chart's Application at another chart version, as `argocd app set --revision`
+ * (with `--source-position <i + 1>`, 1-based, for one of several sources) does; the next sync installs it. A single source
+ * is merge-patched (`spec.source.targetRevision`); one of several is JSON-patched at its
+ * position, after a test that the position still holds that chart (a merge patch would replace
+ * the whole list). Refused for an Application without a Helm source.
  */
 export async function setChartVersion(cluster: ClusterConnection, namespace: string, app: LiveObject, version: string): Promise<void> {
-  if (helmSource(app) === undefined) throw new RefusedError(`Application ${app.metadata.name} does not install a Helm chart (spec.source.chart): its chart version cannot be set`);
-  await cluster.mergePatch(APPLICATION_API.apiVersion, APPLICATION_API.kind, app.metadata.name, namespace, { spec: { source: { targetRevision: version } } });
+  const source = helmSource(app);
+  if (source === undefined) throw new RefusedError(`Application ${app.metadata.name} does not install a Helm chart (spec.source.chart or spec.sources[].chart): its chart version cannot be set`);
+  if (source.index === undefined) {
+    await cluster.mergePatch(APPLICATION_API.apiVersion, APPLICATION_API.kind, app.metadata.name, namespace, { spec: { source: { targetRevision: version } } });
+    return;
+  }
+  await cluster.jsonPatch(APPLICATION_API.apiVersion, APPLICATION_API.kind, app.metadata.name, namespace, [
+    { op: 'test', path: `/spec/sources/${source.index}/chart`, value: source.chart },
+    { op: 'replace', path: `/spec/sources/${source.index}/targetRevision`, value: version },
+  ]);
 }
 
 /** The live objects Argo CD reports as not in the synced revision, which a sync with prune deletes (`status.resources[].requiresPruning`). */
@@ -335,8 +408,9 @@ export function resourcesToPrune(app: LiveObject): string[] {
 }
 
 /**
- * Wait until the Application is Healthy and compared at `revision` (`status.sync.revision`):
- * the objects of that revision are in place and have become healthy.
+ * Wait until a Helm chart's Application is Healthy and compared at chart version `revision`
+ * (chartRevision: its Helm source's revision): the objects of that version are in place and
+ * have become healthy.
  */
 export async function waitForHealthy(cluster: ClusterConnection, namespace: string, name: string, revision: string, timeoutSeconds: number, progress: (line: string) => void): Promise<WaitResult> {
   return waitFor({
@@ -345,7 +419,8 @@ export async function waitForHealthy(cluster: ClusterConnection, namespace: stri
     progress,
     check: async () => {
       const app = await readApplication(cluster, namespace, name);
-      const compared = String(app['status']?.sync?.revision ?? '');
+      const source = helmSource(app);
+      const compared = source === undefined ? '' : chartRevision(app, source);
       const state = applicationState(app, name, waveOf(app));
       return { done: state.health === 'Healthy' && compared === revision, state: `${state.health}, ${state.sync} at ${compared || '-'}${state.message ? `: ${state.message}` : ''}` };
     },

@@ -1,8 +1,12 @@
+import * as path from 'node:path';
 import { RefusedError, UsageError } from '../../base/errors';
 import {
+  type HelmSource,
   type HistoryEntry,
   applicationHistory,
+  chartRevision,
   helmSource,
+  helmSourceField,
   readApplication,
   resourcesToPrune,
   setChartVersion,
@@ -13,7 +17,10 @@ import {
 import type { LiveObject } from '../../cluster/connection';
 import { WAITS_SECONDS } from '../../contract/contract';
 import { type PlatformChartId, ROOT_APPLICATION } from '../../contract/platform-charts';
+import { applicationChartId, RENDERED_DIR } from '../../contract/layout';
+import type { Application, Environment } from '../../environments';
 import { type InfrastructureRelease, RELEASE_ROWS } from '../../infrastructure/releases';
+import { CHART_VERSIONS_FILE, readChartVersions } from '../../synth/chart-versions';
 import { pauseApplications } from './pause';
 import type { OpsTarget } from './target';
 
@@ -24,18 +31,103 @@ import type { OpsTarget } from './target';
 const RELEASES_PARENT: PlatformChartId = 'infrastructure';
 
 /** The infrastructure release `--release` names (a row of RELEASE_ROWS), or a usage error listing them. */
-export function infrastructureRelease(name: string | undefined): InfrastructureRelease {
-  const names = RELEASE_ROWS.map((row) => row.name).join(', ');
-  if (name === undefined) throw new UsageError(`--release <infrastructure release> is required for --level package: one of ${names}`);
+export function infrastructureRelease(name: string): InfrastructureRelease {
   const release = RELEASE_ROWS.find((row) => row.name === name);
-  if (release === undefined) throw new UsageError(`--release "${name}" is not an infrastructure release (src/infrastructure/releases.ts): one of ${names}`);
+  if (release === undefined) throw new UsageError(`--release "${name}" is not an infrastructure release (src/infrastructure/releases.ts): one of ${RELEASE_ROWS.map((row) => row.name).join(', ')}`);
   return release;
+}
+
+/**
+ * What the package level rolls back: a Helm chart an Argo CD Application installs, what must be
+ * paused so that no parent puts git's version back, and where git's version is written.
+ */
+export interface PackageSubject {
+  /** The Application that installs the chart (the release's or the application's name). */
+  readonly name: string;
+  /** How messages name it: `release <name>` or `application <name>`. */
+  readonly label: string;
+  /** Its parents, the root first: paused before it (each would put git's version back). */
+  readonly parents: readonly string[];
+  /** The chart version this checkout's git gives it. */
+  readonly pin: string;
+  /** Where that version is written: `<where> <pin>` reads as a sentence. */
+  readonly pinnedIn: string;
+  /** Why an Application without a Helm source cannot be rolled back at this level, and what applies instead. */
+  readonly notAChart: string;
+  /** Where a version the history does not have goes instead. */
+  readonly neverDeployed: string;
+  /** How git must follow once it runs `version` (not git's), before automated sync resumes. */
+  readonly gitFollows: (version: string) => string;
+  /** How the JSON result names it: `{ release }` or `{ application }`. */
+  readonly result: Readonly<Record<string, string>>;
+}
+
+/** An infrastructure release (a row of RELEASE_ROWS): the `infrastructure` Application is its parent, the row its pin. */
+export function releaseSubject(release: InfrastructureRelease): PackageSubject {
+  const { name } = release;
+  return {
+    name,
+    label: `release ${name}`,
+    parents: [ROOT_APPLICATION, RELEASES_PARENT],
+    pin: release.chart.version,
+    pinnedIn: `this checkout's src/infrastructure/releases.ts pins ${name} to`,
+    notAChart: `Application ${name} does not install a Helm chart (spec.source.chart or spec.sources[].chart): the package level rolls back chart versions`,
+    neverDeployed: "the release's row in src/infrastructure/releases.ts",
+    gitFollows: (version) => `the ${name} row's version in src/infrastructure/releases.ts to ${version} (this checkout pins ${release.chart.version}), npm run synth, review, merge`,
+    result: { release: name },
+  };
+}
+
+/**
+ * An application whose Application follows its published chart (the registry option): a
+ * child of the root, its version what synth writes into dist/<env>/gitops.yaml from
+ * dist/<env>/chart-versions.json (`pin`: this checkout's; undefined when it has none).
+ */
+export function applicationSubject(environment: Environment, application: Application, pin: string | undefined): PackageSubject {
+  const name = applicationChartId(application.name);
+  const versions = `${RENDERED_DIR}/${environment.name}/${CHART_VERSIONS_FILE}`;
+  const release = `npm run release or promote (README, "Changing the running version of an environment"), then npm run publish -- --env ${environment.name}`;
+  return {
+    name,
+    label: `application ${application.name}`,
+    parents: [ROOT_APPLICATION],
+    pin: pin ?? 'none',
+    pinnedIn: `this checkout's ${versions} gives ${application.name} chart version`,
+    notAChart:
+      `Application ${name} has no Helm chart source (spec.source.chart or spec.sources[].chart): ${environment.name} follows git (${RENDERED_DIR}/${environment.name}), ` +
+      `not a published chart; roll ${application.name} back at the orchestrator or controller level (--level orchestrator|controller --app ${application.name})`,
+    neverDeployed: `a release: ${release}`,
+    gitFollows: (version) =>
+      `${application.name}'s chart version is what synth writes into ${RENDERED_DIR}/${environment.name}/gitops.yaml from ${versions} (this checkout: ${pin ?? 'none'}), ` +
+      `so going back to ${version} for good is a release of the previous tag or values (${release}) or a revert of the commit that moved it, review, merge`,
+    result: { application: application.name },
+  };
+}
+
+/**
+ * What the package level rolls back, `--release` or `--app` (exactly one; a usage error
+ * otherwise): the release's row, or the application with the chart version this checkout's
+ * dist/<env>/chart-versions.json gives it (`root`: the project; `target` holds that one
+ * application).
+ */
+export function packageSubject(target: OpsTarget, release: string | undefined, app: string | undefined, root: string): PackageSubject {
+  if (release !== undefined && app !== undefined) {
+    throw new UsageError('--release and --app are mutually exclusive at --level package: --release <infrastructure release> rolls back a release, --app <application> an application\'s published chart');
+  }
+  if (release !== undefined) return releaseSubject(infrastructureRelease(release));
+  if (app === undefined) {
+    throw new UsageError(`--level package takes --release <infrastructure release> (one of ${RELEASE_ROWS.map((row) => row.name).join(', ')}) or --app <application> (whose Application installs its published chart)`);
+  }
+  const { environment, applications } = target;
+  const folder = `${RENDERED_DIR}/${environment.name}`;
+  const application = applications[0]!;
+  return applicationSubject(environment, application, readChartVersions(path.join(root, folder), folder)[application.name]?.version);
 }
 
 /** How the package level is asked for. */
 export interface PackageRollback {
-  /** The release: its row of src/infrastructure/releases.ts; its Argo CD Application has its name. */
-  readonly release: InfrastructureRelease;
+  /** What is rolled back: a release or an application, with its Application of the same name. */
+  readonly subject: PackageSubject;
   /**
    * The chart version to go back to: one the Application's history has.
    * @default - the newest version of the history other than the deployed one
@@ -61,76 +153,78 @@ const versionOf = (entry: HistoryEntry): string => entry.chartVersion ?? entry.r
  * the history has it (the deployed one too: a forced sync of it), else the newest version of
  * the history that differs from the deployed one. Refused, changing nothing, when there is none.
  */
-export function packageTarget(name: string, history: readonly HistoryEntry[], to: string | undefined): { readonly deployed: string; readonly target: string } {
+export function packageTarget(subject: PackageSubject, history: readonly HistoryEntry[], to: string | undefined): { readonly deployed: string; readonly target: string } {
+  const { name } = subject;
   const newest = history.at(-1);
   if (newest === undefined) throw new RefusedError(`Application ${name} has no sync history: there is no chart version to go back to`);
   const deployed = versionOf(newest);
   const versions = [...new Set(history.map(versionOf))];
   if (to !== undefined) {
     if (!versions.includes(to)) {
-      throw new RefusedError(`--to ${to}: the history of Application ${name} has no chart version ${to} (its versions: ${versions.join(', ')}); a version never deployed goes through git: the release's row in src/infrastructure/releases.ts`);
+      throw new RefusedError(`--to ${to}: the history of Application ${name} has no chart version ${to} (its versions: ${versions.join(', ')}); a version never deployed goes through git: ${subject.neverDeployed}`);
     }
     return { deployed, target: to };
   }
   const earlier = history.findLast((entry) => versionOf(entry) !== deployed);
-  if (earlier === undefined) throw new RefusedError(`release ${name}: its history has no chart version other than the deployed ${deployed}: give --to, or change the version in git`);
+  if (earlier === undefined) throw new RefusedError(`${subject.label}: its history has no chart version other than the deployed ${deployed}: give --to, or change the version in git`);
   return { deployed, target: versionOf(earlier) };
 }
 
 /**
- * 1.5's package level for a release Argo CD installs: its Application back to a chart
- * version of its history, with the root and the releases' parent paused so neither puts
- * git's version back; the sync awaited, then the health, then the version verified.
+ * 1.5's package level for a chart Argo CD installs (an infrastructure release, or an
+ * application's published chart): its Application back to a chart version of its history,
+ * with its parents paused first so none puts git's version back; the sync awaited, then the
+ * health, then the version verified.
  */
 export async function rollbackPackage(target: OpsTarget, request: PackageRollback): Promise<number> {
   const { cluster, controllerNamespace: namespace, say, environment } = target;
-  const { release } = request;
-  const name = release.name;
+  const { subject } = request;
+  const { name, pin } = subject;
   const app = await readApplication(cluster, namespace, name);
   const source = helmSource(app);
-  if (source === undefined) throw new RefusedError(`Application ${name} does not install a Helm chart (spec.source.chart): the package level rolls back chart versions`);
+  if (source === undefined) throw new RefusedError(subject.notAChart);
   const history = applicationHistory(app);
-  say(`ops rollback (package): release ${name}, chart ${source.chart} of ${source.repoURL}, in ${environment.name} on ${cluster.server}; this checkout pins ${release.chart.version}`);
+  say(`ops rollback (package): ${subject.label}, chart ${source.chart} of ${source.repoURL}, in ${environment.name} on ${cluster.server}; ${subject.pinnedIn} ${pin}`);
   say(`Application ${name} history:`);
   for (const entry of history) say(`  ${entry.id}  ${versionOf(entry)}  ${entry.deployedAt}  ${entry.initiatedBy}`);
-  const { deployed, target: version } = packageTarget(name, history, request.to);
+  const { deployed, target: version } = packageTarget(subject, history, request.to);
   say(`deployed ${deployed}; going back to ${version}${request.to === undefined ? ' (the newest other version of the history)' : ''}`);
 
-  const order = [ROOT_APPLICATION, RELEASES_PARENT, name];
+  const order = [...subject.parents, name];
   const apps = await Promise.all(order.map((application) => (application === name ? app : readApplication(cluster, namespace, application))));
   const pauses = await pauseApplications(target, apps, request.by, request.reason);
   for (const { application, result } of pauses) say(`Application ${application}: ${result}`);
   // An Application without automated sync (production's) had nothing to pause.
   const paused = pauses.filter(({ result }) => !result.startsWith('manual')).map(({ application }) => application);
   const resume = `npm run ops -- resume --env ${environment.name}`;
-  const pin = release.chart.version;
   const finish = (ok: boolean, detail: string, left: readonly string[] = []) => {
     say(`ops rollback (package): ${ok ? 'done' : 'FAILED'}: ${detail}`);
     say(paused.length > 0 ? `automated sync stays paused (${paused.join(', ')}).` : `none of ${order.join(', ')} syncs automatically: nothing was paused.`);
     if (!ok) say(`run the rollback again once that is mended, or ${resume} to return ${name} to git's pin (${pin} in this checkout)`);
-    else if (version === pin) say(`git's pin: this checkout's src/infrastructure/releases.ts pins ${name} to ${version} already; once the merged branch does too, ${resume}`);
-    else say(`git's pin must follow: the ${name} row's version in src/infrastructure/releases.ts to ${version} (this checkout pins ${pin}), npm run synth, review, merge; then ${resume} (resuming before that syncs git's version again)`);
-    target.result({ environment: environment.name, release: name, level: 'package', from: deployed, to: version, passed: ok, detail, leftToPrune: left });
+    else if (version === pin) say(`git's pin: ${subject.pinnedIn} ${version} already; once the merged branch does too, ${resume}`);
+    else say(`git's pin must follow: ${subject.gitFollows(version)}; then ${resume} (resuming before that syncs git's version again)`);
+    target.result({ environment: environment.name, ...subject.result, level: 'package', from: deployed, to: version, passed: ok, detail, leftToPrune: left });
     return ok ? 0 : 1;
   };
 
   // Once anything changed, a refusal ends as a failure that says what is left paused.
-  const outcome = await moveTo(target, app, version, request).catch((error: unknown) => {
+  const outcome = await moveTo(target, app, source, version, request).catch((error: unknown) => {
     if (error instanceof RefusedError) return { ok: false, detail: error.message, left: [] };
     throw error;
   });
-  return finish(outcome.ok, outcome.ok ? `release ${name} back on chart version ${version} (from ${deployed})` : outcome.detail, outcome.left);
+  return finish(outcome.ok, outcome.ok ? `${subject.label} back on chart version ${version} (from ${deployed})` : outcome.detail, outcome.left);
 }
 
 /**
- * Set the release's Application to `version`, sync it and wait for the sync, then for its
- * health; verify its synced revision and newest history entry. What the sync left to prune.
+ * Set the Application's Helm source to `version`, sync it and wait for the sync, then for its
+ * health; verify its Helm source's synced revision and its newest history entry. What the sync
+ * left to prune.
  */
-async function moveTo(target: OpsTarget, app: LiveObject, version: string, request: PackageRollback): Promise<{ ok: boolean; detail: string; left: readonly string[] }> {
+async function moveTo(target: OpsTarget, app: LiveObject, source: HelmSource, version: string, request: PackageRollback): Promise<{ ok: boolean; detail: string; left: readonly string[] }> {
   const { cluster, controllerNamespace: namespace, say } = target;
   const name = app.metadata.name;
   await setChartVersion(cluster, namespace, app, version);
-  say(`Application ${name}: spec.source.targetRevision ${helmSource(app)!.targetRevision} -> ${version}`);
+  say(`Application ${name}: ${helmSourceField(source)}.targetRevision ${source.targetRevision} -> ${version}`);
   const started = await startSync(cluster, namespace, name, { by: request.by, prune: request.prune, force: request.force });
   const sync = await waitForSync(cluster, namespace, name, started, WAITS_SECONDS.controllerSync, say);
   if (!sync.ok) return { ok: false, detail: `sync of ${name} to ${version}: ${sync.reason}`, left: [] };
@@ -138,7 +232,7 @@ async function moveTo(target: OpsTarget, app: LiveObject, version: string, reque
   if (!health.ok) return { ok: false, detail: `Application ${name} at ${version}: ${health.reason}`, left: [] };
 
   const after = await readApplication(cluster, namespace, name);
-  const synced = String(after['status']?.sync?.revision ?? '');
+  const synced = chartRevision(after, source);
   const newest = applicationHistory(after).at(-1);
   const problems = [
     ...(synced === version ? [] : [`its synced revision is ${synced || 'none'}, not ${version}`]),

@@ -9,7 +9,7 @@ import { liveWorkloadsOf } from '../../strategies/values-registry';
 import type { CommandDefinition } from '../../tooling/cli';
 import { pauseInScope } from './pause';
 import { migrationOption, planDatabaseRollback, rollbackDatabase } from './rollback-database';
-import { infrastructureRelease, rollbackPackage } from './rollback-package';
+import { packageSubject, rollbackPackage } from './rollback-package';
 import { oneOf, TARGET_OPTIONS, TARGET_USAGE, actor, opsTarget, seconds } from './target';
 
 const LEVELS = ['orchestrator', 'controller', 'database', 'package'] as const;
@@ -18,6 +18,7 @@ type Level = (typeof LEVELS)[number];
 const USAGE = `usage: npm run ops -- rollback --env <environment> --level orchestrator|controller [--app <application>] [options]
        npm run ops -- rollback --env <environment> --level database --to <migration> [--app <application>] [options]
        npm run ops -- rollback --env <environment> --level package --release <release> [--to <chart version>] [--force] [options]
+       npm run ops -- rollback --env <environment> --level package --app <application> [--to <chart version>] [--force] [options]
 
 Contract 1.5, on the live cluster. First pauses automated sync (self-heal would undo the
 rollback), recording who and why, and leaves it paused; git is not changed.
@@ -31,24 +32,33 @@ rollback), recording who and why, and leaves it paused; git is not changed.
                 like its Sync hook's, ${DATABASE.migrations.updateTo('<migration>').join(' ')}), within ${WAITS_SECONDS.controllerSync} s,
                 then verified in ${DATABASE.migrations.historyTable}; the application keeps
                 running its version: roll it back too (controller or orchestrator level)
-  package       an infrastructure release (--release: a row of src/infrastructure/releases.ts,
-                installed by the Argo CD Application of its name) back to a chart version of
-                that Application's history: the newest one other than the deployed one, or
-                --to; its Application's spec.source.targetRevision set to it and synced (with
-                --force, Argo CD's forced sync: the forced upgrade), the sync within ${WAITS_SECONDS.controllerSync} s,
-                then the Application Healthy, its synced revision and newest history entry
-                that version. A version never deployed goes through git.
+  package       a Helm chart Argo CD installs back to a chart version of its Application's
+                history: an infrastructure release (--release: a row of
+                src/infrastructure/releases.ts, installed by the Argo CD Application of its
+                name), or an application whose Application follows its published chart from
+                the registry (--app; one that follows git is refused: use the orchestrator or
+                controller level); the newest version other than the deployed one, or --to;
+                the Helm source's targetRevision (spec.source, or its entry of spec.sources)
+                set to it and synced (with --force, Argo CD's forced sync: the forced upgrade),
+                the sync within ${WAITS_SECONDS.controllerSync} s, then the Application Healthy, its Helm source's
+                synced revision and its newest history entry that version. A version never
+                deployed goes through git.
 The orchestrator, controller and database levels pause the root and the application's Application;
 afterwards roll git back too (npm run rollback) before \`npm run ops -- resume\`, or
 resuming syncs git's version again. The package level pauses the root, the \`infrastructure\`
 Application (the releases' parent, which would put git's version back) and the release's;
 afterwards git's pin must follow (the release's row version in src/infrastructure/releases.ts
 set to the version rolled back to, npm run synth, review, merge) before
-\`npm run ops -- resume --env <environment>\`.
+\`npm run ops -- resume --env <environment>\`. For an application it pauses the root and the
+application's Application; its chart version is what synth writes into dist/<env>/gitops.yaml
+from dist/<env>/chart-versions.json, so git follows by a release of the previous tag or values
+(npm run release or promote, then npm run publish) or a revert of the commit, reviewed and
+merged, before \`npm run ops -- resume --env <environment>\`.
 ${TARGET_USAGE}
   --level <level>        ${LEVELS.join(', ')} (required)
   --release <name>       package: the infrastructure release, a row name of
-                         src/infrastructure/releases.ts (a wrong one is answered with the list)
+                         src/infrastructure/releases.ts (a wrong one is answered with the list);
+                         package takes it or --app, not both
   --to-revision <n>      orchestrator: the rollout revision to go back to
   --to <id>              controller: the history entry to go back to
   --to <migration>       database: the applied migration to go back to (required)
@@ -82,9 +92,11 @@ function wholeNumber(value: string | undefined, option: string): number | undefi
   return parsed;
 }
 
-/** The options only some levels take: those levels, and what the others take instead. */
-const LEVEL_OPTIONS: { readonly [option in 'app' | 'release' | 'to-revision' | 'to']: { readonly levels: readonly Level[]; readonly instead: string } } = {
-  app: { levels: ['orchestrator', 'controller', 'database'], instead: 'the package level takes --release <infrastructure release>' },
+/**
+ * The options only some levels take: those levels, and what the others take instead. `--app`
+ * goes with every level (at package level instead of --release: packageSubject).
+ */
+const LEVEL_OPTIONS: { readonly [option in 'release' | 'to-revision' | 'to']: { readonly levels: readonly Level[]; readonly instead: string } } = {
   release: { levels: ['package'], instead: 'the orchestrator, controller and database levels take --app <application>' },
   'to-revision': { levels: ['orchestrator'], instead: 'the controller level takes --to <id>, the database level --to <migration>, the package level --to <chart version>' },
   to: { levels: ['controller', 'database', 'package'], instead: 'the orchestrator level takes --to-revision' },
@@ -104,10 +116,11 @@ export const ROLLBACK: CommandDefinition<typeof OPTIONS> = {
     const by = actor(values.by, context.env);
     const reason = values.reason ?? `rollback (${level})`;
     if (level === 'package') {
-      const release = infrastructureRelease(values.release);
+      const target = opsTarget(values, context, values.app !== undefined);
+      const subject = packageSubject(target, values.release, values.app, context.root);
       if (values.to?.trim() === '') throw new UsageError('--to <chart version> must not be empty');
-      const request = { release, prune: values.prune, force: values.force, by, reason, healthTimeoutSeconds: timeout };
-      return rollbackPackage(opsTarget(values, context), values.to === undefined ? request : { ...request, to: values.to });
+      const request = { subject, prune: values.prune, force: values.force, by, reason, healthTimeoutSeconds: timeout };
+      return rollbackPackage(target, values.to === undefined ? request : { ...request, to: values.to });
     }
     const toRevision = wholeNumber(values['to-revision'], '--to-revision');
     const toEntry = level === 'controller' ? wholeNumber(values.to, '--to') : undefined;
