@@ -95,8 +95,11 @@ record(`the release bumped ${APP}'s chart`, after[APP].version !== from.version 
 git(SOURCE, 'commit', '--quiet', '-am', `${ENV}: ${APP} ${tag}`);
 project('publish', ['publish', '--env', ENV, '--app', APP, '--registry', registryRepo, '--ca-file', process.env.E2E_CHART_REGISTRY_CA], SOURCE);
 project('publish again (already published)', ['publish', '--env', ENV, '--registry', registryRepo, '--ca-file', process.env.E2E_CHART_REGISTRY_CA], SOURCE);
-// The bare repository belongs to the git server's account: git refuses another owner's repository unless named safe.
-git(SOURCE, '-c', `safe.directory=${process.env.E2E_GIT_REPOSITORY}`, 'push', '--quiet', process.env.E2E_GIT_REPOSITORY, `HEAD:refs/heads/${process.env.E2E_GIT_BRANCH}`);
+// The bare repository belongs to the git server's account, and git refuses another owner's
+// repository unless named safe: its receive-pack is told so on its own command line (a local
+// push clears GIT_CONFIG_PARAMETERS for it, so `git -c` on the push would not reach it).
+const bare = process.env.E2E_GIT_REPOSITORY;
+git(SOURCE, 'push', '--quiet', `--receive-pack=git -c safe.directory=${bare} receive-pack`, bare, `HEAD:refs/heads/${process.env.E2E_GIT_BRANCH}`);
 const moved = await until(APP, after[APP].version, 300);
 record(`Argo CD moves ${APP} to ${after[APP].version}`, moved.ok, moved.state);
 const released = await image();
