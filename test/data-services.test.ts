@@ -36,7 +36,7 @@ describe.each(ENVIRONMENT_ORDER)('the database in %s (1.3 step 5)', (environment
   });
 
   it('is ready when it answers a query, and may take the 600 s the contract waits to start', () => {
-    expect(container.readinessProbe.exec.command.join(' ')).toMatch(/sqlcmd -S localhost -U sa -P "\$MSSQL_SA_PASSWORD" -C -b -Q "SELECT 1"/);
+    expect(container.readinessProbe.exec.command.join(' ')).toMatch(/SQLCMDPASSWORD="\$MSSQL_SA_PASSWORD" \S*sqlcmd -S localhost -U sa -C -b -Q "SELECT 1"/);
     expect(container.startupProbe.exec).toEqual(container.readinessProbe.exec);
     expect(container.startupProbe.periodSeconds * container.startupProbe.failureThreshold).toBe(600);
     expect(container.livenessProbe.tcpSocket).toEqual({ port: 1433 });

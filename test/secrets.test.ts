@@ -42,6 +42,17 @@ describe('no plaintext secret in git or dist/ (5.3)', () => {
     expect(scanForPlaintextSecrets(files)).toEqual([]);
   });
 
+  // A process's arguments are world-readable (ps, /proc/<pid>/cmdline), its environment only
+  // to its own user: sqlcmd reads the password from SQLCMDPASSWORD (go-sqlcmd and the ODBC
+  // sqlcmd alike), so no rendered command hands it over as `-P`.
+  it('passes no password on a rendered command line: every sqlcmd reads SQLCMDPASSWORD', () => {
+    const commandLines = [...projectFiles(ROOT).entries()]
+      .filter(([file]) => file.startsWith('dist/') && file.endsWith('.yaml'))
+      .flatMap(([file, text]) => text.split('\n').filter((line) => line.includes('sqlcmd')).map((line) => `${file}: ${line.trim()}`));
+    expect(commandLines.length).toBeGreaterThan(0);
+    expect(commandLines.filter((line) => / -P\b/.test(line))).toEqual([]);
+  });
+
   it('finds every committed template carrying its keys only, each value empty', () => {
     const templates = [...projectFiles(ROOT).entries()].filter(([file]) => file.endsWith('.template.yaml'));
     expect(templates.length).toBeGreaterThanOrEqual(4 * 4);

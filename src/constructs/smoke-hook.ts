@@ -102,7 +102,8 @@ export function httpStepScript(): string {
 export function databaseStepScript(): string {
   const v = SMOKE_VARIABLES;
   return [
-    `${DATABASE.sqlcmd} -S "$${v.databaseHost},$${v.databasePort}" -U "$${v.databaseUser}" -P "$${v.databasePassword}" -C -b -l ${seconds(SMOKE.stepTimeoutMs.database)} -Q "${SMOKE.databaseQuery}" > /dev/null || { echo 'smoke: database failed' >&2; exit 1; }`,
+    // The password through sqlcmd's environment (SQLCMDPASSWORD), not its command line.
+    `SQLCMDPASSWORD="$${v.databasePassword}" ${DATABASE.sqlcmd} -S "$${v.databaseHost},$${v.databasePort}" -U "$${v.databaseUser}" -C -b -l ${seconds(SMOKE.stepTimeoutMs.database)} -Q "${SMOKE.databaseQuery}" > /dev/null || { echo 'smoke: database failed' >&2; exit 1; }`,
     "echo 'smoke: database passed'",
   ].join('\n');
 }

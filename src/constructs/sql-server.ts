@@ -31,9 +31,13 @@ export interface SqlServerProps {
   readonly name?: string;
 }
 
-/** Runs a query through sqlcmd as the administrator; the password stays in the pod's environment. */
+/**
+ * Runs a query through sqlcmd as the administrator. The password goes from the pod's
+ * environment to sqlcmd's (SQLCMDPASSWORD), never onto its command line, which any process
+ * of the node may read (ps).
+ */
 export function sqlcmdShell(query: string, server = 'localhost'): string[] {
-  return ['/bin/sh', '-c', `${DATABASE.sqlcmd} -S ${server} -U ${DATABASE.administrator} -P "$MSSQL_SA_PASSWORD" -C -b -Q "${query}"`];
+  return ['/bin/sh', '-c', `SQLCMDPASSWORD="$MSSQL_SA_PASSWORD" ${DATABASE.sqlcmd} -S ${server} -U ${DATABASE.administrator} -C -b -Q "${query}"`];
 }
 
 /** The administrator password from its Secret, as the server and the jobs read it (5.4). */
