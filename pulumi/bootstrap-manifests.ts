@@ -90,6 +90,7 @@ export function bootstrapManifests<S>(environment: string, secrets: { repository
   const platform = loadPlatform();
   const namespace = platform.controller.namespace;
   const { project, application } = renderedBootstrapObjects(environment);
+  const brokerNamespace = bootstrapContext(environment).environment.broker.namespace;
   return {
     namespace: controllerNamespaceManifest(namespace),
     ageKeySecret: ageKeySecretManifest(namespace, secrets.sopsAgeKey),
@@ -101,6 +102,6 @@ export function bootstrapManifests<S>(environment: string, secrets: { repository
     }),
     project,
     rootApplication: application,
-    operationsAccess: operationsRoleManifests(namespace, operatorsGroup),
+    operationsAccess: operationsRoleManifests(namespace, operatorsGroup, brokerNamespace),
   };
 }

@@ -183,8 +183,10 @@ export class ClusterConnection {
   /**
    * Run a command in a pod's container, as `kubectl exec` (the API server's exec
    * subresource, over a WebSocket); its output and whether it exited 0, bounded by `timeoutMs`.
+   * `stdin`, when given, is the command's standard input, closed after it (as `kubectl exec -i`
+   * with a pipe): a way to hand the command a secret that no command line shows.
    */
-  async exec(namespace: string, pod: string, container: string, command: readonly string[], timeoutMs: number): Promise<{ stdout: string; stderr: string; ok: boolean; message: string }> {
+  async exec(namespace: string, pod: string, container: string, command: readonly string[], timeoutMs: number, stdin?: string): Promise<{ stdout: string; stderr: string; ok: boolean; message: string }> {
     let stdout = '';
     let stderr = '';
     const sink = (append: (text: string) => void) =>
@@ -201,7 +203,7 @@ export class ClusterConnection {
         reject(new RefusedError(`exec ${command.join(' ')} in ${namespace}/${pod} (${container}): no answer within ${timeoutMs / 1000} s`));
       }, timeoutMs);
       new k8s.Exec(this.config)
-        .exec(namespace, pod, container, [...command], sink((t) => (stdout += t)), sink((t) => (stderr += t)), null, false, (status) => {
+        .exec(namespace, pod, container, [...command], sink((t) => (stdout += t)), sink((t) => (stderr += t)), stdin === undefined ? null : stream.Readable.from([Buffer.from(stdin)]), false, (status) => {
           clearTimeout(timer);
           resolve({ stdout, stderr, ok: status.status === 'Success', message: status.message ?? '' });
         })
