@@ -183,11 +183,14 @@ describe('npm run ops command line', () => {
     expect(result.stderr).toContain('--component must be one of infrastructure, database, broker');
   });
 
-  it('prints the roles the verbs need, bound to a group when one is given, and none of them reaches a Secret', async () => {
+  it("prints the roles the verbs need, bound to a group when one is given, none of them reaching a Secret, and the binding of the broker chart's Role", async () => {
     const result = await runInProcess(OPS, ['role', '--env', 'local', '--group', 'platform-operators'], ROOT, {});
     expect(result.status).toBe(0);
     const objects = parseAllDocuments(result.stdout).map((doc) => doc.toJS());
-    expect(objects.map((o) => o.kind)).toEqual(['ClusterRole', 'Role', 'ClusterRoleBinding', 'RoleBinding']);
+    expect(objects.map((o) => o.kind)).toEqual(['ClusterRole', 'Role', 'ClusterRoleBinding', 'RoleBinding', 'RoleBinding']);
+    // The only Secrets: the broker users' passwords, by name, through the broker chart's Role in its namespace.
+    const broker = loadEnvironments().find((environment) => environment.name === 'local')!.broker.namespace;
+    expect(objects[4]).toMatchObject({ metadata: { namespace: broker }, roleRef: { kind: 'Role', name: objects[1].metadata.name }, subjects: objects[2].subjects });
     expect(objects[1].metadata.namespace).toBe(loadPlatform().controller.namespace);
     expect(objects[1].rules).toEqual([
       { apiGroups: ['argoproj.io'], resources: ['applications'], verbs: ['get', 'list', 'patch'] },
