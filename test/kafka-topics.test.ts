@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -80,6 +80,24 @@ describe('the topics a broker user sees on 9092', () => {
     expect(fs.readFileSync(path.join(dir, 'properties'), 'utf8')).toBe(properties);
     expect(fs.readdirSync(tmp)).toEqual([]);
     expect(listTopicsCommand().join(' ')).not.toContain('not-in-argv');
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  // The exec's stdin stays open (kwok's kubelet never sees its end): the command reads its lines and goes on.
+  it('reads the properties without waiting for the end of stdin', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kafka-topics-'));
+    fs.writeFileSync(path.join(dir, 'kafka-topics.sh'), `#!/bin/sh\ncat "$4" > "${dir}/properties"\necho declarations\n`, { mode: 0o755 });
+    const [shell, ...rest] = listTopicsCommand();
+    const child = spawn(shell!, rest, { env: { PATH: `${dir}:${process.env['PATH']}`, TMPDIR: dir }, stdio: ['pipe', 'pipe', 'inherit'] });
+    const properties = scramClientProperties('webapp', 'secret');
+    child.stdin.write(properties);
+    let stdout = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    child.stdin.destroy();
+    expect(code).toBe(0);
+    expect(stdout).toBe('declarations\n');
+    expect(fs.readFileSync(path.join(dir, 'properties'), 'utf8')).toBe(properties);
     fs.rmSync(dir, { recursive: true, force: true });
   });
 

@@ -54,12 +54,17 @@ function propertiesValue(text: string): string {
 export function scramClientProperties(username: string, password: string): string {
   const jaasQuoted = (value: string) => `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
   const jaas = `org.apache.kafka.common.security.scram.ScramLoginModule required username=${jaasQuoted(username)} password=${jaasQuoted(password)};`;
-  return ['security.protocol=SASL_PLAINTEXT', 'sasl.mechanism=SCRAM-SHA-512', `sasl.jaas.config=${propertiesValue(jaas)}`, ''].join('\n');
+  const lines = ['security.protocol=SASL_PLAINTEXT', 'sasl.mechanism=SCRAM-SHA-512', `sasl.jaas.config=${propertiesValue(jaas)}`];
+  if (lines.length !== PROPERTIES_LINES) throw new Error(`the command reads ${PROPERTIES_LINES} lines of properties, not ${lines.length}`);
+  return `${lines.join('\n')}\n`;
 }
 
+/** How many lines of properties the command reads from stdin (the exec's stdin stays open: see ClusterConnection.exec). */
+const PROPERTIES_LINES = 3;
+
 /**
- * The command run in a broker's container: the properties read from stdin into a file of
- * its own in /tmp (mktemp, mode 600), removed when the shell ends, then `kafka-topics.sh
+ * The command run in a broker's container: the properties' lines read from stdin into a file
+ * of its own in /tmp (mktemp, mode 600), removed when the shell ends, then `kafka-topics.sh
  * --list` against the broker's own listener 9092. The tool is found on PATH with the image's
  * tools folder appended, which is where the image has it (the e2e's stand-in container puts
  * its own first on PATH).
@@ -69,7 +74,9 @@ export function listTopicsCommand(): string[] {
   const folder = topicsTool.slice(0, topicsTool.lastIndexOf('/'));
   const tool = topicsTool.slice(topicsTool.lastIndexOf('/') + 1);
   const list = `PATH="$PATH:${folder}" ${tool} --bootstrap-server localhost:${PORTS.broker} --command-config "$f" --list`;
-  return ['/bin/sh', '-c', `umask 077; f=$(mktemp) || exit 1; trap 'rm -f "$f"' EXIT HUP INT TERM; cat > "$f" && ${list}; s=$?; rm -f "$f"; exit $s`];
+  // The shell's own read and printf (builtins: no process, no command line) copy the lines.
+  const copy = `for n in ${[...Array(PROPERTIES_LINES).keys()].map((n) => n + 1).join(' ')}; do IFS= read -r line || exit 1; printf '%s\\n' "$line"; done > "$f"`;
+  return ['/bin/sh', '-c', `umask 077; f=$(mktemp) || exit 1; trap 'rm -f "$f"' EXIT HUP INT TERM; ${copy} && ${list}; s=$?; rm -f "$f"; exit $s`];
 }
 
 /** The topic names `kafka-topics.sh --list` printed, one a line, in order. */
