@@ -316,7 +316,10 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     if ('chartRegistrySecret' in manifests) await client.apply(withProxy(manifests.chartRegistrySecret as unknown as KubeObject, `socks5://127.0.0.1:${proxyPort}`));
     await client.apply(manifests.project as KubeObject);
     await client.apply(manifests.rootApplication as KubeObject);
-    for (const object of manifests.operationsAccess) await client.apply(object as KubeObject);
+    // The bindings in a namespace Argo CD creates (the broker's) wait for it, as the bootstrap's do.
+    const inLaterNamespaces = (object: { metadata: { namespace?: string } }) => object.metadata.namespace !== undefined && object.metadata.namespace !== namespace;
+    for (const object of manifests.operationsAccess.filter((object) => !inLaterNamespaces(object))) await client.apply(object as KubeObject);
+    const laterAccess = manifests.operationsAccess.filter(inLaterNamespaces) as KubeObject[];
     log(`bootstrapped: namespace ${namespace}, repository Secret, age key Secret, AppProject ${manifests.project.metadata.name}, root Application ${manifests.rootApplication.metadata.name}`);
 
     const envoyGateway = INFRASTRUCTURE_RELEASES.envoyGateway;
@@ -342,11 +345,17 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
       path.join(dir, 'containers'),
       environmentValues.applications.map((application) => ({ namespace: application.namespace, container: application.name, name: application.name, database: application.database.name })),
       environmentValues.database.namespace,
+      environmentValues.broker.namespace,
     );
     const containers = liveContainers;
     controllersDone = (async () => {
       while (!stopControllers) {
         try {
+          for (const object of [...laterAccess]) {
+            if ((await client.get('v1', 'Namespace', object.metadata.namespace!)) === undefined) continue;
+            await client.apply(object);
+            laterAccess.splice(laterAccess.indexOf(object), 1);
+          }
           await controllers.reconcile();
           await containers.reconcile();
         } catch (error) {

@@ -4,7 +4,8 @@ import { projectRoot } from '../src/base/project-root';
 import { serverPod } from '../src/cluster/database';
 import { MIGRATIONS_CONTAINER } from '../src/constructs/schema-migration';
 import { DATABASE, VERSION_FILE } from '../src/contract/choices';
-import { PORTS } from '../src/contract/contract';
+import { BROKER, PORTS } from '../src/contract/contract';
+import { STRIMZI } from '../src/contract/upstream';
 import { databaseMigrationJob, databaseSecret, parseImageReference } from '../src/contract/naming';
 import { type ContractServer, type Fault, startContractServer } from './contract-server';
 import type { KubeClient, KubeObject } from './kube-client';
@@ -12,6 +13,21 @@ import { readState, seedState, updateTo, writeState } from './sql-server-state';
 
 /** The stand-in of sqlcmd inside the SQL Server container. */
 const STAND_IN_SQLCMD = path.join(projectRoot(), 'e2e', 'stand-in-sqlcmd.mjs');
+
+/** The stand-in of Kafka's kafka-topics.sh inside a broker's container. */
+const STAND_IN_KAFKA_TOPICS = path.join(projectRoot(), 'e2e', 'stand-in-kafka-topics.mjs');
+
+/**
+ * The file of the stand-in Kafka cluster's state in the broker namespace's folder: its topics,
+ * and each user's SCRAM-SHA-512 credential and ACLs (e2e/stand-in-kafka-topics.mjs reads it).
+ */
+export const KAFKA_STATE_FILE = 'kafka.json';
+
+/** What the stand-in Kafka cluster holds: the topics, each user's credential and ACLs (as its KafkaUser names them). */
+export interface KafkaState {
+  readonly topics: readonly string[];
+  readonly users: Record<string, { password: string; acls: readonly unknown[] }>;
+}
 
 /**
  * The file a test writes into a pod's folder to make its container crash-loop: the pod then
@@ -77,12 +93,17 @@ export class LiveContainers {
     private readonly applications: readonly LiveApplication[],
     /** The database namespace, whose SQL Server pod gets a loopback sqlcmd. */
     private readonly databaseNamespace: string,
+    /** The broker namespace, whose broker pods get a loopback kafka-topics.sh. */
+    private readonly brokerNamespace: string,
   ) {}
+
+  private readonly brokers = new Set<string>();
 
   /** One pass: map new running pods, forget deleted ones, apply the faults written since; the database server and the migrations Jobs of the live operations. */
   async reconcile(): Promise<void> {
     await this.mapDatabaseServer();
     await this.runMigrations();
+    await this.mapBrokers();
     const live = new Set<string>();
     for (const application of this.applications) {
       for (const pod of await this.client.list('v1', 'Pod', application.namespace)) {
@@ -179,6 +200,71 @@ export class LiveContainers {
       },
     });
     this.databaseServer = String(pod.metadata.uid);
+  }
+
+  /**
+   * The Kafka cluster as its brokers hold it (kafka.json in the broker namespace's folder): the
+   * topics of the Ready KafkaTopics, and for each Ready KafkaUser its ACLs and its SCRAM
+   * credential, taken from its password Secret when the user is first seen (as the User
+   * Operator sets it) and kept after, as Kafka keeps it: a test changes one in the file to
+   * play a credential that no longer matches the Secret. Each broker pod's exec runs in its
+   * folder, where kafka-topics.sh (first on PATH) is e2e/stand-in-kafka-topics.mjs over that state.
+   */
+  private async mapBrokers(): Promise<void> {
+    const namespace = this.brokerNamespace;
+    const dir = path.join(this.root, namespace);
+    const stateFile = path.join(dir, KAFKA_STATE_FILE);
+    const ready = (object: KubeObject) => (object['status']?.conditions ?? []).some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True');
+    const before: KafkaState = fs.existsSync(stateFile) ? JSON.parse(fs.readFileSync(stateFile, 'utf8')) : { topics: [], users: {} };
+    const topics = (await this.client.list('kafka.strimzi.io/v1', 'KafkaTopic', namespace)).filter(ready).map((topic) => String(topic.spec?.topicName ?? topic.metadata.name));
+    const users: KafkaState['users'] = {};
+    for (const user of (await this.client.list('kafka.strimzi.io/v1', 'KafkaUser', namespace)).filter(ready)) {
+      const name = user.metadata.name;
+      let password = before.users[name]?.password;
+      if (password === undefined) {
+        const ref = user.spec?.authentication?.password?.valueFrom?.secretKeyRef;
+        const encoded = ref ? (await this.client.get('v1', 'Secret', ref.name, namespace))?.['data']?.[ref.key] : undefined;
+        if (typeof encoded !== 'string') continue;
+        password = Buffer.from(encoded, 'base64').toString('utf8');
+      }
+      users[name] = { password, acls: user.spec?.authorization?.acls ?? [] };
+    }
+    fs.mkdirSync(dir, { recursive: true });
+    const state: KafkaState = { topics: topics.sort(), users };
+    const text = `${JSON.stringify(state, null, 2)}\n`;
+    if (!fs.existsSync(stateFile) || fs.readFileSync(stateFile, 'utf8') !== text) fs.writeFileSync(stateFile, text);
+    const bin = path.join(this.root, 'bin-kafka');
+    fs.mkdirSync(bin, { recursive: true });
+    fs.writeFileSync(path.join(bin, 'kafka-topics.sh'), `#!/bin/sh\nexec "${process.execPath}" "${STAND_IN_KAFKA_TOPICS}" "$@"\n`, { mode: 0o755 });
+    for (const pod of await this.client.list('v1', 'Pod', namespace)) {
+      const uid = String(pod.metadata.uid);
+      const labels = pod.metadata.labels ?? {};
+      if (labels[STRIMZI.clusterLabel] !== BROKER.clusterName || labels[STRIMZI.brokerPods.brokerRoleLabel] !== 'true') continue;
+      if (pod.status?.phase !== 'Running' || pod.metadata.deletionTimestamp || this.brokers.has(uid)) continue;
+      const podDir = path.join(dir, pod.metadata.name);
+      fs.mkdirSync(podDir, { recursive: true });
+      const owner = { apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name, uid };
+      await this.client.apply({
+        apiVersion: 'kwok.x-k8s.io/v1alpha1',
+        kind: 'Exec',
+        metadata: { name: pod.metadata.name, namespace, ownerReferences: [owner] },
+        spec: {
+          execs: [
+            {
+              containers: [STRIMZI.brokerPods.container],
+              local: {
+                workDir: podDir,
+                envs: [
+                  { name: 'PATH', value: `${bin}${path.delimiter}${process.env['PATH'] ?? ''}` },
+                  { name: 'KAFKA_STATE', value: stateFile },
+                ],
+              },
+            },
+          ],
+        },
+      });
+      this.brokers.add(uid);
+    }
   }
 
   /**

@@ -5,7 +5,7 @@ import { KWOK_ADMITTED_ANNOTATION } from './kwok-stages';
 import type { Pki, KeyPair } from './pki';
 import { STAND_INS } from './stand-in-charts';
 import { caIssuerProblem, certificateSpecProblems } from './stand-in-cert-manager';
-import { brokerCount, kafkaProblem, kafkaTopicProblem, kafkaUserProblem, poolsOf } from './stand-in-strimzi';
+import { brokerCount, brokerPodsOf, kafkaProblem, kafkaTopicProblem, kafkaUserProblem, poolsOf } from './stand-in-strimzi';
 
 /** Provisioner name of the StorageClasses the harness stands in for. */
 export const STAND_IN_PROVISIONER = 'e2e.platform-gitops/stand-in';
@@ -313,6 +313,14 @@ export class StandInControllers {
     }
     for (const pool of pools) {
       await this.setStatus(pool, { observedGeneration: pool.metadata.generation, replicas: pool.spec?.replicas, nodeIds: [...Array(pool.spec?.replicas ?? 0).keys()] });
+    }
+    // The brokers' pods of each Ready cluster, made again when one is gone (evicted, deleted), for kwok to run.
+    for (const { kafka, ready } of clusters.values()) {
+      if (!ready) continue;
+      const present = new Set((await this.client.list('v1', 'Pod', kafka.metadata.namespace)).map((pod) => pod.metadata.name));
+      for (const pod of brokerPodsOf(kafka, poolsOf(kafka, pools))) {
+        if (!present.has(pod.metadata.name)) await this.createQuietly(pod);
+      }
     }
     const secretKeys = seen.secrets;
     for (const kind of ['KafkaTopic', 'KafkaUser']) {

@@ -84,3 +84,57 @@ export function kafkaTopicProblem(topic: KubeObject, brokers: number): string | 
   }
   return undefined;
 }
+
+/**
+ * The broker pods the cluster operator runs for a Ready cluster, as Strimzi 1.2.0 makes them
+ * (cluster-operator/.../model/KafkaCluster.java `generatePodSets`, `KafkaPool`): one per
+ * replica of each pool with the broker role, named `<cluster>-<pool>-<n>`, labelled with the
+ * cluster, the pool and the node's roles (api/.../ResourceLabels.java), its container `kafka`
+ * with /tmp an emptyDir (`strimzi-tmp`), and the container security context of the
+ * `restricted` pod security provider the operator is given (RestrictedPodSecurityProvider.java).
+ * Strimzi's owner is a StrimziPodSet, a kind the stand-in chart does not install: the pool
+ * owns them here, as the controller that recreates one that is evicted.
+ */
+export function brokerPodsOf(kafka: KubeObject, pools: readonly KubeObject[]): KubeObject[] {
+  const cluster = kafka.metadata.name;
+  return pools
+    .filter((pool) => (pool.spec?.roles ?? []).includes('broker'))
+    .flatMap((pool) =>
+      [...Array<number>(pool.spec?.replicas ?? 0).keys()].map((n): KubeObject => {
+        const roles: string[] = pool.spec?.roles ?? [];
+        return {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: {
+            name: `${cluster}-${pool.metadata.name}-${n}`,
+            namespace: kafka.metadata.namespace,
+            labels: {
+              'strimzi.io/cluster': cluster,
+              'strimzi.io/kind': 'Kafka',
+              'strimzi.io/name': `${cluster}-kafka`,
+              'strimzi.io/pool-name': pool.metadata.name,
+              'strimzi.io/broker-role': String(roles.includes('broker')),
+              'strimzi.io/controller-role': String(roles.includes('controller')),
+            },
+            ownerReferences: [{ apiVersion: pool.apiVersion, kind: pool.kind, name: pool.metadata.name, uid: String(pool.metadata.uid), controller: true, blockOwnerDeletion: false }],
+          },
+          spec: {
+            hostname: `${cluster}-${pool.metadata.name}-${n}`,
+            securityContext: { fsGroup: 0 },
+            containers: [
+              {
+                name: 'kafka',
+                // Never pulled: kwok runs no container.
+                image: 'quay.io/strimzi/kafka:e2e-stand-in',
+                ports: [9090, 9091, ...(kafka.spec?.kafka?.listeners ?? []).map((listener: { port: number }) => listener.port)].map((containerPort) => ({ containerPort, protocol: 'TCP' })),
+                resources: pool.spec?.resources ?? {},
+                volumeMounts: [{ name: 'strimzi-tmp', mountPath: '/tmp' }],
+                securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+              },
+            ],
+            volumes: [{ name: 'strimzi-tmp', emptyDir: { medium: 'Memory', sizeLimit: '5Mi' } }],
+          },
+        } as unknown as KubeObject;
+      }),
+    );
+}

@@ -129,7 +129,9 @@ export function bootstrapManifests<S>(
   const platform = loadPlatform();
   const namespace = platform.controller.namespace;
   const { project, application } = renderedBootstrapObjects(environment);
-  const charts = publishedChartsRepoURL(bootstrapContext(environment).environment);
+  const { environment: values } = bootstrapContext(environment);
+  const charts = publishedChartsRepoURL(values);
+  const brokerNamespace = values.broker.namespace;
   return {
     namespace: controllerNamespaceManifest(namespace),
     ageKeySecret: ageKeySecretManifest(namespace, secrets.sopsAgeKey),
@@ -143,6 +145,6 @@ export function bootstrapManifests<S>(
     ...(charts === undefined ? {} : { chartRegistrySecret: chartRegistrySecretManifest({ namespace, url: charts, ...(secrets.chartRegistry === undefined ? {} : { credentials: secrets.chartRegistry }) }) }),
     project,
     rootApplication: application,
-    operationsAccess: operationsRoleManifests(namespace, operatorsGroup),
+    operationsAccess: operationsRoleManifests(namespace, operatorsGroup, brokerNamespace),
   };
 }

@@ -110,8 +110,13 @@ export function bootstrap(config: BootstrapConfig): Bootstrap {
   );
   const operations = new OperationsAccess(
     'operations',
-    { controllerNamespace: releaseNamespace(argoCd, context), ...(config.operatorsGroup === undefined ? {} : { group: config.operatorsGroup }) },
-    { dependsOn: [argocd] },
+    {
+      controllerNamespace: releaseNamespace(argoCd, context),
+      ...(config.operatorsGroup === undefined ? {} : { group: config.operatorsGroup }),
+      brokerNamespace: context.environment.broker.namespace,
+    },
+    // The broker's namespace is made by Argo CD, once the root Application is there.
+    { dependsOn: [argocd, root] },
   );
   return { argocd, repository, root, operations };
 }

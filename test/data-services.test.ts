@@ -229,6 +229,16 @@ describe.each(ENVIRONMENT_ORDER)('the broker in %s (1.3 step 6)', (environment) 
     ]);
   });
 
+  it("lets the operators read the users' password Secrets, by name, in the broker's namespace, and no other Secret", () => {
+    const role = findObject(objects, 'Role', 'platform-gitops-operations');
+    expect(role.metadata.namespace).toBe('kafka');
+    const passwordSecrets = objects
+      .filter((object) => object.kind === 'KafkaUser')
+      .map((user) => user.spec.authentication.password.valueFrom.secretKeyRef.name)
+      .sort();
+    expect(role.rules).toEqual([{ apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: passwordSecrets }]);
+  });
+
   it('validates Kafka, KafkaNodePool, KafkaTopic and KafkaUser against the Strimzi 1.2 CRDs', () => {
     for (const kind of ['Kafka', 'KafkaNodePool', 'KafkaTopic', 'KafkaUser']) {
       for (const object of objects.filter((o) => o.kind === kind)) expect(validateAgainstSchema(object), kind).toEqual([]);

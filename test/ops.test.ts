@@ -186,11 +186,14 @@ describe('npm run ops command line', () => {
     expect(result.stderr).toContain('--component must be one of infrastructure, database, broker');
   });
 
-  it('prints the roles the verbs need, bound to a group when one is given, and none of them reaches a Secret', async () => {
+  it("prints the roles the verbs need, bound to a group when one is given, none of them reaching a Secret, and the binding of the broker chart's Role", async () => {
     const result = await runInProcess(OPS, ['role', '--env', 'local', '--group', 'platform-operators'], ROOT, {});
     expect(result.status).toBe(0);
     const objects = parseAllDocuments(result.stdout).map((doc) => doc.toJS());
-    expect(objects.map((o) => o.kind)).toEqual(['ClusterRole', 'Role', 'ClusterRoleBinding', 'RoleBinding']);
+    expect(objects.map((o) => o.kind)).toEqual(['ClusterRole', 'Role', 'ClusterRoleBinding', 'RoleBinding', 'RoleBinding']);
+    // The only Secrets: the broker users' passwords, by name, through the broker chart's Role in its namespace.
+    const broker = loadEnvironments().find((environment) => environment.name === 'local')!.broker.namespace;
+    expect(objects[4]).toMatchObject({ metadata: { namespace: broker }, roleRef: { kind: 'Role', name: objects[1].metadata.name }, subjects: objects[2].subjects });
     expect(objects[1].metadata.namespace).toBe(loadPlatform().controller.namespace);
     expect(objects[1].rules).toEqual([
       { apiGroups: ['argoproj.io'], resources: ['applications'], verbs: ['get', 'list', 'patch'] },
@@ -372,13 +375,13 @@ describe('ops rollback --level package: an infrastructure release back to a char
     expect(api.objects['Application']!.every((app) => app.spec.syncPolicy.automated.enabled === false)).toBe(true);
   });
 
-  it('fails, saying what stays paused, when Argo CD runs another operation on the release (exit 1)', async () => {
+  it('refuses, changing nothing, while Argo CD runs another operation on the release (exit 1)', async () => {
     serve([pinned, next]);
-    api.objects['Application']![2]!.status.operationState = { phase: 'Running', operation: { initiatedBy: { username: 'bob' } } };
+    api.objects['Application']![2]!.status.operationState = { phase: 'Running', startedAt: '2026-02-01T00:00:00Z', operation: { initiatedBy: { username: 'bob' } } };
     const run = await rollback();
     expect(run.status).toBe(1);
-    expect(run.stdout).toContain(`ops rollback (package): FAILED: Application ${release.name} has a sync operation running (Running, by bob): wait for it, or terminate it in Argo CD`);
-    expect(run.stdout).toContain(`automated sync stays paused (root, infrastructure, ${release.name}).`);
+    expect(run.stderr).toContain(`Application ${release.name} has a sync operation running (started 2026-02-01T00:00:00Z): its history lacks what it deploys until it ends`);
+    expect(api.patches).toEqual([]);
   });
 });
 
@@ -464,6 +467,18 @@ describe("ops rollback --level package --app: an application's published chart b
     const run = await rollback('--to', '9.9.9');
     expect(run.status).toBe(1);
     expect(run.stderr).toContain(`--to 9.9.9: the history of Application ${app} has no chart version 9.9.9 (its versions: ${pinned}, ${next}); a version never deployed goes through git: a release: npm run release or promote`);
+    expect(api.patches).toEqual([]);
+  });
+
+  // Seen on the e2e cluster: Synced and Healthy at the new version while its PostSync hook still runs, the history one entry short.
+  it('refuses while a sync operation runs, before pausing anything: the history lacks what it deploys (exit 1)', async () => {
+    const syncing = published([pinned]);
+    syncing.spec = { ...syncing.spec, sources: [secrets, { ...chart, targetRevision: next }] };
+    syncing.status = { ...syncing.status, operationState: { phase: 'Running', startedAt: '2026-02-01T00:00:00Z' } };
+    serve(syncing);
+    const run = await rollback();
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain(`Application ${app} has a sync operation running (started 2026-02-01T00:00:00Z): its history lacks what it deploys until it ends; wait for it (npm run ops -- status --env local), then roll back`);
     expect(api.patches).toEqual([]);
   });
 

@@ -97,13 +97,17 @@ describe('the Pulumi bootstrap', () => {
       'kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding operations-clusterrolebinding',
       'kubernetes:rbac.authorization.k8s.io/v1:Role operations-role',
       'kubernetes:rbac.authorization.k8s.io/v1:RoleBinding operations-rolebinding',
+      'kubernetes:rbac.authorization.k8s.io/v1:RoleBinding operations-rolebinding-kafka',
     ]);
   });
 
-  it("grants the live operations' roles to the stack's operatorsGroup, the Role in Argo CD's namespace", () => {
-    const binding = resource('kubernetes:rbac.authorization.k8s.io/v1:RoleBinding').inputs;
-    expect(binding.metadata.namespace).toBe('argocd');
-    expect(binding.subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'platform-operators' }]);
+  it("grants the live operations' roles to the stack's operatorsGroup, the Role in Argo CD's namespace and the broker chart's in the broker's", () => {
+    const bindings = created.filter((r) => r.type === 'kubernetes:rbac.authorization.k8s.io/v1:RoleBinding').map((r) => r.inputs);
+    expect(bindings.map((binding) => binding.metadata.namespace)).toEqual(['argocd', 'kafka']);
+    for (const binding of bindings) {
+      expect(binding.subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'platform-operators' }]);
+      expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'platform-gitops-operations' });
+    }
     expect(resource('kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding').inputs.roleRef.name).toBe(resource('kubernetes:rbac.authorization.k8s.io/v1:ClusterRole').inputs.metadata.name);
   });
 

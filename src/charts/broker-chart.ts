@@ -6,8 +6,9 @@ import { BrokerTopic } from '../constructs/broker-topic';
 import { BrokerUser } from '../constructs/broker-user';
 import { KafkaCluster } from '../constructs/kafka-cluster';
 import { DNS_PEER, NetworkPolicies, apiServerPeer } from '../constructs/network-policies';
-import type { Environment } from '../environments';
-import { brokerUserSecret } from '../contract/naming';
+import { brokerUsers, type Environment } from '../environments';
+import { brokerUserSecret, OPERATIONS_ROLE } from '../contract/naming';
+import { SecretReaderRole } from '../constructs/secret-reader-role';
 
 export interface BrokerChartProps {
   /** The validated environment. */
@@ -59,7 +60,11 @@ export class BrokerChart extends Chart {
       new BrokerTopic(this, `topic-${topic.name}`, { namespace: broker.namespace, ...topic }).metadata.addAnnotation(SYNC_WAVE_ANNOTATION, entitiesWave);
     }
     // Each application's own user (named after it), then the environment's other users.
-    for (const user of [...applications.map((app) => app.broker), ...broker.users]) {
+    const users = brokerUsers(props.environment);
+    // 1.3 step 6, `ops check --component broker`: the operators read these password Secrets
+    // (and no other) to list the topics as each user sees them; the bootstrap binds the Role.
+    new SecretReaderRole(this, 'operations-role', { name: OPERATIONS_ROLE, namespace: broker.namespace, secrets: users.map((user) => brokerUserSecret(user.name)) });
+    for (const user of users) {
       new BrokerUser(this, `user-${user.name}`, {
         namespace: broker.namespace,
         name: user.name,

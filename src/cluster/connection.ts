@@ -183,8 +183,13 @@ export class ClusterConnection {
   /**
    * Run a command in a pod's container, as `kubectl exec` (the API server's exec
    * subresource, over a WebSocket); its output and whether it exited 0, bounded by `timeoutMs`.
+   * `stdin`, when given, is written to the command's standard input (a way to hand it a secret
+   * that no command line shows), which then stays open until the command ends: the end of a
+   * stream does not reach every kubelet through the API server (kwok's does not), and before
+   * the v5 protocol the client library ends it by closing the whole session. The command reads
+   * what it needs (a number of lines), never up to the end.
    */
-  async exec(namespace: string, pod: string, container: string, command: readonly string[], timeoutMs: number): Promise<{ stdout: string; stderr: string; ok: boolean; message: string }> {
+  async exec(namespace: string, pod: string, container: string, command: readonly string[], timeoutMs: number, stdin?: string): Promise<{ stdout: string; stderr: string; ok: boolean; message: string }> {
     let stdout = '';
     let stderr = '';
     const sink = (append: (text: string) => void) =>
@@ -201,7 +206,7 @@ export class ClusterConnection {
         reject(new RefusedError(`exec ${command.join(' ')} in ${namespace}/${pod} (${container}): no answer within ${timeoutMs / 1000} s`));
       }, timeoutMs);
       new k8s.Exec(this.config)
-        .exec(namespace, pod, container, [...command], sink((t) => (stdout += t)), sink((t) => (stderr += t)), null, false, (status) => {
+        .exec(namespace, pod, container, [...command], sink((t) => (stdout += t)), sink((t) => (stderr += t)), stdin === undefined ? null : openInput(stdin), false, (status) => {
           clearTimeout(timer);
           resolve({ stdout, stderr, ok: status.status === 'Success', message: status.message ?? '' });
         })
@@ -276,6 +281,13 @@ export class ClusterConnection {
     const message = status === undefined || body === undefined ? (error as Error).message : statusMessage(typeof body === 'string' ? parsed(body) : body, status);
     return new ClusterRefusal(`cannot ${what} on ${this.server} (context ${this.context}): ${status === undefined ? '' : `HTTP ${status}: `}${message}`, status);
   }
+}
+
+/** A stream that holds `text` and never ends (see `exec`). */
+function openInput(text: string): stream.Readable {
+  const input = new stream.Readable({ read() {} });
+  input.push(Buffer.from(text));
+  return input;
 }
 
 /** A call the API server refused or did not answer: its message names the call and the cluster. */

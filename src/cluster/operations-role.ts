@@ -1,11 +1,16 @@
+import { OPERATIONS_ROLE } from '../contract/naming';
+
 /**
  * What `npm run ops` needs in a cluster, and nothing more: reads of the workloads, routes
  * and the platform's custom resources; `get`, `list`, `patch` of Argo CD's Applications in
  * its namespace (refresh, sync, pause, resume through the resource, as Argo CD's core mode);
  * the exec and port-forward sessions of `version`, `bluegreen` and the database's sqlcmd;
  * `patch` of Deployments for `rollback --level orchestrator` and the emergencies; `create` of
- * Jobs for the migrations Jobs of `rollback --level database` and `emergency restore`. No
- * Secret is ever read (drift names a drifted Secret without reading it). Exec and Job
+ * Jobs for the migrations Jobs of `rollback --level database` and `emergency restore`. The
+ * only Secrets read are the broker users' passwords, for `check --component broker` (the topics
+ * each user sees on 9092): `get` by name in the broker's namespace, through the Role the broker
+ * chart renders with those names (src/charts/broker-chart.ts) and the RoleBinding here; no
+ * other Secret (drift names a drifted Secret without reading it). Exec and Job
  * creation are cluster-wide, as broad as `kubectl exec` for the group: scoping them to the
  * applications' and the database's namespaces (RoleBindings the charts render) is to come.
  * The bootstrap creates both roles and binds them to the group its stack names
@@ -13,8 +18,8 @@
  * The e2e runs every verb as a user of that group alone.
  */
 
-/** The ClusterRole's and the Role's name. */
-export const OPERATIONS_ROLE = 'platform-gitops-operations';
+/** The ClusterRole's and the Roles' name. */
+export { OPERATIONS_ROLE };
 
 /** A Kubernetes object as the bootstrap applies it. */
 type Manifest = { readonly apiVersion: string; readonly kind: string; readonly metadata: { readonly name: string; readonly namespace?: string }; readonly [field: string]: unknown };
@@ -53,9 +58,12 @@ const CONTROLLER_RULES = [
 
 /**
  * The ClusterRole and the Role (in `controllerNamespace`), and, when `group` is given, the
- * bindings that grant them to it.
+ * bindings that grant them to it: also, in `brokerNamespace`, the binding of the broker
+ * chart's Role (the users' password Secrets, by name). That namespace and its Role are Argo
+ * CD's (the infrastructure and broker charts): the binding names the Role before it exists,
+ * and needs the namespace.
  */
-export function operationsRoleManifests(controllerNamespace: string, group?: string): Manifest[] {
+export function operationsRoleManifests(controllerNamespace: string, group?: string, brokerNamespace?: string): Manifest[] {
   const rbac = 'rbac.authorization.k8s.io/v1';
   const roles: Manifest[] = [
     { apiVersion: rbac, kind: 'ClusterRole', metadata: { name: OPERATIONS_ROLE }, rules: CLUSTER_RULES },
@@ -66,6 +74,8 @@ export function operationsRoleManifests(controllerNamespace: string, group?: str
   return [
     ...roles,
     { apiVersion: rbac, kind: 'ClusterRoleBinding', metadata: { name: OPERATIONS_ROLE }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: OPERATIONS_ROLE }, subjects },
-    { apiVersion: rbac, kind: 'RoleBinding', metadata: { name: OPERATIONS_ROLE, namespace: controllerNamespace }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: OPERATIONS_ROLE }, subjects },
+    ...[controllerNamespace, ...(brokerNamespace === undefined ? [] : [brokerNamespace])].map(
+      (namespace): Manifest => ({ apiVersion: rbac, kind: 'RoleBinding', metadata: { name: OPERATIONS_ROLE, namespace }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: OPERATIONS_ROLE }, subjects }),
+    ),
   ];
 }

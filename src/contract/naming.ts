@@ -115,6 +115,13 @@ export function derivedNames(application: string): ReadonlyArray<{ readonly name
   ];
 }
 
+/**
+ * The live operations' roles (`npm run ops`): the bootstrap's ClusterRole and Role in Argo
+ * CD's namespace (src/cluster/operations-role.ts), and the broker chart's Role that reads the
+ * users' password Secrets; the bootstrap binds each to the operators' group.
+ */
+export const OPERATIONS_ROLE = 'platform-gitops-operations';
+
 /** The Secret with a broker user's password, in the cluster's namespace (KafkaUser `valueFrom`). */
 export function brokerUserSecret(user: string): string {
   return `${user}-broker-user`;

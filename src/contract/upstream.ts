@@ -115,6 +115,19 @@ export const STRIMZI = {
   internalPorts: { controlPlane: 9090, replication: 9091, agent: 8443 },
   /** KafkaTopic `retention.ms` from the environment's hours. */
   retentionMsPerHour: 3_600_000,
+  /**
+   * The brokers' pods as Strimzi 1.2.0 makes them (`<cluster>-<pool>-<n>`, owned by a
+   * StrimziPodSet): the label a pod with the broker role carries (api/.../ResourceLabels.java
+   * STRIMZI_BROKER_ROLE_LABEL, set by cluster-operator/.../model/KafkaCluster.java), the
+   * broker's container (KafkaCluster.java KAFKA_NAME), where the image keeps Kafka's tools
+   * (docker-images/kafka-based/kafka/Dockerfile: KAFKA_HOME /opt/kafka) and the writable
+   * /tmp of a read-only root filesystem (the `strimzi-tmp` emptyDir, VolumeUtils.java).
+   */
+  brokerPods: {
+    brokerRoleLabel: 'strimzi.io/broker-role',
+    container: 'kafka',
+    topicsTool: '/opt/kafka/bin/kafka-topics.sh',
+  },
 } as const;
 
 /**

@@ -1,10 +1,15 @@
 import { projectRoot } from '../base/project-root';
 import { UsageError } from '../base/errors';
-import type { Application, Environment } from './schema';
+import type { Application, BrokerUserConfig, Environment } from './schema';
 import { validateEnvironments } from './validate';
 import { readValuesTexts, type ValuesTexts } from './values-file';
 
-export type { Application, ApplicationOf, Environment, Strategy, Resources, EnvironmentValuesInput, ApplicationValuesInput } from './schema';
+export type { Application, ApplicationOf, BrokerUserConfig, Environment, Strategy, Resources, EnvironmentValuesInput, ApplicationValuesInput } from './schema';
+
+/** Every broker user of an environment (a KafkaUser each): each application's own, named after it, then the environment's others. */
+export function brokerUsers(environment: Environment): BrokerUserConfig[] {
+  return [...environment.applications.map((application) => application.broker), ...environment.broker.users];
+}
 
 /** 1.2: the promotion order. Promotion moves a version one step to the right. */
 export const ENVIRONMENT_ORDER = ['local', 'testing', 'staging', 'production'] as const;

@@ -1,5 +1,5 @@
 import { PLATFORM_CHARTS } from '../contract/platform-charts';
-import type { Application, Environment } from '../environments';
+import { type Application, brokerUsers, type Environment } from '../environments';
 import { ALERT_ROUTING, DATABASE, DEPLOYMENT_NOTIFICATIONS, INFRASTRUCTURE_NAMESPACES } from '../contract/choices';
 import { PORTS } from '../contract/contract';
 import { brokerClientSecret, brokerUserSecret, databaseLoginSecret, databaseSecret, SMOKE_VARIABLES, smokeName } from '../contract/naming';
@@ -130,10 +130,6 @@ export function connectionString(environment: Environment, application: Applicat
   return `Server=tcp:${server},${PORTS.database};Database=${application.database.name};User ID=${application.name};Password=${password};Encrypt=True;TrustServerCertificate=True`;
 }
 
-/** Every broker user of an environment: each application's own, then the environment's others. */
-function brokerUsers(environment: Environment): string[] {
-  return [...environment.applications.map(applicationBrokerUser), ...environment.broker.users.map((user) => user.name)];
-}
 
 /** The values of one environment's secrets, each defined once (twins refer to it by id). */
 export function secretValues(environment: Environment): readonly SecretValueSpec[] {
@@ -150,7 +146,7 @@ export function secretValues(environment: Environment): readonly SecretValueSpec
       (app): SecretValueSpec => ({ id: keyId(databaseLoginSecret(app.name), 'password'), source: 'generated', format: 'sql-password', what: `password of the SQL login ${app.name}` }),
     ),
     ...brokerUsers(environment).map(
-      (user): SecretValueSpec => ({ id: keyId(brokerUserSecret(user), 'password'), source: 'generated', format: 'password', what: `password of the broker user ${user}` }),
+      ({ name: user }): SecretValueSpec => ({ id: keyId(brokerUserSecret(user), 'password'), source: 'generated', format: 'password', what: `password of the broker user ${user}` }),
     ),
     ...environment.applications.flatMap((app): SecretValueSpec[] => [
       { id: keyId(smokeName(app.name), SMOKE_VARIABLES.username), source: 'default', format: 'login-name', what: `application login of ${app.name}'s smoke test`, default: DEFAULT_SMOKE_USER },
@@ -276,7 +272,7 @@ export function secretCatalog(environment: Environment): readonly SecretSpec[] {
       purpose: '5.4: the administrator password, never written into the repository in plaintext',
     },
     ...brokerUsers(environment).map(
-      (user): SecretSpec => ({
+      ({ name: user }): SecretSpec => ({
         name: brokerUserSecret(user),
         group: 'broker',
         namespace: environment.broker.namespace,

@@ -48,6 +48,18 @@ function expectLiveOperations(file: string, report: E2eReport, output: string): 
   expect(history?.[1]?.split(', ')).toEqual([...history![1]!.split(', ')].sort().reverse());
   expect(outputOf('check database')).toMatch(/PASS tables of webapp: .*dbo\.__EFMigrationsHistory/);
   expect(outputOf('check broker')).toMatch(/PASS Kafka kafka\/kafka-cluster: Ready=True[\s\S]*PASS KafkaTopic [\s\S]*PASS KafkaUser /);
+  // 1.3.6: the topics each user sees on a broker's 9092 (kafka-topics.sh in the broker's container,
+  // the password from the user's Secret), exactly those its ACLs allow; a credential Kafka no longer
+  // accepts fails the check, naming the user and Kafka's refusal.
+  for (const user of ['webapp', 'billing']) {
+    expect(outputOf('check broker')).toMatch(new RegExp(`PASS topics user ${user} sees on Pod kafka/kafka-cluster-dual-role-0:9092: declarations\n`));
+  }
+  const refused = outputOf('check broker with a credential that no longer matches the Secret');
+  expect(refused).toMatch(/FAIL topics user billing sees on Pod kafka\/kafka-cluster-dual-role-0:9092: Error while executing topic command : Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512\n/);
+  expect(refused).toMatch(/PASS topics user webapp sees /);
+  expect(refused).toMatch(/local: broker not ready: topics user billing sees on Pod kafka\/kafka-cluster-dual-role-0:9092\n/);
+  expect(outputOf('check broker after the credential is back')).toMatch(/PASS topics user billing sees [^\n]*: declarations\n/);
+  expect(steps.find((step) => step.name === "the operator reads only the broker users' password Secrets")?.output).toBe(JSON.stringify({ 'get webapp-broker-user': 200, 'list in kafka': 403, 'get database-admin': 403 }));
   // The change made by hand while paused: drift names the field, status the pause, sync undoes it.
   expect(outputOf('drift shows the change made by hand')).toContain(`spec.replicas: git ${replicas}, live ${replicas + 1}`);
   const paused = JSON.parse(steps.find((step) => step.name === 'status shows the pause and the drift')!.stdout);

@@ -89,6 +89,28 @@ await step('verify the route and the endpoints', ['verify', '--env', ENV, '--app
 for (const component of ['infrastructure', 'database', 'broker']) await step(`check ${component}`, ['check', '--env', ENV, '--component', component], 0);
 await step('usage error', ['status'], 2);
 
+// 1.3 step 6, the topics as a broker sees them on 9092: a user whose credential in Kafka no
+// longer matches its password Secret (changed in Kafka behind the User Operator's back; the
+// stand-in broker's state, e2e/live-containers.ts) is refused by Kafka, and the check names it.
+const KAFKA_STATE = path.join(CONTAINERS, 'kafka', 'kafka.json');
+const setKafkaPassword = async (user, password) => {
+  // The harness rewrites the state every second, keeping the credentials it finds: write until it holds.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const state = JSON.parse(fs.readFileSync(KAFKA_STATE, 'utf8'));
+    state.users[user].password = password;
+    fs.writeFileSync(KAFKA_STATE, `${JSON.stringify(state, null, 2)}\n`);
+    await sleep(2_500);
+    if (JSON.parse(fs.readFileSync(KAFKA_STATE, 'utf8')).users[user].password === password) return;
+  }
+  throw new Error(`the stand-in broker's credential of ${user} did not hold`);
+};
+const brokerUser = BLUE_GREEN_APP;
+const brokerPassword = JSON.parse(fs.readFileSync(KAFKA_STATE, 'utf8')).users[brokerUser].password;
+await setKafkaPassword(brokerUser, `${brokerPassword}-rotated-in-kafka`);
+await step('check broker with a credential that no longer matches the Secret', ['check', '--env', ENV, '--component', 'broker'], 1);
+await setKafkaPassword(brokerUser, brokerPassword);
+await step('check broker after the credential is back', ['check', '--env', ENV, '--component', 'broker'], 0);
+
 // The operator's roles are all the verbs need, and no more: a Secret stays out of reach.
 const operator = new k8s.KubeConfig();
 operator.loadFromDefault();
@@ -98,6 +120,17 @@ const secretRead = await operator
   .then(() => 200, (error) => error.code);
 steps.push({ name: 'the operator cannot read Secrets', args: [], expected: 403, exitCode: secretRead, output: `list Secrets in ${APP}: HTTP ${secretRead}`, stdout: '' });
 if (secretRead !== 403) failed++;
+// In the broker's namespace, only the users' password Secrets, by name (the broker chart's Role).
+const operatorCore = operator.makeApiClient(k8s.CoreV1Api);
+const answer = (call) => call.then(() => 200, (error) => error.code);
+const brokerSecretReads = {
+  'get webapp-broker-user': await answer(operatorCore.readNamespacedSecret({ name: `${APP}-broker-user`, namespace: 'kafka' })),
+  'list in kafka': await answer(operatorCore.listNamespacedSecret({ namespace: 'kafka' })),
+  'get database-admin': await answer(operatorCore.readNamespacedSecret({ name: 'database-admin', namespace: 'database' })),
+};
+const onlyPasswords = brokerSecretReads['get webapp-broker-user'] === 200 && brokerSecretReads['list in kafka'] === 403 && brokerSecretReads['get database-admin'] === 403;
+steps.push({ name: "the operator reads only the broker users' password Secrets", args: [], expected: 0, exitCode: onlyPasswords ? 0 : 1, output: JSON.stringify(brokerSecretReads), stdout: '' });
+if (!onlyPasswords) failed++;
 await step('sync of an infrastructure Application', ['sync', '--env', ENV, '--application', 'envoy-gateway', '--by', 'e2e-person'], 0);
 await step('production is synced only when confirmed', ['sync', '--env', 'production', '--app', APP, '--no-verify'], 1);
 

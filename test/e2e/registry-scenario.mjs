@@ -52,14 +52,25 @@ const sourcesOf = (app) => app.spec.sources ?? [app.spec.source];
 const chartIndex = (app) => sourcesOf(app).findIndex((source) => source.chart !== undefined);
 /** The chart version the Application's last comparison was at (its Helm source's revision). */
 const syncedVersion = (app) => (app.spec.sources === undefined ? app.status?.sync?.revision : app.status?.sync?.revisions?.[chartIndex(app)]);
-const describe = (app) => `${app.metadata.name}: ${app.status?.sync?.status}/${app.status?.health?.status} at ${syncedVersion(app) ?? '-'} (spec ${sourcesOf(app)[chartIndex(app)]?.targetRevision ?? 'no chart'})`;
+const describe = (app) =>
+  `${app.metadata.name}: ${app.status?.sync?.status}/${app.status?.health?.status} at ${syncedVersion(app) ?? '-'} (spec ${sourcesOf(app)[chartIndex(app)]?.targetRevision ?? 'no chart'}; operation ${app.status?.operationState?.phase ?? '-'}; ${app.status?.history?.length ?? 0} history entries, the newest at ${deployedVersion(app) ?? '-'})`;
 
-/** Wait until `name`'s Application is Synced and Healthy at chart `version`, asking Argo CD to refresh the root meanwhile. */
+/** The chart version the Application's newest history entry deployed: written once its sync operation, PostSync hooks included, ended. */
+const deployedVersion = (app) => {
+  const newest = app.status?.history?.at(-1);
+  return app.spec.sources === undefined ? newest?.revision : newest?.revisions?.[chartIndex(app)];
+};
+
+/**
+ * Wait until `name`'s Application is Synced and Healthy at chart `version` and its sync
+ * operation has ended there (the newest history entry), asking Argo CD to refresh the root meanwhile.
+ */
 async function until(name, version, seconds) {
   const deadline = Date.now() + seconds * 1000;
   for (let round = 0; ; round++) {
     const app = await application(name);
-    if (app.status?.sync?.status === 'Synced' && app.status?.health?.status === 'Healthy' && syncedVersion(app) === version) return { ok: true, state: describe(app) };
+    const settled = app.status?.operationState?.phase === 'Succeeded' && deployedVersion(app) === version;
+    if (app.status?.sync?.status === 'Synced' && app.status?.health?.status === 'Healthy' && syncedVersion(app) === version && settled) return { ok: true, state: describe(app) };
     if (Date.now() > deadline) return { ok: false, state: describe(app) };
     // What a git webhook does for a new commit: the root reads the repository again.
     if (round % 10 === 0) {

@@ -1,13 +1,14 @@
 import { RefusedError } from '../../base/errors';
+import { brokerPods, topicsSeenBy } from '../../cluster/broker';
 import type { ClusterConnection } from '../../cluster/connection';
 import { appliedMigrations, jobCondition, tables } from '../../cluster/database';
 import { readyCondition, waitForPodsReady, waitForReady } from '../../cluster/readiness';
 import { DATABASE, INFRASTRUCTURE_NAMESPACES } from '../../contract/choices';
-import { BROKER, WAITS_SECONDS } from '../../contract/contract';
+import { BROKER, PORTS, WAITS_SECONDS } from '../../contract/contract';
 import { migrationsName } from '../../contract/naming';
 import { STRIMZI_OPERATOR_DEPLOYMENT } from '../../contract/upstream';
 import { waitForRollout } from '../../cluster/workloads';
-import type { Environment } from '../../environments';
+import { brokerUsers, type Environment } from '../../environments';
 import { INFRASTRUCTURE_RELEASES, releaseNamespace } from '../../infrastructure/releases';
 import type { CommandDefinition } from '../../tooling/cli';
 import { oneOf, TARGET_OPTIONS, TARGET_USAGE, type OpsTarget, opsTarget } from './target';
@@ -26,7 +27,9 @@ contract's timeout:
                   complete; then, with sqlcmd inside the server's container, each application's
                   migration history (newest first) and its tables
   broker          the operator's Deployment rolled out (${WAITS_SECONDS.brokerOperatorReady} s), ${BROKER.clusterName} Ready (${WAITS_SECONDS.brokerClusterReady} s), every
-                  KafkaTopic and KafkaUser with its Ready condition
+                  KafkaTopic and KafkaUser with its Ready condition; then, with kafka-topics.sh
+                  inside a broker's container, the topics each user sees on ${PORTS.broker} (its
+                  password from its Secret, on stdin), exactly those its ACLs allow
 ${TARGET_USAGE}
   --component <name>     ${COMPONENTS.join(', ')} (required)
 Exit code: 0 the component is ready, 1 it is not (each part named, with why), 2 bad arguments.`;
@@ -107,13 +110,21 @@ const CHECKS: Readonly<Record<Component, (target: OpsTarget, environment: Enviro
     const namespace = releaseNamespace(INFRASTRUCTURE_RELEASES.strimziOperator, { environment, platform: target.platform });
     const rollout = await waitForRollout(target.cluster, namespace, [{ deployment: STRIMZI_OPERATOR_DEPLOYMENT, role: 'broker operator', serves: false }], WAITS_SECONDS.brokerOperatorReady, target.say);
     const operator = { part: `broker operator: Deployment ${namespace}/${STRIMZI_OPERATOR_DEPLOYMENT}`, ok: rollout.ok, detail: rollout.ok ? rollout.state : rollout.reason! };
-    const cluster = await waitForReady(target.cluster, 'kafka.strimzi.io/v1', 'Kafka', BROKER.clusterName, environment.broker.namespace, WAITS_SECONDS.brokerClusterReady, target.say);
-    return [
+    const brokerNamespace = environment.broker.namespace;
+    const cluster = await waitForReady(target.cluster, 'kafka.strimzi.io/v1', 'Kafka', BROKER.clusterName, brokerNamespace, WAITS_SECONDS.brokerClusterReady, target.say);
+    const parts = [
       operator,
-      { part: `Kafka ${environment.broker.namespace}/${BROKER.clusterName}`, ok: cluster.ok, detail: cluster.ok ? cluster.state : cluster.reason! },
-      ...(await listReady(target.cluster, 'kafka.strimzi.io/v1', 'KafkaTopic', environment.broker.namespace)),
-      ...(await listReady(target.cluster, 'kafka.strimzi.io/v1', 'KafkaUser', environment.broker.namespace)),
+      { part: `Kafka ${brokerNamespace}/${BROKER.clusterName}`, ok: cluster.ok, detail: cluster.ok ? cluster.state : cluster.reason! },
+      ...(await listReady(target.cluster, 'kafka.strimzi.io/v1', 'KafkaTopic', brokerNamespace)),
+      ...(await listReady(target.cluster, 'kafka.strimzi.io/v1', 'KafkaUser', brokerNamespace)),
     ];
+    // The topics as a broker sees them on its listener 9092, user by user (each sees what its ACLs allow).
+    const [pod] = await brokerPods(target.cluster, brokerNamespace);
+    if (pod === undefined) return [...parts, { part: `topics on ${BROKER.clusterName}'s listener ${PORTS.broker}`, ok: false, detail: `no ready broker pod in ${brokerNamespace}` }];
+    for (const user of brokerUsers(environment)) {
+      parts.push({ part: `topics user ${user.name} sees on Pod ${brokerNamespace}/${pod.metadata.name}:${PORTS.broker}`, ...(await topicsSeenBy(target.cluster, brokerNamespace, pod.metadata.name, user)) });
+    }
+    return parts;
   },
 };
 

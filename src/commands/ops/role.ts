@@ -9,7 +9,8 @@ const USAGE = `usage: npm run ops -- role --env <environment> [--group <group>]
 
 Prints what the verbs need in a cluster, as YAML to apply (kubectl apply -f -): the
 ClusterRole and the Role in Argo CD's namespace (src/cluster/operations-role.ts), and with
---group the bindings that grant them to that group. The bootstrap creates the same objects
+--group the bindings that grant them to that group, with the binding of the broker chart's
+Role (the users' password Secrets) in the broker's namespace, which must exist. The bootstrap creates the same objects
 (Pulumi: \`operatorsGroup\`). Reads nothing from a cluster.
   --env <name>           one of ${ENVIRONMENT_ORDER.join(', ')} (required)
   --group <group>        the group (of your identity provider, or a certificate's O=) to bind
@@ -24,9 +25,9 @@ export const ROLE: CommandDefinition<typeof OPTIONS> = {
   options: OPTIONS,
   run(values, _positionals, context) {
     if (values.env === undefined) throw new UsageError('--env <environment> is required');
-    environmentNamed(context.root, values.env);
+    const environment = environmentNamed(context.root, values.env);
     if (values.group !== undefined && values.group.trim() === '') throw new UsageError('--group must name a group');
-    const manifests = operationsRoleManifests(loadPlatform().controller.namespace, values.group);
+    const manifests = operationsRoleManifests(loadPlatform().controller.namespace, values.group, environment.broker.namespace);
     context.out(manifests.map((manifest) => stringify(manifest)).join('---\n'));
     return 0;
   },

@@ -183,6 +183,12 @@ export async function rollbackPackage(target: OpsTarget, request: PackageRollbac
   const app = await readApplication(cluster, namespace, name);
   const source = helmSource(app);
   if (source === undefined) throw new RefusedError(subject.notAChart);
+  // Argo CD writes the history entry when a sync operation ends (PostSync hooks included): while
+  // one runs, the newest version deployed is not in the history yet, so what to go back to is unknown.
+  const running = app['status']?.operationState;
+  if (running?.phase === 'Running' || running?.phase === 'Terminating') {
+    throw new RefusedError(`Application ${name} has a sync operation ${running.phase === 'Running' ? 'running' : 'terminating'} (started ${running.startedAt ?? 'recently'}): its history lacks what it deploys until it ends; wait for it (npm run ops -- status --env ${environment.name}), then roll back`);
+  }
   const history = applicationHistory(app);
   say(`ops rollback (package): ${subject.label}, chart ${source.chart} of ${source.repoURL}, in ${environment.name} on ${cluster.server}; ${subject.pinnedIn} ${pin}`);
   say(`Application ${name} history:`);
