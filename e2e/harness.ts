@@ -31,7 +31,7 @@ import { LiveContainers } from './live-containers';
 import { RecordingServer } from './webhook-sink';
 import { startChartRegistry } from './chart-registry';
 import { applicationChart } from '../src/artifact/application-chart';
-import { helmBinary, parseRegistry, publishChart, type Published } from '../src/artifact/publish';
+import { chartReference, helmBinary, parseRegistry, publishChart, type Published } from '../src/artifact/publish';
 
 /** The group the bootstrap grants the live operations' roles to, in the e2e; `--exec` runs as a member. */
 const OPERATORS_GROUP = 'platform-gitops-operators';
@@ -273,7 +273,8 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
       const settings = { helm: helmBinary(projectRoot), registry: parseRegistry(loopback), plainHttp: false, caFile: plane.pki.ca.cert };
       const published = environmentValues.applications.map((application) => publishChart(settings, environment, applicationChart(source, environment, application.name)));
       log(`chart registry (distribution ${toolchain.versions.distribution}) for ${registry.url}: published ${published.map((p) => `${p.application} ${p.version}`).join(', ')}`);
-      return { host, published, loopback };
+      // Reported as Argo CD reads them: at the registry the values name.
+      return { host, published: published.map((chart) => ({ ...chart, reference: chartReference(registry, environment, chart.application) })), loopback };
     };
     const environmentValues = loadEnvironments().find((e) => e.name === environment)!;
     const publishing = await publishCharts();
