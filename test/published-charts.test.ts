@@ -3,8 +3,11 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PLATFORM } from '../src/environments/platform';
 import { renderEnvironment } from '../src/synth';
+import { renderToTree } from '../src/tooling/render';
+import { parseRegistry } from '../src/artifact/publish';
+import { parseAllDocuments } from 'yaml';
 import { readChartVersions } from '../src/synth/chart-versions';
-import { DIST, type K8sObject, projectEnvironments, readManifests, temporaryDirectory, valuesProblemsWith } from './support';
+import { DIST, type K8sObject, projectEnvironments, readManifests, ROOT, temporaryDirectory, valuesProblemsWith } from './support';
 
 // An environment may have Argo CD follow each application's published chart (issue 26):
 // `applicationSource: { from: registry, registry: oci://... }` in its environment.yaml.
@@ -62,6 +65,17 @@ describe('an environment that follows the published application charts', () => {
     expect(infrastructure.spec.sourceRepos).not.toContain('ghcr.io/example/platform-gitops-charts/local');
   });
 
+  // npm run diff renders the working tree the same way: the review shows the version as synth pins it.
+  it('pins the same versions when npm run diff renders the working tree', () => {
+    const tree = renderToTree([environment], ROOT);
+    const gitops = tree.get('local/gitops.yaml') ?? tree.get(path.join('local', 'gitops.yaml'))!;
+    for (const application of environment.applications) {
+      expect(gitops).toContain(`chart: ${application.name}\n`);
+      const app = parseAllDocuments(gitops).map((d) => d.toJS()).find((o) => o?.kind === 'Application' && o.metadata.name === application.name);
+      expect(app.spec.sources[0].targetRevision, application.name).toBe(committed[application.name]!.version);
+    }
+  });
+
   it('leaves the platform\'s own charts on git', () => {
     const platformCharts = objects.get('gitops.yaml')!.filter((o) => o.kind === 'Application' && !environment.applications.some((a) => a.name === o.metadata.name));
     expect(platformCharts.length).toBeGreaterThan(0);
@@ -91,5 +105,14 @@ describe('the applicationSource setting', () => {
     expect(problems.length, problems.join('\n')).toBeGreaterThan(0);
     expect(problems.join('\n')).toContain(file);
     expect(problems.join('\n')).toContain(message);
+  });
+});
+
+describe('a registry named on the command line (npm run publish --registry)', () => {
+  it('takes a host in capitals as the same host, and refuses a port out of range or a path in capitals', () => {
+    expect(parseRegistry('oci://Registry.Example.com:5000/charts/')).toEqual({ host: 'registry.example.com:5000', url: 'oci://registry.example.com:5000/charts' });
+    for (const refused of ['oci://registry.example.com:0/charts', 'oci://registry.example.com:99999', 'oci://registry.example.com/Charts', 'https://registry.example.com']) {
+      expect(() => parseRegistry(refused), refused).toThrow(`--registry "${refused}" must be oci://<host>[:<port>][/<path>]: a lower-case host and path`);
+    }
   });
 });

@@ -8,7 +8,7 @@ import { ensureToolchain, locateToolchain } from '../../toolchain';
 import { RefusedError, UsageError } from '../base/errors';
 import { type ApplicationChartFiles, writeChart } from './application-chart';
 import { publishedChartsRepository } from '../contract/layout';
-import { OCI_REGISTRY_PATTERN } from '../environments/fields';
+import { OCI_REGISTRY_PATTERN, OCI_REGISTRY_RULE } from '../environments/fields';
 
 /** Helm (helm.sh/helm/v4), pinned and built from its module by toolchain/build.sh, as Argo CD ships it. */
 export function helmBinary(projectRoot: string): string {
@@ -27,8 +27,11 @@ export interface Registry {
 }
 
 export function parseRegistry(value: string, option = '--registry'): Registry {
-  const location = value.replace(/\/$/, '');
-  if (!OCI_REGISTRY_PATTERN.test(location)) throw new UsageError(`${option} "${value}" must be oci://<host>[:<port>][/<path>] (lower-case path components, as OCI repositories are named)`);
+  // A host is case-insensitive (DNS): written in capitals it names the same registry.
+  const trimmed = value.replace(/\/$/, '');
+  const host = /^oci:\/\/([^/]*)/.exec(trimmed)?.[1] ?? '';
+  const location = `oci://${host.toLowerCase()}${trimmed.slice(`oci://${host}`.length)}`;
+  if (!trimmed.startsWith('oci://') || !OCI_REGISTRY_PATTERN.test(location)) throw new UsageError(`${option} "${value}" must be ${OCI_REGISTRY_RULE}`);
   return { host: location.slice('oci://'.length).split('/')[0]!, url: location };
 }
 

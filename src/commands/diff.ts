@@ -41,7 +41,7 @@ export const DIFF: CommandDefinition<typeof OPTIONS> = {
     let headTree;
     let headLabel: string;
     if (values.head === undefined) {
-      headTree = renderToTree(loadEnvironments(readValuesTexts(root)));
+      headTree = renderToTree(loadEnvironments(readValuesTexts(root)), root);
       headLabel = 'working tree';
     } else {
       const commit = resolveCommit(root, values.head);

@@ -158,8 +158,12 @@ export function sectionMessage(issue: z.core.$ZodRawIssue): string | undefined {
  * An OCI registry location as Helm names one: `oci://<host>[:<port>][/<path>]`, the path's
  * components lower-case as OCI repository names are (distribution's reference grammar).
  */
-export const OCI_REGISTRY_PATTERN = /^oci:\/\/([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(?:\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*(?::\d{1,5})?)((?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*)$/;
+export const OCI_REGISTRY_PATTERN =
+  /^oci:\/\/([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(?:\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*(?::(?:[1-9]\d{0,3}|[1-5]\d{4}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5]))?)((?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*)$/;
+
+/** What OCI_REGISTRY_PATTERN asks for, in words. */
+export const OCI_REGISTRY_RULE = 'oci://<host>[:<port>][/<path>]: a lower-case host and path (as OCI repositories are named), a port 1-65535, no trailing "/"';
 
 export const ociRegistry = z
   .string({ error: 'is required and must be a string' })
-  .regex(OCI_REGISTRY_PATTERN, { error: 'must be an OCI registry such as "oci://ghcr.io/example/platform-gitops-charts" (no trailing "/", lower-case path)' });
+  .regex(OCI_REGISTRY_PATTERN, { error: `must be an OCI registry such as "oci://ghcr.io/example/platform-gitops-charts" (${OCI_REGISTRY_RULE})` });

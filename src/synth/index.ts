@@ -229,7 +229,7 @@ export function prepareSynthesis(options: SynthesizeOptions): PreparedSynthesis 
   if (problems.length > 0) throw new ConfigError(problems);
   // Through a link to a folder, the folder is replaced and the link kept.
   const outdir = outputFolder(options.outdir);
-  const staging = renderToTemporary(environments, platform, outdir, path.join(root, RENDERED_DIR));
+  const staging = renderToTemporary(environments, platform, outdir, root);
   return {
     swapIn: () => replaceDirectory(staging, outdir),
     discard: () => fs.rmSync(staging, { recursive: true, force: true }),
@@ -241,7 +241,7 @@ export function checkSynthesized(options: SynthesizeOptions): string[] {
   // Only a folder synth could have rendered is compared: never the project, src/ or a folder above them.
   assertReplaceable(options.outdir, options.root ?? projectRoot());
   const { environments, platform } = loadInputs(options);
-  const staging = renderToTemporary(environments, platform, options.outdir, path.join(options.root ?? projectRoot(), RENDERED_DIR));
+  const staging = renderToTemporary(environments, platform, options.outdir, options.root ?? projectRoot());
   try {
     return compareTrees(staging, options.outdir);
   } finally {
@@ -250,18 +250,27 @@ export function checkSynthesized(options: SynthesizeOptions): string[] {
 }
 
 /**
+ * The versions an environment's render is decided against: those of the project's own
+ * `dist/<environment>` (the record of what was versioned), whatever folder is rendered.
+ */
+export function projectChartVersions(root: string, environment: string): ChartVersions {
+  return readChartVersions(path.join(root, RENDERED_DIR, environment), path.join(RENDERED_DIR, environment));
+}
+
+/**
  * Render every environment beside `outdir`. The charts' versions follow the project's own
  * `dist/` (`versions`), whatever folder is rendered: the record of what was versioned, so a
- * render elsewhere (a link, cdk8s' output, a check) gives the same versions as one into dist/.
+ * render elsewhere (a link, cdk8s' output, a check) gives the same versions as one into dist/
+ * (`projectChartVersions`).
  */
-function renderToTemporary(environments: readonly Environment[], platform: Platform, outdir: string, versions: string): string {
+function renderToTemporary(environments: readonly Environment[], platform: Platform, outdir: string, root: string): string {
   const parent = path.dirname(path.resolve(outdir));
   createFolder(parent, outdirLabel(outdir));
   // Beside outdir, so the final rename stays on one filesystem.
   const staging = temporaryFolderIn(parent, renderStagingPrefix(path.basename(outdir)), outdir);
   try {
     for (const environment of environments) {
-      const previous = readChartVersions(path.join(versions, environment.name), path.join(RENDERED_DIR, environment.name));
+      const previous = projectChartVersions(root, environment.name);
       const folder = path.join(staging, environment.name);
       writeChartVersions(folder, renderEnvironment(environment, folder, platform, previous));
     }
