@@ -462,6 +462,20 @@ describe("ops rollback --level package --app: an application's published chart b
     );
   });
 
+  // An environment that moved from git to its published charts keeps the git entries: commits, never chart versions.
+  it('goes back only to chart versions, passing over the history entries of git, before the move to the chart', async () => {
+    const moved = published([pinned]);
+    const gitEra = { id: 0, revisions: [commit, commit], sources: [secrets, { repoURL: secrets.repoURL, targetRevision: 'main', path: 'dist/local' }], deployedAt: '2025-12-01T00:00:00Z', initiatedBy: { automated: true } };
+    moved.status = { ...moved.status, history: [gitEra, ...(moved.status as any).history.map((entry: any) => ({ ...entry, id: entry.id + 1 }))] };
+    serve(moved);
+    const run = await rollback();
+    expect(run.status).toBe(1);
+    expect(run.stdout).toContain(`  0  ${commit} (no chart)  `);
+    expect(run.stderr).toContain(`application ${app}: its history has no chart version other than the deployed ${pinned}: give --to, or change the version in git`);
+    expect((await rollback('--to', commit)).stderr).toContain(`--to ${commit}: the history of Application ${app} has no chart version ${commit} (its versions: ${pinned})`);
+    expect(api.patches).toEqual([]);
+  });
+
   it('refuses a --to version its history does not have before pausing anything (exit 1)', async () => {
     serve(published([pinned, next]));
     const run = await rollback('--to', '9.9.9');

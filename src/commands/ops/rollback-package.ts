@@ -145,27 +145,37 @@ export interface PackageRollback {
   readonly healthTimeoutSeconds: number;
 }
 
-/** The chart version a history entry deployed. */
-const versionOf = (entry: HistoryEntry): string => entry.chartVersion ?? entry.revision;
+/** The chart version a history entry deployed (only entries of a Helm chart are kept: see packageTarget). */
+const versionOf = (entry: HistoryEntry): string => entry.chartVersion!;
+
+/** What a history entry deployed, as the history is printed: its chart version, or the commit of a source without a chart. */
+const deployedBy = (entry: HistoryEntry): string => entry.chartVersion ?? `${entry.revision} (no chart)`;
 
 /**
  * The version deployed now (the newest history entry's) and the one to go back to: `to` when
  * the history has it (the deployed one too: a forced sync of it), else the newest version of
- * the history that differs from the deployed one. Refused, changing nothing, when there is none.
+ * the history that differs from the deployed one. Only the entries that deployed a Helm chart
+ * count: an Application that followed git before (an environment that moved to its published
+ * charts) keeps those entries, whose revisions are commits, never chart versions. Refused,
+ * changing nothing, when there is none.
  */
 export function packageTarget(subject: PackageSubject, history: readonly HistoryEntry[], to: string | undefined): { readonly deployed: string; readonly target: string } {
   const { name } = subject;
+  const charted = history.filter((entry) => entry.chartVersion !== undefined);
   const newest = history.at(-1);
   if (newest === undefined) throw new RefusedError(`Application ${name} has no sync history: there is no chart version to go back to`);
+  if (newest.chartVersion === undefined) {
+    throw new RefusedError(`Application ${name}: its newest sync (history entry ${newest.id}, revision ${newest.revision}) deployed no Helm chart, so there is no chart version to go back from`);
+  }
   const deployed = versionOf(newest);
-  const versions = [...new Set(history.map(versionOf))];
+  const versions = [...new Set(charted.map(versionOf))];
   if (to !== undefined) {
     if (!versions.includes(to)) {
       throw new RefusedError(`--to ${to}: the history of Application ${name} has no chart version ${to} (its versions: ${versions.join(', ')}); a version never deployed goes through git: ${subject.neverDeployed}`);
     }
     return { deployed, target: to };
   }
-  const earlier = history.findLast((entry) => versionOf(entry) !== deployed);
+  const earlier = charted.findLast((entry) => versionOf(entry) !== deployed);
   if (earlier === undefined) throw new RefusedError(`${subject.label}: its history has no chart version other than the deployed ${deployed}: give --to, or change the version in git`);
   return { deployed, target: versionOf(earlier) };
 }
@@ -192,7 +202,7 @@ export async function rollbackPackage(target: OpsTarget, request: PackageRollbac
   const history = applicationHistory(app);
   say(`ops rollback (package): ${subject.label}, chart ${source.chart} of ${source.repoURL}, in ${environment.name} on ${cluster.server}; ${subject.pinnedIn} ${pin}`);
   say(`Application ${name} history:`);
-  for (const entry of history) say(`  ${entry.id}  ${versionOf(entry)}  ${entry.deployedAt}  ${entry.initiatedBy}`);
+  for (const entry of history) say(`  ${entry.id}  ${deployedBy(entry)}  ${entry.deployedAt}  ${entry.initiatedBy}`);
   const { deployed, target: version } = packageTarget(subject, history, request.to);
   say(`deployed ${deployed}; going back to ${version}${request.to === undefined ? ' (the newest other version of the history)' : ''}`);
 
@@ -242,7 +252,7 @@ async function moveTo(target: OpsTarget, app: LiveObject, source: HelmSource, ve
   const newest = applicationHistory(after).at(-1);
   const problems = [
     ...(synced === version ? [] : [`its synced revision is ${synced || 'none'}, not ${version}`]),
-    ...(newest !== undefined && versionOf(newest) === version ? [] : [`its newest history entry is ${newest === undefined ? 'none' : `${newest.id} at ${versionOf(newest)}`}, not ${version}`]),
+    ...(newest !== undefined && newest.chartVersion === version ? [] : [`its newest history entry is ${newest === undefined ? 'none' : `${newest.id} at ${deployedBy(newest)}`}, not ${version}`]),
   ];
   if (problems.length > 0) return { ok: false, detail: `Application ${name}: ${problems.join('; ')}`, left: [] };
   say(`PASS synced revision: ${synced}`);
