@@ -103,11 +103,13 @@ describe('the topics a broker user sees on 9092', () => {
 
   it('keeps the tool exit code and removes the file when the tool fails', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kafka-topics-'));
-    fs.writeFileSync(path.join(dir, 'kafka-topics.sh'), '#!/bin/sh\necho "Error while executing topic command : refused"\nexit 1\n', { mode: 0o755 });
+    // An exit code the shell itself never gives, so it can only be the tool's; the tool saw the file.
+    fs.writeFileSync(path.join(dir, 'kafka-topics.sh'), `#!/bin/sh\ntest -s "$4" && touch "${dir}/ran"\necho "Error while executing topic command : refused" >&2\nexit 3\n`, { mode: 0o755 });
     const [shell, flag, script] = listTopicsCommand();
-    const run = spawnSync(shell!, [flag!, script!], { input: 'x=y\n', env: { PATH: `${dir}:${process.env['PATH']}`, TMPDIR: dir }, encoding: 'utf8' });
-    expect(run.status).toBe(1);
-    expect(fs.readdirSync(dir)).toEqual(['kafka-topics.sh']);
+    const run = spawnSync(shell!, [flag!, script!], { input: scramClientProperties('webapp', 'secret'), env: { PATH: `${dir}:${process.env['PATH']}`, TMPDIR: dir }, encoding: 'utf8' });
+    expect(run.status).toBe(3);
+    expect(run.stderr).toContain('Error while executing topic command : refused');
+    expect(fs.readdirSync(dir).sort()).toEqual(['kafka-topics.sh', 'ran']);
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });

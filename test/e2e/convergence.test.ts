@@ -4,7 +4,8 @@ import * as path from 'node:path';
 import { locateToolchain } from '../../toolchain';
 import { ROOT_APPLICATION } from '../../src/contract/platform-charts';
 import { applicationChartId, chartFile } from '../../src/contract/layout';
-import { loadEnvironments } from '../../src/environments';
+import { brokerUsers, loadEnvironments } from '../../src/environments';
+import { topicsVisibleTo } from '../../src/cluster/kafka-topics';
 import { INFRASTRUCTURE_RELEASES } from '../../src/infrastructure/releases';
 import { supportedKubernetesMinors } from '../../src/infrastructure/supported-kubernetes';
 import { ROOT } from '../support';
@@ -51,8 +52,9 @@ function expectLiveOperations(file: string, report: E2eReport, output: string): 
   // 1.3.6: the topics each user sees on a broker's 9092 (kafka-topics.sh in the broker's container,
   // the password from the user's Secret), exactly those its ACLs allow; a credential Kafka no longer
   // accepts fails the check, naming the user and Kafka's refusal.
-  for (const user of ['webapp', 'billing']) {
-    expect(outputOf('check broker')).toMatch(new RegExp(`PASS topics user ${user} sees on Pod kafka/kafka-cluster-dual-role-0:9092: declarations\n`));
+  for (const user of brokerUsers(loadEnvironments().find((env) => env.name === 'local')!)) {
+    const topics = topicsVisibleTo(user.acls).join(', ');
+    expect(outputOf('check broker')).toMatch(new RegExp(`PASS topics user ${user.name} sees on Pod kafka/kafka-cluster-dual-role-0:9092: ${topics}\n`));
   }
   const refused = outputOf('check broker with a credential that no longer matches the Secret');
   expect(refused).toMatch(/FAIL topics user billing sees on Pod kafka\/kafka-cluster-dual-role-0:9092: Error while executing topic command : Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512\n/);
