@@ -9,7 +9,8 @@ import { sopsTools } from '../src/secrets/sops';
 import { keyId } from '../src/secrets/catalog';
 import { ALERT_ROUTING } from '../src/contract/choices';
 import { argoCdConfigObjects, argoCdCrds, chartRepositorySecrets, startArgoCd, syncAsOperator, withProxy } from './argocd';
-import { converged } from '../src/cluster/argo-cd';
+import { chartRevision, converged, helmSource } from '../src/cluster/argo-cd';
+import type { LiveObject } from '../src/cluster/connection';
 import { formatTable, watchConvergence } from './convergence';
 import { startApiServer, startControlPlane, writeKubeconfig } from './control-plane';
 import { type DryRunResult, dryRunEnvironment, readCrds, readObjects } from './dry-run';
@@ -32,6 +33,7 @@ import { RecordingServer } from './webhook-sink';
 import { startChartRegistry } from './chart-registry';
 import { applicationChart } from '../src/artifact/application-chart';
 import { chartReference, helmBinary, parseRegistry, publishChart, type Published } from '../src/artifact/publish';
+import { followedRegistry } from '../src/charts/gitops-applications';
 
 /** The group the bootstrap grants the live operations' roles to, in the e2e; `--exec` runs as a member. */
 const OPERATORS_GROUP = 'platform-gitops-operators';
@@ -262,9 +264,9 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
      * published to it as CI does once a release is merged (1.1 step 3), from the served commit.
      */
     const publishCharts = async (): Promise<{ host: string; published: Published[]; loopback: string } | undefined> => {
-      const followed = environmentValues.applicationSource;
-      if (followed.from !== 'registry') return undefined;
-      const registry = parseRegistry(followed.registry);
+      const followed = followedRegistry(environmentValues);
+      if (followed === undefined) return undefined;
+      const registry = parseRegistry(followed);
       const [host, port] = registry.host.split(':') as [string, string | undefined];
       const tls = pki.leaf('chart-registry', plane.pki.ca, '/CN=e2e-chart-registry', 'server', [host], ['127.0.0.1']);
       const started = await startChartRegistry({ toolchain, supervisor, dir: path.join(dir, 'chart-registry'), tls, ca: plane.pki.ca.cert });
@@ -483,9 +485,9 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
         ? undefined
         : await Promise.all(
             publishing.published.map(async (chart) => {
-              const app = await client.get('argoproj.io/v1alpha1', 'Application', chart.application, namespace);
-              const status = (app as { status?: { sync?: { revision?: string; revisions?: string[] } } } | undefined)?.status?.sync;
-              return { application: chart.application, reference: chart.reference, published: chart.version, synced: status?.revisions?.[0] ?? status?.revision ?? '' };
+              const app = (await client.get('argoproj.io/v1alpha1', 'Application', chart.application, namespace)) as LiveObject | undefined;
+              const source = app === undefined ? undefined : helmSource(app);
+              return { application: chart.application, reference: chart.reference, published: chart.version, synced: source === undefined ? '' : chartRevision(app!, source) };
             }),
           );
     if (publishedCharts !== undefined) {

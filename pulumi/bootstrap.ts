@@ -114,9 +114,10 @@ export function bootstrap(config: BootstrapConfig): Bootstrap {
       controllerNamespace: releaseNamespace(argoCd, context),
       ...(config.operatorsGroup === undefined ? {} : { group: config.operatorsGroup }),
       brokerNamespace: context.environment.broker.namespace,
+      // The broker's namespace is made by Argo CD, once the root Application is there.
+      brokerBindingAfter: [root],
     },
-    // The broker's namespace is made by Argo CD, once the root Application is there.
-    { dependsOn: [argocd, root] },
+    { dependsOn: [argocd] },
   );
   return { argocd, repository, root, operations };
 }

@@ -18,6 +18,12 @@ export interface OperationsAccessArgs {
    * @default - no binding there
    */
   readonly brokerNamespace?: string;
+  /**
+   * What the binding in the broker's namespace waits for (the root Application, whose sync
+   * makes the namespace); the other objects wait for nothing of Argo CD's.
+   * @default - nothing
+   */
+  readonly brokerBindingAfter?: readonly pulumi.Resource[];
 }
 
 /**
@@ -35,7 +41,11 @@ export class OperationsAccess extends pulumi.ComponentResource {
       const namespace = manifest.metadata.namespace;
       // The first object of a kind keeps its name (`<name>-<kind>`): a stack made before keeps its resources.
       const suffix = namespace === undefined || namespace === args.controllerNamespace ? '' : `-${namespace}`;
-      return new k8s.apiextensions.CustomResource(`${name}-${manifest.kind.toLowerCase()}${suffix}`, { ...manifest } as k8s.apiextensions.CustomResourceArgs, { parent: this });
+      const inBroker = namespace !== undefined && namespace === args.brokerNamespace && namespace !== args.controllerNamespace;
+      return new k8s.apiextensions.CustomResource(`${name}-${manifest.kind.toLowerCase()}${suffix}`, { ...manifest } as k8s.apiextensions.CustomResourceArgs, {
+        parent: this,
+        ...(inBroker ? { dependsOn: [...(args.brokerBindingAfter ?? [])] } : {}),
+      });
     });
     this.registerOutputs({ objects: this.objects.map((object) => object.metadata.name) });
   }

@@ -156,8 +156,14 @@ export interface ChildApplicationOptions {
  * (Helm over OCI: no scheme); undefined when the environment follows this repository.
  */
 export function publishedChartsRepoURL(environment: Environment): string | undefined {
+  const registry = followedRegistry(environment);
+  return registry === undefined ? undefined : helmOciRepoURL(publishedChartsRepository(registry, environment.name));
+}
+
+/** The registry (`oci://...`) whose charts the environment follows; undefined when it follows this repository. */
+export function followedRegistry(environment: Environment): string | undefined {
   const source = environment.applicationSource;
-  return source.from === 'registry' ? helmOciRepoURL(publishedChartsRepository(source.registry, environment.name)) : undefined;
+  return source.from === 'registry' ? source.registry : undefined;
 }
 
 /** The annotations that subscribe an Application to every deployment notification (1.6). */

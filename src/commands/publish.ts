@@ -6,6 +6,7 @@ import { git, hasCommittedHead } from '../base/git';
 import { applicationChart } from '../artifact/application-chart';
 import { chartReference, helmBinary, loginForRun, parseRegistry, publishChart, type PublishSettings } from '../artifact/publish';
 import { environmentNamed, selectApplication } from '../environments';
+import { followedRegistry } from '../charts/gitops-applications';
 import { RENDERED_DIR } from '../contract/layout';
 import { CHART_VERSIONS_FILE } from '../synth/chart-versions';
 import { type CommandDefinition, required } from '../tooling/cli';
@@ -42,8 +43,7 @@ export const PUBLISH: CommandDefinition<typeof OPTIONS> = {
   options: OPTIONS,
   run(values, _positionals, { root, env, out, err }) {
     const environment = environmentNamed(root, required(values.env, '--env <environment>'));
-    const followed = environment.applicationSource.from === 'registry' ? environment.applicationSource.registry : undefined;
-    const location = values.registry ?? followed;
+    const location = values.registry ?? followedRegistry(environment);
     if (location === undefined) {
       throw new UsageError(`--registry oci://<host>/<path> is required: ${environment.name} follows the repository (its environment.yaml names no applicationSource.registry)`);
     }
