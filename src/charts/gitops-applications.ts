@@ -144,11 +144,11 @@ export interface ChildApplicationOptions {
   readonly announced?: boolean;
   /**
    * The chart is an application's and the environment follows the published charts
-   * (`applicationSource.from: registry`): Argo CD installs this version of it from the
-   * registry instead of reading the chart's file from git.
+   * (`applicationSource.from: registry`): Argo CD installs this version of it from that
+   * registry path (publishedChartsRepoURL) instead of reading the chart's file from git.
    * @default - the chart's file in git
    */
-  readonly publishedVersion?: string;
+  readonly publishedChart?: { readonly repoURL: string; readonly version: string };
 }
 
 /**
@@ -174,14 +174,11 @@ export function deploymentSubscriptions(): Record<string, string> {
 
 /** A child Application of the root: one chart's file, plus its encrypted Secrets (the sops plugin). */
 export function childApplication(environment: Environment, platform: Platform, options: ChildApplicationOptions): ArgoCdApplicationProps {
-  const registry = publishedChartsRepoURL(environment);
-  if (options.publishedVersion !== undefined && registry === undefined) {
-    throw new Error(`chart ${options.chart}: a published version is given, but ${environment.name} follows the repository (applicationSource.from)`);
-  }
+  const published = options.publishedChart;
   const manifests: ArgoCdApplicationSource =
-    options.publishedVersion === undefined
+    published === undefined
       ? repositoryPath(platform, manifestsPath(environment.name), { include: `${options.chart}.yaml` })
-      : { kind: 'helm', chart: { repoURL: registry!, chart: options.chart, version: options.publishedVersion }, releaseName: options.chart };
+      : { kind: 'helm', chart: { repoURL: published.repoURL, chart: options.chart, version: published.version }, releaseName: options.chart };
   const ignored = options.ignoreDifferences ?? [];
   return {
     name: options.chart,

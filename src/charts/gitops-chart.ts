@@ -201,7 +201,7 @@ export class GitopsChart extends Chart {
           ignoreDifferences: child.ignoreDifferences,
           // An application's deployments are announced (1.6).
           announced: isApplication,
-          ...(publishedVersion === undefined ? {} : { publishedVersion }),
+          ...(publishedVersion === undefined ? {} : { publishedChart: { repoURL: publishedCharts!, version: publishedVersion } }),
         }),
       );
     });
