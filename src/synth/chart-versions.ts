@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../base/errors';
 import { compareText } from '../base/text-order';
+import { RENDERED_DIR } from '../contract/layout';
 import type { Environment } from '../environments';
 import { runningTagOf } from '../strategies/values-registry';
 
@@ -105,6 +106,14 @@ export function readChartVersions(folder: string, label = folder): ChartVersions
   const file = path.join(folder, CHART_VERSIONS_FILE);
   if (!fs.existsSync(file)) return {};
   return parseChartVersions(fs.readFileSync(file, 'utf8'), path.join(label, CHART_VERSIONS_FILE));
+}
+
+/**
+ * The versions an environment's render is decided against: those of the project's own
+ * `dist/<environment>` (the record of what was versioned), whatever folder is rendered.
+ */
+export function projectChartVersions(root: string, environment: string): ChartVersions {
+  return readChartVersions(path.join(root, RENDERED_DIR, environment), path.join(RENDERED_DIR, environment));
 }
 
 /**

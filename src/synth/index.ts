@@ -12,7 +12,7 @@ import { hasCommittedHead, readCommittedFiles } from '../base/git';
 import { manifestText } from '../base/manifest-files';
 import { applicationChartId, chartFile, chartFileName, RENDERED_DIR, RENDER_MARKER, RENDER_MARKER_TEXT, renderStagingPrefix } from '../contract/layout';
 import { assertReplaceable, createFolder, outdirLabel, outputFolder } from './output-folder';
-import { type ChartVersions, chartVersionsOf, readChartVersions, writeChartVersions } from './chart-versions';
+import { type ChartVersions, chartVersionsOf, projectChartVersions, writeChartVersions } from './chart-versions';
 import { type Environment, loadEnvironments } from '../environments';
 import { ConfigError, RefusedError } from '../base/errors';
 import { type Platform, loadPlatform } from '../environments/platform';
@@ -247,14 +247,6 @@ export function checkSynthesized(options: SynthesizeOptions): string[] {
   } finally {
     fs.rmSync(staging, { recursive: true, force: true });
   }
-}
-
-/**
- * The versions an environment's render is decided against: those of the project's own
- * `dist/<environment>` (the record of what was versioned), whatever folder is rendered.
- */
-export function projectChartVersions(root: string, environment: string): ChartVersions {
-  return readChartVersions(path.join(root, RENDERED_DIR, environment), path.join(RENDERED_DIR, environment));
 }
 
 /**

@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Environment } from '../environments';
-import { projectChartVersions, renderEnvironment } from '../synth';
+import { renderEnvironment } from '../synth';
+import { projectChartVersions } from '../synth/chart-versions';
 import { type ManifestTree, readManifestTree } from '../base/manifest-files';
 
 /**

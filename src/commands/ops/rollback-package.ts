@@ -1,4 +1,3 @@
-import * as path from 'node:path';
 import { RefusedError, UsageError } from '../../base/errors';
 import {
   type HelmSource,
@@ -20,7 +19,7 @@ import { type PlatformChartId, ROOT_APPLICATION } from '../../contract/platform-
 import { applicationChartId, RENDERED_DIR } from '../../contract/layout';
 import type { Application, Environment } from '../../environments';
 import { type InfrastructureRelease, RELEASE_ROWS } from '../../infrastructure/releases';
-import { CHART_VERSIONS_FILE, readChartVersions } from '../../synth/chart-versions';
+import { CHART_VERSIONS_FILE, projectChartVersions } from '../../synth/chart-versions';
 import { pauseApplications } from './pause';
 import type { OpsTarget } from './target';
 
@@ -119,9 +118,8 @@ export function packageSubject(target: OpsTarget, release: string | undefined, a
     throw new UsageError(`--level package takes --release <infrastructure release> (one of ${RELEASE_ROWS.map((row) => row.name).join(', ')}) or --app <application> (whose Application installs its published chart)`);
   }
   const { environment, applications } = target;
-  const folder = `${RENDERED_DIR}/${environment.name}`;
   const application = applications[0]!;
-  return applicationSubject(environment, application, readChartVersions(path.join(root, folder), folder)[application.name]?.version);
+  return applicationSubject(environment, application, projectChartVersions(root, environment.name)[application.name]?.version);
 }
 
 /** How the package level is asked for. */
