@@ -28,11 +28,11 @@ export interface Registry {
 
 export function parseRegistry(value: string, option = '--registry'): Registry {
   // A host is case-insensitive (DNS): written in capitals it names the same registry.
-  const trimmed = value.replace(/\/$/, '');
-  const host = /^oci:\/\/([^/]*)/.exec(trimmed)?.[1] ?? '';
-  const location = `oci://${host.toLowerCase()}${trimmed.slice(`oci://${host}`.length)}`;
-  if (!trimmed.startsWith('oci://') || !OCI_REGISTRY_PATTERN.test(location)) throw new UsageError(`${option} "${value}" must be ${OCI_REGISTRY_RULE}`);
-  return { host: location.slice('oci://'.length).split('/')[0]!, url: location };
+  const parts = /^oci:\/\/([^/]*)(.*?)\/?$/.exec(value);
+  const host = parts?.[1]?.toLowerCase() ?? '';
+  const location = `oci://${host}${parts?.[2] ?? ''}`;
+  if (parts === null || !OCI_REGISTRY_PATTERN.test(location)) throw new UsageError(`${option} "${value}" must be ${OCI_REGISTRY_RULE}`);
+  return { host, url: location };
 }
 
 /** Where an application's chart of an environment is published: `<registry>/<environment>/<application>`. */

@@ -1,4 +1,5 @@
 import { RefusedError } from '../base/errors';
+import { compareText } from '../base/text-order';
 import { BROKER } from '../contract/contract';
 import { STRIMZI } from '../contract/upstream';
 import type { BrokerUserConfig } from '../environments';
@@ -12,7 +13,7 @@ const LISTING_TIMEOUT_MS = 90_000;
 /** The ready pods of the cluster's brokers, by name: where `kafka-topics.sh` runs against its own 9092. */
 export async function brokerPods(cluster: ClusterConnection, namespace: string): Promise<LiveObject[]> {
   const selector = labelSelector({ [STRIMZI.clusterLabel]: BROKER.clusterName, [STRIMZI.brokerPods.brokerRoleLabel]: 'true' });
-  return (await cluster.list('v1', 'Pod', namespace, selector)).filter((pod) => podState(pod).ready && !pod.metadata.deletionTimestamp).sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
+  return (await cluster.list('v1', 'Pod', namespace, selector)).filter((pod) => podState(pod).ready && !pod.metadata.deletionTimestamp).sort((a, b) => compareText(a.metadata.name, b.metadata.name));
 }
 
 /** The password of a KafkaUser, from the Secret its spec names (`spec.authentication.password.valueFrom.secretKeyRef`). */
