@@ -30,12 +30,33 @@ function brokenCopy(): string {
   return copy;
 }
 
-/** What test/e2e/ops-scenario.mjs found: each verb gave the exit code it must, and said why. */
-function expectLiveOperations(file: string, report: E2eReport, output: string): void {
+/** One step of a scenario run through `--exec`: what it expected and what it got. */
+interface ScenarioStep {
+  readonly name: string;
+  readonly expected: number;
+  readonly exitCode: number;
+  readonly output: string;
+  readonly stdout: string;
+}
+
+/**
+ * Run `script` (test/e2e/<script>) with `npm run e2e -- --env local --exec` on `copy`; it writes
+ * its steps to the file named by `resultsVariable`. Every step ended as expected, and so did
+ * the command: the run, and the scenario's results besides its steps.
+ */
+function runScenario<T extends { steps: ScenarioStep[] }>(copy: string, script: string, resultsVariable: string): { status: number | null; report: E2eReport; output: string; results: T } {
+  const file = path.join(copy, '..', `${path.basename(copy)}-${script}.json`);
+  copies.push(file);
+  const { status, report, output } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--exec', `node ${path.join(ROOT, 'test', 'e2e', script)}`], { [resultsVariable]: file });
   expect(fs.existsSync(file), `the scenario wrote no results (exit ${report.exec?.exitCode}):\n${output.slice(-6000)}`).toBe(true);
-  const { replicas, steps } = JSON.parse(fs.readFileSync(file, 'utf8')) as { replicas: number; steps: { name: string; expected: number; exitCode: number; output: string; stdout: string }[] };
-  expect(steps.filter((step) => step.exitCode !== step.expected).map((step) => `${step.name}: exit ${step.exitCode}\n${step.output.slice(-2000)}`)).toEqual([]);
+  const results = JSON.parse(fs.readFileSync(file, 'utf8')) as T;
+  expect(results.steps.filter((step) => step.exitCode !== step.expected).map((step) => `${step.name}: exit ${step.exitCode}\n${step.output.slice(-2000)}`)).toEqual([]);
   expect(report.exec?.exitCode).toBe(0);
+  return { status, report, output, results };
+}
+
+/** What test/e2e/ops-scenario.mjs found: each verb gave the exit code it must, and said why. */
+function expectLiveOperations({ replicas, steps }: { replicas: number; steps: ScenarioStep[] }): void {
   const outputOf = (name: string) => steps.find((step) => step.name === name)!.output;
   // Every verb ran as a member of the group the bootstrap grants the operations' roles, which hold no Secret.
   expect(steps.find((step) => step.name === 'the operator cannot read Secrets')?.exitCode).toBe(403);
@@ -166,11 +187,9 @@ describe.sequential('e2e on a real control plane and Argo CD', () => {
     () => {
       const copy = brokenCopy();
       makeBlueGreen(copy, 'local', 'billing');
-      const results = path.join(copy, '..', `${path.basename(copy)}-ops.json`);
-      copies.push(results);
-      const { status, report, output } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--exec', `node ${path.join(ROOT, 'test', 'e2e', 'ops-scenario.mjs')}`], { OPS_SCENARIO_RESULTS: results });
+      const { status, report, output, results } = runScenario<{ replicas: number; steps: ScenarioStep[] }>(copy, 'ops-scenario.mjs', 'OPS_SCENARIO_RESULTS');
       expect(report.applications.filter((a) => a.sync !== 'Synced' || a.health !== 'Healthy'), output.slice(-4000)).toEqual([]);
-      expectLiveOperations(results, report, output);
+      expectLiveOperations(results);
       expect(status).toBe(0);
     },
     RUN_TIMEOUT_MS,
@@ -183,17 +202,9 @@ describe.sequential('e2e on a real control plane and Argo CD', () => {
     () => {
       const copy = brokenCopy();
       followPublishedCharts(copy, 'local', 'oci://ghcr.io/example/platform-gitops-charts');
-      const results = path.join(copy, '..', `${path.basename(copy)}-registry.json`);
-      copies.push(results);
-      const { status, report, output } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--exec', `node ${path.join(ROOT, 'test', 'e2e', 'registry-scenario.mjs')}`], { REGISTRY_SCENARIO_RESULTS: results });
-      expect(fs.existsSync(results), `the scenario wrote no results (exit ${report.exec?.exitCode}):\n${output.slice(-6000)}`).toBe(true);
-      const { before, after, steps } = JSON.parse(fs.readFileSync(results, 'utf8')) as {
-        before: Record<string, { version: string; appVersion: string }>;
-        after: Record<string, { version: string; appVersion: string }>;
-        steps: { name: string; expected: number; exitCode: number; output: string }[];
-      };
-      expect(steps.filter((step) => step.exitCode !== step.expected).map((step) => `${step.name}: exit ${step.exitCode}\n${step.output}`)).toEqual([]);
-      expect(report.exec?.exitCode).toBe(0);
+      type Versions = Record<string, { version: string; appVersion: string }>;
+      const { status, report, output, results } = runScenario<{ before: Versions; after: Versions; steps: ScenarioStep[] }>(copy, 'registry-scenario.mjs', 'REGISTRY_SCENARIO_RESULTS');
+      const { before, after, steps } = results;
       // Every Application converged, the applications' from the registry at the versions published.
       expect(report.applications.filter((a) => a.sync !== 'Synced' || a.health !== 'Healthy'), output.slice(-4000)).toEqual([]);
       const applications = loadEnvironments().find((env) => env.name === 'local')!.applications.map((application) => application.name);

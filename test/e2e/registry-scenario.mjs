@@ -27,7 +27,7 @@ const steps = [];
 let failed = 0;
 
 function record(name, ok, output, expected = 0, exitCode = ok ? 0 : 1) {
-  steps.push({ name, expected, exitCode, output });
+  steps.push({ name, expected, exitCode, output, stdout: '' });
   console.log(`--- ${name}: ${ok ? 'as expected' : 'NOT as expected'}${output ? `\n${String(output).replace(/^/gm, '  | ')}` : ''}`);
   if (!ok) failed++;
 }
