@@ -1,5 +1,5 @@
 import { compareText } from '../src/base/text-order';
-import { type ApplicationState, applicationState, converged, formatApplicationTable, waveOf } from '../src/cluster/argo-cd';
+import { type ApplicationState, applicationState, converged, failedResults, formatApplicationTable, waveOf } from '../src/cluster/argo-cd';
 import type { KubeClient } from './kube-client';
 import type { KubeObject } from './kube-client';
 import { sleep } from './processes';
@@ -33,6 +33,30 @@ export class ProblemClock {
     this.seenNow.add(key);
     if (!this.firstSeen.has(key)) this.firstSeen.set(key, this.now);
     return (this.now - this.firstSeen.get(key)!) / 1000;
+  }
+}
+
+/**
+ * What each Application's last failed sync attempt said (its failed hooks and objects).
+ * Argo CD clears an attempt's results when it starts the next retry ("Retrying operation.
+ * Attempt #N"), so a run that ends mid-retry would otherwise lose why the sync fails.
+ */
+export class LastFailures {
+  private readonly byName = new Map<string, readonly string[]>();
+
+  /** Remember the failed results `app` shows now, if any. */
+  see(app: KubeObject): void {
+    const failed = failedResults(app.status?.operationState);
+    if (failed.length > 0) this.byName.set(app.metadata.name, failed);
+  }
+
+  /** `state` with its Application's last failed attempt added when its message no longer shows it. */
+  explain(state: ApplicationState): ApplicationState {
+    if (converged(state)) return state;
+    const missing = (this.byName.get(state.name) ?? []).filter((line) => !state.message.includes(line));
+    if (missing.length === 0) return state;
+    const note = `last failed attempt: ${missing.join('; ')}`;
+    return { ...state, message: state.message === '' ? note : `${state.message}; ${note}` };
   }
 }
 
@@ -95,12 +119,14 @@ export async function watchConvergence(options: {
   const { client, expected, log } = options;
   const last = new Map<string, string>();
   const clock = new ProblemClock();
+  const failures = new LastFailures();
   const deadline = Date.now() + options.timeoutMs;
   let states: ApplicationState[] = [];
   for (;;) {
     await options.between();
     const apps = await client.list('argoproj.io/v1alpha1', 'Application', options.namespace);
     const byName = new Map(apps.map((a) => [a.metadata.name, a]));
+    for (const app of apps) failures.see(app);
     const names = [...new Set([...expected.keys(), ...byName.keys()])];
     states = names
       .map((name) => {
@@ -123,9 +149,9 @@ export async function watchConvergence(options: {
     const stopped = apps.map((app) => unmendable(app, clock)).find((reason) => reason !== undefined);
     if (stopped !== undefined) {
       log(`stopping: ${stopped}`);
-      return { states, converged: false, stopped };
+      return { states: states.map((state) => failures.explain(state)), converged: false, stopped };
     }
-    if (now > deadline) return { states, converged: false };
+    if (now > deadline) return { states: states.map((state) => failures.explain(state)), converged: false };
     await sleep(2_000);
   }
 }

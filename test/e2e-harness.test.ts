@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { IMAGES } from '../src/contract/images';
 import { argoCdConfigObjects } from '../e2e/argocd';
 import { applicationState, converged } from '../src/cluster/argo-cd';
-import { FAIL_FAST_SECONDS, ProblemClock, unmendable } from '../e2e/convergence';
+import { FAIL_FAST_SECONDS, LastFailures, ProblemClock, unmendable } from '../e2e/convergence';
 import { parseSshUrl } from '../e2e/git-server';
 import { podReferences, StandInControllers } from '../e2e/stand-in-controllers';
 import { ApiError, type KubeClient, type KubeObject } from '../e2e/kube-client';
@@ -169,6 +169,42 @@ describe('the convergence report', () => {
     // Any other Application is never converged OutOfSync.
     const other = applicationState({ ...app('OutOfSync'), metadata: { name: 'issuers' } }, 'issuers', 2);
     expect(converged(other, true)).toBe(false);
+  });
+});
+
+describe("an Application's last failed sync attempt (e2e/convergence.ts)", () => {
+  const billing = (operationState: object, sync = 'OutOfSync', health = 'Missing') => ({
+    apiVersion: 'argoproj.io/v1alpha1',
+    kind: 'Application',
+    metadata: { name: 'billing' },
+    spec: { destination: { namespace: 'billing' } },
+    status: { sync: { status: sync }, health: { status: health }, operationState },
+  });
+  const failedAttempt = {
+    phase: 'Running',
+    retryCount: 1,
+    message: 'one or more synchronization tasks completed unsuccessfully. Retrying attempt #1 at 12:00AM.',
+    syncResult: { resources: [{ kind: 'Job', namespace: 'billing', name: 'early-hook', hookPhase: 'Failed', message: 'Job has reached the specified deadline' }] },
+  };
+  const nextAttempt = { phase: 'Running', retryCount: 2, message: 'Retrying operation. Attempt #2' };
+
+  it('keeps why the last attempt failed once the next retry has cleared its results', () => {
+    const failures = new LastFailures();
+    failures.see(billing(failedAttempt));
+    failures.see(billing(nextAttempt));
+    const state = failures.explain(applicationState(billing(nextAttempt), 'billing', 5));
+    expect(state.message).toContain('sync Running (retry 2): Retrying operation. Attempt #2');
+    expect(state.message).toContain('last failed attempt: Job billing/early-hook: Job has reached the specified deadline');
+  });
+
+  it('adds nothing the message already shows, nor to a converged Application', () => {
+    const failures = new LastFailures();
+    failures.see(billing(failedAttempt));
+    const showing = applicationState(billing(failedAttempt), 'billing', 5);
+    expect(failures.explain(showing)).toEqual(showing);
+    const healthy = applicationState(billing({ phase: 'Succeeded', message: 'successfully synced' }, 'Synced', 'Healthy'), 'billing', 5);
+    expect(failures.explain(healthy)).toEqual(healthy);
+    expect(new LastFailures().explain(applicationState(billing(nextAttempt), 'billing', 5)).message).not.toContain('last failed attempt');
   });
 });
 

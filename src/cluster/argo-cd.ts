@@ -41,6 +41,16 @@ function oneLine(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
 }
 
+/**
+ * The results of a sync operation that failed, as `<Kind> <namespace>/<name>: <message>`:
+ * an object the sync could not apply (SyncFailed) or a hook that ended Failed or Error.
+ */
+export function failedResults(operation: any): string[] {
+  return ((operation?.syncResult?.resources ?? []) as any[])
+    .filter((r) => r.status === 'SyncFailed' || r.hookPhase === 'Failed' || r.hookPhase === 'Error')
+    .map((r) => `${resourceId(r.kind, r.name, r.namespace)}: ${oneLine(String(r.message ?? r.hookPhase))}`);
+}
+
 /** The sync wave Argo CD orders the Application by. */
 export function waveOf(app: LiveObject | undefined, fallback = 0): number {
   return Number(app?.metadata.annotations?.[SYNC_WAVE_ANNOTATION] ?? fallback);
@@ -233,10 +243,7 @@ export async function waitForSync(cluster: ClusterConnection, namespace: string,
       const message = oneLine(String(operation.message ?? ''));
       if (phase === 'Succeeded') return { done: true, state: `Succeeded${message ? `: ${message}` : ''}` };
       if (phase === 'Failed' || phase === 'Error') {
-        const failed = (operation.syncResult?.resources ?? [])
-          .filter((r: any) => r.status === 'SyncFailed' || r.hookPhase === 'Failed' || r.hookPhase === 'Error')
-          .map((r: any) => `${resourceId(r.kind, r.name, r.namespace)}: ${oneLine(String(r.message ?? r.hookPhase))}`);
-        return { done: false, state: phase, failed: [`sync ${phase}: ${message}`, ...failed].join('; ') };
+        return { done: false, state: phase, failed: [`sync ${phase}: ${message}`, ...failedResults(operation)].join('; ') };
       }
       return { done: false, state: `${phase}${message ? `: ${message}` : ''}` };
     },
