@@ -115,11 +115,17 @@ export async function watchConvergence(options: {
    * @default false
    */
   readonly beforeOperatorSync?: boolean;
+  /**
+   * Called once for each sync wave, the first time every Application of it is converged.
+   * @default - none
+   */
+  readonly onWaveConverged?: (wave: number) => void;
 }): Promise<{ states: ApplicationState[]; converged: boolean; stopped?: string }> {
   const { client, expected, log } = options;
   const last = new Map<string, string>();
   const clock = new ProblemClock();
   const failures = new LastFailures();
+  const wavesConverged = new Set<number>();
   const deadline = Date.now() + options.timeoutMs;
   let states: ApplicationState[] = [];
   for (;;) {
@@ -141,6 +147,16 @@ export async function watchConvergence(options: {
       if (last.get(state.name) === line) continue;
       last.set(state.name, line);
       log(`${String(elapsed).padStart(4)} s  wave ${String(state.wave).padStart(2)}  ${state.name.padEnd(26)} ${line.length > 220 ? `${line.slice(0, 217)}...` : line}`);
+    }
+    if (options.onWaveConverged !== undefined) {
+      for (const wave of new Set(states.map((state) => state.wave))) {
+        if (wavesConverged.has(wave)) continue;
+        const inWave = states.filter((state) => state.wave === wave);
+        if (inWave.every((state) => byName.has(state.name) && converged(state, options.beforeOperatorSync))) {
+          wavesConverged.add(wave);
+          options.onWaveConverged(wave);
+        }
+      }
     }
     const missing = [...expected.keys()].filter((name) => !byName.has(name));
     if (missing.length === 0 && states.every((state) => converged(state, options.beforeOperatorSync))) return { states, converged: true };

@@ -100,6 +100,13 @@ export interface E2eReport {
    */
   readonly publishedCharts?: readonly { application: string; reference: string; published: string; synced: string }[];
   readonly durationSeconds: number;
+  /**
+   * When each phase of the run ended, in seconds from its start, in order: the toolchain
+   * check, the control plane, the servers (git, charts, registry), Argo CD, the bootstrap,
+   * each sync wave's Applications all converged, the operator's sync, the `--exec` command,
+   * the dry-run. What did not happen is absent. `npm run bench -- --only e2e` prints them.
+   */
+  readonly phases: readonly { readonly phase: string; readonly seconds: number }[];
   /** True when every Application is Synced and Healthy and every dry-run passed. */
   readonly passed: boolean;
 }
@@ -201,7 +208,10 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
   if (!fs.existsSync(path.join(distDir, environment))) throw new E2eError(`${path.join(distDir, environment)} does not exist: run npm run synth and commit dist/`);
   const rendered = readObjects(path.join(distDir, environment)).map((entry) => entry.object);
 
+  const phases: { phase: string; seconds: number }[] = [];
+  const phaseEnded = (phase: string) => phases.push({ phase, seconds: Math.round((Date.now() - startedAt) / 100) / 10 });
   const toolchain = ensureToolchain(CLUSTER_COMPONENTS, projectRoot);
+  phaseEnded('toolchain checked');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-e2e-'));
   fs.chmodSync(dir, 0o711);
   const supervisor = new Supervisor(path.join(dir, 'logs'), dir);
@@ -235,6 +245,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     const pki = new Pki(path.join(dir, 'pki'));
     log(`e2e ${environment}: control plane (Kubernetes ${toolchain.versions.kubernetes}, etcd ${toolchain.versions.etcd}, kwok ${toolchain.versions.kwok})`);
     const plane = await startControlPlane({ toolchain, supervisor, dir, pki, namespace, log });
+    phaseEnded('control plane started');
     const { client } = plane;
 
     await chat.start();
@@ -281,6 +292,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     const environmentValues = loadEnvironments().find((e) => e.name === environment)!;
     const publishing = await publishCharts();
     const proxyPort = await proxy.listen();
+    phaseEnded('git, charts and registry served');
     log(`stand-in Helm repositories for ${hosts.join(', ')} (each chart's CRDs and controller Deployment, installed when Argo CD syncs it)`);
     const upgrade = standInUpgrade();
     log(`stand-in upgrade: ${upgrade.release}'s chart also at ${upgrade.next} (git pins ${upgrade.pinned}), with the ConfigMap ${upgrade.configMap}`);
@@ -311,6 +323,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     // `argocd: v3.6.1+unknown`: the build knows its tag, not its commit.
     const argocdVersion = run(toolchain.bin('argocd', 'argocd'), ['version', '--client', '--short']).trim().replace(/^argocd:\s*/, '').replace(/\+unknown$/, '');
     log(`Argo CD ${argocdVersion}: repository server and application controller running`);
+    phaseEnded('Argo CD started');
 
     // 2. Repository credentials, then the AppProject and the root Application (Pulumi: RepositoryCredentials, RootApplication).
     await client.apply(withProxy(manifests.repositorySecret as unknown as KubeObject, `socks5://127.0.0.1:${proxyPort}`));
@@ -324,6 +337,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     for (const object of manifests.operationsAccess.filter((object) => !inLaterNamespaces(object))) await client.apply(object as KubeObject);
     const laterAccess = manifests.operationsAccess.filter(inLaterNamespaces) as KubeObject[];
     log(`bootstrapped: namespace ${namespace}, repository Secret, age key Secret, AppProject ${manifests.project.metadata.name}, root Application ${manifests.rootApplication.metadata.name}`);
+    phaseEnded('bootstrapped');
 
     const envoyGateway = INFRASTRUCTURE_RELEASES.envoyGateway;
     /** The releases whose real controller runs here, with the version it runs: Argo CD (above) and Envoy Gateway (started once installed). */
@@ -370,7 +384,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
 
     const expected = expectedApplications(rendered, manifests.rootApplication.metadata.name);
     const timeoutMs = (options.timeoutSeconds ?? 600) * 1000;
-    const watch = (beforeOperatorSync: boolean, remainingMs: number) =>
+    const watch = (beforeOperatorSync: boolean, remainingMs: number, onWaveConverged?: (wave: number) => void) =>
       watchConvergence({
         client,
         namespace,
@@ -385,11 +399,12 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
         waitingPods: () => controllers.waitingPods,
         startedAt,
         beforeOperatorSync,
+        ...(onWaveConverged === undefined ? {} : { onWaveConverged }),
       });
     // Everything converges by itself but what only an operator syncs (Argo CD's own release);
     // then the harness is that operator: it syncs each such Application, and every
     // Application must end Synced and Healthy.
-    const first = await watch(true, timeoutMs);
+    const first = await watch(true, timeoutMs, (wave) => phaseEnded(`wave ${wave} converged`));
     let { states, converged: allConverged } = first;
     let stopped = first.stopped;
     const operatorSynced = states.filter((state) => state.operatorSynced === true).map((state) => state.name);
@@ -406,6 +421,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
         }
       }
       if (allConverged) ({ states, converged: allConverged, stopped } = await watch(false, Math.max(startedAt + timeoutMs - Date.now(), 60_000)));
+      phaseEnded("operator's sync");
     }
     let exec: ExecResult | undefined;
     if (allConverged && options.exec !== undefined) {
@@ -434,6 +450,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
         log,
       });
       log(`exec: exit ${exec.exitCode} after ${exec.seconds} s`);
+      phaseEnded('exec');
     }
     if (proxy.refused.size > 0) log(`the loopback proxy refused: ${[...proxy.refused].sort().join(', ')}`);
 
@@ -453,6 +470,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
         log(`server-side dry-run ${env}: ${result.objects} objects and ${result.pods} Pods from their templates, ${result.failures.length} refused`);
         for (const failure of result.failures) log(`  ${env}: ${failure}`);
       }
+      phaseEnded('dry-run');
     }
 
     const durationSeconds = Math.round((Date.now() - startedAt) / 1000);
@@ -480,6 +498,8 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     });
     log('');
     log(formatControllers(behindReleases));
+    log('');
+    log(`phases (seconds from the start): ${phases.map(({ phase, seconds }) => `${phase} ${seconds}`).join(', ')}`);
     const publishedCharts =
       publishing === undefined
         ? undefined
@@ -509,6 +529,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
       ...(publishedCharts === undefined ? {} : { publishedCharts }),
       notifications,
       durationSeconds,
+      phases,
       passed,
     };
   } catch (error) {

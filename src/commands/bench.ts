@@ -2,19 +2,23 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import * as YAML from 'yaml';
 import { type Environment, loadEnvironments } from '../environments';
 import { benchGate } from '../bench/gate';
 import { KUBECONFORM_BUILD_COMMAND } from '../bench/kubeconform';
 import { scaledTexts } from '../bench/scale';
 import { readValuesTexts } from '../environments/values-file';
 import { renderEnvironment } from '../synth';
+import { MANIFEST_EXTENSION, RENDERED_DIR } from '../contract/layout';
+import { compareText } from '../base/text-order';
 import { RefusedError, UsageError } from '../base/errors';
 import { type CommandContext, type CommandDefinition } from '../tooling/cli';
 
 /**
- * `npm run bench`: the full synth of the four environments against the floor (node
- * loading cdk8s-plus-28 and synthesizing one Deployment), run alternately in one session
- * so both see the same machine; then synth time for N synthetic applications per
+ * `npm run bench`: the full synth of the four environments against its two floors (node
+ * loading cdk8s and synthesizing exactly the committed objects, the target's floor; node
+ * loading cdk8s-plus-28 and synthesizing one Deployment, the start-up alone), run in turn in
+ * one session so all see the same machine; then synth time for N synthetic applications per
  * environment, through the real loader (N copies of each environment's first application
  * file) and every chart. Prints tables; asserts nothing (the figures go into docs/performance.md).
  */
@@ -41,6 +45,31 @@ function measureProcess(root: string, args: readonly string[]): Measurement {
   return { milliseconds, peakKilobytes };
 }
 
+/** Synth's target: at most this many times the same-objects floor, medians of one run. */
+export const SYNTH_TARGET_RATIO = 1.25;
+
+/**
+ * Write every object of the committed `dist/` into `file` as the same-objects floor reads it
+ * ({ "<environment>/<file>.yaml": [objects] }, in the folder's order), and return how many.
+ */
+export function writeCommittedObjects(dist: string, file: string): number {
+  const files: Record<string, unknown[]> = {};
+  let count = 0;
+  for (const environment of fs.readdirSync(dist).sort(compareText)) {
+    if (!fs.statSync(path.join(dist, environment)).isDirectory()) continue;
+    for (const name of fs.readdirSync(path.join(dist, environment)).sort(compareText)) {
+      if (!name.endsWith(MANIFEST_EXTENSION)) continue;
+      const objects = YAML.parseAllDocuments(fs.readFileSync(path.join(dist, environment, name), 'utf8'))
+        .map((document) => document.toJS())
+        .filter((object) => object !== null);
+      files[`${environment}/${name}`] = objects;
+      count += objects.length;
+    }
+  }
+  fs.writeFileSync(file, JSON.stringify(files));
+  return count;
+}
+
 /** Load `texts` through the real loader and render every environment (all its charts) into `outdir`. */
 function renderScaled(texts: ReadonlyMap<string, string>, outdir: string): Environment[] {
   const environments = loadEnvironments(texts);
@@ -48,16 +77,20 @@ function renderScaled(texts: ReadonlyMap<string, string>, outdir: string): Envir
   return environments;
 }
 
-const USAGE = `usage: npm run bench [-- [--runs <n>] [--scale <n,n,...>] [--only synth|gate] [--copies <n>]]
+const USAGE = `usage: npm run bench [-- [--runs <n>] [--scale <n,n,...>] [--only <part,...>] [--copies <n>]]
 
-Measures the full synth against the floor (node loading cdk8s-plus-28 and synthesizing one
-Deployment), alternately, then the load and render time of N applications per environment.
+Measures the full synth against its floors, in turn: cdk8s synthesizing exactly the
+committed objects (the target's floor), and cdk8s-plus-28 synthesizing one Deployment; then the load and render time of N applications per environment.
 Then the gate (npm run validate) against its floor (node reading and parsing the same YAML)
 and kubeconform (built by ${KUBECONFORM_BUILD_COMMAND}) on the same objects:
 the committed dist/ and <copies> renamed copies of it.
+With --only e2e: one npm run e2e -- --env local, start to report, and the time of each of
+its phases (toolchain check, control plane, servers, Argo CD, bootstrap, each sync wave,
+the operator's sync, the dry-run).
   --runs   alternating runs of each (default 7)
   --scale  application counts per environment (default 1,10,100)
-  --only   synth or gate: only that part (default both)
+  --only   the parts to measure, among synth, gate and e2e (default synth,gate); e2e is one
+           npm run e2e -- --env local (minutes, needs the toolchain), with its phase times
   --copies copies of dist/ in the gate's large set (default 100: 100 times its objects)
 Exit code: 0 done, 1 a run failed or kubeconform is not built, 2 bad arguments.`;
 
@@ -81,21 +114,28 @@ function benchSynth(values: { runs?: string; scale?: string }, context: CommandC
   try {
     // Warm the build and the file cache so neither side pays a first-run cost.
     measureProcess(root, [path.join(root, 'scripts', 'run.cjs'), 'synth', '--outdir', path.join(workdir, 'warm')]);
-    const floor: Measurement[] = [];
+    const objectsFile = path.join(workdir, 'committed-objects.json');
+    const objectCount = writeCommittedObjects(path.join(root, RENDERED_DIR), objectsFile);
+    const sameObjects: Measurement[] = [];
+    const startUp: Measurement[] = [];
     const synth: Measurement[] = [];
     for (let run = 0; run < runs; run++) {
-      progress(context, `synth against the floor: run ${run + 1} of ${runs}`);
-      floor.push(measureProcess(root, [path.join(root, 'scripts', 'bench-floor.cjs'), path.join(workdir, `floor-${run}`)]));
+      progress(context, `synth against its floors: run ${run + 1} of ${runs}`);
+      sameObjects.push(measureProcess(root, [path.join(root, 'scripts', 'bench-floor-objects.cjs'), objectsFile, path.join(workdir, `objects-${run}`)]));
+      startUp.push(measureProcess(root, [path.join(root, 'scripts', 'bench-floor.cjs'), path.join(workdir, `floor-${run}`)]));
       synth.push(measureProcess(root, [path.join(root, 'scripts', 'run.cjs'), 'synth', '--outdir', path.join(workdir, `synth-${run}`)]));
     }
-    const floorMs = median(floor.map((m) => m.milliseconds));
-    const synthMs = median(synth.map((m) => m.milliseconds));
-    line(`Full synth vs floor (median of ${runs} alternating runs, ${os.cpus().length} cores, node ${process.version})`);
+    const row = (what: string, measurements: readonly Measurement[]) =>
+      line(`| ${what} | ${median(measurements.map((m) => m.milliseconds)).toFixed(0)} ms | ${(median(measurements.map((m) => m.peakKilobytes)) / 1024).toFixed(0)} MiB |`);
+    const ratio = (floor: readonly Measurement[]) => median(synth.map((m) => m.milliseconds)) / median(floor.map((m) => m.milliseconds));
+    line(`Full synth vs its floors (median of ${runs} runs of each in turn, ${os.cpus().length} cores, node ${process.version})`);
     line('| what | median | peak RSS |');
     line('|---|---:|---:|');
-    line(`| floor: cdk8s-plus-28, one Deployment | ${floorMs.toFixed(0)} ms | ${(median(floor.map((m) => m.peakKilobytes)) / 1024).toFixed(0)} MiB |`);
-    line(`| synth, 4 environments (node scripts/run.cjs synth, what npm run synth runs) | ${synthMs.toFixed(0)} ms | ${(median(synth.map((m) => m.peakKilobytes)) / 1024).toFixed(0)} MiB |`);
-    line(`| ratio synth / floor | ${(synthMs / floorMs).toFixed(2)}x | target <= 1.5x |`);
+    row(`same-objects floor: cdk8s synthesizing the ${objectCount} committed objects (scripts/bench-floor-objects.cjs)`, sameObjects);
+    row('start-up floor: cdk8s-plus-28, one Deployment (scripts/bench-floor.cjs)', startUp);
+    row('synth, 4 environments (node scripts/run.cjs synth, what npm run synth runs)', synth);
+    line(`| ratio synth / same-objects floor | ${ratio(sameObjects).toFixed(2)}x | target <= ${SYNTH_TARGET_RATIO}x |`);
+    line(`| ratio synth / start-up floor | ${ratio(startUp).toFixed(2)}x | |`);
     line('');
 
     const texts = readValuesTexts(root);
@@ -131,7 +171,62 @@ function benchSynth(values: { runs?: string; scale?: string }, context: CommandC
   }
 }
 
-const PARTS = ['synth', 'gate'] as const;
+const PARTS = ['synth', 'gate', 'e2e'] as const;
+type Part = (typeof PARTS)[number];
+/** What a bench without `--only` measures: the e2e takes minutes and needs the toolchain. */
+const DEFAULT_PARTS: readonly Part[] = ['synth', 'gate'];
+
+/** The e2e run `--only e2e` times: the environment every clone can converge (its Secrets re-encrypted for a throwaway key). */
+const E2E_BENCH_ENVIRONMENT = 'local';
+
+/**
+ * One `npm run e2e -- --env local` from start to report, timed from outside, with the phases
+ * its report gives (the `phases` of e2e/harness.ts's report, read as JSON: product code
+ * never imports the harness). Its own output goes to stderr as progress.
+ */
+function benchE2e(context: CommandContext): void {
+  const { root, out } = context;
+  const line = (text: string) => out(`${text}\n`);
+  const workdir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-bench-e2e-'));
+  try {
+    const reportFile = path.join(workdir, 'report.json');
+    progress(context, `npm run e2e -- --env ${E2E_BENCH_ENVIRONMENT} (minutes; its output follows on stderr)`);
+    const started = process.hrtime.bigint();
+    const result = spawnSync(process.execPath, [path.join(root, 'scripts', 'run.cjs'), 'e2e', '--env', E2E_BENCH_ENVIRONMENT, '--report', reportFile], {
+      cwd: root,
+      stdio: ['ignore', process.stderr, process.stderr],
+    });
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    if (!fs.existsSync(reportFile)) throw new RefusedError(`npm run e2e -- --env ${E2E_BENCH_ENVIRONMENT} wrote no report (exit ${result.status}): see its output above`);
+    const report = JSON.parse(fs.readFileSync(reportFile, 'utf8')) as { phases?: { phase: string; seconds: number }[]; passed?: boolean };
+    if (report.passed !== true) throw new RefusedError(`npm run e2e -- --env ${E2E_BENCH_ENVIRONMENT} did not pass (exit ${result.status}): its phases would time a failure`);
+    line(`The e2e of ${E2E_BENCH_ENVIRONMENT} (npm run e2e -- --env ${E2E_BENCH_ENVIRONMENT}, one run, ${os.cpus().length} cores, node ${process.version})`);
+    line('| phase | ended at | took |');
+    line('|---|---:|---:|');
+    let previous = 0;
+    for (const { phase, seconds: at } of report.phases ?? []) {
+      line(`| ${phase} | ${at.toFixed(1)} s | ${(at - previous).toFixed(1)} s |`);
+      previous = at;
+    }
+    line(`| start to report, timed from outside (node's start and the build check included) | ${seconds.toFixed(1)} s | |`);
+    line(`| target (warm) | ${E2E_TARGET_SECONDS} s | |`);
+    line('');
+  } finally {
+    fs.rmSync(workdir, { recursive: true, force: true });
+  }
+}
+
+/** A warm e2e of local's target, start to report. */
+export const E2E_TARGET_SECONDS = 75;
+
+/** The parts `--only` names (a comma list), or the default ones. */
+export function benchParts(only: string | undefined): readonly Part[] {
+  if (only === undefined) return DEFAULT_PARTS;
+  const parts = only.split(',');
+  const unknown = parts.filter((part) => !(PARTS as readonly string[]).includes(part));
+  if (unknown.length > 0 || parts.length === 0) throw new UsageError(`--only "${only}" must name parts among ${PARTS.join(', ')}, separated by ","`);
+  return PARTS.filter((part) => parts.includes(part));
+}
 
 const OPTIONS = { runs: { type: 'string' }, scale: { type: 'string' }, only: { type: 'string' }, copies: { type: 'string' } } as const;
 
@@ -141,12 +236,11 @@ export const BENCH: CommandDefinition<typeof OPTIONS> = {
   usage: USAGE,
   options: OPTIONS,
   run(values, _positionals, context) {
-    const only = values.only as (typeof PARTS)[number] | undefined;
-    if (only !== undefined && !PARTS.includes(only)) throw new UsageError(`--only "${values.only}" must be one of ${PARTS.join(', ')}`);
+    const parts = benchParts(values.only);
     const [runs] = positiveIntegers(values.runs ?? '7', '--runs') as [number];
     const [copies] = positiveIntegers(values.copies ?? '100', '--copies') as [number];
-    if (only !== 'gate') benchSynth(values, context);
-    if (only !== 'synth') {
+    if (parts.includes('synth')) benchSynth(values, context);
+    if (parts.includes('gate')) {
       const workdir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-bench-gate-'));
       try {
         benchGate({ root: context.root, runs, copies, largeRuns: 1, workdir, log: (line) => context.out(`${line}\n`) });
@@ -154,6 +248,7 @@ export const BENCH: CommandDefinition<typeof OPTIONS> = {
         fs.rmSync(workdir, { recursive: true, force: true });
       }
     }
+    if (parts.includes('e2e')) benchE2e(context);
     return 0;
   },
 };
