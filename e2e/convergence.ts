@@ -116,16 +116,16 @@ export async function watchConvergence(options: {
    */
   readonly beforeOperatorSync?: boolean;
   /**
-   * Called once for each sync wave, the first time every Application of it is converged.
+   * Called once for each Application, the first time it is converged.
    * @default - none
    */
-  readonly onWaveConverged?: (wave: number) => void;
+  readonly onConverged?: (state: ApplicationState) => void;
 }): Promise<{ states: ApplicationState[]; converged: boolean; stopped?: string }> {
   const { client, expected, log } = options;
   const last = new Map<string, string>();
   const clock = new ProblemClock();
   const failures = new LastFailures();
-  const wavesConverged = new Set<number>();
+  const seenConverged = new Set<string>();
   const deadline = Date.now() + options.timeoutMs;
   let states: ApplicationState[] = [];
   for (;;) {
@@ -148,15 +148,10 @@ export async function watchConvergence(options: {
       last.set(state.name, line);
       log(`${String(elapsed).padStart(4)} s  wave ${String(state.wave).padStart(2)}  ${state.name.padEnd(26)} ${line.length > 220 ? `${line.slice(0, 217)}...` : line}`);
     }
-    if (options.onWaveConverged !== undefined) {
-      for (const wave of new Set(states.map((state) => state.wave))) {
-        if (wavesConverged.has(wave)) continue;
-        const inWave = states.filter((state) => state.wave === wave);
-        if (inWave.every((state) => byName.has(state.name) && converged(state, options.beforeOperatorSync))) {
-          wavesConverged.add(wave);
-          options.onWaveConverged(wave);
-        }
-      }
+    for (const state of states) {
+      if (seenConverged.has(state.name) || !byName.has(state.name) || !converged(state, options.beforeOperatorSync)) continue;
+      seenConverged.add(state.name);
+      options.onConverged?.(state);
     }
     const missing = [...expected.keys()].filter((name) => !byName.has(name));
     if (missing.length === 0 && states.every((state) => converged(state, options.beforeOperatorSync))) return { states, converged: true };

@@ -9,7 +9,7 @@ import { sopsTools } from '../src/secrets/sops';
 import { keyId } from '../src/secrets/catalog';
 import { ALERT_ROUTING } from '../src/contract/choices';
 import { argoCdConfigObjects, argoCdCrds, chartRepositorySecrets, startArgoCd, syncAsOperator, withProxy } from './argocd';
-import { chartRevision, converged, helmSource } from '../src/cluster/argo-cd';
+import { type ApplicationState, chartRevision, converged, helmSource } from '../src/cluster/argo-cd';
 import type { LiveObject } from '../src/cluster/connection';
 import { formatTable, watchConvergence } from './convergence';
 import { startApiServer, startControlPlane, writeKubeconfig } from './control-plane';
@@ -103,8 +103,8 @@ export interface E2eReport {
   /**
    * When each phase of the run ended, in seconds from its start, in order: the toolchain
    * check, the control plane, the servers (git, charts, registry), Argo CD, the bootstrap,
-   * each sync wave's Applications all converged, the operator's sync, the `--exec` command,
-   * the dry-run. What did not happen is absent. `npm run bench -- --only e2e` prints them.
+   * each Application first converged (Healthy for one only an operator syncs), the
+   * operator's sync, the `--exec` command, the dry-run. What did not happen is absent. `npm run bench -- --only e2e` prints them.
    */
   readonly phases: readonly { readonly phase: string; readonly seconds: number }[];
   /** True when every Application is Synced and Healthy and every dry-run passed. */
@@ -384,7 +384,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
 
     const expected = expectedApplications(rendered, manifests.rootApplication.metadata.name);
     const timeoutMs = (options.timeoutSeconds ?? 600) * 1000;
-    const watch = (beforeOperatorSync: boolean, remainingMs: number, onWaveConverged?: (wave: number) => void) =>
+    const watch = (beforeOperatorSync: boolean, remainingMs: number, onConverged?: (state: ApplicationState) => void) =>
       watchConvergence({
         client,
         namespace,
@@ -399,12 +399,12 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
         waitingPods: () => controllers.waitingPods,
         startedAt,
         beforeOperatorSync,
-        ...(onWaveConverged === undefined ? {} : { onWaveConverged }),
+        ...(onConverged === undefined ? {} : { onConverged }),
       });
     // Everything converges by itself but what only an operator syncs (Argo CD's own release);
     // then the harness is that operator: it syncs each such Application, and every
     // Application must end Synced and Healthy.
-    const first = await watch(true, timeoutMs, (wave) => phaseEnded(`wave ${wave} converged`));
+    const first = await watch(true, timeoutMs, (state) => phaseEnded(`${state.name} (wave ${state.wave}) ${state.operatorSynced === true ? 'Healthy' : 'Synced and Healthy'}`));
     let { states, converged: allConverged } = first;
     let stopped = first.stopped;
     const operatorSynced = states.filter((state) => state.operatorSynced === true).map((state) => state.name);
