@@ -48,6 +48,12 @@ export const PUBLISH: CommandDefinition<typeof OPTIONS> = {
       throw new UsageError(`--registry oci://<host>/<path> is required: ${environment.name} follows the repository (its environment.yaml names no applicationSource.registry)`);
     }
     const registry = parseRegistry(location);
+    const followed = followedRegistry(environment);
+    if (values.registry !== undefined && followed !== undefined && parseRegistry(followed, 'applicationSource.registry').url !== registry.url) {
+      // Publishing elsewhere is allowed (a mirror, a loopback address of the same registry), but
+      // Argo CD installs this environment's charts from the registry its environment.yaml names.
+      err(`note: ${registry.url} is not the registry ${environment.name} follows (${followed}, applicationSource.registry of its environment.yaml): Argo CD installs from that one\n`);
+    }
     const caFile = values['ca-file'];
     if (caFile !== undefined && !fs.existsSync(caFile)) throw new UsageError(`--ca-file ${caFile} does not exist`);
     const applications = values.app === undefined ? environment.applications : [selectApplication(environment, values.app)];

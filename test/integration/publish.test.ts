@@ -106,6 +106,27 @@ describe('npm run publish, on a real OCI registry', () => {
     }
   }, 120_000);
 
+  it("notes, and still publishes, when --registry is not the registry the environment follows", async () => {
+    const root = projectCopy();
+    try {
+      const file = path.join(root, 'src', 'environments', 'local', 'environment.yaml');
+      fs.appendFileSync(file, 'applicationSource:\n  from: registry\n  registry: oci://registry.example.com/charts\n');
+      const elsewhere = await runInProcess(PUBLISH, ['--env', 'local', '--registry', url, '--plain-http'], root);
+      expect(elsewhere.status, elsewhere.stderr).toBe(0);
+      expect(elsewhere.stderr).toContain(
+        `note: ${url} is not the registry local follows (oci://registry.example.com/charts, applicationSource.registry of its environment.yaml): Argo CD installs from that one`,
+      );
+      // Named on the command line as the environment follows it: no note.
+      const text = fs.readFileSync(file, 'utf8');
+      fs.writeFileSync(file, text.replace('oci://registry.example.com/charts', url));
+      const same = await runInProcess(PUBLISH, ['--env', 'local', '--registry', `${url}/`, '--plain-http'], root);
+      expect(same.status, same.stderr).toBe(0);
+      expect(same.stderr).toBe('');
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  }, 120_000);
+
   it('refuses a rendered file that is not its version\'s content, an address that is not an OCI registry, half the credentials, and content not committed', async () => {
     const root = projectCopy();
     try {
