@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -184,17 +184,25 @@ const E2E_BENCH_ENVIRONMENT = 'local';
  * its report gives (the `phases` of e2e/harness.ts's report, read as JSON: product code
  * never imports the harness). Its own output goes to stderr as progress.
  */
-function benchE2e(context: CommandContext): void {
-  const { root, out } = context;
+async function benchE2e(context: CommandContext): Promise<void> {
+  const { root, out, err } = context;
   const line = (text: string) => out(`${text}\n`);
   const workdir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-bench-e2e-'));
   try {
     const reportFile = path.join(workdir, 'report.json');
     progress(context, `npm run e2e -- --env ${E2E_BENCH_ENVIRONMENT} (minutes; its output follows on stderr)`);
     const started = process.hrtime.bigint();
-    const result = spawnSync(process.execPath, [path.join(root, 'scripts', 'run.cjs'), 'e2e', '--env', E2E_BENCH_ENVIRONMENT, '--report', reportFile], {
+    const child = spawn(process.execPath, [path.join(root, 'scripts', 'run.cjs'), 'e2e', '--env', E2E_BENCH_ENVIRONMENT, '--report', reportFile], {
       cwd: root,
-      stdio: ['ignore', process.stderr, process.stderr],
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    for (const stream of [child.stdout, child.stderr]) {
+      stream.setEncoding('utf8');
+      stream.on('data', (text: string) => err(text));
+    }
+    const result = await new Promise<{ status: number | null }>((resolve, reject) => {
+      child.on('error', reject);
+      child.on('close', (status) => resolve({ status }));
     });
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     if (!fs.existsSync(reportFile)) throw new RefusedError(`npm run e2e -- --env ${E2E_BENCH_ENVIRONMENT} wrote no report (exit ${result.status}): see its output above`);
@@ -235,7 +243,7 @@ export const BENCH: CommandDefinition<typeof OPTIONS> = {
   name: 'bench',
   usage: USAGE,
   options: OPTIONS,
-  run(values, _positionals, context) {
+  async run(values, _positionals, context) {
     const parts = benchParts(values.only);
     const [runs] = positiveIntegers(values.runs ?? '7', '--runs') as [number];
     const [copies] = positiveIntegers(values.copies ?? '100', '--copies') as [number];
@@ -248,7 +256,7 @@ export const BENCH: CommandDefinition<typeof OPTIONS> = {
         fs.rmSync(workdir, { recursive: true, force: true });
       }
     }
-    if (parts.includes('e2e')) benchE2e(context);
+    if (parts.includes('e2e')) await benchE2e(context);
     return 0;
   },
 };
