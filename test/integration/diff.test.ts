@@ -1,12 +1,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runningTagOf } from '../src/strategies/values-registry';
-import { applicationValuesPath, environmentValuesPath, ValuesFile } from '../src/environments/values-file';
-import { DIFF } from '../src/commands/diff';
-import { SYNTH } from '../src/commands/synth';
-import { commitCopy, dataCopy, git as gitIn } from './project-copy';
-import { projectEnvironments, runCli, runInProcess } from './support';
+import { runningTagOf } from '../../src/strategies/values-registry';
+import { applicationValuesPath, environmentValuesPath, ValuesFile } from '../../src/environments/values-file';
+import { DIFF } from '../../src/commands/diff';
+import { SYNTH } from '../../src/commands/synth';
+import { commitCopy, dataCopy, git as gitIn } from '../project-copy';
+import { projectEnvironments, runCli, runInProcess } from '../support';
 
 /** A throwaway git repository: the project committed on `main`, then a branch that edits it. */
 let root: string;

@@ -1,20 +1,20 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DIFF } from '../src/commands/diff';
-import { PROMOTE } from '../src/commands/promote';
-import { RELEASE } from '../src/commands/release';
-import { RETIRE } from '../src/commands/retire';
-import { ROLLBACK } from '../src/commands/rollback';
-import { SWITCH } from '../src/commands/switch';
-import { SYNTH } from '../src/commands/synth';
-import { runningTagOf } from '../src/strategies/values-registry';
-import { compareTags } from '../src/strategies/strategy-values';
-import { applicationValuesPath, ValuesFile } from '../src/environments/values-file';
-import type { CommandDefinition } from '../src/tooling/cli';
-import { commitAll, commitCopy, copyEnvironments, dataCopy, newerTag as newerTagOf } from './project-copy';
-import { firstApplication, nextPatch, ROOT, runCli, runInProcess, treeContents } from './support';
-import { CHART_VERSIONS_FILE } from '../src/synth/chart-versions';
+import { DIFF } from '../../src/commands/diff';
+import { PROMOTE } from '../../src/commands/promote';
+import { RELEASE } from '../../src/commands/release';
+import { RETIRE } from '../../src/commands/retire';
+import { ROLLBACK } from '../../src/commands/rollback';
+import { SWITCH } from '../../src/commands/switch';
+import { SYNTH } from '../../src/commands/synth';
+import { runningTagOf } from '../../src/strategies/values-registry';
+import { compareTags } from '../../src/strategies/strategy-values';
+import { applicationValuesPath, ValuesFile } from '../../src/environments/values-file';
+import type { CommandDefinition } from '../../src/tooling/cli';
+import { commitAll, commitCopy, copyEnvironments, dataCopy, newerTag as newerTagOf } from '../project-copy';
+import { firstApplication, nextPatch, ROOT, runCli, runInProcess, treeContents } from '../support';
+import { CHART_VERSIONS_FILE } from '../../src/synth/chart-versions';
 
 /**
  * A throwaway copy of the project's data per test, committed in its own git repository: the
