@@ -234,8 +234,6 @@ export class LiveContainers {
     const text = `${JSON.stringify(state, null, 2)}\n`;
     if (!fs.existsSync(stateFile) || fs.readFileSync(stateFile, 'utf8') !== text) fs.writeFileSync(stateFile, text);
     const bin = path.join(this.root, 'bin-kafka');
-    fs.mkdirSync(bin, { recursive: true });
-    fs.writeFileSync(path.join(bin, 'kafka-topics.sh'), `#!/bin/sh\nexec "${process.execPath}" "${STAND_IN_KAFKA_TOPICS}" "$@"\n`, { mode: 0o755 });
     for (const pod of await this.client.list('v1', 'Pod', namespace)) {
       const uid = String(pod.metadata.uid);
       const labels = pod.metadata.labels ?? {};
@@ -243,6 +241,8 @@ export class LiveContainers {
       if (pod.status?.phase !== 'Running' || pod.metadata.deletionTimestamp || this.brokers.has(uid)) continue;
       const podDir = path.join(dir, pod.metadata.name);
       fs.mkdirSync(podDir, { recursive: true });
+      fs.mkdirSync(bin, { recursive: true });
+      fs.writeFileSync(path.join(bin, 'kafka-topics.sh'), `#!/bin/sh\nexec "${process.execPath}" "${STAND_IN_KAFKA_TOPICS}" "$@"\n`, { mode: 0o755 });
       const owner = { apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name, uid };
       await this.client.apply({
         apiVersion: 'kwok.x-k8s.io/v1alpha1',

@@ -18,9 +18,6 @@ import { OPERATIONS_ROLE } from '../contract/naming';
  * The e2e runs every verb as a user of that group alone.
  */
 
-/** The ClusterRole's and the Roles' name. */
-export { OPERATIONS_ROLE };
-
 /** A Kubernetes object as the bootstrap applies it. */
 type Manifest = { readonly apiVersion: string; readonly kind: string; readonly metadata: { readonly name: string; readonly namespace?: string }; readonly [field: string]: unknown };
 

@@ -2,15 +2,14 @@ import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import * as YAML from 'yaml';
 import { type Environment, loadEnvironments } from '../environments';
 import { benchGate } from '../bench/gate';
 import { KUBECONFORM_BUILD_COMMAND } from '../bench/kubeconform';
 import { scaledTexts } from '../bench/scale';
 import { readValuesTexts } from '../environments/values-file';
 import { renderEnvironment } from '../synth';
-import { MANIFEST_EXTENSION, RENDERED_DIR } from '../contract/layout';
-import { compareText } from '../base/text-order';
+import { RENDERED_DIR } from '../contract/layout';
+import { readRenderedTree } from '../validation/manifests';
 import { RefusedError, UsageError } from '../base/errors';
 import { type CommandContext, type CommandDefinition } from '../tooling/cli';
 
@@ -50,24 +49,16 @@ export const SYNTH_TARGET_RATIO = 1.25;
 
 /**
  * Write every object of the committed `dist/` into `file` as the same-objects floor reads it
- * ({ "<environment>/<file>.yaml": [objects] }, in the folder's order), and return how many.
+ * ({ "<environment>/<file>.yaml": [objects] }, in the gate's reading order: readRenderedTree),
+ * and return how many.
  */
 export function writeCommittedObjects(dist: string, file: string): number {
+  const tree = readRenderedTree(dist);
+  if (tree.unreadable.length > 0) throw new RefusedError(`${dist}: ${tree.unreadable.map((u) => `${u.environment}/${u.file}: ${u.problem}`).join('; ')}`);
   const files: Record<string, unknown[]> = {};
-  let count = 0;
-  for (const environment of fs.readdirSync(dist).sort(compareText)) {
-    if (!fs.statSync(path.join(dist, environment)).isDirectory()) continue;
-    for (const name of fs.readdirSync(path.join(dist, environment)).sort(compareText)) {
-      if (!name.endsWith(MANIFEST_EXTENSION)) continue;
-      const objects = YAML.parseAllDocuments(fs.readFileSync(path.join(dist, environment, name), 'utf8'))
-        .map((document) => document.toJS())
-        .filter((object) => object !== null);
-      files[`${environment}/${name}`] = objects;
-      count += objects.length;
-    }
-  }
+  for (const { environment, file: name, object } of tree.objects) (files[`${environment}/${name}`] ??= []).push(object);
   fs.writeFileSync(file, JSON.stringify(files));
-  return count;
+  return tree.objects.length;
 }
 
 /** Load `texts` through the real loader and render every environment (all its charts) into `outdir`. */
@@ -232,7 +223,7 @@ export function benchParts(only: string | undefined): readonly Part[] {
   if (only === undefined) return DEFAULT_PARTS;
   const parts = only.split(',');
   const unknown = parts.filter((part) => !(PARTS as readonly string[]).includes(part));
-  if (unknown.length > 0 || parts.length === 0) throw new UsageError(`--only "${only}" must name parts among ${PARTS.join(', ')}, separated by ","`);
+  if (unknown.length > 0) throw new UsageError(`--only "${only}" must name parts among ${PARTS.join(', ')}, separated by ","`);
   return PARTS.filter((part) => parts.includes(part));
 }
 

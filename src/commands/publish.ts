@@ -43,12 +43,12 @@ export const PUBLISH: CommandDefinition<typeof OPTIONS> = {
   options: OPTIONS,
   run(values, _positionals, { root, env, out, err }) {
     const environment = environmentNamed(root, required(values.env, '--env <environment>'));
-    const location = values.registry ?? followedRegistry(environment);
+    const followed = followedRegistry(environment);
+    const location = values.registry ?? followed;
     if (location === undefined) {
       throw new UsageError(`--registry oci://<host>/<path> is required: ${environment.name} follows the repository (its environment.yaml names no applicationSource.registry)`);
     }
     const registry = parseRegistry(location);
-    const followed = followedRegistry(environment);
     if (values.registry !== undefined && followed !== undefined && parseRegistry(followed, 'applicationSource.registry').url !== registry.url) {
       // Publishing elsewhere is allowed (a mirror, a loopback address of the same registry), but
       // Argo CD installs this environment's charts from the registry its environment.yaml names.

@@ -130,7 +130,6 @@ export function connectionString(environment: Environment, application: Applicat
   return `Server=tcp:${server},${PORTS.database};Database=${application.database.name};User ID=${application.name};Password=${password};Encrypt=True;TrustServerCertificate=True`;
 }
 
-
 /** The values of one environment's secrets, each defined once (twins refer to it by id). */
 export function secretValues(environment: Environment): readonly SecretValueSpec[] {
   const local = environment.name === 'local';
