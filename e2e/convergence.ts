@@ -60,6 +60,9 @@ export class LastFailures {
   }
 }
 
+/** How the API server words a refusal no retry mends (see `unmendable`). */
+const REFUSED = / is invalid: |admission webhook "[^"]+" denied the request: /;
+
 /** An operation's message without what Argo CD appends on each retry (controller/appcontroller.go: ". Retrying attempt #N at T.", " (retried N times).") */
 function withoutRetryNote(message: string): string {
   return message.replace(/\. Retrying attempt #\d+ at \S+\.$/, '').replace(/\s*\(retried \d+ times\)\.$/, '');
@@ -71,7 +74,9 @@ function withoutRetryNote(message: string): string {
  * - a comparison error (a revision that does not resolve, manifests that do not generate or
  *   decrypt; Argo CD reports a repository error as one only after its own grace period);
  * - an object the API server refuses as invalid (HTTP 422, StatusReasonInvalid: "<Kind>
- *   \"<name>\" is invalid: ..."), which a retry sends again unchanged; a missing CRD or
+ *   \"<name>\" is invalid: ...") or a validating admission webhook denies ("admission webhook
+ *   \"<name>\" denied the request: ...", k8s.io/apiserver pkg/admission/plugin/webhook/errors
+ *   `ToStatusErr`), which a retry sends again unchanged; a missing CRD or an unreachable
  *   webhook reads otherwise and is waited for, since a later wave may install it;
  * - an automated sync that ended Failed or Error with the Application still OutOfSync: Argo
  *   CD does not sync that revision again by itself (controller/appcontroller.go, "Skipping
@@ -87,7 +92,7 @@ export function unmendable(app: KubeObject, clock: ProblemClock): string | undef
   }
   const operation = app.status?.operationState;
   const results = ((operation?.syncResult?.resources ?? []) as { message?: string }[]).map((r) => r.message);
-  const refusal = [...results, operation?.message].find((message): message is string => typeof message === 'string' && / is invalid: /.test(message));
+  const refusal = [...results, operation?.message].find((message): message is string => typeof message === 'string' && REFUSED.test(message));
   if (refusal !== undefined && lasting(`invalid\n${withoutRetryNote(refusal)}`)) return `${name}: the API server refused for ${FAIL_FAST_SECONDS} s: ${withoutRetryNote(refusal)}`;
   const automated = app.spec?.syncPolicy?.automated !== undefined && app.spec.syncPolicy.automated.enabled !== false;
   if (automated && operation !== undefined && ['Failed', 'Error'].includes(String(operation.phase)) && app.status?.sync?.status === 'OutOfSync') {

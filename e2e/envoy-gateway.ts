@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseAllDocuments, stringify } from 'yaml';
 import { E2eError } from '../src/base/errors';
 import type { Toolchain } from '../toolchain';
 import type { KubeClient } from './kube-client';
 import { run, type Supervisor } from './processes';
+import { type ChartRelease, renderRealChart } from './real-chart';
 
 /**
  * Envoy Gateway's real control plane (envoyproxy/gateway, the version the platform installs,
@@ -29,23 +29,14 @@ export interface EnvoyGatewayOptions {
   readonly dir: string;
   readonly kubeconfig: string;
   /** The release's name and namespace, and the values the platform gives its chart. */
-  readonly release: { readonly name: string; readonly namespace: string; readonly values: Record<string, unknown> };
+  readonly release: ChartRelease;
   readonly log: (line: string) => void;
 }
 
 /** The EnvoyGateway configuration the real chart renders for these values (its ConfigMap `envoy-gateway-config`). */
 export function renderEnvoyGatewayConfig(toolchain: Toolchain, release: EnvoyGatewayOptions['release'], work: string): string {
-  const chart = toolchain.chart('envoy-gateway', 'gateway-helm');
-  const valuesFile = path.join(work, 'envoy-gateway-values.yaml');
-  fs.writeFileSync(valuesFile, stringify(release.values));
-  const rendered = run(
-    toolchain.bin('helm', 'helm'),
-    ['template', release.name, chart, '--namespace', release.namespace, '--values', valuesFile, '--show-only', 'templates/envoy-gateway-config.yaml'],
-    { env: { HELM_CACHE_HOME: path.join(work, 'helm-cache'), HELM_CONFIG_HOME: path.join(work, 'helm-config') } },
-  );
-  const configMap = parseAllDocuments(rendered)
-    .map((doc) => doc.toJS())
-    .find((object) => object?.kind === 'ConfigMap');
+  const configMap = renderRealChart(toolchain, 'envoy-gateway', 'gateway-helm', release, work, ['envoy-gateway-config.yaml'])
+    .find((object) => object.kind === 'ConfigMap');
   const config = configMap?.data?.['envoy-gateway.yaml'];
   if (typeof config !== 'string') throw new E2eError('Envoy Gateway\'s chart rendered no envoy-gateway-config ConfigMap');
   return config;

@@ -26,6 +26,7 @@ import { OciChartRegistry } from './oci-registry';
 import { buildStandInCharts, chartsByRepository, serveCharts, standInFor, standInReleaseObjects, standInUpgrade } from './stand-in-charts';
 import { INFRASTRUCTURE_RELEASES, type InfrastructureRelease, RELEASE_ROWS } from '../src/infrastructure/releases';
 import { CLUSTER_COMPONENTS, ensureToolchain } from '../toolchain';
+import { type IssuedCertificate, issuedCertificates, startCertManager } from './cert-manager';
 import { startEnvoyGateway } from './envoy-gateway';
 import { type ExecResult, execAgainstCluster } from './exec';
 import { LiveContainers } from './live-containers';
@@ -99,6 +100,8 @@ export interface E2eReport {
    * published to its registry, and the version its Application was synced at when the run ended.
    */
   readonly publishedCharts?: readonly { application: string; reference: string; published: string; synced: string }[];
+  /** Every Certificate when the run ended, with the certificate cert-manager issued into its Secret. */
+  readonly certificates: readonly IssuedCertificate[];
   readonly durationSeconds: number;
   /**
    * When each phase of the run ended, in seconds from its start, in order: the toolchain
@@ -339,13 +342,26 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     log(`bootstrapped: namespace ${namespace}, repository Secret, age key Secret, AppProject ${manifests.project.metadata.name}, root Application ${manifests.rootApplication.metadata.name}`);
     phaseEnded('bootstrapped');
 
-    const envoyGateway = INFRASTRUCTURE_RELEASES.envoyGateway;
-    /** The releases whose real controller runs here, with the version it runs: Argo CD (above) and Envoy Gateway (started once installed). */
+    const { envoyGateway, certManager } = INFRASTRUCTURE_RELEASES;
+    /** The releases whose real controller runs here, with the version it runs: Argo CD (above), cert-manager and Envoy Gateway (started once installed). */
     const realControllers = new Map<InfrastructureRelease, string>([
       [INFRASTRUCTURE_RELEASES.argoCd, argocdVersion],
+      [certManager, toolchain.versions['cert-manager']],
       [envoyGateway, toolchain.versions['envoy-gateway']],
     ]);
-    const controllers = new StandInControllers(client, pki, {
+    const releaseValues = { environment: environmentValues, platform };
+    const controllers = new StandInControllers(client, {
+      [certManager.chart.chart]: async (releaseNamespace) =>
+        startCertManager({
+          toolchain,
+          supervisor,
+          client,
+          dir,
+          serving: { pair: pki.leaf('cert-manager-webhook', plane.pki.ca, '/CN=cert-manager-webhook', 'server', [], ['127.0.0.1']), ca: plane.pki.ca.cert },
+          kubeconfig: plane.kubeconfig,
+          release: { name: certManager.name, namespace: releaseNamespace, values: certManager.values(releaseValues) },
+          log,
+        }),
       [envoyGateway.chart.chart]: (releaseNamespace) =>
         startEnvoyGateway({
           toolchain,
@@ -353,7 +369,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
           client,
           dir,
           kubeconfig: plane.kubeconfig,
-          release: { name: envoyGateway.name, namespace: releaseNamespace, values: envoyGateway.values({ environment: environmentValues, platform }) },
+          release: { name: envoyGateway.name, namespace: releaseNamespace, values: envoyGateway.values(releaseValues) },
           log,
         }),
     });
@@ -514,6 +530,9 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
       log('');
       log(`published charts (application, published, synced at the end):${publishedCharts.map((c) => `\n  ${c.application}  ${c.published}  ${c.synced || '-'}  ${c.reference}`).join('')}`);
     }
+    const certificates = await issuedCertificates(client);
+    log('');
+    log(`certificates (namespace/name, Ready, issued by):${certificates.map((c) => `\n  ${c.namespace}/${c.name}  ${c.ready}  ${c.issuer?.replaceAll('\n', ', ') ?? '-'}`).join('')}`);
     const notifications = chat.to(`/${ALERT_ROUTING.teamChat.receiver}`).map((request) => String(request.body?.text ?? JSON.stringify(request.body)));
     log('');
     log(`deployment notifications in the team chat (${notifications.length}):${notifications.map((text) => `\n  ${text}`).join('')}`);
@@ -528,6 +547,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
       ...(stopped === undefined ? {} : { stopped }),
       ...(publishedCharts === undefined ? {} : { publishedCharts }),
       notifications,
+      certificates,
       durationSeconds,
       phases,
       passed,

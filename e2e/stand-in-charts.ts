@@ -32,14 +32,25 @@ export interface StandIn {
    * @default - a stand-in chart
    */
   readonly realChart?: 'envoy-gateway';
+  /**
+   * The toolchain component whose folder holds the release's own CRD files (`crds/`, from the
+   * upstream's Go module at the pinned release): the stand-in chart installs all of them, as
+   * the real chart does, instead of `crds`, which then lists the CRDs the project keeps
+   * schemas of.
+   * @default - the `crds` files of schemas/crds
+   */
+  readonly upstreamCrds?: 'cert-manager';
 }
 
 /** One row per upstream chart of src/infrastructure/releases.ts (by chart name). */
 export const STAND_INS: Readonly<Record<string, StandIn>> = {
+  // Its controllers run for real (e2e/cert-manager.ts), started when this release is installed;
+  // the chart installs the release's six CRDs (the ACME ones and CertificateRequests included).
   'cert-manager': {
     crds: ['certmanager-certificate.yaml', 'certmanager-clusterissuer.yaml', 'certmanager-issuer.yaml'],
     controller: 'cert-manager',
-    reconciles: ['Certificate', 'ClusterIssuer', 'Issuer'],
+    reconciles: [],
+    upstreamCrds: 'cert-manager',
   },
   // Envoy Gateway's CRDs-only chart (Gateway API standard channel and Envoy Gateway's own): the real one.
   'gateway-crds-helm': {
@@ -187,7 +198,7 @@ const REGISTRY_ALIASES: Readonly<Record<string, readonly string[]>> = { 'docker.
  * One stand-in chart (or the real one, where the toolchain has it), packaged; returns the
  * package file. `upgrade`: the stand-in upgrade's next version, with its own object.
  */
-function packageStandIn(options: { helm: string; crdDir: string; work: string; toolchain: Pick<Toolchain, 'chart'> }, chart: HelmChartRef, target: string, upgrade = false): string {
+function packageStandIn(options: { helm: string; crdDir: string; work: string; toolchain: Pick<Toolchain, 'chart' | 'crds'> }, chart: HelmChartRef, target: string, upgrade = false): string {
   const standIn = standInFor(chart.chart);
   if (upgrade && standIn.realChart !== undefined) throw new E2eError(`${chart.chart}: the stand-in upgrade needs a stand-in chart, the toolchain's real one has no next version`);
   if (standIn.realChart !== undefined) {
@@ -205,9 +216,14 @@ function packageStandIn(options: { helm: string; crdDir: string; work: string; t
     stringify({ apiVersion: 'v2', name: chart.chart, version: chart.version, description: `platform-gitops e2e stand-in for ${chart.chart}${upgrade ? ' (its stand-in upgrade)' : ''}` }),
   );
   if (upgrade) fs.writeFileSync(path.join(source, 'templates', 'upgrade.yaml'), upgradeTemplate(chart));
-  if (standIn.crds.length > 0) {
+  const upstream = standIn.upstreamCrds === undefined ? undefined : options.toolchain.crds(standIn.upstreamCrds);
+  const crds =
+    upstream === undefined
+      ? standIn.crds.map((file) => path.join(options.crdDir, file))
+      : fs.readdirSync(upstream).filter((file) => file.endsWith('.yaml')).sort().map((file) => path.join(upstream, file));
+  if (crds.length > 0) {
     fs.mkdirSync(path.join(source, 'crds'));
-    for (const file of standIn.crds) fs.copyFileSync(path.join(options.crdDir, file), path.join(source, 'crds', file));
+    for (const file of crds) fs.copyFileSync(file, path.join(source, 'crds', path.basename(file)));
   }
   const controller = standIn.controller;
   if (controller !== undefined) fs.writeFileSync(path.join(source, 'templates', 'controller.yaml'), controllerTemplate(chart, { ...standIn, controller }));
@@ -236,7 +252,7 @@ export function chartsByRepository(): Map<string, HelmChartRef[]> {
  * The stand-in charts, packaged: Helm repositories under `<root>/<host>/<path>/` with an
  * index.yaml each, OCI charts in `registry`. Returns every host name to serve.
  */
-export function buildStandInCharts(options: { helm: string; crdDir: string; root: string; work: string; registry: OciChartRegistry; toolchain: Pick<Toolchain, 'chart'> }): string[] {
+export function buildStandInCharts(options: { helm: string; crdDir: string; root: string; work: string; registry: OciChartRegistry; toolchain: Pick<Toolchain, 'chart' | 'crds'> }): string[] {
   const hosts = new Set<string>();
   for (const [repoURL, charts] of chartsByRepository()) {
     if (isOciRepository(repoURL)) {

@@ -1,10 +1,7 @@
-import * as fs from 'node:fs';
 import { E2eError } from '../src/base/errors';
 import { ApiError, type KubeClient, type KubeObject, resourceId } from './kube-client';
 import { KWOK_ADMITTED_ANNOTATION } from './kwok-stages';
-import type { Pki, KeyPair } from './pki';
 import { STAND_INS } from './stand-in-charts';
-import { caIssuerProblem, certificateSpecProblems } from './stand-in-cert-manager';
 import { brokerCount, brokerPodsOf, kafkaProblem, kafkaTopicProblem, kafkaUserProblem, poolsOf } from './stand-in-strimzi';
 
 /** Provisioner name of the StorageClasses the harness stands in for. */
@@ -61,8 +58,6 @@ const key = (namespace: string | undefined, name: string): string => `${namespac
 /** What one pass of the stand-ins read once and shares: Secrets (their keys, by namespace/name) and Deployments. */
 interface Seen {
   readonly secrets: ReadonlyMap<string, Set<string>>;
-  /** The Secrets themselves, by namespace/name (a CA issuer's certificate is read from its). */
-  readonly secretObjects: ReadonlyMap<string, KubeObject>;
   readonly deployments: readonly KubeObject[];
 }
 
@@ -74,13 +69,11 @@ interface Seen {
  * - a storage provisioner for the StorageClasses the environment names;
  * - the status the upstream operators write, once their stand-in controller Deployment
  *   is available, by each operator's own rules ported from its pinned release
- *   (e2e/stand-in-cert-manager.ts, e2e/stand-in-strimzi.ts; Flagger's Canary);
- * - and the start of the real controllers the harness runs instead (`real`: Envoy
- *   Gateway), once Argo CD has installed their release.
+ *   (e2e/stand-in-strimzi.ts; Flagger's Canary);
+ * - and the start of the real controllers the harness runs instead (`real`: cert-manager
+ *   and Envoy Gateway), once Argo CD has installed their release.
  */
 export class StandInControllers {
-  private readonly issued = new Map<string, KeyPair>();
-  private issuingCa: KeyPair | undefined;
   /** Why pods are not started, by namespace/name (for the final report). */
   readonly waitingPods = new Map<string, string>();
   /**
@@ -96,7 +89,6 @@ export class StandInControllers {
 
   constructor(
     private readonly client: KubeClient,
-    private readonly pki: Pki,
     /**
      * Charts whose real controller the harness runs instead of a stand-in, by chart name: each
      * is started once, when Argo CD has installed the chart (its Deployment is available), in
@@ -115,7 +107,6 @@ export class StandInControllers {
     const [secrets, deployments] = await Promise.all([this.client.list('v1', 'Secret'), this.client.list('apps/v1', 'Deployment')]);
     const seen: Seen = {
       secrets: new Map(secrets.map((s) => [key(s.metadata.namespace, s.metadata.name), keysOf(s)])),
-      secretObjects: new Map(secrets.map((s) => [key(s.metadata.namespace, s.metadata.name), s])),
       deployments,
     };
     await this.kubelet(seen);
@@ -190,8 +181,6 @@ export class StandInControllers {
       this.started.add(chart);
       await start(namespace).catch((error: unknown) => this.startFailures.push(`${chart}: ${error instanceof Error ? error.message : String(error)}`));
     }
-    const certManager = installed.get('cert-manager');
-    if (certManager !== undefined) await this.certManager(certManager, seen);
     if (installed.has('strimzi-kafka-operator')) await this.strimzi(seen);
     if (installed.has('flagger')) await this.flagger(seen);
   }
@@ -200,90 +189,6 @@ export class StandInControllers {
     const current = JSON.stringify(stripTimes(object.status ?? {}));
     if (current === JSON.stringify(stripTimes(status))) return;
     await this.quietly(object, () => this.client.mergePatch(object, { status }, 'status'));
-  }
-
-  private async certManager(clusterResourceNamespace: string, seen: Seen): Promise<void> {
-    const issuerReady = new Map<string, boolean>();
-    const issuers = [
-      ...(await this.client.list('cert-manager.io/v1', 'ClusterIssuer')),
-      ...(await this.client.list('cert-manager.io/v1', 'Issuer')),
-    ];
-    for (const issuer of issuers) {
-      const secretNamespace = issuer.kind === 'ClusterIssuer' ? clusterResourceNamespace : issuer.metadata.namespace!;
-      const caSecret = issuer.spec?.ca?.secretName as string | undefined;
-      // cert-manager v1.21.2 pkg/issuer/ca/setup.go (CA), pkg/issuer/acme/setup.go (ACME: the
-      // account is registered with the ACME server, which no loopback run can reach),
-      // pkg/issuer/selfsigned/setup.go (self-signed: ready at once).
-      let problem: { reason: string; message: string } | undefined;
-      if (caSecret !== undefined) {
-        const message = caIssuerProblem(seen.secretObjects.get(key(secretNamespace, caSecret)), secretNamespace, caSecret);
-        if (message) problem = { reason: 'ErrGetKeyPair', message };
-      } else if (issuer.spec?.acme) {
-        problem = { reason: 'ErrRegisterACMEAccount', message: `Failed to register ACME account: ${issuer.spec.acme.server} cannot be reached from the e2e cluster (e2e stand-in)` };
-      }
-      issuerReady.set(`${issuer.kind}/${issuer.kind === 'Issuer' ? issuer.metadata.namespace : ''}/${issuer.metadata.name}`, problem === undefined);
-      const generation = issuer.metadata.generation as number | undefined;
-      await this.setStatus(issuer, {
-        conditions: [
-          problem
-            ? condition('Ready', 'False', problem.reason, problem.message, generation)
-            : condition('Ready', 'True', caSecret ? 'KeyPairVerified' : 'IsReady', caSecret ? 'Signing CA verified' : '', generation),
-        ],
-      });
-    }
-    for (const certificate of await this.client.list('cert-manager.io/v1', 'Certificate')) {
-      const ref = certificate.spec?.issuerRef ?? {};
-      const issuerKind = ref.kind ?? 'Issuer';
-      const ready = issuerReady.get(`${issuerKind}/${issuerKind === 'Issuer' ? certificate.metadata.namespace : ''}/${ref.name}`) ?? false;
-      const generation = certificate.metadata.generation as number | undefined;
-      // What cert-manager's webhook would have refused at admission never gets issued.
-      const invalid = certificateSpecProblems(certificate.spec);
-      if (invalid.length > 0) {
-        await this.setStatus(certificate, {
-          conditions: [condition('Ready', 'False', 'InvalidSpec', `admission webhook "webhook.cert-manager.io" denied the request: ${invalid.join(', ')}`, generation)],
-        });
-        continue;
-      }
-      if (!ready) {
-        await this.setStatus(certificate, {
-          conditions: [condition('Ready', 'False', 'IssuerNotReady', `Issuer ${ref.name} is not ready`, generation)],
-        });
-        continue;
-      }
-      await this.issue(certificate, seen);
-      await this.setStatus(certificate, {
-        conditions: [condition('Ready', 'True', 'Ready', 'Certificate is up to date and has not expired', generation)],
-        revision: 1,
-      });
-    }
-  }
-
-  /** Write the Certificate's Secret, signed by the run's CA (a CA itself when isCA). */
-  private async issue(certificate: KubeObject, seen: Seen): Promise<void> {
-    const namespace = certificate.metadata.namespace!;
-    const name = certificate.spec.secretName as string;
-    if (seen.secrets.has(key(namespace, name))) return;
-    const id = `${namespace}-${certificate.metadata.name}`;
-    let pair = this.issued.get(id);
-    if (!pair) {
-      const subject = `/CN=${certificate.spec.commonName ?? certificate.spec.dnsNames?.[0] ?? certificate.metadata.name}`;
-      pair = certificate.spec.isCA
-        ? this.pki.ca(`issued-${id}`, subject)
-        : this.pki.leaf(`issued-${id}`, (this.issuingCa ??= this.pki.ca('issuing-ca', '/CN=e2e-issuing-ca')), subject, 'server', certificate.spec.dnsNames ?? []);
-      this.issued.set(id, pair);
-    }
-    const b64 = (file: string): string => fs.readFileSync(file).toString('base64');
-    await this.createQuietly({
-      apiVersion: 'v1',
-      kind: 'Secret',
-      type: 'kubernetes.io/tls',
-      metadata: {
-        name,
-        namespace,
-        annotations: { 'cert-manager.io/certificate-name': certificate.metadata.name },
-      },
-      data: { 'tls.crt': b64(pair.cert), 'tls.key': b64(pair.key), 'ca.crt': b64(pair.cert) },
-    });
   }
 
   /**

@@ -8,13 +8,13 @@ import { FAIL_FAST_SECONDS, LastFailures, ProblemClock, unmendable } from '../e2
 import { parseSshUrl } from '../e2e/git-server';
 import { podReferences, StandInControllers } from '../e2e/stand-in-controllers';
 import { ApiError, type KubeClient, type KubeObject } from '../e2e/kube-client';
-import type { Pki } from '../e2e/pki';
 import { STAND_INS, standInReleaseObjects } from '../e2e/stand-in-charts';
 import { argoCdValues } from '../src/infrastructure/argo-cd-values';
 import { INFRASTRUCTURE_RELEASES, RELEASE_ROWS } from '../src/infrastructure/releases';
 import { supportedKubernetesMinors } from '../src/infrastructure/supported-kubernetes';
 import { UsageError } from '../src/base/errors';
 import { runE2e } from '../e2e/harness';
+import { loopbackWebhookArgs, loopbackWebhookConfiguration } from '../e2e/cert-manager';
 import { ROOT } from './support';
 
 // Unit tests of the e2e harness's own logic; test/e2e/ runs it on the real engines.
@@ -43,6 +43,15 @@ describe('the toolchain pins', () => {
     expect(INFRASTRUCTURE_RELEASES.gatewayApiCrds.chart.version).toBe(INFRASTRUCTURE_RELEASES.envoyGateway.chart.version);
   });
 
+  it('runs the cert-manager the platform installs: its controllers, chart and CRDs at the release table\'s version', () => {
+    const mod = fs.readFileSync(path.join(ROOT, 'toolchain', 'cert-manager', 'go.mod'), 'utf8');
+    expect(pinned('CERT_MANAGER_VERSION')).toBe(INFRASTRUCTURE_RELEASES.certManager.chart.version);
+    expect(mod).toContain(`github.com/cert-manager/cert-manager ${pinned('CERT_MANAGER_VERSION')}`);
+    // The controllers' default ACME solver image is the release's own.
+    const main = fs.readFileSync(path.join(ROOT, 'toolchain', 'cert-manager', 'controller', 'main.go'), 'utf8');
+    expect(main).toContain(`quay.io/jetstack/cert-manager-acmesolver:${pinned('CERT_MANAGER_VERSION')}"`);
+  });
+
   it('builds promtool at the version its module requires', () => {
     const mod = fs.readFileSync(path.join(ROOT, 'toolchain', 'prometheus', 'go.mod'), 'utf8');
     expect(mod).toContain(`github.com/prometheus/prometheus ${pinned('PROMETHEUS_VERSION')}`);
@@ -53,7 +62,7 @@ describe('the toolchain pins', () => {
   });
 
   it('pins every go-installed tool to an exact version', () => {
-    for (const name of ['KWOK_VERSION', 'KUSTOMIZE_VERSION', 'HELM_VERSION', 'SOPS_VERSION', 'AGE_VERSION', 'KUBECONFORM_VERSION', 'ENVOY_GATEWAY_VERSION']) {
+    for (const name of ['KWOK_VERSION', 'KUSTOMIZE_VERSION', 'HELM_VERSION', 'SOPS_VERSION', 'AGE_VERSION', 'KUBECONFORM_VERSION', 'ENVOY_GATEWAY_VERSION', 'CERT_MANAGER_VERSION']) {
       expect(pinned(name), name).toMatch(/^v\d+\.\d+\.\d+$/);
     }
   });
@@ -118,13 +127,13 @@ describe('a stand-in controller\'s write the API server refuses', () => {
     }) as unknown as KubeClient;
 
   it('is reported at once, naming the object and the server\'s answer, not retried until a timeout', async () => {
-    const controllers = new StandInControllers(refusing(422), {} as Pki);
+    const controllers = new StandInControllers(refusing(422));
     await controllers.reconcile();
     expect(() => controllers.assertNoRefusal()).toThrow(/refused 1 write\(s\) of the stand-in controllers: Pod webapp\/webapp-1: PATCH .*422 refused/);
   });
 
   it('is retried on the next pass when it is a conflict', async () => {
-    const controllers = new StandInControllers(refusing(409), {} as Pki);
+    const controllers = new StandInControllers(refusing(409));
     await controllers.reconcile();
     expect(() => controllers.assertNoRefusal()).not.toThrow();
   });
@@ -274,6 +283,18 @@ describe('the e2e stops early for what no wave or retry mends (e2e/convergence.t
     const refused = (attempt: number) => app({ operationState: { phase: 'Running', retryCount: attempt, message: `${reason}. Retrying attempt #${attempt} at 2026-11-26T10:0${attempt}:00Z.` } });
     expect(at(clock, 0, refused(1))).toBeUndefined();
     expect(at(clock, FAIL_FAST_SECONDS, refused(2))).toBe(`webapp: the API server refused for ${FAIL_FAST_SECONDS} s: ${reason}`);
+    // A validating webhook's denial of the object as written: the same on every retry.
+    const denial = 'one or more objects failed to apply, reason: admission webhook "webhook.cert-manager.io" denied the request: spec.privateKey.size: Invalid value: 1024: must be between 2048 & 8192 for rsa keyAlgorithm';
+    const denied = new ProblemClock();
+    expect(at(denied, 0, app({ operationState: { phase: 'Running', message: denial } }))).toBeUndefined();
+    expect(at(denied, FAIL_FAST_SECONDS, app({ operationState: { phase: 'Running', message: `${denial}. Retrying attempt #3 at 2026-11-26T10:03:00Z.` } }))).toBe(
+      `webapp: the API server refused for ${FAIL_FAST_SECONDS} s: ${denial}`,
+    );
+    // An unreachable webhook may start later: waited for.
+    const unreachable = app({ operationState: { phase: 'Running', message: 'Internal error occurred: failed calling webhook "webhook.cert-manager.io": connection refused' } });
+    const later = new ProblemClock();
+    at(later, 0, unreachable);
+    expect(at(later, 600, unreachable)).toBeUndefined();
     // A missing CRD may come with a later wave: never a reason to stop early.
     const missing = app({ operationState: { phase: 'Running', retryCount: 1, message: 'the server could not find the requested resource. Retrying attempt #1 at 2026-11-26T10:01:00Z.' } });
     const other = new ProblemClock();
@@ -296,5 +317,43 @@ describe('the e2e stops early for what no wave or retry mends (e2e/convergence.t
     const paused = new ProblemClock();
     at(paused, 0, failed('OutOfSync', { enabled: false }));
     expect(at(paused, 100, failed('OutOfSync', { enabled: false }))).toBeUndefined();
+  });
+});
+
+describe('cert-manager\'s webhook on loopback (e2e/cert-manager.ts)', () => {
+  const chartArgs = [
+    '--v=2',
+    '--secure-port=10250',
+    '--dynamic-serving-ca-secret-namespace=cert-manager',
+    '--dynamic-serving-ca-secret-name=cert-manager-webhook-ca',
+    '--dynamic-serving-dns-names=cert-manager-webhook',
+    '--dynamic-serving-dns-names=cert-manager-webhook.cert-manager.svc',
+  ];
+
+  it('keeps the chart\'s arguments but the serving certificate, the ports and the metrics server', () => {
+    expect(loopbackWebhookArgs(chartArgs, { securePort: 40001, healthzPort: 40002, cert: '/run/w.crt', key: '/run/w.key' })).toEqual([
+      '--v=2',
+      '--secure-port=40001',
+      '--healthz-port=40002',
+      '--metrics-listen-address=0',
+      '--tls-cert-file=/run/w.crt',
+      '--tls-private-key-file=/run/w.key',
+    ]);
+  });
+
+  it('calls the webhook on loopback with the run\'s CA instead of the Service cainjector would fill in, every other field the chart\'s', () => {
+    const chart: KubeObject = {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: 'cert-manager-webhook', labels: { app: 'webhook' }, annotations: { 'cert-manager.io/inject-ca-from-secret': 'cert-manager/cert-manager-webhook-ca' } },
+      webhooks: [{ name: 'webhook.cert-manager.io', failurePolicy: 'Fail', rules: [{ apiGroups: ['cert-manager.io'] }], clientConfig: { service: { name: 'cert-manager-webhook', namespace: 'cert-manager', path: '/validate' } } }],
+    };
+    expect(loopbackWebhookConfiguration(chart, 40001, 'Q0E=')).toEqual({
+      ...chart,
+      metadata: { name: 'cert-manager-webhook', labels: { app: 'webhook' }, annotations: {} },
+      webhooks: [{ name: 'webhook.cert-manager.io', failurePolicy: 'Fail', rules: [{ apiGroups: ['cert-manager.io'] }], clientConfig: { url: 'https://127.0.0.1:40001/validate', caBundle: 'Q0E=' } }],
+    });
+    const noPath = { ...chart, webhooks: [{ name: 'w', clientConfig: { service: { name: 's', namespace: 'n' } } }] };
+    expect(() => loopbackWebhookConfiguration(noPath, 1, 'x')).toThrow(/webhook w calls no Service path/);
   });
 });

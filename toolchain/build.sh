@@ -35,6 +35,11 @@ KUBECONFORM_VERSION=v0.8.0
 PROMETHEUS_VERSION=v0.314.0
 # Envoy Gateway's control plane, the version the platform installs (src/infrastructure/releases.ts).
 ENVOY_GATEWAY_VERSION=v1.9.1
+# cert-manager's controllers and webhook, the version the platform installs
+# (src/infrastructure/releases.ts), from cert-manager/go.mod (two small mains over the module:
+# its own cmd/controller and cmd/webhook modules are not on the module proxy), with the
+# module's chart and CRDs.
+CERT_MANAGER_VERSION=v1.21.2
 # Alertmanager, for the rendered alert routing and the silences (npm run ops -- silence) on
 # Alertmanager itself (test/e2e/alertmanager.test.ts): v0.35.0, the newest on the module proxy.
 ALERTMANAGER_VERSION=v0.35.0
@@ -49,6 +54,11 @@ DISTRIBUTION_VERSION=v3.1.2
 export CGO_ENABLED=0 GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
 mkdir -p "$cache"
 
+# sources_digest <component>: 12 hex digits over the component's go.mod, go.sum and Go files.
+sources_digest() {
+  (cd "$here/$1" && find . -type f \( -name go.mod -o -name go.sum -o -name '*.go' \) -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-12)
+}
+
 log() { printf '[toolchain %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
 # build_into <component> <version> <command...>: runs the command with $out set
@@ -57,6 +67,11 @@ build_into() {
   local component="$1" version="$2"
   shift 2
   local final="$cache/$component-$version"
+  # A component built from Go sources of this repository (not only a go.mod's pins): the
+  # folder also names a digest of those sources, so a changed main is built again.
+  if compgen -G "$here/$component/*/*.go" > /dev/null || compgen -G "$here/$component/*.go" > /dev/null; then
+    final="$final-$(sources_digest "$component")"
+  fi
   if [[ -d "$final" ]]; then
     log "$component $version: cached in $final"
     return
@@ -143,6 +158,21 @@ envoy_gateway_build() {
     sed -i -e "s|^version: .*|version: $ENVOY_GATEWAY_VERSION|" -e "s|^appVersion: .*|appVersion: \"$ENVOY_GATEWAY_VERSION\"|" "$out/charts/$chart/Chart.yaml" || return 1
   done
 }
+cert_manager_build() {
+  local program
+  for program in controller webhook; do
+    (cd "$here/cert-manager" && go build -trimpath -o "$out/cert-manager-$program" -ldflags "-s -w" "./$program") || return 1
+  done
+  # Its chart (to render the controller's arguments and configuration from the platform's
+  # values, e2e/cert-manager.ts) at the release's version, as its release tool stamps it, and
+  # its CRDs as the release publishes them (deploy/crds), which the e2e's chart installs.
+  local module
+  module="$(cd "$here/cert-manager" && go list -m -f '{{.Dir}}' github.com/cert-manager/cert-manager)" || return 1
+  mkdir -p "$out/charts" "$out/crds" || return 1
+  cp -R "$module/deploy/charts/cert-manager" "$out/charts/" && chmod -R u+w "$out/charts/cert-manager" || return 1
+  sed -i -e "s|^version: .*|version: $CERT_MANAGER_VERSION|" -e "s|^appVersion: .*|appVersion: $CERT_MANAGER_VERSION|" "$out/charts/cert-manager/Chart.yaml" || return 1
+  install -m 0644 "$module"/deploy/crds/*.yaml "$out/crds/" || return 1
+}
 prometheus_build() {
   # Its module replaces a dependency, so it is built from toolchain/prometheus/go.mod (like Kubernetes).
   (cd "$here/prometheus" && go build -trimpath -o "$out/" -ldflags "-s -w \
@@ -174,13 +204,17 @@ declare -A versions=(
   [sops]=$SOPS_VERSION [age]=$AGE_VERSION [kubeconform]=$KUBECONFORM_VERSION
   [prometheus]=$PROMETHEUS_VERSION [envoy-gateway]=$ENVOY_GATEWAY_VERSION
   [alertmanager]=$ALERTMANAGER_VERSION [flagger-loadtester]=$FLAGGER_VERSION
-  [distribution]=$DISTRIBUTION_VERSION
+  [distribution]=$DISTRIBUTION_VERSION [cert-manager]=$CERT_MANAGER_VERSION
 )
-order=(sops age kustomize helm kwok etcd kubernetes argocd kubeconform prometheus envoy-gateway alertmanager flagger-loadtester distribution)
+order=(sops age kustomize helm kwok etcd kubernetes argocd cert-manager kubeconform prometheus envoy-gateway alertmanager flagger-loadtester distribution)
 
 if [[ "${1:-}" == "--print" ]]; then
   # Machine-readable: one "component version folder" line each.
-  for c in "${order[@]}"; do echo "$c ${versions[$c]} $cache/$c-${versions[$c]}"; done
+  for c in "${order[@]}"; do
+    folder="$cache/$c-${versions[$c]}"
+    if compgen -G "$here/$c/*/*.go" > /dev/null || compgen -G "$here/$c/*.go" > /dev/null; then folder="$folder-$(sources_digest "$c")"; fi
+    echo "$c ${versions[$c]} $folder"
+  done
   exit 0
 fi
 

@@ -5,10 +5,10 @@ import { E2eError } from '../src/base/errors';
 
 
 /** Component names of toolchain/build.sh. */
-export type Component = 'kubernetes' | 'etcd' | 'argocd' | 'kwok' | 'kustomize' | 'helm' | 'sops' | 'age' | 'kubeconform' | 'prometheus' | 'envoy-gateway' | 'alertmanager' | 'flagger-loadtester' | 'distribution';
+export type Component = 'kubernetes' | 'etcd' | 'argocd' | 'kwok' | 'kustomize' | 'helm' | 'sops' | 'age' | 'kubeconform' | 'prometheus' | 'envoy-gateway' | 'alertmanager' | 'flagger-loadtester' | 'distribution' | 'cert-manager';
 
 /** What the e2e cluster runs (`npm run e2e`): every component but the test-only tools (kubeconform, promtool, Alertmanager, Flagger's load tester). */
-export const CLUSTER_COMPONENTS: readonly Component[] = ['sops', 'age', 'kustomize', 'helm', 'kwok', 'etcd', 'kubernetes', 'argocd', 'envoy-gateway', 'distribution'];
+export const CLUSTER_COMPONENTS: readonly Component[] = ['sops', 'age', 'kustomize', 'helm', 'kwok', 'etcd', 'kubernetes', 'argocd', 'envoy-gateway', 'cert-manager', 'distribution'];
 
 /** The built toolchain: one cached folder per component and its pinned version. */
 export interface Toolchain {
@@ -17,6 +17,8 @@ export interface Toolchain {
   bin(component: Component, name: string): string;
   /** Absolute path of an upstream Helm chart a component's build keeps (`chart('envoy-gateway', 'gateway-helm')`). */
   chart(component: Component, name: string): string;
+  /** Absolute path of the folder of upstream CRD files a component's build keeps (`crds('cert-manager')`). */
+  crds(component: Component): string;
 }
 
 /** One of the toolchain's scripts in the project at `projectRoot`. */
@@ -59,6 +61,11 @@ export function locateToolchain(projectRoot: string): Toolchain {
     chart(component, name) {
       const folder = path.join(folders.get(component) ?? '', 'charts', name);
       if (!fs.existsSync(path.join(folder, 'Chart.yaml'))) throw new E2eError(`chart ${name} is not in the toolchain (${folder}); run toolchain/build.sh ${component}`);
+      return folder;
+    },
+    crds(component) {
+      const folder = path.join(folders.get(component) ?? '', 'crds');
+      if (!fs.existsSync(folder)) throw new E2eError(`the CRDs of ${component} are not in the toolchain (${folder}); run toolchain/build.sh ${component}`);
       return folder;
     },
   };

@@ -10,6 +10,7 @@ import { INFRASTRUCTURE_RELEASES } from '../../src/infrastructure/releases';
 import { supportedKubernetesMinors } from '../../src/infrastructure/supported-kubernetes';
 import { ROOT } from '../support';
 import { afterEach, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { breakRendered, e2eProjectCopy, followPublishedCharts, makeBlueGreen, runE2eOn } from './e2e-copy';
 import type { E2eReport } from '../../e2e/harness';
 import { standInUpgrade } from '../../e2e/stand-in-charts';
@@ -23,6 +24,16 @@ const copies: string[] = [];
 afterEach(() => {
   for (const copy of copies.splice(0)) fs.rmSync(copy, { recursive: true, force: true });
 });
+
+/** The Certificates committed for an environment (dist/<environment>/). */
+function renderedCertificates(environment: string): any[] {
+  const folder = path.join(ROOT, 'dist', environment);
+  return fs
+    .readdirSync(folder)
+    .filter((file) => file.endsWith('.yaml'))
+    .flatMap((file) => parseAllDocuments(fs.readFileSync(path.join(folder, file), 'utf8')).map((doc) => doc.toJS()))
+    .filter((object) => object?.apiVersion === 'cert-manager.io/v1' && object.kind === 'Certificate');
+}
 
 function brokenCopy(): string {
   const copy = e2eProjectCopy();
@@ -164,6 +175,19 @@ describe.sequential('e2e on a real control plane and Argo CD', () => {
       const { envoyGateway, gatewayApiCrds } = INFRASTRUCTURE_RELEASES;
       expect(report.controllers.find((c) => c.release === envoyGateway.name)).toEqual({ release: envoyGateway.name, chart: envoyGateway.chart.chart, version: envoyGateway.chart.version, runs: 'real' });
       expect(report.controllers.find((c) => c.release === gatewayApiCrds.name)?.runs).toBe('real chart');
+      // cert-manager's own webhook and controllers issued every rendered Certificate: the CA
+      // from the self-signed issuer, each other one from that CA, for the names it asks for.
+      const { certManager } = INFRASTRUCTURE_RELEASES;
+      expect(report.controllers.find((c) => c.release === certManager.name)).toEqual({ release: certManager.name, chart: certManager.chart.chart, version: certManager.chart.version, runs: 'real' });
+      const rendered = renderedCertificates('local');
+      expect(report.certificates.map((c) => `${c.namespace}/${c.name}`)).toEqual(rendered.map((c) => `${c.metadata.namespace}/${c.metadata.name}`).sort());
+      const ca = rendered.find((c) => c.spec.isCA === true)!;
+      for (const certificate of rendered) {
+        const issued = report.certificates.find((c) => c.namespace === certificate.metadata.namespace && c.name === certificate.metadata.name)!;
+        expect(issued.ready, issued.name).toBe('True');
+        expect(issued.issuer, issued.name).toBe(`CN=${ca.spec.commonName}`);
+        for (const name of certificate.spec.dnsNames ?? []) expect(issued.subjectAltName, issued.name).toContain(`DNS:${name}`);
+      }
       const notConverged = report.applications.filter((a) => a.sync !== 'Synced' || a.health !== 'Healthy');
       expect(notConverged, output.slice(-4000)).toEqual([]);
       expect(report.applications.length).toBeGreaterThan(1);
@@ -340,6 +364,32 @@ describe.sequential('e2e on a real control plane and Argo CD', () => {
       const refused = report.applications.find((a) => a.name === second);
       expect(refused?.health, JSON.stringify(report.applications, null, 2)).toBe('Degraded');
       expect(refused?.message).toMatch(/not permitted by any ReferenceGrant/);
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  // cert-manager's own webhook (e2e/cert-manager.ts) judges every cert-manager object at
+  // admission, as on a cluster: the stand-in that ran before issued this certificate.
+  it(
+    'fails the Application whose Certificate cert-manager\'s webhook refuses (an RSA key of 1024 bits)',
+    () => {
+      const copy = brokenCopy();
+      let certificate = '';
+      breakRendered(copy, 'local/issuers.yaml', (objects) =>
+        objects.map((o) => {
+          if (o.kind !== 'Certificate') return o;
+          certificate = o.metadata.name;
+          return { ...o, spec: { ...o.spec, privateKey: { algorithm: 'RSA', size: 1024 } } };
+        }), 'a Certificate with a 1024-bit RSA key');
+      expect(certificate).not.toBe('');
+      const { status, report } = runE2eOn(copy, ['--env', 'local', '--no-dry-run']);
+      expect(status).toBe(1);
+      // internal/apis/certmanager/validation/certificate.go (v1.21.2): 2048 to 8192 bits for RSA.
+      const denial = /admission webhook "webhook\.cert-manager\.io" denied the request: spec\.privateKey\.size: Invalid value: 1024: must be between 2048 and 8192 for rsa keyAlgorithm/;
+      expect(report.stopped).toMatch(denial);
+      const refused = report.applications.find((a) => denial.test(a.message));
+      expect(refused?.name, JSON.stringify(report.applications, null, 2)).toBe('issuers');
+      expect(refused?.sync).not.toBe('Synced');
     },
     RUN_TIMEOUT_MS,
   );
