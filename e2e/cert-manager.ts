@@ -2,6 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { E2eError } from '../src/base/errors';
+import { compareText } from '../src/base/text-order';
 import type { Toolchain } from '../toolchain';
 import type { KubeClient, KubeObject } from './kube-client';
 import { freePort, listening } from './loopback';
@@ -162,5 +163,5 @@ export async function issuedCertificates(client: KubeClient): Promise<IssuedCert
       ...(x509 === undefined ? {} : { issuer: x509.issuer, subjectAltName: x509.subjectAltName ?? '' }),
     });
   }
-  return result.sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
+  return result.sort((a, b) => compareText(`${a.namespace}/${a.name}`, `${b.namespace}/${b.name}`));
 }
