@@ -2,8 +2,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { documentsOf } from '../src/validation/manifests';
-import { ROOT } from './support';
+import { readYamlDocuments } from '../src/base/yaml-documents';
+import { scanForPlaintextSecrets } from '../src/secrets/scan';
+import { documentsOf, readRenderedTree } from '../src/validation/manifests';
+import { ROOT, temporaryDirectory } from './support';
 
 /** What the yaml library reads from a text: each document's value, or its errors. */
 const byYamlLibrary = (text: string) =>
@@ -74,5 +76,46 @@ describe('reading rendered files (documentsOf)', () => {
     const text = 'kind: A\nkind: B\n';
     expect(documentsOf(text)).toEqual(byYamlLibrary(text));
     expect(documentsOf(text)[0]).toHaveProperty('problem', expect.stringMatching(/unique/i));
+  });
+});
+
+describe('an alias bomb in a rendered file', () => {
+  // Nine levels of nine aliases each: 387,420,489 leaves once expanded.
+  const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x"]', ...'bcdefghi'.split('').map((name, index) => {
+    const previous = 'abcdefghi'[index]!;
+    return `${name}: &${name} [*${previous},*${previous},*${previous},*${previous},*${previous},*${previous},*${previous},*${previous},*${previous}]`;
+  })].join('\n');
+
+  it('is read by the yaml library, which bounds aliases, and named as not YAML', () => {
+    expect(readYamlDocuments(bomb)).toBeUndefined();
+    const [document] = documentsOf(bomb);
+    expect(document).toHaveProperty('problem', expect.stringMatching(/alias/i));
+  });
+
+  it('is refused by the gate as a file that is not YAML, in a second', () => {
+    const dir = temporaryDirectory('platform-gitops-bomb-');
+    try {
+      fs.mkdirSync(path.join(dir, 'local'));
+      fs.writeFileSync(path.join(dir, 'local', 'bomb.yaml'), bomb);
+      const tree = readRenderedTree(dir);
+      expect(tree.objects).toEqual([]);
+      expect(tree.unreadable).toEqual([{ environment: 'local', file: 'bomb.yaml', problem: expect.stringMatching(/alias/i) }]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('is scanned for secrets without expanding it', () => {
+    expect(scanForPlaintextSecrets(new Map([['dist/local/bomb.yaml', bomb]]))).toEqual([]);
+  });
+});
+
+describe('anchors', () => {
+  it('send a text to the yaml library, which expands them; a quoted & after a space only costs speed', () => {
+    expect(readYamlDocuments('a: &x 1\nb: *x\n')).toBeUndefined();
+    expect(documentsOf('a: &x 1\nb: *x\n')).toEqual([{ value: { a: 1, b: 1 } }]);
+    expect(readYamlDocuments('a: "b & c"\nd: e&f\n')).toEqual([{ a: 'b & c', d: 'e&f' }]);
+    expect(readYamlDocuments('a: "b &c"\n')).toBeUndefined();
+    expect(documentsOf('a: "b &c"\n')).toEqual([{ value: { a: 'b &c' } }]);
   });
 });

@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CORE_SCHEMA, loadAll } from 'js-yaml';
 import { parseAllDocuments } from 'yaml';
 import { RefusedError } from '../base/errors';
+import { readYamlDocuments } from '../base/yaml-documents';
 
 /** A rendered Kubernetes object as the gate reads it. */
 export interface ManifestObject {
@@ -51,22 +51,23 @@ const MANIFEST_FILE = /\.ya?ml$/;
 export const RENDERED_TREE_LIMITS = { files: 10_000, fileBytes: 16 * 1024 * 1024 } as const;
 
 /**
- * The documents of one file, as plain values, or why one is not YAML. Read with js-yaml and
- * YAML 1.2's core schema (the types the yaml library reads by default: no timestamps, no
- * merge keys), about four times faster than the yaml library; a file js-yaml refuses is read
- * again with the yaml library, whose messages name each broken document. test/manifests.test.ts
- * holds both to the same values on the committed tree.
+ * The documents of one file, as plain values, or why one is not YAML: read fast with js-yaml
+ * (readYamlDocuments); a file js-yaml refuses, or that may hold anchors, is read again with
+ * the yaml library, whose messages name each broken document and which refuses an alias bomb.
  */
 export function documentsOf(text: string): ({ readonly value: unknown } | { readonly problem: string })[] {
-  try {
-    const values: unknown[] = [];
-    loadAll(text, (value) => values.push(value), { schema: CORE_SCHEMA });
-    return values.map((value) => ({ value }));
-  } catch {
-    return parseAllDocuments(text).map((document) =>
-      document.errors.length > 0 ? { problem: document.errors.map((error) => error.message).join('; ') } : { value: document.toJS() as unknown },
-    );
-  }
+  const values = readYamlDocuments(text);
+  if (values !== undefined) return values.map((value) => ({ value }));
+  return parseAllDocuments(text).map((document) => {
+    if (document.errors.length > 0) return { problem: document.errors.map((error) => error.message).join('; ') };
+    try {
+      return { value: document.toJS() as unknown };
+    } catch (error) {
+      // An alias expanding beyond the yaml library's bound (maxAliasCount): a resource
+      // exhaustion attack, never a rendered manifest.
+      return { problem: error instanceof Error ? error.message : String(error) };
+    }
+  });
 }
 
 /**
