@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { git, isInWorkTree } from '../base/git';
+import { readYamlDocuments } from '../base/yaml-documents';
 import { RENDERED_DIR, renderStagingPrefix } from '../contract/layout';
 import { compareText } from '../base/text-order';
 import { ENVIRONMENT_ORDER } from '../environments';
@@ -183,6 +184,9 @@ function documentsOf(text: string, format: 'yaml' | 'json'): Array<{ value: unkn
       // Not strict JSON (comments, several documents): YAML reads what it can.
     }
   }
+  // js-yaml refuses a key twice, so a text it reads has no duplicated key.
+  const fast = readYamlDocuments(text);
+  if (fast !== undefined) return fast.map((value) => ({ value, duplicates: [] }));
   const documents = parseAllDocuments(text);
   if (!Array.isArray(documents)) return [];
   // Only documents whose one fault is a duplicated key are read, with the last value of each key.
