@@ -4,13 +4,12 @@ import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadEnvironments, type Environment } from '../src/environments';
 import { App } from 'cdk8s';
-import { parse, parseAllDocuments } from 'yaml';
+import { parseAllDocuments } from 'yaml';
 import { manifestText } from '../src/base/manifest-files';
-import { CDK8S_CLI_OUTPUT, chartFile, RENDER_MARKER } from '../src/contract/layout';
+import { chartFile, RENDER_MARKER } from '../src/contract/layout';
 import { CHART_VERSIONS_FILE } from '../src/synth/chart-versions';
 import { resolveOutdir } from '../src/synth/output-folder';
 import { buildEnvironment, synthesize } from '../src/synth';
-import { projectCopy } from './project-copy';
 import { SYNTH } from '../src/commands/synth';
 import { DIST, ROOT, environmentFilesCopy, nextPatch, runCli, runInProcess, valuesTexts, temporaryDirectory, treeContents } from './support';
 
@@ -136,18 +135,6 @@ describe('npm run synth', () => {
     }
   });
 
-  it('`npx cdk8s synth` with an invalid values file refuses and leaves dist/ as it was', () => {
-    const copy = projectCopy();
-    cleanups.push(copy);
-    fs.copyFileSync(path.join(ROOT, 'cdk8s.yaml'), path.join(copy, 'cdk8s.yaml'));
-    const file = path.join(copy, 'src', 'environments', 'testing', 'webapp.yaml');
-    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/^(\s+tag:) \S+/m, '$1 latest'));
-    const before = treeContents(path.join(copy, 'dist'));
-    const result = spawnSync(process.execPath, [path.join(ROOT, 'node_modules', 'cdk8s-cli', 'bin', 'cdk8s'), 'synth'], { cwd: copy, encoding: 'utf8' });
-    expect(result.status).not.toBe(0);
-    expect(result.stderr).toContain('image.tag "latest" must look like v<major>.<minor>.<patch>');
-    expect(treeContents(path.join(copy, 'dist'))).toEqual(before);
-  });
 
   it.each([
     ['the project root', ROOT],
@@ -234,18 +221,6 @@ describe('npm run synth', () => {
     expect(resolveOutdir(ROOT, '  ', '')).toBe(DIST);
   });
 
-  it('gives the same output through `cdk8s synth` (cdk8s.yaml), whose scratch output is never dist/', () => {
-    expect((parse(fs.readFileSync(path.join(ROOT, 'cdk8s.yaml'), 'utf8')) as { output: string }).output).toBe(CDK8S_CLI_OUTPUT);
-    const workdir = temporaryDirectory();
-    cleanups.push(workdir);
-    const output = path.join(workdir, 'dist');
-    const result = spawnSync(process.execPath, [path.join(ROOT, 'node_modules', 'cdk8s-cli', 'bin', 'cdk8s'), 'synth', '--output', output], {
-      cwd: ROOT,
-      encoding: 'utf8',
-    });
-    expect(result.status, result.stderr).toBe(0);
-    expect(treeContents(output)).toEqual(treeContents(DIST));
-  });
 });
 
 describe('the rendered YAML', () => {

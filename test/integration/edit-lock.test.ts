@@ -3,12 +3,12 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RELEASE } from '../src/commands/release';
-import { SYNTH } from '../src/commands/synth';
-import { applicationValuesPath, ValuesFile } from '../src/environments/values-file';
-import { EDIT_DIR } from '../src/release/edit-lock';
-import { commitCopy, copyEnvironments, dataCopy, newerTag } from './project-copy';
-import { runInProcess } from './support';
+import { RELEASE } from '../../src/commands/release';
+import { SYNTH } from '../../src/commands/synth';
+import { applicationValuesPath, ValuesFile } from '../../src/environments/values-file';
+import { EDIT_DIR } from '../../src/release/edit-lock';
+import { commitCopy, copyEnvironments, dataCopy, newerTag } from '../project-copy';
+import { runInProcess } from '../support';
 
 // An edit interrupted between writing its values file and swapping dist/ in (a killed
 // process) leaves a lock whose process is gone: the next command renders dist/ from the

@@ -1,13 +1,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../src/base/errors';
-import { DIFF } from '../src/commands/diff';
-import { loadEnvironments } from '../src/environments';
-import { readValuesTexts } from '../src/environments/values-file';
-import { synthesize } from '../src/synth';
-import { git } from './project-copy';
-import { ROOT, runInProcess, temporaryDirectory } from './support';
+import { ConfigError } from '../../src/base/errors';
+import { DIFF } from '../../src/commands/diff';
+import { loadEnvironments } from '../../src/environments';
+import { readValuesTexts } from '../../src/environments/values-file';
+import { synthesize } from '../../src/synth';
+import { git } from '../project-copy';
+import { ROOT, runInProcess, temporaryDirectory } from '../support';
 
 // A platform repository is often one folder of a larger repository: what reads the committed
 // state (the blue-green guard, diff) reads it there too, never silently nothing.
