@@ -1,4 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { IMAGES } from '../src/contract/images';
@@ -355,5 +357,41 @@ describe('cert-manager\'s webhook on loopback (e2e/cert-manager.ts)', () => {
     });
     const noPath = { ...chart, webhooks: [{ name: 'w', clientConfig: { service: { name: 's', namespace: 'n' } } }] };
     expect(() => loopbackWebhookConfiguration(noPath, 1, 'x')).toThrow(/webhook w calls no Service path/);
+  });
+});
+
+describe('the cold-build estimate (toolchain/build.sh --estimate)', () => {
+  it('lists each recorded build, largest first, with their sum, and names the components without a record', () => {
+    const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-estimate-'));
+    try {
+      const env = { ...process.env, PLATFORM_GITOPS_CACHE: cache };
+      const folders = new Map(
+        spawnSync('bash', [path.join(ROOT, 'toolchain', 'build.sh'), '--print'], { env, encoding: 'utf8' })
+          .stdout.trim()
+          .split('\n')
+          .map((line) => line.split(' ') as [string, string, string])
+          .map(([component, version, folder]) => [component, { version, folder }]),
+      );
+      const record = (component: string, seconds: number) => {
+        fs.mkdirSync(folders.get(component)!.folder, { recursive: true });
+        fs.writeFileSync(path.join(folders.get(component)!.folder, '.build-seconds'), `${seconds}\n`);
+      };
+      record('kwok', 86);
+      record('argocd', 255);
+      record('cert-manager', 219);
+      const result = spawnSync('bash', [path.join(ROOT, 'toolchain', 'build.sh'), '--estimate'], { env, encoding: 'utf8' });
+      expect(result.status).toBe(0);
+      const lines = result.stdout.trim().split('\n');
+      expect(lines.slice(0, 3).map((line) => line.split(/\s+/))).toEqual([
+        ['argocd', folders.get('argocd')!.version, '255', 's'],
+        ['cert-manager', folders.get('cert-manager')!.version, '219', 's'],
+        ['kwok', folders.get('kwok')!.version, '86', 's'],
+      ]);
+      expect(lines[3]).toBe('total: 560 s (about 10 min), each build with the Go caches as they were then');
+      expect(lines[4]).toMatch(/^not recorded \(not built, or built before builds recorded their time\): sops age /);
+      expect(lines[4]).not.toMatch(/\b(argocd|kwok|cert-manager)\b/);
+    } finally {
+      fs.rmSync(cache, { recursive: true, force: true });
+    }
   });
 });

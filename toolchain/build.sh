@@ -66,12 +66,10 @@ log() { printf '[toolchain %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 build_into() {
   local component="$1" version="$2"
   shift 2
-  local final="$cache/$component-$version"
-  # A component built from Go sources of this repository (not only a go.mod's pins): the
+  # A component built from Go sources of this repository (not only a go.mod's pins): its
   # folder also names a digest of those sources, so a changed main is built again.
-  if compgen -G "$here/$component/*/*.go" > /dev/null || compgen -G "$here/$component/*.go" > /dev/null; then
-    final="$final-$(sources_digest "$component")"
-  fi
+  local final
+  final="$(folder_of "$component")"
   if [[ -d "$final" ]]; then
     log "$component $version: cached in $final"
     return
@@ -90,6 +88,8 @@ build_into() {
     return 1
   fi
   kill "$heartbeat" 2>/dev/null || true
+  # What this build took here, for --estimate.
+  echo "$((SECONDS - started))" > "$out/.build-seconds"
   # Another build of the same component (a second command started meanwhile) may have
   # published first: keep that one.
   if [[ -d "$final" ]]; then rm -rf "$out"; else mv "$out" "$final"; fi
@@ -208,13 +208,35 @@ declare -A versions=(
 )
 order=(sops age kustomize helm kwok etcd kubernetes argocd cert-manager kubeconform prometheus envoy-gateway alertmanager flagger-loadtester distribution)
 
+# folder_of <component>: where its build is (or would be) published.
+folder_of() {
+  local folder="$cache/$1-${versions[$1]}"
+  if compgen -G "$here/$1/*/*.go" > /dev/null || compgen -G "$here/$1/*.go" > /dev/null; then folder="$folder-$(sources_digest "$1")"; fi
+  echo "$folder"
+}
+
+if [[ "${1:-}" == "--estimate" ]]; then
+  # The cold-build estimate: what each component's build took on this machine (recorded in its
+  # folder when it was built), largest first, and their sum.
+  total=0 recorded=() unknown=()
+  for c in "${order[@]}"; do
+    f="$(folder_of "$c")/.build-seconds"
+    if [[ -f "$f" ]]; then
+      recorded+=("$(cat "$f") $c ${versions[$c]}")
+      total=$((total + $(cat "$f")))
+    else
+      unknown+=("$c")
+    fi
+  done
+  if [[ ${#recorded[@]} -gt 0 ]]; then printf '%s\n' "${recorded[@]}" | sort -k1,1rn -k2,2 | awk '{ printf "%-20s %-10s %6d s\n", $2, $3, $1 }'; fi
+  echo "total: $total s (about $(((total + 59) / 60)) min), each build with the Go caches as they were then"
+  if [[ ${#unknown[@]} -gt 0 ]]; then echo "not recorded (not built, or built before builds recorded their time): ${unknown[*]}"; fi
+  exit 0
+fi
+
 if [[ "${1:-}" == "--print" ]]; then
   # Machine-readable: one "component version folder" line each.
-  for c in "${order[@]}"; do
-    folder="$cache/$c-${versions[$c]}"
-    if compgen -G "$here/$c/*/*.go" > /dev/null || compgen -G "$here/$c/*.go" > /dev/null; then folder="$folder-$(sources_digest "$c")"; fi
-    echo "$c ${versions[$c]} $folder"
-  done
+  for c in "${order[@]}"; do echo "$c ${versions[$c]} $(folder_of "$c")"; done
   exit 0
 fi
 
