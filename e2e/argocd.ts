@@ -155,7 +155,7 @@ function paramEnvironment(component: 'controller' | 'repo-server'): Record<strin
 }
 
 /**
- * Argo CD v3.5 as its own developers run it locally (its Procfile): redis, the
+ * Argo CD (the release toolchain/build.sh pins) as its own developers run it locally (its Procfile): redis, the
  * repository server and the application controller as processes on loopback, with
  * ARGOCD_FAKE_IN_CLUSTER so `https://kubernetes.default.svc` means the e2e API server.
  * The API server and UI are not needed to sync.
