@@ -30,8 +30,6 @@ export interface ArgoCdOptions {
   readonly knownHosts: string;
   /** CA certificate for each HTTPS host (argocd-tls-certs-cm), by host name. */
   readonly tlsCertificates: ReadonlyMap<string, string>;
-  /** The age key file's contents, as the repository server mounts it from its Secret. */
-  readonly ageKey: string;
 }
 
 /** The CRDs Argo CD's own chart installs (argoproj.io), from schemas/crds. */
@@ -106,6 +104,47 @@ export function pluginManifests(): Map<string, Record<string, unknown>> {
   );
 }
 
+/** A container of the repo-server's rendered values (`repoServer.extraContainers`) and the pod's volumes. */
+interface Sidecar {
+  readonly name: string;
+  readonly env?: readonly { name: string; value?: string; valueFrom?: unknown }[];
+  readonly volumeMounts?: readonly { name: string; mountPath: string; subPath?: string }[];
+}
+
+/**
+ * The environment a plugin's sidecar gets, as the argo-cd chart renders it from the platform's
+ * values, with each path inside a mounted Secret turned into the same file of the run's copy
+ * of that Secret: `secrets` maps a volume's Secret name to the folder holding its keys as
+ * files (what the kubelet would mount). A variable that names a file inside a Secret mount
+ * that the Secret does not hold, or a Secret volume the harness has no copy of, is an error:
+ * on a cluster that sidecar would read nothing.
+ */
+export function sidecarEnvironment(name: string, secrets: ReadonlyMap<string, { folder: string; keys: readonly string[] }>): Record<string, string> {
+  const values = argoCdValues() as { repoServer: { extraContainers?: Sidecar[]; volumes?: { name: string; secret?: { secretName: string } }[] } };
+  const sidecar = values.repoServer.extraContainers?.find((container) => container.name === name);
+  if (sidecar === undefined) throw new E2eError(`the argo-cd values render no repo-server sidecar named ${name} for the plugin ${name}`);
+  const secretMounts = (sidecar.volumeMounts ?? []).flatMap((mount) => {
+    const secretName = values.repoServer.volumes?.find((volume) => volume.name === mount.name)?.secret?.secretName;
+    if (secretName === undefined || mount.subPath !== undefined) return [];
+    const copy = secrets.get(secretName);
+    if (copy === undefined) throw new E2eError(`sidecar ${name} mounts Secret ${secretName} at ${mount.mountPath}, which the bootstrap does not create`);
+    return [{ mountPath: mount.mountPath, secretName, ...copy }];
+  });
+  const env: Record<string, string> = {};
+  for (const variable of sidecar.env ?? []) {
+    if (variable.value === undefined) throw new E2eError(`sidecar ${name}: env ${variable.name} is not a plain value, which the harness does not resolve`);
+    const mount = secretMounts.find((m) => variable.value!.startsWith(`${m.mountPath}/`));
+    if (mount === undefined) {
+      env[variable.name] = variable.value;
+      continue;
+    }
+    const key = variable.value.slice(mount.mountPath.length + 1);
+    if (!mount.keys.includes(key)) throw new E2eError(`sidecar ${name}: ${variable.name}=${variable.value} names key ${key} of Secret ${mount.secretName}, which holds ${mount.keys.join(', ') || 'no key'}`);
+    env[variable.name] = path.join(mount.folder, key);
+  }
+  return env;
+}
+
 /**
  * A repository Secret with the loopback proxy as its `proxy` (Argo CD docs, "Declarative
  * Setup: Repositories", proxy): go-git dials through it, native git over SSH gets
@@ -171,8 +210,20 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
   for (const folder of [sshData, tlsData, home, ageDir]) fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
   fs.writeFileSync(path.join(sshData, 'ssh_known_hosts'), options.knownHosts);
   for (const [host, caFile] of options.tlsCertificates) fs.copyFileSync(caFile, path.join(tlsData, host));
-  const ageKeyFile = path.join(ageDir, 'keys.txt');
-  fs.writeFileSync(ageKeyFile, options.ageKey, { mode: 0o600 });
+  // The Secrets the plugins' sidecars mount, as the kubelet would mount them: each key a file,
+  // read from the cluster, where the bootstrap created them.
+  const mountedSecrets = new Map<string, { folder: string; keys: string[] }>();
+  for (const volume of (argoCdValues() as { repoServer: { volumes?: { secret?: { secretName: string } }[] } }).repoServer.volumes ?? []) {
+    const secretName = volume.secret?.secretName;
+    if (secretName === undefined) continue;
+    const secret = await options.client.get('v1', 'Secret', secretName, options.namespace);
+    if (secret === undefined) continue;
+    const folder = path.join(ageDir, secretName);
+    fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
+    const data: Record<string, string> = (secret as { data?: Record<string, string> }).data ?? {};
+    for (const [key, value] of Object.entries(data)) fs.writeFileSync(path.join(folder, key), Buffer.from(value, 'base64'), { mode: 0o600 });
+    mountedSecrets.set(secretName, { folder, keys: Object.keys(data).sort() });
+  }
 
   // Each plugin runs as Argo CD's plugin server with its own configuration, as the
   // repository server's sidecars do, and alone gets the age key; the repository server
@@ -191,7 +242,8 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
         ARGOCD_PLUGINSOCKFILEPATH: sockets,
         HOME: home,
         PATH: [path.dirname(toolchain.bin('sops', 'sops')), '/usr/bin', '/bin'].join(':'),
-        SOPS_AGE_KEY_FILE: ageKeyFile,
+        // The sidecar's own environment (SOPS_AGE_KEY_FILE: the key file of the mounted Secret).
+        ...sidecarEnvironment(name, mountedSecrets),
       },
     });
     await waitFor(`the ${name} plugin's socket`, 30_000, () => (fs.existsSync(path.join(sockets, `${name}.sock`)) ? true : undefined), alive);

@@ -321,7 +321,6 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
       dir: path.join(dir, 'argocd'),
       knownHosts: git.knownHosts,
       tlsCertificates: new Map([...hosts, ...(publishing === undefined ? [] : [publishing.host])].map((host) => [host, plane.pki.ca.cert])),
-      ageKey,
     });
     // `argocd: v3.6.1+unknown`: the build knows its tag, not its commit.
     const argocdVersion = run(toolchain.bin('argocd', 'argocd'), ['version', '--client', '--short']).trim().replace(/^argocd:\s*/, '').replace(/\+unknown$/, '');

@@ -4,7 +4,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { IMAGES } from '../src/contract/images';
-import { argoCdConfigObjects } from '../e2e/argocd';
+import { argoCdConfigObjects, sidecarEnvironment } from '../e2e/argocd';
+import { SOPS_AGE, SOPS_PLUGIN } from '../src/contract/choices';
 import { applicationState, converged } from '../src/cluster/argo-cd';
 import { FAIL_FAST_SECONDS, LastFailures, ProblemClock, unmendable } from '../e2e/convergence';
 import { parseSshUrl } from '../e2e/git-server';
@@ -393,5 +394,20 @@ describe('the cold-build estimate (toolchain/build.sh --estimate)', () => {
     } finally {
       fs.rmSync(cache, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the sops plugin\'s environment, as its rendered sidecar gets it (e2e/argocd.ts)', () => {
+  it('reads the age key from the run\'s copy of the Secret the sidecar mounts, at the file its variable names', () => {
+    const env = sidecarEnvironment(SOPS_PLUGIN.name, new Map([[SOPS_AGE.secretName, { folder: '/run/age/sops-age', keys: [SOPS_AGE.secretKey] }]]));
+    expect(env).toEqual({ [SOPS_AGE.keyFileVariable]: `/run/age/sops-age/${SOPS_AGE.secretKey}` });
+  });
+
+  it('refuses a variable naming a key the mounted Secret does not hold, and a Secret the bootstrap does not create', () => {
+    expect(() => sidecarEnvironment(SOPS_PLUGIN.name, new Map([[SOPS_AGE.secretName, { folder: '/run/x', keys: ['age.agekey'] }]]))).toThrow(
+      `sidecar ${SOPS_PLUGIN.name}: ${SOPS_AGE.keyFileVariable}=${SOPS_AGE.mountPath}/${SOPS_AGE.secretKey} names key ${SOPS_AGE.secretKey} of Secret ${SOPS_AGE.secretName}, which holds age.agekey`,
+    );
+    expect(() => sidecarEnvironment(SOPS_PLUGIN.name, new Map())).toThrow(`sidecar ${SOPS_PLUGIN.name} mounts Secret ${SOPS_AGE.secretName} at ${SOPS_AGE.mountPath}, which the bootstrap does not create`);
+    expect(() => sidecarEnvironment('no-such-plugin', new Map())).toThrow(/render no repo-server sidecar named no-such-plugin/);
   });
 });
