@@ -50,9 +50,10 @@ describe('the toolchain pins', () => {
     const mod = fs.readFileSync(path.join(ROOT, 'toolchain', 'cert-manager', 'go.mod'), 'utf8');
     expect(pinned('CERT_MANAGER_VERSION')).toBe(INFRASTRUCTURE_RELEASES.certManager.chart.version);
     expect(mod).toContain(`github.com/cert-manager/cert-manager ${pinned('CERT_MANAGER_VERSION')}`);
-    // The controllers' default ACME solver image is the release's own.
+    // The controllers' default ACME solver image is the release's own: the build sets the release.
     const main = fs.readFileSync(path.join(ROOT, 'toolchain', 'cert-manager', 'controller', 'main.go'), 'utf8');
-    expect(main).toContain(`quay.io/jetstack/cert-manager-acmesolver:${pinned('CERT_MANAGER_VERSION')}"`);
+    expect(main).toContain('var defaultSolverImage = "quay.io/jetstack/cert-manager-acmesolver:" + release');
+    expect(script).toContain('-X main.release=$CERT_MANAGER_VERSION');
   });
 
   it('builds promtool at the version its module requires', () => {

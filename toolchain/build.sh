@@ -161,7 +161,7 @@ envoy_gateway_build() {
 cert_manager_build() {
   local program
   for program in controller webhook; do
-    (cd "$here/cert-manager" && go build -trimpath -o "$out/cert-manager-$program" -ldflags "-s -w" "./$program") || return 1
+    (cd "$here/cert-manager" && go build -trimpath -o "$out/cert-manager-$program" -ldflags "-s -w -X main.release=$CERT_MANAGER_VERSION" "./$program") || return 1
   done
   # Its chart (to render the controller's arguments and configuration from the platform's
   # values, e2e/cert-manager.ts) at the release's version, as its release tool stamps it, and

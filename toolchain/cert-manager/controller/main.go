@@ -251,8 +251,12 @@ func run() error {
 	}
 }
 
+// The release this build is of: toolchain/build.sh sets it (-X main.release) from the one
+// version it pins, so the solver image default below names the release's own, as upstream's.
+var release = "unset"
+
 // The ACME HTTP-01 solver image upstream defaults to: the release's own.
-const defaultSolverImage = "quay.io/jetstack/cert-manager-acmesolver:v1.21.2"
+var defaultSolverImage = "quay.io/jetstack/cert-manager-acmesolver:" + release
 
 // settings: what this main honours of a ControllerConfiguration, with upstream's defaults
 // (internal/apis/config/controller/v1alpha1/defaults.go and
