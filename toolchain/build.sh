@@ -43,9 +43,10 @@ CERT_MANAGER_VERSION=v1.21.2
 # Alertmanager, for the rendered alert routing and the silences (npm run ops -- silence) on
 # Alertmanager itself (test/e2e/alertmanager.test.ts): v0.35.0, the newest on the module proxy.
 ALERTMANAGER_VERSION=v0.35.0
-# Flagger's load tester, for the canary gates (npm run ops -- canary) on the real one: v1.36.1,
-# the only Flagger release on the module proxy (the platform runs 1.44.0; the gate API of
-# pkg/loadtester/server.go is the same in both).
+# Flagger, v1.36.1, the only Flagger release on the module proxy (the platform runs 1.44.0):
+# its controller with its chart, which the e2e runs against the cluster (the gatewayapi:v1
+# provider the platform uses is in both: pkg/router/factory.go), and its load tester, for the
+# canary gates (npm run ops -- canary; the gate API of pkg/loadtester/server.go is the same in both).
 FLAGGER_VERSION=v1.36.1
 # The CNCF distribution registry, an OCI registry on loopback for the published application
 # charts (npm run publish): v3.1.2, the newest v3 on the module proxy.
@@ -181,6 +182,15 @@ prometheus_build() {
 }
 
 flagger_loadtester_build() { go_install "github.com/fluxcd/flagger/cmd/loadtester@$FLAGGER_VERSION"; }
+flagger_build() {
+  go_install "github.com/fluxcd/flagger/cmd/flagger@$FLAGGER_VERSION" || return 1
+  # Its chart, from the same module (version and appVersion are the release's there), so the
+  # e2e starts the controller with the arguments the chart renders from the platform's values.
+  local module
+  module="$(go mod download -json "github.com/fluxcd/flagger@$FLAGGER_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')" || return 1
+  [[ -f "$module/charts/flagger/Chart.yaml" ]] || return 1
+  mkdir -p "$out/charts" && cp -R "$module/charts/flagger" "$out/charts/" && chmod -R u+w "$out/charts/flagger"
+}
 distribution_build() { go_install "github.com/distribution/distribution/v3/cmd/registry@$DISTRIBUTION_VERSION"; }
 alertmanager_build() {
   # Its web UI is embedded from ui/app/dist, which the release builds with npm and the module
@@ -203,10 +213,10 @@ declare -A versions=(
   [kwok]=$KWOK_VERSION [kustomize]=$KUSTOMIZE_VERSION [helm]=$HELM_VERSION
   [sops]=$SOPS_VERSION [age]=$AGE_VERSION [kubeconform]=$KUBECONFORM_VERSION
   [prometheus]=$PROMETHEUS_VERSION [envoy-gateway]=$ENVOY_GATEWAY_VERSION
-  [alertmanager]=$ALERTMANAGER_VERSION [flagger-loadtester]=$FLAGGER_VERSION
+  [alertmanager]=$ALERTMANAGER_VERSION [flagger-loadtester]=$FLAGGER_VERSION [flagger]=$FLAGGER_VERSION
   [distribution]=$DISTRIBUTION_VERSION [cert-manager]=$CERT_MANAGER_VERSION
 )
-order=(sops age kustomize helm kwok etcd kubernetes argocd cert-manager kubeconform prometheus envoy-gateway alertmanager flagger-loadtester distribution)
+order=(sops age kustomize helm kwok etcd kubernetes argocd cert-manager kubeconform prometheus envoy-gateway flagger alertmanager flagger-loadtester distribution)
 
 # folder_of <component>: where its build is (or would be) published.
 folder_of() {
