@@ -28,6 +28,7 @@ import { INFRASTRUCTURE_RELEASES, type InfrastructureRelease, RELEASE_ROWS } fro
 import { CLUSTER_COMPONENTS, ensureToolchain } from '../toolchain';
 import { type IssuedCertificate, issuedCertificates, startCertManager } from './cert-manager';
 import { startEnvoyGateway } from './envoy-gateway';
+import { startFlagger } from './flagger';
 import { type ExecResult, execAgainstCluster } from './exec';
 import { LiveContainers } from './live-containers';
 import { RecordingServer } from './webhook-sink';
@@ -341,12 +342,13 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     log(`bootstrapped: namespace ${namespace}, repository Secret, age key Secret, AppProject ${manifests.project.metadata.name}, root Application ${manifests.rootApplication.metadata.name}`);
     phaseEnded('bootstrapped');
 
-    const { envoyGateway, certManager } = INFRASTRUCTURE_RELEASES;
-    /** The releases whose real controller runs here, with the version it runs: Argo CD (above), cert-manager and Envoy Gateway (started once installed). */
+    const { envoyGateway, certManager, flagger } = INFRASTRUCTURE_RELEASES;
+    /** The releases whose real controller runs here, with the version it runs: Argo CD (above), cert-manager, Envoy Gateway and Flagger (started once installed). */
     const realControllers = new Map<InfrastructureRelease, string>([
       [INFRASTRUCTURE_RELEASES.argoCd, argocdVersion],
       [certManager, toolchain.versions['cert-manager']],
       [envoyGateway, toolchain.versions['envoy-gateway']],
+      [flagger, toolchain.versions.flagger],
     ]);
     const releaseValues = { environment: environmentValues, platform };
     const controllers = new StandInControllers(client, {
@@ -369,6 +371,15 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
           dir,
           kubeconfig: plane.kubeconfig,
           release: { name: envoyGateway.name, namespace: releaseNamespace, values: envoyGateway.values(releaseValues) },
+          log,
+        }),
+      [flagger.chart.chart]: async (releaseNamespace) =>
+        startFlagger({
+          toolchain,
+          supervisor,
+          dir,
+          kubeconfig: plane.kubeconfig,
+          release: { name: flagger.name, namespace: releaseNamespace, values: flagger.values(releaseValues) },
           log,
         }),
     });

@@ -69,9 +69,9 @@ interface Seen {
  * - a storage provisioner for the StorageClasses the environment names;
  * - the status the upstream operators write, once their stand-in controller Deployment
  *   is available, by each operator's own rules ported from its pinned release
- *   (e2e/stand-in-strimzi.ts; Flagger's Canary);
- * - and the start of the real controllers the harness runs instead (`real`: cert-manager
- *   and Envoy Gateway), once Argo CD has installed their release.
+ *   (e2e/stand-in-strimzi.ts);
+ * - and the start of the real controllers the harness runs instead (`real`: cert-manager,
+ *   Envoy Gateway and Flagger), once Argo CD has installed their release.
  */
 export class StandInControllers {
   /** Why pods are not started, by namespace/name (for the final report). */
@@ -182,7 +182,6 @@ export class StandInControllers {
       await start(namespace).catch((error: unknown) => this.startFailures.push(`${chart}: ${error instanceof Error ? error.message : String(error)}`));
     }
     if (installed.has('strimzi-kafka-operator')) await this.strimzi(seen);
-    if (installed.has('flagger')) await this.flagger(seen);
   }
 
   private async setStatus(object: KubeObject, status: Record<string, unknown>): Promise<void> {
@@ -262,17 +261,6 @@ export class StandInControllers {
           });
         }
       }
-    }
-  }
-
-  private async flagger(seen: Seen): Promise<void> {
-    const deployments = new Set(seen.deployments.map((d) => key(d.metadata.namespace, d.metadata.name)));
-    for (const canary of await this.client.list('flagger.app/v1beta1', 'Canary')) {
-      const target = canary.spec?.targetRef?.name;
-      const found = deployments.has(key(canary.metadata.namespace, target));
-      await this.setStatus(canary, found
-        ? { phase: 'Initialized', canaryWeight: 0, failedChecks: 0, iterations: 0, conditions: [condition('Promoted', 'True', 'Initialized', 'Deployment initialization completed.')] }
-        : { phase: 'Failed', canaryWeight: 0, failedChecks: 0, iterations: 0, conditions: [condition('Promoted', 'False', 'Failed', `deployment ${target} not found`)] });
     }
   }
 

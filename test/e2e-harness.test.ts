@@ -18,6 +18,7 @@ import { supportedKubernetesMinors } from '../src/infrastructure/supported-kuber
 import { UsageError } from '../src/base/errors';
 import { runE2e } from '../e2e/harness';
 import { loopbackWebhookArgs, loopbackWebhookConfiguration } from '../e2e/cert-manager';
+import { loopbackFlaggerArgs } from '../e2e/flagger';
 import { ROOT } from './support';
 
 // Unit tests of the e2e harness's own logic; test/e2e/ runs it on the real engines.
@@ -66,7 +67,7 @@ describe('the toolchain pins', () => {
   });
 
   it('pins every go-installed tool to an exact version', () => {
-    for (const name of ['KWOK_VERSION', 'KUSTOMIZE_VERSION', 'HELM_VERSION', 'SOPS_VERSION', 'AGE_VERSION', 'KUBECONFORM_VERSION', 'ENVOY_GATEWAY_VERSION', 'CERT_MANAGER_VERSION']) {
+    for (const name of ['KWOK_VERSION', 'KUSTOMIZE_VERSION', 'HELM_VERSION', 'SOPS_VERSION', 'AGE_VERSION', 'KUBECONFORM_VERSION', 'ENVOY_GATEWAY_VERSION', 'CERT_MANAGER_VERSION', 'FLAGGER_VERSION']) {
       expect(pinned(name), name).toMatch(/^v\d+\.\d+\.\d+$/);
     }
   });
@@ -410,5 +411,18 @@ describe('the sops plugin\'s environment, as its rendered sidecar gets it (e2e/a
     );
     expect(() => sidecarEnvironment(SOPS_PLUGIN.name, new Map())).toThrow(`sidecar ${SOPS_PLUGIN.name} mounts Secret ${SOPS_AGE.secretName} at ${SOPS_AGE.mountPath}, which the bootstrap does not create`);
     expect(() => sidecarEnvironment('no-such-plugin', new Map())).toThrow(/render no repo-server sidecar named no-such-plugin/);
+  });
+});
+
+describe("Flagger's controller on loopback (e2e/flagger.ts)", () => {
+  const chartArgs = ['-log-level=info', '-mesh-provider=gatewayapi:v1', '-metrics-server=http://kube-prometheus-stack-prometheus.monitoring:9090', '-enable-config-tracking=true', '-slack-user=flagger'];
+
+  it("keeps every argument of the chart's and adds the run's kubeconfig and a free port", () => {
+    expect(loopbackFlaggerArgs(chartArgs, '/run/kubeconfig', 40003)).toEqual([...chartArgs, '-kubeconfig=/run/kubeconfig', '-port=40003']);
+  });
+
+  it('refuses a chart that sets what the loopback process must set itself, rather than passing both', () => {
+    expect(() => loopbackFlaggerArgs([...chartArgs, '-port=8080'], '/k', 1)).toThrow(/chart now renders -port/);
+    expect(() => loopbackFlaggerArgs([...chartArgs, '-kubeconfig', '/x'], '/k', 1)).toThrow(/chart now renders -kubeconfig/);
   });
 });
