@@ -13,7 +13,8 @@ import { committedObjects, findObject, ROOT, runInProcess, temporaryDirectory } 
 // toolchain/build.sh from fluxcd/flagger v1.36.1, on loopback): the gates it opens and closes
 // are the ones the real load tester answers Flagger's checks with. The Canary itself is the one
 // production renders, with the status and events Flagger writes, served by a read-only fake API
-// server: a Canary does not converge on the e2e cluster, where Flagger is a stand-in.
+// server; Flagger's own initialization and rollback of a canary on the e2e cluster are tested in
+// test/e2e/convergence.test.ts.
 
 const loadTesterBinary = locateToolchain(ROOT).bin('flagger-loadtester', 'loadtester');
 const dir = temporaryDirectory('platform-gitops-canary-');

@@ -7,11 +7,12 @@ import { applicationChartId, chartFile } from '../../src/contract/layout';
 import { brokerUsers, loadEnvironments } from '../../src/environments';
 import { topicsVisibleTo } from '../../src/cluster/kafka-topics';
 import { INFRASTRUCTURE_RELEASES } from '../../src/infrastructure/releases';
+import { CANARY } from '../../src/contract/contract';
 import { supportedKubernetesMinors } from '../../src/infrastructure/supported-kubernetes';
 import { ROOT } from '../support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { breakRendered, e2eProjectCopy, followPublishedCharts, makeBlueGreen, runE2eOn } from './e2e-copy';
+import { breakRendered, e2eProjectCopy, followPublishedCharts, makeBlueGreen, makeCanary, runE2eOn } from './e2e-copy';
 import type { E2eReport } from '../../e2e/harness';
 import { standInUpgrade } from '../../e2e/stand-in-charts';
 
@@ -223,6 +224,30 @@ describe.sequential('e2e on a real control plane and Argo CD', () => {
       const { status, report, output, results } = runScenario<{ replicas: number; steps: ScenarioStep[] }>(copy, 'ops-scenario.mjs', 'OPS_SCENARIO_RESULTS');
       expect(report.applications.filter((a) => a.sync !== 'Synced' || a.health !== 'Healthy'), output.slice(-4000)).toEqual([]);
       expectLiveOperations(results);
+      expect(status).toBe(0);
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  // 1.4 on Flagger's real controller (e2e/flagger.ts): the canary initialized by Flagger itself
+  // and its HTTPRoute accepted by Envoy Gateway's; then a release Flagger analyses and, with no
+  // metrics to read, rolls back at the contract's threshold.
+  it(
+    'initializes a canary with Flagger, and rolls back a release whose analysis reads no metrics',
+    () => {
+      const copy = brokenCopy();
+      makeCanary(copy, 'local', 'webapp');
+      type Results = { tag: string; next: string; events: string[]; rolledBack: { phase: string; failedChecks: number } | null; steps: ScenarioStep[] };
+      const { status, report, output, results } = runScenario<Results>(copy, 'canary-scenario.mjs', 'CANARY_SCENARIO_RESULTS');
+      const { flagger } = INFRASTRUCTURE_RELEASES;
+      expect(report.controllers.find((c) => c.release === flagger.name)).toEqual({ release: flagger.name, chart: flagger.chart.chart, version: locateToolchain(ROOT).versions.flagger, runs: 'real' });
+      expect(report.applications.filter((a) => a.sync !== 'Synced' || a.health !== 'Healthy'), output.slice(-4000)).toEqual([]);
+      // fluxcd/flagger v1.36.1 pkg/controller/scheduler.go: the analysis, then the rollback at the threshold.
+      const events = results.events.join('\n');
+      expect(events).toContain('New revision detected! Scaling up webapp.webapp');
+      expect(events).toContain(`Rolling back webapp.webapp failed checks threshold reached ${CANARY.analysis.threshold}`);
+      expect(events).toContain('Canary failed! Scaling down webapp.webapp');
+      expect(results.rolledBack).toMatchObject({ phase: 'Failed' });
       expect(status).toBe(0);
     },
     RUN_TIMEOUT_MS,

@@ -40,6 +40,16 @@ export function breakRendered(copy: string, file: string, change: (objects: any[
   git(copy, 'commit', '--quiet', '-am', message);
 }
 
+/** Make an application of the copy a canary (the strategy's defaults), rendered again and committed. */
+export function makeCanary(copy: string, environment: string, application: string): void {
+  const file = path.join(copy, 'src', 'environments', environment, `${application}.yaml`);
+  const doc = parseDocument(fs.readFileSync(file, 'utf8'));
+  doc.set('strategy', doc.createNode({ type: 'canary' }));
+  fs.writeFileSync(file, doc.toString());
+  synthesizeCopy(copy);
+  commitAll(copy, `${environment}: ${application} canary`);
+}
+
 /**
  * Make an application of the copy blue-green: its tag becomes the blue unit's, active, and
  * green runs the next patch beside it (`replicas` and `image.tag` left out, as the strategy

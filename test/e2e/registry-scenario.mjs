@@ -10,6 +10,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
+import { git, pushServed, scenarioSteps } from './scenario-steps.mjs';
 
 const require = createRequire(path.join(process.cwd(), 'package.json'));
 const k8s = require('@kubernetes/client-node');
@@ -23,28 +24,7 @@ const ENV = 'local';
 const APP = 'webapp';
 const ARGOCD = 'argocd';
 const SOURCE = process.env.E2E_SOURCE;
-const steps = [];
-let failed = 0;
-
-function record(name, ok, output, expected = 0, exitCode = ok ? 0 : 1) {
-  steps.push({ name, expected, exitCode, output, stdout: '' });
-  console.log(`--- ${name}: ${ok ? 'as expected' : 'NOT as expected'}${output ? `\n${String(output).replace(/^/gm, '  | ')}` : ''}`);
-  if (!ok) failed++;
-}
-
-/** A command of the project (`node scripts/run.cjs <args>`) in `cwd`: its exit code and output. */
-function project(name, args, cwd, expected = 0) {
-  const result = spawnSync(process.execPath, ['scripts/run.cjs', ...args], { cwd, encoding: 'utf8', env: process.env });
-  const output = `${result.stdout}${result.stderr}`;
-  record(`${name}: ${args.join(' ')}`, result.status === expected, output.split('\n').slice(-25).join('\n'), expected, result.status);
-  return output;
-}
-
-function git(cwd, ...args) {
-  const result = spawnSync('git', ['-c', 'user.name=e2e release', '-c', 'user.email=e2e@example.invalid', ...args], { cwd, encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`git ${args.join(' ')}: ${result.stderr}`);
-  return result.stdout.trim();
-}
+const { record, project, finish } = scenarioSteps();
 
 const versions = () => JSON.parse(fs.readFileSync(path.join(SOURCE, 'dist', ENV, 'chart-versions.json'), 'utf8'));
 const application = (name) => objects.read({ apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name, namespace: ARGOCD } });
@@ -106,11 +86,7 @@ record(`the release bumped ${APP}'s chart`, after[APP].version !== from.version 
 git(SOURCE, 'commit', '--quiet', '-am', `${ENV}: ${APP} ${tag}`);
 project('publish', ['publish', '--env', ENV, '--app', APP, '--registry', registryRepo, '--ca-file', process.env.E2E_CHART_REGISTRY_CA], SOURCE);
 project('publish again (already published)', ['publish', '--env', ENV, '--registry', registryRepo, '--ca-file', process.env.E2E_CHART_REGISTRY_CA], SOURCE);
-// The bare repository belongs to the git server's account, and git refuses another owner's
-// repository unless named safe: its receive-pack is told so on its own command line (a local
-// push clears GIT_CONFIG_PARAMETERS for it, so `git -c` on the push would not reach it).
-const bare = process.env.E2E_GIT_REPOSITORY;
-git(SOURCE, 'push', '--quiet', `--receive-pack=git -c safe.directory=${bare} receive-pack`, bare, `HEAD:refs/heads/${process.env.E2E_GIT_BRANCH}`);
+pushServed(SOURCE);
 const moved = await until(APP, after[APP].version, 300);
 record(`Argo CD moves ${APP} to ${after[APP].version}`, moved.ok, moved.state);
 const released = await image();
@@ -124,5 +100,4 @@ record(`${APP} back on ${from.version}`, back.ok, back.state);
 const restored = await image();
 record(`${APP} runs ${from.appVersion} again`, restored.endsWith(`:${from.appVersion}`), restored);
 
-fs.writeFileSync(process.env.REGISTRY_SCENARIO_RESULTS, JSON.stringify({ before, after, steps }, null, 2));
-process.exit(failed === 0 ? 0 : 1);
+finish(process.env.REGISTRY_SCENARIO_RESULTS, { before, after });

@@ -1,0 +1,46 @@
+// What the scenarios that `npm run e2e -- --exec` runs on a converged cluster share
+// (registry-scenario.mjs, canary-scenario.mjs): their steps, each recorded with the exit code
+// it was expected to give and gave; the project's commands run in a checkout; and git, to
+// commit in the served checkout and push to the repository Argo CD reads.
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+
+/** The steps of one scenario: `record` each, then `finish` writes them (and `extra`) and exits 1 if one was not as expected. */
+export function scenarioSteps() {
+  const steps = [];
+  let failed = 0;
+  const record = (name, ok, output, expected = 0, exitCode = ok ? 0 : 1) => {
+    steps.push({ name, expected, exitCode, output: String(output ?? ''), stdout: '' });
+    console.log(`--- ${name}: ${ok ? 'as expected' : 'NOT as expected'}${output ? `\n${String(output).replace(/^/gm, '  | ')}` : ''}`);
+    if (!ok) failed++;
+  };
+  /** A command of the project (`node scripts/run.cjs <args>`) in `cwd`: its exit code and output, recorded as a step. */
+  const project = (name, args, cwd, expected = 0) => {
+    const result = spawnSync(process.execPath, ['scripts/run.cjs', ...args], { cwd, encoding: 'utf8', env: process.env });
+    const output = `${result.stdout}${result.stderr}`;
+    record(`${name}: ${args.join(' ')}`, result.status === expected, output.split('\n').slice(-25).join('\n'), expected, result.status);
+    return output;
+  };
+  const finish = (file, extra) => {
+    fs.writeFileSync(file, JSON.stringify({ ...extra, steps }, null, 2));
+    process.exit(failed === 0 ? 0 : 1);
+  };
+  return { record, project, finish };
+}
+
+export function git(cwd, ...args) {
+  const result = spawnSync('git', ['-c', 'user.name=e2e release', '-c', 'user.email=e2e@example.invalid', ...args], { cwd, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`git ${args.join(' ')}: ${result.stderr}`);
+  return result.stdout.trim();
+}
+
+/**
+ * Push the served checkout's HEAD to the bare repository the git server serves, the branch
+ * Argo CD follows. The bare repository belongs to the git server's account, and git refuses
+ * another owner's repository unless named safe: its receive-pack is told so on its own command
+ * line (a local push clears GIT_CONFIG_PARAMETERS for it, so `git -c` on the push would not reach it).
+ */
+export function pushServed(source) {
+  const bare = process.env.E2E_GIT_REPOSITORY;
+  git(source, 'push', '--quiet', `--receive-pack=git -c safe.directory=${bare} receive-pack`, bare, `HEAD:refs/heads/${process.env.E2E_GIT_BRANCH}`);
+}
