@@ -40,6 +40,11 @@ ENVOY_GATEWAY_VERSION=v1.9.1
 # its own cmd/controller and cmd/webhook modules are not on the module proxy), with the
 # module's chart and CRDs.
 CERT_MANAGER_VERSION=v1.21.2
+# prometheus-operator, the version kube-prometheus-stack 91.9.0 runs (src/infrastructure/releases.ts):
+# it turns the platform's PrometheusRules and AlertmanagerConfig into Prometheus' rule files and
+# Alertmanager's configuration on the e2e cluster. Its pkg/client module is not on the module
+# proxy, so it is generated here as upstream generates it (prometheus_operator_build).
+PROMETHEUS_OPERATOR_VERSION=v0.94.1
 # Alertmanager, for the rendered alert routing and the silences (npm run ops -- silence) on
 # Alertmanager itself (test/e2e/alertmanager.test.ts): v0.35.0, the newest on the module proxy.
 ALERTMANAGER_VERSION=v0.35.0
@@ -133,6 +138,12 @@ argocd_build() {
   install -m 0755 "$module/hack/git-verify-wrapper.sh" "$module/hack/gpg-wrapper.sh" "$out/" || return 1
 }
 
+# mod_dir <module@version>: the folder of the downloaded module (downloaded if missing).
+mod_dir() {
+  local dir
+  dir="$(go mod download -json "$1" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')" && [[ -n "$dir" ]] && echo "$dir"
+}
+
 # go_install <package@version>: a module that is `go install`-able as it is.
 go_install() { GOBIN="$out" go install -trimpath -ldflags "-s -w" "$1"; }
 
@@ -149,7 +160,7 @@ envoy_gateway_build() {
   # with the release's image; version and appVersion the release's), so the e2e installs the
   # real CRDs chart and renders the controller's configuration with the real chart.
   local module chart
-  module="$(go mod download -json "github.com/envoyproxy/gateway@$ENVOY_GATEWAY_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')" || return 1
+  module="$(mod_dir "github.com/envoyproxy/gateway@$ENVOY_GATEWAY_VERSION")" || return 1
   mkdir -p "$out/charts" || return 1
   for chart in gateway-helm gateway-crds-helm; do
     [[ -d "$module/charts/$chart" ]] || return 1
@@ -181,13 +192,51 @@ prometheus_build() {
     github.com/prometheus/prometheus/cmd/promtool)
 }
 
+prometheus_operator_build() {
+  # The main module replaces its pkg/apis/monitoring and pkg/client modules with its own folders,
+  # which a module download does not carry. pkg/apis/monitoring is served at the release;
+  # pkg/client is not, and upstream generates it from those types (Makefile `k8s-client-gen`:
+  # applyconfiguration-gen, client-gen, lister-gen, informer-gen, their flags as there), so it is
+  # generated the same way, by k8s.io/code-generator at the client-go version the module
+  # requires, with a go.mod whose requirements are the main module's versions.
+  local p=github.com/prometheus-operator/prometheus-operator module apis tree gen client_go g
+  local args=(--v=1 --logtostderr)
+  local types=("$p/pkg/apis/monitoring/v1" "$p/pkg/apis/monitoring/v1alpha1" "$p/pkg/apis/monitoring/v1beta1")
+  module="$(mod_dir "$p@$PROMETHEUS_OPERATOR_VERSION")" && apis="$(mod_dir "$p/pkg/apis/monitoring@$PROMETHEUS_OPERATOR_VERSION")" || return 1
+  client_go="$(awk '$1 == "k8s.io/client-go" { print $2 }' "$module/go.mod")"
+  [[ -n "$client_go" ]] || return 1
+  tree="$(mktemp -d)" && gen="$tree/.codegen" || return 1
+  cp -R "$module/." "$tree/" && mkdir -p "$tree/pkg/apis" "$tree/pkg/client" && cp -R "$apis" "$tree/pkg/apis/monitoring" && chmod -R u+w "$tree" || { rm -rf "$tree"; return 1; }
+  for g in applyconfiguration-gen client-gen lister-gen informer-gen; do
+    GOBIN="$gen" go install "k8s.io/code-generator/cmd/$g@$client_go" || { rm -rf "$tree"; return 1; }
+  done
+  {
+    printf 'module %s/pkg/client\n\ngo %s\n\nrequire (\n\t%s/pkg/apis/monitoring %s\n' "$p" "$(awk '$1 == "go" { print $2 }' "$module/go.mod")" "$p" "$PROMETHEUS_OPERATOR_VERSION"
+    awk '$1 ~ /^(k8s\.io\/(api|apimachinery|client-go)|sigs\.k8s\.io\/structured-merge-diff\/v6)$/ && $2 ~ /^v/ { printf "\t%s %s\n", $1, $2 }' "$module/go.mod"
+    printf ')\n\nreplace %s/pkg/apis/monitoring => ../apis/monitoring\n' "$p"
+  } > "$tree/pkg/client/go.mod"
+  args+=(--go-header-file "$tree/.header")
+  (cd "$tree" &&
+    "$gen/applyconfiguration-gen" "${args[@]}" --output-pkg "$p/pkg/client/applyconfiguration" --output-dir pkg/client/applyconfiguration "${types[@]}" &&
+    "$gen/client-gen" "${args[@]}" --apply-configuration-package "$p/pkg/client/applyconfiguration" --input-base "$p/pkg/apis" \
+      --clientset-name versioned --output-pkg "$p/pkg/client" --output-dir pkg/client --input monitoring/v1 --input monitoring/v1beta1 --input monitoring/v1alpha1 &&
+    "$gen/lister-gen" "${args[@]}" --output-pkg "$p/pkg/client/listers" --output-dir pkg/client/listers "${types[@]}" &&
+    "$gen/informer-gen" "${args[@]}" --versioned-clientset-package "$p/pkg/client/versioned" --listers-package "$p/pkg/client/listers" \
+      --output-pkg "$p/pkg/client/informers" --output-dir pkg/client/informers "${types[@]}" &&
+    go build -trimpath -o "$out/prometheus-operator" -ldflags "-s -w -X github.com/prometheus/common/version.Version=${PROMETHEUS_OPERATOR_VERSION#v}" ./cmd/operator
+  ) || { rm -rf "$tree"; return 1; }
+  rm -rf "$tree"
+  # Its CRDs, the files kube-prometheus-stack's crds chart copies (its hack/update_crds.sh).
+  mkdir -p "$out/crds" && cp "$module/example/prometheus-operator-crd/"*.yaml "$out/crds/" && chmod u+w "$out/crds/"*.yaml
+}
+
 flagger_loadtester_build() { go_install "github.com/fluxcd/flagger/cmd/loadtester@$FLAGGER_VERSION"; }
 flagger_build() {
   go_install "github.com/fluxcd/flagger/cmd/flagger@$FLAGGER_VERSION" || return 1
   # Its chart, from the same module (version and appVersion are the release's there), so the
   # e2e starts the controller with the arguments the chart renders from the platform's values.
   local module
-  module="$(go mod download -json "github.com/fluxcd/flagger@$FLAGGER_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')" || return 1
+  module="$(mod_dir "github.com/fluxcd/flagger@$FLAGGER_VERSION")" || return 1
   [[ -f "$module/charts/flagger/Chart.yaml" ]] || return 1
   mkdir -p "$out/charts" && cp -R "$module/charts/flagger" "$out/charts/" && chmod -R u+w "$out/charts/flagger"
 }
@@ -196,7 +245,7 @@ alertmanager_build() {
   # Its web UI is embedded from ui/app/dist, which the release builds with npm and the module
   # does not carry: build a copy of the module with an empty UI (the API v2 is unchanged).
   local module tree
-  module="$(go mod download -json "github.com/prometheus/alertmanager@$ALERTMANAGER_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')" || return 1
+  module="$(mod_dir "github.com/prometheus/alertmanager@$ALERTMANAGER_VERSION")" || return 1
   tree="$(mktemp -d)" || return 1
   cp -R "$module/." "$tree/" && chmod -R u+w "$tree" || return 1
   mkdir -p "$tree/ui/app/dist/elm" "$tree/ui/app/dist/mantine" || return 1
@@ -214,9 +263,10 @@ declare -A versions=(
   [sops]=$SOPS_VERSION [age]=$AGE_VERSION [kubeconform]=$KUBECONFORM_VERSION
   [prometheus]=$PROMETHEUS_VERSION [envoy-gateway]=$ENVOY_GATEWAY_VERSION
   [alertmanager]=$ALERTMANAGER_VERSION [flagger-loadtester]=$FLAGGER_VERSION [flagger]=$FLAGGER_VERSION
+  [prometheus-operator]=$PROMETHEUS_OPERATOR_VERSION
   [distribution]=$DISTRIBUTION_VERSION [cert-manager]=$CERT_MANAGER_VERSION
 )
-order=(sops age kustomize helm kwok etcd kubernetes argocd cert-manager kubeconform prometheus envoy-gateway flagger alertmanager flagger-loadtester distribution)
+order=(sops age kustomize helm kwok etcd kubernetes argocd cert-manager kubeconform prometheus prometheus-operator envoy-gateway flagger alertmanager flagger-loadtester distribution)
 
 # folder_of <component>: where its build is (or would be) published.
 folder_of() {
