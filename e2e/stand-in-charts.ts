@@ -9,6 +9,7 @@ import type { OciChartRegistry } from './oci-registry';
 import { run } from './processes';
 import type { Toolchain } from '../toolchain';
 import { STRIMZI_OPERATOR_DEPLOYMENT } from '../src/contract/upstream';
+import { MONITORING_STACK_TEMPLATE } from './stand-in-monitoring-stack';
 
 /**
  * What the harness installs in place of an upstream chart, which cannot be fetched
@@ -39,7 +40,13 @@ export interface StandIn {
    * schemas of.
    * @default - the `crds` files of schemas/crds
    */
-  readonly upstreamCrds?: 'cert-manager';
+  readonly upstreamCrds?: 'cert-manager' | 'prometheus-operator';
+  /**
+   * A Helm template of the real chart's objects that a real controller of the harness
+   * reconciles, rendered by Argo CD from the release's values like the rest of the chart.
+   * @default - none
+   */
+  readonly template?: string;
 }
 
 /** One row per upstream chart of src/infrastructure/releases.ts (by chart name). */
@@ -72,10 +79,14 @@ export const STAND_INS: Readonly<Record<string, StandIn>> = {
     reconciles: [],
   },
   loadtester: { crds: [], controller: 'flagger-loadtester', reconciles: [] },
+  // Its operator runs for real (e2e/prometheus-operator.ts), started when this release is installed;
+  // the chart installs the operator's ten CRDs and the Prometheus and Alertmanager it reconciles.
   'kube-prometheus-stack': {
     crds: ['prometheusrule.yaml', 'podmonitor.yaml', 'servicemonitor.yaml', 'alertmanagerconfig.yaml'],
     controller: 'kube-prometheus-stack-operator',
     reconciles: [],
+    upstreamCrds: 'prometheus-operator',
+    template: MONITORING_STACK_TEMPLATE,
   },
   'strimzi-kafka-operator': {
     crds: ['strimzi-kafka.yaml', 'strimzi-kafkanodepool.yaml', 'strimzi-kafkatopic.yaml', 'strimzi-kafkauser.yaml'],
@@ -228,6 +239,7 @@ function packageStandIn(options: { helm: string; crdDir: string; work: string; t
   }
   const controller = standIn.controller;
   if (controller !== undefined) fs.writeFileSync(path.join(source, 'templates', 'controller.yaml'), controllerTemplate(chart, { ...standIn, controller }));
+  if (standIn.template !== undefined) fs.writeFileSync(path.join(source, 'templates', 'reconciled.yaml'), standIn.template);
   fs.mkdirSync(target, { recursive: true });
   run(options.helm, ['package', source, '--destination', target]);
   return path.join(target, `${chart.chart}-${chart.version}.tgz`);
