@@ -14,7 +14,7 @@ import { ApiError, type KubeClient, type KubeObject } from '../e2e/kube-client';
 import { STAND_INS, standInReleaseObjects } from '../e2e/stand-in-charts';
 import { argoCdValues } from '../src/infrastructure/argo-cd-values';
 import { INFRASTRUCTURE_RELEASES, RELEASE_ROWS } from '../src/infrastructure/releases';
-import { supportedKubernetesMinors } from '../src/infrastructure/supported-kubernetes';
+import { COMPONENT_SUPPORT, supportedKubernetesMinors } from '../src/infrastructure/supported-kubernetes';
 import { UsageError } from '../src/base/errors';
 import { runE2e } from '../e2e/harness';
 import { loopbackWebhookArgs, loopbackWebhookConfiguration } from '../e2e/cert-manager';
@@ -57,6 +57,11 @@ describe('the toolchain pins', () => {
     expect(script).toContain('-X main.release=$CERT_MANAGER_VERSION');
   });
 
+  it('runs the prometheus-operator kube-prometheus-stack runs, as the support matrix names it', () => {
+    const row = COMPONENT_SUPPORT.find((c) => c.component === 'kube-prometheus-stack')!;
+    expect(row.pinned).toBe(`${INFRASTRUCTURE_RELEASES.kubePrometheusStack.chart.version} (prometheus-operator ${pinned('PROMETHEUS_OPERATOR_VERSION')})`);
+  });
+
   it('builds promtool at the version its module requires', () => {
     const mod = fs.readFileSync(path.join(ROOT, 'toolchain', 'prometheus', 'go.mod'), 'utf8');
     expect(mod).toContain(`github.com/prometheus/prometheus ${pinned('PROMETHEUS_VERSION')}`);
@@ -67,7 +72,7 @@ describe('the toolchain pins', () => {
   });
 
   it('pins every go-installed tool to an exact version', () => {
-    for (const name of ['KWOK_VERSION', 'KUSTOMIZE_VERSION', 'HELM_VERSION', 'SOPS_VERSION', 'AGE_VERSION', 'KUBECONFORM_VERSION', 'ENVOY_GATEWAY_VERSION', 'CERT_MANAGER_VERSION', 'FLAGGER_VERSION']) {
+    for (const name of ['KWOK_VERSION', 'KUSTOMIZE_VERSION', 'HELM_VERSION', 'SOPS_VERSION', 'AGE_VERSION', 'KUBECONFORM_VERSION', 'ENVOY_GATEWAY_VERSION', 'CERT_MANAGER_VERSION', 'FLAGGER_VERSION', 'PROMETHEUS_OPERATOR_VERSION']) {
       expect(pinned(name), name).toMatch(/^v\d+\.\d+\.\d+$/);
     }
   });

@@ -7,11 +7,12 @@ import { applicationChartId, chartFile } from '../../src/contract/layout';
 import { brokerUsers, loadEnvironments } from '../../src/environments';
 import { topicsVisibleTo } from '../../src/cluster/kafka-topics';
 import { INFRASTRUCTURE_RELEASES } from '../../src/infrastructure/releases';
-import { CANARY } from '../../src/contract/contract';
+import { ALERTS, CANARY } from '../../src/contract/contract';
+import { ALERT_ROUTING } from '../../src/contract/choices';
 import { supportedKubernetesMinors } from '../../src/infrastructure/supported-kubernetes';
-import { ROOT } from '../support';
+import { ROOT, temporaryDirectory } from '../support';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, parseDocument } from 'yaml';
 import { breakRendered, e2eProjectCopy, followPublishedCharts, makeBlueGreen, makeCanary, runE2eOn } from './e2e-copy';
 import type { E2eReport } from '../../e2e/harness';
 import { standInUpgrade } from '../../e2e/stand-in-charts';
@@ -27,13 +28,62 @@ afterEach(() => {
 });
 
 /** The Certificates committed for an environment (dist/<environment>/). */
-function renderedCertificates(environment: string): any[] {
+/** The committed objects of an environment of one apiVersion and kind. */
+function rendered(environment: string, apiVersion: string, kind: string): any[] {
   const folder = path.join(ROOT, 'dist', environment);
   return fs
     .readdirSync(folder)
     .filter((file) => file.endsWith('.yaml'))
     .flatMap((file) => parseAllDocuments(fs.readFileSync(path.join(folder, file), 'utf8')).map((doc) => doc.toJS()))
-    .filter((object) => object?.apiVersion === 'cert-manager.io/v1' && object.kind === 'Certificate');
+    .filter((object) => object?.apiVersion === apiVersion && object.kind === kind);
+}
+
+const renderedCertificates = (environment: string): any[] => rendered(environment, 'cert-manager.io/v1', 'Certificate');
+
+/** A test tool of the toolchain (promtool, amtool) run on files of `dir`: its exit code and output. */
+function tool(component: 'prometheus' | 'alertmanager', name: string, args: readonly string[], dir: string): { status: number | null; output: string } {
+  const result = spawnSync(locateToolchain(ROOT).bin(component, name), [...args], { cwd: dir, encoding: 'utf8' });
+  return { status: result.status, output: `${result.stdout}${result.stderr}` };
+}
+
+/**
+ * What prometheus-operator generated on converged local: each rendered PrometheusRule became a
+ * rule file of the Prometheus with the same groups, which promtool loads; the AlertmanagerConfig
+ * was merged into the Alertmanager's configuration, which amtool loads and which routes a
+ * critical alert to on-call and the team chat, a warning to the chat only, and others nowhere.
+ */
+function expectGeneratedMonitoring(report: E2eReport): void {
+  const dir = temporaryDirectory('platform-gitops-generated-');
+  try {
+    const prometheus = Object.entries(report.monitoring.ruleFiles);
+    expect(prometheus.map(([id]) => id)).toHaveLength(1);
+    const files = prometheus[0]![1];
+    const rules = rendered('local', 'monitoring.coreos.com/v1', 'PrometheusRule');
+    expect(rules.length).toBeGreaterThan(0);
+    for (const rule of rules) {
+      const file = Object.keys(files).find((name) => name.startsWith(`${rule.metadata.namespace}-${rule.metadata.name}-`));
+      expect(file, `rule file of PrometheusRule ${rule.metadata.namespace}/${rule.metadata.name}: ${Object.keys(files).join(', ')}`).toBeDefined();
+      expect(parseDocument(files[file!]!).toJS().groups).toEqual(rule.spec.groups);
+      fs.writeFileSync(path.join(dir, file!), files[file!]!);
+      const checked = tool('prometheus', 'promtool', ['check', 'rules', file!], dir);
+      expect(checked.status, checked.output).toBe(0);
+    }
+    expect(Object.keys(files)).toHaveLength(rules.length);
+
+    const configs = Object.values(report.monitoring.alertmanagerConfigs);
+    expect(configs).toHaveLength(1);
+    fs.writeFileSync(path.join(dir, 'alertmanager.yaml'), configs[0]!);
+    const checked = tool('alertmanager', 'amtool', ['check-config', 'alertmanager.yaml'], dir);
+    expect(checked.status, checked.output).toBe(0);
+    const [routing] = rendered('local', 'monitoring.coreos.com/v1alpha1', 'AlertmanagerConfig');
+    const receiver = (name: string) => `${routing.metadata.namespace}/${routing.metadata.name}/${name}`;
+    const routed = (...labels: string[]) => tool('alertmanager', 'amtool', ['config', 'routes', 'test', '--config.file=alertmanager.yaml', ...labels], dir).output.trim();
+    expect(routed(`alertname=${ALERTS.deploymentFailed.name}`, `severity=${ALERTS.deploymentFailed.severity}`, 'namespace=webapp')).toBe([ALERT_ROUTING.onCall.receiver, ALERT_ROUTING.teamChat.receiver].map(receiver).join(','));
+    expect(routed(`alertname=${ALERTS.highErrorRate.name}`, `severity=${ALERTS.highErrorRate.severity}`, 'namespace=webapp')).toBe(receiver(ALERT_ROUTING.teamChat.receiver));
+    expect(routed('alertname=Watchdog', 'severity=none')).toBe('null');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 function brokenCopy(): string {
@@ -192,6 +242,10 @@ describe.sequential('e2e on a real control plane and Argo CD', () => {
       const notConverged = report.applications.filter((a) => a.sync !== 'Synced' || a.health !== 'Healthy');
       expect(notConverged, output.slice(-4000)).toEqual([]);
       expect(report.applications.length).toBeGreaterThan(1);
+      // prometheus-operator (v0.94.1, kube-prometheus-stack's) generated the rule files and the Alertmanager configuration.
+      const { kubePrometheusStack } = INFRASTRUCTURE_RELEASES;
+      expect(report.controllers.find((c) => c.release === kubePrometheusStack.name)).toEqual({ release: kubePrometheusStack.name, chart: kubePrometheusStack.chart.chart, version: locateToolchain(ROOT).versions['prometheus-operator'], runs: 'real' });
+      expectGeneratedMonitoring(report);
       // 1.6: Argo CD's notifications controller (the argocd binary's) announced each application's
       // deployment in the team chat, the run's webhook sink; the platform's own Applications post nothing.
       const applications = loadEnvironments().find((env) => env.name === 'local')!.applications.map((application) => application.name);
