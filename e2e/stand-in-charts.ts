@@ -23,8 +23,6 @@ export interface StandIn {
   readonly crds: readonly string[];
   /** Name of the controller Deployment; none for a CRDs-only chart. */
   readonly controller?: string;
-  /** Kinds whose status the stand-in controller maintains (e2e/stand-in-controllers.ts). */
-  readonly reconciles: readonly string[];
   /**
    * The toolchain component whose folder holds the real chart (`charts/<chart>`, from the
    * upstream's Go module at the pinned release): served instead of a stand-in, so Argo CD
@@ -56,42 +54,36 @@ export const STAND_INS: Readonly<Record<string, StandIn>> = {
   'cert-manager': {
     crds: ['certmanager-certificate.yaml', 'certmanager-clusterissuer.yaml', 'certmanager-issuer.yaml'],
     controller: 'cert-manager',
-    reconciles: [],
     upstreamCrds: 'cert-manager',
   },
   // Envoy Gateway's CRDs-only chart (Gateway API standard channel and Envoy Gateway's own): the real one.
   'gateway-crds-helm': {
     crds: ['gatewayapi-gatewayclasses.yaml', 'gatewayapi-gateways.yaml', 'gatewayapi-httproutes.yaml', 'envoygateway-envoyproxies.yaml'],
-    reconciles: [],
     realChart: 'envoy-gateway',
   },
   // Its controller runs for real (e2e/envoy-gateway.ts), started when this release is installed.
-  'gateway-helm': { crds: [], controller: 'envoy-gateway', reconciles: [] },
+  'gateway-helm': { crds: [], controller: 'envoy-gateway' },
   'argo-cd': {
     crds: ['argocd-application.yaml', 'argocd-appproject.yaml'],
     controller: 'argocd-application-controller',
-    reconciles: [],
   },
   // Its controller runs for real (e2e/flagger.ts), started when this release is installed.
   flagger: {
     crds: ['flagger-canary.yaml', 'flagger-metrictemplate.yaml', 'flagger-alertprovider.yaml'],
     controller: 'flagger',
-    reconciles: [],
   },
-  loadtester: { crds: [], controller: 'flagger-loadtester', reconciles: [] },
+  loadtester: { crds: [], controller: 'flagger-loadtester' },
   // Its operator runs for real (e2e/prometheus-operator.ts), started when this release is installed;
   // the chart installs the operator's ten CRDs and the Prometheus and Alertmanager it reconciles.
   'kube-prometheus-stack': {
     crds: ['prometheusrule.yaml', 'podmonitor.yaml', 'servicemonitor.yaml', 'alertmanagerconfig.yaml'],
     controller: 'kube-prometheus-stack-operator',
-    reconciles: [],
     upstreamCrds: 'prometheus-operator',
     template: MONITORING_STACK_TEMPLATE,
   },
   'strimzi-kafka-operator': {
     crds: ['strimzi-kafka.yaml', 'strimzi-kafkanodepool.yaml', 'strimzi-kafkatopic.yaml', 'strimzi-kafkauser.yaml'],
     controller: STRIMZI_OPERATOR_DEPLOYMENT,
-    reconciles: ['Kafka', 'KafkaNodePool', 'KafkaTopic', 'KafkaUser'],
   },
 };
 
