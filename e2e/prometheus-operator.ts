@@ -59,12 +59,21 @@ export interface GeneratedMonitoring {
   readonly ruleFiles: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /** `<namespace>/<alertmanager>` to the configuration the operator generated (YAML). */
   readonly alertmanagerConfigs: Readonly<Record<string, string>>;
+  /**
+   * The configuration objects it rejected, `<Kind> <namespace>/<name>: <why>`, from the Warning
+   * events it writes on them (`InvalidConfiguration`, pkg/operator), sorted.
+   */
+  readonly rejected: readonly string[];
 }
+
+/** The kinds whose objects the operator selects and may reject. */
+const CONFIGURATION_KINDS = new Set(['AlertmanagerConfig', 'PrometheusRule', 'ServiceMonitor', 'PodMonitor', 'Probe', 'ScrapeConfig']);
 
 /**
  * Read what the operator generated, from the objects it writes (v0.94.1 pkg/prometheus/server
  * `rulefiles` ConfigMaps labelled `prometheus-name`; pkg/alertmanager `alertmanager.yaml.gz` of
- * the `-generated` Secret).
+ * the `-generated` Secret), and what it rejected (pkg/alertmanager/operator.go: "AlertmanagerConfig
+ * %s was rejected due to invalid configuration").
  */
 export async function generatedMonitoring(client: KubeClient): Promise<GeneratedMonitoring> {
   const ruleFiles: Record<string, Record<string, string>> = {};
@@ -82,5 +91,8 @@ export async function generatedMonitoring(client: KubeClient): Promise<Generated
     const gzipped = (secret as { data?: Record<string, string> } | undefined)?.data?.['alertmanager.yaml.gz'];
     if (gzipped !== undefined) alertmanagerConfigs[`${namespace}/${name}`] = gunzipSync(Buffer.from(gzipped, 'base64')).toString('utf8');
   }
-  return { ruleFiles, alertmanagerConfigs };
+  const rejected = (await client.list('v1', 'Event'))
+    .filter((event) => event.reason === 'InvalidConfiguration' && CONFIGURATION_KINDS.has(event.involvedObject?.kind))
+    .map((event) => `${event.involvedObject.kind} ${event.involvedObject.namespace}/${event.involvedObject.name}: ${event.message}`);
+  return { ruleFiles, alertmanagerConfigs, rejected: [...new Set(rejected)].sort(compareText) };
 }

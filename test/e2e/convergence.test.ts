@@ -378,13 +378,20 @@ describe.sequential('e2e on a real control plane and Argo CD', () => {
     RUN_TIMEOUT_MS,
   );
 
-  // Two breaks in one run (each costs the whole convergence of the application wave): the
-  // first application's PreSync hook, and the second application's Gateway, which Envoy
-  // Gateway's real control plane must refuse.
+  // Three breaks in one run (each costs the whole convergence of the application wave): the
+  // first application's PreSync hook; the second application's Gateway, which Envoy Gateway's
+  // real control plane must refuse; and the alert routing's on-call receiver, which
+  // prometheus-operator's must reject (Argo CD syncs it: only the operator reads the Secret).
   it(
-    'fails the Application whose PreSync hook reads a Secret that the same Application creates in its Sync phase, and the one whose Gateway names another namespace\'s Secret without a ReferenceGrant',
+    'fails the Application whose PreSync hook reads a Secret that the same Application creates in its Sync phase, and the one whose Gateway names another namespace\'s Secret without a ReferenceGrant; prometheus-operator rejects an alert routing whose receiver reads a key its Secret lacks',
     () => {
       const copy = brokenCopy();
+      breakRendered(copy, chartFile('local', 'monitoring'), (objects) =>
+        objects.map((o) => {
+          if (o.kind !== 'AlertmanagerConfig') return o;
+          for (const receiver of o.spec.receivers) for (const webhook of receiver.webhookConfigs ?? []) webhook.urlSecret.key = 'no-such-key';
+          return o;
+        }), 'the alert routing\'s webhook receiver reads a key its Secret does not have');
       const second = loadEnvironments().find((env) => env.name === 'local')!.applications[1]!.name;
       breakRendered(copy, chartFile('local', applicationChartId(second)), (objects) =>
         objects.map((o) => {
@@ -443,6 +450,14 @@ describe.sequential('e2e on a real control plane and Argo CD', () => {
       const refused = report.applications.find((a) => a.name === second);
       expect(refused?.health, JSON.stringify(report.applications, null, 2)).toBe('Degraded');
       expect(refused?.message).toMatch(/not permitted by any ReferenceGrant/);
+      // prometheus-operator v0.94.1 pkg/alertmanager/operator.go (checkWebhookConfigs, then
+      // "was rejected due to invalid configuration"): the whole routing is left out.
+      const [routing] = rendered('local', 'monitoring.coreos.com/v1alpha1', 'AlertmanagerConfig');
+      const id = `${routing.metadata.namespace}/${routing.metadata.name}`;
+      expect(report.monitoring.rejected, JSON.stringify(report.monitoring, null, 2)).toContainEqual(expect.stringMatching(new RegExp(`^AlertmanagerConfig ${id}: .*rejected due to invalid configuration.*no-such-key`)));
+      const configs = Object.values(report.monitoring.alertmanagerConfigs);
+      expect(configs).toHaveLength(1);
+      expect(configs[0]).not.toContain(`${id}/`);
     },
     RUN_TIMEOUT_MS,
   );
