@@ -1,5 +1,6 @@
-// A canary on the converged `local` cluster of a copy where `webapp` is a canary application,
-// run by test/e2e/convergence.test.ts through `npm run e2e -- --env local --exec`, with
+// A canary on the converged `local` cluster of a copy where `webapp` is a canary application
+// (and which follows its published charts when the run serves a registry), run by
+// test/e2e/convergence.test.ts through `npm run e2e -- --env local --exec`, with
 // Flagger's real controller (e2e/flagger.ts): what its initialization made (the primary
 // Deployment, the Services, the HTTPRoute that Envoy Gateway accepted, the target scaled to
 // zero); then a release of the next tag (npm run release, commit, the commit served), which
@@ -79,7 +80,7 @@ const parents = route?.status?.parents?.map((parent) => ({
 })) ?? [];
 record(`HTTPRoute ${APP} made by Flagger and accepted by Envoy Gateway`, backends.length === 2 && parents.length > 0 && parents.every((p) => p.conditions.Accepted === 'True' && p.conditions.ResolvedRefs === 'True'), JSON.stringify({ backends, parents }));
 
-// 2. The next release: values and dist/ in one write, committed and served; Flagger sees the
+// 2. The next release: values and dist/ in one write, committed (and published) and served; Flagger sees the
 //    target's new revision and starts an analysis.
 const tag = committedImage.split(':').at(-1);
 const [major, minor, patch] = tag.slice(1).split('.').map(Number);
@@ -87,6 +88,9 @@ const next = `v${major}.${minor}.${patch + 1}`;
 if (!fs.existsSync(path.join(SOURCE, 'node_modules'))) fs.symlinkSync(path.join(process.cwd(), 'node_modules'), path.join(SOURCE, 'node_modules'), 'dir');
 project('release', ['release', '--env', ENV, '--app', APP, '--tag', next], SOURCE);
 git(SOURCE, 'commit', '--quiet', '-am', `${ENV}: ${APP} ${next}`);
+// An environment that follows its published charts (the run's registry) gets the release's chart as CI publishes it.
+const registry = process.env.E2E_CHART_REGISTRY;
+if (registry !== undefined) project('publish', ['publish', '--env', ENV, '--app', APP, '--registry', registry, '--ca-file', process.env.E2E_CHART_REGISTRY_CA], SOURCE);
 pushServed(SOURCE);
 const progressing = await untilPhase(['Progressing', 'Failed'], 240);
 record('Flagger starts the analysis of the new revision', progressing.seen.includes('Progressing'), `${describe(progressing.canary)}; phases seen: ${progressing.seen.join(' -> ')}`);

@@ -106,15 +106,30 @@ interface ScenarioStep {
  * its steps to the file named by `resultsVariable`. Every step ended as expected, and so did
  * the command: the run, and the scenario's results besides its steps.
  */
-function runScenario<T extends { steps: ScenarioStep[] }>(copy: string, script: string, resultsVariable: string): { status: number | null; report: E2eReport; output: string; results: T } {
-  const file = path.join(copy, '..', `${path.basename(copy)}-${script}.json`);
-  copies.push(file);
-  const { status, report, output } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--exec', `node ${path.join(ROOT, 'test', 'e2e', script)}`], { [resultsVariable]: file });
-  expect(fs.existsSync(file), `the scenario wrote no results (exit ${report.exec?.exitCode}):\n${output.slice(-6000)}`).toBe(true);
-  const results = JSON.parse(fs.readFileSync(file, 'utf8')) as T;
-  expect(results.steps.filter((step) => step.exitCode !== step.expected).map((step) => `${step.name}: exit ${step.exitCode}\n${step.output.slice(-2000)}`)).toEqual([]);
+/**
+ * `npm run e2e -- --env local --exec` on the copy with scenario scripts of test/e2e/ run one
+ * after the other (each only if the one before passed), each writing its results to a file
+ * named in its variable; every step of every scenario must have ended as expected.
+ */
+function runScenarios<T extends Record<string, { steps: ScenarioStep[] }>>(copy: string, scenarios: { readonly [K in keyof T]: string }): { status: number | null; report: E2eReport; output: string; results: T } {
+  const files = Object.fromEntries(Object.keys(scenarios).map((script) => [script, path.join(copy, '..', `${path.basename(copy)}-${script}.json`)]));
+  copies.push(...Object.values(files));
+  const command = Object.keys(scenarios).map((script) => `node ${path.join(ROOT, 'test', 'e2e', script)}`).join(' && ');
+  const variables = Object.fromEntries(Object.entries(scenarios).map(([script, variable]) => [variable as string, files[script]!]));
+  const { status, report, output } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--exec', command], variables);
+  const results: Record<string, { steps: ScenarioStep[] }> = {};
+  for (const [script, file] of Object.entries(files)) {
+    expect(fs.existsSync(file), `${script} wrote no results (exit ${report.exec?.exitCode}):\n${output.slice(-6000)}`).toBe(true);
+    results[script] = JSON.parse(fs.readFileSync(file, 'utf8'));
+    expect(results[script]!.steps.filter((step) => step.exitCode !== step.expected).map((step) => `${script} ${step.name}: exit ${step.exitCode}\n${step.output.slice(-2000)}`)).toEqual([]);
+  }
   expect(report.exec?.exitCode).toBe(0);
-  return { status, report, output, results };
+  return { status, report, output, results: results as T };
+}
+
+function runScenario<T extends { steps: ScenarioStep[] }>(copy: string, script: string, resultsVariable: string): { status: number | null; report: E2eReport; output: string; results: T } {
+  const { results, ...run } = runScenarios<Record<string, T>>(copy, { [script]: resultsVariable });
+  return { ...run, results: results[script]! };
 }
 
 /** What test/e2e/ops-scenario.mjs found: each verb gave the exit code it must, and said why. */
@@ -283,57 +298,55 @@ describe.sequential('e2e on a real control plane and Argo CD', () => {
     RUN_TIMEOUT_MS,
   );
 
+  // The release artifact (issue 26): local following its published charts from a real OCI
+  // registry (distribution), which the run publishes to as CI does, with webapp a canary.
   // 1.4 on Flagger's real controller (e2e/flagger.ts): the canary initialized by Flagger itself
-  // and its HTTPRoute accepted by Envoy Gateway's; then a release Flagger analyses and, with no
-  // metrics to read, rolls back at the contract's threshold.
+  // and its HTTPRoute accepted by Envoy Gateway's; a release (published) that Flagger analyses
+  // and, with no metrics to read, rolls back at the contract's threshold. Then a second release,
+  // which Argo CD follows to its chart, and the package rollback.
   it(
-    'initializes a canary with Flagger, and rolls back a release whose analysis reads no metrics',
+    'converges local from its published charts with webapp a canary that Flagger initializes and rolls back, moves an application to its next release\'s chart, and rolls the package back',
     () => {
       const copy = brokenCopy();
       makeCanary(copy, 'local', 'webapp');
-      type Results = { tag: string; next: string; events: string[]; rolledBack: { phase: string; failedChecks: number } | null; steps: ScenarioStep[] };
-      const { status, report, output, results } = runScenario<Results>(copy, 'canary-scenario.mjs', 'CANARY_SCENARIO_RESULTS');
+      followPublishedCharts(copy, 'local', 'oci://ghcr.io/example/platform-gitops-charts');
+      type Versions = Record<string, { version: string; appVersion: string }>;
+      type Canary = { tag: string; next: string; events: string[]; rolledBack: { phase: string } | null; steps: ScenarioStep[] };
+      type Registry = { before: Versions; after: Versions; steps: ScenarioStep[] };
+      const { status, report, output, results } = runScenarios<{ 'canary-scenario.mjs': Canary; 'registry-scenario.mjs': Registry }>(copy, {
+        'canary-scenario.mjs': 'CANARY_SCENARIO_RESULTS',
+        'registry-scenario.mjs': 'REGISTRY_SCENARIO_RESULTS',
+      });
+      const canary = results['canary-scenario.mjs'];
+      const { before, after, steps } = results['registry-scenario.mjs'];
       const { flagger } = INFRASTRUCTURE_RELEASES;
       expect(report.controllers.find((c) => c.release === flagger.name)).toEqual({ release: flagger.name, chart: flagger.chart.chart, version: locateToolchain(ROOT).versions.flagger, runs: 'real' });
-      expect(report.applications.filter((a) => a.sync !== 'Synced' || a.health !== 'Healthy'), output.slice(-4000)).toEqual([]);
       // fluxcd/flagger v1.36.1 pkg/controller/scheduler.go: the analysis, then the rollback at the threshold.
-      const events = results.events.join('\n');
+      const events = canary.events.join('\n');
       expect(events).toContain('New revision detected! Scaling up webapp.webapp');
       expect(events).toContain(`Rolling back webapp.webapp failed checks threshold reached ${CANARY.analysis.threshold}`);
       expect(events).toContain('Canary failed! Scaling down webapp.webapp');
-      expect(results.rolledBack).toMatchObject({ phase: 'Failed' });
-      expect(status).toBe(0);
-    },
-    RUN_TIMEOUT_MS,
-  );
-
-  // The release artifact (issue 26): local following its published charts from a real OCI
-  // registry (distribution), which the run publishes to as CI does; then a second release.
-  it(
-    'converges local from its published charts, moves an application to its next release\'s chart, and rolls the package back',
-    () => {
-      const copy = brokenCopy();
-      followPublishedCharts(copy, 'local', 'oci://ghcr.io/example/platform-gitops-charts');
-      type Versions = Record<string, { version: string; appVersion: string }>;
-      const { status, report, output, results } = runScenario<{ before: Versions; after: Versions; steps: ScenarioStep[] }>(copy, 'registry-scenario.mjs', 'REGISTRY_SCENARIO_RESULTS');
-      const { before, after, steps } = results;
+      expect(canary.rolledBack).toMatchObject({ phase: 'Failed' });
       // Every Application converged, the applications' from the registry at the versions published.
       expect(report.applications.filter((a) => a.sync !== 'Synced' || a.health !== 'Healthy'), output.slice(-4000)).toEqual([]);
       const applications = loadEnvironments().find((env) => env.name === 'local')!.applications.map((application) => application.name);
       expect(report.publishedCharts?.map((chart) => chart.application).sort()).toEqual([...applications].sort());
       for (const chart of report.publishedCharts!) {
         expect(chart.reference).toBe(`oci://ghcr.io/example/platform-gitops-charts/local/${chart.application}`);
-        expect(chart.published).toBe(before[chart.application]!.version);
-        // The released application was rolled back to its first version; the others never moved.
+        // webapp's canary release was published after the run's own publishing; the others never moved.
+        if (chart.application !== 'webapp') expect(chart.published).toBe(before[chart.application]!.version);
+        // The released application was rolled back to the version before its second release.
         expect(chart.synced, chart.application).toBe(before[chart.application]!.version);
       }
-      // The release bumped the chart's patch (the values changed), and Argo CD followed it before the rollback.
+      expect(before['webapp']!.appVersion).toBe(canary.next);
+      // The release of billing bumped the chart's patch (the values changed), and Argo CD followed it before the rollback.
       const released = steps.find((step) => step.name.startsWith('Argo CD moves'))!;
-      expect(released.name).toBe(`Argo CD moves webapp to ${after['webapp']!.version}`);
-      expect(steps.find((step) => step.name.startsWith('rollback'))!.output).toContain(`back on chart version ${before['webapp']!.version} (from ${after['webapp']!.version})`);
-      // 1.6 names where the deployment came from: the chart in the registry, at its version.
-      for (const name of applications) {
-        expect(report.notifications, output.slice(-3000)).toContainEqual(`${name} (ghcr.io/example/platform-gitops-charts/local/${name}): deployed, sync succeeded at revision ${before[name]!.version}`);
+      expect(released.name).toBe(`Argo CD moves billing to ${after['billing']!.version}`);
+      expect(steps.find((step) => step.name.startsWith('rollback'))!.output).toContain(`back on chart version ${before['billing']!.version} (from ${after['billing']!.version})`);
+      // 1.6 names where the deployment came from: the chart in the registry, at its version (each
+      // application's first deployment; webapp's canary release never became Healthy).
+      for (const chart of report.publishedCharts!) {
+        expect(report.notifications, output.slice(-3000)).toContainEqual(`${chart.application} (ghcr.io/example/platform-gitops-charts/local/${chart.application}): deployed, sync succeeded at revision ${chart.published}`);
       }
       expect(report.passed).toBe(true);
       expect(status).toBe(0);

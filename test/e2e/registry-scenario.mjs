@@ -21,7 +21,9 @@ const objects = k8s.KubernetesObjectApi.makeApiClient(config);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const ENV = 'local';
-const APP = 'webapp';
+// The application released and rolled back here: billing, a rolling application (webapp is the
+// copy's canary, which canary-scenario.mjs releases before this runs).
+const APP = 'billing';
 const ARGOCD = 'argocd';
 const SOURCE = process.env.E2E_SOURCE;
 const { record, project, finish } = scenarioSteps();
