@@ -19,12 +19,12 @@ import type { Supervisor } from './processes';
  *
  * Started with the arguments kube-prometheus-stack's operator Deployment gets from the chart's
  * defaults (the platform sets no `prometheusOperator` value) that bear on what it generates:
- * `--localhost=127.0.0.1` and the Secrets it does not watch (`--secret-field-selector`). Left
- * out: the kubelet Service it would keep (`--kubelet-service`, which nothing of the platform
- * reads), TLS on its own web server, which listens on a free loopback port instead of 10250,
- * and the config reloader's image and resources (the chart's image is the release's, the
- * operator's default; the chart sets no resources, `0`, which the operator's defaults do set).
- * It reads the run's kubeconfig (`KUBECONFIG`) instead of its pod's account.
+ * `--localhost=127.0.0.1`, the Secrets it does not watch (`--secret-field-selector`) and the
+ * config reloader's resources (`0` each: the chart sets none, where the operator's defaults
+ * would). Left out: the config reloader's image (the chart's is the release's, the operator's
+ * default), the kubelet Service it would keep (`--kubelet-service`, which nothing of the
+ * platform reads), and TLS on its own web server, which listens on a free loopback port
+ * instead of 10250. It reads the run's kubeconfig (`KUBECONFIG`) instead of its pod's account.
  */
 
 /** kube-prometheus-stack's default `prometheusOperator.secretFieldSelector` (88.5.3 values.yaml). */

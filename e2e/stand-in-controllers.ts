@@ -71,7 +71,7 @@ interface Seen {
  *   is available, by each operator's own rules ported from its pinned release
  *   (e2e/stand-in-strimzi.ts);
  * - and the start of the real controllers the harness runs instead (`real`: cert-manager,
- *   Envoy Gateway and Flagger), once Argo CD has installed their release.
+ *   Envoy Gateway, Flagger and prometheus-operator), once Argo CD has installed their release.
  */
 export class StandInControllers {
   /** Why pods are not started, by namespace/name (for the final report). */

@@ -10,9 +10,9 @@ import { INFRASTRUCTURE_RELEASES } from '../../src/infrastructure/releases';
 import { ALERTS, CANARY } from '../../src/contract/contract';
 import { ALERT_ROUTING } from '../../src/contract/choices';
 import { supportedKubernetesMinors } from '../../src/infrastructure/supported-kubernetes';
-import { ROOT, temporaryDirectory } from '../support';
+import { committedObjects, ROOT, temporaryDirectory } from '../support';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseAllDocuments, parseDocument } from 'yaml';
+import { parseDocument } from 'yaml';
 import { breakRendered, e2eProjectCopy, followPublishedCharts, makeBlueGreen, makeCanary, runE2eOn } from './e2e-copy';
 import type { E2eReport } from '../../e2e/harness';
 import { standInUpgrade } from '../../e2e/stand-in-charts';
@@ -27,15 +27,9 @@ afterEach(() => {
   for (const copy of copies.splice(0)) fs.rmSync(copy, { recursive: true, force: true });
 });
 
-/** The Certificates committed for an environment (dist/<environment>/). */
-/** The committed objects of an environment of one apiVersion and kind. */
+/** The committed objects of an environment (dist/<environment>/) of one apiVersion and kind. */
 function rendered(environment: string, apiVersion: string, kind: string): any[] {
-  const folder = path.join(ROOT, 'dist', environment);
-  return fs
-    .readdirSync(folder)
-    .filter((file) => file.endsWith('.yaml'))
-    .flatMap((file) => parseAllDocuments(fs.readFileSync(path.join(folder, file), 'utf8')).map((doc) => doc.toJS()))
-    .filter((object) => object?.apiVersion === apiVersion && object.kind === kind);
+  return committedObjects(environment).filter((object) => object.apiVersion === apiVersion && object.kind === kind);
 }
 
 const renderedCertificates = (environment: string): any[] => rendered(environment, 'cert-manager.io/v1', 'Certificate');
