@@ -372,7 +372,7 @@ describe('the cold-build estimate (toolchain/build.sh --estimate)', () => {
   it('lists each recorded build, largest first, with their sum, and names the components without a record', () => {
     const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-estimate-'));
     try {
-      const env = { ...process.env, PLATFORM_GITOPS_CACHE: cache };
+      const env = { ...process.env, PLATFORM_GITOPS_CACHE: cache, TOOLCHAIN_LANES: '2' };
       const folders = new Map(
         spawnSync('bash', [path.join(ROOT, 'toolchain', 'build.sh'), '--print'], { env, encoding: 'utf8' })
           .stdout.trim()
@@ -396,10 +396,41 @@ describe('the cold-build estimate (toolchain/build.sh --estimate)', () => {
         ['kwok', folders.get('kwok')!.version, '86', 's'],
       ]);
       expect(lines[3]).toBe('total: 560 s (about 10 min), each build with the Go caches as they were then');
-      expect(lines[4]).toMatch(/^not recorded \(not built, or built before builds recorded their time\): sops age /);
-      expect(lines[4]).not.toMatch(/\b(argocd|kwok|cert-manager)\b/);
+      // Largest first on the lane that frees first: argocd on one, cert-manager then kwok on the other.
+      expect(lines[4]).toBe('in 2 lanes (TOOLCHAIN_LANES), largest first: 305 s (about 6 min)');
+      expect(lines[5]).toMatch(/^not recorded \(not built, or built before builds recorded their time\): kubernetes prometheus-operator helm /);
+      expect(lines[5]).not.toMatch(/\b(argocd|kwok|cert-manager)\b/);
     } finally {
       fs.rmSync(cache, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the toolchain build\'s lanes (toolchain/build.sh, TOOLCHAIN_LANES)', () => {
+  const build = (args: readonly string[], env: Record<string, string>) =>
+    spawnSync('bash', [path.join(ROOT, 'toolchain', 'build.sh'), ...args], { env: { ...process.env, ...env }, encoding: 'utf8' });
+
+  it('builds every component it is given, several at once, and names each one that failed', () => {
+    const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-lanes-'));
+    try {
+      // An empty module cache and no proxy: each build fails at its first download, at once.
+      const env = { PLATFORM_GITOPS_CACHE: cache, GOMODCACHE: path.join(cache, 'mod'), GOPROXY: 'off', TOOLCHAIN_LANES: '2' };
+      const result = build(['age', 'kubeconform', 'kwok'], env);
+      expect(result.status).toBe(1);
+      for (const component of ['age', 'kubeconform', 'kwok']) expect(result.stderr).toContain(`${component} `);
+      expect(result.stderr).toMatch(/failed: (age|kubeconform|kwok) (age|kubeconform|kwok) (age|kubeconform|kwok) \(their errors are above; every other one is built\)/);
+      // Nothing half-built is left: no component folder, no temporary one.
+      expect(fs.readdirSync(cache).filter((name) => name !== 'mod')).toEqual([]);
+    } finally {
+      fs.rmSync(cache, { recursive: true, force: true, maxRetries: 3 });
+    }
+  });
+
+  it('refuses a lane count that is not a whole number of at least 1, before building anything', () => {
+    for (const lanes of ['0', 'two', '-1']) {
+      const result = build(['age'], { PLATFORM_GITOPS_CACHE: '/nonexistent/never-used', TOOLCHAIN_LANES: lanes });
+      expect(result.status, lanes).toBe(2);
+      expect(result.stderr).toBe(`toolchain/build.sh: TOOLCHAIN_LANES must be a whole number of at least 1, not '${lanes}'\n`);
     }
   });
 });

@@ -58,7 +58,6 @@ FLAGGER_VERSION=v1.36.1
 DISTRIBUTION_VERSION=v3.1.2
 
 export CGO_ENABLED=0 GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
-mkdir -p "$cache"
 
 # sources_digest <component>: 12 hex digits over the component's go.mod, go.sum and Go files.
 sources_digest() {
@@ -84,7 +83,8 @@ build_into() {
   out="$(mktemp -d "$cache/.$component-$version.XXXXXX")"
   log "$component $version: building"
   # A line a minute while it builds: the longest component takes several minutes.
-  (while sleep 60; do log "$component $version: still building ($(((SECONDS - started) / 60)) min)"; done) &
+  # (sleep keeps no output open: killed, the heartbeat holds up no reader of this output)
+  (while sleep 60 </dev/null >/dev/null 2>&1; do log "$component $version: still building ($(((SECONDS - started) / 60)) min)"; done) &
   local heartbeat=$!
   # Each build function returns its first failure (errexit does not apply inside `if`).
   if ! "$@"; then
@@ -266,7 +266,9 @@ declare -A versions=(
   [prometheus-operator]=$PROMETHEUS_OPERATOR_VERSION
   [distribution]=$DISTRIBUTION_VERSION [cert-manager]=$CERT_MANAGER_VERSION
 )
-order=(sops age kustomize helm kwok etcd kubernetes argocd cert-manager kubeconform prometheus prometheus-operator envoy-gateway flagger alertmanager flagger-loadtester distribution)
+# Largest first (their cold builds on this project's 2-core machine, 2026-11-26/27): with
+# several lanes the long builds start at once and the small ones fill the gaps.
+order=(argocd kubernetes prometheus-operator helm cert-manager envoy-gateway prometheus sops kwok flagger alertmanager flagger-loadtester distribution etcd kustomize kubeconform age)
 
 # folder_of <component>: where its build is (or would be) published.
 folder_of() {
@@ -290,6 +292,20 @@ if [[ "${1:-}" == "--estimate" ]]; then
   done
   if [[ ${#recorded[@]} -gt 0 ]]; then printf '%s\n' "${recorded[@]}" | sort -k1,1rn -k2,2 | awk '{ printf "%-20s %-10s %6d s\n", $2, $3, $1 }'; fi
   echo "total: $total s (about $(((total + 59) / 60)) min), each build with the Go caches as they were then"
+  # The wall time in lanes: each recorded build, in build order, on the lane that frees first
+  # (the times were measured with the other lane busy beside them, as a cold build runs).
+  lanes="${TOOLCHAIN_LANES:-2}" ends=() longest=0
+  [[ "$lanes" =~ ^[1-9][0-9]*$ ]] || lanes=2
+  for ((i = 0; i < lanes; i++)); do ends+=(0); done
+  for c in "${order[@]}"; do
+    f="$(folder_of "$c")/.build-seconds"
+    [[ -f "$f" ]] || continue
+    first=0
+    for ((i = 1; i < lanes; i++)); do [[ ${ends[i]} -lt ${ends[first]} ]] && first=$i; done
+    ends[first]=$((ends[first] + $(cat "$f")))
+    [[ ${ends[first]} -gt $longest ]] && longest=${ends[first]}
+  done
+  echo "in $lanes lane$([[ $lanes -eq 1 ]] || echo s) (TOOLCHAIN_LANES), largest first: $longest s (about $(((longest + 59) / 60)) min)"
   if [[ ${#unknown[@]} -gt 0 ]]; then echo "not recorded (not built, or built before builds recorded their time): ${unknown[*]}"; fi
   exit 0
 fi
@@ -307,5 +323,34 @@ for c in "${components[@]}"; do
     echo "toolchain/build.sh: unknown component '$c' (known: ${order[*]})" >&2
     exit 2
   fi
-  build_into "$c" "${versions[$c]}" "${c//-/_}_build"
 done
+# Builds run in TOOLCHAIN_LANES lanes at once (default 2): one build's module downloads and
+# its single-threaded link run while another compiles. Go's module and build caches are safe
+# to share between go commands (they lock).
+lanes="${TOOLCHAIN_LANES:-2}"
+if ! [[ "$lanes" =~ ^[1-9][0-9]*$ ]]; then
+  echo "toolchain/build.sh: TOOLCHAIN_LANES must be a whole number of at least 1, not '$lanes'" >&2
+  exit 2
+fi
+mkdir -p "$cache"
+started=$SECONDS failed=()
+declare -A running=()
+# reap: waits for one running build and records its failure.
+reap() {
+  local pid status=0 c
+  wait -n -p pid "${!running[@]}" || status=$?
+  c="${running[$pid]}"
+  unset "running[$pid]"
+  [[ $status -eq 0 ]] || failed+=("$c")
+}
+for c in "${components[@]}"; do
+  while [[ ${#running[@]} -ge $lanes ]]; do reap; done
+  build_into "$c" "${versions[$c]}" "${c//-/_}_build" &
+  running[$!]="$c"
+done
+while [[ ${#running[@]} -gt 0 ]]; do reap; done
+if [[ ${#failed[@]} -gt 0 ]]; then
+  log "failed: ${failed[*]} (their errors are above; every other one is built)"
+  exit 1
+fi
+log "${#components[@]} components ready in $((SECONDS - started)) s ($lanes lanes)"
