@@ -1,4 +1,22 @@
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/**
+ * The e2e's whole-cluster files, longest first (measured here, 2026-11-27): npm run test:e2e
+ * runs two files at once, and the longest started last would end last alone. Files not
+ * listed keep vitest's order (longest recorded run first, else largest file), after these.
+ */
+const E2E_LONGEST_FIRST = ['published-charts', 'live-operations', 'broken-admission', 'broken-sources', 'converge', 'broken-controllers'];
+
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (file: TestSpecification) => {
+      const index = E2E_LONGEST_FIRST.findIndex((name) => file.moduleId.endsWith(`/test/e2e/${name}.test.ts`));
+      return index === -1 ? E2E_LONGEST_FIRST.length : index;
+    };
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
+  }
+}
 
 export default defineConfig({
   test: {
@@ -18,6 +36,7 @@ export default defineConfig({
     // (keyed by each file's content and the config; gone with a reinstall): about 2 s less
     // per run of test:unit here. Vitest 5 turns it on by default.
     experimental: { fsModuleCache: true },
+    sequence: { sequencer: LongestFirst },
     // Rendering four environments takes a moment on a 2-core machine.
     testTimeout: 60_000,
     hookTimeout: 60_000,

@@ -42,7 +42,13 @@ function ensureAccount(user: string): void {
   }
   // A system account without a password or home; sshd's ForceCommand allows git only.
   // Its password field is `*` (no password), not `!` (locked, which sshd refuses).
-  run('useradd', ['--system', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/bin/sh', '--password', '*', user]);
+  // Two runs at once (npm run test:e2e's two files) may both find it missing: the one that
+  // lost the race finds it made.
+  try {
+    run('useradd', ['--system', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/bin/sh', '--password', '*', user]);
+  } catch (error) {
+    if (spawnSync('id', ['-u', user]).status !== 0) throw error;
+  }
 }
 
 /**

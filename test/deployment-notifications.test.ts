@@ -7,7 +7,7 @@ import { ENVIRONMENT_ORDER, committedObjects, findObject } from './support';
 
 // 1.6: stakeholders notified of significant deployments, through Argo CD's notifications
 // controller. What the controller does with this configuration is tested on the real one in
-// the e2e (test/e2e/convergence.test.ts: the deployment of each application reaches the chat).
+// the e2e (test/e2e/converge.test.ts: the deployment of each application reaches the chat).
 
 describe.each(ENVIRONMENT_ORDER)('deployment notifications in %s (1.6)', (environment) => {
   const objects = committedObjects(environment);

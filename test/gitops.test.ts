@@ -49,7 +49,7 @@ describe.each(ENVIRONMENT_ORDER)('custom resources of %s and the Applications th
   // sync when a kind is unknown (argo-cd gitops-engine pkg/sync/sync_context.go: "the
   // server could not find the requested resource"), so a custom resource must be synced
   // by an Application of a later root wave than the one holding the chart Application
-  // that installs its CRD. Shown on the real engines by test/e2e/convergence.test.ts.
+  // that installs its CRD. Shown on the real engines by test/e2e/broken-sources.test.ts.
   const files = readManifests(path.join(DIST, environment));
   const gitops = files.get('gitops.yaml')!;
   const waveOfFile = new Map<string, number>();

@@ -2,10 +2,11 @@
 # Debian packages the e2e cluster needs beside the Go toolchain: Argo CD's
 # cache (redis), the git server Argo CD reaches over SSH (openssh-server, git),
 # the SOCKS client Argo CD runs as ssh's ProxyCommand for a repository with a
-# proxy (connect-proxy), and certificate generation (openssl). Installs only
+# proxy (connect-proxy), certificate generation (openssl), and the loopback of each
+# test run's own network namespace (iproute2's ip, test/e2e/e2e-copy.ts). Installs only
 # what is missing.
 set -euo pipefail
-packages=(redis-server openssh-server openssh-client git openssl connect-proxy)
+packages=(redis-server openssh-server openssh-client git openssl connect-proxy iproute2)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

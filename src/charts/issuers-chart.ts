@@ -22,7 +22,7 @@ export interface IssuersChartProps {
  * Certificate) exist only once the cert-manager release has installed its CRDs, and
  * Argo CD dry-runs every object of a sync before applying any, refusing the whole sync
  * when a kind is unknown (Argo CD docs, "Sync Options: Skip Dry Run for new custom
- * resources types"). Proven on the e2e cluster (test/e2e/convergence.test.ts).
+ * resources types"). Proven on the e2e cluster (test/e2e/broken-sources.test.ts).
  */
 export class IssuersChart extends Chart {
   /** The environment's ClusterIssuer. */

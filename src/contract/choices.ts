@@ -164,7 +164,7 @@ export const SYNC_WAVES = {
  * Secrets first, then the Sync-phase hook that needs them (the schema migrations), then
  * everything else. A PreSync hook would run before any Secret of the same Application
  * exists (Argo CD runs the PreSync phase before the Sync phase's waves), and a pod whose
- * Secret is missing never starts (e2e: test/e2e/convergence.test.ts).
+ * Secret is missing never starts (e2e: test/e2e/broken-controllers.test.ts).
  */
 export const CHART_WAVES = {
   secrets: -2,

@@ -14,7 +14,7 @@ import { committedObjects, findObject, ROOT, runInProcess, temporaryDirectory } 
 // are the ones the real load tester answers Flagger's checks with. The Canary itself is the one
 // production renders, with the status and events Flagger writes, served by a read-only fake API
 // server; Flagger's own initialization and rollback of a canary on the e2e cluster are tested in
-// test/e2e/convergence.test.ts.
+// test/e2e/published-charts.test.ts.
 
 const loadTesterBinary = locateToolchain(ROOT).bin('flagger-loadtester', 'loadtester');
 const dir = temporaryDirectory('platform-gitops-canary-');

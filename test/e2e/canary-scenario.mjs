@@ -1,6 +1,6 @@
 // A canary on the converged `local` cluster of a copy where `webapp` is a canary application
 // (and which follows its published charts when the run serves a registry), run by
-// test/e2e/convergence.test.ts through `npm run e2e -- --env local --exec`, with
+// test/e2e/published-charts.test.ts through `npm run e2e -- --env local --exec`, with
 // Flagger's real controller (e2e/flagger.ts): what its initialization made (the primary
 // Deployment, the Services, the HTTPRoute that Envoy Gateway accepted, the target scaled to
 // zero); then a release of the next tag (npm run release, commit, the commit served), which

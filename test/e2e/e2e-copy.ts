@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseAllDocuments, parseDocument, stringify } from 'yaml';
 import type { E2eReport } from '../../e2e/harness';
+import { CLUSTER_COMPONENTS, ensureToolchain } from '../../toolchain';
 import { ROOT, temporaryDirectory } from '../support';
 
 /** What an e2e run of a project copy needs: the commands, the rendered output and what it serves. */
@@ -92,15 +93,27 @@ export function commitAll(copy: string, message: string): void {
   git(copy, 'commit', '--quiet', '-m', message);
 }
 
-/** `npm run e2e` on the copy; returns the exit code, the output and the report. */
+/**
+ * `npm run e2e` on the copy, in a network namespace of its own (`unshare --net`, its loopback
+ * brought up first); returns the exit code, the output and the report.
+ *
+ * Its own loopback lets npm run test:e2e run two files at once: Envoy Gateway's control plane
+ * listens on fixed ports (xDS 18000, admin 19000, metrics 19001, its health probe 8081), which
+ * two runs on one loopback would both take. Nothing of a run leaves the machine (the toolchain
+ * is built before, outside the namespace), and the harness already runs as root (the git
+ * server's account, the control plane's private mounts), which a network namespace needs too.
+ */
 export function runE2eOn(copy: string, args: readonly string[], env: Readonly<Record<string, string>> = {}): { status: number | null; output: string; report: E2eReport } {
   const report = path.join(copy, 'e2e-report.json');
-  const result = spawnSync(process.execPath, [path.join(copy, 'scripts', 'run.cjs'), 'e2e', ...args, '--report', report], {
+  ensureToolchain(CLUSTER_COMPONENTS, ROOT);
+  const e2e = [process.execPath, path.join(copy, 'scripts', 'run.cjs'), 'e2e', ...args, '--report', report];
+  const result = spawnSync('unshare', ['--net', '--', 'sh', '-c', 'ip link set lo up && exec "$@"', 'e2e', ...e2e], {
     cwd: copy,
     env: { ...process.env, ...env },
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
   });
+  if (result.error) throw new Error(`unshare could not start (util-linux; the e2e cases run as root): ${result.error.message}`);
   const output = `${result.stdout}${result.stderr}`;
   if (!fs.existsSync(report)) throw new Error(`the e2e wrote no report (exit ${result.status}):\n${output}`);
   return { status: result.status, output, report: JSON.parse(fs.readFileSync(report, 'utf8')) as E2eReport };

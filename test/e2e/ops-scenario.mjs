@@ -1,5 +1,5 @@
 // The live operations (`npm run ops`) against the converged `local` cluster, run by
-// test/e2e/convergence.test.ts through `npm run e2e -- --env local --exec` on a copy where
+// test/e2e/live-operations.test.ts through `npm run e2e -- --env local --exec` on a copy where
 // `billing` is a blue-green application (blue active, green beside it): each verb with
 // the exit code it must give, run as an operator holding only the roles the bootstrap grants
 // (src/cluster/operations-role.ts), and the changes made behind Argo CD's back with the

@@ -1,5 +1,5 @@
 // The release artifact on the converged `local` cluster of a copy that follows its published
-// charts (issue 26), run by test/e2e/convergence.test.ts through `npm run e2e -- --exec`:
+// charts (issue 26), run by test/e2e/published-charts.test.ts through `npm run e2e -- --exec`:
 // Argo CD installed each application's chart from the real OCI registry at the version of
 // dist/local/chart-versions.json; a second release of one application (npm run release, commit,
 // npm run publish, the commit served) moves its Application to the next chart version; and

@@ -1,0 +1,93 @@
+import { applicationChartId, chartFile } from '../../src/contract/layout';
+import { loadEnvironments } from '../../src/environments';
+import { afterEach, describe, expect, it } from 'vitest';
+import { brokenCopy, removeCopies, rendered, RUN_TIMEOUT_MS } from './cases';
+import { breakRendered, runE2eOn } from './e2e-copy';
+
+afterEach(removeCopies);
+
+describe('e2e: what the real controllers refuse (a hook, Envoy Gateway, prometheus-operator)', () => {
+  // Three breaks in one run (each costs the whole convergence of the application wave): the
+  // first application's PreSync hook; the second application's Gateway, which Envoy Gateway's
+  // real control plane must refuse; and the alert routing's on-call receiver, which
+  // prometheus-operator's must reject (Argo CD syncs it: only the operator reads the Secret).
+  it(
+    'fails the Application whose PreSync hook reads a Secret that the same Application creates in its Sync phase, and the one whose Gateway names another namespace\'s Secret without a ReferenceGrant; prometheus-operator rejects an alert routing whose receiver reads a key its Secret lacks',
+    () => {
+      const copy = brokenCopy();
+      breakRendered(copy, chartFile('local', 'monitoring'), (objects) =>
+        objects.map((o) => {
+          if (o.kind !== 'AlertmanagerConfig') return o;
+          for (const receiver of o.spec.receivers) for (const webhook of receiver.webhookConfigs ?? []) webhook.urlSecret.key = 'no-such-key';
+          return o;
+        }), 'the alert routing\'s webhook receiver reads a key its Secret does not have');
+      const second = loadEnvironments().find((env) => env.name === 'local')!.applications[1]!.name;
+      breakRendered(copy, chartFile('local', applicationChartId(second)), (objects) =>
+        objects.map((o) => {
+          if (o.kind !== 'Gateway') return o;
+          for (const listener of o.spec.listeners) {
+            for (const ref of listener.tls?.certificateRefs ?? []) ref.namespace = 'cert-manager';
+          }
+          return o;
+        }), 'a Gateway listener naming a Secret of cert-manager\'s namespace, with no ReferenceGrant');
+      const restricted = {
+        securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } },
+        container: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+      };
+      let namespace = '';
+      // The chart of local's first application (dist/local/<application>.yaml).
+      const application = loadEnvironments().find((env) => env.name === 'local')!.applications[0]!.name;
+      breakRendered(copy, chartFile('local', applicationChartId(application)), (objects) => {
+        namespace = objects.find((o) => o.kind === 'Deployment')!.metadata.namespace;
+        return [
+          ...objects,
+          { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'e2e-made-in-sync', namespace }, stringData: { value: 'x' } },
+          {
+            apiVersion: 'batch/v1',
+            kind: 'Job',
+            metadata: { name: 'e2e-early-hook', namespace, annotations: { 'argocd.argoproj.io/hook': 'PreSync' } },
+            spec: {
+              backoffLimit: 0,
+              activeDeadlineSeconds: 20,
+              template: {
+                spec: {
+                  restartPolicy: 'Never',
+                  securityContext: restricted.securityContext,
+                  containers: [
+                    {
+                      name: 'hook',
+                      image: 'busybox:1.37',
+                      securityContext: restricted.container,
+                      resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { cpu: '10m', memory: '16Mi' } },
+                      env: [{ name: 'VALUE', valueFrom: { secretKeyRef: { name: 'e2e-made-in-sync', key: 'value' } } }],
+                    },
+                  ],
+                },
+              },
+            },
+          },
+        ];
+      }, 'a PreSync hook that reads a Secret of the Sync phase');
+      const { status, report } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--timeout', '300']);
+      expect(status).toBe(1);
+      const broken = report.applications.find((a) => a.message.includes('e2e-early-hook'));
+      expect(broken, JSON.stringify(report.applications, null, 2)).toBeDefined();
+      expect(broken!.sync === 'Synced' && broken!.health === 'Healthy').toBe(false);
+      expect(broken!.message).toMatch(/e2e-early-hook/);
+      // Envoy Gateway v1.9.1 internal/gatewayapi/validate.go: the listener's refs are not
+      // resolved, so Argo CD's health of the Gateway is Degraded.
+      const refused = report.applications.find((a) => a.name === second);
+      expect(refused?.health, JSON.stringify(report.applications, null, 2)).toBe('Degraded');
+      expect(refused?.message).toMatch(/not permitted by any ReferenceGrant/);
+      // prometheus-operator v0.94.1 pkg/alertmanager/operator.go (checkWebhookConfigs, then
+      // "was rejected due to invalid configuration"): the whole routing is left out.
+      const [routing] = rendered('local', 'monitoring.coreos.com/v1alpha1', 'AlertmanagerConfig');
+      const id = `${routing.metadata.namespace}/${routing.metadata.name}`;
+      expect(report.monitoring.rejected, JSON.stringify(report.monitoring, null, 2)).toContainEqual(expect.stringMatching(new RegExp(`^AlertmanagerConfig ${id}: .*rejected due to invalid configuration.*no-such-key`)));
+      const configs = Object.values(report.monitoring.alertmanagerConfigs);
+      expect(configs).toHaveLength(1);
+      expect(configs[0]).not.toContain(`${id}/`);
+    },
+    RUN_TIMEOUT_MS,
+  );
+});

@@ -1,0 +1,78 @@
+import { spawnSync } from 'node:child_process';
+import { locateToolchain } from '../../toolchain';
+import { ROOT_APPLICATION } from '../../src/contract/platform-charts';
+import { ROOT } from '../support';
+import { afterEach, describe, expect, it } from 'vitest';
+import { besideCopy, brokenCopy, removeCopies, RUN_TIMEOUT_MS } from './cases';
+import { breakRendered, runE2eOn } from './e2e-copy';
+
+afterEach(removeCopies);
+
+describe('e2e: sources Argo CD cannot sync (keys, branches, order) stop the run', () => {
+  it(
+    'fails the Applications whose Secrets do not decrypt with the key given, showing the decryption error',
+    () => {
+      const copy = brokenCopy();
+      const wrongKey = besideCopy(copy, 'wrong.key');
+      spawnSync(locateToolchain(ROOT).bin('age', 'age-keygen'), ['-o', wrongKey]);
+      // The default timeout: the run stops once the decryption error has stayed (FAIL_FAST_SECONDS).
+      const { status, report } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--age-key', wrongKey]);
+      expect(status).toBe(1);
+      expect(report.stopped).toMatch(/ComparisonError for \d+ s: .*(sops|decrypt|data key)/i);
+      const undecrypted = report.applications.filter((a) => /sops|decrypt|data key/i.test(a.message));
+      expect(undecrypted.length, JSON.stringify(report.applications, null, 2)).toBeGreaterThan(0);
+      for (const app of undecrypted) expect(app.sync).not.toBe('Synced');
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it(
+    'fails the Application that syncs a custom resource before the Application that installs its CRD',
+    () => {
+      const copy = brokenCopy();
+      breakRendered(copy, 'local/gitops.yaml', (objects) => [
+        ...objects,
+        { apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: 'e2e-too-early' }, spec: { selfSigned: {} } },
+      ], 'a ClusterIssuer in the root, before cert-manager is installed');
+      // A CRD a later wave installs may mend this until the sync's retries are spent: bounded here.
+      const { status, report } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--timeout', '150']);
+      expect(status).toBe(1);
+      const root = report.applications.find((a) => a.message.includes('ClusterIssuer'));
+      expect(root?.name).toBe(ROOT_APPLICATION);
+      expect(root?.sync).not.toBe('Synced');
+      expect(root?.message).toMatch(/ClusterIssuer.*(could not find|not found|no matches|CRD)/i);
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it(
+    'fails Applications that follow a branch the repository does not have',
+    () => {
+      const copy = brokenCopy();
+      const renamed = new Set<string>();
+      for (const file of ['gitops.yaml', 'infrastructure.yaml']) {
+        breakRendered(copy, `local/${file}`, (objects) =>
+          objects.map((o) => {
+            if (o.kind !== 'Application') return o;
+            for (const source of [o.spec.source, ...(o.spec.sources ?? [])]) {
+              if (source?.path !== undefined) {
+                source.targetRevision = 'no-such-branch';
+                renamed.add(o.metadata.name);
+              }
+            }
+            return o;
+          }), `Applications follow no-such-branch (${file})`);
+      }
+      const { status, report } = runE2eOn(copy, ['--env', 'local', '--no-dry-run']);
+      expect(status).toBe(1);
+      expect(report.stopped).toMatch(/ComparisonError for \d+ s: .*no-such-branch/);
+      const unresolved = report.applications.filter((a) => /no-such-branch/.test(a.message));
+      expect(unresolved.length, JSON.stringify(report.applications, null, 2)).toBeGreaterThan(0);
+      for (const app of unresolved) {
+        expect(renamed.has(app.name)).toBe(true);
+        expect(app.sync).not.toBe('Synced');
+      }
+    },
+    RUN_TIMEOUT_MS,
+  );
+});

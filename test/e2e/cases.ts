@@ -1,0 +1,83 @@
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { expect } from 'vitest';
+import { locateToolchain } from '../../toolchain';
+import type { E2eReport } from '../../e2e/harness';
+import { committedObjects, ROOT } from '../support';
+import { e2eProjectCopy, runE2eOn } from './e2e-copy';
+
+// What the cluster cases share (converge.test.ts, live-operations.test.ts,
+// published-charts.test.ts and the broken-*.test.ts files). Each case is one whole run of a
+// real control plane (Kubernetes 1.36) and a real Argo CD, built from their modules
+// (toolchain), syncing a copy's committed dist/ from a git server over SSH: minutes, not
+// seconds. Each file is a case or a few: npm run test:e2e runs two files at once.
+export const RUN_TIMEOUT_MS = 20 * 60_000;
+
+const copies: string[] = [];
+
+/** Remove the copies (and their results files) the case made: each file's afterEach. */
+export function removeCopies(): void {
+  for (const copy of copies.splice(0)) fs.rmSync(copy, { recursive: true, force: true });
+}
+
+/** A copy of the project to break (or not) and run the e2e on; removed by removeCopies. */
+export function brokenCopy(): string {
+  const copy = e2eProjectCopy();
+  copies.push(copy);
+  return copy;
+}
+
+/** A file beside a copy (a key, a results file), removed with the copies. */
+export function besideCopy(copy: string, name: string): string {
+  const file = path.join(copy, '..', `${path.basename(copy)}-${name}`);
+  copies.push(file);
+  return file;
+}
+
+/** The committed objects of an environment (dist/<environment>/) of one apiVersion and kind. */
+export function rendered(environment: string, apiVersion: string, kind: string): any[] {
+  return committedObjects(environment).filter((object) => object.apiVersion === apiVersion && object.kind === kind);
+}
+
+export const renderedCertificates = (environment: string): any[] => rendered(environment, 'cert-manager.io/v1', 'Certificate');
+
+/** A test tool of the toolchain (promtool, amtool) run on files of `dir`: its exit code and output. */
+export function tool(component: 'prometheus' | 'alertmanager', name: string, args: readonly string[], dir: string): { status: number | null; output: string } {
+  const result = spawnSync(locateToolchain(ROOT).bin(component, name), [...args], { cwd: dir, encoding: 'utf8' });
+  return { status: result.status, output: `${result.stdout}${result.stderr}` };
+}
+
+/** One step of a scenario run through `--exec`: what it expected and what it got. */
+export interface ScenarioStep {
+  readonly name: string;
+  readonly expected: number;
+  readonly exitCode: number;
+  readonly output: string;
+  readonly stdout: string;
+}
+
+/**
+ * `npm run e2e -- --env local --exec` on the copy with scenario scripts of test/e2e/ run one
+ * after the other (each only if the one before passed), each writing its results to a file
+ * named in its variable; every step of every scenario must have ended as expected.
+ */
+export function runScenarios<T extends Record<string, { steps: ScenarioStep[] }>>(copy: string, scenarios: { readonly [K in keyof T]: string }): { status: number | null; report: E2eReport; output: string; results: T } {
+  const files = Object.fromEntries(Object.keys(scenarios).map((script) => [script, besideCopy(copy, `${script}.json`)]));
+  const command = Object.keys(scenarios).map((script) => `node ${path.join(ROOT, 'test', 'e2e', script)}`).join(' && ');
+  const variables = Object.fromEntries(Object.entries(scenarios).map(([script, variable]) => [variable as string, files[script]!]));
+  const { status, report, output } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--exec', command], variables);
+  const results: Record<string, { steps: ScenarioStep[] }> = {};
+  for (const [script, file] of Object.entries(files)) {
+    expect(fs.existsSync(file), `${script} wrote no results (exit ${report.exec?.exitCode}):\n${output.slice(-6000)}`).toBe(true);
+    results[script] = JSON.parse(fs.readFileSync(file, 'utf8'));
+    expect(results[script]!.steps.filter((step) => step.exitCode !== step.expected).map((step) => `${script} ${step.name}: exit ${step.exitCode}\n${step.output.slice(-2000)}`)).toEqual([]);
+  }
+  expect(report.exec?.exitCode).toBe(0);
+  return { status, report, output, results: results as T };
+}
+
+export function runScenario<T extends { steps: ScenarioStep[] }>(copy: string, script: string, resultsVariable: string): { status: number | null; report: E2eReport; output: string; results: T } {
+  const { results, ...run } = runScenarios<Record<string, T>>(copy, { [script]: resultsVariable });
+  return { ...run, results: results[script]! };
+}

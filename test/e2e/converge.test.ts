@@ -1,0 +1,115 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { locateToolchain } from '../../toolchain';
+import { loadEnvironments } from '../../src/environments';
+import { INFRASTRUCTURE_RELEASES } from '../../src/infrastructure/releases';
+import { ALERTS } from '../../src/contract/contract';
+import { ALERT_ROUTING } from '../../src/contract/choices';
+import { supportedKubernetesMinors } from '../../src/infrastructure/supported-kubernetes';
+import { ROOT, temporaryDirectory } from '../support';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseDocument } from 'yaml';
+import type { E2eReport } from '../../e2e/harness';
+import { brokenCopy, removeCopies, rendered, RUN_TIMEOUT_MS, tool } from './cases';
+import { runE2eOn } from './e2e-copy';
+
+afterEach(removeCopies);
+
+const renderedCertificates = (environment: string): any[] => rendered(environment, 'cert-manager.io/v1', 'Certificate');
+
+/**
+ * What prometheus-operator generated on converged local: each rendered PrometheusRule became a
+ * rule file of the Prometheus with the same groups, which promtool loads; the AlertmanagerConfig
+ * was merged into the Alertmanager's configuration, which amtool loads and which routes a
+ * critical alert to on-call and the team chat, a warning to the chat only, and others nowhere.
+ */
+function expectGeneratedMonitoring(report: E2eReport): void {
+  const dir = temporaryDirectory('platform-gitops-generated-');
+  try {
+    const prometheus = Object.entries(report.monitoring.ruleFiles);
+    expect(prometheus.map(([id]) => id)).toHaveLength(1);
+    const files = prometheus[0]![1];
+    const rules = rendered('local', 'monitoring.coreos.com/v1', 'PrometheusRule');
+    expect(rules.length).toBeGreaterThan(0);
+    for (const rule of rules) {
+      const file = Object.keys(files).find((name) => name.startsWith(`${rule.metadata.namespace}-${rule.metadata.name}-`));
+      expect(file, `rule file of PrometheusRule ${rule.metadata.namespace}/${rule.metadata.name}: ${Object.keys(files).join(', ')}`).toBeDefined();
+      expect(parseDocument(files[file!]!).toJS().groups).toEqual(rule.spec.groups);
+      fs.writeFileSync(path.join(dir, file!), files[file!]!);
+      const checked = tool('prometheus', 'promtool', ['check', 'rules', file!], dir);
+      expect(checked.status, checked.output).toBe(0);
+    }
+    expect(Object.keys(files)).toHaveLength(rules.length);
+
+    const configs = Object.values(report.monitoring.alertmanagerConfigs);
+    expect(configs).toHaveLength(1);
+    fs.writeFileSync(path.join(dir, 'alertmanager.yaml'), configs[0]!);
+    const checked = tool('alertmanager', 'amtool', ['check-config', 'alertmanager.yaml'], dir);
+    expect(checked.status, checked.output).toBe(0);
+    const [routing] = rendered('local', 'monitoring.coreos.com/v1alpha1', 'AlertmanagerConfig');
+    const receiver = (name: string) => `${routing.metadata.namespace}/${routing.metadata.name}/${name}`;
+    const routed = (...labels: string[]) => tool('alertmanager', 'amtool', ['config', 'routes', 'test', '--config.file=alertmanager.yaml', ...labels], dir).output.trim();
+    expect(routed(`alertname=${ALERTS.deploymentFailed.name}`, `severity=${ALERTS.deploymentFailed.severity}`, 'namespace=webapp')).toBe([ALERT_ROUTING.onCall.receiver, ALERT_ROUTING.teamChat.receiver].map(receiver).join(','));
+    expect(routed(`alertname=${ALERTS.highErrorRate.name}`, `severity=${ALERTS.highErrorRate.severity}`, 'namespace=webapp')).toBe(receiver(ALERT_ROUTING.teamChat.receiver));
+    expect(routed('alertname=Watchdog', 'severity=none')).toBe('null');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('e2e: the committed project converges on a real control plane and Argo CD', () => {
+  it(
+    'converges local: every Application Synced and Healthy, every environment accepted by the API server',
+    () => {
+      const copy = brokenCopy(); // unbroken: the committed project as it is
+      const { status, report, output } = runE2eOn(copy, ['--env', 'local']);
+      expect(report.kubernetes.startsWith(`v${supportedKubernetesMinors().at(-1)}.`), report.kubernetes).toBe(true);
+      expect(report.argocd).toMatch(/^v3\./);
+      // Envoy Gateway's control plane and its CRDs chart are the real ones, at the platform's version.
+      const { envoyGateway, gatewayApiCrds } = INFRASTRUCTURE_RELEASES;
+      expect(report.controllers.find((c) => c.release === envoyGateway.name)).toEqual({ release: envoyGateway.name, chart: envoyGateway.chart.chart, version: envoyGateway.chart.version, runs: 'real' });
+      expect(report.controllers.find((c) => c.release === gatewayApiCrds.name)?.runs).toBe('real chart');
+      // cert-manager's own webhook and controllers issued every rendered Certificate: the CA
+      // from the self-signed issuer, each other one from that CA, for the names it asks for.
+      const { certManager } = INFRASTRUCTURE_RELEASES;
+      expect(report.controllers.find((c) => c.release === certManager.name)).toEqual({ release: certManager.name, chart: certManager.chart.chart, version: certManager.chart.version, runs: 'real' });
+      const rendered = renderedCertificates('local');
+      expect(report.certificates.map((c) => `${c.namespace}/${c.name}`)).toEqual(rendered.map((c) => `${c.metadata.namespace}/${c.metadata.name}`).sort());
+      const ca = rendered.find((c) => c.spec.isCA === true)!;
+      for (const certificate of rendered) {
+        const issued = report.certificates.find((c) => c.namespace === certificate.metadata.namespace && c.name === certificate.metadata.name)!;
+        expect(issued.ready, issued.name).toBe('True');
+        expect(issued.issuer, issued.name).toBe(`CN=${ca.spec.commonName}`);
+        for (const name of certificate.spec.dnsNames ?? []) expect(issued.subjectAltName, issued.name).toContain(`DNS:${name}`);
+      }
+      const notConverged = report.applications.filter((a) => a.sync !== 'Synced' || a.health !== 'Healthy');
+      expect(notConverged, output.slice(-4000)).toEqual([]);
+      expect(report.applications.length).toBeGreaterThan(1);
+      // prometheus-operator (v0.94.1, kube-prometheus-stack's) generated the rule files and the Alertmanager configuration.
+      const { kubePrometheusStack } = INFRASTRUCTURE_RELEASES;
+      expect(report.controllers.find((c) => c.release === kubePrometheusStack.name)).toEqual({ release: kubePrometheusStack.name, chart: kubePrometheusStack.chart.chart, version: locateToolchain(ROOT).versions['prometheus-operator'], runs: 'real' });
+      expectGeneratedMonitoring(report);
+      // 1.6: Argo CD's notifications controller (the argocd binary's) announced each application's
+      // deployment in the team chat, the run's webhook sink; the platform's own Applications post nothing.
+      const applications = loadEnvironments().find((env) => env.name === 'local')!.applications.map((application) => application.name);
+      for (const name of applications) {
+        expect(report.notifications, output.slice(-3000)).toContainEqual(expect.stringMatching(new RegExp(`^${name} \\(dist/local\\): deployed, sync succeeded at revision [0-9a-f]{40}$`)));
+      }
+      expect(report.notifications.filter((text) => !applications.some((name) => text.startsWith(`${name} (`)))).toEqual([]);
+      expect(report.dryRun.map((r) => r.environment)).toEqual(['local', 'testing', 'staging', 'production']);
+      expect(report.dryRun.flatMap((r) => r.failures)).toEqual([]);
+      // The phases npm run bench prints, in the order they ended: the start, each Application
+      // once when it first converged, the operator's sync and the dry-run.
+      const phases = report.phases.map((p) => p.phase);
+      expect(phases.slice(0, 5)).toEqual(['toolchain checked', 'control plane started', 'git, charts and registry served', 'Argo CD started', 'bootstrapped']);
+      const converged = phases.filter((p) => / \(wave \d+\) (Synced and )?Healthy$/.test(p)).map((p) => p.split(' ')[0]);
+      expect([...converged].sort()).toEqual(report.applications.map((a) => a.name).sort());
+      expect(phases.slice(-2)).toEqual(["operator's sync", 'dry-run']);
+      const seconds = report.phases.map((p) => p.seconds);
+      expect(seconds).toEqual([...seconds].sort((a, b) => a - b));
+      expect(report.passed).toBe(true);
+      expect(status).toBe(0);
+    },
+    RUN_TIMEOUT_MS,
+  );
+});
