@@ -98,8 +98,10 @@ export function commitAll(copy: string, message: string): void {
  * brought up first); returns the exit code, the output and the report.
  *
  * Its own loopback lets npm run test:e2e run two files at once: Envoy Gateway's control plane
- * listens on fixed ports (xDS 18000, admin 19000, metrics 19001, its health probe 8081), which
- * two runs on one loopback would both take. Nothing of a run leaves the machine (the toolchain
+ * listens on fixed ports, which two runs on one loopback would both take (v1.9.1: xDS 18000,
+ * internal/xds/bootstrap/bootstrap.go; wasm 18002; admin 19000 and metrics 19001,
+ * api/v1alpha1/envoygateway_types.go; health probe 8081 and webhook 9443,
+ * internal/provider/kubernetes/kubernetes.go). Nothing of a run leaves the machine (the toolchain
  * is built before, outside the namespace), and the harness already runs as root (the git
  * server's account, the control plane's private mounts), which a network namespace needs too.
  */
