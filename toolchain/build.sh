@@ -83,7 +83,7 @@ build_into() {
   out="$(mktemp -d "$cache/.$component-$version.XXXXXX")"
   log "$component $version: building"
   # A line a minute while it builds: the longest component takes several minutes.
-  # (sleep keeps no output open: killed, the heartbeat holds up no reader of this output)
+  # Its sleep holds none of this script's output open: a reader sees the end when the build ends.
   (while sleep 60 </dev/null >/dev/null 2>&1; do log "$component $version: still building ($(((SECONDS - started) / 60)) min)"; done) &
   local heartbeat=$!
   # Each build function returns its first failure (errexit does not apply inside `if`).
