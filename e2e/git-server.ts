@@ -36,7 +36,8 @@ export interface GitServer {
 }
 
 function ensureAccount(user: string): void {
-  if (spawnSync('id', ['-u', user]).status === 0) return;
+  const exists = () => spawnSync('id', ['-u', user]).status === 0;
+  if (exists()) return;
   if (process.getuid?.() !== 0) {
     throw new E2eError(`the git server logs in as "${user}" (the repository URL's user), which has no account here; run as root or create it`);
   }
@@ -47,7 +48,7 @@ function ensureAccount(user: string): void {
   try {
     run('useradd', ['--system', '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/bin/sh', '--password', '*', user]);
   } catch (error) {
-    if (spawnSync('id', ['-u', user]).status !== 0) throw error;
+    if (!exists()) throw error;
   }
 }
 

@@ -40,8 +40,6 @@ export function rendered(environment: string, apiVersion: string, kind: string):
   return committedObjects(environment).filter((object) => object.apiVersion === apiVersion && object.kind === kind);
 }
 
-export const renderedCertificates = (environment: string): any[] => rendered(environment, 'cert-manager.io/v1', 'Certificate');
-
 /** A test tool of the toolchain (promtool, amtool) run on files of `dir`: its exit code and output. */
 export function tool(component: 'prometheus' | 'alertmanager', name: string, args: readonly string[], dir: string): { status: number | null; output: string } {
   const result = spawnSync(locateToolchain(ROOT).bin(component, name), [...args], { cwd: dir, encoding: 'utf8' });
