@@ -146,9 +146,12 @@ export interface IssuedCertificate {
   readonly subjectAltName?: string;
 }
 
-/** Every Certificate with its readiness and the certificate its Secret holds (the report's `certificates`). */
-export async function issuedCertificates(client: KubeClient): Promise<IssuedCertificate[]> {
-  const certificates = await client.list('cert-manager.io/v1', 'Certificate').catch(() => [] as KubeObject[]);
+/**
+ * Every Certificate with its readiness and the certificate its Secret holds (the report's
+ * `certificates`); `expected` is how many a converged run synced (`KubeClient.listSynced`).
+ */
+export async function issuedCertificates(client: KubeClient, expected = 0): Promise<IssuedCertificate[]> {
+  const certificates = await client.listSynced('cert-manager.io/v1', 'Certificate', expected);
   const result: IssuedCertificate[] = [];
   for (const certificate of certificates) {
     const namespace = certificate.metadata.namespace!;

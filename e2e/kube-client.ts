@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as k8s from '@kubernetes/client-node';
 import { E2eError } from '../src/base/errors';
 import { ObjectApi, statusMessage } from '../src/cluster/object-api';
+import { waitFor } from './processes';
 
 /** A Kubernetes object as the API server returns it. */
 export interface KubeObject {
@@ -138,6 +139,22 @@ export class KubeClient {
       }
       throw error;
     }
+  }
+
+  /**
+   * Every object of a kind that a converged run synced `expected` of: the read is retried,
+   * discovery asked again, until that many are listed (at most `seconds`), so one request
+   * that fails or one discovery that misses on a loaded machine does not read as none.
+   * With `expected` 0 it is one read, and a failure reads as none.
+   */
+  async listSynced(apiVersion: string, kind: string, expected: number, seconds = 30): Promise<KubeObject[]> {
+    if (expected === 0) return this.list(apiVersion, kind).catch(() => []);
+    return waitFor(`the ${expected} synced ${kind} objects to be listed`, seconds * 1000, async () => {
+      const found = await this.list(apiVersion, kind);
+      if (found.length >= expected) return found;
+      this.forgetDiscovery();
+      return undefined;
+    });
   }
 
   /** Create; `dryRun` asks the server to run admission and validation without storing anything. */

@@ -73,11 +73,12 @@ const CONFIGURATION_KINDS = new Set(['AlertmanagerConfig', 'PrometheusRule', 'Se
  * Read what the operator generated, from the objects it writes (v0.94.1 pkg/prometheus/server
  * `rulefiles` ConfigMaps labelled `prometheus-name`; pkg/alertmanager `alertmanager.yaml.gz` of
  * the `-generated` Secret), and what it rejected (pkg/alertmanager/operator.go: "AlertmanagerConfig
- * %s was rejected due to invalid configuration").
+ * %s was rejected due to invalid configuration"). `expected`: how many Prometheus and
+ * Alertmanager objects a converged run synced (`KubeClient.listSynced`).
  */
-export async function generatedMonitoring(client: KubeClient): Promise<GeneratedMonitoring> {
+export async function generatedMonitoring(client: KubeClient, expected: { readonly prometheus: number; readonly alertmanager: number } = { prometheus: 0, alertmanager: 0 }): Promise<GeneratedMonitoring> {
   const ruleFiles: Record<string, Record<string, string>> = {};
-  for (const prometheus of await client.list('monitoring.coreos.com/v1', 'Prometheus').catch(() => [])) {
+  for (const prometheus of await client.listSynced('monitoring.coreos.com/v1', 'Prometheus', expected.prometheus)) {
     const { name, namespace } = prometheus.metadata;
     const files: Record<string, string> = {};
     const maps = (await client.list('v1', 'ConfigMap', namespace)).filter((map) => map.metadata.labels?.['prometheus-name'] === name && /-rulefiles-\d+$/.test(map.metadata.name));
@@ -85,7 +86,7 @@ export async function generatedMonitoring(client: KubeClient): Promise<Generated
     ruleFiles[`${namespace}/${name}`] = Object.fromEntries(Object.entries(files).sort(([a], [b]) => compareText(a, b)));
   }
   const alertmanagerConfigs: Record<string, string> = {};
-  for (const alertmanager of await client.list('monitoring.coreos.com/v1', 'Alertmanager').catch(() => [])) {
+  for (const alertmanager of await client.listSynced('monitoring.coreos.com/v1', 'Alertmanager', expected.alertmanager)) {
     const { name, namespace } = alertmanager.metadata;
     const secret = await client.get('v1', 'Secret', `alertmanager-${name}-generated`, namespace);
     const gzipped = (secret as { data?: Record<string, string> } | undefined)?.data?.['alertmanager.yaml.gz'];

@@ -1,5 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as https from 'node:https';
+import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -10,7 +12,8 @@ import { applicationState, converged } from '../src/cluster/argo-cd';
 import { FAIL_FAST_SECONDS, LastFailures, ProblemClock, unmendable } from '../e2e/convergence';
 import { parseSshUrl } from '../e2e/git-server';
 import { podReferences, StandInControllers } from '../e2e/stand-in-controllers';
-import { ApiError, type KubeClient, type KubeObject } from '../e2e/kube-client';
+import { ApiError, KubeClient, type KubeObject } from '../e2e/kube-client';
+import { Pki } from '../e2e/pki';
 import { STAND_INS, standInReleaseObjects } from '../e2e/stand-in-charts';
 import { argoCdValues } from '../src/infrastructure/argo-cd-values';
 import { INFRASTRUCTURE_RELEASES, RELEASE_ROWS } from '../src/infrastructure/releases';
@@ -460,5 +463,77 @@ describe("Flagger's controller on loopback (e2e/flagger.ts)", () => {
   it('refuses a chart that sets what the loopback process must set itself, rather than passing both', () => {
     expect(() => loopbackFlaggerArgs([...chartArgs, '-port=8080'], '/k', 1)).toThrow(/chart now renders -port/);
     expect(() => loopbackFlaggerArgs([...chartArgs, '-kubeconfig', '/x'], '/k', 1)).toThrow(/chart now renders -kubeconfig/);
+  });
+});
+
+describe("the report's reads of what a converged run synced (KubeClient.listSynced)", () => {
+  /**
+   * An API server that serves Certificates over TLS, but whose first `misses` answers of
+   * discovery say the group version is not there (as one can on a loaded machine).
+   */
+  async function flakyServer(misses: number): Promise<{ client: KubeClient; discoveries: () => number; close: () => Promise<void> }> {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-list-synced-'));
+    const pki = new Pki(dir);
+    const ca = pki.ca('ca', '/CN=list-synced-ca');
+    const serving = pki.leaf('server', ca, '/CN=127.0.0.1', 'server', [], ['127.0.0.1']);
+    const admin = pki.leaf('admin', ca, '/CN=admin', 'client');
+    let discoveries = 0;
+    const server = https.createServer({ cert: fs.readFileSync(serving.cert), key: fs.readFileSync(serving.key) }, (request, response) => {
+      response.setHeader('Content-Type', 'application/json');
+      if (request.url === '/apis/cert-manager.io/v1') {
+        discoveries += 1;
+        if (discoveries <= misses) {
+          response.statusCode = 404;
+          response.end(JSON.stringify({ kind: 'Status', status: 'Failure', reason: 'NotFound', code: 404 }));
+          return;
+        }
+        response.end(JSON.stringify({ kind: 'APIResourceList', groupVersion: 'cert-manager.io/v1', resources: [{ name: 'certificates', kind: 'Certificate', namespaced: true, verbs: ['list'] }] }));
+        return;
+      }
+      if (request.url?.startsWith('/apis/cert-manager.io/v1/certificates')) {
+        response.end(JSON.stringify({ kind: 'CertificateList', items: [{ metadata: { name: 'webapp', namespace: 'webapp' } }] }));
+        return;
+      }
+      response.statusCode = 404;
+      response.end('{}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const client = new KubeClient(`https://127.0.0.1:${port}`, { ca: ca.cert, cert: admin.cert, key: admin.key });
+    return {
+      client,
+      discoveries: () => discoveries,
+      close: async () => {
+        await new Promise((resolve) => server.close(resolve));
+        fs.rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+
+  it('asks again until the Certificates a converged run synced are listed', async () => {
+    const server = await flakyServer(2);
+    try {
+      const listed = await server.client.listSynced('cert-manager.io/v1', 'Certificate', 1, 10);
+      expect(listed.map((c) => `${c.metadata.namespace}/${c.metadata.name}`)).toEqual(['webapp/webapp']);
+      expect(server.discoveries()).toBe(3);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('reads once, none on a miss, where the run synced none; names the kind when they never come', async () => {
+    const once = await flakyServer(1);
+    try {
+      expect(await once.client.listSynced('cert-manager.io/v1', 'Certificate', 0)).toEqual([]);
+      expect(once.discoveries()).toBe(1);
+    } finally {
+      await once.close();
+    }
+    const never = await flakyServer(Number.MAX_SAFE_INTEGER);
+    try {
+      await expect(never.client.listSynced('cert-manager.io/v1', 'Certificate', 1, 1)).rejects.toThrow(/timed out after 1 s waiting for the 1 synced Certificate objects to be listed/);
+    } finally {
+      await never.close();
+    }
   });
 });

@@ -63,6 +63,11 @@ describe('e2e: the committed project converges on a real control plane and Argo 
     () => {
       const copy = brokenCopy(); // unbroken: the committed project as it is
       const { status, report, output } = runE2eOn(copy, ['--env', 'local']);
+      // Convergence first: every later check reads what converged, and a run that stopped
+      // names the Application and its error at the end of its output.
+      const notConverged = report.applications.filter((a) => a.sync !== 'Synced' || a.health !== 'Healthy');
+      expect(notConverged, `${report.stopped ?? 'not stopped'}\n${output.slice(-6000)}`).toEqual([]);
+      expect(report.applications.length).toBeGreaterThan(1);
       expect(report.kubernetes.startsWith(`v${supportedKubernetesMinors().at(-1)}.`), report.kubernetes).toBe(true);
       expect(report.argocd).toMatch(/^v3\./);
       // Envoy Gateway's control plane and its CRDs chart are the real ones, at the platform's version.
@@ -82,9 +87,6 @@ describe('e2e: the committed project converges on a real control plane and Argo 
         expect(issued.issuer, issued.name).toBe(`CN=${ca.spec.commonName}`);
         for (const name of certificate.spec.dnsNames ?? []) expect(issued.subjectAltName, issued.name).toContain(`DNS:${name}`);
       }
-      const notConverged = report.applications.filter((a) => a.sync !== 'Synced' || a.health !== 'Healthy');
-      expect(notConverged, output.slice(-4000)).toEqual([]);
-      expect(report.applications.length).toBeGreaterThan(1);
       // prometheus-operator (v0.94.1, kube-prometheus-stack's) generated the rule files and the Alertmanager configuration.
       const { kubePrometheusStack } = INFRASTRUCTURE_RELEASES;
       expect(report.controllers.find((c) => c.release === kubePrometheusStack.name)).toEqual({ release: kubePrometheusStack.name, chart: kubePrometheusStack.chart.chart, version: locateToolchain(ROOT).versions['prometheus-operator'], runs: 'real' });
