@@ -313,9 +313,10 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
       `--metrics-port=${controllerMetrics}`,
       '--status-processors=10',
       '--operation-processors=10',
-      // Argo CD 3 ignores status-only updates of resources, so a rollout finishing is seen at
-      // the next periodic refresh (default 120 s plus up to 60 s jitter). Git does not change
-      // during a run: a shorter refresh only shortens the waits, it decides nothing.
+      // What the cluster cache ties to no Application (a CRD becoming Established) is seen at
+      // the next periodic refresh (default 120 s plus up to 60 s jitter; the harness also asks
+      // one of a Progressing Application, e2e/convergence.ts). Git does not change during a
+      // run: a shorter refresh only shortens the waits, it decides nothing.
       '--app-resync=10',
       '--app-resync-jitter=0',
       '--loglevel=info',

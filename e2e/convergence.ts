@@ -131,6 +131,7 @@ export async function watchConvergence(options: {
   const clock = new ProblemClock();
   const failures = new LastFailures();
   const seenConverged = new Set<string>();
+  const refresher = new ProgressingRefresher(client);
   const deadline = Date.now() + options.timeoutMs;
   let states: ApplicationState[] = [];
   for (;;) {
@@ -168,7 +169,54 @@ export async function watchConvergence(options: {
       return { states: states.map((state) => failures.explain(state)), converged: false, stopped };
     }
     if (now > deadline) return { states: states.map((state) => failures.explain(state)), converged: false };
+    await refresher.poll(apps);
     await sleep(2_000);
+  }
+}
+
+/** Argo CD's annotation asking for a refresh (`argocd app get --refresh`; pkg/apis/application/v1alpha1 `AnnotationKeyRefresh`). */
+const REFRESH_ANNOTATION = 'argocd.argoproj.io/refresh';
+
+/** How long after its last reconciliation a Synced, Progressing Application gets a refresh asked of it. */
+export const REFRESH_AFTER_SECONDS = 3;
+
+/**
+ * Whether an Application waits on a status update Argo CD may not have noticed: Synced,
+ * Progressing, no operation running, and last reconciled `REFRESH_AFTER_SECONDS` or more
+ * before `now`. Argo CD refreshes an Application when the cluster cache ties an updated
+ * object to it, and otherwise only periodically (`--app-resync`, 10 s here, 120 s plus up
+ * to 60 s of jitter by default). It ties no CRD to any Application: a CRD carries no
+ * tracking annotation (v3.6.1 util/argo/resource_tracking.go, "CRDs don't get tracking
+ * annotations"; controller/cache/cache.go). On the e2e cluster each Application whose CRDs
+ * were not yet Established when its sync ended (gateway-crds, cert-manager,
+ * kube-prometheus-stack, Flagger, Strimzi) waited 10-16 s for the periodic refresh.
+ */
+export function awaitsRefresh(app: KubeObject, now: number): boolean {
+  if (app.status?.sync?.status !== 'Synced' || app.status?.health?.status !== 'Progressing') return false;
+  if (app.status?.operationState?.phase === 'Running' || app.metadata.annotations?.[REFRESH_ANNOTATION] !== undefined) return false;
+  const reconciledAt = Date.parse(String(app.status?.reconciledAt ?? ''));
+  return Number.isFinite(reconciledAt) && now - reconciledAt >= REFRESH_AFTER_SECONDS * 1000;
+}
+
+/**
+ * Ask Argo CD to refresh each Application that `awaitsRefresh`, once per reconciliation,
+ * as an operator's `argocd app get --refresh` does. Argo CD then judges the Application's
+ * health itself, as its periodic refresh would a few seconds later: it shortens a wait and
+ * decides nothing (README, deviations).
+ */
+export class ProgressingRefresher {
+  /** Each Application's `status.reconciledAt` when its refresh was asked for. */
+  private readonly asked = new Map<string, string>();
+
+  constructor(private readonly client: KubeClient) {}
+
+  async poll(apps: readonly KubeObject[], now = Date.now()): Promise<void> {
+    for (const app of apps) {
+      const reconciledAt = String(app.status?.reconciledAt ?? '');
+      if (!awaitsRefresh(app, now) || this.asked.get(app.metadata.name) === reconciledAt) continue;
+      this.asked.set(app.metadata.name, reconciledAt);
+      await this.client.mergePatch(app, { metadata: { annotations: { [REFRESH_ANNOTATION]: 'normal' } } });
+    }
   }
 }
 

@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { E2eError } from '../src/base/errors';
 import type { Toolchain } from '../toolchain';
-import type { KubeClient } from './kube-client';
+import { GATEWAY } from '../src/contract/upstream';
+import type { KubeClient, KubeObject } from './kube-client';
 import { run, type Supervisor } from './processes';
 import { type ChartRelease, renderRealChart } from './real-chart';
 
@@ -94,4 +95,71 @@ export async function startEnvoyGateway(options: EnvoyGatewayOptions): Promise<v
     cwd: work,
   });
   log(`Envoy Gateway ${toolchain.versions['envoy-gateway']} control plane started (configuration rendered by its chart from the platform's values; certificates by its certgen)`);
+}
+
+/** How long a Gateway may stay unprogrammed with its Envoy Service and Deployment ready before it is judged again. */
+export const STUCK_GATEWAY_SECONDS = 10;
+
+/** Reasons of a Gateway's Programmed=False that Envoy Gateway derives from its Envoy Service and Deployment (v1.9.1 internal/gatewayapi/status/gateway.go). */
+const INFRASTRUCTURE_REASONS = new Set(['AddressNotAssigned', 'NoResources']);
+
+/** The annotation the harness touches an Envoy Service with, to have Envoy Gateway judge its Gateway again. */
+export const REJUDGE_ANNOTATION = 'e2e.platform-gitops.dev/rejudged-at';
+
+/**
+ * Envoy Gateway v1.9.1 sometimes leaves a Gateway Programmed=False (`AddressNotAssigned`,
+ * "Envoy replicas unavailable") after its Envoy Service and Deployment became ready:
+ * envoyproxy/gateway#9432 (open), with #8953 and #9567 of the same kind, where a restart of
+ * the control plane or any update of the Envoy Service or Deployment recovers it. Seen on the
+ * e2e cluster: the Envoy Deployment became Available within the second its Gateway was judged,
+ * and the Gateway stayed unprogrammed for minutes until its Service was annotated, when it was
+ * Programmed at once. This does what an operator does there: once per such condition, after
+ * `STUCK_GATEWAY_SECONDS`, it annotates the Gateway's Envoy Service, and Envoy Gateway judges
+ * the Gateway again by its own rules. A Gateway whose Envoy Service or Deployment is not
+ * ready, or unprogrammed for another reason, is left alone.
+ */
+export class StuckGateways {
+  /** `<namespace>/<name>` of each Gateway touched, to the lastTransitionTime of the condition it was touched for. */
+  private readonly touched = new Map<string, string>();
+
+  constructor(
+    private readonly client: KubeClient,
+    /** Envoy Gateway's namespace, where each Gateway's Envoy Service and Deployment live. */
+    private readonly namespace: string,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  async poll(now = Date.now()): Promise<void> {
+    const stuck = (await this.client.list('gateway.networking.k8s.io/v1', 'Gateway')).flatMap((gateway) => {
+      const programmed = ((gateway.status?.conditions ?? []) as { type: string; status: string; reason: string; lastTransitionTime: string; observedGeneration?: number }[]).find(
+        (condition) => condition.type === 'Programmed',
+      );
+      if (programmed?.status !== 'False' || !INFRASTRUCTURE_REASONS.has(programmed.reason)) return [];
+      if (now - Date.parse(programmed.lastTransitionTime) < STUCK_GATEWAY_SECONDS * 1000) return [];
+      const key = `${gateway.metadata.namespace}/${gateway.metadata.name}`;
+      return this.touched.get(key) === programmed.lastTransitionTime ? [] : [{ gateway, key, since: programmed.lastTransitionTime, reason: programmed.reason }];
+    });
+    if (stuck.length === 0) return;
+    const owned = (objects: readonly KubeObject[], gateway: KubeObject) =>
+      objects.filter(
+        (object) =>
+          object.metadata.labels?.[GATEWAY.owningGatewayNameLabel] === gateway.metadata.name && object.metadata.labels?.[GATEWAY.owningGatewayNamespaceLabel] === gateway.metadata.namespace,
+      );
+    const services = await this.client.list('v1', 'Service', this.namespace);
+    const deployments = await this.client.list('apps/v1', 'Deployment', this.namespace);
+    for (const { gateway, key, since, reason } of stuck) {
+      const [service] = owned(services, gateway);
+      const ready = owned(deployments, gateway).some(
+        (deployment) =>
+          (deployment.status?.availableReplicas ?? 0) >= 1 &&
+          ((deployment.status?.conditions ?? []) as { type: string; status: string }[]).some((c) => c.type === 'Available' && c.status === 'True'),
+      );
+      if (service === undefined || !ready) continue;
+      this.touched.set(key, since);
+      this.log(
+        `Envoy Gateway left Gateway ${key} Programmed=False (${reason}) since ${since} with its Envoy Service and Deployment ready (envoyproxy/gateway#9432): Service ${this.namespace}/${service.metadata.name} annotated, to be judged again`,
+      );
+      await this.client.mergePatch(service, { metadata: { annotations: { [REJUDGE_ANNOTATION]: new Date(now).toISOString() } } });
+    }
+  }
 }

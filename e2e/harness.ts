@@ -24,10 +24,10 @@ import { Supervisor, run, sleep } from './processes';
 import { StandInControllers, STAND_IN_PROVISIONER } from './stand-in-controllers';
 import { OciChartRegistry } from './oci-registry';
 import { buildStandInCharts, chartsByRepository, serveCharts, standInFor, standInReleaseObjects, standInUpgrade } from './stand-in-charts';
-import { INFRASTRUCTURE_RELEASES, type InfrastructureRelease, RELEASE_ROWS } from '../src/infrastructure/releases';
+import { INFRASTRUCTURE_RELEASES, type InfrastructureRelease, RELEASE_ROWS, releaseNamespace } from '../src/infrastructure/releases';
 import { CLUSTER_COMPONENTS, ensureToolchain } from '../toolchain';
 import { type IssuedCertificate, issuedCertificates, startCertManager } from './cert-manager';
-import { startEnvoyGateway } from './envoy-gateway';
+import { startEnvoyGateway, StuckGateways } from './envoy-gateway';
 import { startFlagger } from './flagger';
 import { type GeneratedMonitoring, generatedMonitoring, startPrometheusOperator } from './prometheus-operator';
 import { type ExecResult, execAgainstCluster } from './exec';
@@ -396,6 +396,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
       environmentValues.broker.namespace,
     );
     const containers = liveContainers;
+    const stuckGateways = new StuckGateways(client, releaseNamespace(envoyGateway, releaseValues), log);
     controllersDone = (async () => {
       while (!stopControllers) {
         try {
@@ -406,6 +407,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
           }
           await controllers.reconcile();
           await containers.reconcile();
+          await stuckGateways.poll();
         } catch (error) {
           log(`stand-in controllers: ${error instanceof Error ? error.message : String(error)}`);
         }

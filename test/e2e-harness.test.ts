@@ -9,7 +9,7 @@ import { IMAGES } from '../src/contract/images';
 import { argoCdConfigObjects, sidecarEnvironment } from '../e2e/argocd';
 import { SOPS_AGE, SOPS_PLUGIN } from '../src/contract/choices';
 import { applicationState, converged } from '../src/cluster/argo-cd';
-import { FAIL_FAST_SECONDS, LastFailures, ProblemClock, unmendable } from '../e2e/convergence';
+import { awaitsRefresh, FAIL_FAST_SECONDS, ProgressingRefresher, REFRESH_AFTER_SECONDS, LastFailures, ProblemClock, unmendable } from '../e2e/convergence';
 import { parseSshUrl } from '../e2e/git-server';
 import { podReferences, StandInControllers } from '../e2e/stand-in-controllers';
 import { ApiError, KubeClient, type KubeObject } from '../e2e/kube-client';
@@ -22,6 +22,8 @@ import { UsageError } from '../src/base/errors';
 import { runE2e } from '../e2e/harness';
 import { loopbackWebhookArgs, loopbackWebhookConfiguration } from '../e2e/cert-manager';
 import { loopbackFlaggerArgs } from '../e2e/flagger';
+import { REJUDGE_ANNOTATION, STUCK_GATEWAY_SECONDS, StuckGateways } from '../e2e/envoy-gateway';
+import { GATEWAY } from '../src/contract/upstream';
 import { ROOT } from './support';
 
 // Unit tests of the e2e harness's own logic; test/e2e/ runs it on the real engines.
@@ -535,5 +537,103 @@ describe("the report's reads of what a converged run synced (KubeClient.listSync
     } finally {
       await never.close();
     }
+  });
+});
+
+describe('a refresh asked of a Synced, Progressing Application (e2e/convergence.ts)', () => {
+  const reconciledAt = Date.parse('2026-11-27T13:36:28Z');
+  const app = (status: object = {}, annotations?: Record<string, string>): KubeObject => ({
+    apiVersion: 'argoproj.io/v1alpha1',
+    kind: 'Application',
+    metadata: { name: 'gateway-crds', namespace: 'argocd', ...(annotations === undefined ? {} : { annotations }) },
+    status: {
+      sync: { status: 'Synced' },
+      health: { status: 'Progressing', message: 'Caused by apiextensions.k8s.io/CustomResourceDefinition:backends.gateway.envoyproxy.io' },
+      reconciledAt: '2026-11-27T13:36:28Z',
+      ...status,
+    },
+  });
+  const after = (seconds: number) => reconciledAt + seconds * 1000;
+
+  it(`awaits one when Synced, Progressing, no operation running and last reconciled ${REFRESH_AFTER_SECONDS} s ago or more`, () => {
+    expect(awaitsRefresh(app(), after(REFRESH_AFTER_SECONDS))).toBe(true);
+    expect(awaitsRefresh(app(), after(REFRESH_AFTER_SECONDS - 1))).toBe(false);
+    expect(awaitsRefresh(app({ sync: { status: 'OutOfSync' } }), after(60))).toBe(false);
+    expect(awaitsRefresh(app({ health: { status: 'Healthy' } }), after(60))).toBe(false);
+    expect(awaitsRefresh(app({ health: { status: 'Degraded' } }), after(60))).toBe(false);
+    expect(awaitsRefresh(app({ operationState: { phase: 'Running' } }), after(60))).toBe(false);
+    expect(awaitsRefresh(app({}, { 'argocd.argoproj.io/refresh': 'normal' }), after(60))).toBe(false);
+    expect(awaitsRefresh(app({ reconciledAt: undefined }), after(60))).toBe(false);
+  });
+
+  it('asks once per reconciliation, with the annotation argocd app get --refresh sets', async () => {
+    const patches: unknown[] = [];
+    const client = { mergePatch: async (object: KubeObject, patch: unknown) => void patches.push([object.metadata.name, patch]) } as unknown as KubeClient;
+    const refresher = new ProgressingRefresher(client);
+    await refresher.poll([app()], after(1));
+    expect(patches).toEqual([]);
+    await refresher.poll([app()], after(REFRESH_AFTER_SECONDS));
+    await refresher.poll([app()], after(REFRESH_AFTER_SECONDS + 2));
+    expect(patches).toEqual([['gateway-crds', { metadata: { annotations: { 'argocd.argoproj.io/refresh': 'normal' } } }]]);
+    await refresher.poll([app({ reconciledAt: '2026-11-27T13:36:40Z' })], after(30));
+    expect(patches).toHaveLength(2);
+  });
+});
+
+describe('a Gateway Envoy Gateway left unprogrammed with its Envoy Service and Deployment ready (e2e/envoy-gateway.ts)', () => {
+  const since = '2026-11-27T13:52:31Z';
+  const at = (seconds: number) => Date.parse(since) + seconds * 1000;
+  const owning = (name: string) => ({ [GATEWAY.owningGatewayNameLabel]: name, [GATEWAY.owningGatewayNamespaceLabel]: name });
+  const gateway = (name: string, programmed: object): KubeObject => ({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: { name, namespace: name },
+    status: { conditions: [{ type: 'Accepted', status: 'True', reason: 'Accepted', lastTransitionTime: since }, { type: 'Programmed', lastTransitionTime: since, ...programmed }] },
+  });
+  const service = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: `${name}-gateway`, namespace: 'envoy-gateway-system', labels: owning(name) } });
+  const deployment = (name: string, available: boolean): KubeObject => ({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: `${name}-gateway`, namespace: 'envoy-gateway-system', labels: owning(name) },
+    status: { availableReplicas: available ? 1 : 0, conditions: [{ type: 'Available', status: available ? 'True' : 'False' }] },
+  });
+  function cluster(objects: Record<string, KubeObject[]>) {
+    const patches: [string, unknown][] = [];
+    const client = {
+      list: async (_apiVersion: string, kind: string) => objects[kind] ?? [],
+      mergePatch: async (object: KubeObject, patch: unknown) => void patches.push([`${object.kind} ${object.metadata.namespace}/${object.metadata.name}`, patch]),
+    } as unknown as KubeClient;
+    const lines: string[] = [];
+    return { stuck: new StuckGateways(client, 'envoy-gateway-system', (line) => lines.push(line)), patches, lines };
+  }
+
+  it(`annotates the Envoy Service of a Gateway left AddressNotAssigned ${STUCK_GATEWAY_SECONDS} s with its Service and Deployment ready, once per condition`, async () => {
+    const { stuck, patches, lines } = cluster({
+      Gateway: [gateway('webapp', { status: 'False', reason: 'AddressNotAssigned' }), gateway('billing', { status: 'True', reason: 'Programmed' })],
+      Service: [service('webapp'), service('billing')],
+      Deployment: [deployment('webapp', true), deployment('billing', true)],
+    });
+    await stuck.poll(at(STUCK_GATEWAY_SECONDS - 1));
+    expect(patches).toEqual([]);
+    await stuck.poll(at(STUCK_GATEWAY_SECONDS));
+    await stuck.poll(at(STUCK_GATEWAY_SECONDS + 5));
+    expect(patches).toEqual([['Service envoy-gateway-system/webapp-gateway', { metadata: { annotations: { [REJUDGE_ANNOTATION]: new Date(at(STUCK_GATEWAY_SECONDS)).toISOString() } } }]]);
+    expect(lines).toEqual([
+      `Envoy Gateway left Gateway webapp/webapp Programmed=False (AddressNotAssigned) since ${since} with its Envoy Service and Deployment ready (envoyproxy/gateway#9432): Service envoy-gateway-system/webapp-gateway annotated, to be judged again`,
+    ]);
+  });
+
+  it('leaves alone a Gateway whose Envoy Deployment is not available, whose Service is missing, or that is unprogrammed for another reason', async () => {
+    const { stuck, patches } = cluster({
+      Gateway: [
+        gateway('webapp', { status: 'False', reason: 'NoResources' }),
+        gateway('billing', { status: 'False', reason: 'AddressNotAssigned' }),
+        gateway('shop', { status: 'False', reason: 'Invalid' }),
+      ],
+      Service: [service('webapp'), service('shop')],
+      Deployment: [deployment('webapp', false), deployment('billing', true), deployment('shop', true)],
+    });
+    await stuck.poll(at(600));
+    expect(patches).toEqual([]);
   });
 });
