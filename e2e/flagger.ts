@@ -7,8 +7,8 @@ import type { Supervisor } from './processes';
 import { type ChartRelease, renderRealChart } from './real-chart';
 
 /**
- * Flagger's real controller (fluxcd/flagger v1.36.1, the only release on the Go module proxy;
- * the platform installs 1.44.0, built by toolchain/build.sh) on loopback against the e2e API
+ * Flagger's real controller (fluxcd/flagger, the release the platform installs, built by
+ * toolchain/build.sh) on loopback against the e2e API
  * server: it initializes each Canary by its own rules (the `-primary` Deployment copied from
  * the target, the apex, primary and canary Services, the HTTPRoute with its weights through
  * the gatewayapi:v1 router), which kwok runs and Envoy Gateway's real control plane accepts or

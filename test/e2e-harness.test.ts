@@ -62,6 +62,11 @@ describe('the toolchain pins', () => {
     expect(script).toContain('-X main.release=$CERT_MANAGER_VERSION');
   });
 
+  it('runs the Flagger the platform installs: its controller, chart and load tester at the release table\'s version', () => {
+    expect(pinned('FLAGGER_VERSION')).toBe(`v${INFRASTRUCTURE_RELEASES.flagger.chart.version}`);
+    expect(script).toMatch(/^flagger_loadtester_build\(\) \{ go_install "github\.com\/fluxcd\/flagger\/cmd\/loadtester@\$FLAGGER_VERSION"; \}$/m);
+  });
+
   it('runs the prometheus-operator kube-prometheus-stack runs, as the support matrix names it', () => {
     const row = COMPONENT_SUPPORT.find((c) => c.component === 'kube-prometheus-stack')!;
     expect(row.pinned).toBe(`${INFRASTRUCTURE_RELEASES.kubePrometheusStack.chart.version} (prometheus-operator ${pinned('PROMETHEUS_OPERATOR_VERSION')})`);

@@ -48,11 +48,10 @@ PROMETHEUS_OPERATOR_VERSION=v0.94.1
 # Alertmanager, for the rendered alert routing and the silences (npm run ops -- silence) on
 # Alertmanager itself (test/e2e/alertmanager.test.ts): v0.35.0, the newest on the module proxy.
 ALERTMANAGER_VERSION=v0.35.0
-# Flagger, v1.36.1, the only Flagger release on the module proxy (the platform runs 1.44.0):
-# its controller with its chart, which the e2e runs against the cluster (the gatewayapi:v1
-# provider the platform uses is in both: pkg/router/factory.go), and its load tester, for the
-# canary gates (npm run ops -- canary; the gate API of pkg/loadtester/server.go is the same in both).
-FLAGGER_VERSION=v1.36.1
+# Flagger, the release the platform installs (src/infrastructure/releases.ts; on the module proxy
+# since 2026-11-27): its controller with its chart, which the e2e runs against the cluster, and
+# its load tester, for the canary gates (npm run ops -- canary).
+FLAGGER_VERSION=v1.44.0
 # The CNCF distribution registry, an OCI registry on loopback for the published application
 # charts (npm run publish): v3.1.2, the newest v3 on the module proxy.
 DISTRIBUTION_VERSION=v3.1.2

@@ -65,9 +65,9 @@ export async function describeCanary(cluster: ClusterConnection, namespace: stri
 export type Gate = keyof typeof FLAGGER_LOAD_TESTER.gates;
 
 /**
- * Flagger's load tester's gates for one Canary (fluxcd/flagger pkg/loadtester/server.go, the
- * same at v1.36.1 and v1.44.0): `check` answers 200 when the gate is open and 403 when it is
- * closed; `open` and `close` answer 202. The body names the Canary (`CanaryWebhookPayload`).
+ * Flagger's load tester's gates for one Canary (fluxcd/flagger v1.44.0 pkg/loadtester/server.go):
+ * `check` answers 200 when the gate is open and 403 when it is closed; `open` and `close`
+ * answer 202. The body names the Canary (`CanaryWebhookPayload`).
  */
 export class LoadTesterGates {
   constructor(
