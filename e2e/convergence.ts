@@ -215,7 +215,8 @@ export class ProgressingRefresher {
       const reconciledAt = String(app.status?.reconciledAt ?? '');
       if (!awaitsRefresh(app, now) || this.asked.get(app.metadata.name) === reconciledAt) continue;
       this.asked.set(app.metadata.name, reconciledAt);
-      await this.client.mergePatch(app, { metadata: { annotations: { [REFRESH_ANNOTATION]: 'normal' } } });
+      // A request that fails (the Application deleted meanwhile) only leaves the periodic refresh.
+      await this.client.mergePatch(app, { metadata: { annotations: { [REFRESH_ANNOTATION]: 'normal' } } }).catch(() => undefined);
     }
   }
 }

@@ -583,6 +583,11 @@ describe('a refresh asked of a Synced, Progressing Application (e2e/convergence.
     await refresher.poll([app({ reconciledAt: '2026-11-27T13:36:40Z' })], after(30));
     expect(patches).toHaveLength(2);
   });
+
+  it('leaves a refresh that fails to the periodic one, without failing the watch', async () => {
+    const client = { mergePatch: async () => Promise.reject(new Error('PATCH argocd/Application/gateway-crds: 404 not found')) } as unknown as KubeClient;
+    await expect(new ProgressingRefresher(client).poll([app()], after(REFRESH_AFTER_SECONDS))).resolves.toBeUndefined();
+  });
 });
 
 describe('a Gateway Envoy Gateway left unprogrammed with its Envoy Service and Deployment ready (e2e/envoy-gateway.ts)', () => {
