@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { E2eError } from '../src/base/errors';
 import type { Toolchain } from '../toolchain';
+import { condition, rolloutState } from '../src/cluster/workloads';
 import { GATEWAY } from '../src/contract/upstream';
 import type { KubeClient, KubeObject } from './kube-client';
 import { run, type Supervisor } from './processes';
@@ -115,8 +116,9 @@ export const REJUDGE_ANNOTATION = 'e2e.platform-gitops.dev/rejudged-at';
  * and the Gateway stayed unprogrammed for minutes until its Service was annotated, when it was
  * Programmed at once. This does what an operator does there: once per such condition, after
  * `STUCK_GATEWAY_SECONDS`, it annotates the Gateway's Envoy Service, and Envoy Gateway judges
- * the Gateway again by its own rules. A Gateway whose Envoy Service or Deployment is not
- * ready, or unprogrammed for another reason, is left alone.
+ * the Gateway again by its own rules. Ready is the Service there and the Deployment's rollout
+ * complete (`rolloutState`, as `kubectl rollout status` tests it). A Gateway whose Envoy
+ * Service or Deployment is not ready, or unprogrammed for another reason, is left alone.
  */
 export class StuckGateways {
   /** `<namespace>/<name>` of each Gateway touched, to the lastTransitionTime of the condition it was touched for. */
@@ -131,13 +133,12 @@ export class StuckGateways {
 
   async poll(now = Date.now()): Promise<void> {
     const stuck = (await this.client.list('gateway.networking.k8s.io/v1', 'Gateway')).flatMap((gateway) => {
-      const programmed = ((gateway.status?.conditions ?? []) as { type: string; status: string; reason: string; lastTransitionTime: string; observedGeneration?: number }[]).find(
-        (condition) => condition.type === 'Programmed',
-      );
-      if (programmed?.status !== 'False' || !INFRASTRUCTURE_REASONS.has(programmed.reason)) return [];
-      if (now - Date.parse(programmed.lastTransitionTime) < STUCK_GATEWAY_SECONDS * 1000) return [];
+      const programmed = condition(gateway, 'Programmed');
+      const since = programmed?.lastTransitionTime ?? '';
+      if (programmed?.status !== 'False' || !INFRASTRUCTURE_REASONS.has(programmed.reason ?? '')) return [];
+      if (now - Date.parse(since) < STUCK_GATEWAY_SECONDS * 1000) return [];
       const key = `${gateway.metadata.namespace}/${gateway.metadata.name}`;
-      return this.touched.get(key) === programmed.lastTransitionTime ? [] : [{ gateway, key, since: programmed.lastTransitionTime, reason: programmed.reason }];
+      return this.touched.get(key) === since ? [] : [{ gateway, key, since, reason: programmed.reason }];
     });
     if (stuck.length === 0) return;
     const owned = (objects: readonly KubeObject[], gateway: KubeObject) =>
@@ -149,11 +150,7 @@ export class StuckGateways {
     const deployments = await this.client.list('apps/v1', 'Deployment', this.namespace);
     for (const { gateway, key, since, reason } of stuck) {
       const [service] = owned(services, gateway);
-      const ready = owned(deployments, gateway).some(
-        (deployment) =>
-          (deployment.status?.availableReplicas ?? 0) >= 1 &&
-          ((deployment.status?.conditions ?? []) as { type: string; status: string }[]).some((c) => c.type === 'Available' && c.status === 'True'),
-      );
+      const ready = owned(deployments, gateway).some((deployment) => rolloutState(deployment).done);
       if (service === undefined || !ready) continue;
       this.touched.set(key, since);
       this.log(

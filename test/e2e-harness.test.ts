@@ -604,8 +604,9 @@ describe('a Gateway Envoy Gateway left unprogrammed with its Envoy Service and D
   const deployment = (name: string, available: boolean): KubeObject => ({
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: { name: `${name}-gateway`, namespace: 'envoy-gateway-system', labels: owning(name) },
-    status: { availableReplicas: available ? 1 : 0, conditions: [{ type: 'Available', status: available ? 'True' : 'False' }] },
+    metadata: { name: `${name}-gateway`, namespace: 'envoy-gateway-system', labels: owning(name), generation: 1 },
+    spec: { replicas: 1 },
+    status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: available ? 1 : 0, availableReplicas: available ? 1 : 0, conditions: [{ type: 'Available', status: available ? 'True' : 'False' }] },
   });
   function cluster(objects: Record<string, KubeObject[]>) {
     const patches: [string, unknown][] = [];

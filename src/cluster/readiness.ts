@@ -1,7 +1,7 @@
 import { compareText } from '../base/text-order';
 import type { ClusterConnection, LiveObject } from './connection';
 import { type WaitResult, waitFor } from './wait';
-import { podEnded, podState } from './workloads';
+import { condition, podEnded, podState } from './workloads';
 
 /**
  * Wait until every pod of a namespace is ready (pods of Jobs and pods that have ended, an
@@ -32,9 +32,9 @@ export async function waitForPodsReady(cluster: ClusterConnection, namespace: st
 
 /** A custom resource's `Ready` condition, as cert-manager, Strimzi and Flagger report it. */
 export function readyCondition(object: LiveObject): { ready: boolean; detail: string } {
-  const condition = (object['status']?.conditions ?? []).find((c: { type?: string }) => c.type === 'Ready');
-  if (condition === undefined) return { ready: false, detail: 'no Ready condition yet' };
-  return { ready: condition.status === 'True', detail: `Ready=${condition.status}${condition.reason ? ` (${condition.reason}${condition.message ? `: ${condition.message}` : ''})` : ''}` };
+  const ready = condition(object, 'Ready');
+  if (ready === undefined) return { ready: false, detail: 'no Ready condition yet' };
+  return { ready: ready.status === 'True', detail: `Ready=${ready.status}${ready.reason ? ` (${ready.reason}${ready.message ? `: ${ready.message}` : ''})` : ''}` };
 }
 
 /** Wait until one custom resource is Ready (`kubectl wait --for=condition=Ready`). */

@@ -34,7 +34,8 @@ export interface WorkloadState extends LiveWorkload {
   readonly pods: readonly PodState[];
 }
 
-function condition(object: LiveObject, type: string): { status?: string; reason?: string; message?: string } | undefined {
+/** An object's status condition of one type (a Deployment's `Available`, a Gateway's `Programmed`), if it has one. */
+export function condition(object: LiveObject, type: string): { status?: string; reason?: string; message?: string; lastTransitionTime?: string } | undefined {
   return (object['status']?.conditions ?? []).find((c: { type?: string }) => c.type === type);
 }
 
