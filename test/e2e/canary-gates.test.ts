@@ -10,7 +10,7 @@ import { FakeApiServer } from '../fake-api-server';
 import { committedObjects, findObject, ROOT, runInProcess, temporaryDirectory } from '../support';
 
 // `npm run ops -- canary` (1.4 canary steps 2-4) against Flagger's own load tester (built by
-// toolchain/build.sh from fluxcd/flagger v1.44.0, on loopback): the gates it opens and closes
+// toolchain/build.sh from fluxcd/flagger at the platform's release, on loopback): the gates it opens and closes
 // are the ones the real load tester answers Flagger's checks with. The Canary itself is the one
 // production renders, with the status and events Flagger writes, served by a read-only fake API
 // server; Flagger's own initialization and rollback of a canary on the e2e cluster are tested in

@@ -33,7 +33,7 @@ describe('e2e: the published charts from a real OCI registry, and a canary on Fl
       const { before, after, steps } = results['registry-scenario.mjs'];
       const { flagger } = INFRASTRUCTURE_RELEASES;
       expect(report.controllers.find((c) => c.release === flagger.name)).toEqual({ release: flagger.name, chart: flagger.chart.chart, version: locateToolchain(ROOT).versions.flagger, runs: 'real' });
-      // fluxcd/flagger v1.44.0 pkg/controller/scheduler.go: the analysis, then the rollback at the threshold.
+      // fluxcd/flagger pkg/controller/scheduler.go (the platform's release): the analysis, then the rollback at the threshold.
       const events = canary.events.join('\n');
       expect(events).toContain('New revision detected! Scaling up webapp.webapp');
       expect(events).toContain(`Rolling back webapp.webapp failed checks threshold reached ${CANARY.analysis.threshold}`);
