@@ -1,8 +1,9 @@
 import { stringify } from 'yaml';
-import { DEPLOYMENT_NOTIFICATIONS, OPERATOR_SYNC_ANNOTATION, SOPS_AGE, SOPS_PLUGIN } from '../contract/choices';
+import { DEPLOYMENT_NOTIFICATIONS, SOPS_AGE, SOPS_PLUGIN } from '../contract/choices';
 import { WAITS_SECONDS } from '../contract/contract';
 import { restrictedContainer } from '../contract/security-context';
 import { IMAGES } from '../contract/images';
+import { healthCustomizations } from './argo-cd-health';
 
 /** Where the argo-cd chart mounts a sidecar plugin's files (Argo CD docs, "Config Management Plugins"). */
 const CMP = {
@@ -26,40 +27,6 @@ export const SOPS_PLUGIN_GENERATE = [
   "  echo '---'",
   '  sops --decrypt --input-type yaml --output-type yaml "$file"',
   'done',
-].join('\n');
-
-/**
- * Argo CD's health of a child Application, for the app of apps: Argo CD stopped
- * assessing Applications by default (1.8), so a parent would move past a sync wave
- * before its children are ready. Healthy only when the child is synced, not mid-sync,
- * and healthy itself; otherwise the child's own status. A child only an operator syncs
- * (OPERATOR_SYNC_ANNOTATION: Argo CD's own release) counts by its health alone: it is
- * OutOfSync whenever git is ahead of the last reviewed sync, and later waves must not wait
- * for that.
- */
-export const APPLICATION_HEALTH_LUA = [
-  'local hs = { status = "Progressing", message = "waiting for the application to report health" }',
-  'local st = obj.status',
-  'if st == nil or st.health == nil or st.health.status == nil then return hs end',
-  `if obj.metadata.annotations ~= nil and obj.metadata.annotations["${OPERATOR_SYNC_ANNOTATION.key}"] == "${OPERATOR_SYNC_ANNOTATION.value}" then`,
-  '  hs.status = st.health.status',
-  '  local sync = "Unknown"',
-  '  if st.sync ~= nil and st.sync.status ~= nil then sync = st.sync.status end',
-  '  hs.message = "synced by an operator after review; sync status " .. sync',
-  '  return hs',
-  'end',
-  'if st.operationState ~= nil and st.operationState.phase == "Running" then',
-  '  hs.message = "sync operation running"',
-  '  return hs',
-  'end',
-  'if st.health.status == "Healthy" and (st.sync == nil or st.sync.status ~= "Synced") then',
-  '  hs.message = "healthy but not synced yet"',
-  '  return hs',
-  'end',
-  'hs.status = st.health.status',
-  'if st.health.message ~= nil then hs.message = st.health.message else hs.message = "" end',
-  'return hs',
-  '',
 ].join('\n');
 
 /**
@@ -143,15 +110,14 @@ const RESTRICTED_CONTAINER = restrictedContainer(999);
  *   exec plugins stay disabled, so no commit can run code beside the key.
  * - 300 s (1.3.3, 8): `controller.sync.timeout.seconds` ends any sync operation (and its
  *   wait for the health of each wave) after WAITS_SECONDS.controllerSync.
- * - the app of apps waits on its children's health (APPLICATION_HEALTH_LUA).
+ * - the app of apps waits on its children's health, and a starting Prometheus or
+ *   Alertmanager is not Degraded (argo-cd-health.ts).
  * - 1.6: the applications' deployments announced in the team chat (notificationValues).
  */
 export function argoCdValues(): Record<string, unknown> {
   return {
     configs: {
-      cm: {
-        'resource.customizations.health.argoproj.io_Application': APPLICATION_HEALTH_LUA,
-      },
+      cm: healthCustomizations(),
       params: {
         'controller.sync.timeout.seconds': String(WAITS_SECONDS.controllerSync),
       },

@@ -1,0 +1,125 @@
+import { OPERATOR_SYNC_ANNOTATION } from '../contract/choices';
+import { WAITS_SECONDS } from '../contract/contract';
+
+// The health checks the platform adds to Argo CD (argocd-cm `resource.customizations.*`), as
+// Lua that Argo CD's controller runs on every comparison and between a sync's waves: a
+// resource Degraded there fails the sync (argo-cd v3.6.1 gitops-engine
+// pkg/sync/sync_context.go), and Argo CD's notifications announce it.
+
+/**
+ * Argo CD's health of a child Application, for the app of apps: Argo CD stopped
+ * assessing Applications by default (1.8), so a parent would move past a sync wave
+ * before its children are ready. Healthy only when the child is synced, not mid-sync,
+ * and healthy itself; otherwise the child's own status. A child only an operator syncs
+ * (OPERATOR_SYNC_ANNOTATION: Argo CD's own release) counts by its health alone: it is
+ * OutOfSync whenever git is ahead of the last reviewed sync, and later waves must not wait
+ * for that.
+ */
+export const APPLICATION_HEALTH_LUA = [
+  'local hs = { status = "Progressing", message = "waiting for the application to report health" }',
+  'local st = obj.status',
+  'if st == nil or st.health == nil or st.health.status == nil then return hs end',
+  `if obj.metadata.annotations ~= nil and obj.metadata.annotations["${OPERATOR_SYNC_ANNOTATION.key}"] == "${OPERATOR_SYNC_ANNOTATION.value}" then`,
+  '  hs.status = st.health.status',
+  '  local sync = "Unknown"',
+  '  if st.sync ~= nil and st.sync.status ~= nil then sync = st.sync.status end',
+  '  hs.message = "synced by an operator after review; sync status " .. sync',
+  '  return hs',
+  'end',
+  'if st.operationState ~= nil and st.operationState.phase == "Running" then',
+  '  hs.message = "sync operation running"',
+  '  return hs',
+  'end',
+  'if st.health.status == "Healthy" and (st.sync == nil or st.sync.status ~= "Synced") then',
+  '  hs.message = "healthy but not synced yet"',
+  '  return hs',
+  'end',
+  'hs.status = st.health.status',
+  'if st.health.message ~= nil then hs.message = st.health.message else hs.message = "" end',
+  'return hs',
+  '',
+].join('\n');
+
+/**
+ * How long a prometheus-operator Prometheus or Alertmanager may have no ready pod before it
+ * counts as Degraded: the contract's wait for an infrastructure component's pods (1.3.4).
+ */
+export const MONITORING_STARTUP_GRACE_SECONDS = WAITS_SECONDS.infrastructurePodsReady;
+
+/**
+ * Argo CD's health of a prometheus-operator Prometheus or Alertmanager (the kube-prometheus-stack
+ * release's), from its `Available` condition:
+ * - True: Healthy; `SomePodsNotReady`: Progressing (both as Argo CD's built-in check,
+ *   resource_customizations/monitoring.coreos.com/{Prometheus,Alertmanager}/health.lua).
+ * - `NoPodReady` or `StatefulSetNotFound` (prometheus-operator v0.94.1
+ *   pkg/operator/statefulset_reporter.go: what a new one reports until its first pod is
+ *   ready): Progressing for MONITORING_STARTUP_GRACE_SECONDS after the condition's
+ *   `lastTransitionTime` (the operator keeps it while the status holds,
+ *   pkg/operator/conditions.go), Degraded after. The built-in check reads them as Degraded at
+ *   once, so a first install's sync fails, its retry waits, and the team chat is told a
+ *   deployment FAILED that is only starting; a StatefulSet is Progressing by Argo CD's own
+ *   check while its pods start.
+ * - any other reason, or a condition without a readable time: Degraded.
+ * The message names the condition's time, not a count of seconds, so it stays the same from
+ * one comparison to the next and Argo CD writes no new status for it.
+ * The time is read with Lua's string library and Argo CD's safe `os` (`os.time`, `os.date`),
+ * so the check runs with the standard libraries, as Argo CD runs its built-in checks
+ * (`resource.customizations.useOpenLibs`). Both times are read as local time, so their
+ * difference holds in any time zone.
+ */
+export const MONITORING_WORKLOAD_HEALTH_LUA = [
+  'local hs = { status = "Progressing", message = "Waiting for initialization" }',
+  'if obj.status == nil or obj.status.conditions == nil then return hs end',
+  'local function secondsSince(timestamp)',
+  '  if type(timestamp) ~= "string" then return nil end',
+  '  local y, mo, d, h, mi, s = string.match(timestamp, "^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)")',
+  '  if y == nil then return nil end',
+  '  local at = os.time({ year = tonumber(y), month = tonumber(mo), day = tonumber(d), hour = tonumber(h), min = tonumber(mi), sec = tonumber(s) })',
+  '  return os.time(os.date("!*t")) - at',
+  'end',
+  'for _, condition in ipairs(obj.status.conditions) do',
+  '  if condition.type == "Available" then',
+  '    if condition.status == "True" then',
+  '      hs.status = "Healthy"',
+  '      hs.message = "All instances are available"',
+  '    else',
+  '      local reason = condition.reason or ""',
+  '      local detail = reason',
+  '      if condition.message ~= nil and condition.message ~= "" then detail = condition.message end',
+  '      hs.message = detail',
+  '      if reason == "SomePodsNotReady" then',
+  '        hs.status = "Progressing"',
+  '      elseif reason == "NoPodReady" or reason == "StatefulSetNotFound" then',
+  '        local since = secondsSince(condition.lastTransitionTime)',
+  `        if since ~= nil and since < ${MONITORING_STARTUP_GRACE_SECONDS} then`,
+  '          hs.status = "Progressing"',
+  `          hs.message = reason .. " since " .. condition.lastTransitionTime .. " (Degraded ${MONITORING_STARTUP_GRACE_SECONDS} s after): " .. detail`,
+  '        else',
+  '          hs.status = "Degraded"',
+  `          hs.message = reason .. " for over ${MONITORING_STARTUP_GRACE_SECONDS} s: " .. detail`,
+  '        end',
+  '      else',
+  '        hs.status = "Degraded"',
+  '      end',
+  '    end',
+  '  end',
+  'end',
+  'return hs',
+  '',
+].join('\n');
+
+/** The prometheus-operator kinds MONITORING_WORKLOAD_HEALTH_LUA assesses, as argocd-cm keys name them (`<group>_<kind>`). */
+export const MONITORING_WORKLOAD_KINDS = ['monitoring.coreos.com_Prometheus', 'monitoring.coreos.com_Alertmanager'] as const;
+
+/** The argocd-cm entries of every health check above (the argo-cd chart's `configs.cm`), in a stable order. */
+export function healthCustomizations(): Record<string, string> {
+  return {
+    'resource.customizations.health.argoproj.io_Application': APPLICATION_HEALTH_LUA,
+    ...Object.fromEntries(
+      MONITORING_WORKLOAD_KINDS.flatMap((kind) => [
+        [`resource.customizations.health.${kind}`, MONITORING_WORKLOAD_HEALTH_LUA],
+        [`resource.customizations.useOpenLibs.${kind}`, 'true'],
+      ]),
+    ),
+  };
+}
