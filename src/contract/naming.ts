@@ -1,6 +1,6 @@
 import { BROKER, PORTS } from './contract';
 import { DATABASE, FLAGGER_LOAD_TESTER } from './choices';
-import { MONITORING_SELECTOR_LABEL } from './upstream';
+import { CLUSTER_DNS, MONITORING_SELECTOR_LABEL } from './upstream';
 
 /**
  * Every name and id the platform derives, in one place so every layer derives them alike:
@@ -68,7 +68,7 @@ export function gatewayProxyName(application: string): string {
 
 /** A Service's address from any namespace (7, name resolution). */
 export function serviceAddress(service: string, namespace: string): string {
-  return `${service}.${namespace}.svc.cluster.local`;
+  return `${service}.${namespace}.svc.${CLUSTER_DNS.domain}`;
 }
 
 /** Flagger's primary Deployment (canary mode) and the `app` label of its pods: `<application>-primary`. */

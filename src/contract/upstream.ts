@@ -38,10 +38,11 @@ export const KUBERNETES_LIMITS = { dnsLabel: 63, labelValue: 63, objectName: 253
 
 /**
  * Cluster DNS (7 "name resolution failing"): CoreDNS pods in kube-system carry
- * `k8s-app: kube-dns` and answer on port 53 over UDP and TCP. Not in the contract: the
- * Kubernetes defaults.
+ * `k8s-app: kube-dns` and answer on port 53 over UDP and TCP, for the cluster domain
+ * `cluster.local` (a Service is `<service>.<namespace>.svc.cluster.local`). Not in the
+ * contract: the Kubernetes defaults.
  */
-export const CLUSTER_DNS = { podLabels: { 'k8s-app': 'kube-dns' }, port: 53 } as const;
+export const CLUSTER_DNS = { podLabels: { 'k8s-app': 'kube-dns' }, port: 53, domain: 'cluster.local' } as const;
 
 /** SQL Server's built-in administrator login. */
 export const SQL_SERVER_ADMINISTRATOR = 'sa';

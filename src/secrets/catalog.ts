@@ -2,7 +2,7 @@ import { PLATFORM_CHARTS } from '../contract/platform-charts';
 import { type Application, brokerUsers, type Environment } from '../environments';
 import { ALERT_ROUTING, DATABASE, DEPLOYMENT_NOTIFICATIONS, INFRASTRUCTURE_NAMESPACES } from '../contract/choices';
 import { PORTS } from '../contract/contract';
-import { brokerClientSecret, brokerUserSecret, databaseLoginSecret, databaseSecret, SMOKE_VARIABLES, smokeName } from '../contract/naming';
+import { brokerClientSecret, brokerUserSecret, databaseLoginSecret, databaseSecret, serviceAddress, SMOKE_VARIABLES, smokeName } from '../contract/naming';
 
 /**
  * Every Secret the platform needs (5.3, 5.4, 6), by the chart that uses it, and where each
@@ -126,7 +126,7 @@ export function applicationBrokerUser(application: Application): string {
  * because SQL Server presents its own self-signed certificate (the connection stays encrypted).
  */
 export function connectionString(environment: Environment, application: Application, password: string): string {
-  const server = `${DATABASE.serverName}.${environment.database.namespace}.svc.cluster.local`;
+  const server = serviceAddress(DATABASE.serverName, environment.database.namespace);
   return `Server=tcp:${server},${PORTS.database};Database=${application.database.name};User ID=${application.name};Password=${password};Encrypt=True;TrustServerCertificate=True`;
 }
 
