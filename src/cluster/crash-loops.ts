@@ -1,6 +1,7 @@
 import { EXAMPLE_FIX } from '../contract/contract';
 import { parseCpu, parseMemory } from '../environments/quantity';
 import type { LiveObject } from './connection';
+import { matchesLabels } from './workloads';
 
 /** A container that keeps crashing: where, how often, and how its last run ended. */
 export interface CrashingContainer {
@@ -83,7 +84,5 @@ export function exampleFixPatch(deployment: LiveObject, container: string): { op
 
 /** Whether a Deployment's selector (matchLabels) selects a pod. */
 export function selects(deployment: LiveObject, pod: LiveObject): boolean {
-  const wanted: Record<string, string> = deployment['spec']?.selector?.matchLabels ?? {};
-  const labels = pod.metadata.labels ?? {};
-  return Object.keys(wanted).length > 0 && Object.entries(wanted).every(([key, value]) => labels[key] === value);
+  return matchesLabels(deployment['spec']?.selector?.matchLabels ?? {}, pod.metadata.labels);
 }

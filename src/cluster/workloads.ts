@@ -93,6 +93,15 @@ export function podState(pod: LiveObject): PodState {
   return { name: pod.metadata.name, phase: String(status.phase ?? 'Unknown'), ready, reason: reasons.join('; ') };
 }
 
+/**
+ * Whether an equality selector (a Service's `selector`, a workload's `matchLabels`) selects an
+ * object with these labels; an empty selector selects nothing here, as a Service without one
+ * sends to no pod by itself.
+ */
+export function matchesLabels(selector: Readonly<Record<string, string>>, labels: Readonly<Record<string, string>> | undefined): boolean {
+  return Object.keys(selector).length > 0 && Object.entries(selector).every(([key, value]) => labels?.[key] === value);
+}
+
 /** A label selector (`key=value,...`) selecting every one of `labels`. */
 export function labelSelector(labels: Readonly<Record<string, string>>): string {
   return Object.entries(labels)
