@@ -21,9 +21,10 @@ export interface ContractServer {
 /**
  * The application's HTTP contract (4, 5) on 127.0.0.1: /health, /ready, POST
  * /api/auth/login (JSON username/password -> token), and /api/status and
- * /api/declarations behind `Authorization: Bearer <token>`.
+ * /api/declarations behind `Authorization: Bearer <token>`. The login accepts `credentials`
+ * (TEST_CREDENTIALS unless given).
  */
-export async function startContractServer(): Promise<ContractServer> {
+export async function startContractServer(credentials: { readonly username: string; readonly password: string } = TEST_CREDENTIALS): Promise<ContractServer> {
   const requests: string[] = [];
   const state = { fault: 'none' as Fault };
   const sockets = new Set<import('node:net').Socket>();
@@ -53,7 +54,7 @@ export async function startContractServer(): Promise<ContractServer> {
             return send(400, { error: 'body must be JSON' });
           }
           if (request.headers['content-type'] !== 'application/json') return send(415);
-          if (body.username !== TEST_CREDENTIALS.username || body.password !== TEST_CREDENTIALS.password) {
+          if (body.username !== credentials.username || body.password !== credentials.password) {
             return send(401, { error: 'invalid credentials' });
           }
           return send(200, state.fault === 'login-no-token' ? { user: body.username } : { token: TEST_TOKEN });

@@ -31,7 +31,7 @@ import { startEnvoyGateway, StuckGateways } from './envoy-gateway';
 import { startFlagger } from './flagger';
 import { type GeneratedMonitoring, generatedMonitoring, startPrometheusOperator } from './prometheus-operator';
 import { type ExecResult, execAgainstCluster } from './exec';
-import { LiveContainers } from './live-containers';
+import { LiveContainers, type MigrationRun, type SmokeRun } from './live-containers';
 import { RecordingServer } from './webhook-sink';
 import { startChartRegistry } from './chart-registry';
 import { applicationChart } from '../src/artifact/application-chart';
@@ -106,6 +106,10 @@ export interface E2eReport {
   readonly certificates: readonly IssuedCertificate[];
   /** What prometheus-operator generated when the run ended: rule files and Alertmanager configurations. */
   readonly monitoring: GeneratedMonitoring;
+  /** Every run of the migrations image (the Sync hooks', the live operations' Jobs), played on loopback with its pod's connection string, in order. */
+  readonly migrations: readonly MigrationRun[];
+  /** Every smoke hook's HTTP step, its script run on loopback against the application pod its Service sends to, in the order they ended. */
+  readonly smoke: readonly SmokeRun[];
   readonly durationSeconds: number;
   /**
    * When each phase of the run ended, in seconds from its start, in order: the toolchain
@@ -394,6 +398,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
       environmentValues.applications.map((application) => ({ namespace: application.namespace, container: application.name, name: application.name, database: application.database.name })),
       environmentValues.database.namespace,
       environmentValues.broker.namespace,
+      log,
     );
     const containers = liveContainers;
     const stuckGateways = new StuckGateways(client, releaseNamespace(envoyGateway, releaseValues), log);
@@ -571,6 +576,8 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
       notifications,
       certificates,
       monitoring,
+      migrations: liveContainers?.migrations ?? [],
+      smoke: liveContainers?.smoke ?? [],
       durationSeconds,
       phases,
       passed,

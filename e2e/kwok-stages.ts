@@ -1,5 +1,5 @@
 import { stringify } from 'yaml';
-import { databaseMigrationJob } from '../src/contract/naming';
+import { databaseMigrationJob, migrationsName, smokeName } from '../src/contract/naming';
 
 /**
  * The annotation the harness's kubelet checks put on a pod once everything its
@@ -23,8 +23,8 @@ export const NODE_IP_ANNOTATION = 'e2e.platform-gitops/internal-ip';
  * - start: a scheduled, admitted pod becomes Running and Ready (containers, init
  *   containers completed, sidecars started, readiness gates true);
  * - complete: a Running pod owned by a Job exits 0, so the Job controller completes
- *   the Job (migration hooks, backups, smoke tests), except a migrations Job of the live operations, whose
- *   stand-in container the harness runs;
+ *   the Job (the database setup, backups), except a pod of the migrations image (the Sync hook's,
+ *   the live operations') or of a smoke hook, whose container or HTTP step the harness plays;
  * - delete: a pod being deleted goes away.
  */
 const NOW = '{{ $now | Quote }}';
@@ -151,8 +151,9 @@ export function kwokStages(kubeletPort: number): string {
           notDeleting,
           { key: '.status.phase', operator: 'In', values: ['Running'] },
           { key: '.metadata.ownerReferences.[].kind', operator: 'In', values: ['Job'] },
-          // A migrations pod of the live operations ends when its stand-in container has run (e2e/live-containers.ts).
-          { key: `.metadata.labels.app // "" | endswith("${databaseMigrationJob('').label}")`, operator: 'NotIn', values: ['true'] },
+          // A pod of the migrations image (the Sync hook's, the live operations') or of a smoke hook
+          // ends when the harness has played its container or step (e2e/live-containers.ts).
+          { key: `.metadata.labels.app // "" | endswith("${migrationsName('')}") or endswith("${databaseMigrationJob('').label}") or endswith("${smokeName('')}")`, operator: 'NotIn', values: ['true'] },
         ],
       },
       delay: { durationMilliseconds: 1000 },

@@ -1,15 +1,21 @@
+import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { projectRoot } from '../src/base/project-root';
 import { serverPod } from '../src/cluster/database';
+import { matchesLabels } from '../src/cluster/workloads';
 import { MIGRATIONS_CONTAINER } from '../src/constructs/schema-migration';
 import { DATABASE, VERSION_FILE } from '../src/contract/choices';
-import { BROKER, PORTS } from '../src/contract/contract';
+import { BROKER, PORTS, SMOKE } from '../src/contract/contract';
 import { STRIMZI } from '../src/contract/upstream';
-import { databaseMigrationJob, databaseSecret, parseImageReference } from '../src/contract/naming';
-import { type ContractServer, type Fault, startContractServer } from './contract-server';
+import { databaseMigrationJob, migrationsName, parseImageReference, SMOKE_VARIABLES, smokeName } from '../src/contract/naming';
+import { BASE_URL_VARIABLE, HTTP_STEP_CONTAINER } from '../src/constructs/smoke-hook';
+import { DATABASE_SETUP_NAME } from '../src/constructs/database-setup';
+import { closedPort, type ContractServer, type Fault, startContractServer } from './contract-server';
 import type { KubeClient, KubeObject } from './kube-client';
 import { readState, seedState, updateTo, writeState } from './sql-server-state';
+import { serviceOfHost } from './cluster-dns';
+import { networkError, parseConnectionString, setupLogins } from './stand-in-migrations';
 
 /** The stand-in of sqlcmd inside the SQL Server container. */
 const STAND_IN_SQLCMD = path.join(projectRoot(), 'e2e', 'stand-in-sqlcmd.mjs');
@@ -51,6 +57,24 @@ export const SQL_SERVER_STATE_FILE = 'sql-server.json';
 /** The file a test writes into a pod's folder to break one endpoint of its container (a Fault of e2e/contract-server.ts). */
 export const FAULT_FILE = 'fault';
 
+/** One run of the migrations image the harness played: its pod, its Job, how it exited and what it printed. */
+export interface MigrationRun {
+  readonly pod: string;
+  readonly job: string;
+  readonly exitCode: number;
+  readonly message: string;
+}
+
+/** One smoke hook's HTTP step the harness played: its pod, the address it was given and where that reached, how it exited and what it printed. */
+export interface SmokeRun {
+  readonly pod: string;
+  readonly baseUrl: string;
+  /** The application pod the address reached through its Service, or why none. */
+  readonly reached: string;
+  readonly exitCode: number;
+  readonly output: string;
+}
+
 /** An application whose pods get a loopback container: its namespace, its container's name and its database. */
 export interface LiveApplication {
   readonly namespace: string;
@@ -84,6 +108,21 @@ export class LiveContainers {
   private readonly containers = new Map<string, LiveContainer>();
 
   private readonly ranMigrations = new Set<string>();
+  private readonly migrationRuns: MigrationRun[] = [];
+
+  private readonly playedSmoke = new Set<string>();
+  private readonly smokePlays = new Set<Promise<void>>();
+  private readonly smokeRuns: SmokeRun[] = [];
+
+  /** Every smoke hook's HTTP step played so far, in the order they ended. */
+  get smoke(): readonly SmokeRun[] {
+    return [...this.smokeRuns];
+  }
+
+  /** Every run of the migrations image so far, in order. */
+  get migrations(): readonly MigrationRun[] {
+    return [...this.migrationRuns];
+  }
   private databaseServer: string | undefined;
 
   constructor(
@@ -95,6 +134,8 @@ export class LiveContainers {
     private readonly databaseNamespace: string,
     /** The broker namespace, whose broker pods get a loopback kafka-topics.sh. */
     private readonly brokerNamespace: string,
+    /** Where what a played container did is told (the run's output). */
+    private readonly log: (line: string) => void = () => undefined,
   ) {}
 
   private readonly brokers = new Set<string>();
@@ -129,10 +170,12 @@ export class LiveContainers {
       await container.server.close();
       this.containers.delete(id);
     }
+    await this.playSmokeHooks();
   }
 
-  /** Stop every container's server. */
+  /** Stop every container's server, once every smoke step being played has ended. */
   async close(): Promise<void> {
+    await Promise.all(this.smokePlays);
     for (const container of this.containers.values()) await container.server.close();
     this.containers.clear();
   }
@@ -146,7 +189,10 @@ export class LiveContainers {
     fs.writeFileSync(path.join(dir, VERSION_FILE.name), `${parseImageReference(image).tag ?? ''}\n`);
     fs.writeFileSync(path.join(dir, LOG_FILES.current), criLog(`listening on :${PORTS.application}`));
     fs.writeFileSync(path.join(dir, LOG_FILES.previous), '');
-    const server = await startContractServer();
+    // The application's smoke login, which the application provisions from the same values as its smoke Secret.
+    const username = await this.secretValue(namespace, smokeName(application.name), SMOKE_VARIABLES.username);
+    const password = await this.secretValue(namespace, smokeName(application.name), SMOKE_VARIABLES.password);
+    const server = await startContractServer(username !== undefined && password !== undefined ? { username, password } : undefined);
     const port = Number(new URL(server.baseUrl).port);
     const owner = { apiVersion: 'v1', kind: 'Pod', name, uid: pod.metadata.uid };
     try {
@@ -177,7 +223,8 @@ export class LiveContainers {
     fs.mkdirSync(bin, { recursive: true });
     fs.writeFileSync(path.join(bin, 'sqlcmd'), `#!/bin/sh\nexec "${process.execPath}" "${STAND_IN_SQLCMD}" "$@"\n`, { mode: 0o755 });
     const state = path.join(dir, SQL_SERVER_STATE_FILE);
-    if (!fs.existsSync(state)) writeState(state, seedState(password, this.applications.map((application) => application.database)));
+    // Each database as the setup hook leaves it: the applications' Sync hooks migrate them.
+    if (!fs.existsSync(state)) writeState(state, seedState(password, this.applications.map((application) => application.database), Date.now(), false));
     const owner = { apiVersion: 'v1', kind: 'Pod', name, uid: pod.metadata.uid };
     await this.client.apply({
       apiVersion: 'kwok.x-k8s.io/v1alpha1',
@@ -268,32 +315,35 @@ export class LiveContainers {
   }
 
   /**
-   * The migrations image in a pod of the live operations' migrations Jobs (kwok's pod-complete
-   * stage leaves these pods running), with the application's connection string: with the
-   * arguments `database update <migration>` the database's migrations become the image's up
-   * to that one, without arguments every migration of the image is applied (as the Sync hook
-   * does), and the pod exits 0; otherwise it exits 1 with the tool's message.
+   * The migrations image in a pod of the application's migrations Jobs: the Sync hook's
+   * (`<app>-migrations`) and the live operations' (`<app>-db-migrate`); kwok's pod-complete
+   * stage leaves these pods running. As the image does, it reads DATABASE_CONNECTION_STRING
+   * from the Secret its pod names and logs in with it (`login`); then with the arguments
+   * `database update <migration>` the database's migrations become the image's up to that
+   * one, and without arguments every migration of the image is applied (the Sync hook), and
+   * the pod exits 0; otherwise it exits 1 with the message the client or the tool prints.
    */
   private async runMigrations(): Promise<void> {
     const state = path.join(this.root, this.databaseNamespace, serverPod().pod, SQL_SERVER_STATE_FILE);
     for (const application of this.applications) {
-      const label = databaseMigrationJob(application.name).label;
+      const labels: readonly string[] = [migrationsName(application.name), databaseMigrationJob(application.name).label];
       for (const pod of await this.client.list('v1', 'Pod', application.namespace)) {
         const uid = String(pod.metadata.uid);
-        if (pod.metadata.labels?.['app'] !== label || pod.status?.phase !== 'Running' || this.ranMigrations.has(uid)) continue;
+        if (!labels.includes(pod.metadata.labels?.['app'] ?? '') || pod.status?.phase !== 'Running' || this.ranMigrations.has(uid)) continue;
         this.ranMigrations.add(uid);
         const container = (pod.spec?.containers ?? []).find((c: { name: string }) => c.name === MIGRATIONS_CONTAINER);
         const args: string[] = container?.args ?? [];
-        const connection = (container?.env ?? []).find((e: { name: string }) => e.name === 'DATABASE_CONNECTION_STRING')?.valueFrom?.secretKeyRef?.name;
         let result: { ok: boolean; message: string };
-        if (!fs.existsSync(state)) result = { ok: false, message: 'A network-related error occurred while establishing a connection to SQL Server.' };
-        else if (connection !== databaseSecret(application.name)) result = { ok: false, message: `no connection string: DATABASE_CONNECTION_STRING is not read from Secret ${databaseSecret(application.name)}` };
+        const login = await this.login(application.namespace, container, state);
+        if (!login.ok) result = login;
         else if (args.length !== 0 && (args.length !== 3 || args[0] !== 'database' || args[1] !== 'update')) result = { ok: false, message: `unknown command: ${args.join(' ')}` };
         else {
           const server = readState(state);
-          result = updateTo(server, application.database, args[2] ?? server.catalog[application.database]?.at(-1)?.id ?? '');
+          result = updateTo(server, login.database, args[2] ?? server.catalog[login.database]?.at(-1)?.id ?? '');
           if (result.ok) writeState(state, server);
         }
+        this.migrationRuns.push({ pod: `${application.namespace}/${pod.metadata.name}`, job: pod.metadata.labels?.['job-name'] ?? '', exitCode: result.ok ? 0 : 1, message: result.message });
+        this.log(`${application.namespace}/${pod.metadata.name}: the migrations image ${result.ok ? 'exited 0' : 'failed'}: ${result.message}`);
         const terminated = { exitCode: result.ok ? 0 : 1, reason: result.ok ? 'Completed' : 'Error', message: result.message, startedAt: new Date().toISOString().slice(0, 19) + 'Z', finishedAt: new Date().toISOString().slice(0, 19) + 'Z' };
         await this.client.mergePatch(
           { apiVersion: 'v1', kind: 'Pod', metadata: { name: pod.metadata.name, namespace: application.namespace } },
@@ -308,6 +358,152 @@ export class LiveContainers {
         );
       }
     }
+  }
+
+  /**
+   * What the migrations image's SQL client does with its DATABASE_CONNECTION_STRING (the
+   * value of the Secret key its container names): reach the server at the host and port it
+   * names, a Service of the cluster whose port sends to SQL Server's pod on 1433, then log in
+   * as a login the setup hook created, with the password that hook gave it (its Secret's value
+   * now), into that login's database (e2e/stand-in-migrations.ts).
+   */
+  private async login(namespace: string, container: any, state: string): Promise<{ ok: true; database: string } | { ok: false; message: string }> {
+    const ref = (container?.env ?? []).find((e: { name: string }) => e.name === 'DATABASE_CONNECTION_STRING')?.valueFrom?.secretKeyRef;
+    if (!ref?.name || !ref?.key) return { ok: false, message: 'no connection string: DATABASE_CONNECTION_STRING is not read from a Secret' };
+    const text = await this.secretValue(namespace, ref.name, ref.key);
+    if (text === undefined) return { ok: false, message: `no connection string: Secret ${namespace}/${ref.name} has no key ${ref.key}` };
+    const parsed = parseConnectionString(text);
+    if (!parsed.ok) return parsed;
+    const connection = parsed.connection;
+    const target = serviceOfHost(connection.host, namespace);
+    if (target === undefined) return { ok: false, message: networkError(connection, `${connection.host} is no Service of the cluster`) };
+    const service = await this.client.get('v1', 'Service', target.name, target.namespace);
+    if (service === undefined) return { ok: false, message: networkError(connection, `Service ${target.namespace}/${target.name} does not exist`) };
+    const port = (service.spec?.ports ?? []).find((p: { port: number }) => p.port === connection.port);
+    if (port === undefined) return { ok: false, message: networkError(connection, `Service ${target.namespace}/${target.name} has no port ${connection.port}`) };
+    const server = target.namespace === this.databaseNamespace ? await this.client.get('v1', 'Pod', serverPod().pod, this.databaseNamespace) : undefined;
+    const selector: Record<string, string> = service.spec?.selector ?? {};
+    const selected = server !== undefined && matchesLabels(selector, server.metadata.labels);
+    if (!selected || server?.status?.phase !== 'Running' || !fs.existsSync(state)) return { ok: false, message: networkError(connection, `Service ${target.namespace}/${target.name} sends to no running SQL Server pod`) };
+    const serverPorts = (server.spec?.containers ?? []).find((c: { name: string }) => c.name === serverPod().container)?.ports ?? [];
+    const targetPort = port.targetPort ?? port.port;
+    const listens = serverPorts.some((p: { name?: string; containerPort: number }) => p.containerPort === PORTS.database && (p.containerPort === targetPort || p.name === targetPort));
+    if (!listens) return { ok: false, message: networkError(connection, `Service ${target.namespace}/${target.name} port ${connection.port} sends to ${targetPort}, where SQL Server does not listen`) };
+    const setup = await this.client.get('batch/v1', 'Job', DATABASE_SETUP_NAME, this.databaseNamespace);
+    const login = setup === undefined ? undefined : setupLogins(setup).find((candidate) => candidate.login === connection.user);
+    const password = login === undefined ? undefined : await this.secretValue(this.databaseNamespace, login.password.name, login.password.key);
+    if (login === undefined || password === undefined || password !== connection.password) return { ok: false, message: `Login failed for user '${connection.user}'.` };
+    if (!(connection.database in readState(state).databases)) return { ok: false, message: `Cannot open database "${connection.database}" requested by the login. The login failed.` };
+    if (connection.database !== login.database) return { ok: false, message: `The server principal "${connection.user}" is not able to access the database "${connection.database}" under the current security context.` };
+    return { ok: true, database: connection.database };
+  }
+
+  /** One key of a Secret, decoded, or undefined when the Secret or the key is missing. */
+  private async secretValue(namespace: string, name: string, key: string): Promise<string | undefined> {
+    const encoded = (await this.client.get('v1', 'Secret', name, namespace))?.['data']?.[key];
+    return typeof encoded === 'string' ? Buffer.from(encoded, 'base64').toString('utf8') : undefined;
+  }
+
+  /**
+   * The HTTP step of each smoke hook pod (`<app>-smoke`; kwok's pod-complete stage leaves these
+   * pods running): its script, as rendered, run by this machine's `sh` and `wget` with its
+   * container's environment (each secretKeyRef read from its Secret), once per pod. Its base
+   * address goes where the cluster would send it (`serviceTarget`). The pod then ends as the
+   * step did: Succeeded (the database and broker steps, which are not played, and the last
+   * line as kwok reports them), or Failed with the step's exit code and output.
+   */
+  private async playSmokeHooks(): Promise<void> {
+    for (const application of this.applications) {
+      for (const pod of await this.client.list('v1', 'Pod', application.namespace)) {
+        const uid = String(pod.metadata.uid);
+        if (pod.metadata.labels?.['app'] !== smokeName(application.name) || pod.status?.phase !== 'Running' || this.playedSmoke.has(uid)) continue;
+        this.playedSmoke.add(uid);
+        const play = this.playSmokeStep(pod).catch((error: Error) => this.log(`${application.namespace}/${pod.metadata.name}: the smoke hook's HTTP step could not be played: ${error.message}`));
+        this.smokePlays.add(play);
+        void play.finally(() => this.smokePlays.delete(play));
+      }
+    }
+  }
+
+  private async playSmokeStep(pod: KubeObject): Promise<void> {
+    const namespace = String(pod.metadata.namespace);
+    const id = `${namespace}/${pod.metadata.name}`;
+    const step = (pod.spec?.initContainers ?? []).find((c: { name: string }) => c.name === HTTP_STEP_CONTAINER);
+    const env: Record<string, string> = {};
+    for (const variable of step?.env ?? []) {
+      const ref = variable.valueFrom?.secretKeyRef;
+      const value = ref ? await this.secretValue(namespace, ref.name, ref.key) : variable.value;
+      if (value !== undefined) env[variable.name] = value;
+    }
+    const baseUrl = env[BASE_URL_VARIABLE] ?? '';
+    const target = await this.serviceTarget(baseUrl, namespace);
+    const command: string[] = [...(step?.command ?? []), ...(step?.args ?? [])];
+    const timeout = Object.values(SMOKE.stepTimeoutMs).reduce((sum, ms) => sum + ms, 0);
+    const result = await new Promise<{ exitCode: number; output: string }>((resolve) => {
+      if (command.length === 0) return resolve({ exitCode: 1, output: `no ${HTTP_STEP_CONTAINER} step in the pod` });
+      execFile(command[0]!, command.slice(1), { env: { PATH: process.env['PATH'] ?? '', ...env, [BASE_URL_VARIABLE]: target.url }, timeout, encoding: 'utf8' }, (error, stdout, stderr) =>
+        resolve({ exitCode: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, output: `${stdout}${stderr}`.trim() }),
+      );
+    });
+    this.smokeRuns.push({ pod: id, baseUrl, reached: target.reached, exitCode: result.exitCode, output: result.output });
+    this.log(`${id}: the smoke hook's HTTP step (${baseUrl}: ${target.reached}) ${result.exitCode === 0 ? 'passed' : `failed (exit ${result.exitCode})`}: ${result.output.replaceAll('\n', ' | ')}`);
+    const now = new Date().toISOString().slice(0, 19) + 'Z';
+    const ok = result.exitCode === 0;
+    const terminated = (exitCode: number, message?: string) => ({ terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', ...(message ? { message } : {}), startedAt: now, finishedAt: now } });
+    const initContainers: Array<{ name: string; image: string }> = pod.spec?.initContainers ?? [];
+    const status = (name: string, image: string, state: unknown) => ({ name, image, imageID: '', ready: false, started: false, restartCount: 0, state });
+    await this.client.mergePatch(
+      { apiVersion: 'v1', kind: 'Pod', metadata: { name: pod.metadata.name, namespace } },
+      {
+        status: {
+          phase: ok ? 'Succeeded' : 'Failed',
+          conditions: ['Ready', 'ContainersReady'].map((type) => ({ type, status: 'False', reason: 'PodCompleted', lastTransitionTime: now })),
+          initContainerStatuses: initContainers.map((c, index) =>
+            status(c.name, c.image, c.name === HTTP_STEP_CONTAINER ? terminated(result.exitCode, result.output.slice(-1024)) : ok ? terminated(0) : index === 0 ? terminated(1) : { waiting: { reason: 'PodInitializing' } }),
+          ),
+          containerStatuses: (pod.spec?.containers ?? []).map((c: { name: string; image: string }) => status(c.name, c.image, ok ? terminated(0) : { waiting: { reason: 'PodInitializing' } })),
+        },
+      },
+      'status',
+    );
+  }
+
+  /**
+   * Where a pod's request to `base` goes, as the cluster would send it: a host that is a
+   * Service, to the port that Service's port sends to on one of its ready pods (by name), here
+   * that pod's loopback container. Anything else, to a closed port, so the step fails at
+   * once as it would in the pod: a host that is no Service (there its name does not resolve), a
+   * Service without that port, or without a ready pod listening there (the connection is
+   * refused).
+   */
+  private async serviceTarget(base: string, namespace: string): Promise<{ url: string; reached: string }> {
+    let url: URL;
+    try {
+      url = new URL(base);
+    } catch {
+      return { url: base, reached: 'not an address' };
+    }
+    const refused = async (why: string) => ({ url: `http://127.0.0.1:${await closedPort()}`, reached: why });
+    const service = serviceOfHost(url.hostname, namespace);
+    if (service === undefined) return refused(`${url.hostname} is no Service of the cluster`);
+    const object = await this.client.get('v1', 'Service', service.name, service.namespace);
+    if (object === undefined) return refused(`Service ${service.namespace}/${service.name} does not exist`);
+    const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+    const servicePort = (object.spec?.ports ?? []).find((p: { port: number }) => p.port === port);
+    if (servicePort === undefined) return refused(`Service ${service.namespace}/${service.name} has no port ${port}`);
+    const targetPort = servicePort.targetPort ?? port;
+    const selector: Record<string, string> = object.spec?.selector ?? {};
+    const ready = (pod: KubeObject) => (pod.status?.conditions ?? []).some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True');
+    const pods = (await this.client.list('v1', 'Pod', service.namespace))
+      .filter((pod) => matchesLabels(selector, pod.metadata.labels))
+      .filter((pod) => pod.status?.phase === 'Running' && !pod.metadata.deletionTimestamp && ready(pod))
+      .filter((pod) => (pod.spec?.containers ?? []).some((c: { ports?: Array<{ name?: string; containerPort: number }> }) => (c.ports ?? []).some((p) => p.containerPort === targetPort || p.name === targetPort)))
+      .map((pod) => String(pod.metadata.name))
+      .sort();
+    const reached = pods.map((pod) => ({ pod, container: this.containers.get(`${service.namespace}/${pod}`) })).find((candidate) => candidate.container !== undefined);
+    if (reached === undefined) return refused(`Service ${service.namespace}/${service.name} port ${port} has no ready pod listening on ${targetPort}`);
+    const path = url.pathname === '/' ? '' : url.pathname.replace(/\/$/, '');
+    return { url: `${reached.container!.server.baseUrl}${path}`, reached: `pod ${service.namespace}/${reached.pod}` };
   }
 
   /** The pod's container reported crash-looping, killed for its memory, with the previous run's log saying so. */

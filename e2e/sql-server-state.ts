@@ -47,13 +47,14 @@ function slotFile(database: string, at: number): string {
 }
 
 /**
- * The server as the converged platform leaves it: every database with all the migrations
- * of its image applied (the Sync hook ran them), and two daily backups of each taken on the
- * days before: two days ago with the first migration, yesterday with the first two. The
- * last database's backups are an hour newer than the others', so a restore that took the
- * newest backup of any database would take another's.
+ * The server with every database, and two daily backups of each taken on the days before:
+ * two days ago with the first migration, yesterday with the first two. The last database's
+ * backups are an hour newer than the others', so a restore that took the newest backup of any
+ * database would take another's. `applied`: every migration of the image applied to each
+ * database, as the converged platform leaves them; false for a server the Sync hooks have not
+ * migrated yet (the e2e cluster's, whose hooks the harness plays).
  */
-export function seedState(password: string, databases: readonly string[], now = Date.now()): SqlServerState {
+export function seedState(password: string, databases: readonly string[], now = Date.now(), applied = true): SqlServerState {
   const ids = STAND_IN_MIGRATIONS.map((migration) => migration.id);
   const backups = databases.flatMap((database, index) => {
     const offset = index === databases.length - 1 ? 3_600_000 : 0;
@@ -64,7 +65,7 @@ export function seedState(password: string, databases: readonly string[], now = 
   });
   return {
     password,
-    databases: Object.fromEntries(databases.map((database) => [database, { migrations: [...ids] }])),
+    databases: Object.fromEntries(databases.map((database) => [database, { migrations: applied ? [...ids] : [] }])),
     catalog: Object.fromEntries(databases.map((database) => [database, STAND_IN_MIGRATIONS])),
     backups,
   };
@@ -79,9 +80,10 @@ export function writeState(file: string, state: SqlServerState): void {
 }
 
 /**
- * What the migrations image does with `database update <migration>` (DATABASE.migrations.updateTo):
- * the database's applied migrations become the image's up to that one, or it exits 1 when
- * the image has no migration of that name. Its output as the tool would print it.
+ * What the migrations image does with `database update <migration>` (DATABASE.migrations.updateTo),
+ * or without arguments with its newest migration: the database's applied migrations become
+ * the image's up to that one, or it exits 1 when the image has no migration of that name. Its
+ * output as the tool would print it: what it reverted, else what it applied.
  */
 export function updateTo(state: SqlServerState, database: string, migration: string): { ok: boolean; message: string } {
   const catalog = state.catalog[database];
@@ -89,7 +91,10 @@ export function updateTo(state: SqlServerState, database: string, migration: str
   if (catalog === undefined || target === undefined) return { ok: false, message: `Cannot open database "${database}" requested by the login.` };
   const index = catalog.findIndex((known) => known.id === migration);
   if (index < 0) return { ok: false, message: `No migration was found with the name '${migration}'.` };
-  const reverted = target.migrations.filter((id) => !catalog.slice(0, index + 1).some((known) => known.id === id));
-  target.migrations = catalog.slice(0, index + 1).map((known) => known.id);
-  return { ok: true, message: reverted.length === 0 ? 'No migrations were reverted.' : `Reverted ${reverted.sort().reverse().join(', ')}. Done.` };
+  const wanted = catalog.slice(0, index + 1).map((known) => known.id);
+  const reverted = target.migrations.filter((id) => !wanted.includes(id));
+  const applied = wanted.filter((id) => !target.migrations.includes(id));
+  target.migrations = wanted;
+  if (reverted.length > 0) return { ok: true, message: `Reverted ${reverted.sort().reverse().join(', ')}. Done.` };
+  return { ok: true, message: applied.length === 0 ? 'No migrations were applied. The database is already up to date. Done.' : `Applied ${applied.join(', ')}. Done.` };
 }

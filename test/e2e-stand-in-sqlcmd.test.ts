@@ -88,6 +88,15 @@ describe('the stand-in migrations image', () => {
     expect(state.databases['webapp']!.migrations).toEqual(['20260901090000_Initial', '20261001090000_AddOrders']);
     expect(updateTo(state, 'webapp', '20990101000000_Later')).toEqual({ ok: false, message: "No migration was found with the name '20990101000000_Later'." });
   });
+
+  it('applies every migration of the image to a database the Sync hook has not migrated, then none again', () => {
+    const state = seedState('p', ['webapp'], NOW, false);
+    const ids = STAND_IN_MIGRATIONS.map((migration) => migration.id);
+    expect(state.databases['webapp']!.migrations).toEqual([]);
+    expect(updateTo(state, 'webapp', ids.at(-1)!)).toEqual({ ok: true, message: `Applied ${ids.join(', ')}. Done.` });
+    expect(state.databases['webapp']!.migrations).toEqual(ids);
+    expect(updateTo(state, 'webapp', ids.at(-1)!)).toEqual({ ok: true, message: 'No migrations were applied. The database is already up to date. Done.' });
+  });
 });
 
 describe('the backup a restore takes', () => {

@@ -32,6 +32,9 @@ export interface DatabaseSetupProps {
   readonly name?: string;
 }
 
+/** The setup hook Job's name, and its pods' label `app`, unless its props name another. */
+export const DATABASE_SETUP_NAME = `${DATABASE.serverName}-setup`;
+
 /**
  * What the applications need in SQL Server before their migrations run (1.3 step 5, 7): for
  * each, its login, its database and a user for the login in it, as an Argo CD Sync hook Job in the wave
@@ -50,7 +53,7 @@ export class DatabaseSetup extends Construct {
 
   constructor(scope: Construct, id: string, props: DatabaseSetupProps) {
     super(scope, id);
-    const name = props.name ?? `${DATABASE.serverName}-setup`;
+    const name = props.name ?? DATABASE_SETUP_NAME;
     this.podLabels = { app: name };
     const sqlcmd = `${DATABASE.sqlcmd} -S ${props.server} -U ${DATABASE.administrator} -C -b`;
     const env: k8s.EnvVar[] = [{ name: 'SQLCMDPASSWORD', valueFrom: ADMIN_PASSWORD_ENV.valueFrom! }];

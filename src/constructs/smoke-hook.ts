@@ -73,6 +73,8 @@ export interface PodsInNamespace {
 
 /** The variable the HTTP step reads `{base_url}` from. */
 export const BASE_URL_VARIABLE = 'SMOKE_BASE_URL';
+/** The init container of the HTTP step (4.1 steps 1 to 3), the first. */
+export const HTTP_STEP_CONTAINER = 'http';
 /** Where the broker step writes its client configuration (an emptyDir: the root filesystem is read-only). */
 const SCRATCH = { volume: 'scratch', mountPath: '/tmp' } as const;
 const seconds = (ms: number) => Math.ceil(ms / 1000);
@@ -157,7 +159,7 @@ export class SmokeHook extends Construct {
     // Strimzi's kafka user 1001, busybox as nobody).
     const steps: k8s.Container[] = [
       {
-        name: 'http',
+        name: HTTP_STEP_CONTAINER,
         image: IMAGES.busybox,
         imagePullPolicy: 'IfNotPresent',
         command: shell(httpStepScript()),

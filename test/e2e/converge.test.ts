@@ -10,6 +10,8 @@ import { ROOT, temporaryDirectory } from '../support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
 import type { E2eReport } from '../../e2e/harness';
+import { STAND_IN_MIGRATIONS } from '../../e2e/sql-server-state';
+import { migrationsName, smokeName } from '../../src/contract/naming';
 import { brokenCopy, removeCopies, rendered, RUN_TIMEOUT_MS, tool } from './cases';
 import { runE2eOn } from './e2e-copy';
 
@@ -98,6 +100,21 @@ describe('e2e: the committed project converges on a real control plane and Argo 
         expect(report.notifications, output.slice(-3000)).toContainEqual(expect.stringMatching(new RegExp(`^${name} \\(dist/local\\): deployed, sync succeeded at revision [0-9a-f]{40}$`)));
       }
       expect(report.notifications.filter((text) => !applications.some((name) => text.startsWith(`${name} (`)))).toEqual([]);
+      // 1.3 step 5: each application's Sync hook ran its migrations image, played on loopback:
+      // its connection string, read from the Secret its pod names, reached SQL Server through the
+      // database's Service and logged in as the login the setup hook made, with the password that
+      // hook gave it; the image then applied every migration to a database that had none.
+      for (const { name, namespace } of loadEnvironments().find((env) => env.name === 'local')!.applications) {
+        const hook = report.migrations.filter((run) => run.job === migrationsName(name));
+        expect(hook.length, JSON.stringify(report.migrations)).toBeGreaterThan(0);
+        expect(hook[0]).toMatchObject({ exitCode: 0, message: `Applied ${STAND_IN_MIGRATIONS.map((m) => m.id).join(', ')}. Done.` });
+        expect(hook.every((run) => run.exitCode === 0), JSON.stringify(hook)).toBe(true);
+        // 4.1: its PostSync smoke hook's HTTP step, the rendered script, ran against one of the
+        // application's pods its Service sends to, with the smoke Secret's credentials.
+        const smoke = report.smoke.filter((run) => run.pod.startsWith(`${namespace}/${smokeName(name)}-`));
+        expect(smoke.length, JSON.stringify(report.smoke)).toBeGreaterThan(0);
+        for (const run of smoke) expect(run).toMatchObject({ reached: expect.stringMatching(new RegExp(`^pod ${namespace}/${name}-`)), exitCode: 0, output: 'smoke: health, login, declarations passed' });
+      }
       expect(report.dryRun.map((r) => r.environment)).toEqual(['local', 'testing', 'staging', 'production']);
       expect(report.dryRun.flatMap((r) => r.failures)).toEqual([]);
       // The phases npm run bench prints, in the order they ended: the start, each Application

@@ -1,0 +1,20 @@
+import { CLUSTER_DNS } from '../src/contract/upstream';
+
+// How the cluster's DNS names a Service, for the containers the harness plays on loopback: the
+// host they were given must be a Service of the cluster, or nothing answers, as in a pod.
+
+/**
+ * The Service a host names from a pod of `namespace`, as the cluster's DNS resolves it
+ * (`<service>`, `<service>.<namespace>`, `<service>.<namespace>.svc[.<domain>]`), or undefined
+ * for a name outside the cluster's Services.
+ */
+export function serviceOfHost(host: string, namespace: string): { name: string; namespace: string } | undefined {
+  const labels = host.toLowerCase().replace(/\.$/, '').split('.');
+  const [name, ns, svc, ...rest] = labels;
+  if (name === undefined || name === '') return undefined;
+  if (ns === undefined) return { name, namespace };
+  if (svc === undefined) return { name, namespace: ns };
+  if (svc !== 'svc') return undefined;
+  if (rest.length === 0 || rest.join('.') === CLUSTER_DNS.domain) return { name, namespace: ns };
+  return undefined;
+}

@@ -1,0 +1,199 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DATABASE_SETUP_NAME } from '../src/constructs/database-setup';
+import { DATABASE } from '../src/contract/choices';
+import { databaseLoginSecret, databaseSecret, migrationsName, SMOKE_VARIABLES, smokeName } from '../src/contract/naming';
+import { BASE_URL_VARIABLE, HTTP_STEP_CONTAINER } from '../src/constructs/smoke-hook';
+import { connectionString } from '../src/secrets/catalog';
+import type { KubeClient, KubeObject } from '../e2e/kube-client';
+import { LiveContainers, SQL_SERVER_STATE_FILE } from '../e2e/live-containers';
+import { readState, STAND_IN_MIGRATIONS } from '../e2e/sql-server-state';
+import { committedObjects, projectEnvironments, temporaryDirectory } from './support';
+
+// The harness plays two hooks of each application (e2e/live-containers.ts): the migrations image
+// of its Sync hook and the HTTP step of its PostSync smoke hook. What local renders (the
+// database's Service, the SQL Server pod, the setup hook, the application's Service and pod,
+// the hooks' pods) in a cluster of plain objects, then one thing broken as a review could miss
+// it: the hook's pod must fail as the real container would.
+
+const local = projectEnvironments().local!;
+const app = local.applications[0]!;
+const databaseNamespace = local.database.namespace;
+const password = 'the-login-password-1';
+const roots: string[] = [];
+afterEach(() => {
+  for (const root of roots.splice(0)) fs.rmSync(root, { recursive: true, force: true });
+});
+
+const encode = (value: string) => Buffer.from(value, 'utf8').toString('base64');
+const secret = (name: string, namespace: string, data: Record<string, string>): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name, namespace },
+  data: Object.fromEntries(Object.entries(data).map(([key, value]) => [key, encode(value)])),
+});
+
+/** local's objects as a cluster would hold them once the hooks' pods run (the smoke hook's only with `smoke`), each changed by `change` first. */
+function cluster(change: (objects: KubeObject[]) => void = () => undefined, smoke = false): KubeObject[] {
+  const rendered = (kind: string, name: string, namespace: string) => structuredClone(committedObjects('local').find((o) => o.kind === kind && o.metadata.name === name && o.metadata.namespace === namespace)) as KubeObject;
+  const server = rendered('StatefulSet', DATABASE.serverName, databaseNamespace);
+  const hook = rendered('Job', migrationsName(app.name), app.namespace);
+  const objects: KubeObject[] = [
+    rendered('Service', DATABASE.serverName, databaseNamespace),
+    rendered('Job', DATABASE_SETUP_NAME, databaseNamespace),
+    { apiVersion: 'v1', kind: 'Pod', metadata: { name: `${DATABASE.serverName}-0`, namespace: databaseNamespace, uid: 'server', labels: server.spec.template.metadata.labels }, spec: server.spec.template.spec, status: { phase: 'Running' } },
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `${hook.metadata.name}-abcde`, namespace: app.namespace, uid: 'hook', labels: { ...hook.spec.template.metadata.labels, 'job-name': hook.metadata.name } },
+      spec: hook.spec.template.spec,
+      status: { phase: 'Running' },
+    },
+    secret(DATABASE.adminSecret.name, databaseNamespace, { [DATABASE.adminSecret.key]: 'the-admin-password' }),
+    secret(databaseLoginSecret(app.name), databaseNamespace, { password }),
+    secret(databaseSecret(app.name), app.namespace, { 'connection-string': connectionString(local, app, password) }),
+  ];
+  const service = rendered('Service', app.name, app.namespace);
+  const workload = committedObjects('local').find((o) => o.kind === 'Deployment' && o.metadata.namespace === app.namespace && o.spec.template.metadata.labels.app === app.name) as KubeObject;
+  const smokeJob = rendered('Job', smokeName(app.name), app.namespace);
+  const ready = { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] };
+  objects.push(
+    service,
+    { apiVersion: 'v1', kind: 'Pod', metadata: { name: `${workload.metadata.name}-1`, namespace: app.namespace, uid: 'app', labels: workload.spec.template.metadata.labels }, spec: structuredClone(workload.spec.template.spec), status: ready },
+    secret(smokeName(app.name), app.namespace, { [SMOKE_VARIABLES.username]: 'smoke', [SMOKE_VARIABLES.password]: 'the-smoke-password' }),
+  );
+  if (smoke) {
+    objects.push({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `${smokeJob.metadata.name}-fghij`, namespace: app.namespace, uid: 'smoke', labels: { ...smokeJob.spec.template.metadata.labels, 'job-name': smokeJob.metadata.name } },
+      spec: smokeJob.spec.template.spec,
+      status: { phase: 'Running' },
+    });
+  }
+  change(objects);
+  return objects;
+}
+
+/** One pass of the harness over `objects`: the hook pod's status as patched, and what was logged and recorded. */
+async function play(objects: KubeObject[]) {
+  const find = (kind: string, name: string, namespace?: string) => objects.find((o) => o.kind === kind && o.metadata.name === name && o.metadata.namespace === namespace);
+  const client = {
+    get: async (_apiVersion: string, kind: string, name: string, namespace?: string) => find(kind, name, namespace),
+    list: async (_apiVersion: string, kind: string, namespace?: string) => objects.filter((o) => o.kind === kind && o.metadata.namespace === namespace),
+    apply: async (object: KubeObject) => object,
+    mergePatch: async (object: KubeObject, patch: { status: unknown }) => {
+      const target = find(object.kind, object.metadata.name, object.metadata.namespace)!;
+      target['status'] = patch.status;
+      return target;
+    },
+  } as unknown as KubeClient;
+  const root = temporaryDirectory('platform-gitops-live-migrations-');
+  roots.push(root);
+  const lines: string[] = [];
+  const applications = local.applications.map((a) => ({ namespace: a.namespace, container: a.name, name: a.name, database: a.database.name }));
+  const containers = new LiveContainers(client, root, applications, databaseNamespace, local.broker.namespace, (line) => lines.push(line));
+  await containers.reconcile();
+  await containers.close();
+  const pod = (uid: string) => objects.find((o) => o.kind === 'Pod' && o.metadata.uid === uid)!;
+  const state = readState(path.join(root, databaseNamespace, `${DATABASE.serverName}-0`, SQL_SERVER_STATE_FILE));
+  return { status: pod('hook')['status'], runs: containers.migrations, lines, migrated: state.databases[app.database.name]!.migrations, smoke: { status: objects.find((o) => o.metadata.uid === 'smoke')?.['status'], runs: containers.smoke } };
+}
+
+const failedWith = async (change: (objects: KubeObject[]) => void, message: RegExp) => {
+  const { status, runs, migrated } = await play(cluster(change));
+  expect(status.phase).toBe('Failed');
+  expect(status.containerStatuses[0].state.terminated).toMatchObject({ exitCode: 1, reason: 'Error' });
+  expect(runs).toEqual([{ pod: `${app.namespace}/${migrationsName(app.name)}-abcde`, job: migrationsName(app.name), exitCode: 1, message: expect.stringMatching(message) }]);
+  expect(migrated).toEqual([]);
+};
+const objectOf = (objects: KubeObject[], kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name)!;
+
+describe('the Sync hook\'s migrations image, played with its pod\'s connection string', () => {
+  it('logs in as the setup hook\'s login and applies every migration of the image to a database that has none', async () => {
+    const { status, runs, lines, migrated } = await play(cluster());
+    const ids = STAND_IN_MIGRATIONS.map((migration) => migration.id);
+    expect(status.phase).toBe('Succeeded');
+    expect(runs).toEqual([{ pod: `${app.namespace}/${migrationsName(app.name)}-abcde`, job: migrationsName(app.name), exitCode: 0, message: `Applied ${ids.join(', ')}. Done.` }]);
+    expect(lines[0]).toBe(`${app.namespace}/${migrationsName(app.name)}-abcde: the migrations image exited 0: Applied ${ids.join(', ')}. Done.`);
+    expect(migrated).toEqual(ids);
+  });
+
+  it('fails when the login\'s password is not the connection string\'s (one of the two Secrets rotated alone)', async () => {
+    await failedWith((objects) => Object.assign(objectOf(objects, 'Secret', databaseLoginSecret(app.name)), secret(databaseLoginSecret(app.name), databaseNamespace, { password: 'rotated' })), new RegExp(`^Login failed for user '${app.name}'\\.$`));
+  });
+
+  it('fails when the setup hook creates no such login', async () => {
+    await failedWith((objects) => {
+      const env = objectOf(objects, 'Job', DATABASE_SETUP_NAME)['spec'].template.spec.containers[0].env;
+      for (const variable of env) if (typeof variable.value === 'string') variable.value = variable.value.replaceAll(`[${app.name}]`, '[someone-else]');
+    }, /^Login failed for user/);
+  });
+
+  it('fails when the database\'s Service has no port 1433, or sends it elsewhere, or selects no SQL Server pod', async () => {
+    await failedWith((objects) => (objectOf(objects, 'Service', DATABASE.serverName)['spec'].ports[0].port = 1434), /Could not open a connection to SQL Server: .*,1433: Service \S+ has no port 1433\)$/);
+    await failedWith((objects) => (objectOf(objects, 'Service', DATABASE.serverName)['spec'].ports[0].targetPort = 1434), /port 1433 sends to 1434, where SQL Server does not listen\)$/);
+    await failedWith((objects) => (objectOf(objects, 'Service', DATABASE.serverName)['spec'].selector = { app: 'nothing' }), /sends to no running SQL Server pod\)$/);
+  });
+
+  it('fails when the connection string names a host outside the cluster, or another application\'s database', async () => {
+    const other = local.applications[1]!;
+    await failedWith((objects) => Object.assign(objectOf(objects, 'Secret', databaseSecret(app.name)), secret(databaseSecret(app.name), app.namespace, { 'connection-string': `Server=tcp:db.example.org,1433;Database=${app.database.name};User ID=${app.name};Password=${password}` })), /db\.example\.org is no Service of the cluster\)$/);
+    await failedWith(
+      (objects) => Object.assign(objectOf(objects, 'Secret', databaseSecret(app.name)), secret(databaseSecret(app.name), app.namespace, { 'connection-string': connectionString(local, app, password).replace(`Database=${app.database.name}`, `Database=${other.database.name}`) })),
+      new RegExp(`^The server principal "${app.name}" is not able to access the database "${other.database.name}"`),
+    );
+  });
+});
+
+describe('the smoke hook\'s HTTP step, its script run against the pod its Service sends to', () => {
+  const smokePod = `${app.namespace}/${smokeName(app.name)}-fghij`;
+  const service = (objects: KubeObject[]) => objectOf(objects, 'Service', app.name)['spec'];
+
+  it('passes health, login with the smoke Secret\'s credentials, and declarations on the application\'s pod; the pod then succeeds', async () => {
+    const { smoke } = await play(cluster(undefined, true));
+    expect(smoke.runs).toEqual([{ pod: smokePod, baseUrl: expect.stringMatching(new RegExp(`^http://${app.name}\\.${app.namespace}\\.svc\\.cluster\\.local`)), reached: expect.stringMatching(new RegExp(`^pod ${app.namespace}/`)), exitCode: 0, output: 'smoke: health, login, declarations passed' }]);
+    expect(smoke.status.phase).toBe('Succeeded');
+    expect(smoke.status.initContainerStatuses.map((c: any) => [c.name, c.state.terminated.exitCode])).toEqual(smoke.status.initContainerStatuses.map((c: any) => [c.name, 0]));
+    expect(smoke.status.initContainerStatuses[0].name).toBe(HTTP_STEP_CONTAINER);
+  });
+
+  const failed = async (change: (objects: KubeObject[]) => void, reached: RegExp, output: string) => {
+    const { smoke } = await play(cluster(change, true));
+    expect(smoke.runs).toEqual([{ pod: smokePod, baseUrl: expect.any(String), reached: expect.stringMatching(reached), exitCode: 1, output }]);
+    expect(smoke.status.phase).toBe('Failed');
+    const http = smoke.status.initContainerStatuses.find((c: any) => c.name === HTTP_STEP_CONTAINER);
+    expect(http.state.terminated).toMatchObject({ exitCode: 1, reason: 'Error', message: output });
+  };
+
+  it('fails at its first step when the Service selects no ready pod, or sends the port where the application does not listen', async () => {
+    await failed((objects) => (service(objects).selector = { app: 'nothing' }), /has no ready pod listening on 8080$/, 'smoke: health failed');
+    await failed((objects) => (service(objects).ports[0].targetPort = 8081), /has no ready pod listening on 8081$/, 'smoke: health failed');
+    await failed((objects) => (service(objects).ports[0].port = 8080), /has no port 80$/, 'smoke: health failed');
+  });
+
+  it('fails when its base address names no Service of the cluster', async () => {
+    await failed(
+      (objects) => {
+        const pod = objects.find((o) => o.kind === 'Pod' && o.metadata.uid === 'smoke')!;
+        const variable = pod['spec'].initContainers.find((c: any) => c.name === HTTP_STEP_CONTAINER).env.find((e: any) => e.name === BASE_URL_VARIABLE);
+        variable.value = `http://${app.name}.elsewhere.svc.cluster.local`;
+      },
+      new RegExp(`^Service elsewhere/${app.name} does not exist$`),
+      'smoke: health failed',
+    );
+  });
+
+  it('fails at the login when the application does not know the smoke Secret\'s credentials', async () => {
+    // The application's pod was provisioned before the smoke Secret changed: its contract server keeps the old login.
+    const { smoke } = await play(
+      cluster((objects) => {
+        const pod = objects.find((o) => o.kind === 'Pod' && o.metadata.uid === 'smoke')!;
+        const variable = pod['spec'].initContainers.find((c: any) => c.name === HTTP_STEP_CONTAINER).env.find((e: any) => e.name === SMOKE_VARIABLES.password);
+        variable.valueFrom.secretKeyRef.key = SMOKE_VARIABLES.username;
+      }, true),
+    );
+    expect(smoke.runs[0]).toMatchObject({ exitCode: 1, output: 'smoke: login failed or returned no token' });
+  });
+});
