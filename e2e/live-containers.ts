@@ -148,7 +148,8 @@ export class LiveContainers {
     const live = new Set<string>();
     for (const application of this.applications) {
       for (const pod of await this.client.list('v1', 'Pod', application.namespace)) {
-        if (pod.status?.phase !== 'Running' || pod.metadata.deletionTimestamp) continue;
+        // The application's own pods (its container among theirs), not its hooks' or Jobs'.
+        if (pod.status?.phase !== 'Running' || pod.metadata.deletionTimestamp || !(pod.spec?.containers ?? []).some((c: { name: string }) => c.name === application.container)) continue;
         const id = `${application.namespace}/${pod.metadata.name}`;
         live.add(id);
         const known = this.containers.get(id);
