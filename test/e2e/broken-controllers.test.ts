@@ -8,11 +8,11 @@ afterEach(removeCopies);
 
 describe('e2e: what the real controllers refuse (a hook, Envoy Gateway, prometheus-operator)', () => {
   // Three breaks in one run (each costs the whole convergence of the application wave): the
-  // first application's PreSync hook; the second application's Gateway, which Envoy Gateway's
-  // real control plane must refuse; and the alert routing's on-call receiver, which
+  // first application's PreSync hook; the second application's Gateway and one of its
+  // HTTPRoutes, which Envoy Gateway's real control plane must refuse; and the alert routing's on-call receiver, which
   // prometheus-operator's must reject (Argo CD syncs it: only the operator reads the Secret).
   it(
-    'fails the Application whose PreSync hook reads a Secret that the same Application creates in its Sync phase, and the one whose Gateway names another namespace\'s Secret without a ReferenceGrant; prometheus-operator rejects an alert routing whose receiver reads a key its Secret lacks',
+    'fails the Application whose PreSync hook reads a Secret that the same Application creates in its Sync phase, and the one whose Gateway names another namespace\'s Secret without a ReferenceGrant and whose HTTPRoute names a listener the Gateway lacks; prometheus-operator rejects an alert routing whose receiver reads a key its Secret lacks',
     () => {
       const copy = brokenCopy();
       breakRendered(copy, chartFile('local', 'monitoring'), (objects) =>
@@ -22,14 +22,21 @@ describe('e2e: what the real controllers refuse (a hook, Envoy Gateway, promethe
           return o;
         }), 'the alert routing\'s webhook receiver reads a key its Secret does not have');
       const second = loadEnvironments().find((env) => env.name === 'local')!.applications[1]!.name;
+      let redirect = '';
+      let parent = '';
       breakRendered(copy, chartFile('local', applicationChartId(second)), (objects) =>
         objects.map((o) => {
+          if (o.kind === 'HTTPRoute' && o.spec.parentRefs.some((ref: { sectionName?: string }) => ref.sectionName === 'http')) {
+            redirect = `${o.metadata.namespace}/${o.metadata.name}`;
+            parent = o.spec.parentRefs[0].name;
+            for (const ref of o.spec.parentRefs) ref.sectionName = 'no-such-listener';
+          }
           if (o.kind !== 'Gateway') return o;
           for (const listener of o.spec.listeners) {
             for (const ref of listener.tls?.certificateRefs ?? []) ref.namespace = 'cert-manager';
           }
           return o;
-        }), 'a Gateway listener naming a Secret of cert-manager\'s namespace, with no ReferenceGrant');
+        }), 'a Gateway listener naming a Secret of cert-manager\'s namespace, with no ReferenceGrant; an HTTPRoute attached to a listener the Gateway does not have');
       const restricted = {
         securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } },
         container: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
@@ -79,6 +86,12 @@ describe('e2e: what the real controllers refuse (a hook, Envoy Gateway, promethe
       const refused = report.applications.find((a) => a.name === second);
       expect(refused?.health, JSON.stringify(report.applications, null, 2)).toBe('Degraded');
       expect(refused?.message).toMatch(/not permitted by any ReferenceGrant/);
+      // Envoy Gateway v1.9.1 internal/gatewayapi/route.go: a parentRef whose sectionName names no
+      // listener is not Accepted (NoMatchingParent), which Argo CD's HTTPRoute health reads as
+      // Degraded, failing the sync of its wave.
+      expect(redirect).not.toBe('');
+      // The route's health (Degraded), or the sync result it failed with while its wave waited on it.
+      expect(refused?.message).toMatch(new RegExp(`HTTPRoute ${redirect}( Degraded)?: Parent ${parent}: No listeners match this parent ref`));
       // prometheus-operator v0.94.1 pkg/alertmanager/operator.go (checkWebhookConfigs, then
       // "was rejected due to invalid configuration"): the whole routing is left out.
       const [routing] = rendered('local', 'monitoring.coreos.com/v1alpha1', 'AlertmanagerConfig');
