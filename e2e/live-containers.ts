@@ -7,9 +7,9 @@ import { matchesLabels } from '../src/cluster/workloads';
 import { MIGRATIONS_CONTAINER } from '../src/constructs/schema-migration';
 import { DATABASE, VERSION_FILE } from '../src/contract/choices';
 import { BROKER, PORTS, SMOKE } from '../src/contract/contract';
-import { STRIMZI } from '../src/contract/upstream';
 import { databaseMigrationJob, migrationsName, parseImageReference, SMOKE_VARIABLES, smokeName } from '../src/contract/naming';
-import { BASE_URL_VARIABLE, HTTP_STEP_CONTAINER } from '../src/constructs/smoke-hook';
+import { BASE_URL_VARIABLE, DATABASE_STEP_CONTAINER, HTTP_STEP_CONTAINER } from '../src/constructs/smoke-hook';
+import { CLUSTER_DNS, STRIMZI } from '../src/contract/upstream';
 import { DATABASE_SETUP_NAME } from '../src/constructs/database-setup';
 import { closedPort, type ContractServer, type Fault, startContractServer } from './contract-server';
 import type { KubeClient, KubeObject } from './kube-client';
@@ -54,6 +54,13 @@ function criLog(...lines: string[]): string {
 /** The file of the stand-in SQL Server's state in its pod's folder (e2e/sql-server-state.ts). */
 export const SQL_SERVER_STATE_FILE = 'sql-server.json';
 
+/**
+ * The variables the stand-in sqlcmd (e2e/stand-in-sqlcmd.mjs) reads: the server's state file,
+ * and for a client outside the server's pod the network file (the addresses that reach the
+ * server from the client's namespace, and the logins with their passwords and databases).
+ */
+export const SQL_SERVER_ENV = { state: 'SQL_SERVER_STATE', network: 'SQL_SERVER_NETWORK' } as const;
+
 /** The file a test writes into a pod's folder to break one endpoint of its container (a Fault of e2e/contract-server.ts). */
 export const FAULT_FILE = 'fault';
 
@@ -65,13 +72,17 @@ export interface MigrationRun {
   readonly message: string;
 }
 
-/** One smoke hook's HTTP step the harness played: its pod, the address it was given and where that reached, how it exited and what it printed. */
+/** One smoke hook the harness played (its HTTP step, then its database step): its pod, the address the HTTP step was given and where that reached, how the steps exited and what they printed. */
 export interface SmokeRun {
   readonly pod: string;
   readonly baseUrl: string;
   /** The application pod the address reached through its Service, or why none. */
   readonly reached: string;
+  /** The steps played, in order, up to the first that failed: `http`, then `database`. */
+  readonly steps: readonly string[];
+  /** The first failing step's exit code, or 0. */
   readonly exitCode: number;
+  /** What the steps printed, one after the other. */
   readonly output: string;
 }
 
@@ -240,7 +251,7 @@ export class LiveContainers {
               envs: [
                 { name: 'PATH', value: `${bin}${path.delimiter}${process.env['PATH'] ?? ''}` },
                 { name: 'MSSQL_SA_PASSWORD', value: password },
-                { name: 'SQL_SERVER_STATE', value: state },
+                { name: SQL_SERVER_ENV.state, value: state },
               ],
             },
           },
@@ -390,10 +401,8 @@ export class LiveContainers {
     const targetPort = port.targetPort ?? port.port;
     const listens = serverPorts.some((p: { name?: string; containerPort: number }) => p.containerPort === PORTS.database && (p.containerPort === targetPort || p.name === targetPort));
     if (!listens) return { ok: false, message: networkError(connection, `Service ${target.namespace}/${target.name} port ${connection.port} sends to ${targetPort}, where SQL Server does not listen`) };
-    const setup = await this.client.get('batch/v1', 'Job', DATABASE_SETUP_NAME, this.databaseNamespace);
-    const login = setup === undefined ? undefined : setupLogins(setup).find((candidate) => candidate.login === connection.user);
-    const password = login === undefined ? undefined : await this.secretValue(this.databaseNamespace, login.password.name, login.password.key);
-    if (login === undefined || password === undefined || password !== connection.password) return { ok: false, message: `Login failed for user '${connection.user}'.` };
+    const login = (await this.serverLogins())[connection.user];
+    if (login === undefined || login.password !== connection.password) return { ok: false, message: `Login failed for user '${connection.user}'.` };
     if (!(connection.database in readState(state).databases)) return { ok: false, message: `Cannot open database "${connection.database}" requested by the login. The login failed.` };
     if (connection.database !== login.database) return { ok: false, message: `The server principal "${connection.user}" is not able to access the database "${connection.database}" under the current security context.` };
     return { ok: true, database: connection.database };
@@ -429,44 +438,108 @@ export class LiveContainers {
   private async playSmokeStep(pod: KubeObject): Promise<void> {
     const namespace = String(pod.metadata.namespace);
     const id = `${namespace}/${pod.metadata.name}`;
-    const step = (pod.spec?.initContainers ?? []).find((c: { name: string }) => c.name === HTTP_STEP_CONTAINER);
-    const env: Record<string, string> = {};
-    for (const variable of step?.env ?? []) {
-      const ref = variable.valueFrom?.secretKeyRef;
-      const value = ref ? await this.secretValue(namespace, ref.name, ref.key) : variable.value;
-      if (value !== undefined) env[variable.name] = value;
-    }
-    const baseUrl = env[BASE_URL_VARIABLE] ?? '';
+    const initContainers: Array<{ name: string; image: string; command?: string[]; args?: string[]; env?: any[] }> = pod.spec?.initContainers ?? [];
+    const environment = async (step: { env?: any[] } | undefined) => {
+      const env: Record<string, string> = {};
+      for (const variable of step?.env ?? []) {
+        const ref = variable.valueFrom?.secretKeyRef;
+        const value = ref ? await this.secretValue(namespace, ref.name, ref.key) : variable.value;
+        if (value !== undefined) env[variable.name] = value;
+      }
+      return env;
+    };
+    const run = (step: { name: string; command?: string[]; args?: string[] } | undefined, env: Record<string, string>, rewrite: (text: string) => string = (text) => text) =>
+      new Promise<{ exitCode: number; output: string }>((resolve) => {
+        const command = [...(step?.command ?? []), ...(step?.args ?? [])].map(rewrite);
+        if (command.length === 0) return resolve({ exitCode: 1, output: `no ${step?.name ?? 'such'} step in the pod` });
+        execFile(command[0]!, command.slice(1), { env: { PATH: process.env['PATH'] ?? '', ...env }, timeout: Object.values(SMOKE.stepTimeoutMs).reduce((sum, ms) => sum + ms, 0), encoding: 'utf8' }, (error, stdout, stderr) =>
+          resolve({ exitCode: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, output: `${stdout}${stderr}`.trim() }),
+        );
+      });
+
+    // 4.1 steps 1-3: the HTTP step, its base address sent where the cluster would send it.
+    const http = initContainers.find((c) => c.name === HTTP_STEP_CONTAINER);
+    const httpEnv = await environment(http);
+    const baseUrl = httpEnv[BASE_URL_VARIABLE] ?? '';
     const target = await this.serviceTarget(baseUrl, namespace);
-    const command: string[] = [...(step?.command ?? []), ...(step?.args ?? [])];
-    const timeout = Object.values(SMOKE.stepTimeoutMs).reduce((sum, ms) => sum + ms, 0);
-    const result = await new Promise<{ exitCode: number; output: string }>((resolve) => {
-      if (command.length === 0) return resolve({ exitCode: 1, output: `no ${HTTP_STEP_CONTAINER} step in the pod` });
-      execFile(command[0]!, command.slice(1), { env: { PATH: process.env['PATH'] ?? '', ...env, [BASE_URL_VARIABLE]: target.url }, timeout, encoding: 'utf8' }, (error, stdout, stderr) =>
-        resolve({ exitCode: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, output: `${stdout}${stderr}`.trim() }),
-      );
-    });
-    this.smokeRuns.push({ pod: id, baseUrl, reached: target.reached, exitCode: result.exitCode, output: result.output });
-    this.log(`${id}: the smoke hook's HTTP step (${baseUrl}: ${target.reached}) ${result.exitCode === 0 ? 'passed' : `failed (exit ${result.exitCode})`}: ${result.output.replaceAll('\n', ' | ')}`);
+    const results = new Map<string, { exitCode: number; output: string }>();
+    results.set(HTTP_STEP_CONTAINER, await run(http, { ...httpEnv, [BASE_URL_VARIABLE]: target.url }));
+    // 4.1 step 4: the database step, the image's sqlcmd being the stand-in's, which knows the
+    // addresses that reach SQL Server from this namespace and the logins the setup hook made.
+    if (results.get(HTTP_STEP_CONTAINER)!.exitCode === 0) {
+      const database = initContainers.find((c) => c.name === DATABASE_STEP_CONTAINER);
+      const network = path.join(this.root, `sql-network-${pod.metadata.uid}.json`);
+      fs.writeFileSync(network, `${JSON.stringify({ addresses: await this.serverAddresses(namespace), logins: await this.serverLogins() }, null, 2)}\n`);
+      const state = path.join(this.root, this.databaseNamespace, serverPod().pod, SQL_SERVER_STATE_FILE);
+      const sqlcmd = path.join(this.root, 'bin', 'sqlcmd');
+      results.set(DATABASE_STEP_CONTAINER, await run(database, { ...(await environment(database)), [SQL_SERVER_ENV.state]: state, [SQL_SERVER_ENV.network]: network }, (text) => text.replaceAll(DATABASE.sqlcmd, sqlcmd)));
+    }
+    const played = [...results.keys()];
+    const failed = [...results.entries()].find(([, result]) => result.exitCode !== 0);
+    const ok = failed === undefined;
+    const output = [...results.values()].map((result) => result.output).join('\n');
+    this.smokeRuns.push({ pod: id, baseUrl, reached: target.reached, steps: played, exitCode: failed?.[1].exitCode ?? 0, output });
+    this.log(`${id}: the smoke hook's ${played.join(' and ')} step${played.length > 1 ? 's' : ''} (${baseUrl}: ${target.reached}) ${ok ? 'passed' : `failed at ${failed[0]} (exit ${failed[1].exitCode})`}: ${output.replaceAll('\n', ' | ')}`);
     const now = new Date().toISOString().slice(0, 19) + 'Z';
-    const ok = result.exitCode === 0;
     const terminated = (exitCode: number, message?: string) => ({ terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', ...(message ? { message } : {}), startedAt: now, finishedAt: now } });
-    const initContainers: Array<{ name: string; image: string }> = pod.spec?.initContainers ?? [];
     const status = (name: string, image: string, state: unknown) => ({ name, image, imageID: '', ready: false, started: false, restartCount: 0, state });
+    // Init containers run in order: those before the failing one completed, those after it never started.
+    const failedAt = failed === undefined ? initContainers.length : initContainers.findIndex((c) => c.name === failed[0]);
     await this.client.mergePatch(
       { apiVersion: 'v1', kind: 'Pod', metadata: { name: pod.metadata.name, namespace } },
       {
         status: {
           phase: ok ? 'Succeeded' : 'Failed',
           conditions: ['Ready', 'ContainersReady'].map((type) => ({ type, status: 'False', reason: 'PodCompleted', lastTransitionTime: now })),
-          initContainerStatuses: initContainers.map((c, index) =>
-            status(c.name, c.image, c.name === HTTP_STEP_CONTAINER ? terminated(result.exitCode, result.output.slice(-1024)) : ok ? terminated(0) : index === 0 ? terminated(1) : { waiting: { reason: 'PodInitializing' } }),
-          ),
+          initContainerStatuses: initContainers.map((c, index) => {
+            const result = results.get(c.name);
+            if (index < failedAt) return status(c.name, c.image, terminated(0, result?.output.slice(-1024)));
+            if (index === failedAt) return status(c.name, c.image, terminated(result?.exitCode ?? 1, result?.output.slice(-1024)));
+            return status(c.name, c.image, { waiting: { reason: 'PodInitializing' } });
+          }),
           containerStatuses: (pod.spec?.containers ?? []).map((c: { name: string; image: string }) => status(c.name, c.image, ok ? terminated(0) : { waiting: { reason: 'PodInitializing' } })),
         },
       },
       'status',
     );
+  }
+
+  /**
+   * The logins SQL Server has, as the database chart's setup hook creates them, each with the
+   * password that hook gives it (its Secret's value now) and its database.
+   */
+  private async serverLogins(): Promise<Record<string, { password: string; database: string }>> {
+    const setup = await this.client.get('batch/v1', 'Job', DATABASE_SETUP_NAME, this.databaseNamespace);
+    const logins: Record<string, { password: string; database: string }> = {};
+    for (const login of setup === undefined ? [] : setupLogins(setup)) {
+      const password = await this.secretValue(this.databaseNamespace, login.password.name, login.password.key);
+      if (password !== undefined) logins[login.login] = { password, database: login.database };
+    }
+    return logins;
+  }
+
+  /**
+   * The addresses (`host,port`; `host` alone for 1433) that reach SQL Server from a pod of
+   * `namespace`: every name the cluster's DNS gives a Service of the database namespace that
+   * selects the running SQL Server pod, with each of its ports that sends to SQL Server's.
+   */
+  private async serverAddresses(namespace: string): Promise<string[]> {
+    const server = await this.client.get('v1', 'Pod', serverPod().pod, this.databaseNamespace);
+    const state = path.join(this.root, this.databaseNamespace, serverPod().pod, SQL_SERVER_STATE_FILE);
+    if (server?.status?.phase !== 'Running' || !fs.existsSync(state)) return [];
+    const serverPorts: Array<{ name?: string; containerPort: number }> = (server.spec?.containers ?? []).find((c: { name: string }) => c.name === serverPod().container)?.ports ?? [];
+    const addresses: string[] = [];
+    for (const service of await this.client.list('v1', 'Service', this.databaseNamespace)) {
+      if (!matchesLabels(service.spec?.selector ?? {}, server.metadata.labels)) continue;
+      const name = service.metadata.name;
+      const hosts = [`${name}.${this.databaseNamespace}`, `${name}.${this.databaseNamespace}.svc`, `${name}.${this.databaseNamespace}.svc.${CLUSTER_DNS.domain}`, ...(namespace === this.databaseNamespace ? [name] : [])];
+      for (const port of service.spec?.ports ?? []) {
+        const targetPort = port.targetPort ?? port.port;
+        if (!serverPorts.some((p) => p.containerPort === PORTS.database && (p.containerPort === targetPort || p.name === targetPort))) continue;
+        for (const host of hosts) addresses.push(`${host},${port.port}`, ...(port.port === PORTS.database ? [host] : []));
+      }
+    }
+    return addresses.sort();
   }
 
   /**

@@ -5,7 +5,8 @@
 // operations send (src/cluster/database.ts) from the server's state, a JSON file
 // ($SQL_SERVER_STATE, e2e/sql-server-state.ts), and refuses as SQL Server and sqlcmd do:
 // a wrong password ("Login failed", 18456), a database that does not exist (4060), a
-// backup file that does not exist (3201), a statement it does not know. Like SQL Server,
+// backup file that does not exist (3201), a statement it does not know; an address other than
+// localhost that $SQL_SERVER_NETWORK does not list (the login times out). Like SQL Server,
 // RESTORE ... WITH REPLACE takes a backup of another database: choosing the right file is
 // the caller's job. RESTORE VERIFYONLY checks that the file exists. Exit codes as sqlcmd -b:
 // 0, or 1 on an error.
@@ -24,14 +25,22 @@ const args = process.argv.slice(2);
 for (let i = 0; i < args.length; i++) {
   const flag = args[i];
   if (flag === '-C' || flag === '-b' || flag === '-W') options[flag] = true;
-  else if (/^-[SUPhsdQ]$/.test(flag)) options[flag] = args[++i];
+  else if (/^-[SUPhsdQl]$/.test(flag)) options[flag] = args[++i];
   else fail(`Sqlcmd: '${flag}': Unknown Option. Enter '-?' for help.`);
 }
+const loginTimeout = () => fail(`Sqlcmd: Error: Microsoft ODBC Driver 18 for SQL Server : Login timeout expired (server ${options['-S']}).`);
+if (!fs.existsSync(statePath)) loginTimeout();
 const state = JSON.parse(fs.readFileSync(statePath, 'utf8'));
-if (options['-S'] !== 'localhost') fail(`Sqlcmd: Error: Microsoft ODBC Driver 18 for SQL Server : Login timeout expired (server ${options['-S']}).`);
+// Inside the server's pod (kubectl exec) the server is localhost; a client elsewhere (the smoke
+// hook's database step) reaches it only at an address of $SQL_SERVER_NETWORK, where the logins
+// the setup hook made are listed with their passwords.
+const network = process.env.SQL_SERVER_NETWORK === undefined ? { addresses: [], logins: {} } : JSON.parse(fs.readFileSync(process.env.SQL_SERVER_NETWORK, 'utf8'));
+const server = String(options['-S'] ?? '').replace(/^tcp:/i, '').toLowerCase();
+if (server !== 'localhost' && !network.addresses.includes(server)) loginTimeout();
 // The password as sqlcmd takes it: -P, else the SQLCMDPASSWORD variable.
 const password = options['-P'] ?? process.env.SQLCMDPASSWORD;
-if (options['-U'] !== 'sa' || password !== state.password) fail(`Msg 18456, Level 14, State 1, Server mssql-0, Line 1\nLogin failed for user '${options['-U']}'.`);
+const known = options['-U'] === 'sa' ? state.password : network.logins[options['-U']]?.password;
+if (known === undefined || password !== known) fail(`Msg 18456, Level 14, State 1, Server mssql-0, Line 1\nLogin failed for user '${options['-U']}'.`);
 const database = options['-d'] ?? 'master';
 const system = ['master', 'msdb'];
 if (!system.includes(database) && state.databases[database] === undefined) {
@@ -50,7 +59,7 @@ const tablesOf = (name) => {
 
 const query = (options['-Q'] ?? '').replace(/^SET NOCOUNT ON;\s*/, '').trim();
 let match;
-if (query === 'SELECT 1') {
+if (/^SELECT 1( AS \w+)?$/.test(query)) {
   print([['1']]);
 } else if (/^SELECT MigrationId FROM __EFMigrationsHistory ORDER BY MigrationId DESC$/.test(query)) {
   if (system.includes(database)) fail("Msg 208, Level 16, State 1, Server mssql-0, Line 1\nInvalid object name '__EFMigrationsHistory'.");

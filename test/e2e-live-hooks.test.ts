@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DATABASE_SETUP_NAME } from '../src/constructs/database-setup';
 import { DATABASE } from '../src/contract/choices';
 import { databaseLoginSecret, databaseSecret, migrationsName, SMOKE_VARIABLES, smokeName } from '../src/contract/naming';
-import { BASE_URL_VARIABLE, HTTP_STEP_CONTAINER } from '../src/constructs/smoke-hook';
+import { BASE_URL_VARIABLE, DATABASE_STEP_CONTAINER, HTTP_STEP_CONTAINER } from '../src/constructs/smoke-hook';
 import { connectionString } from '../src/secrets/catalog';
 import type { KubeClient, KubeObject } from '../e2e/kube-client';
 import { LiveContainers, SQL_SERVER_STATE_FILE } from '../e2e/live-containers';
@@ -61,7 +61,7 @@ function cluster(change: (objects: KubeObject[]) => void = () => undefined, smok
   objects.push(
     service,
     { apiVersion: 'v1', kind: 'Pod', metadata: { name: `${workload.metadata.name}-1`, namespace: app.namespace, uid: 'app', labels: workload.spec.template.metadata.labels }, spec: structuredClone(workload.spec.template.spec), status: ready },
-    secret(smokeName(app.name), app.namespace, { [SMOKE_VARIABLES.username]: 'smoke', [SMOKE_VARIABLES.password]: 'the-smoke-password' }),
+    secret(smokeName(app.name), app.namespace, { [SMOKE_VARIABLES.username]: 'smoke', [SMOKE_VARIABLES.password]: 'the-smoke-password', [SMOKE_VARIABLES.databaseUser]: app.name, [SMOKE_VARIABLES.databasePassword]: password }),
   );
   if (smoke) {
     objects.push({
@@ -153,7 +153,16 @@ describe('the smoke hook\'s HTTP step, its script run against the pod its Servic
 
   it('passes health, login with the smoke Secret\'s credentials, and declarations on the application\'s pod; the pod then succeeds', async () => {
     const { smoke } = await play(cluster(undefined, true));
-    expect(smoke.runs).toEqual([{ pod: smokePod, baseUrl: expect.stringMatching(new RegExp(`^http://${app.name}\\.${app.namespace}\\.svc\\.cluster\\.local`)), reached: expect.stringMatching(new RegExp(`^pod ${app.namespace}/`)), exitCode: 0, output: 'smoke: health, login, declarations passed' }]);
+    expect(smoke.runs).toEqual([
+      {
+        pod: smokePod,
+        baseUrl: expect.stringMatching(new RegExp(`^http://${app.name}\\.${app.namespace}\\.svc\\.cluster\\.local`)),
+        reached: expect.stringMatching(new RegExp(`^pod ${app.namespace}/`)),
+        steps: [HTTP_STEP_CONTAINER, DATABASE_STEP_CONTAINER],
+        exitCode: 0,
+        output: 'smoke: health, login, declarations passed\nsmoke: database passed',
+      },
+    ]);
     expect(smoke.status.phase).toBe('Succeeded');
     expect(smoke.status.initContainerStatuses.map((c: any) => [c.name, c.state.terminated.exitCode])).toEqual(smoke.status.initContainerStatuses.map((c: any) => [c.name, 0]));
     expect(smoke.status.initContainerStatuses[0].name).toBe(HTTP_STEP_CONTAINER);
@@ -161,7 +170,7 @@ describe('the smoke hook\'s HTTP step, its script run against the pod its Servic
 
   const failed = async (change: (objects: KubeObject[]) => void, reached: RegExp, output: string) => {
     const { smoke } = await play(cluster(change, true));
-    expect(smoke.runs).toEqual([{ pod: smokePod, baseUrl: expect.any(String), reached: expect.stringMatching(reached), exitCode: 1, output }]);
+    expect(smoke.runs).toEqual([{ pod: smokePod, baseUrl: expect.any(String), reached: expect.stringMatching(reached), steps: [HTTP_STEP_CONTAINER], exitCode: 1, output }]);
     expect(smoke.status.phase).toBe('Failed');
     const http = smoke.status.initContainerStatuses.find((c: any) => c.name === HTTP_STEP_CONTAINER);
     expect(http.state.terminated).toMatchObject({ exitCode: 1, reason: 'Error', message: output });
@@ -183,6 +192,26 @@ describe('the smoke hook\'s HTTP step, its script run against the pod its Servic
       new RegExp(`^Service elsewhere/${app.name} does not exist$`),
       'smoke: health failed',
     );
+  });
+
+  const databaseFailed = async (change: (objects: KubeObject[]) => void, said: RegExp) => {
+    const { smoke } = await play(cluster(change, true));
+    expect(smoke.runs).toEqual([{ pod: smokePod, baseUrl: expect.any(String), reached: expect.any(String), steps: [HTTP_STEP_CONTAINER, DATABASE_STEP_CONTAINER], exitCode: 1, output: expect.stringMatching(said) }]);
+    expect(smoke.runs[0]!.output).toMatch(/smoke: database failed$/);
+    expect(smoke.status.phase).toBe('Failed');
+    expect(smoke.status.initContainerStatuses.map((c: any) => [c.name, c.state.terminated?.exitCode ?? 'waiting'])).toEqual([
+      [HTTP_STEP_CONTAINER, 0],
+      [DATABASE_STEP_CONTAINER, 1],
+      ...smoke.status.initContainerStatuses.slice(2).map((c: any) => [c.name, 'waiting']),
+    ]);
+  };
+
+  it('then logs in to SQL Server as the application\'s login with the smoke Secret\'s password; a password the setup hook did not give fails the database step', async () => {
+    await databaseFailed((objects) => Object.assign(objectOf(objects, 'Secret', smokeName(app.name)), secret(smokeName(app.name), app.namespace, { [SMOKE_VARIABLES.username]: 'smoke', [SMOKE_VARIABLES.password]: 'the-smoke-password', [SMOKE_VARIABLES.databaseUser]: app.name, [SMOKE_VARIABLES.databasePassword]: 'stale' })), new RegExp(`Login failed for user '${app.name}'`));
+  });
+
+  it('fails the database step when no Service port sends its address to SQL Server', async () => {
+    await databaseFailed((objects) => (objectOf(objects, 'Service', DATABASE.serverName)['spec'].ports[0].targetPort = 1434), /Login timeout expired/);
   });
 
   it('fails at the login when the application does not know the smoke Secret\'s credentials', async () => {

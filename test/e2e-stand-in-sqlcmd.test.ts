@@ -7,7 +7,8 @@ import { chooseBackup } from '../src/commands/ops/emergency-restore';
 import { isBackupFileOf } from '../src/constructs/database-backup';
 import { DATABASE } from '../src/contract/choices';
 import { readState, seedState, STAND_IN_MIGRATIONS, updateTo, writeState } from '../e2e/sql-server-state';
-import { ROOT, temporaryDirectory } from './support';
+import { committedObjects, ROOT, temporaryDirectory } from './support';
+import { DATABASE_STEP_CONTAINER } from '../src/constructs/smoke-hook';
 
 // The e2e's SQL Server stand-in (e2e/stand-in-sqlcmd.mjs), run with the very command line the
 // live operations send into the server's container (src/cluster/database.ts sqlcmdInServer)
@@ -76,6 +77,33 @@ describe('the SQL Server stand-in, through the live operations\' sqlcmd command 
     expect(restore(webapp[1]!.file).status).toBe(0);
     expect(readState(state).databases['webapp']!.migrations).toEqual(STAND_IN_MIGRATIONS.slice(0, 2).map((m) => m.id));
     expect(readState(state).databases['billing']!.migrations).toEqual(STAND_IN_MIGRATIONS.map((m) => m.id));
+  });
+});
+
+describe('the SQL Server stand-in, through the smoke hook\'s database step', () => {
+  // The step's rendered script, its image's sqlcmd being the stand-in (as the e2e harness runs it).
+  const step = committedObjects('local')
+    .find((o) => o.kind === 'Job' && o.metadata.name.endsWith('-smoke'))!
+    .spec.template.spec.initContainers.find((c: { name: string }) => c.name === DATABASE_STEP_CONTAINER);
+  const script = String(step.command.at(-1)).replaceAll(DATABASE.sqlcmd, path.join(bin, 'sqlcmd'));
+  const network = path.join(dir, 'network.json');
+  fs.writeFileSync(network, JSON.stringify({ addresses: ['mssql.database.svc.cluster.local,1433'], logins: { webapp: { password: 'login-password', database: 'webapp' } } }));
+  const run = (env: Record<string, string>) => {
+    const result = spawnSync('/bin/sh', ['-c', script], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH, SQL_SERVER_STATE: server(), SQL_SERVER_NETWORK: network, DATABASE_HOST: 'mssql.database.svc.cluster.local', DATABASE_PORT: '1433', DATABASE_USER: 'webapp', DATABASE_PASSWORD: 'login-password', ...env },
+    });
+    return { status: result.status, output: `${result.stdout}${result.stderr}`.trim() };
+  };
+
+  it('answers SELECT 1 to a login the network file lists, at an address it lists', () => {
+    expect(run({})).toEqual({ status: 0, output: 'smoke: database passed' });
+  });
+
+  it('refuses another password (18456) and an address nothing routes to the server (login timeout)', () => {
+    expect(run({ DATABASE_PASSWORD: 'stale' }).output).toMatch(/Login failed for user 'webapp'\.\nsmoke: database failed$/);
+    expect(run({ DATABASE_PORT: '1434' }).output).toMatch(/Login timeout expired \(server mssql\.database\.svc\.cluster\.local,1434\)\.\nsmoke: database failed$/);
+    expect(run({ DATABASE_USER: 'sa', DATABASE_PASSWORD: 'the-password', DATABASE_HOST: 'localhost' }).status).toBe(1);
   });
 });
 

@@ -75,6 +75,8 @@ export interface PodsInNamespace {
 export const BASE_URL_VARIABLE = 'SMOKE_BASE_URL';
 /** The init container of the HTTP step (4.1 steps 1 to 3), the first. */
 export const HTTP_STEP_CONTAINER = 'http';
+/** The init container of the database step (4.1 step 4), the second. */
+export const DATABASE_STEP_CONTAINER = 'database';
 /** Where the broker step writes its client configuration (an emptyDir: the root filesystem is read-only). */
 const SCRATCH = { volume: 'scratch', mountPath: '/tmp' } as const;
 const seconds = (ms: number) => Math.ceil(ms / 1000);
@@ -168,7 +170,7 @@ export class SmokeHook extends Construct {
         securityContext: restrictedContainer(NOBODY, NOBODY),
       },
       {
-        name: 'database',
+        name: DATABASE_STEP_CONTAINER,
         image: IMAGES.sqlServer,
         imagePullPolicy: 'IfNotPresent',
         command: shell(databaseStepScript()),
