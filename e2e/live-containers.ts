@@ -9,12 +9,12 @@ import { DATABASE, VERSION_FILE } from '../src/contract/choices';
 import { BROKER, PORTS, SMOKE } from '../src/contract/contract';
 import { databaseMigrationJob, migrationsName, parseImageReference, SMOKE_VARIABLES, smokeName } from '../src/contract/naming';
 import { BASE_URL_VARIABLE, DATABASE_STEP_CONTAINER, HTTP_STEP_CONTAINER } from '../src/constructs/smoke-hook';
-import { CLUSTER_DNS, STRIMZI } from '../src/contract/upstream';
+import { STRIMZI } from '../src/contract/upstream';
 import { DATABASE_SETUP_NAME } from '../src/constructs/database-setup';
 import { closedPort, type ContractServer, type Fault, startContractServer } from './contract-server';
 import type { KubeClient, KubeObject } from './kube-client';
 import { readState, seedState, updateTo, writeState } from './sql-server-state';
-import { serviceOfHost } from './cluster-dns';
+import { listensOn, serviceHostNames, serviceOfHost } from './cluster-dns';
 import { networkError, parseConnectionString, setupLogins } from './stand-in-migrations';
 
 /** The stand-in of sqlcmd inside the SQL Server container. */
@@ -41,6 +41,26 @@ export interface KafkaState {
  * log (`previous.log`) says why, as a kubelet would show a container over its memory limit.
  */
 export const CRASH_FILE = 'crash';
+
+/** A time as a kubelet writes it in a pod's status (whole seconds, UTC). */
+function kubeletTime(): string {
+  return new Date().toISOString().slice(0, 19) + 'Z';
+}
+
+/** A container's entry in a pod's status, as a kubelet writes it, in `state`. */
+function containerStatus(name: string, image: string, state: unknown) {
+  return { name, image, imageID: '', ready: false, started: false, restartCount: 0, state };
+}
+
+/** A container's state once it ran and exited at `at`, with what it printed last. */
+function exited(exitCode: number, at: string, message?: string) {
+  return { terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', ...(message ? { message } : {}), startedAt: at, finishedAt: at } };
+}
+
+/** A pod's conditions once its containers ended at `at`. */
+function completedPodConditions(at: string) {
+  return ['Ready', 'ContainersReady'].map((type) => ({ type, status: 'False', reason: 'PodCompleted', lastTransitionTime: at }));
+}
 
 /** A container's log files in its pod's folder (kwok's Logs): the current run's and the previous one's. */
 const LOG_FILES = { current: 'container.log', previous: 'previous.log' } as const;
@@ -151,6 +171,16 @@ export class LiveContainers {
 
   private readonly brokers = new Set<string>();
 
+  /** The stand-in SQL Server's state file, kept in its pod's folder across pod restarts. */
+  private get sqlServerState(): string {
+    return path.join(this.root, this.databaseNamespace, serverPod().pod, SQL_SERVER_STATE_FILE);
+  }
+
+  /** Where the stand-in sqlcmd is put, first on the PATH of SQL Server's exec. */
+  private get sqlcmdBin(): string {
+    return path.join(this.root, 'bin');
+  }
+
   /** One pass: map new running pods, forget deleted ones, apply the faults written since; the database server and the migrations Jobs of the live operations. */
   async reconcile(): Promise<void> {
     await this.mapDatabaseServer();
@@ -229,12 +259,12 @@ export class LiveContainers {
     const encoded = secret?.['data']?.[DATABASE.adminSecret.key];
     if (typeof encoded !== 'string') return;
     const password = Buffer.from(encoded, 'base64').toString('utf8');
-    const dir = path.join(this.root, this.databaseNamespace, name);
-    const bin = path.join(this.root, 'bin');
+    const dir = path.dirname(this.sqlServerState);
+    const bin = this.sqlcmdBin;
     fs.mkdirSync(dir, { recursive: true });
     fs.mkdirSync(bin, { recursive: true });
     fs.writeFileSync(path.join(bin, 'sqlcmd'), `#!/bin/sh\nexec "${process.execPath}" "${STAND_IN_SQLCMD}" "$@"\n`, { mode: 0o755 });
-    const state = path.join(dir, SQL_SERVER_STATE_FILE);
+    const state = this.sqlServerState;
     // Each database as the setup hook leaves it: the applications' Sync hooks migrate them.
     if (!fs.existsSync(state)) writeState(state, seedState(password, this.applications.map((application) => application.database), Date.now(), false));
     const owner = { apiVersion: 'v1', kind: 'Pod', name, uid: pod.metadata.uid };
@@ -336,7 +366,7 @@ export class LiveContainers {
    * the pod exits 0; otherwise it exits 1 with the message the client or the tool prints.
    */
   private async runMigrations(): Promise<void> {
-    const state = path.join(this.root, this.databaseNamespace, serverPod().pod, SQL_SERVER_STATE_FILE);
+    const state = this.sqlServerState;
     for (const application of this.applications) {
       const labels: readonly string[] = [migrationsName(application.name), databaseMigrationJob(application.name).label];
       for (const pod of await this.client.list('v1', 'Pod', application.namespace)) {
@@ -356,14 +386,14 @@ export class LiveContainers {
         }
         this.migrationRuns.push({ pod: `${application.namespace}/${pod.metadata.name}`, job: pod.metadata.labels?.['job-name'] ?? '', exitCode: result.ok ? 0 : 1, message: result.message });
         this.log(`${application.namespace}/${pod.metadata.name}: the migrations image ${result.ok ? 'exited 0' : 'failed'}: ${result.message}`);
-        const terminated = { exitCode: result.ok ? 0 : 1, reason: result.ok ? 'Completed' : 'Error', message: result.message, startedAt: new Date().toISOString().slice(0, 19) + 'Z', finishedAt: new Date().toISOString().slice(0, 19) + 'Z' };
+        const at = kubeletTime();
         await this.client.mergePatch(
           { apiVersion: 'v1', kind: 'Pod', metadata: { name: pod.metadata.name, namespace: application.namespace } },
           {
             status: {
               phase: result.ok ? 'Succeeded' : 'Failed',
-              conditions: ['Ready', 'ContainersReady'].map((type) => ({ type, status: 'False', reason: 'PodCompleted', lastTransitionTime: terminated.finishedAt })),
-              containerStatuses: [{ name: MIGRATIONS_CONTAINER, image: container?.image ?? '', imageID: '', ready: false, started: false, restartCount: 0, state: { terminated } }],
+              conditions: completedPodConditions(at),
+              containerStatuses: [containerStatus(MIGRATIONS_CONTAINER, container?.image ?? '', exited(result.ok ? 0 : 1, at, result.message))],
             },
           },
           'status',
@@ -399,8 +429,7 @@ export class LiveContainers {
     if (!selected || server?.status?.phase !== 'Running' || !fs.existsSync(state)) return { ok: false, message: networkError(connection, `Service ${target.namespace}/${target.name} sends to no running SQL Server pod`) };
     const serverPorts = (server.spec?.containers ?? []).find((c: { name: string }) => c.name === serverPod().container)?.ports ?? [];
     const targetPort = port.targetPort ?? port.port;
-    const listens = serverPorts.some((p: { name?: string; containerPort: number }) => p.containerPort === PORTS.database && (p.containerPort === targetPort || p.name === targetPort));
-    if (!listens) return { ok: false, message: networkError(connection, `Service ${target.namespace}/${target.name} port ${connection.port} sends to ${targetPort}, where SQL Server does not listen`) };
+    if (!listensOn(serverPorts.filter((p: { containerPort: number }) => p.containerPort === PORTS.database), targetPort)) return { ok: false, message: networkError(connection, `Service ${target.namespace}/${target.name} port ${connection.port} sends to ${targetPort}, where SQL Server does not listen`) };
     const login = (await this.serverLogins())[connection.user];
     if (login === undefined || login.password !== connection.password) return { ok: false, message: `Login failed for user '${connection.user}'.` };
     if (!(connection.database in readState(state).databases)) return { ok: false, message: `Cannot open database "${connection.database}" requested by the login. The login failed.` };
@@ -470,9 +499,8 @@ export class LiveContainers {
       const database = initContainers.find((c) => c.name === DATABASE_STEP_CONTAINER);
       const network = path.join(this.root, `sql-network-${pod.metadata.uid}.json`);
       fs.writeFileSync(network, `${JSON.stringify({ addresses: await this.serverAddresses(namespace), logins: await this.serverLogins() }, null, 2)}\n`);
-      const state = path.join(this.root, this.databaseNamespace, serverPod().pod, SQL_SERVER_STATE_FILE);
-      const sqlcmd = path.join(this.root, 'bin', 'sqlcmd');
-      results.set(DATABASE_STEP_CONTAINER, await run(database, { ...(await environment(database)), [SQL_SERVER_ENV.state]: state, [SQL_SERVER_ENV.network]: network }, (text) => text.replaceAll(DATABASE.sqlcmd, sqlcmd)));
+      const sqlcmd = path.join(this.sqlcmdBin, 'sqlcmd');
+      results.set(DATABASE_STEP_CONTAINER, await run(database, { ...(await environment(database)), [SQL_SERVER_ENV.state]: this.sqlServerState, [SQL_SERVER_ENV.network]: network }, (text) => text.replaceAll(DATABASE.sqlcmd, sqlcmd)));
     }
     const played = [...results.keys()];
     const failed = [...results.entries()].find(([, result]) => result.exitCode !== 0);
@@ -480,9 +508,7 @@ export class LiveContainers {
     const output = [...results.values()].map((result) => result.output).join('\n');
     this.smokeRuns.push({ pod: id, baseUrl, reached: target.reached, steps: played, exitCode: failed?.[1].exitCode ?? 0, output });
     this.log(`${id}: the smoke hook's ${played.join(' and ')} step${played.length > 1 ? 's' : ''} (${baseUrl}: ${target.reached}) ${ok ? 'passed' : `failed at ${failed[0]} (exit ${failed[1].exitCode})`}: ${output.replaceAll('\n', ' | ')}`);
-    const now = new Date().toISOString().slice(0, 19) + 'Z';
-    const terminated = (exitCode: number, message?: string) => ({ terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', ...(message ? { message } : {}), startedAt: now, finishedAt: now } });
-    const status = (name: string, image: string, state: unknown) => ({ name, image, imageID: '', ready: false, started: false, restartCount: 0, state });
+    const now = kubeletTime();
     // Init containers run in order: those before the failing one completed, those after it never started.
     const failedAt = failed === undefined ? initContainers.length : initContainers.findIndex((c) => c.name === failed[0]);
     await this.client.mergePatch(
@@ -490,14 +516,14 @@ export class LiveContainers {
       {
         status: {
           phase: ok ? 'Succeeded' : 'Failed',
-          conditions: ['Ready', 'ContainersReady'].map((type) => ({ type, status: 'False', reason: 'PodCompleted', lastTransitionTime: now })),
+          conditions: completedPodConditions(now),
           initContainerStatuses: initContainers.map((c, index) => {
             const result = results.get(c.name);
-            if (index < failedAt) return status(c.name, c.image, terminated(0, result?.output.slice(-1024)));
-            if (index === failedAt) return status(c.name, c.image, terminated(result?.exitCode ?? 1, result?.output.slice(-1024)));
-            return status(c.name, c.image, { waiting: { reason: 'PodInitializing' } });
+            if (index < failedAt) return containerStatus(c.name, c.image, exited(0, now, result?.output.slice(-1024)));
+            if (index === failedAt) return containerStatus(c.name, c.image, exited(result?.exitCode ?? 1, now, result?.output.slice(-1024)));
+            return containerStatus(c.name, c.image, { waiting: { reason: 'PodInitializing' } });
           }),
-          containerStatuses: (pod.spec?.containers ?? []).map((c: { name: string; image: string }) => status(c.name, c.image, ok ? terminated(0) : { waiting: { reason: 'PodInitializing' } })),
+          containerStatuses: (pod.spec?.containers ?? []).map((c: { name: string; image: string }) => containerStatus(c.name, c.image, ok ? exited(0, now) : { waiting: { reason: 'PodInitializing' } })),
         },
       },
       'status',
@@ -525,17 +551,14 @@ export class LiveContainers {
    */
   private async serverAddresses(namespace: string): Promise<string[]> {
     const server = await this.client.get('v1', 'Pod', serverPod().pod, this.databaseNamespace);
-    const state = path.join(this.root, this.databaseNamespace, serverPod().pod, SQL_SERVER_STATE_FILE);
-    if (server?.status?.phase !== 'Running' || !fs.existsSync(state)) return [];
+    if (server?.status?.phase !== 'Running' || !fs.existsSync(this.sqlServerState)) return [];
     const serverPorts: Array<{ name?: string; containerPort: number }> = (server.spec?.containers ?? []).find((c: { name: string }) => c.name === serverPod().container)?.ports ?? [];
     const addresses: string[] = [];
     for (const service of await this.client.list('v1', 'Service', this.databaseNamespace)) {
       if (!matchesLabels(service.spec?.selector ?? {}, server.metadata.labels)) continue;
-      const name = service.metadata.name;
-      const hosts = [`${name}.${this.databaseNamespace}`, `${name}.${this.databaseNamespace}.svc`, `${name}.${this.databaseNamespace}.svc.${CLUSTER_DNS.domain}`, ...(namespace === this.databaseNamespace ? [name] : [])];
+      const hosts = serviceHostNames(service.metadata.name, this.databaseNamespace, namespace);
       for (const port of service.spec?.ports ?? []) {
-        const targetPort = port.targetPort ?? port.port;
-        if (!serverPorts.some((p) => p.containerPort === PORTS.database && (p.containerPort === targetPort || p.name === targetPort))) continue;
+        if (!listensOn(serverPorts.filter((p) => p.containerPort === PORTS.database), port.targetPort ?? port.port)) continue;
         for (const host of hosts) addresses.push(`${host},${port.port}`, ...(port.port === PORTS.database ? [host] : []));
       }
     }
@@ -571,7 +594,7 @@ export class LiveContainers {
     const pods = (await this.client.list('v1', 'Pod', service.namespace))
       .filter((pod) => matchesLabels(selector, pod.metadata.labels))
       .filter((pod) => pod.status?.phase === 'Running' && !pod.metadata.deletionTimestamp && ready(pod))
-      .filter((pod) => (pod.spec?.containers ?? []).some((c: { ports?: Array<{ name?: string; containerPort: number }> }) => (c.ports ?? []).some((p) => p.containerPort === targetPort || p.name === targetPort)))
+      .filter((pod) => (pod.spec?.containers ?? []).some((c: { ports?: Array<{ name?: string; containerPort: number }> }) => listensOn(c.ports, targetPort)))
       .map((pod) => String(pod.metadata.name))
       .sort();
     const reached = pods.map((pod) => ({ pod, container: this.containers.get(`${service.namespace}/${pod}`) })).find((candidate) => candidate.container !== undefined);

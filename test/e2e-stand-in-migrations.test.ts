@@ -4,7 +4,7 @@ import { DATABASE } from '../src/contract/choices';
 import { PORTS } from '../src/contract/contract';
 import { databaseLoginSecret } from '../src/contract/naming';
 import { connectionString } from '../src/secrets/catalog';
-import { serviceOfHost } from '../e2e/cluster-dns';
+import { listensOn, serviceHostNames, serviceOfHost } from '../e2e/cluster-dns';
 import { networkError, parseConnectionString, setupLogins } from '../e2e/stand-in-migrations';
 import { committedObjects, projectEnvironments } from './support';
 
@@ -47,6 +47,16 @@ describe('a host as the cluster\'s DNS resolves it from a pod', () => {
     expect(serviceOfHost('MSSQL.database.svc.cluster.local.', 'webapp')).toEqual({ name: 'mssql', namespace: 'database' });
     expect(serviceOfHost('mssql.database.svc.example.org', 'webapp')).toBeUndefined();
     expect(serviceOfHost('db.example.org', 'webapp')).toBeUndefined();
+  });
+
+  it('is resolved back from every name the cluster gives a Service, and a port by number or name', () => {
+    expect(serviceHostNames('mssql', 'database', 'webapp')).toEqual(['mssql.database', 'mssql.database.svc', 'mssql.database.svc.cluster.local']);
+    expect(serviceHostNames('mssql', 'database', 'database')).toContain('mssql');
+    for (const host of serviceHostNames('mssql', 'database', 'database')) expect(serviceOfHost(host, 'database'), host).toEqual({ name: 'mssql', namespace: 'database' });
+    expect(listensOn([{ name: 'tds', containerPort: 1433 }], 1433)).toBe(true);
+    expect(listensOn([{ name: 'tds', containerPort: 1433 }], 'tds')).toBe(true);
+    expect(listensOn([{ name: 'tds', containerPort: 1433 }], 1434)).toBe(false);
+    expect(listensOn(undefined, 1433)).toBe(false);
   });
 
   it('that nothing answers at fails as SqlClient\'s network error, naming the address and why', () => {
