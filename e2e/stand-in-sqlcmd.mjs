@@ -46,6 +46,11 @@ const system = ['master', 'msdb'];
 if (!system.includes(database) && state.databases[database] === undefined) {
   fail(`Msg 4060, Level 11, State 1, Server mssql-0, Line 1\nCannot open database "${database}" requested by the login. The login failed.`);
 }
+// A login the setup hook made is a user of its own database only (master and msdb admit every login as guest).
+const own = options['-U'] === 'sa' ? undefined : network.logins[options['-U']]?.database;
+if (own !== undefined && !system.includes(database) && database !== own) {
+  fail(`Msg 916, Level 14, State 2, Server mssql-0, Line 1\nThe server principal "${options['-U']}" is not able to access the database "${database}" under the current security context.`);
+}
 const separator = options['-s'] ?? ' ';
 const print = (rows) => {
   // -h -1: no header; SET NOCOUNT ON: no row count.

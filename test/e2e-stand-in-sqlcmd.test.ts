@@ -105,6 +105,18 @@ describe('the SQL Server stand-in, through the smoke hook\'s database step', () 
     expect(run({ DATABASE_PORT: '1434' }).output).toMatch(/Login timeout expired \(server mssql\.database\.svc\.cluster\.local,1434\)\.\nsmoke: database failed$/);
     expect(run({ DATABASE_USER: 'sa', DATABASE_PASSWORD: 'the-password', DATABASE_HOST: 'localhost' }).status).toBe(1);
   });
+
+  it('admits a login to its own database, not to another login\'s (916)', () => {
+    const connect = (database: string) => {
+      const result = spawnSync(path.join(bin, 'sqlcmd'), ['-S', 'mssql.database.svc.cluster.local,1433', '-U', 'webapp', '-C', '-b', '-d', database, '-Q', 'SELECT 1'], {
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH, SQL_SERVER_STATE: server(), SQL_SERVER_NETWORK: network, SQLCMDPASSWORD: 'login-password' },
+      });
+      return { status: result.status, output: `${result.stdout}${result.stderr}`.trim() };
+    };
+    expect(connect('webapp')).toEqual({ status: 0, output: '1' });
+    expect(connect('billing')).toEqual({ status: 1, output: expect.stringContaining('The server principal "webapp" is not able to access the database "billing"') });
+  });
 });
 
 describe('the stand-in migrations image', () => {
