@@ -350,7 +350,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     phaseEnded('bootstrapped');
 
     const { envoyGateway, certManager, flagger, kubePrometheusStack } = INFRASTRUCTURE_RELEASES;
-    /** The releases whose real controller runs here, with the version it runs: Argo CD (above), cert-manager, Envoy Gateway, Flagger and prometheus-operator (started once installed). */
+    /** The releases whose real controller runs here, with the version it runs: Argo CD (above), cert-manager, Envoy Gateway, Flagger and prometheus-operator (started once Argo CD creates their release's controller Deployment). */
     const realControllers = new Map<InfrastructureRelease, string>([
       [INFRASTRUCTURE_RELEASES.argoCd, argocdVersion],
       [certManager, toolchain.versions['cert-manager']],

@@ -49,7 +49,7 @@ export interface StandIn {
 
 /** One row per upstream chart of src/infrastructure/releases.ts (by chart name). */
 export const STAND_INS: Readonly<Record<string, StandIn>> = {
-  // Its controllers run for real (e2e/cert-manager.ts), started when this release is installed;
+  // Its controllers run for real (e2e/cert-manager.ts), started when Argo CD creates this release's controller Deployment, whose pods start only then;
   // the chart installs the release's six CRDs (the ACME ones and CertificateRequests included).
   'cert-manager': {
     crds: ['certmanager-certificate.yaml', 'certmanager-clusterissuer.yaml', 'certmanager-issuer.yaml'],
@@ -61,19 +61,19 @@ export const STAND_INS: Readonly<Record<string, StandIn>> = {
     crds: ['gatewayapi-gatewayclasses.yaml', 'gatewayapi-gateways.yaml', 'gatewayapi-httproutes.yaml', 'envoygateway-envoyproxies.yaml'],
     realChart: 'envoy-gateway',
   },
-  // Its controller runs for real (e2e/envoy-gateway.ts), started when this release is installed.
+  // Its controller runs for real (e2e/envoy-gateway.ts), started when Argo CD creates this release's controller Deployment, whose pods start only then.
   'gateway-helm': { crds: [], controller: 'envoy-gateway' },
   'argo-cd': {
     crds: ['argocd-application.yaml', 'argocd-appproject.yaml'],
     controller: 'argocd-application-controller',
   },
-  // Its controller runs for real (e2e/flagger.ts), started when this release is installed.
+  // Its controller runs for real (e2e/flagger.ts), started when Argo CD creates this release's controller Deployment, whose pods start only then.
   flagger: {
     crds: ['flagger-canary.yaml', 'flagger-metrictemplate.yaml', 'flagger-alertprovider.yaml'],
     controller: 'flagger',
   },
   loadtester: { crds: [], controller: 'flagger-loadtester' },
-  // Its operator runs for real (e2e/prometheus-operator.ts), started when this release is installed;
+  // Its operator runs for real (e2e/prometheus-operator.ts), started when Argo CD creates this release's controller Deployment, whose pods start only then;
   // the chart installs the operator's ten CRDs and the Prometheus and Alertmanager it reconciles.
   'kube-prometheus-stack': {
     crds: ['prometheusrule.yaml', 'podmonitor.yaml', 'servicemonitor.yaml', 'alertmanagerconfig.yaml'],

@@ -1,4 +1,5 @@
 import { E2eError } from '../src/base/errors';
+import { matchesLabels } from '../src/cluster/workloads';
 import { ApiError, type KubeClient, type KubeObject, resourceId } from './kube-client';
 import { KWOK_ADMITTED_ANNOTATION } from './kwok-stages';
 import { STAND_INS } from './stand-in-charts';
@@ -71,7 +72,8 @@ interface Seen {
  *   is available, by each operator's own rules ported from its pinned release
  *   (e2e/stand-in-strimzi.ts);
  * - and the start of the real controllers the harness runs instead (`real`: cert-manager,
- *   Envoy Gateway, Flagger and prometheus-operator), once Argo CD has installed their release.
+ *   Envoy Gateway, Flagger and prometheus-operator), once Argo CD has created their
+ *   release's controller Deployment, whose pods start only once that controller runs.
  */
 export class StandInControllers {
   /** Why pods are not started, by namespace/name (for the final report). */
@@ -83,16 +85,20 @@ export class StandInControllers {
    */
   readonly refused = new Map<string, string>();
 
-  /** Charts whose real controller was started, and why a start failed. */
+  /** Charts whose real controller a pass began to start, those that run, and why a start failed. */
   private readonly started = new Set<string>();
+  private readonly running = new Set<string>();
   private readonly startFailures: string[] = [];
 
   constructor(
     private readonly client: KubeClient,
     /**
      * Charts whose real controller the harness runs instead of a stand-in, by chart name: each
-     * is started once, when Argo CD has installed the chart (its Deployment is available), in
-     * the release's namespace; no stand-in status is written for what it owns.
+     * is started once, when Argo CD has created the chart's controller Deployment, in the
+     * release's namespace; no stand-in status is written for what it owns. That Deployment's
+     * pods start only once the real controller runs, so Argo CD finds the release Healthy
+     * only then, as on a cluster where the pods' readiness is the controller's own (a
+     * webhook that is not yet registered would admit what it refuses).
      * @default none
      */
     private readonly real: Readonly<Record<string, (namespace: string) => Promise<void>>> = {},
@@ -125,6 +131,8 @@ export class StandInControllers {
       if (!pod.spec?.nodeName || pod.status?.phase !== 'Pending' || pod.metadata.deletionTimestamp) continue;
       const namespace = pod.metadata.namespace!;
       const missing = new Set<string>();
+      const controller = this.realControllerOf(pod, seen.deployments);
+      if (controller !== undefined && !this.running.has(controller)) missing.add(`the real ${controller} controller is not running yet`);
       for (const ref of podReferences(pod)) {
         const keys = present[ref.kind].get(key(namespace, ref.name));
         if (!keys) missing.add(`${ref.kind} ${ref.name} not found`);
@@ -163,25 +171,31 @@ export class StandInControllers {
     }
   }
 
-  /** Namespaces where a chart's stand-in controller is available, by chart name. */
-  private installed(deployments: readonly KubeObject[]): Map<string, string> {
-    const found = new Map<string, string>();
-    for (const [chart, standIn] of Object.entries(STAND_INS)) {
-      const deployment = deployments.find((d) => d.metadata.name === standIn.controller && (d.status?.availableReplicas ?? 0) > 0);
-      if (deployment) found.set(chart, deployment.metadata.namespace!);
-    }
-    return found;
+  /** A chart's stand-in controller Deployment, once Argo CD created it (`available`: once it has an available replica). */
+  private controllerDeployment(chart: string, deployments: readonly KubeObject[], available: boolean): KubeObject | undefined {
+    const name = STAND_INS[chart]?.controller;
+    return deployments.find((d) => d.metadata.name === name && (!available || (d.status?.availableReplicas ?? 0) > 0));
+  }
+
+  /** The chart whose real controller's stand-in Deployment selects this pod, if any. */
+  private realControllerOf(pod: KubeObject, deployments: readonly KubeObject[]): string | undefined {
+    return Object.keys(this.real).find((chart) => {
+      const deployment = this.controllerDeployment(chart, deployments, false);
+      return deployment?.metadata.namespace === pod.metadata.namespace && matchesLabels(deployment?.spec?.selector?.matchLabels ?? {}, pod.metadata.labels);
+    });
   }
 
   private async operators(seen: Seen): Promise<void> {
-    const installed = this.installed(seen.deployments);
     for (const [chart, start] of Object.entries(this.real)) {
-      const namespace = installed.get(chart);
+      const namespace = this.controllerDeployment(chart, seen.deployments, false)?.metadata.namespace;
       if (namespace === undefined || this.started.has(chart)) continue;
       this.started.add(chart);
-      await start(namespace).catch((error: unknown) => this.startFailures.push(`${chart}: ${error instanceof Error ? error.message : String(error)}`));
+      await start(namespace).then(
+        () => this.running.add(chart),
+        (error: unknown) => this.startFailures.push(`${chart}: ${error instanceof Error ? error.message : String(error)}`),
+      );
     }
-    if (installed.has('strimzi-kafka-operator')) await this.strimzi(seen);
+    if (this.controllerDeployment('strimzi-kafka-operator', seen.deployments, true)) await this.strimzi(seen);
   }
 
   private async setStatus(object: KubeObject, status: Record<string, unknown>): Promise<void> {

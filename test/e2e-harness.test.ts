@@ -12,6 +12,7 @@ import { applicationState, converged } from '../src/cluster/argo-cd';
 import { awaitsRefresh, FAIL_FAST_SECONDS, ProgressingRefresher, REFRESH_AFTER_SECONDS, LastFailures, ProblemClock, unmendable } from '../e2e/convergence';
 import { parseSshUrl } from '../e2e/git-server';
 import { podReferences, StandInControllers } from '../e2e/stand-in-controllers';
+import { KWOK_ADMITTED_ANNOTATION } from '../e2e/kwok-stages';
 import { ApiError, KubeClient, type KubeObject } from '../e2e/kube-client';
 import { Pki } from '../e2e/pki';
 import { STAND_INS, standInReleaseObjects } from '../e2e/stand-in-charts';
@@ -156,6 +157,63 @@ describe('a stand-in controller\'s write the API server refuses', () => {
     const controllers = new StandInControllers(refusing(409));
     await controllers.reconcile();
     expect(() => controllers.assertNoRefusal()).not.toThrow();
+  });
+});
+
+describe('a real controller the harness runs instead of a chart\'s stand-in', () => {
+  // cert-manager's chart, installed by Argo CD: its controller Deployment and that Deployment's
+  // pod, scheduled, not started. The pod is admitted only once the real controller runs, so
+  // Argo CD finds the release Healthy only when its webhook judges what the next waves apply.
+  const deployment: KubeObject = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: STAND_INS['cert-manager']!.controller!, namespace: 'cert-manager' },
+    spec: { selector: { matchLabels: { app: 'cert-manager' } } },
+  };
+  const pod = (labels: Record<string, string>): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: `${labels.app}-1`, namespace: 'cert-manager', labels },
+    spec: { nodeName: 'e2e-node-a', containers: [] },
+    status: { phase: 'Pending' },
+  });
+  const cluster = (pods: KubeObject[]) => {
+    const verdicts = new Map<string, string>();
+    const client = {
+      list: async (_apiVersion: string, kind: string) => (kind === 'Pod' ? pods : kind === 'Deployment' ? [deployment] : []),
+      get: async () => undefined,
+      mergePatch: async (object: KubeObject, patch: any) => {
+        verdicts.set(object.metadata.name, patch.metadata.annotations[KWOK_ADMITTED_ANNOTATION]);
+      },
+      create: async () => undefined,
+    } as unknown as KubeClient;
+    return { client, verdicts };
+  };
+
+  it('is started once its Deployment exists, and that Deployment\'s pods start only once it runs', async () => {
+    const { client, verdicts } = cluster([pod({ app: 'cert-manager' }), pod({ app: 'other' })]);
+    const starts: string[] = [];
+    const controllers = new StandInControllers(client, { 'cert-manager': async (namespace) => void starts.push(namespace) });
+    await controllers.reconcile();
+    expect(starts).toEqual(['cert-manager']);
+    expect(verdicts.get('cert-manager-1')).toBe('waiting: the real cert-manager controller is not running yet');
+    expect(verdicts.get('other-1')).toBe('passed');
+    await controllers.reconcile();
+    expect(starts).toEqual(['cert-manager']);
+    expect(verdicts.get('cert-manager-1')).toBe('passed');
+  });
+
+  it('keeps those pods waiting when it did not start, and says why', async () => {
+    const { client, verdicts } = cluster([pod({ app: 'cert-manager' })]);
+    const controllers = new StandInControllers(client, {
+      'cert-manager': async () => {
+        throw new Error('cert-manager-webhook did not listen');
+      },
+    });
+    await controllers.reconcile();
+    await controllers.reconcile();
+    expect(verdicts.get('cert-manager-1')).toBe('waiting: the real cert-manager controller is not running yet');
+    expect(() => controllers.assertStarted()).toThrow(/a real controller did not start: cert-manager: cert-manager-webhook did not listen/);
   });
 });
 
