@@ -50,6 +50,11 @@ export class LastFailures {
     if (failed.length > 0) this.byName.set(app.metadata.name, failed);
   }
 
+  /** The failed results of an Application's last failed attempt (none seen: empty). */
+  of(name: string): readonly string[] {
+    return this.byName.get(name) ?? [];
+  }
+
   /** `state` with its Application's last failed attempt added when its message no longer shows it. */
   explain(state: ApplicationState): ApplicationState {
     if (converged(state)) return state;
@@ -60,8 +65,11 @@ export class LastFailures {
   }
 }
 
-/** How the API server words a refusal no retry mends (see `unmendable`). */
-const REFUSED = / is invalid: |admission webhook "[^"]+" denied the request: /;
+/**
+ * How the API server words a refusal no retry mends (see `unmendable`): from the refused
+ * object (`<Kind> "<name>" is invalid: ...`) or the webhook's name to the end.
+ */
+const REFUSED = /[\w.-]+ "[^"]+" is invalid: .*|admission webhook "[^"]+" denied the request: .*/;
 
 /** An operation's message without what Argo CD appends on each retry (controller/appcontroller.go: ". Retrying attempt #N at T.", " (retried N times).") */
 function withoutRetryNote(message: string): string {
@@ -77,13 +85,16 @@ function withoutRetryNote(message: string): string {
  *   \"<name>\" is invalid: ...") or a validating admission webhook denies ("admission webhook
  *   \"<name>\" denied the request: ...", k8s.io/apiserver pkg/admission/plugin/webhook/errors
  *   `ToStatusErr`), which a retry sends again unchanged; a missing CRD or an unreachable
- *   webhook reads otherwise and is waited for, since a later wave may install it;
+ *   webhook reads otherwise and is waited for, since a later wave may install it. While a
+ *   retry runs, Argo CD shows no result of the attempt before it: the refusal that attempt
+ *   ended with (`lastFailed`, LastFailures) still counts, so the backoff's short windows
+ *   between attempts add up instead of each starting the clock again;
  * - an automated sync that ended Failed or Error with the Application still OutOfSync: Argo
  *   CD does not sync that revision again by itself (controller/appcontroller.go, "Skipping
  *   auto-sync: failed previous sync attempt"). A sync that failed with every object applied
  *   (a hook, a Degraded resource) leaves it Synced and may still end Healthy.
  */
-export function unmendable(app: KubeObject, clock: ProblemClock): string | undefined {
+export function unmendable(app: KubeObject, clock: ProblemClock, lastFailed: readonly string[] = []): string | undefined {
   const name = app.metadata.name;
   const lasting = (key: string) => clock.ageSeconds(`${name}\n${key}`) >= FAIL_FAST_SECONDS;
   for (const condition of (app.status?.conditions ?? []) as { type: string; message?: string }[]) {
@@ -92,8 +103,11 @@ export function unmendable(app: KubeObject, clock: ProblemClock): string | undef
   }
   const operation = app.status?.operationState;
   const results = ((operation?.syncResult?.resources ?? []) as { message?: string }[]).map((r) => r.message);
-  const refusal = [...results, operation?.message].find((message): message is string => typeof message === 'string' && REFUSED.test(message));
-  if (refusal !== undefined && lasting(`invalid\n${withoutRetryNote(refusal)}`)) return `${name}: the API server refused for ${FAIL_FAST_SECONDS} s: ${withoutRetryNote(refusal)}`;
+  const retrying = operation?.phase === 'Running' && Number(operation?.retryCount ?? 0) > 0;
+  const refusal = [...results, operation?.message, ...(retrying ? lastFailed : [])]
+    .map((message) => (typeof message === 'string' ? REFUSED.exec(withoutRetryNote(message))?.[0] : undefined))
+    .find((found): found is string => found !== undefined);
+  if (refusal !== undefined && lasting(`invalid\n${refusal}`)) return `${name}: the API server refused for ${FAIL_FAST_SECONDS} s: ${refusal}`;
   const automated = app.spec?.syncPolicy?.automated !== undefined && app.spec.syncPolicy.automated.enabled !== false;
   if (automated && operation !== undefined && ['Failed', 'Error'].includes(String(operation.phase)) && app.status?.sync?.status === 'OutOfSync') {
     if (lasting(`failed\n${String(operation.startedAt ?? '')}`)) return `${name}: sync ${operation.phase}, still OutOfSync after ${FAIL_FAST_SECONDS} s: ${operation.message ?? ''}`;
@@ -163,7 +177,7 @@ export async function watchConvergence(options: {
     if (missing.length === 0 && states.every((state) => converged(state, options.beforeOperatorSync))) return { states, converged: true };
     const now = Date.now();
     clock.poll(now);
-    const stopped = apps.map((app) => unmendable(app, clock)).find((reason) => reason !== undefined);
+    const stopped = apps.map((app) => unmendable(app, clock, failures.of(app.metadata.name))).find((reason) => reason !== undefined);
     if (stopped !== undefined) {
       log(`stopping: ${stopped}`);
       return { states: states.map((state) => failures.explain(state)), converged: false, stopped };

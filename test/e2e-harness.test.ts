@@ -334,10 +334,10 @@ describe('the e2e stops early for what no wave or retry mends (e2e/convergence.t
     spec: { syncPolicy: { ...(automated === 'manual' ? {} : { automated }), retry: { limit: 5 } } },
     status,
   });
-  /** `unmendable` of the Application in one poll at `seconds`. */
-  const at = (clock: ProblemClock, seconds: number, application: KubeObject) => {
+  /** `unmendable` of the Application in one poll at `seconds` (`lastFailed`: its last failed attempt's results). */
+  const at = (clock: ProblemClock, seconds: number, application: KubeObject, lastFailed: readonly string[] = []) => {
     clock.poll(1_000_000 + seconds * 1000);
-    return unmendable(application, clock);
+    return unmendable(application, clock, lastFailed);
   };
 
   it('stops for a comparison error that stayed FAIL_FAST_SECONDS, not before, and forgets one that went away', () => {
@@ -356,16 +356,17 @@ describe('the e2e stops early for what no wave or retry mends (e2e/convergence.t
 
   it('stops for an object the API server refuses as invalid, whatever retry note Argo CD appends to the message', () => {
     const clock = new ProblemClock();
-    const reason = 'one or more objects failed to apply, reason: CronJob.batch "backup" is invalid: spec.schedule: Invalid value: "0 25 * * *"';
+    const invalid = 'CronJob.batch "backup" is invalid: spec.schedule: Invalid value: "0 25 * * *"';
+    const reason = `one or more objects failed to apply, reason: ${invalid}`;
     // controller/appcontroller.go: "%s. Retrying attempt #%d at %s." with an RFC 3339 time.
     const refused = (attempt: number) => app({ operationState: { phase: 'Running', retryCount: attempt, message: `${reason}. Retrying attempt #${attempt} at 2026-11-26T10:0${attempt}:00Z.` } });
     expect(at(clock, 0, refused(1))).toBeUndefined();
-    expect(at(clock, FAIL_FAST_SECONDS, refused(2))).toBe(`webapp: the API server refused for ${FAIL_FAST_SECONDS} s: ${reason}`);
+    expect(at(clock, FAIL_FAST_SECONDS, refused(2))).toBe(`webapp: the API server refused for ${FAIL_FAST_SECONDS} s: ${invalid}`);
     // A validating webhook's denial of the object as written: the same on every retry.
-    const denial = 'one or more objects failed to apply, reason: admission webhook "webhook.cert-manager.io" denied the request: spec.privateKey.size: Invalid value: 1024: must be between 2048 & 8192 for rsa keyAlgorithm';
+    const denial = 'admission webhook "webhook.cert-manager.io" denied the request: spec.privateKey.size: Invalid value: 1024: must be between 2048 & 8192 for rsa keyAlgorithm';
     const denied = new ProblemClock();
-    expect(at(denied, 0, app({ operationState: { phase: 'Running', message: denial } }))).toBeUndefined();
-    expect(at(denied, FAIL_FAST_SECONDS, app({ operationState: { phase: 'Running', message: `${denial}. Retrying attempt #3 at 2026-11-26T10:03:00Z.` } }))).toBe(
+    expect(at(denied, 0, app({ operationState: { phase: 'Running', message: `one or more objects failed to apply, reason: ${denial}` } }))).toBeUndefined();
+    expect(at(denied, FAIL_FAST_SECONDS, app({ operationState: { phase: 'Running', message: `one or more objects failed to apply, reason: ${denial}. Retrying attempt #3 at 2026-11-26T10:03:00Z.` } }))).toBe(
       `webapp: the API server refused for ${FAIL_FAST_SECONDS} s: ${denial}`,
     );
     // An unreachable webhook may start later: waited for.
@@ -378,6 +379,24 @@ describe('the e2e stops early for what no wave or retry mends (e2e/convergence.t
     const other = new ProblemClock();
     expect(at(other, 0, missing)).toBeUndefined();
     expect(at(other, 600, missing)).toBeUndefined();
+  });
+
+  it('counts a refusal through the retries that send the object again, whose running attempt shows no result yet', () => {
+    // Argo CD's backoff (10 s, then 20 s, 40 s...) shows the refusal only between attempts.
+    const denial = 'admission webhook "webhook.cert-manager.io" denied the request: spec.privateKey.size: Invalid value: 1024: must be between 2048 & 8192 for rsa keyAlgorithm';
+    const waiting = (attempt: number) => app({ operationState: { phase: 'Running', retryCount: attempt, message: `one or more synchronization tasks completed unsuccessfully, reason: ${denial}. Retrying attempt #${attempt} at 2026-11-26T10:0${attempt}:00Z.` } });
+    const retrying = (attempt: number) => app({ operationState: { phase: 'Running', retryCount: attempt, message: `Retrying operation. Attempt #${attempt}` } });
+    const lastFailed = [`Certificate cert-manager/local-ca-root: ${denial}`];
+    const clock = new ProblemClock();
+    expect(at(clock, 0, waiting(1), lastFailed)).toBeUndefined();
+    expect(at(clock, 10, retrying(1), lastFailed)).toBeUndefined();
+    expect(at(clock, 12, waiting(2), lastFailed)).toBeUndefined();
+    expect(at(clock, FAIL_FAST_SECONDS, retrying(2), lastFailed)).toBe(`webapp: the API server refused for ${FAIL_FAST_SECONDS} s: ${denial}`);
+    // The first attempt, not a retry: what an earlier sync failed with does not count.
+    const fresh = new ProblemClock();
+    const first = app({ operationState: { phase: 'Running', message: 'waiting for completion of hook batch/Job/migrate' } });
+    at(fresh, 0, first, lastFailed);
+    expect(at(fresh, FAIL_FAST_SECONDS * 2, first, lastFailed)).toBeUndefined();
   });
 
   it('stops for an automated sync that failed and left the Application OutOfSync; not for one that left it Synced, nor for an operator\'s', () => {
