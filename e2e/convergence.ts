@@ -1,7 +1,6 @@
 import { compareText } from '../src/base/text-order';
 import { type ApplicationState, applicationState, converged, failedResults, formatApplicationTable, waveOf } from '../src/cluster/argo-cd';
-import type { KubeClient } from './kube-client';
-import type { KubeObject } from './kube-client';
+import { type KubeClient, type KubeObject, resourceId } from './kube-client';
 import { sleep } from './processes';
 
 /**
@@ -63,6 +62,39 @@ export class LastFailures {
     const note = `last failed attempt: ${missing.join('; ')}`;
     return { ...state, message: state.message === '' ? note : `${state.message}; ${note}` };
   }
+}
+
+/**
+ * The newest Warning event of each object, by `resourceId` (`<Kind> <namespace>/<name>`), as
+ * `<reason>: <message>`: what `kubectl describe` shows last, where a controller that refuses
+ * an object without a status of its own says why (Flagger, for a Canary it cannot
+ * initialize: pkg/controller/scheduler.go `recordEventWarningf`).
+ */
+export function latestWarnings(events: readonly KubeObject[]): Map<string, string> {
+  const at = (event: KubeObject) => String(event['lastTimestamp'] ?? event['eventTime'] ?? event.metadata.creationTimestamp ?? '');
+  const newest = new Map<string, KubeObject>();
+  for (const event of events) {
+    if (event['type'] !== 'Warning' || event['involvedObject']?.kind === undefined) continue;
+    const { kind, name, namespace } = event['involvedObject'];
+    const id = resourceId(kind, name, namespace);
+    const seen = newest.get(id);
+    if (seen === undefined || compareText(at(seen), at(event)) <= 0) newest.set(id, event);
+  }
+  return new Map([...newest].map(([id, event]) => [id, `${String(event['reason'] ?? '')}: ${String(event['message'] ?? '').replace(/\s+/g, ' ').trim()}`]));
+}
+
+/**
+ * `state` with the newest Warning event (`warnings`, see latestWarnings) of each of its
+ * Application's resources that is not Healthy, for a run that did not converge.
+ */
+export function withWarnings(state: ApplicationState, app: KubeObject | undefined, warnings: ReadonlyMap<string, string>): ApplicationState {
+  if (converged(state)) return state;
+  const notes = ((app?.status?.resources ?? []) as { kind: string; name: string; namespace?: string; health?: { status?: string } }[])
+    .filter((resource) => resource.health !== undefined && resource.health.status !== 'Healthy')
+    .map((resource) => resourceId(resource.kind, resource.name, resource.namespace))
+    .filter((id) => warnings.has(id))
+    .map((id) => `${id} warned ${warnings.get(id)!}`);
+  return notes.length === 0 ? state : { ...state, message: [state.message, ...notes].filter((part) => part !== '').join('; ') };
 }
 
 /**
@@ -173,6 +205,11 @@ export async function watchConvergence(options: {
       seenConverged.add(state.name);
       options.onConverged?.(state);
     }
+    /** The states of a run that ends unconverged, with the last failed attempts and the newest warnings. */
+    const explained = async () => {
+      const warnings = latestWarnings(await client.list('v1', 'Event'));
+      return states.map((state) => withWarnings(failures.explain(state), byName.get(state.name), warnings));
+    };
     const missing = [...expected.keys()].filter((name) => !byName.has(name));
     if (missing.length === 0 && states.every((state) => converged(state, options.beforeOperatorSync))) return { states, converged: true };
     const now = Date.now();
@@ -180,9 +217,9 @@ export async function watchConvergence(options: {
     const stopped = apps.map((app) => unmendable(app, clock, failures.of(app.metadata.name))).find((reason) => reason !== undefined);
     if (stopped !== undefined) {
       log(`stopping: ${stopped}`);
-      return { states: states.map((state) => failures.explain(state)), converged: false, stopped };
+      return { states: await explained(), converged: false, stopped };
     }
-    if (now > deadline) return { states: states.map((state) => failures.explain(state)), converged: false };
+    if (now > deadline) return { states: await explained(), converged: false };
     await refresher.poll(apps);
     await sleep(2_000);
   }

@@ -9,7 +9,7 @@ import { IMAGES } from '../src/contract/images';
 import { argoCdConfigObjects, sidecarEnvironment } from '../e2e/argocd';
 import { SOPS_AGE, SOPS_PLUGIN } from '../src/contract/choices';
 import { applicationState, converged } from '../src/cluster/argo-cd';
-import { awaitsRefresh, FAIL_FAST_SECONDS, ProgressingRefresher, REFRESH_AFTER_SECONDS, LastFailures, ProblemClock, unmendable } from '../e2e/convergence';
+import { awaitsRefresh, FAIL_FAST_SECONDS, latestWarnings, ProgressingRefresher, REFRESH_AFTER_SECONDS, LastFailures, ProblemClock, unmendable, withWarnings } from '../e2e/convergence';
 import { parseSshUrl } from '../e2e/git-server';
 import { podReferences, StandInControllers } from '../e2e/stand-in-controllers';
 import { KWOK_ADMITTED_ANNOTATION } from '../e2e/kwok-stages';
@@ -256,6 +256,51 @@ describe('the convergence report', () => {
     // Any other Application is never converged OutOfSync.
     const other = applicationState({ ...app('OutOfSync'), metadata: { name: 'issuers' } }, 'issuers', 2);
     expect(converged(other, true)).toBe(false);
+  });
+});
+
+describe('the newest warnings of a run that did not converge (e2e/convergence.ts)', () => {
+  const event = (kind: string, name: string, type: string, reason: string, message: string, lastTimestamp: string) => ({
+    apiVersion: 'v1',
+    kind: 'Event',
+    metadata: { name: `${name}.${lastTimestamp}`, namespace: 'webapp' },
+    involvedObject: { kind, name, namespace: 'webapp' },
+    type,
+    reason,
+    message,
+    lastTimestamp,
+  });
+  const selector = 'deployment webapp.webapp spec.selector.matchLabels must contain one of [app name app.kubernetes.io/name]';
+  const events = [
+    event('Canary', 'webapp', 'Warning', 'Synced', 'an older warning', '2026-11-27T10:00:00Z'),
+    event('Canary', 'webapp', 'Warning', 'Synced', selector, '2026-11-27T10:00:10Z'),
+    event('Canary', 'webapp', 'Normal', 'Synced', 'New Canary detected', '2026-11-27T10:00:20Z'),
+    event('Deployment', 'webapp', 'Warning', 'Unhealthy', 'a warning of a Healthy object', '2026-11-27T10:00:05Z'),
+  ];
+  const app = {
+    apiVersion: 'argoproj.io/v1alpha1',
+    kind: 'Application',
+    metadata: { name: 'webapp' },
+    status: {
+      resources: [
+        { kind: 'Canary', name: 'webapp', namespace: 'webapp', health: { status: 'Unknown', message: 'Initializing' } },
+        { kind: 'Deployment', name: 'webapp', namespace: 'webapp', health: { status: 'Healthy' } },
+      ],
+    },
+  };
+
+  it('keeps the newest Warning of each object, not its Normal events', () => {
+    expect(latestWarnings(events)).toEqual(new Map([
+      ['Canary webapp/webapp', `Synced: ${selector}`],
+      ['Deployment webapp/webapp', 'Unhealthy: a warning of a Healthy object'],
+    ]));
+  });
+
+  it('adds the warning of each resource that is not Healthy to an Application that did not converge', () => {
+    const state = { name: 'webapp', wave: 6, sync: 'Synced', health: 'Unknown', message: 'Canary webapp/webapp Unknown: Initializing' };
+    expect(withWarnings(state, app, latestWarnings(events)).message).toBe(`Canary webapp/webapp Unknown: Initializing; Canary webapp/webapp warned Synced: ${selector}`);
+    const healthy = { ...state, health: 'Healthy', message: '' };
+    expect(withWarnings(healthy, app, latestWarnings(events))).toBe(healthy);
   });
 });
 
