@@ -41,6 +41,24 @@ export const APPLICATION_HEALTH_LUA = [
 ].join('\n');
 
 /**
+ * A Lua function, `secondsSince(timestamp)`: the seconds since a Kubernetes timestamp
+ * (`2026-11-27T19:00:00Z`), or nil when it is not one. It reads the time with Lua's string
+ * library and Argo CD's safe `os` (`os.time`, `os.date`), so a check that uses it runs with
+ * the standard libraries, as Argo CD runs its built-in checks
+ * (`resource.customizations.useOpenLibs`). Both times are read as local time, so their
+ * difference holds in any time zone.
+ */
+const SECONDS_SINCE_LUA = [
+  'local function secondsSince(timestamp)',
+  '  if type(timestamp) ~= "string" then return nil end',
+  '  local y, mo, d, h, mi, s = string.match(timestamp, "^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)")',
+  '  if y == nil then return nil end',
+  '  local at = os.time({ year = tonumber(y), month = tonumber(mo), day = tonumber(d), hour = tonumber(h), min = tonumber(mi), sec = tonumber(s) })',
+  '  return os.time(os.date("!*t")) - at',
+  'end',
+].join('\n');
+
+/**
  * How long a prometheus-operator Prometheus or Alertmanager may have no ready pod before it
  * counts as Degraded: the contract's wait for an infrastructure component's pods (1.3.4).
  */
@@ -61,22 +79,13 @@ export const MONITORING_STARTUP_GRACE_SECONDS = WAITS_SECONDS.infrastructurePods
  *   check while its pods start.
  * - any other reason, or a condition without a readable time: Degraded.
  * The message names the condition's time, not a count of seconds, so it stays the same from
- * one comparison to the next and Argo CD writes no new status for it.
- * The time is read with Lua's string library and Argo CD's safe `os` (`os.time`, `os.date`),
- * so the check runs with the standard libraries, as Argo CD runs its built-in checks
- * (`resource.customizations.useOpenLibs`). Both times are read as local time, so their
- * difference holds in any time zone.
+ * one comparison to the next and Argo CD writes no new status for it. The time is read by
+ * SECONDS_SINCE_LUA.
  */
 export const MONITORING_WORKLOAD_HEALTH_LUA = [
   'local hs = { status = "Progressing", message = "Waiting for initialization" }',
   'if obj.status == nil or obj.status.conditions == nil then return hs end',
-  'local function secondsSince(timestamp)',
-  '  if type(timestamp) ~= "string" then return nil end',
-  '  local y, mo, d, h, mi, s = string.match(timestamp, "^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)")',
-  '  if y == nil then return nil end',
-  '  local at = os.time({ year = tonumber(y), month = tonumber(mo), day = tonumber(d), hour = tonumber(h), min = tonumber(mi), sec = tonumber(s) })',
-  '  return os.time(os.date("!*t")) - at',
-  'end',
+  SECONDS_SINCE_LUA,
   'for _, condition in ipairs(obj.status.conditions) do',
   '  if condition.type == "Available" then',
   '    if condition.status == "True" then',
@@ -111,6 +120,70 @@ export const MONITORING_WORKLOAD_HEALTH_LUA = [
 /** The prometheus-operator kinds MONITORING_WORKLOAD_HEALTH_LUA assesses, as argocd-cm keys name them (`<group>_<kind>`). */
 export const MONITORING_WORKLOAD_KINDS = ['monitoring.coreos.com_Prometheus', 'monitoring.coreos.com_Alertmanager'] as const;
 
+/**
+ * How long a cert-manager Certificate may be not Ready before cert-manager starts issuing it
+ * and still count as Progressing. The contract shows no such wait; the platform takes its
+ * wait for the certificate manager's pods (1.3.4), which is far longer than the moment
+ * cert-manager's trigger controller needs, so only a Certificate nothing issues turns
+ * Degraded.
+ */
+export const CERTIFICATE_ISSUANCE_GRACE_SECONDS = WAITS_SECONDS.infrastructurePodsReady;
+
+/**
+ * Argo CD's health of a cert-manager Certificate, as Argo CD's built-in check
+ * (resource_customizations/cert-manager.io/Certificate/health.lua: `Issuing` True is
+ * Progressing; `Ready` True Healthy, False Degraded; no verdict yet Progressing) but for one
+ * state: `Ready` False with no `Issuing` condition at all.
+ * cert-manager v1.21.2 writes that first for every new Certificate: its readiness controller
+ * finds no Secret (`DoesNotExist`, pkg/controller/certificates/readiness) before its trigger
+ * controller sets `Issuing` True (pkg/controller/certificates/trigger). The built-in check
+ * reads that moment as Degraded, so a first install's sync fails, its retry waits, and the team
+ * chat is told the issuers FAILED while cert-manager is starting to issue. It is Progressing
+ * here for CERTIFICATE_ISSUANCE_GRACE_SECONDS after `Ready`'s `lastTransitionTime`, Degraded
+ * after. A failed issuance always leaves `Issuing` False with the request's reason
+ * (pkg/controller/certificates/issuing `failIssueCertificate`), so it stays Degraded at once.
+ */
+export const CERTIFICATE_HEALTH_LUA = [
+  'local hs = { status = "Progressing", message = "Waiting for certificate" }',
+  'if obj.status == nil or obj.status.conditions == nil then return hs end',
+  SECONDS_SINCE_LUA,
+  'local issuing = nil',
+  'for _, condition in ipairs(obj.status.conditions) do',
+  '  if condition.type == "Issuing" then issuing = condition end',
+  'end',
+  'if issuing ~= nil and issuing.status == "True" then',
+  '  hs.message = issuing.message',
+  '  return hs',
+  'end',
+  'for _, condition in ipairs(obj.status.conditions) do',
+  '  if condition.type == "Ready" and condition.status == "True" then',
+  '    hs.status = "Healthy"',
+  '    hs.message = condition.message',
+  '    return hs',
+  '  end',
+  '  if condition.type == "Ready" and condition.status == "False" then',
+  '    local detail = condition.message or ""',
+  '    hs.status = "Degraded"',
+  '    hs.message = detail',
+  '    if issuing == nil then',
+  '      local since = secondsSince(condition.lastTransitionTime)',
+  `      if since ~= nil and since < ${CERTIFICATE_ISSUANCE_GRACE_SECONDS} then`,
+  '        hs.status = "Progressing"',
+  `        hs.message = "not issued yet, since " .. condition.lastTransitionTime .. " (Degraded ${CERTIFICATE_ISSUANCE_GRACE_SECONDS} s after): " .. detail`,
+  '      else',
+  `        hs.message = "not issued for over ${CERTIFICATE_ISSUANCE_GRACE_SECONDS} s: " .. detail`,
+  '      end',
+  '    end',
+  '    return hs',
+  '  end',
+  'end',
+  'return hs',
+  '',
+].join('\n');
+
+/** The argocd-cm key of CERTIFICATE_HEALTH_LUA's kind (`<group>_<kind>`). */
+export const CERTIFICATE_KIND = 'cert-manager.io_Certificate';
+
 /** The argocd-cm entries of every health check above (the argo-cd chart's `configs.cm`), in a stable order. */
 export function healthCustomizations(): Record<string, string> {
   return {
@@ -121,5 +194,7 @@ export function healthCustomizations(): Record<string, string> {
         [`resource.customizations.useOpenLibs.${kind}`, 'true'],
       ]),
     ),
+    [`resource.customizations.health.${CERTIFICATE_KIND}`]: CERTIFICATE_HEALTH_LUA,
+    [`resource.customizations.useOpenLibs.${CERTIFICATE_KIND}`]: 'true',
   };
 }

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { OPERATOR_SYNC_ANNOTATION } from '../../src/contract/choices';
-import { MONITORING_STARTUP_GRACE_SECONDS, MONITORING_WORKLOAD_KINDS, healthCustomizations } from '../../src/infrastructure/argo-cd-health';
+import { CERTIFICATE_ISSUANCE_GRACE_SECONDS, CERTIFICATE_KIND, MONITORING_STARTUP_GRACE_SECONDS, MONITORING_WORKLOAD_KINDS, healthCustomizations } from '../../src/infrastructure/argo-cd-health';
 import { argoCdValues } from '../../src/infrastructure/argo-cd-values';
 import { locateToolchain } from '../../toolchain';
 import { ROOT, temporaryDirectory } from '../support';
@@ -105,6 +105,63 @@ describe('a Prometheus or Alertmanager on Argo CD', () => {
       const verdict = health(workload(kind, { status: 'False', reason: 'NoPodReady', message: '', lastTransitionTime: secondsAgo(20) }), withoutLibraries);
       expect(verdict.error).toContain("with key 'match'");
     });
+  });
+});
+
+describe('a cert-manager Certificate on Argo CD', () => {
+  // The conditions cert-manager v1.21.2 writes (pkg/controller/certificates/readiness, trigger, issuing).
+  const certificate = (...conditions: Record<string, unknown>[]) => ({
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'Certificate',
+    metadata: { name: 'webapp-tls', namespace: 'webapp' },
+    ...(conditions.length > 0 ? { status: { conditions } } : {}),
+  });
+  const notFound = (lastTransitionTime?: string) => ({
+    type: 'Ready',
+    status: 'False',
+    reason: 'DoesNotExist',
+    message: 'Issuing certificate as Secret does not exist',
+    ...(lastTransitionTime === undefined ? {} : { lastTransitionTime }),
+  });
+
+  it('is Degraded by Argo CD\'s built-in check before cert-manager starts issuing it, which the platform\'s replaces', () => {
+    expect(health(certificate(notFound(secondsAgo(1))), writeConfigMap({})).status).toBe('Degraded');
+  });
+
+  it('is Progressing while nothing is issued yet, within the grace, and says when it turns Degraded', () => {
+    const since = secondsAgo(3);
+    expect(health(certificate(notFound(since)))).toEqual({
+      status: 'Progressing',
+      message: `not issued yet, since ${since} (Degraded ${CERTIFICATE_ISSUANCE_GRACE_SECONDS} s after): Issuing certificate as Secret does not exist`,
+    });
+  });
+
+  it('is Degraded when nothing issued it for longer than the grace, or without a readable time', () => {
+    expect(health(certificate(notFound(secondsAgo(CERTIFICATE_ISSUANCE_GRACE_SECONDS + 5))))).toEqual({
+      status: 'Degraded',
+      message: `not issued for over ${CERTIFICATE_ISSUANCE_GRACE_SECONDS} s: Issuing certificate as Secret does not exist`,
+    });
+    expect(health(certificate(notFound())).status).toBe('Degraded');
+  });
+
+  it('is Degraded at once when an issuance failed, as Argo CD\'s built-in check', () => {
+    const failed = { type: 'Issuing', status: 'False', reason: 'Failed', message: 'The certificate request has failed to complete and will be retried: RSA key size 1024 is too small', lastTransitionTime: secondsAgo(2) };
+    expect(health(certificate(notFound(secondsAgo(2)), failed))).toEqual({ status: 'Degraded', message: 'Issuing certificate as Secret does not exist' });
+    expect(health(certificate(notFound(secondsAgo(2)), failed), writeConfigMap({})).status).toBe('Degraded');
+  });
+
+  it('keeps the built-in verdicts otherwise: issuing Progressing, Ready Healthy, no verdict yet Progressing', () => {
+    const issuing = { type: 'Issuing', status: 'True', reason: 'DoesNotExist', message: 'Issuing certificate as Secret does not exist', lastTransitionTime: secondsAgo(2) };
+    expect(health(certificate(notFound(secondsAgo(CERTIFICATE_ISSUANCE_GRACE_SECONDS * 2)), issuing))).toEqual({ status: 'Progressing', message: 'Issuing certificate as Secret does not exist' });
+    const ready = { type: 'Ready', status: 'True', reason: 'Ready', message: 'Certificate is up to date and has not expired', lastTransitionTime: secondsAgo(2) };
+    expect(health(certificate(ready))).toEqual({ status: 'Healthy', message: 'Certificate is up to date and has not expired' });
+    expect(health(certificate())).toEqual({ status: 'Progressing', message: 'Waiting for certificate' });
+    expect(health(certificate({ type: 'Ready', status: 'Unknown', reason: '', message: '' })).status).toBe('Progressing');
+  });
+
+  it('needs the standard libraries: without them Argo CD cannot read the time', () => {
+    const withoutLibraries = writeConfigMap(Object.fromEntries(Object.entries(healthCustomizations()).filter(([name]) => name !== `resource.customizations.useOpenLibs.${CERTIFICATE_KIND}`)));
+    expect(health(certificate(notFound(secondsAgo(3))), withoutLibraries).error).toContain("with key 'match'");
   });
 });
 
