@@ -94,8 +94,8 @@ export class StandInControllers {
     private readonly client: KubeClient,
     /**
      * Charts whose real controller the harness runs instead of a stand-in, by chart name: each
-     * is started once, when Argo CD has created the chart's controller Deployment, in the
-     * release's namespace; no stand-in status is written for what it owns. That Deployment's
+     * is started once, when Argo CD has created the chart's controller Deployment and every
+     * CRD is served (Established), in the release's namespace; no stand-in status is written for what it owns. That Deployment's
      * pods start only once the real controller runs, so Argo CD finds the release Healthy
      * only then, as on a cluster where the pods' readiness is the controller's own (a
      * webhook that is not yet registered would admit what it refuses).
@@ -185,10 +185,23 @@ export class StandInControllers {
     });
   }
 
+  /** The CRDs the API server does not serve yet (no `Established` condition True), by name. */
+  private async unestablishedCrds(): Promise<string[]> {
+    const crds = await this.client.list('apiextensions.k8s.io/v1', 'CustomResourceDefinition');
+    return crds
+      .filter((crd) => !(crd.status?.conditions ?? []).some((c: { type: string; status: string }) => c.type === 'Established' && c.status === 'True'))
+      .map((crd) => crd.metadata.name)
+      .sort();
+  }
+
   private async operators(seen: Seen): Promise<void> {
     for (const [chart, start] of Object.entries(this.real)) {
       const namespace = this.controllerDeployment(chart, seen.deployments, false)?.metadata.namespace;
       if (namespace === undefined || this.started.has(chart)) continue;
+      // A controller's pod starts well after the CRDs its release applied before it are
+      // served; a controller started sooner finds its kinds missing (prometheus-operator
+      // then never reconciles a Prometheus), which no cluster shows.
+      if ((await this.unestablishedCrds()).length > 0) continue;
       this.started.add(chart);
       await start(namespace).then(
         () => this.running.add(chart),

@@ -177,10 +177,16 @@ describe('a real controller the harness runs instead of a chart\'s stand-in', ()
     spec: { nodeName: 'e2e-node-a', containers: [] },
     status: { phase: 'Pending' },
   });
-  const cluster = (pods: KubeObject[]) => {
+  const crd = (established: boolean): KubeObject => ({
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'certificates.cert-manager.io' },
+    status: { conditions: [{ type: 'NamesAccepted', status: 'True' }, ...(established ? [{ type: 'Established', status: 'True' }] : [])] },
+  });
+  const cluster = (pods: KubeObject[], crds: KubeObject[] = [crd(true)]) => {
     const verdicts = new Map<string, string>();
     const client = {
-      list: async (_apiVersion: string, kind: string) => (kind === 'Pod' ? pods : kind === 'Deployment' ? [deployment] : []),
+      list: async (_apiVersion: string, kind: string) => (kind === 'Pod' ? pods : kind === 'Deployment' ? [deployment] : kind === 'CustomResourceDefinition' ? crds : []),
       get: async () => undefined,
       mergePatch: async (object: KubeObject, patch: any) => {
         verdicts.set(object.metadata.name, patch.metadata.annotations[KWOK_ADMITTED_ANNOTATION]);
@@ -198,6 +204,22 @@ describe('a real controller the harness runs instead of a chart\'s stand-in', ()
     expect(starts).toEqual(['cert-manager']);
     expect(verdicts.get('cert-manager-1')).toBe('waiting: the real cert-manager controller is not running yet');
     expect(verdicts.get('other-1')).toBe('passed');
+    await controllers.reconcile();
+    expect(starts).toEqual(['cert-manager']);
+    expect(verdicts.get('cert-manager-1')).toBe('passed');
+  });
+
+  it('is started only once every CRD is served, as its pod would start well after them', async () => {
+    const crds = [crd(false)];
+    const { client, verdicts } = cluster([pod({ app: 'cert-manager' })], crds);
+    const starts: string[] = [];
+    const controllers = new StandInControllers(client, { 'cert-manager': async (namespace) => void starts.push(namespace) });
+    await controllers.reconcile();
+    await controllers.reconcile();
+    expect(starts).toEqual([]);
+    expect(verdicts.get('cert-manager-1')).toBe('waiting: the real cert-manager controller is not running yet');
+    crds[0] = crd(true);
+    await controllers.reconcile();
     await controllers.reconcile();
     expect(starts).toEqual(['cert-manager']);
     expect(verdicts.get('cert-manager-1')).toBe('passed');
