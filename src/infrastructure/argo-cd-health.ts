@@ -184,6 +184,96 @@ export const CERTIFICATE_HEALTH_LUA = [
 /** The argocd-cm key of CERTIFICATE_HEALTH_LUA's kind (`<group>_<kind>`). */
 export const CERTIFICATE_KIND = 'cert-manager.io_Certificate';
 
+/**
+ * Argo CD's health of a Gateway API Gateway, by the rules of Argo CD's built-in check
+ * (resource_customizations/gateway.networking.k8s.io/Gateway/health.lua: a Gateway condition
+ * `ResolvedRefs` or `Accepted` False is Degraded, `Programmed` not True Progressing; then the
+ * same for each listener; Healthy once it reports), but for one state: a listener whose
+ * certificate's Secret does not exist yet.
+ * An application's Gateway and its Certificate are synced together, and cert-manager creates
+ * the Secret only when it has issued the certificate (seconds from the local CA, longer over
+ * ACME, whose HTTP-01 challenge is answered through that same Gateway). Until then Envoy
+ * Gateway v1.9.1 reports the listener `ResolvedRefs` False, `InvalidCertificateRef`, "Secret
+ * <namespace>/<name> does not exist." (internal/gatewayapi/validate.go), which the built-in
+ * check reads as Degraded: the application's first sync fails, its retry waits, and the team
+ * chat is told the deployment is Degraded. That listener is Progressing here for
+ * CERTIFICATE_ISSUANCE_GRACE_SECONDS after the condition's `lastTransitionTime`, Degraded
+ * after; any other refused reference (another namespace's Secret without a ReferenceGrant, a
+ * Secret that is not a certificate) stays Degraded at once.
+ */
+export const GATEWAY_HEALTH_LUA = [
+  'local hs = { status = "Progressing", message = "Waiting for Gateway status" }',
+  'if obj.status == nil then return hs end',
+  SECONDS_SINCE_LUA,
+  'local function falseCondition(conditions, kind)',
+  '  for _, condition in ipairs(conditions) do',
+  '    if condition.type == kind and condition.status == "False" then return condition end',
+  '  end',
+  '  return nil',
+  'end',
+  'local function notProgrammed(conditions)',
+  '  for _, condition in ipairs(conditions) do',
+  '    if condition.type == "Programmed" and condition.status ~= "True" then return condition end',
+  '  end',
+  '  return nil',
+  'end',
+  'local conditions = obj.status.conditions',
+  'if conditions ~= nil then',
+  '  for _, kind in ipairs({ "ResolvedRefs", "Accepted" }) do',
+  '    local failed = falseCondition(conditions, kind)',
+  '    if failed ~= nil then',
+  '      hs.status = "Degraded"',
+  '      hs.message = failed.message or ("Failed condition: " .. kind)',
+  '      return hs',
+  '    end',
+  '  end',
+  '  local pending = notProgrammed(conditions)',
+  '  if pending ~= nil then',
+  '    hs.message = pending.message or "Gateway is still being programmed"',
+  '    return hs',
+  '  end',
+  'end',
+  'local listeners = obj.status.listeners or {}',
+  'for _, listener in ipairs(listeners) do',
+  '  if listener.conditions ~= nil then',
+  '    local refs = falseCondition(listener.conditions, "ResolvedRefs")',
+  '    if refs ~= nil then',
+  '      local detail = refs.message or "Failed condition: ResolvedRefs"',
+  '      if refs.reason == "InvalidCertificateRef" and string.find(detail, "does not exist", 1, true) ~= nil then',
+  '        local since = secondsSince(refs.lastTransitionTime)',
+  `        if since ~= nil and since < ${CERTIFICATE_ISSUANCE_GRACE_SECONDS} then`,
+  `          hs.message = "Listener " .. (listener.name or "") .. ": certificate not issued yet, since " .. refs.lastTransitionTime .. " (Degraded ${CERTIFICATE_ISSUANCE_GRACE_SECONDS} s after): " .. detail`,
+  '          return hs',
+  '        end',
+  '      end',
+  '      hs.status = "Degraded"',
+  '      hs.message = "Listener: " .. detail',
+  '      return hs',
+  '    end',
+  '    local accepted = falseCondition(listener.conditions, "Accepted")',
+  '    if accepted ~= nil then',
+  '      hs.status = "Degraded"',
+  '      hs.message = "Listener: " .. (accepted.message or "Failed condition: Accepted")',
+  '      return hs',
+  '    end',
+  '    local pending = notProgrammed(listener.conditions)',
+  '    if pending ~= nil then',
+  '      hs.message = "Listener: " .. (pending.message or "Listener is still being programmed")',
+  '      return hs',
+  '    end',
+  '  end',
+  'end',
+  'if conditions ~= nil or #listeners > 0 then',
+  '  hs.status = "Healthy"',
+  '  hs.message = "Gateway is healthy"',
+  'end',
+  'return hs',
+  '',
+].join('\n');
+
+/** The argocd-cm key of GATEWAY_HEALTH_LUA's kind (`<group>_<kind>`). */
+export const GATEWAY_KIND = 'gateway.networking.k8s.io_Gateway';
+
 /** The argocd-cm entries of every health check above (the argo-cd chart's `configs.cm`), in a stable order. */
 export function healthCustomizations(): Record<string, string> {
   return {
@@ -196,5 +286,7 @@ export function healthCustomizations(): Record<string, string> {
     ),
     [`resource.customizations.health.${CERTIFICATE_KIND}`]: CERTIFICATE_HEALTH_LUA,
     [`resource.customizations.useOpenLibs.${CERTIFICATE_KIND}`]: 'true',
+    [`resource.customizations.health.${GATEWAY_KIND}`]: GATEWAY_HEALTH_LUA,
+    [`resource.customizations.useOpenLibs.${GATEWAY_KIND}`]: 'true',
   };
 }

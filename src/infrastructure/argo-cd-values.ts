@@ -111,7 +111,8 @@ const RESTRICTED_CONTAINER = restrictedContainer(999);
  * - 300 s (1.3.3, 8): `controller.sync.timeout.seconds` ends any sync operation (and its
  *   wait for the health of each wave) after WAITS_SECONDS.controllerSync.
  * - the app of apps waits on its children's health, and a starting Prometheus or
- *   Alertmanager is not Degraded (argo-cd-health.ts).
+ *   Alertmanager, a Certificate not issued yet and a Gateway waiting for its certificate's
+ *   Secret are not Degraded (argo-cd-health.ts).
  * - 1.6: the applications' deployments announced in the team chat (notificationValues).
  */
 export function argoCdValues(): Record<string, unknown> {

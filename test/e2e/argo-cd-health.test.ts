@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { OPERATOR_SYNC_ANNOTATION } from '../../src/contract/choices';
-import { CERTIFICATE_ISSUANCE_GRACE_SECONDS, CERTIFICATE_KIND, MONITORING_STARTUP_GRACE_SECONDS, MONITORING_WORKLOAD_KINDS, healthCustomizations } from '../../src/infrastructure/argo-cd-health';
+import { CERTIFICATE_ISSUANCE_GRACE_SECONDS, CERTIFICATE_KIND, GATEWAY_KIND, MONITORING_STARTUP_GRACE_SECONDS, MONITORING_WORKLOAD_KINDS, healthCustomizations } from '../../src/infrastructure/argo-cd-health';
 import { argoCdValues } from '../../src/infrastructure/argo-cd-values';
 import { locateToolchain } from '../../toolchain';
 import { ROOT, temporaryDirectory } from '../support';
@@ -162,6 +162,69 @@ describe('a cert-manager Certificate on Argo CD', () => {
   it('needs the standard libraries: without them Argo CD cannot read the time', () => {
     const withoutLibraries = writeConfigMap(Object.fromEntries(Object.entries(healthCustomizations()).filter(([name]) => name !== `resource.customizations.useOpenLibs.${CERTIFICATE_KIND}`)));
     expect(health(certificate(notFound(secondsAgo(3))), withoutLibraries).error).toContain("with key 'match'");
+  });
+});
+
+describe('a Gateway on Argo CD', () => {
+  // The status Envoy Gateway v1.9.1 writes (internal/gatewayapi/validate.go, status/).
+  const condition = (type: string, status: string, reason: string, message: string, lastTransitionTime = secondsAgo(2)) => ({ type, status, reason, message, lastTransitionTime });
+  const programmed = condition('Programmed', 'True', 'Programmed', 'Sending translated listener configuration to the data plane');
+  const gateway = (...https: Record<string, unknown>[]) => ({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: { name: 'webapp', namespace: 'webapp' },
+    status: {
+      conditions: [condition('Accepted', 'True', 'Accepted', 'The Gateway has been scheduled by Envoy Gateway'), condition('Programmed', 'True', 'Programmed', 'Address assigned to the Gateway, 1/1 envoy replicas available')],
+      listeners: [
+        { name: 'http', conditions: [condition('Accepted', 'True', 'Accepted', 'Listener has been successfully translated'), condition('ResolvedRefs', 'True', 'ResolvedRefs', 'Listener references have been resolved'), programmed] },
+        { name: 'https', conditions: https },
+      ],
+    },
+  });
+  const accepted = condition('Accepted', 'True', 'Accepted', 'Listener has been successfully translated');
+  const invalid = condition('Programmed', 'False', 'Invalid', 'Listener is invalid, see other Conditions for details.');
+  const missing = (lastTransitionTime?: string) => condition('ResolvedRefs', 'False', 'InvalidCertificateRef', 'certificate refs 0: Secret webapp/webapp-tls does not exist.', lastTransitionTime);
+
+  it('is Degraded by Argo CD\'s built-in check while its certificate is being issued, which the platform\'s replaces', () => {
+    expect(health(gateway(accepted, missing(), invalid), writeConfigMap({})).status).toBe('Degraded');
+  });
+
+  it('is Progressing while a listener\'s certificate Secret does not exist yet, within the grace, and says when it turns Degraded', () => {
+    const since = secondsAgo(3);
+    expect(health(gateway(accepted, missing(since), invalid))).toEqual({
+      status: 'Progressing',
+      message: `Listener https: certificate not issued yet, since ${since} (Degraded ${CERTIFICATE_ISSUANCE_GRACE_SECONDS} s after): certificate refs 0: Secret webapp/webapp-tls does not exist.`,
+    });
+  });
+
+  it('is Degraded when the Secret is still missing after the grace, or without a readable time', () => {
+    expect(health(gateway(accepted, missing(secondsAgo(CERTIFICATE_ISSUANCE_GRACE_SECONDS + 5)), invalid))).toEqual({
+      status: 'Degraded',
+      message: 'Listener: certificate refs 0: Secret webapp/webapp-tls does not exist.',
+    });
+    expect(health(gateway(accepted, { ...missing(), lastTransitionTime: undefined }, invalid)).status).toBe('Degraded');
+  });
+
+  it('is Degraded at once for a reference no issuance mends, as Argo CD\'s built-in check', () => {
+    const refused = condition('ResolvedRefs', 'False', 'RefNotPermitted', 'certificate refs 0: Certificate ref to secret cert-manager/webapp-tls not permitted by any ReferenceGrant.');
+    expect(health(gateway(accepted, refused, invalid))).toEqual({ status: 'Degraded', message: `Listener: ${refused.message}` });
+    const notCertificate = condition('ResolvedRefs', 'False', 'InvalidCertificateRef', 'certificate refs 0: Secret webapp/webapp-tls must contain tls.crt and tls.key.');
+    expect(health(gateway(accepted, notCertificate, invalid)).status).toBe('Degraded');
+    const gatewayRefused = { ...gateway(accepted, programmed), status: { conditions: [condition('Accepted', 'False', 'InvalidParameters', 'EnvoyProxy webapp/webapp not found')] } };
+    expect(health(gatewayRefused)).toEqual({ status: 'Degraded', message: 'EnvoyProxy webapp/webapp not found' });
+  });
+
+  it('keeps the built-in verdicts otherwise: programming Progressing, all resolved Healthy, no status yet Progressing', () => {
+    expect(health(gateway(accepted, condition('ResolvedRefs', 'True', 'ResolvedRefs', 'Listener references have been resolved'), programmed))).toEqual({ status: 'Healthy', message: 'Gateway is healthy' });
+    const pending = { ...gateway(accepted, programmed), status: { conditions: [condition('Programmed', 'False', 'NoResources', 'Deployment replicas unavailable')], listeners: [] } };
+    expect(health(pending)).toEqual({ status: 'Progressing', message: 'Deployment replicas unavailable' });
+    expect(health(gateway(accepted, condition('Programmed', 'Unknown', 'Pending', 'Waiting for controller')))).toEqual({ status: 'Progressing', message: 'Listener: Waiting for controller' });
+    expect(health({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'webapp', namespace: 'webapp' } })).toEqual({ status: 'Progressing', message: 'Waiting for Gateway status' });
+  });
+
+  it('needs the standard libraries: without them Argo CD cannot read the time', () => {
+    const withoutLibraries = writeConfigMap(Object.fromEntries(Object.entries(healthCustomizations()).filter(([name]) => name !== `resource.customizations.useOpenLibs.${GATEWAY_KIND}`)));
+    expect(health(gateway(accepted, missing(), invalid), withoutLibraries).error).toContain("with key 'find'");
   });
 });
 
