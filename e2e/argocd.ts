@@ -1,12 +1,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
-import { argoCdValues } from '../src/infrastructure/argo-cd-values';
+import { argoCdValues, REPO_SERVER_CHART_VOLUMES } from '../src/infrastructure/argo-cd-values';
 import { freePort, listening } from './loopback';
 import { E2eError } from '../src/base/errors';
 import type { KubeClient, KubeObject } from './kube-client';
 import { type Supervisor, waitFor } from './processes';
 import { isOciRepository } from './stand-in-charts';
+import { type ContainerPlay, type ContainerSpec, containerPlay, containerScript, type VolumeSource } from './sidecar';
 import type { Toolchain } from '../toolchain';
 
 /**
@@ -104,45 +105,54 @@ export function pluginManifests(): Map<string, Record<string, unknown>> {
   );
 }
 
-/** A container of the repo-server's rendered values (`repoServer.extraContainers`) and the pod's volumes. */
-interface Sidecar {
-  readonly name: string;
-  readonly env?: readonly { name: string; value?: string; valueFrom?: unknown }[];
-  readonly volumeMounts?: readonly { name: string; mountPath: string; subPath?: string }[];
+/** What the harness has on disk for the repository server's pod: its Secrets' and ConfigMaps' copies, its sockets folder, Argo CD's binaries. */
+export interface RepoServerDisk {
+  /** Each Secret the pod mounts, by name: the folder of its keys as files (what the kubelet mounts). */
+  readonly secrets: ReadonlyMap<string, { readonly folder: string; readonly keys: readonly string[] }>;
+  /** Each ConfigMap the pod mounts, by name: the folder of its keys as files. */
+  readonly configMaps: ReadonlyMap<string, { readonly folder: string; readonly keys: readonly string[] }>;
+  /** The chart's `plugins` emptyDir, shared with the repository server: where the plugins' sockets are. */
+  readonly sockets: string;
+  /** The chart's `var-files` emptyDir, where its init container copies Argo CD's binary as `argocd-cmp-server`. */
+  readonly varFiles: string;
 }
 
 /**
- * The environment a plugin's sidecar gets, as the argo-cd chart renders it from the platform's
- * values, with each path inside a mounted Secret turned into the same file of the run's copy
- * of that Secret: `secrets` maps a volume's Secret name to the folder holding its keys as
- * files (what the kubelet would mount). A variable that names a file inside a Secret mount
- * that the Secret does not hold, or a Secret volume the harness has no copy of, is an error:
- * on a cluster that sidecar would read nothing.
+ * How the harness plays a plugin's sidecar of the repository server (e2e/sidecar.ts), as the
+ * argo-cd chart renders it from the platform's values: its command, environment, user,
+ * read-only root and mounts, each volume of the pod standing on `disk`, and the sops image's
+ * own `sops` (upstream's alpine image copies it to /usr/local/bin/sops) the toolchain's build
+ * of the same version (`sops`). A Secret the pod mounts that the bootstrap does not create,
+ * or a key it names that its Secret lacks, is an error: on a cluster the sidecar would read
+ * nothing.
  */
-export function sidecarEnvironment(name: string, secrets: ReadonlyMap<string, { folder: string; keys: readonly string[] }>): Record<string, string> {
-  const values = argoCdValues() as { repoServer: { extraContainers?: Sidecar[]; volumes?: { name: string; secret?: { secretName: string } }[] } };
+export function sidecarPlay(name: string, disk: RepoServerDisk, sops: string, exists: (folder: string) => boolean): ContainerPlay {
+  const values = argoCdValues() as {
+    repoServer: { extraContainers?: ContainerSpec[]; volumes?: { name: string; secret?: { secretName: string }; configMap?: { name: string }; emptyDir?: object }[] };
+  };
   const sidecar = values.repoServer.extraContainers?.find((container) => container.name === name);
   if (sidecar === undefined) throw new E2eError(`the argo-cd values render no repo-server sidecar named ${name} for the plugin ${name}`);
-  const secretMounts = (sidecar.volumeMounts ?? []).flatMap((mount) => {
-    const secretName = values.repoServer.volumes?.find((volume) => volume.name === mount.name)?.secret?.secretName;
-    if (secretName === undefined || mount.subPath !== undefined) return [];
-    const copy = secrets.get(secretName);
-    if (copy === undefined) throw new E2eError(`sidecar ${name} mounts Secret ${secretName} at ${mount.mountPath}, which the bootstrap does not create`);
-    return [{ mountPath: mount.mountPath, secretName, ...copy }];
-  });
-  const env: Record<string, string> = {};
-  for (const variable of sidecar.env ?? []) {
-    if (variable.value === undefined) throw new E2eError(`sidecar ${name}: env ${variable.name} is not a plain value, which the harness does not resolve`);
-    const mount = secretMounts.find((m) => variable.value!.startsWith(`${m.mountPath}/`));
-    if (mount === undefined) {
-      env[variable.name] = variable.value;
-      continue;
+  const volumes = new Map<string, VolumeSource>([
+    [REPO_SERVER_CHART_VOLUMES.varFiles, { kind: 'folder', path: disk.varFiles, describe: 'the chart\'s var-files volume' }],
+    [REPO_SERVER_CHART_VOLUMES.plugins, { kind: 'folder', path: disk.sockets, describe: 'the chart\'s plugins volume' }],
+  ]);
+  for (const volume of values.repoServer.volumes ?? []) {
+    if (volume.emptyDir !== undefined) volumes.set(volume.name, { kind: 'emptyDir' });
+    const secretName = volume.secret?.secretName;
+    if (secretName !== undefined) {
+      const copy = disk.secrets.get(secretName);
+      if (copy === undefined && (sidecar.volumeMounts ?? []).some((mount) => mount.name === volume.name)) {
+        throw new E2eError(`sidecar ${name} mounts Secret ${secretName}, which the bootstrap does not create`);
+      }
+      if (copy !== undefined) volumes.set(volume.name, { kind: 'folder', path: copy.folder, keys: copy.keys, describe: `Secret ${secretName}` });
     }
-    const key = variable.value.slice(mount.mountPath.length + 1);
-    if (!mount.keys.includes(key)) throw new E2eError(`sidecar ${name}: ${variable.name}=${variable.value} names key ${key} of Secret ${mount.secretName}, which holds ${mount.keys.join(', ') || 'no key'}`);
-    env[variable.name] = path.join(mount.folder, key);
+    const configMap = volume.configMap?.name;
+    if (configMap !== undefined) {
+      const copy = disk.configMaps.get(configMap);
+      if (copy !== undefined) volumes.set(volume.name, { kind: 'folder', path: copy.folder, keys: copy.keys, describe: `ConfigMap ${configMap}` });
+    }
   }
-  return env;
+  return containerPlay(sidecar, volumes, new Map([['/usr/local/bin/sops', sops]]), exists);
 }
 
 /**
@@ -210,42 +220,51 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
   for (const folder of [sshData, tlsData, home, ageDir]) fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
   fs.writeFileSync(path.join(sshData, 'ssh_known_hosts'), options.knownHosts);
   for (const [host, caFile] of options.tlsCertificates) fs.copyFileSync(caFile, path.join(tlsData, host));
-  // The Secrets the plugins' sidecars mount, as the kubelet would mount them: each key a file,
-  // read from the cluster, where the bootstrap created them.
-  const mountedSecrets = new Map<string, { folder: string; keys: string[] }>();
-  for (const volume of (argoCdValues() as { repoServer: { volumes?: { secret?: { secretName: string } }[] } }).repoServer.volumes ?? []) {
+  // The Secrets the plugins' sidecars mount, as the kubelet would mount them: each key a file
+  // of the volume's mode (0644 by default), read from the cluster, where the bootstrap created them.
+  const repoServerVolumes = (argoCdValues() as { repoServer: { volumes?: { secret?: { secretName: string; defaultMode?: number } }[] } }).repoServer.volumes ?? [];
+  const secrets = new Map<string, { folder: string; keys: string[] }>();
+  for (const volume of repoServerVolumes) {
     const secretName = volume.secret?.secretName;
     if (secretName === undefined) continue;
     const secret = await options.client.get('v1', 'Secret', secretName, options.namespace);
     if (secret === undefined) continue;
     const folder = path.join(ageDir, secretName);
-    fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
+    fs.mkdirSync(folder, { recursive: true });
+    fs.chmodSync(folder, 0o755);
     const data: Record<string, string> = (secret as { data?: Record<string, string> }).data ?? {};
-    for (const [key, value] of Object.entries(data)) fs.writeFileSync(path.join(folder, key), Buffer.from(value, 'base64'), { mode: 0o600 });
-    mountedSecrets.set(secretName, { folder, keys: Object.keys(data).sort() });
+    for (const [key, value] of Object.entries(data)) fs.writeFileSync(path.join(folder, key), Buffer.from(value, 'base64'), { mode: volume.secret?.defaultMode ?? 0o644 });
+    secrets.set(secretName, { folder, keys: Object.keys(data).sort() });
   }
-
-  // Each plugin runs as Argo CD's plugin server with its own configuration, as the
-  // repository server's sidecars do, and alone gets the age key; the repository server
-  // finds them by their sockets.
+  // argocd-cmp-cm as the chart writes it from `configs.cmp.plugins`: one key per plugin.
+  const cmpConfigMap = path.join(dir, 'argocd-cmp-cm');
+  fs.mkdirSync(cmpConfigMap, { recursive: true, mode: 0o755 });
+  for (const [name, manifest] of pluginManifests()) fs.writeFileSync(path.join(cmpConfigMap, `${name}.yaml`), stringify(manifest), { mode: 0o644 });
+  // The chart's two emptyDirs: the plugins' sockets (0777, as the kubelet makes an emptyDir)
+  // and Argo CD's binary, which its init container copies as argocd-cmp-server.
   const sockets = path.join(dir, 'plugins');
-  fs.mkdirSync(sockets, { recursive: true, mode: 0o700 });
-  for (const [name, manifest] of pluginManifests()) {
-    const config = path.join(dir, 'cmp', name);
-    fs.mkdirSync(config, { recursive: true });
-    fs.writeFileSync(path.join(config, 'plugin.yaml'), stringify(manifest));
-    supervisor.start({
-      name: `argocd-cmp-server-${name}`,
-      command: toolchain.bin('argocd', 'argocd-cmp-server'),
-      args: [`--config-dir-path=${config}`, '--loglevel=info'],
-      env: {
-        ARGOCD_PLUGINSOCKFILEPATH: sockets,
-        HOME: home,
-        PATH: [path.dirname(toolchain.bin('sops', 'sops')), '/usr/bin', '/bin'].join(':'),
-        // The sidecar's own environment (SOPS_AGE_KEY_FILE: the key file of the mounted Secret).
-        ...sidecarEnvironment(name, mountedSecrets),
-      },
-    });
+  fs.mkdirSync(sockets, { recursive: true });
+  fs.chmodSync(sockets, 0o777);
+  const varFiles = path.join(dir, 'var-files');
+  fs.mkdirSync(varFiles, { recursive: true, mode: 0o755 });
+  const cmpServer = path.join(varFiles, 'argocd-cmp-server');
+  const argocdBinary = fs.realpathSync(toolchain.bin('argocd', 'argocd'));
+  try {
+    fs.linkSync(argocdBinary, cmpServer);
+  } catch {
+    fs.copyFileSync(argocdBinary, cmpServer);
+  }
+  fs.chmodSync(cmpServer, 0o755);
+  const disk = { secrets, configMaps: new Map([['argocd-cmp-cm', { folder: cmpConfigMap, keys: [...pluginManifests().keys()].map((name) => `${name}.yaml`).sort() }]]), sockets, varFiles };
+  const isFolder = (folder: string) => fs.existsSync(folder) && fs.statSync(folder).isDirectory();
+
+  // Each plugin runs as its rendered sidecar of the repository server: Argo CD's plugin
+  // server, with the sidecar's environment, user, read-only root and mounts
+  // (e2e/sidecar.ts), the age key mounted from its Secret; the repository server finds it
+  // by its socket.
+  for (const name of pluginManifests().keys()) {
+    const play = sidecarPlay(name, disk, fs.realpathSync(toolchain.bin('sops', 'sops')), isFolder);
+    supervisor.start({ name: `argocd-cmp-server-${name}`, command: 'unshare', args: ['--mount', '--propagation', 'private', '--', 'sh', '-c', containerScript(play)] });
     await waitFor(`the ${name} plugin's socket`, 30_000, () => (fs.existsSync(path.join(sockets, `${name}.sock`)) ? true : undefined), alive);
   }
 

@@ -6,7 +6,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { IMAGES } from '../src/contract/images';
-import { argoCdConfigObjects, sidecarEnvironment } from '../e2e/argocd';
+import { argoCdConfigObjects, sidecarPlay } from '../e2e/argocd';
+import { containerScript } from '../e2e/sidecar';
 import { SOPS_AGE, SOPS_PLUGIN } from '../src/contract/choices';
 import { applicationState, converged } from '../src/cluster/argo-cd';
 import { awaitsRefresh, FAIL_FAST_SECONDS, latestWarnings, ProgressingRefresher, REFRESH_AFTER_SECONDS, LastFailures, ProblemClock, unmendable, withWarnings } from '../e2e/convergence';
@@ -589,18 +590,62 @@ describe('the toolchain build\'s lanes (toolchain/build.sh, TOOLCHAIN_LANES)', (
   });
 });
 
-describe('the sops plugin\'s environment, as its rendered sidecar gets it (e2e/argocd.ts)', () => {
-  it('reads the age key from the run\'s copy of the Secret the sidecar mounts, at the file its variable names', () => {
-    const env = sidecarEnvironment(SOPS_PLUGIN.name, new Map([[SOPS_AGE.secretName, { folder: '/run/age/sops-age', keys: [SOPS_AGE.secretKey] }]]));
-    expect(env).toEqual({ [SOPS_AGE.keyFileVariable]: `/run/age/sops-age/${SOPS_AGE.secretKey}` });
+describe('the sops plugin played as its rendered sidecar (e2e/argocd.ts, e2e/sidecar.ts)', () => {
+  // This machine's folders: the sidecar's own (/home/argocd/..., /var/run/argocd) are not here.
+  const folders = new Set(['/', '/home', '/tmp', '/var', '/var/run', '/usr', '/usr/local', '/usr/local/bin']);
+  const exists = (folder: string) => folders.has(folder);
+  const disk = (keys: string[] = [SOPS_AGE.secretKey], secrets = true) => ({
+    secrets: new Map(secrets ? [[SOPS_AGE.secretName, { folder: '/run/e2e/age/sops-age', keys }]] : []),
+    configMaps: new Map([['argocd-cmp-cm', { folder: '/run/e2e/argocd-cmp-cm', keys: [`${SOPS_PLUGIN.name}.yaml`] }]]),
+    sockets: '/run/e2e/plugins',
+    varFiles: '/run/e2e/var-files',
   });
 
-  it('refuses a variable naming a key the mounted Secret does not hold, and a Secret the bootstrap does not create', () => {
-    expect(() => sidecarEnvironment(SOPS_PLUGIN.name, new Map([[SOPS_AGE.secretName, { folder: '/run/x', keys: ['age.agekey'] }]]))).toThrow(
-      `sidecar ${SOPS_PLUGIN.name}: ${SOPS_AGE.keyFileVariable}=${SOPS_AGE.mountPath}/${SOPS_AGE.secretKey} names key ${SOPS_AGE.secretKey} of Secret ${SOPS_AGE.secretName}, which holds age.agekey`,
+  it('runs the sidecar\'s command as its user, read-only, with only its environment and its mounts', () => {
+    const play = sidecarPlay(SOPS_PLUGIN.name, disk(), '/run/e2e/sops', exists);
+    expect(play.command).toEqual(['/var/run/argocd/argocd-cmp-server']);
+    expect(play).toMatchObject({ user: 999, group: 0, readOnlyRoot: true, noNewPrivileges: true, dropAllCapabilities: true });
+    expect(play.env).toEqual({ PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', HOME: '/', [SOPS_AGE.keyFileVariable]: `${SOPS_AGE.mountPath}/${SOPS_AGE.secretKey}` });
+    expect(play.mounts).toEqual([
+      // The image's own folders, which this machine does not have, stand on a tmpfs each.
+      { kind: 'shadow', target: '/home' },
+      { kind: 'shadow', target: '/usr/local/bin' },
+      { kind: 'shadow', target: '/var/run' },
+      { kind: 'bind', source: '/run/e2e/var-files', target: '/var/run/argocd', file: false, readOnly: false },
+      { kind: 'bind', source: '/run/e2e/plugins', target: '/home/argocd/cmp-server/plugins', file: false, readOnly: false },
+      { kind: 'bind', source: `/run/e2e/argocd-cmp-cm/${SOPS_PLUGIN.name}.yaml`, target: '/home/argocd/cmp-server/config/plugin.yaml', file: true, readOnly: false },
+      { kind: 'bind', source: '/run/e2e/age/sops-age', target: SOPS_AGE.mountPath, file: false, readOnly: true },
+      { kind: 'bind', source: '/run/e2e/sops', target: '/usr/local/bin/sops', file: true, readOnly: true },
+      { kind: 'emptyDir', target: '/tmp' },
+    ]);
+  });
+
+  it('writes a script that mounts, makes the root read-only, then drops to the user with nothing else', () => {
+    const script = containerScript(sidecarPlay(SOPS_PLUGIN.name, disk(), "/run/e2e/it's/sops", exists)).trimEnd().split('\n');
+    expect(script[0]).toBe('set -eu');
+    expect(script).toContain("mount --bind '/run/e2e/it'\\''s/sops' '/usr/local/bin/sops'");
+    expect(script).toContain(`mount -o remount,bind,ro '${SOPS_AGE.mountPath}'`);
+    expect(script.at(-2)).toBe('mount -o remount,bind,ro /');
+    expect(script.at(-1)).toBe(
+      `exec setpriv --reuid=999 --regid=0 --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs env -i 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' 'HOME=/' '${SOPS_AGE.keyFileVariable}=${SOPS_AGE.mountPath}/${SOPS_AGE.secretKey}' '/var/run/argocd/argocd-cmp-server'`,
     );
-    expect(() => sidecarEnvironment(SOPS_PLUGIN.name, new Map())).toThrow(`sidecar ${SOPS_PLUGIN.name} mounts Secret ${SOPS_AGE.secretName} at ${SOPS_AGE.mountPath}, which the bootstrap does not create`);
-    expect(() => sidecarEnvironment('no-such-plugin', new Map())).toThrow(/render no repo-server sidecar named no-such-plugin/);
+    // Every bind before the emptyDir over /tmp, where the run keeps the sources.
+    expect(script.findIndex((line) => line.startsWith('mount -t tmpfs -o mode=1777'))).toBeGreaterThan(script.findLastIndex((line) => line.startsWith('mount --bind')));
+  });
+
+  it('refuses a variable naming a key the mounted Secret does not hold, a Secret the bootstrap does not create, and a plugin without a sidecar', () => {
+    expect(() => sidecarPlay(SOPS_PLUGIN.name, disk(['age.agekey']), '/s', exists)).toThrow(
+      `container ${SOPS_PLUGIN.name}: ${SOPS_AGE.keyFileVariable}=${SOPS_AGE.mountPath}/${SOPS_AGE.secretKey} names key ${SOPS_AGE.secretKey} of Secret ${SOPS_AGE.secretName}, which holds age.agekey`,
+    );
+    expect(() => sidecarPlay(SOPS_PLUGIN.name, disk([], false), '/s', exists)).toThrow(`sidecar ${SOPS_PLUGIN.name} mounts Secret ${SOPS_AGE.secretName}, which the bootstrap does not create`);
+    expect(() => sidecarPlay('no-such-plugin', disk(), '/s', exists)).toThrow(/render no repo-server sidecar named no-such-plugin/);
+  });
+
+  it('refuses a mount it would have to stand in for under / itself, and a source the stand-in folders would hide', () => {
+    expect(() => sidecarPlay(SOPS_PLUGIN.name, disk(), '/s', (folder) => folder === '/' || folder === '/tmp')).toThrow(/needs a folder this machine does not have directly under \//);
+    expect(() => sidecarPlay(SOPS_PLUGIN.name, { ...disk(), sockets: '/home/e2e/plugins' }, '/s', exists)).toThrow(
+      'container sops: the source of its mount at /home/argocd/cmp-server/plugins, /home/e2e/plugins, lies under /home, which the harness hides to stand in for the image\'s own folder',
+    );
   });
 });
 

@@ -6,11 +6,17 @@ import { IMAGES } from '../contract/images';
 import { healthCustomizations } from './argo-cd-health';
 
 /** Where the argo-cd chart mounts a sidecar plugin's files (Argo CD docs, "Config Management Plugins"). */
+/**
+ * The repository server's own volumes that a plugin's sidecar mounts, as the argo-cd chart
+ * names them (templates/argocd-repo-server/deployment.yaml: both emptyDirs).
+ */
+export const REPO_SERVER_CHART_VOLUMES = { varFiles: 'var-files', plugins: 'plugins' } as const;
+
 const CMP = {
   /** Argo CD's own binaries, shared with sidecars: the plugin server is `argocd-cmp-server` there. */
-  varFiles: { volume: 'var-files', mountPath: '/var/run/argocd' },
+  varFiles: { volume: REPO_SERVER_CHART_VOLUMES.varFiles, mountPath: '/var/run/argocd' },
   /** The sockets the repository server finds plugins by. */
-  plugins: { volume: 'plugins', mountPath: '/home/argocd/cmp-server/plugins' },
+  plugins: { volume: REPO_SERVER_CHART_VOLUMES.plugins, mountPath: '/home/argocd/cmp-server/plugins' },
   /** The plugin's configuration, from the chart's argocd-cmp-cm ConfigMap. */
   config: { volume: 'argocd-cmp-cm', mountPath: '/home/argocd/cmp-server/config/plugin.yaml' },
   tmp: { volume: 'cmp-tmp', mountPath: '/tmp' },
