@@ -3,6 +3,9 @@ import * as path from 'node:path';
 import { parser } from '@prometheus-io/lezer-promql';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { synthesize } from '../src/synth';
+import { LABELS } from '../src/contract/contract';
+import { FLAGGER } from '../src/contract/upstream';
+import { flaggerValues } from '../src/infrastructure/helm-values';
 import { validateAgainstSchema } from '../src/validation/schemas';
 import { commitCopy, dataCopy } from './project-copy';
 import {
@@ -190,6 +193,17 @@ describe('canary in production (2.3)', () => {
         { name: 'request-duration', templateRef: { name: 'request-duration', namespace: 'webapp' }, thresholdRange: { max: 500 }, interval: '30s' },
       ]),
     );
+  });
+
+  // Flagger initializes a Canary only when its target's selector holds one of the labels it
+  // builds selectors from, and labels the primary's pods `<the first it holds>: <value>-primary`:
+  // the disruption budget, the PodMonitor and the network policies select them by `app`. The
+  // e2e shows the real Flagger refusing a target that holds none (test/e2e/broken-controllers.test.ts).
+  it('selects the target\'s pods by `app`, the first label Flagger builds its selectors from, left at Flagger\'s default', () => {
+    const deployment = findObject(objects, 'Deployment', canary.spec.targetRef.name);
+    const held = FLAGGER.selectorLabels.filter((label) => Object.hasOwn(deployment.spec.selector.matchLabels, label));
+    expect(held[0]).toBe(LABELS.app);
+    expect(flaggerValues()).not.toHaveProperty('selectorLabels');
   });
 
   // Flagger v1.44.0 docs/gitbook/tutorials/gatewayapi-progressive-delivery.md: with the

@@ -258,6 +258,15 @@ export const FLAGGER = {
   podLabels: { 'app.kubernetes.io/name': 'flagger' },
   loadTesterPodLabels: { app: 'loadtester' },
   loadTesterPort: 8080,
+  /**
+   * The pod labels Flagger builds a canary's selectors from, in its order (cmd/flagger/main.go
+   * `-selector-labels`, which the chart passes only when its `selectorLabels` value is set:
+   * charts/flagger/templates/deployment.yaml). A target Deployment's `spec.selector.matchLabels`
+   * must hold one, or Flagger does not initialize the Canary ("spec.selector.matchLabels must
+   * contain one of [...]", pkg/canary/deployment_controller.go `getSelectorLabel`); the first
+   * it holds is the label whose value Flagger suffixes with `-primary` on the primary's pods.
+   */
+  selectorLabels: ['app', 'name', 'app.kubernetes.io/name'],
 } as const;
 
 /**
