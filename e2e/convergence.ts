@@ -1,5 +1,5 @@
 import { compareText } from '../src/base/text-order';
-import { type ApplicationState, applicationState, converged, failedResults, formatApplicationTable, waveOf } from '../src/cluster/argo-cd';
+import { type ApplicationState, applicationState, converged, failedResults, formatApplicationTable, healthCauses, waveOf } from '../src/cluster/argo-cd';
 import { type KubeClient, type KubeObject, resourceId } from './kube-client';
 import { sleep } from './processes';
 
@@ -85,13 +85,15 @@ export function latestWarnings(events: readonly KubeObject[]): Map<string, strin
 
 /**
  * `state` with the newest Warning event (`warnings`, see latestWarnings) of each of its
- * Application's resources that is not Healthy, for a run that did not converge.
+ * Application's resources that is not Healthy or that its health names as a cause
+ * (healthCauses), for a run that did not converge.
  */
 export function withWarnings(state: ApplicationState, app: KubeObject | undefined, warnings: ReadonlyMap<string, string>): ApplicationState {
   if (converged(state)) return state;
-  const notes = ((app?.status?.resources ?? []) as { kind: string; name: string; namespace?: string; health?: { status?: string } }[])
+  const unhealthy = ((app?.status?.resources ?? []) as { kind: string; name: string; namespace?: string; health?: { status?: string } }[])
     .filter((resource) => resource.health !== undefined && resource.health.status !== 'Healthy')
-    .map((resource) => resourceId(resource.kind, resource.name, resource.namespace))
+    .map((resource) => resourceId(resource.kind, resource.name, resource.namespace));
+  const notes = [...new Set([...unhealthy, ...healthCauses(app)])]
     .filter((id) => warnings.has(id))
     .map((id) => `${id} warned ${warnings.get(id)!}`);
   return notes.length === 0 ? state : { ...state, message: [state.message, ...notes].filter((part) => part !== '').join('; ') };

@@ -9,7 +9,7 @@ import { IMAGES } from '../src/contract/images';
 import { argoCdConfigObjects, sidecarPlay } from '../e2e/argocd';
 import { containerScript } from '../e2e/sidecar';
 import { SOPS_AGE, SOPS_PLUGIN } from '../src/contract/choices';
-import { applicationState, converged } from '../src/cluster/argo-cd';
+import { applicationState, converged, healthCauses } from '../src/cluster/argo-cd';
 import { awaitsRefresh, FAIL_FAST_SECONDS, latestWarnings, ProgressingRefresher, REFRESH_AFTER_SECONDS, LastFailures, ProblemClock, unmendable, withWarnings } from '../e2e/convergence';
 import { parseSshUrl } from '../e2e/git-server';
 import { podReferences, StandInControllers } from '../e2e/stand-in-controllers';
@@ -324,6 +324,26 @@ describe('the newest warnings of a run that did not converge (e2e/convergence.ts
     expect(withWarnings(state, app, latestWarnings(events)).message).toBe(`Canary webapp/webapp Unknown: Initializing; Canary webapp/webapp warned Synced: ${selector}`);
     const healthy = { ...state, health: 'Healthy', message: '' };
     expect(withWarnings(healthy, app, latestWarnings(events))).toBe(healthy);
+  });
+
+  it('finds the resources by the causes Argo CD names in the Application\'s health, since it keeps their own health out of it', () => {
+    const unpersisted = { ...app, status: { resources: app.status.resources.map(({ health: _health, ...resource }) => resource), health: { status: 'Unknown', message: 'Caused by flagger.app/Canary:webapp/webapp' } } };
+    const state = { name: 'webapp', wave: 6, sync: 'Synced', health: 'Unknown', message: 'health Unknown: Caused by flagger.app/Canary:webapp/webapp' };
+    expect(withWarnings(state, unpersisted, latestWarnings(events)).message).toBe(`${state.message}; Canary webapp/webapp warned Synced: ${selector}`);
+  });
+});
+
+describe("the causes of an Application's health (src/cluster/argo-cd.ts)", () => {
+  const app = (message: string) => ({ apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name: 'x' }, status: { health: { status: 'Degraded', message } } });
+
+  it('reads the group, kind, namespace and name of each cause, core and cluster-scoped kinds included', () => {
+    expect(healthCauses(app('Caused by apps/Deployment:cert-manager/cert-manager, apiextensions.k8s.io/CustomResourceDefinition:certificaterequests.cert-manager.io, Service:webapp/webapp and 2 more'))).toEqual([
+      'Deployment cert-manager/cert-manager',
+      'CustomResourceDefinition certificaterequests.cert-manager.io',
+      'Service webapp/webapp',
+    ]);
+    expect(healthCauses(app('Deployment x failed'))).toEqual([]);
+    expect(healthCauses(undefined)).toEqual([]);
   });
 });
 

@@ -51,6 +51,26 @@ export function failedResults(operation: any): string[] {
     .map((r) => `${resourceId(r.kind, r.name, r.namespace)}: ${oneLine(String(r.message ?? r.hookPhase))}`);
 }
 
+/**
+ * The resources an Application's health names as its cause, as `resourceId`s: Argo CD keeps a
+ * resource's own health out of the Application (v3.6.1 `--persist-resource-health` defaults to
+ * false) and writes the worst ones into the Application's health message instead
+ * ("Caused by <group>/<Kind>:<namespace>/<name>, ...", controller/health.go
+ * `formatHealthCauses`).
+ */
+export function healthCauses(app: LiveObject | undefined): string[] {
+  const message = String(app?.['status']?.health?.message ?? '');
+  const causes = /^Caused by (.*)$/.exec(message)?.[1];
+  if (causes === undefined) return [];
+  return causes
+    .replace(/ and \d+ more$/, '')
+    .split(', ')
+    .flatMap((cause) => {
+      const found = /^(?:[^/:]+\/)?([^/:]+):(?:([^/]+)\/)?(.+)$/.exec(cause);
+      return found === null ? [] : [resourceId(found[1]!, found[3]!, found[2])];
+    });
+}
+
 /** The sync wave Argo CD orders the Application by. */
 export function waveOf(app: LiveObject | undefined, fallback = 0): number {
   return Number(app?.metadata.annotations?.[SYNC_WAVE_ANNOTATION] ?? fallback);
@@ -95,7 +115,8 @@ export function applicationState(app: LiveObject | undefined, name: string, wave
       if (namespace && pod.startsWith(`${namespace}/`)) parts.push(`Pod ${pod} not started, ${reason}`);
     }
   }
-  if (parts.length === 0 && !(sync === 'Synced' && health === 'Healthy') && status.health?.message) parts.push(oneLine(status.health.message));
+  // The health's causes, when no resource's own health says more (Argo CD keeps those out of the Application).
+  if (!(sync === 'Synced' && health === 'Healthy') && status.health?.message && (parts.length === 0 || health !== 'Healthy')) parts.push(`health ${health}: ${oneLine(status.health.message)}`);
   return { name, wave, sync, health, message: [...new Set(parts)].join('; '), ...(operatorSynced ? { operatorSynced } : {}) };
 }
 
