@@ -2,11 +2,12 @@ import { applicationChartId, chartFile } from '../../src/contract/layout';
 import { loadEnvironments } from '../../src/environments';
 import { afterEach, describe, expect, it } from 'vitest';
 import { brokenCopy, removeCopies, rendered, RUN_TIMEOUT_MS } from './cases';
-import { breakRendered, runE2eOn } from './e2e-copy';
+import { breakRendered, makeCanary, runE2eOn } from './e2e-copy';
+import { FLAGGER } from '../../src/contract/upstream';
 
 afterEach(removeCopies);
 
-describe('e2e: what the real controllers refuse (a hook, Envoy Gateway, prometheus-operator)', () => {
+describe('e2e: what the real controllers refuse (a hook, Envoy Gateway, prometheus-operator, Flagger)', () => {
   // Three breaks in one run (each costs the whole convergence of the application wave): the
   // first application's PreSync hook; the second application's Gateway and one of its
   // HTTPRoutes, which Envoy Gateway's real control plane must refuse; and the alert routing's on-call receiver, which
@@ -100,6 +101,52 @@ describe('e2e: what the real controllers refuse (a hook, Envoy Gateway, promethe
       const configs = Object.values(report.monitoring.alertmanagerConfigs);
       expect(configs).toHaveLength(1);
       expect(configs[0]).not.toContain(`${id}/`);
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  // Flagger's real controller (e2e/flagger.ts) initializes a Canary only when its target's
+  // selector holds one of the labels it builds selectors from; the stand-in that ran before
+  // called any Canary with a target Initialized. The first application is a canary whose
+  // Deployment selects its pods by a label Flagger does not know.
+  it(
+    'leaves the canary uninitialized whose target Deployment\'s selector holds none of the labels Flagger builds its selectors from, and says why',
+    () => {
+      const copy = brokenCopy();
+      const application = loadEnvironments().find((env) => env.name === 'local')!.applications[0]!.name;
+      makeCanary(copy, 'local', application);
+      let target = '';
+      let canary = '';
+      breakRendered(copy, chartFile('local', applicationChartId(application)), (objects) =>
+        objects.map((o) => {
+          if (o.kind !== 'Deployment') return o;
+          target = `${o.metadata.name}.${o.metadata.namespace}`;
+          canary = `Canary ${o.metadata.namespace}/${application}`;
+          o.spec.selector.matchLabels = { 'e2e.platform-gitops/workload': o.metadata.name };
+          o.spec.template.metadata.labels['e2e.platform-gitops/workload'] = o.metadata.name;
+          return o;
+        }), 'a canary target whose selector holds no label Flagger builds its selectors from');
+      expect(target).not.toBe('');
+      const { status, report, output } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--timeout', '420']);
+      expect(status).toBe(1);
+      expect(report.controllers.find((c) => c.release === 'flagger')?.runs).toBe('real');
+      // fluxcd/flagger v1.44.0 pkg/canary/deployment_controller.go getSelectorLabel (Go's %v of the list).
+      const refusal = `deployment ${target} spec.selector.matchLabels must contain one of [${FLAGGER.selectorLabels.join(' ')}]`;
+      const state = report.applications.find((a) => a.name === application);
+      expect(state?.health, JSON.stringify(report.applications, null, 2)).not.toBe('Healthy');
+      // The Canary stays Initializing, which Argo CD's built-in Canary check reads as Unknown
+      // (resource_customizations/flagger.app/Canary/health.lua), the cause of the Application's
+      // health; the run names Flagger's warning on it (pkg/controller/events.go
+      // recordEventWarningf: reason Synced).
+      expect(state?.health, output.slice(-4000)).toBe('Unknown');
+      expect(state?.message).toContain(`Caused by flagger.app/${canary.replace(' ', ':')}`);
+      // Flagger wraps it where it creates the primary ("getSelectorLabel failed: %w").
+      expect(state?.message).toMatch(new RegExp(`${canary} warned Synced: (getSelectorLabel failed: )?${refusal.replace(/[.[\]]/g, '\\$&')}`));
+      // Every other application converged beside it.
+      const applications = loadEnvironments().find((env) => env.name === 'local')!.applications.map((app) => app.name);
+      const others = report.applications.filter((a) => applications.includes(a.name) && a.name !== application);
+      expect(others.length).toBeGreaterThan(0);
+      expect(others.filter((a) => a.sync !== 'Synced' || a.health !== 'Healthy'), JSON.stringify(others, null, 2)).toEqual([]);
     },
     RUN_TIMEOUT_MS,
   );
