@@ -95,10 +95,12 @@ export class StandInControllers {
     /**
      * Charts whose real controller the harness runs instead of a stand-in, by chart name: each
      * is started once, when Argo CD has created the chart's controller Deployment and every
-     * CRD is served (Established), in the release's namespace; no stand-in status is written for what it owns. That Deployment's
-     * pods start only once the real controller runs, so Argo CD finds the release Healthy
-     * only then, as on a cluster where the pods' readiness is the controller's own (a
-     * webhook that is not yet registered would admit what it refuses).
+     * CRD is served (Established), in the release's namespace; no stand-in status is written
+     * for what it owns. That Deployment's pods start only once the real controller runs, so
+     * Argo CD finds the release Healthy only then, as on a cluster where the pods' readiness
+     * is the controller's own (a webhook that is not yet registered would admit what it
+     * refuses). A CRD that is never Established keeps every real controller waiting, and the
+     * report names their pods as not started.
      * @default none
      */
     private readonly real: Readonly<Record<string, (namespace: string) => Promise<void>>> = {},
