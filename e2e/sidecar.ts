@@ -91,7 +91,7 @@ export function containerPlay(
   if (shadows.includes('/')) throw new E2eError(`${where}: a mount at ${targets.find((t) => existingAncestor(t, exists) === '/')} needs a folder this machine does not have directly under /, which the harness cannot stand in for`);
   for (const mount of container.volumeMounts ?? []) {
     const volume = volumes.get(mount.name);
-    if (volume === undefined) throw new E2eError(`${where} mounts volume ${mount.name} at ${mount.mountPath}, which the pod does not have`);
+    if (volume === undefined) throw new E2eError(`${where} mounts volume ${mount.name} at ${mount.mountPath}, which the pod does not have or the harness does not play (it plays emptyDir, Secret and ConfigMap volumes and the folders it is given)`);
     if (volume.kind === 'emptyDir') {
       emptyDirs.push({ kind: 'emptyDir', target: mount.mountPath });
       continue;
