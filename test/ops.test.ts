@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fakeApiServerForTests } from './fake-api-server';
 import { parseDuration, parseMatcher } from '../src/cluster/alertmanager';
-import { automatedSyncEnabled, pauseRecord } from '../src/cluster/argo-cd';
+import { assessedAfterOperation, automatedSyncEnabled, pauseRecord } from '../src/cluster/argo-cd';
 import { UsageError } from '../src/base/errors';
 import { ALERTS, EMERGENCY_REPLICAS } from '../src/contract/contract';
 import type { LiveObject } from '../src/cluster/connection';
@@ -73,6 +73,22 @@ describe('the drift of one object, field by field', () => {
   it('reports a field git renders and the cluster lacks, and none for an identical object', () => {
     expect(fieldDifferences(rendered, { ...rendered, metadata: { name: 'webapp' } })).toEqual([{ path: 'metadata.labels', desired: '{"app":"webapp"}', live: '(absent)' }]);
     expect(fieldDifferences(rendered, structuredClone(rendered))).toEqual([]);
+  });
+});
+
+describe("an Application's health after a sync (a rollback's wait)", () => {
+  const app = (status: object): LiveObject => ({ apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name: 'billing' }, status });
+  const finished = { operationState: { phase: 'Succeeded', finishedAt: '2026-11-27T21:29:34Z' } };
+
+  it('counts only when Argo CD compared the Application after the operation ended, a later second', () => {
+    expect(assessedAfterOperation(app({ ...finished, reconciledAt: '2026-11-27T21:29:35Z' }))).toBe(true);
+    // The health shown then may be the one from before the sync changed the objects.
+    expect(assessedAfterOperation(app({ ...finished, reconciledAt: '2026-11-27T21:29:34Z' }))).toBe(false);
+    expect(assessedAfterOperation(app({ ...finished, reconciledAt: '2026-11-27T21:29:20Z' }))).toBe(false);
+    expect(assessedAfterOperation(app(finished))).toBe(false);
+    // A running operation has not ended; no operation at all has nothing to wait for.
+    expect(assessedAfterOperation(app({ operationState: { phase: 'Running' }, reconciledAt: '2026-11-27T21:29:35Z' }))).toBe(false);
+    expect(assessedAfterOperation(app({ reconciledAt: '2026-11-27T21:29:35Z' }))).toBe(true);
   });
 });
 
@@ -297,11 +313,12 @@ describe('ops rollback --level package: an infrastructure release back to a char
     if (kind !== 'Application' || body.operation === undefined) return;
     const version = app.spec.source.targetRevision;
     const history = app.status.history;
-    const operationState = { phase, message: phase === 'Failed' ? 'one or more objects failed to apply' : 'successfully synced', operation: app.operation, syncResult: { revision: version } };
+    // The operation ends, then Argo CD compares the Application again (a later reconciledAt).
+    const operationState = { phase, message: phase === 'Failed' ? 'one or more objects failed to apply' : 'successfully synced', operation: app.operation, syncResult: { revision: version }, finishedAt: '2026-02-01T00:00:00Z' };
     delete app.operation;
     if (phase === 'Failed') return void (app.status = { ...app.status, operationState });
     const entry = { id: history.at(-1).id + 1, revision: version, source: { ...app.spec.source }, deployedAt: '2026-02-01T00:00:00Z', initiatedBy: body.operation.initiatedBy };
-    app.status = { ...app.status, operationState, sync: { status: leftBehind.length > 0 ? 'OutOfSync' : 'Synced', revision: version }, history: [...history, entry], resources: leftBehind };
+    app.status = { ...app.status, operationState, reconciledAt: '2026-02-01T00:00:01Z', sync: { status: leftBehind.length > 0 ? 'OutOfSync' : 'Synced', revision: version }, history: [...history, entry], resources: leftBehind };
   };
   const serve = (versions: readonly string[]) => {
     api.objects = { Application: [application('root', automated), application('infrastructure', automated), releaseApplication(versions)] };
@@ -412,9 +429,9 @@ describe("ops rollback --level package --app: an application's published chart b
     if (kind !== 'Application' || Array.isArray(body) || body.operation === undefined) return;
     const revisions = live.spec.sources.map((source: any) => (source.chart === undefined ? commit : source.targetRevision));
     const entry = { id: live.status.history.at(-1).id + 1, revisions, sources: structuredClone(live.spec.sources), deployedAt: '2026-02-01T00:00:00Z', initiatedBy: body.operation.initiatedBy };
-    const operationState = { phase: 'Succeeded', message: 'successfully synced', operation: live.operation, syncResult: { revisions } };
+    const operationState = { phase: 'Succeeded', message: 'successfully synced', operation: live.operation, syncResult: { revisions }, finishedAt: '2026-02-01T00:00:00Z' };
     delete live.operation;
-    live.status = { ...live.status, operationState, sync: { status: 'Synced', revisions }, history: [...live.status.history, entry] };
+    live.status = { ...live.status, operationState, reconciledAt: '2026-02-01T00:00:01Z', sync: { status: 'Synced', revisions }, history: [...live.status.history, entry] };
   };
   const serve = (target: object) => {
     api.objects = { Application: [application('root', automated), application('infrastructure', automated), target] };

@@ -436,9 +436,24 @@ export function resourcesToPrune(app: LiveObject): string[] {
 }
 
 /**
+ * Whether an Application's health was assessed after its last operation ended: its
+ * `reconciledAt` is later than the operation's `finishedAt` (both whole seconds, so a
+ * comparison in the same second does not count). A sync without hooks or waves ends as soon
+ * as its objects are applied, and the health Argo CD shows until its next comparison is the
+ * one from before the objects changed (a Deployment still Healthy before its rollout).
+ */
+export function assessedAfterOperation(app: LiveObject): boolean {
+  const finishedAt = Date.parse(String(app['status']?.operationState?.finishedAt ?? ''));
+  if (!Number.isFinite(finishedAt)) return app['status']?.operationState === undefined;
+  const reconciledAt = Date.parse(String(app['status']?.reconciledAt ?? ''));
+  return Number.isFinite(reconciledAt) && reconciledAt > finishedAt;
+}
+
+/**
  * Wait until a Helm chart's Application is Healthy and compared at chart version `revision`
- * (chartRevision: its Helm source's revision): the objects of that version are in place and
- * have become healthy.
+ * (chartRevision: its Helm source's revision), as Argo CD assessed it after its last
+ * operation ended (assessedAfterOperation): the objects of that version are in place and have
+ * become healthy.
  */
 export async function waitForHealthy(cluster: ClusterConnection, namespace: string, name: string, revision: string, timeoutSeconds: number, progress: (line: string) => void): Promise<WaitResult> {
   return waitFor({
@@ -450,7 +465,11 @@ export async function waitForHealthy(cluster: ClusterConnection, namespace: stri
       const source = helmSource(app);
       const compared = source === undefined ? '' : chartRevision(app, source);
       const state = applicationState(app, name, waveOf(app));
-      return { done: state.health === 'Healthy' && compared === revision, state: `${state.health}, ${state.sync} at ${compared || '-'}${state.message ? `: ${state.message}` : ''}` };
+      const assessed = assessedAfterOperation(app);
+      return {
+        done: state.health === 'Healthy' && compared === revision && assessed,
+        state: `${state.health}${assessed ? '' : ' (not assessed since the sync ended)'}, ${state.sync} at ${compared || '-'}${state.message ? `: ${state.message}` : ''}`,
+      };
     },
   });
 }
