@@ -1,4 +1,5 @@
 import { compareText } from '../src/base/text-order';
+import { eventTime } from '../src/cluster/events';
 import { type ApplicationState, applicationState, converged, failedResults, formatApplicationTable, healthCauses, waveOf } from '../src/cluster/argo-cd';
 import { type KubeClient, type KubeObject, resourceId } from './kube-client';
 import { sleep } from './processes';
@@ -71,14 +72,13 @@ export class LastFailures {
  * initialize: pkg/controller/scheduler.go `recordEventWarningf`).
  */
 export function latestWarnings(events: readonly KubeObject[]): Map<string, string> {
-  const at = (event: KubeObject) => String(event['lastTimestamp'] ?? event['eventTime'] ?? event.metadata.creationTimestamp ?? '');
   const newest = new Map<string, KubeObject>();
   for (const event of events) {
     if (event['type'] !== 'Warning' || event['involvedObject']?.kind === undefined) continue;
     const { kind, name, namespace } = event['involvedObject'];
     const id = resourceId(kind, name, namespace);
     const seen = newest.get(id);
-    if (seen === undefined || compareText(at(seen), at(event)) <= 0) newest.set(id, event);
+    if (seen === undefined || compareText(eventTime(seen), eventTime(event)) <= 0) newest.set(id, event);
   }
   return new Map([...newest].map(([id, event]) => [id, `${String(event['reason'] ?? '')}: ${String(event['message'] ?? '').replace(/\s+/g, ' ').trim()}`]));
 }

@@ -3,6 +3,7 @@ import { compareText } from '../base/text-order';
 import { FLAGGER_LOAD_TESTER } from '../contract/choices';
 import { FLAGGER } from '../contract/upstream';
 import type { ClusterConnection, LiveObject } from './connection';
+import { eventTime } from './events';
 import { callService } from './service-call';
 import { forwardToReadyPod, labelSelector } from './workloads';
 
@@ -41,7 +42,7 @@ export async function describeCanary(cluster: ClusterConnection, namespace: stri
   const status = (canary.status ?? {}) as { phase?: string; canaryWeight?: number; failedChecks?: number; iterations?: number; conditions?: { type: string; message?: string }[] };
   const analysis = (canary.spec?.analysis ?? {}) as { interval?: string; threshold?: number; maxWeight?: number; stepWeight?: number; metrics?: { name: string; interval?: string; thresholdRange?: { min?: number; max?: number } }[] };
   const events = (await cluster.list('v1', 'Event', namespace, undefined, `involvedObject.kind=Canary,involvedObject.name=${name}`))
-    .map((event: LiveObject) => ({ at: String(event['lastTimestamp'] ?? event['eventTime'] ?? event.metadata['creationTimestamp'] ?? ''), text: `${String(event['type'] ?? '')} ${String(event['reason'] ?? '')}: ${String(event['message'] ?? '')}` }))
+    .map((event: LiveObject) => ({ at: eventTime(event), text: `${String(event['type'] ?? '')} ${String(event['reason'] ?? '')}: ${String(event['message'] ?? '')}` }))
     .sort((a, b) => compareText(a.at, b.at))
     .map((event) => `${event.at} ${event.text}`);
   return {
