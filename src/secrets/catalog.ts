@@ -40,10 +40,12 @@ export type ValueSource = 'generated' | 'default' | 'supplied';
  * - `docker-config`: a docker config JSON with `auths` (may span lines, as JSON);
  * - `webhook-url`: an `http(s)://` address, one line;
  * - `sql-password`: a SQL Server login's password (SQL Server's password policy), one line;
+ * - `kafka-password`: a Kafka user's SCRAM password, printable ASCII (Kafka's tools read a
+ *   client's properties file as ISO 8859-1: the smoke test's broker step writes one);
  * - `password`: any other password, one line;
  * - `login-name`: a login name, one line.
  */
-export type ValueFormat = 'docker-config' | 'webhook-url' | 'sql-password' | 'password' | 'login-name';
+export type ValueFormat = 'docker-config' | 'webhook-url' | 'sql-password' | 'kafka-password' | 'password' | 'login-name';
 
 /**
  * One value of an environment's secrets, held once and copied wherever it appears: the
@@ -145,7 +147,7 @@ export function secretValues(environment: Environment): readonly SecretValueSpec
       (app): SecretValueSpec => ({ id: keyId(databaseLoginSecret(app.name), 'password'), source: 'generated', format: 'sql-password', what: `password of the SQL login ${app.name}` }),
     ),
     ...brokerUsers(environment).map(
-      ({ name: user }): SecretValueSpec => ({ id: keyId(brokerUserSecret(user), 'password'), source: 'generated', format: 'password', what: `password of the broker user ${user}` }),
+      ({ name: user }): SecretValueSpec => ({ id: keyId(brokerUserSecret(user), 'password'), source: 'generated', format: 'kafka-password', what: `password of the broker user ${user}` }),
     ),
     ...environment.applications.flatMap((app): SecretValueSpec[] => [
       { id: keyId(smokeName(app.name), SMOKE_VARIABLES.username), source: 'default', format: 'login-name', what: `application login of ${app.name}'s smoke test`, default: DEFAULT_SMOKE_USER },

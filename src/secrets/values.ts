@@ -141,6 +141,13 @@ export function valueProblems(spec: SecretValueSpec, value: string, from: string
   if (spec.source === 'generated' && /[;'"{}=\s]/.test(value)) {
     problems.push(...problem('holds a character the connection string or SQL cannot carry unquoted (; \' " { } = or a space)'));
   }
+  if (spec.format === 'kafka-password') {
+    const other = /[^\u0020-\u007e]/u.exec(value);
+    if (other !== null) {
+      const at = [...value.slice(0, other.index)].length + 1;
+      problems.push(...problem(`holds ${JSON.stringify(other[0])} at character ${at}: a Kafka password must be printable ASCII (Kafka's tools read a client's properties file as ISO 8859-1, so the smoke test's broker step would send another password)`));
+    }
+  }
   if (spec.format === 'sql-password') {
     const { minLength, maxLength, kinds, rule } = SQL_SERVER_PASSWORD_POLICY;
     const length = [...value].length;

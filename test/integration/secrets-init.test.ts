@@ -555,6 +555,25 @@ describe('values people give are checked before anything is written', () => {
     }
   });
 
+  it("holds a broker user's password to printable ASCII, which Kafka's client properties carry", async () => {
+    const dir = repositoryCopy();
+    const keyFile = path.join(keys, 'kafka', 'local.key');
+    try {
+      const before = treeContents(dir);
+      const app = localApp().name;
+      const result = await runInProcess(SECRETS, ['init', 'local', '--root', dir, '--key-file', keyFile, '--set', `${brokerUserSecret(app)}.password=Pässword-1`]);
+      expect(result.status).toBe(1);
+      expect(result.stderr).toContain(
+        `  - --set: ${brokerUserSecret(app)}.password holds "ä" at character 2: a Kafka password must be printable ASCII (Kafka's tools read a client's properties file as ISO 8859-1, so the smoke test's broker step would send another password)\n`,
+      );
+      expect(treeContents(dir)).toEqual(before);
+      // A backslash is printable ASCII: the broker step escapes it.
+      expect(init({ root: dir, keyFile, assignments: [{ option: '--set', text: `${brokerUserSecret(app)}.password=back\\slash-1` }] }).missing).toEqual([]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
 });
 
 describe('every file init reads is bounded', () => {
