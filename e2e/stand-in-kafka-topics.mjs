@@ -13,6 +13,7 @@
 // StandardAuthorizer). Exit codes as TopicCommand: 0, or 1 with "Error while executing topic
 // command : <message>" on stdout and the exception in the log on stderr.
 import * as fs from 'node:fs';
+import { readProperties, scramLogin } from './stand-in-kafka-client.mjs';
 
 const fail = (exception, message) => {
   process.stdout.write(`Error while executing topic command : ${message}\n`);
@@ -44,42 +45,13 @@ const timeout = () => fail('org.apache.kafka.common.errors.TimeoutException', 'T
 // Inside the broker's container, only its own listener answers on loopback: 9092 (plain, SCRAM-SHA-512).
 if (options['--bootstrap-server'] !== 'localhost:9092') timeout();
 
-/** A Java properties file as Properties.load reads it: `key=value` (or `:`), `#` and `!` comments, `\` escapes. */
-function readProperties(text) {
-  const properties = {};
-  for (const raw of text.split(/\r?\n/)) {
-    const line = raw.replace(/^\s+/, '');
-    if (line === '' || line.startsWith('#') || line.startsWith('!')) continue;
-    const match = /^((?:[^=:\s\\]|\\.)+)\s*[=:\s]\s*(.*)$/.exec(line);
-    if (!match) continue;
-    const unescape = (value) =>
-      value.replace(/\\u([0-9a-fA-F]{4})|\\(.)/g, (_, hex, escaped) => (hex !== undefined ? String.fromCharCode(parseInt(hex, 16)) : { t: '\t', n: '\n', r: '\r', f: '\f' }[escaped] ?? escaped));
-    properties[unescape(match[1])] = unescape(match[2]);
-  }
-  return properties;
-}
-
-const properties = options['--command-config'] === undefined ? {} : readProperties(fs.readFileSync(options['--command-config'], 'utf8'));
-// A PLAINTEXT (or TLS) client on a SASL listener gets no answer it understands: its calls time out.
-if ((properties['security.protocol'] ?? 'PLAINTEXT') !== 'SASL_PLAINTEXT') timeout();
-const mechanism = properties['sasl.mechanism'] ?? 'GSSAPI';
-if (mechanism !== 'SCRAM-SHA-512') {
-  fail('org.apache.kafka.common.errors.UnsupportedSaslMechanismException', `Client SASL mechanism '${mechanism}' not enabled in the server, enabled mechanisms are [SCRAM-SHA-512]`);
-}
-// sasl.jaas.config: `<LoginModule> required key="value" ...;` with `\` escapes inside quotes.
-const jaas = properties['sasl.jaas.config'] ?? '';
-const module = /^\s*(\S+)\s+required\s+(.*);\s*$/.exec(jaas);
-if (!module || module[1] !== 'org.apache.kafka.common.security.scram.ScramLoginModule') {
-  fail('java.lang.IllegalArgumentException', `Login module not specified in JAAS config or not the SCRAM login module: ${module?.[1] ?? jaas}`);
-}
-const jaasOptions = {};
-for (const [, key, quoted, bare] of module[2].matchAll(/(\w+)=(?:"((?:[^"\\]|\\.)*)"|(\S+))/g)) jaasOptions[key] = quoted !== undefined ? quoted.replace(/\\(.)/g, '$1') : bare;
-
+const properties = options['--command-config'] === undefined ? {} : readProperties(options['--command-config']);
 const state = JSON.parse(fs.readFileSync(statePath, 'utf8'));
-const user = state.users[jaasOptions.username];
-if (user === undefined || user.password !== jaasOptions.password) {
-  fail('org.apache.kafka.common.errors.SaslAuthenticationException', 'Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512');
-}
+const login = scramLogin(properties, state.users);
+// A PLAINTEXT (or TLS) client on a SASL listener gets no answer it understands: its calls time out.
+if (login.unanswered) timeout();
+if (!login.ok) fail(login.exception, login.message);
+const user = login.user;
 
 // The topics the user may DESCRIBE: an ALLOW of an operation that implies it, and no DENY of
 // DESCRIBE or ALL (a DENY of READ, say, does not deny DESCRIBE).

@@ -7,7 +7,7 @@ import { resourceRequirements } from './resource-requirements';
 import type { Resources } from '../environments';
 import { DEFAULT_BOOTSTRAP_SERVERS, SMOKE_VARIABLES } from '../contract/naming';
 import { restrictedContainer, restrictedPod } from '../contract/security-context';
-import { CLUSTER_DNS } from '../contract/upstream';
+import { CLUSTER_DNS, STRIMZI } from '../contract/upstream';
 
 /** Argo CD runs a resource with this annotation as a hook instead of syncing it. */
 export const HOOK_ANNOTATION = 'argocd.argoproj.io/hook';
@@ -77,6 +77,8 @@ export const BASE_URL_VARIABLE = 'SMOKE_BASE_URL';
 export const HTTP_STEP_CONTAINER = 'http';
 /** The init container of the database step (4.1 step 4), the second. */
 export const DATABASE_STEP_CONTAINER = 'database';
+/** The init container of the broker step (4.1 step 5), the third. */
+export const BROKER_STEP_CONTAINER = 'broker';
 /** Where the broker step writes its client configuration (an emptyDir: the root filesystem is read-only). */
 const SCRATCH = { volume: 'scratch', mountPath: '/tmp' } as const;
 const seconds = (ms: number) => Math.ceil(ms / 1000);
@@ -112,13 +114,27 @@ export function databaseStepScript(): string {
   ].join('\n');
 }
 
-/** 4.1 step 5: a Kafka metadata request (API versions) to the bootstrap address, as the smoke user (SCRAM-SHA-512). */
+/**
+ * 4.1 step 5: a Kafka metadata request (API versions) to the bootstrap address, as the smoke
+ * user (SCRAM-SHA-512). The credentials go into the client's properties file as a JAAS value:
+ * `jaas` escapes each `\` and `"` for JAAS (a quoted string) and again each `\` for the
+ * properties file (Properties.load), in POSIX sh alone (the image's tools are not known).
+ */
 export function brokerStepScript(): string {
   const v = SMOKE_VARIABLES;
   const config = `${SCRATCH.mountPath}/client.properties`;
   return [
-    `printf '%s\\n' 'security.protocol=SASL_PLAINTEXT' 'sasl.mechanism=SCRAM-SHA-512' "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\\"$${v.brokerUsername}\\" password=\\"$${v.brokerPassword}\\";" > ${config}`,
-    `/opt/kafka/bin/kafka-broker-api-versions.sh --bootstrap-server "$${v.bootstrapServers}" --command-config ${config} > /dev/null || { echo 'smoke: broker failed' >&2; exit 1; }`,
+    // b and q: a backslash and a double quote, so the escapes read plainly.
+    "jaas() {",
+    "  b='\\'; q='\"'; v=$1; out=",
+    '  while [ -n "$v" ]; do',
+    '    rest=${v#?}; c=${v%"$rest"}; v=$rest',
+    '    case $c in "$b") out=$out$b$b$b$b ;; "$q") out=$out$b$b$q ;; *) out=$out$c ;; esac',
+    '  done',
+    '  printf %s "$out"',
+    '}',
+    `printf '%s\\n' 'security.protocol=SASL_PLAINTEXT' 'sasl.mechanism=SCRAM-SHA-512' "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\\"$(jaas "$${v.brokerUsername}")\\" password=\\"$(jaas "$${v.brokerPassword}")\\";" > ${config}`,
+    `${STRIMZI.brokerPods.apiVersionsTool} --bootstrap-server "$${v.bootstrapServers}" --command-config ${config} > /dev/null || { echo 'smoke: broker failed' >&2; exit 1; }`,
     "echo 'smoke: broker passed'",
   ].join('\n');
 }
@@ -184,7 +200,7 @@ export class SmokeHook extends Construct {
         securityContext: restrictedContainer(DATABASE.user, DATABASE.user),
       },
       {
-        name: 'broker',
+        name: BROKER_STEP_CONTAINER,
         image: IMAGES.strimziKafka,
         imagePullPolicy: 'IfNotPresent',
         command: shell(brokerStepScript()),

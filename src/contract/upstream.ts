@@ -128,6 +128,8 @@ export const STRIMZI = {
     brokerRoleLabel: 'strimzi.io/broker-role',
     container: 'kafka',
     topicsTool: '/opt/kafka/bin/kafka-topics.sh',
+    /** The image's tool that asks every broker for its API versions (the smoke hook's broker step runs the same image). */
+    apiVersionsTool: '/opt/kafka/bin/kafka-broker-api-versions.sh',
   },
 } as const;
 
