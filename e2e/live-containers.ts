@@ -8,7 +8,7 @@ import { MIGRATIONS_CONTAINER } from '../src/constructs/schema-migration';
 import { DATABASE, VERSION_FILE } from '../src/contract/choices';
 import { BROKER, PORTS, SMOKE } from '../src/contract/contract';
 import { databaseMigrationJob, migrationsName, parseImageReference, SMOKE_VARIABLES, smokeName } from '../src/contract/naming';
-import { BASE_URL_VARIABLE, DATABASE_STEP_CONTAINER, HTTP_STEP_CONTAINER } from '../src/constructs/smoke-hook';
+import { BASE_URL_VARIABLE, BROKER_STEP_CONTAINER, DATABASE_STEP_CONTAINER, HTTP_STEP_CONTAINER } from '../src/constructs/smoke-hook';
 import { STRIMZI } from '../src/contract/upstream';
 import { DATABASE_SETUP_NAME } from '../src/constructs/database-setup';
 import { closedPort, type ContractServer, type Fault, startContractServer } from './contract-server';
@@ -16,9 +16,17 @@ import type { KubeClient, KubeObject } from './kube-client';
 import { readState, seedState, updateTo, writeState } from './sql-server-state';
 import { listensOn, serviceHostNames, serviceOfHost } from './cluster-dns';
 import { networkError, parseConnectionString, setupLogins } from './stand-in-migrations';
+import { type ContainerPlay, type ContainerSpec, containerPlay, runContainer, type VolumeSource } from './sidecar';
+import { type KafkaListener, listenerAdmits } from './stand-in-strimzi';
 
 /** The stand-in of sqlcmd inside the SQL Server container. */
 const STAND_IN_SQLCMD = path.join(projectRoot(), 'e2e', 'stand-in-sqlcmd.mjs');
+
+/**
+ * Where the stand-ins a played container's image runs are put in its filesystem (node, the
+ * stand-in's program and its state), apart from the image's own folders.
+ */
+const STAND_IN_IMAGE_FOLDER = '/opt/e2e-stand-in';
 
 /** The stand-in of Kafka's kafka-topics.sh inside a broker's container. */
 const STAND_IN_KAFKA_TOPICS = path.join(projectRoot(), 'e2e', 'stand-in-kafka-topics.mjs');
@@ -92,13 +100,13 @@ export interface MigrationRun {
   readonly message: string;
 }
 
-/** One smoke hook the harness played (its HTTP step, then its database step): its pod, the address the HTTP step was given and where that reached, how the steps exited and what they printed. */
+/** One smoke hook the harness played (its HTTP, database and broker steps, in order): its pod, the address the HTTP step was given and where that reached, how the steps exited and what they printed. */
 export interface SmokeRun {
   readonly pod: string;
   readonly baseUrl: string;
   /** The application pod the address reached through its Service, or why none. */
   readonly reached: string;
-  /** The steps played, in order, up to the first that failed: `http`, then `database`. */
+  /** The steps played, in order, up to the first that failed: `http`, `database`, then `broker`. */
   readonly steps: readonly string[];
   /** The first failing step's exit code, or 0. */
   readonly exitCode: number;
@@ -145,7 +153,7 @@ export class LiveContainers {
   private readonly smokePlays = new Set<Promise<void>>();
   private readonly smokeRuns: SmokeRun[] = [];
 
-  /** Every smoke hook's HTTP step played so far, in the order they ended. */
+  /** Every smoke hook played so far, in the order they ended. */
   get smoke(): readonly SmokeRun[] {
     return [...this.smokeRuns];
   }
@@ -294,9 +302,9 @@ export class LiveContainers {
   /**
    * The Kafka cluster as its brokers hold it (kafka.json in the broker namespace's folder): the
    * topics of the Ready KafkaTopics, and for each Ready KafkaUser its ACLs and its SCRAM
-   * credential, taken from its password Secret when the user is first seen (as the User
-   * Operator sets it) and kept after, as Kafka keeps it: a test changes one in the file to
-   * play a credential that no longer matches the Secret. Each broker pod's exec runs in its
+   * credential, taken from the user's Secret (the User Operator's, named as the user) when the
+   * user is first seen, as the User Operator sets it in Kafka, and kept after, as Kafka keeps
+   * it: a test changes one in the file to play a credential that no longer matches the Secret. Each broker pod's exec runs in its
    * folder, where kafka-topics.sh (first on PATH) is e2e/stand-in-kafka-topics.mjs over that state.
    */
   private async mapBrokers(): Promise<void> {
@@ -309,13 +317,9 @@ export class LiveContainers {
     const users: KafkaState['users'] = {};
     for (const user of (await this.client.list('kafka.strimzi.io/v1', 'KafkaUser', namespace)).filter(ready)) {
       const name = user.metadata.name;
-      let password = before.users[name]?.password;
-      if (password === undefined) {
-        const ref = user.spec?.authentication?.password?.valueFrom?.secretKeyRef;
-        const encoded = ref ? (await this.client.get('v1', 'Secret', ref.name, namespace))?.['data']?.[ref.key] : undefined;
-        if (typeof encoded !== 'string') continue;
-        password = Buffer.from(encoded, 'base64').toString('utf8');
-      }
+      // The credential the User Operator set in Kafka: the password of the user's Secret (KafkaUserModel.java).
+      const password = before.users[name]?.password ?? (await this.secretValue(namespace, name, 'password'));
+      if (password === undefined) continue;
       users[name] = { password, acls: user.spec?.authorization?.acls ?? [] };
     }
     fs.mkdirSync(dir, { recursive: true });
@@ -444,12 +448,13 @@ export class LiveContainers {
   }
 
   /**
-   * The HTTP step of each smoke hook pod (`<app>-smoke`; kwok's pod-complete stage leaves these
-   * pods running): its script, as rendered, run by this machine's `sh` and `wget` with its
-   * container's environment (each secretKeyRef read from its Secret), once per pod. Its base
-   * address goes where the cluster would send it (`serviceTarget`). The pod then ends as the
-   * step did: Succeeded (the database and broker steps, which are not played, and the last
-   * line as kwok reports them), or Failed with the step's exit code and output.
+   * The steps of each smoke hook pod (`<app>-smoke`; kwok's pod-complete stage leaves these
+   * pods running), once per pod, in order until one fails: the HTTP step's script, as
+   * rendered, run by this machine's `sh` and `wget` with its container's environment (each
+   * secretKeyRef read from its Secret), its base address sent where the cluster would send it
+   * (`serviceTarget`); the database step's the same way, with the stand-in sqlcmd; the broker
+   * step as its container (`playBrokerStep`). The pod then ends as the steps did: Succeeded
+   * (the last line as kwok reports it), or Failed with the failing step's exit code and output.
    */
   private async playSmokeHooks(): Promise<void> {
     for (const application of this.applications) {
@@ -457,7 +462,7 @@ export class LiveContainers {
         const uid = String(pod.metadata.uid);
         if (pod.metadata.labels?.['app'] !== smokeName(application.name) || pod.status?.phase !== 'Running' || this.playedSmoke.has(uid)) continue;
         this.playedSmoke.add(uid);
-        const play = this.playSmokeStep(pod).catch((error: Error) => this.log(`${application.namespace}/${pod.metadata.name}: the smoke hook's HTTP step could not be played: ${error.message}`));
+        const play = this.playSmokeStep(pod).catch((error: Error) => this.log(`${application.namespace}/${pod.metadata.name}: the smoke hook could not be played: ${error.message}`));
         this.smokePlays.add(play);
         void play.finally(() => this.smokePlays.delete(play));
       }
@@ -502,12 +507,19 @@ export class LiveContainers {
       const sqlcmd = path.join(this.sqlcmdBin, 'sqlcmd');
       results.set(DATABASE_STEP_CONTAINER, await run(database, { ...(await environment(database)), [SQL_SERVER_ENV.state]: this.sqlServerState, [SQL_SERVER_ENV.network]: network }, (text) => text.replaceAll(DATABASE.sqlcmd, sqlcmd)));
     }
+    // 4.1 step 5: the broker step, played as its container (e2e/sidecar.ts), the image's tool
+    // being the stand-in's, which knows the addresses that reach a broker from this namespace
+    // and the users the cluster holds.
+    if (results.get(DATABASE_STEP_CONTAINER)?.exitCode === 0) {
+      const broker = initContainers.find((c) => c.name === BROKER_STEP_CONTAINER);
+      results.set(BROKER_STEP_CONTAINER, broker === undefined ? { exitCode: 1, output: 'no broker step in the pod' } : await this.playBrokerStep(pod, broker, await environment(broker)));
+    }
     const played = [...results.keys()];
     const failed = [...results.entries()].find(([, result]) => result.exitCode !== 0);
     const ok = failed === undefined;
     const output = [...results.values()].map((result) => result.output).join('\n');
     this.smokeRuns.push({ pod: id, baseUrl, reached: target.reached, steps: played, exitCode: failed?.[1].exitCode ?? 0, output });
-    this.log(`${id}: the smoke hook's ${played.join(' and ')} step${played.length > 1 ? 's' : ''} (${baseUrl}: ${target.reached}) ${ok ? 'passed' : `failed at ${failed[0]} (exit ${failed[1].exitCode})`}: ${output.replaceAll('\n', ' | ')}`);
+    this.log(`${id}: the smoke hook's ${played.join(', ')} step${played.length > 1 ? 's' : ''} (${baseUrl}: ${target.reached}) ${ok ? 'passed' : `failed at ${failed[0]} (exit ${failed[1].exitCode})`}: ${output.replaceAll('\n', ' | ')}`);
     const now = kubeletTime();
     // Init containers run in order: those before the failing one completed, those after it never started.
     const failedAt = failed === undefined ? initContainers.length : initContainers.findIndex((c) => c.name === failed[0]);
@@ -528,6 +540,85 @@ export class LiveContainers {
       },
       'status',
     );
+  }
+
+  /**
+   * The smoke hook's broker step of `pod`, run as its container would run (containerPlay: its
+   * user, read-only root, its emptyDir at /tmp, only its environment with each Secret key
+   * read), the image's kafka-broker-api-versions.sh being the stand-in's
+   * (e2e/stand-in-kafka-broker-api-versions.mjs) over the cluster's users (kafka.json) and
+   * what the pod's namespace reaches (`brokerNetwork`), both in the stand-in's own folder of
+   * the image with node.
+   */
+  private async playBrokerStep(pod: KubeObject, container: ContainerSpec, env: Record<string, string>): Promise<{ exitCode: number; output: string }> {
+    const dir = path.join(this.root, 'smoke', String(pod.metadata.uid));
+    fs.mkdirSync(dir, { recursive: true });
+    const network = path.join(dir, 'kafka-network.json');
+    fs.writeFileSync(network, `${JSON.stringify(await this.brokerNetwork(pod), null, 2)}\n`);
+    const tool = path.join(dir, 'kafka-broker-api-versions.sh');
+    fs.writeFileSync(tool, `#!/bin/sh\nexec ${STAND_IN_IMAGE_FOLDER}/node ${STAND_IN_IMAGE_FOLDER}/stand-in-kafka-broker-api-versions.mjs "$@"\n`, { mode: 0o755 });
+    const imageFiles = new Map([
+      [STRIMZI.brokerPods.apiVersionsTool, tool],
+      [`${STAND_IN_IMAGE_FOLDER}/node`, process.execPath],
+      ...['stand-in-kafka-broker-api-versions.mjs', 'stand-in-kafka-client.mjs'].map((file): [string, string] => [`${STAND_IN_IMAGE_FOLDER}/${file}`, path.join(projectRoot(), 'e2e', file)]),
+      [`${STAND_IN_IMAGE_FOLDER}/${KAFKA_STATE_FILE}`, path.join(this.root, this.brokerNamespace, KAFKA_STATE_FILE)],
+      [`${STAND_IN_IMAGE_FOLDER}/kafka-network.json`, network],
+    ]);
+    const variables = [
+      ...Object.entries(env).map(([name, value]) => ({ name, value })),
+      { name: 'KAFKA_STATE', value: `${STAND_IN_IMAGE_FOLDER}/${KAFKA_STATE_FILE}` },
+      { name: 'KAFKA_NETWORK', value: `${STAND_IN_IMAGE_FOLDER}/kafka-network.json` },
+    ];
+    const volumes = new Map<string, VolumeSource>();
+    for (const volume of pod.spec?.volumes ?? []) if (volume.emptyDir !== undefined) volumes.set(volume.name, { kind: 'emptyDir' });
+    let play: ContainerPlay;
+    try {
+      if (!fs.existsSync(path.join(this.root, this.brokerNamespace, KAFKA_STATE_FILE))) throw new Error('the Kafka cluster holds no state yet');
+      play = containerPlay({ ...container, env: variables }, volumes, imageFiles, (folder) => fs.existsSync(folder));
+    } catch (error) {
+      return { exitCode: 1, output: `the broker step could not be played: ${(error as Error).message}` };
+    }
+    return runContainer(play, SMOKE.stepTimeoutMs.broker);
+  }
+
+  /**
+   * What a pod reaches of the Kafka cluster, as the stand-in kafka-broker-api-versions.sh reads
+   * it: the host names the cluster's DNS resolves for it (every Service's); the `host:port`
+   * addresses that reach a listener speaking SASL_PLAINTEXT with SCRAM-SHA-512 (a Service of the
+   * broker namespace whose port sends to that listener's port on a running broker pod, the
+   * listener's rule of Strimzi's NetworkPolicy admitting the pod: listenerAdmits); and the
+   * brokers the metadata names, as Strimzi advertises them.
+   */
+  private async brokerNetwork(pod: KubeObject): Promise<{ resolvable: string[]; listeners: string[]; brokers: Array<{ id: number; host: string; port: number }> }> {
+    const from = String(pod.metadata.namespace);
+    const namespace = await this.client.get('v1', 'Namespace', from);
+    const kafka = await this.client.get('kafka.strimzi.io/v1', 'Kafka', BROKER.clusterName, this.brokerNamespace);
+    const listeners: KafkaListener[] = (kafka?.spec?.kafka?.listeners ?? []).filter(
+      (listener: KafkaListener) => !listener.tls && listener.authentication?.type === 'scram-sha-512' && listenerAdmits(listener, this.brokerNamespace, { name: from, labels: namespace?.metadata.labels ?? {} }, pod.metadata.labels ?? {}),
+    );
+    const brokers = (await this.client.list('v1', 'Pod', this.brokerNamespace)).filter(
+      (broker) => broker.metadata.labels?.[STRIMZI.clusterLabel] === BROKER.clusterName && broker.metadata.labels?.[STRIMZI.brokerPods.brokerRoleLabel] === 'true' && broker.status?.phase === 'Running' && !broker.metadata.deletionTimestamp,
+    );
+    const resolvable = (await this.client.list('v1', 'Service')).flatMap((service) => serviceHostNames(service.metadata.name, String(service.metadata.namespace), from));
+    const addresses: string[] = [];
+    for (const service of await this.client.list('v1', 'Service', this.brokerNamespace)) {
+      const selected = brokers.filter((broker) => matchesLabels(service.spec?.selector ?? {}, broker.metadata.labels));
+      for (const port of service.spec?.ports ?? []) {
+        const targetPort = port.targetPort ?? port.port;
+        const reaches = listeners.some((listener) =>
+          selected.some((broker) => listensOn((broker.spec?.containers ?? []).find((c: { name: string }) => c.name === STRIMZI.brokerPods.container)?.ports?.filter((p: { containerPort: number }) => p.containerPort === listener.port), targetPort)),
+        );
+        if (reaches) addresses.push(...serviceHostNames(service.metadata.name, this.brokerNamespace, from).map((host) => `${host}:${port.port}`));
+      }
+    }
+    const plain = STRIMZI.listeners.plain.port;
+    return {
+      resolvable: [...new Set(resolvable)].sort(),
+      listeners: addresses.sort(),
+      brokers: brokers
+        .map((broker) => ({ id: Number(/-(\d+)$/.exec(String(broker.metadata.name))?.[1] ?? -1), host: `${broker.metadata.name}.${BROKER.clusterName}-kafka-brokers.${this.brokerNamespace}.svc`, port: plain }))
+        .sort((a, b) => a.id - b.id),
+    };
   }
 
   /**

@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { E2eError } from '../src/base/errors';
 
@@ -170,4 +171,17 @@ export function containerScript(play: ContainerPlay): string {
   const env = Object.entries(play.env).map(([name, value]) => quoted(`${name}=${value}`));
   lines.push(['exec setpriv', ...privileges, 'env -i', ...env, ...play.command.map(quoted)].join(' '));
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Runs `play` once to its end (a step of a pod, not a server), in a private mount namespace
+ * (needs root, as the e2e does): its exit code (1 when it could not start or ran past
+ * `timeoutMs`) and what it printed, stdout then stderr.
+ */
+export function runContainer(play: ContainerPlay, timeoutMs: number): Promise<{ exitCode: number; output: string }> {
+  return new Promise((resolve) => {
+    execFile('unshare', ['--mount', '--propagation', 'private', '--', 'sh', '-c', containerScript(play)], { timeout: timeoutMs, encoding: 'utf8' }, (error, stdout, stderr) =>
+      resolve({ exitCode: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, output: `${stdout}${stderr}${error !== null && typeof error.code !== 'number' ? error.message : ''}`.trim() }),
+    );
+  });
 }

@@ -1,9 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import { E2eError } from '../src/base/errors';
 import { matchesLabels } from '../src/cluster/workloads';
 import { ApiError, type KubeClient, type KubeObject, resourceId } from './kube-client';
 import { KWOK_ADMITTED_ANNOTATION } from './kwok-stages';
 import { STAND_INS } from './stand-in-charts';
-import { brokerCount, brokerPodsOf, kafkaProblem, kafkaTopicProblem, kafkaUserProblem, poolsOf } from './stand-in-strimzi';
+import { bootstrapServiceOf, brokerCount, brokerPodsOf, kafkaProblem, kafkaTopicProblem, kafkaUserProblem, poolsOf, saslJaasConfig, scramPassword } from './stand-in-strimzi';
 
 /** Provisioner name of the StorageClasses the harness stands in for. */
 export const STAND_IN_PROVISIONER = 'e2e.platform-gitops/stand-in';
@@ -210,7 +211,7 @@ export class StandInControllers {
         (error: unknown) => this.startFailures.push(`${chart}: ${error instanceof Error ? error.message : String(error)}`),
       );
     }
-    if (this.controllerDeployment('strimzi-kafka-operator', seen.deployments, true)) await this.strimzi(seen);
+    if (this.controllerDeployment('strimzi-kafka-operator', seen.deployments, true)) await this.strimzi();
   }
 
   private async setStatus(object: KubeObject, status: Record<string, unknown>): Promise<void> {
@@ -223,9 +224,11 @@ export class StandInControllers {
    * Strimzi's status, by its own rules (e2e/stand-in-strimzi.ts): a Kafka is Ready only with
    * valid node pools (a broker and a controller with replicas); a topic or user only when its
    * cluster is Ready, a topic only with no more replicas than brokers, a user's ACLs only when
-   * the cluster's authorization supports them, and its password Secret must exist.
+   * the cluster's authorization supports them, and its password Secret must exist. The bootstrap
+   * Service of each Ready cluster, and each Ready user's Secret with the password the User
+   * Operator would give it.
    */
-  private async strimzi(seen: Seen): Promise<void> {
+  private async strimzi(): Promise<void> {
     const pools = await this.client.list('kafka.strimzi.io/v1', 'KafkaNodePool');
     const clusters = new Map<string, { kafka: KubeObject; brokers: number; ready: boolean }>();
     for (const kafka of await this.client.list('kafka.strimzi.io/v1', 'Kafka')) {
@@ -247,15 +250,17 @@ export class StandInControllers {
     for (const pool of pools) {
       await this.setStatus(pool, { observedGeneration: pool.metadata.generation, replicas: pool.spec?.replicas, nodeIds: [...Array(pool.spec?.replicas ?? 0).keys()] });
     }
-    // The brokers' pods of each Ready cluster, made again when one is gone (evicted, deleted), for kwok to run.
+    // The brokers' pods of each Ready cluster, made again when one is gone (evicted, deleted), for
+    // kwok to run, and its clients' bootstrap Service.
     for (const { kafka, ready } of clusters.values()) {
       if (!ready) continue;
       const present = new Set((await this.client.list('v1', 'Pod', kafka.metadata.namespace)).map((pod) => pod.metadata.name));
       for (const pod of brokerPodsOf(kafka, poolsOf(kafka, pools))) {
         if (!present.has(pod.metadata.name)) await this.createQuietly(pod);
       }
+      const service = bootstrapServiceOf(kafka);
+      if ((await this.client.get('v1', 'Service', service.metadata.name, kafka.metadata.namespace)) === undefined) await this.createQuietly(service);
     }
-    const secretKeys = seen.secrets;
     for (const kind of ['KafkaTopic', 'KafkaUser']) {
       for (const object of await this.client.list('kafka.strimzi.io/v1', kind)) {
         const clusterName = object.metadata.labels?.['strimzi.io/cluster'];
@@ -272,25 +277,46 @@ export class StandInControllers {
           const message = kafkaUserProblem(object, cluster!.kafka);
           if (message) problem = { reason: 'InvalidResourceException', message };
         }
-        const password = object.spec?.authentication?.password?.valueFrom?.secretKeyRef;
-        if (!problem && password && !secretKeys.get(key(namespace, password.name))?.has(password.key)) {
-          problem = { reason: 'NotReady', message: `Secret ${password.name} with key ${password.key} not found` };
+        let password: string | undefined;
+        if (!problem && kind === 'KafkaUser') {
+          const chosen = scramPassword(object, await this.decodedSecrets(String(namespace)), () => randomBytes(24).toString('base64url').slice(0, 32));
+          if ('problem' in chosen) problem = { reason: 'InvalidResourceException', message: chosen.problem };
+          else password = chosen.password;
         }
         await this.setStatus(object, {
           observedGeneration: object.metadata.generation,
           conditions: [problem ? condition('NotReady', 'True', problem.reason, problem.message) : condition('Ready', 'True', 'Ready', '')],
           ...(kind === 'KafkaUser' && !problem ? { username: object.metadata.name, secret: object.metadata.name } : {}),
         });
-        if (kind === 'KafkaUser' && !problem && !secretKeys.has(key(namespace, object.metadata.name))) {
-          await this.createQuietly({
-            apiVersion: 'v1',
-            kind: 'Secret',
-            metadata: { name: object.metadata.name, namespace, labels: { 'strimzi.io/kind': 'KafkaUser', 'strimzi.io/cluster': clusterName! } },
-            data: { password: Buffer.from('e2e-stand-in').toString('base64') },
-          });
+        // The user's Secret, as the User Operator writes it, owned by the user.
+        if (kind === 'KafkaUser' && password !== undefined) {
+          const data = { password, 'sasl.jaas.config': saslJaasConfig(object.metadata.name, password) };
+          const encoded = Object.fromEntries(Object.entries(data).map(([name, value]) => [name, Buffer.from(value).toString('base64')]));
+          const current = await this.client.get('v1', 'Secret', object.metadata.name, namespace);
+          if (JSON.stringify(current?.['data']) !== JSON.stringify(encoded)) {
+            await this.quietly(object, () =>
+              this.client.apply({
+                apiVersion: 'v1',
+                kind: 'Secret',
+                metadata: {
+                  name: object.metadata.name,
+                  namespace,
+                  labels: { 'strimzi.io/kind': 'KafkaUser', 'strimzi.io/cluster': clusterName! },
+                  ownerReferences: [{ apiVersion: object.apiVersion, kind: object.kind, name: object.metadata.name, uid: String(object.metadata.uid), controller: false, blockOwnerDeletion: false }],
+                },
+                data: encoded,
+              } as unknown as KubeObject),
+            );
+          }
         }
       }
     }
+  }
+
+  /** The namespace's Secrets, each key decoded, by name. */
+  private async decodedSecrets(namespace: string): Promise<Map<string, Record<string, string>>> {
+    const secrets = await this.client.list('v1', 'Secret', namespace);
+    return new Map(secrets.map((secret) => [secret.metadata.name, Object.fromEntries(Object.entries<string>(secret['data'] ?? {}).map(([name, value]) => [name, Buffer.from(value, 'base64').toString('utf8')]))]));
   }
 
   private createQuietly(object: KubeObject): Promise<void> {

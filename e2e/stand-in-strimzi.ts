@@ -138,3 +138,95 @@ export function brokerPodsOf(kafka: KubeObject, pools: readonly KubeObject[]): K
       }),
     );
 }
+
+/** The labels Strimzi selects a cluster's pods of a kind by (api/.../Labels.java `strimziSelectorLabels`). */
+function selectorLabels(kafka: KubeObject): Record<string, string> {
+  const cluster = kafka.metadata.name;
+  return { 'strimzi.io/cluster': cluster, 'strimzi.io/name': `${cluster}-kafka`, 'strimzi.io/kind': 'Kafka' };
+}
+
+/**
+ * The Service Strimzi makes for a cluster's clients, `<cluster>-kafka-bootstrap`
+ * (cluster-operator/.../model/KafkaCluster.java `generateService`, `getServicePorts`,
+ * `brokersSelector`): the replication port and each internal listener's port, named as
+ * ListenersUtils.java `backwardsCompatiblePortName` names them, selecting the broker pods.
+ */
+export function bootstrapServiceOf(kafka: KubeObject): KubeObject {
+  const cluster = kafka.metadata.name;
+  const listeners: Array<{ name: string; port: number; type: string }> = kafka.spec?.kafka?.listeners ?? [];
+  const portName = (listener: { name: string; port: number; type: string }) => {
+    if (listener.type === 'internal' && listener.name === 'plain' && listener.port === 9092) return 'tcp-clients';
+    if (listener.type === 'internal' && listener.name === 'tls' && listener.port === 9093) return 'tcp-clientstls';
+    return `tcp-${listener.name}`;
+  };
+  const port = (name: string, number: number) => ({ name, port: number, targetPort: number, protocol: 'TCP' });
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: {
+      name: `${cluster}-kafka-bootstrap`,
+      namespace: kafka.metadata.namespace,
+      labels: selectorLabels(kafka),
+      ownerReferences: [{ apiVersion: kafka.apiVersion, kind: kafka.kind, name: cluster, uid: String(kafka.metadata.uid), controller: false, blockOwnerDeletion: false }],
+    },
+    spec: {
+      type: 'ClusterIP',
+      selector: { ...selectorLabels(kafka), 'strimzi.io/broker-role': 'true' },
+      ports: [port('tcp-replication', 9091), ...listeners.filter((listener) => listener.type === 'internal').map((listener) => port(portName(listener), listener.port))],
+    },
+  } as unknown as KubeObject;
+}
+
+/** A listener of a Kafka cluster, as its spec gives it. */
+export interface KafkaListener {
+  readonly name: string;
+  readonly port: number;
+  readonly tls: boolean;
+  readonly authentication?: { readonly type: string };
+  readonly networkPolicyPeers?: ReadonlyArray<{ readonly namespaceSelector?: { readonly matchLabels?: Record<string, string> }; readonly podSelector?: { readonly matchLabels?: Record<string, string> } }>;
+}
+
+/**
+ * Whether the listener's rule of the cluster's NetworkPolicy admits a pod of `namespace`
+ * (cluster-operator/.../model/KafkaCluster.java `generateNetworkPolicy`: each listener's port
+ * is open to its `networkPolicyPeers`, to everyone when it has none): a peer's namespace
+ * selector matches the namespace's labels (without one, the cluster's own namespace) and its
+ * pod selector, when it has one, the pod's labels.
+ */
+export function listenerAdmits(listener: KafkaListener, kafkaNamespace: string, namespace: { name: string; labels: Record<string, string> }, podLabels: Record<string, string>): boolean {
+  const peers = listener.networkPolicyPeers ?? [];
+  if (peers.length === 0) return true;
+  const matches = (selector: { matchLabels?: Record<string, string> } | undefined, labels: Record<string, string>) =>
+    Object.entries(selector?.matchLabels ?? {}).every(([key, value]) => labels[key] === value);
+  return peers.some((peer) =>
+    (peer.namespaceSelector === undefined ? namespace.name === kafkaNamespace : matches(peer.namespaceSelector, namespace.labels)) &&
+    (peer.podSelector === undefined || matches(peer.podSelector, podLabels)),
+  );
+}
+
+/**
+ * The password the User Operator gives a SCRAM-SHA-512 user, and so writes into the user's
+ * Secret (`password`, and `sasl.jaas.config` built from it) and sets in Kafka
+ * (user-operator/.../model/KafkaUserModel.java `maybeGeneratePassword`, `generateSecret`): the
+ * one its `password.valueFrom.secretKeyRef` names, else the one its Secret (named as the user)
+ * already holds, else a new one. A named Secret or key that does not exist, or an empty
+ * password there, refuses the user. `secrets`: the namespace's Secrets, each key decoded.
+ */
+export function scramPassword(user: KubeObject, secrets: ReadonlyMap<string, Readonly<Record<string, string>>>, generate: () => string): { password: string } | { problem: string } {
+  const ref = user.spec?.authentication?.password?.valueFrom?.secretKeyRef;
+  if (ref !== undefined) {
+    const secret = secrets.get(ref.name);
+    if (secret === undefined) return { problem: `Secret ${ref.name} with requested user password does not exist.` };
+    const desired = secret[ref.key];
+    if (desired === undefined) return { problem: `Secret ${ref.name} does not contain the key ${ref.key} with requested user password.` };
+    if (desired === '') return { problem: 'The requested user password is empty.' };
+    return { password: desired };
+  }
+  const existing = secrets.get(user.metadata.name)?.['password'];
+  return { password: existing !== undefined && existing !== '' ? existing : generate() };
+}
+
+/** The `sasl.jaas.config` of a user's Secret (KafkaUserModel.java `getSaslJsonConfig`). */
+export function saslJaasConfig(username: string, password: string): string {
+  return `org.apache.kafka.common.security.scram.ScramLoginModule required username="${username}" password="${password}";`;
+}

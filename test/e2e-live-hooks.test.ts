@@ -4,7 +4,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DATABASE_SETUP_NAME } from '../src/constructs/database-setup';
 import { DATABASE } from '../src/contract/choices';
 import { databaseLoginSecret, databaseSecret, migrationsName, SMOKE_VARIABLES, smokeName } from '../src/contract/naming';
-import { BASE_URL_VARIABLE, DATABASE_STEP_CONTAINER, HTTP_STEP_CONTAINER } from '../src/constructs/smoke-hook';
+import { BASE_URL_VARIABLE, BROKER_STEP_CONTAINER, DATABASE_STEP_CONTAINER, HTTP_STEP_CONTAINER } from '../src/constructs/smoke-hook';
+import { BROKER } from '../src/contract/contract';
+import { bootstrapServiceOf, brokerPodsOf } from '../e2e/stand-in-strimzi';
 import { connectionString } from '../src/secrets/catalog';
 import type { KubeClient, KubeObject } from '../e2e/kube-client';
 import { LiveContainers, SQL_SERVER_STATE_FILE } from '../e2e/live-containers';
@@ -12,10 +14,12 @@ import { readState, STAND_IN_MIGRATIONS } from '../e2e/sql-server-state';
 import { committedObjects, projectEnvironments, temporaryDirectory } from './support';
 
 // The harness plays two hooks of each application (e2e/live-containers.ts): the migrations image
-// of its Sync hook and the HTTP step of its PostSync smoke hook. What local renders (the
-// database's Service, the SQL Server pod, the setup hook, the application's Service and pod,
-// the hooks' pods) in a cluster of plain objects, then one thing broken as a review could miss
-// it: the hook's pod must fail as the real container would.
+// of its Sync hook and the steps of its PostSync smoke hook (HTTP, database, broker). What local
+// renders (the database's Service, the SQL Server pod, the setup hook, the application's Service
+// and pod, its KafkaUser, the hooks' pods; the Kafka cluster's bootstrap Service and broker pod
+// as the Strimzi stand-in makes them) in a cluster of plain objects, then one thing broken as a
+// review could miss it: the hook's pod must fail as the real container would. The broker step
+// runs as its container, in a mount namespace of its own: as root, like the e2e.
 
 const local = projectEnvironments().local!;
 const app = local.applications[0]!;
@@ -26,6 +30,17 @@ afterEach(() => {
   for (const root of roots.splice(0)) fs.rmSync(root, { recursive: true, force: true });
 });
 
+const brokerPassword = 'the-broker-password';
+/** The smoke Secret's keys, `changed` over what local's catalog gives them. */
+const smokeSecret = (changed: Record<string, string> = {}) => ({
+  [SMOKE_VARIABLES.username]: 'smoke',
+  [SMOKE_VARIABLES.password]: 'the-smoke-password',
+  [SMOKE_VARIABLES.databaseUser]: app.name,
+  [SMOKE_VARIABLES.databasePassword]: password,
+  [SMOKE_VARIABLES.brokerUsername]: app.name,
+  [SMOKE_VARIABLES.brokerPassword]: brokerPassword,
+  ...changed,
+});
 const encode = (value: string) => Buffer.from(value, 'utf8').toString('base64');
 const secret = (name: string, namespace: string, data: Record<string, string>): KubeObject => ({
   apiVersion: 'v1',
@@ -61,9 +76,24 @@ function cluster(change: (objects: KubeObject[]) => void = () => undefined, smok
   objects.push(
     service,
     { apiVersion: 'v1', kind: 'Pod', metadata: { name: `${workload.metadata.name}-1`, namespace: app.namespace, uid: 'app', labels: workload.spec.template.metadata.labels }, spec: structuredClone(workload.spec.template.spec), status: ready },
-    secret(smokeName(app.name), app.namespace, { [SMOKE_VARIABLES.username]: 'smoke', [SMOKE_VARIABLES.password]: 'the-smoke-password', [SMOKE_VARIABLES.databaseUser]: app.name, [SMOKE_VARIABLES.databasePassword]: password }),
+    secret(smokeName(app.name), app.namespace, smokeSecret()),
   );
   if (smoke) {
+    // The broker step's cluster: Kafka's bootstrap Service and broker pod as the Strimzi
+    // stand-in makes them, the application's KafkaUser Ready with the password Strimzi gave it.
+    const kafka = rendered('Kafka', BROKER.clusterName, local.broker.namespace);
+    kafka.metadata.uid = 'kafka';
+    const pools = committedObjects('local').filter((o) => o.kind === 'KafkaNodePool').map((o) => structuredClone(o) as KubeObject);
+    const user = rendered('KafkaUser', app.name, local.broker.namespace);
+    user['status'] = { conditions: [{ type: 'Ready', status: 'True' }] };
+    objects.push(
+      kafka,
+      bootstrapServiceOf(kafka),
+      ...brokerPodsOf(kafka, pools).map((pod) => ({ ...pod, status: ready })),
+      user,
+      secret(app.name, local.broker.namespace, { password: brokerPassword }),
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: app.namespace, labels: { 'kubernetes.io/metadata.name': app.namespace } } },
+    );
     objects.push({
       apiVersion: 'v1',
       kind: 'Pod',
@@ -81,7 +111,7 @@ async function play(objects: KubeObject[]) {
   const find = (kind: string, name: string, namespace?: string) => objects.find((o) => o.kind === kind && o.metadata.name === name && o.metadata.namespace === namespace);
   const client = {
     get: async (_apiVersion: string, kind: string, name: string, namespace?: string) => find(kind, name, namespace),
-    list: async (_apiVersion: string, kind: string, namespace?: string) => objects.filter((o) => o.kind === kind && o.metadata.namespace === namespace),
+    list: async (_apiVersion: string, kind: string, namespace?: string) => objects.filter((o) => o.kind === kind && (namespace === undefined || o.metadata.namespace === namespace)),
     apply: async (object: KubeObject) => object,
     mergePatch: async (object: KubeObject, patch: { status: unknown }) => {
       const target = find(object.kind, object.metadata.name, object.metadata.namespace)!;
@@ -147,7 +177,7 @@ describe('the Sync hook\'s migrations image, played with its pod\'s connection s
   });
 });
 
-describe('the smoke hook\'s HTTP step, its script run against the pod its Service sends to', () => {
+describe('the smoke hook\'s steps, the HTTP step\'s run against the pod its Service sends to', () => {
   const smokePod = `${app.namespace}/${smokeName(app.name)}-fghij`;
   const service = (objects: KubeObject[]) => objectOf(objects, 'Service', app.name)['spec'];
 
@@ -158,9 +188,9 @@ describe('the smoke hook\'s HTTP step, its script run against the pod its Servic
         pod: smokePod,
         baseUrl: expect.stringMatching(new RegExp(`^http://${app.name}\\.${app.namespace}\\.svc\\.cluster\\.local`)),
         reached: expect.stringMatching(new RegExp(`^pod ${app.namespace}/`)),
-        steps: [HTTP_STEP_CONTAINER, DATABASE_STEP_CONTAINER],
+        steps: [HTTP_STEP_CONTAINER, DATABASE_STEP_CONTAINER, BROKER_STEP_CONTAINER],
         exitCode: 0,
-        output: 'smoke: health, login, declarations passed\nsmoke: database passed',
+        output: 'smoke: health, login, declarations passed\nsmoke: database passed\nsmoke: broker passed',
       },
     ]);
     expect(smoke.status.phase).toBe('Succeeded');
@@ -207,11 +237,42 @@ describe('the smoke hook\'s HTTP step, its script run against the pod its Servic
   };
 
   it('then logs in to SQL Server as the application\'s login with the smoke Secret\'s password; a password the setup hook did not give fails the database step', async () => {
-    await databaseFailed((objects) => Object.assign(objectOf(objects, 'Secret', smokeName(app.name)), secret(smokeName(app.name), app.namespace, { [SMOKE_VARIABLES.username]: 'smoke', [SMOKE_VARIABLES.password]: 'the-smoke-password', [SMOKE_VARIABLES.databaseUser]: app.name, [SMOKE_VARIABLES.databasePassword]: 'stale' })), new RegExp(`Login failed for user '${app.name}'`));
+    await databaseFailed((objects) => Object.assign(objectOf(objects, 'Secret', smokeName(app.name)), secret(smokeName(app.name), app.namespace, smokeSecret({ [SMOKE_VARIABLES.databasePassword]: 'stale' }))), new RegExp(`Login failed for user '${app.name}'`));
   });
 
   it('fails the database step when no Service port sends its address to SQL Server', async () => {
     await databaseFailed((objects) => (objectOf(objects, 'Service', DATABASE.serverName)['spec'].ports[0].targetPort = 1434), /Login timeout expired/);
+  });
+
+  const brokerFailed = async (change: (objects: KubeObject[]) => void, said: RegExp) => {
+    const { smoke } = await play(cluster(change, true));
+    expect(smoke.runs).toEqual([{ pod: smokePod, baseUrl: expect.any(String), reached: expect.any(String), steps: [HTTP_STEP_CONTAINER, DATABASE_STEP_CONTAINER, BROKER_STEP_CONTAINER], exitCode: 1, output: expect.stringMatching(said) }]);
+    expect(smoke.status.phase).toBe('Failed');
+    expect(smoke.status.initContainerStatuses.find((c: any) => c.name === BROKER_STEP_CONTAINER).state.terminated).toMatchObject({ exitCode: 1, reason: 'Error' });
+  };
+  const brokerStep = (objects: KubeObject[]) => objects.find((o) => o.kind === 'Pod' && o.metadata.uid === 'smoke')!['spec'].initContainers.find((c: any) => c.name === BROKER_STEP_CONTAINER);
+
+  it("then, as its container, asks the brokers through the bootstrap Service as the application's Kafka user; a password Strimzi did not give fails the broker step", async () => {
+    await brokerFailed(
+      (objects) => Object.assign(objectOf(objects, 'Secret', smokeName(app.name)), secret(smokeName(app.name), app.namespace, smokeSecret({ [SMOKE_VARIABLES.brokerPassword]: 'stale' }))),
+      /Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512\nsmoke: broker failed$/,
+    );
+  });
+
+  it("fails the broker step when the listener's network policy does not admit the application's namespace, or no Service port sends to the listener", async () => {
+    const unanswered = /^smoke: health, login, declarations passed\nsmoke: database passed\nRequest METADATA failed on brokers \[kafka-cluster-kafka-bootstrap\.kafka\.svc\.cluster\.local:9092 \(id: -1 rack: null isFenced: false\)\]\nsmoke: broker failed$/;
+    await brokerFailed((objects) => {
+      const listeners = objects.find((o) => o.kind === 'Kafka')!['spec'].kafka.listeners;
+      for (const listener of listeners) listener.networkPolicyPeers = [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'someone-else' } } }];
+    }, unanswered);
+    await brokerFailed((objects) => {
+      const service = objects.find((o) => o.kind === 'Service' && o.metadata.name === `${BROKER.clusterName}-kafka-bootstrap`)!;
+      for (const port of service['spec'].ports) port.targetPort = 9091;
+    }, unanswered);
+  });
+
+  it('fails the broker step when its container has no emptyDir at /tmp: the root filesystem is read-only', async () => {
+    await brokerFailed((objects) => (brokerStep(objects).volumeMounts = []), /\/tmp\/client\.properties: Read-only file system\n(.|\n)*smoke: broker failed$/);
   });
 
   it('fails at the login when the application does not know the smoke Secret\'s credentials', async () => {

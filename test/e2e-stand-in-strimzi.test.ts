@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../e2e/kube-client';
-import { brokerCount, kafkaProblem, kafkaTopicProblem, kafkaUserProblem, poolsOf } from '../e2e/stand-in-strimzi';
+import { bootstrapServiceOf, brokerCount, kafkaProblem, kafkaTopicProblem, kafkaUserProblem, listenerAdmits, poolsOf, saslJaasConfig, scramPassword } from '../e2e/stand-in-strimzi';
 
 // The e2e's Strimzi stand-in refuses what Strimzi 1.2.0 refuses (each rule's upstream file is
 // named in e2e/stand-in-strimzi.ts). Before, a Kafka was Ready with any labelled node pool
@@ -62,5 +62,70 @@ describe('a KafkaTopic, as Kafka creates it for the topic operator', () => {
   it('is refused with more replicas than the cluster has brokers', () => {
     expect(kafkaTopicProblem(topic(3), 1)).toMatch(/InvalidReplicationFactorException: Replication factor: 3 larger than available brokers: 1\./);
     expect(kafkaTopicProblem(topic(1), 1)).toBeUndefined();
+  });
+});
+
+describe("a Kafka cluster's clients, as Strimzi serves them", () => {
+  const cluster = {
+    apiVersion: 'kafka.strimzi.io/v1',
+    kind: 'Kafka',
+    metadata: { name: 'kafka-cluster', namespace: 'kafka', uid: 'uid-kafka' },
+    spec: {
+      kafka: {
+        listeners: [
+          { name: 'plain', port: 9092, type: 'internal', tls: false },
+          { name: 'tls', port: 9093, type: 'internal', tls: true },
+          { name: 'external', port: 9094, type: 'nodeport', tls: true },
+        ],
+      },
+    },
+  } as unknown as KubeObject;
+
+  it('makes the bootstrap Service: replication and each internal listener, port names as Strimzi\'s, selecting the brokers', () => {
+    const service = bootstrapServiceOf(cluster);
+    expect(service.metadata.name).toBe('kafka-cluster-kafka-bootstrap');
+    expect(service['spec'].selector).toEqual({ 'strimzi.io/cluster': 'kafka-cluster', 'strimzi.io/name': 'kafka-cluster-kafka', 'strimzi.io/kind': 'Kafka', 'strimzi.io/broker-role': 'true' });
+    expect(service['spec'].ports.map((p: any) => [p.name, p.port, p.targetPort])).toEqual([
+      ['tcp-replication', 9091, 9091],
+      ['tcp-clients', 9092, 9092],
+      ['tcp-clientstls', 9093, 9093],
+    ]);
+  });
+
+  it("admits a client by its listener's network policy peers: everyone without peers, else a matching namespace (and pod)", () => {
+    const webapp = { name: 'webapp', labels: { 'kubernetes.io/metadata.name': 'webapp' } };
+    const open = { name: 'plain', port: 9092, tls: false };
+    const peers = { ...open, networkPolicyPeers: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'webapp' } } }] };
+    expect(listenerAdmits(open, 'kafka', webapp, {})).toBe(true);
+    expect(listenerAdmits(peers, 'kafka', webapp, {})).toBe(true);
+    expect(listenerAdmits(peers, 'kafka', { name: 'billing', labels: { 'kubernetes.io/metadata.name': 'billing' } }, {})).toBe(false);
+    // A pod selector alone selects pods of the cluster's own namespace.
+    const podsOnly = { ...open, networkPolicyPeers: [{ podSelector: { matchLabels: { app: 'smoke' } } }] };
+    expect(listenerAdmits(podsOnly, 'kafka', webapp, { app: 'smoke' })).toBe(false);
+    expect(listenerAdmits(podsOnly, 'kafka', { name: 'kafka', labels: {} }, { app: 'smoke' })).toBe(true);
+  });
+});
+
+describe("a SCRAM user's password, as the User Operator chooses it", () => {
+  const user = (ref?: { name: string; key: string }): KubeObject =>
+    ({ apiVersion: 'kafka.strimzi.io/v1', kind: 'KafkaUser', metadata: { name: 'webapp', namespace: 'kafka' }, spec: { authentication: { type: 'scram-sha-512', ...(ref ? { password: { valueFrom: { secretKeyRef: ref } } } : {}) } } }) as KubeObject;
+  const generate = () => 'generated';
+
+  it('takes the one its Secret reference names, over the one it gave before', () => {
+    const secrets = new Map([['webapp-broker-user', { password: 'desired' }], ['webapp', { password: 'earlier' }]]);
+    expect(scramPassword(user({ name: 'webapp-broker-user', key: 'password' }), secrets, generate)).toEqual({ password: 'desired' });
+  });
+
+  it("refuses a reference to a Secret or key that does not exist, or an empty password, with Strimzi's messages", () => {
+    const ref = { name: 'webapp-broker-user', key: 'password' };
+    expect(scramPassword(user(ref), new Map(), generate)).toEqual({ problem: 'Secret webapp-broker-user with requested user password does not exist.' });
+    expect(scramPassword(user(ref), new Map([['webapp-broker-user', { other: 'x' }]]), generate)).toEqual({ problem: 'Secret webapp-broker-user does not contain the key password with requested user password.' });
+    expect(scramPassword(user(ref), new Map([['webapp-broker-user', { password: '' }]]), generate)).toEqual({ problem: 'The requested user password is empty.' });
+  });
+
+  it("without a reference keeps the password of the user's own Secret, else makes one", () => {
+    expect(scramPassword(user(), new Map([['webapp', { password: 'earlier' }]]), generate)).toEqual({ password: 'earlier' });
+    expect(scramPassword(user(), new Map(), generate)).toEqual({ password: 'generated' });
+    expect(saslJaasConfig('webapp', 'p')).toBe('org.apache.kafka.common.security.scram.ScramLoginModule required username="webapp" password="p";');
   });
 });

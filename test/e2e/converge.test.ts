@@ -12,7 +12,7 @@ import { parseDocument } from 'yaml';
 import type { E2eReport } from '../../e2e/harness';
 import { STAND_IN_MIGRATIONS } from '../../e2e/sql-server-state';
 import { migrationsName, smokeName } from '../../src/contract/naming';
-import { DATABASE_STEP_CONTAINER, HTTP_STEP_CONTAINER } from '../../src/constructs/smoke-hook';
+import { BROKER_STEP_CONTAINER, DATABASE_STEP_CONTAINER, HTTP_STEP_CONTAINER } from '../../src/constructs/smoke-hook';
 import { brokenCopy, removeCopies, rendered, RUN_TIMEOUT_MS, tool } from './cases';
 import { runE2eOn } from './e2e-copy';
 
@@ -113,15 +113,17 @@ describe('e2e: the committed project converges on a real control plane and Argo 
         // 4.1: its PostSync smoke hook's HTTP step, the rendered script, ran against one of the
         // application's pods its Service sends to, with the smoke Secret's credentials; then its
         // database step logged in to SQL Server through the database's Service as the setup
-        // hook's login, with the password that hook gave it.
+        // hook's login, with the password that hook gave it; then its broker step, played as its
+        // container (user, read-only root, /tmp emptyDir), logged in to a broker through the
+        // bootstrap Service as the application's KafkaUser, with the password Strimzi gave it.
         const smoke = report.smoke.filter((run) => run.pod.startsWith(`${namespace}/${smokeName(name)}-`));
         expect(smoke.length, JSON.stringify(report.smoke)).toBeGreaterThan(0);
         for (const run of smoke) {
           expect(run).toMatchObject({
             reached: expect.stringMatching(new RegExp(`^pod ${namespace}/${name}-`)),
-            steps: [HTTP_STEP_CONTAINER, DATABASE_STEP_CONTAINER],
+            steps: [HTTP_STEP_CONTAINER, DATABASE_STEP_CONTAINER, BROKER_STEP_CONTAINER],
             exitCode: 0,
-            output: 'smoke: health, login, declarations passed\nsmoke: database passed',
+            output: 'smoke: health, login, declarations passed\nsmoke: database passed\nsmoke: broker passed',
           });
         }
       }
