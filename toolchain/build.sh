@@ -206,6 +206,9 @@ prometheus_operator_build() {
   [[ -n "$client_go" ]] || return 1
   tree="$(mktemp -d)" && gen="$tree/.codegen" || return 1
   cp -R "$module/." "$tree/" && mkdir -p "$tree/pkg/apis" "$tree/pkg/client" && cp -R "$apis" "$tree/pkg/apis/monitoring" && chmod -R u+w "$tree" || { rm -rf "$tree"; return 1; }
+  # The project's alertmanager-config (toolchain/prometheus-operator/alertmanager-config), a main
+  # over the operator's own pkg/alertmanager, built in the same tree as the operator.
+  cp -R "$here/prometheus-operator/alertmanager-config" "$tree/cmd/platform-alertmanager-config" || { rm -rf "$tree"; return 1; }
   for g in applyconfiguration-gen client-gen lister-gen informer-gen; do
     GOBIN="$gen" go install "k8s.io/code-generator/cmd/$g@$client_go" || { rm -rf "$tree"; return 1; }
   done
@@ -222,7 +225,8 @@ prometheus_operator_build() {
     "$gen/lister-gen" "${args[@]}" --output-pkg "$p/pkg/client/listers" --output-dir pkg/client/listers "${types[@]}" &&
     "$gen/informer-gen" "${args[@]}" --versioned-clientset-package "$p/pkg/client/versioned" --listers-package "$p/pkg/client/listers" \
       --output-pkg "$p/pkg/client/informers" --output-dir pkg/client/informers "${types[@]}" &&
-    go build -trimpath -o "$out/prometheus-operator" -ldflags "-s -w -X github.com/prometheus/common/version.Version=${PROMETHEUS_OPERATOR_VERSION#v}" ./cmd/operator
+    go build -trimpath -o "$out/prometheus-operator" -ldflags "-s -w -X github.com/prometheus/common/version.Version=${PROMETHEUS_OPERATOR_VERSION#v}" ./cmd/operator &&
+    go build -trimpath -o "$out/alertmanager-config" -ldflags "-s -w" ./cmd/platform-alertmanager-config
   ) || { rm -rf "$tree"; return 1; }
   rm -rf "$tree"
   # Its CRDs, the files kube-prometheus-stack's crds chart copies (its hack/update_crds.sh).

@@ -2,20 +2,30 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
 import { OPS } from '../../src/commands/ops';
 import { ALERT_ROUTING, BACKUP_ALERT } from '../../src/contract/choices';
 import { ALERTS } from '../../src/contract/contract';
 import { freePort } from '../../e2e/loopback';
 import { locateToolchain } from '../../toolchain';
 import { RecordingServer } from '../../e2e/webhook-sink';
+import type { KubeObject } from '../../e2e/kube-client';
+import { run } from '../../e2e/processes';
+import { MONITORING_STACK_TEMPLATE } from '../../e2e/stand-in-monitoring-stack';
+import { INFRASTRUCTURE_RELEASES } from '../../src/infrastructure/releases';
 import { committedObjects, ENVIRONMENT_ORDER, findObject, ROOT, runInProcess, temporaryDirectory } from '../support';
 
 // The rendered alert routing and the silences on Alertmanager itself (v0.35.0, built by
 // toolchain/build.sh), on loopback: alerts are posted to its API and the receivers are
-// loopback webhooks standing in for the on-call pager and the team chat.
+// loopback webhooks standing in for the on-call pager and the team chat. Its configuration is
+// what prometheus-operator generates from each environment's rendered routing, by the
+// operator's own code (test/e2e/converge.test.ts shows the operator selecting and accepting it
+// on the e2e cluster).
 
-const alertmanagerBinary = locateToolchain(ROOT).bin('alertmanager', 'alertmanager');
+const toolchain = locateToolchain(ROOT);
+const alertmanagerBinary = toolchain.bin('alertmanager', 'alertmanager');
+const alertmanagerConfig = toolchain.bin('prometheus-operator', 'alertmanager-config');
+const helm = toolchain.bin('helm', 'helm');
 const work = temporaryDirectory('platform-gitops-alertmanager-');
 const processes: ChildProcess[] = [];
 afterAll(() => {
@@ -23,57 +33,58 @@ afterAll(() => {
   fs.rmSync(work, { recursive: true, force: true });
 });
 
-/** A matcher of an AlertmanagerConfig as Alertmanager's configuration writes it (`name=~"value"`). */
-function matcherText(matcher: { name: string; matchType?: string; value: string }): string {
-  return `${matcher.name}${matcher.matchType ?? '='}${JSON.stringify(matcher.value)}`;
+/**
+ * The Alertmanager of an environment as kube-prometheus-stack renders it from the platform's
+ * values (the committed release Application's `valuesObject`, through the harness's template of
+ * the chart's Alertmanager and its configuration Secret, MONITORING_STACK_TEMPLATE): the object
+ * and the base configuration.
+ */
+function renderedAlertmanager(environment: string, dir: string): { alertmanager: KubeObject; base: string } {
+  const release = findObject(committedObjects(environment), 'Application', INFRASTRUCTURE_RELEASES.kubePrometheusStack.name);
+  const chart = path.join(dir, 'chart');
+  fs.mkdirSync(path.join(chart, 'templates'), { recursive: true });
+  fs.writeFileSync(path.join(chart, 'Chart.yaml'), stringify({ apiVersion: 'v2', name: release.spec.source.chart, version: release.spec.source.targetRevision }));
+  fs.writeFileSync(path.join(chart, 'templates', 'reconciled.yaml'), MONITORING_STACK_TEMPLATE);
+  fs.writeFileSync(path.join(dir, 'values.yaml'), stringify(release.spec.source.helm.valuesObject));
+  const objects = parseAllDocuments(
+    run(helm, ['template', release.spec.source.helm.releaseName, chart, '--namespace', release.spec.destination.namespace, '--values', path.join(dir, 'values.yaml')], {
+      env: { HELM_CACHE_HOME: path.join(dir, 'helm-cache'), HELM_CONFIG_HOME: path.join(dir, 'helm-config') },
+    }),
+  ).map((doc) => doc.toJS() as KubeObject);
+  const alertmanager = objects.find((o) => o.kind === 'Alertmanager')!;
+  const secret = objects.find((o) => o.kind === 'Secret' && o.metadata.name === `alertmanager-${alertmanager.metadata.name}`)!;
+  return { alertmanager, base: Buffer.from(secret['data']['alertmanager.yaml'], 'base64').toString('utf8') };
 }
 
-const TRANSLATED_ROUTE_FIELDS = new Set(['receiver', 'matchers', 'groupBy', 'groupWait', 'groupInterval', 'repeatInterval', 'continue', 'routes']);
-
 /**
- * An AlertmanagerConfig's route as prometheus-operator writes it into the Alertmanager's
- * configuration (v0.94 pkg/alertmanager/amcfg.go: `convertRoute`; receivers named
- * `<namespace>/<name>/<receiver>` by `makeNamespacedString`). A field it is not written
- * for fails the test, so a new field of the routing is translated here before it counts.
+ * The configuration prometheus-operator generates for the environment's Alertmanager from its
+ * base configuration and the rendered AlertmanagerConfig, by the operator's own code (the
+ * toolchain's alertmanager-config, over v0.94.1's pkg/alertmanager), each receiver's Secret
+ * holding a path of the loopback receivers. A Secret the routing names that the test does not
+ * give fails the generation.
  */
-function translateRoute(route: any, key: string): any {
-  for (const field of Object.keys(route)) if (!TRANSLATED_ROUTE_FIELDS.has(field)) throw new Error(`route field ${field} is not translated by this test`);
-  return {
-    receiver: `${key}/${route.receiver}`,
-    ...(route.matchers ? { matchers: route.matchers.map(matcherText) } : {}),
-    ...(route.groupBy ? { group_by: route.groupBy } : {}),
-    ...(route.groupWait ? { group_wait: route.groupWait } : {}),
-    ...(route.groupInterval ? { group_interval: route.groupInterval } : {}),
-    ...(route.repeatInterval ? { repeat_interval: route.repeatInterval } : {}),
-    ...(route.continue ? { continue: true } : {}),
-    ...(route.routes ? { routes: route.routes.map((child: any) => translateRoute(child, key)) } : {}),
+function generatedConfig(environment: string, receiversUrl: string, options: { withSecrets: boolean } = { withSecrets: true }): string {
+  const dir = path.join(work, `generated-${environment}`);
+  fs.mkdirSync(dir, { recursive: true });
+  const { alertmanager, base } = renderedAlertmanager(environment, dir);
+  const routing = findObject(committedObjects(environment), 'AlertmanagerConfig', ALERT_ROUTING.name);
+  const secrets = (options.withSecrets ? [ALERT_ROUTING.onCall.secret, ALERT_ROUTING.teamChat.secret] : []).map((secret) => ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: secret.name, namespace: routing.metadata.namespace },
+    data: { [secret.key]: Buffer.from(`${receiversUrl}/${secret.name}/${secret.key}`).toString('base64') },
+  }));
+  const write = (name: string, text: string) => {
+    fs.writeFileSync(path.join(dir, name), text);
+    return path.join(dir, name);
   };
-}
-
-/**
- * The Alertmanager configuration prometheus-operator generates from the platform's routing
- * (amcfg.go `AddAlertmanagerConfigs`): the chart's root route (receiver `null`), with the
- * AlertmanagerConfig's route first among its children and `continue: true`; no namespace
- * matcher, as the routing lives in the Alertmanager's own namespace and the strategy is
- * `OnNamespaceExceptForAlertmanagerNamespace` (`otherNamespaceEnforcer`). Each receiver's
- * Secret is resolved to a path of the loopback receivers.
- */
-function generatedConfig(routing: any, receiversUrl: string): string {
-  const key = `${routing.metadata.namespace}/${routing.metadata.name}`;
-  const receivers = routing.spec.receivers.map((receiver: any) => {
-    const { name, webhookConfigs, slackConfigs, ...rest } = receiver;
-    if (Object.keys(rest).length > 0) throw new Error(`receiver fields ${Object.keys(rest).join(', ')} are not translated by this test`);
-    const url = (secret: { name: string; key: string }) => `${receiversUrl}/${secret.name}/${secret.key}`;
-    return {
-      name: `${key}/${name}`,
-      ...(webhookConfigs ? { webhook_configs: webhookConfigs.map((c: any) => ({ url: url(c.urlSecret), send_resolved: c.sendResolved })) } : {}),
-      ...(slackConfigs ? { slack_configs: slackConfigs.map((c: any) => ({ api_url: url(c.apiURL), send_resolved: c.sendResolved })) } : {}),
-    };
-  });
-  return stringify({
-    route: { receiver: 'null', routes: [{ ...translateRoute(routing.spec.route, key), continue: true }] },
-    receivers: [{ name: 'null' }, ...receivers],
-  });
+  const documents = (objects: readonly unknown[]) => objects.map((object) => stringify(object)).join('---\n');
+  return run(alertmanagerConfig, [
+    '--alertmanager', write('alertmanager.yaml', documents([alertmanager])),
+    '--base', write('base.yaml', base),
+    '--configs', write('configs.yaml', documents([routing])),
+    '--secrets', write('secrets.yaml', documents(secrets)),
+  ]);
 }
 
 /** A running Alertmanager on loopback with this configuration: its URL. */
@@ -119,12 +130,16 @@ describe('the rendered alert routing on Alertmanager (6)', () => {
   beforeAll(async () => {
     await receivers.start();
     for (const environment of ENVIRONMENT_ORDER) {
-      const routing = findObject(committedObjects(environment), 'AlertmanagerConfig', ALERT_ROUTING.name);
-      const perEnvironment = `${receivers.url}/${environment}`;
-      urls.set(environment, await startAlertmanager(`routing-${environment}`, generatedConfig(routing, perEnvironment)));
+      urls.set(environment, await startAlertmanager(`routing-${environment}`, generatedConfig(environment, `${receivers.url}/${environment}`)));
     }
   });
   afterAll(() => receivers.close());
+
+  it("is the operator's generation, which refuses a routing whose receiver's Secret does not exist, naming it", () => {
+    expect(() => generatedConfig('local', receivers.url, { withSecrets: false })).toThrow(
+      new RegExp(`AlertmanagerConfig \\S+/${ALERT_ROUTING.name}: \\w+Config\\[0\\]: unable to get secret "(${ALERT_ROUTING.onCall.secret.name}|${ALERT_ROUTING.teamChat.secret.name})": secrets "\\S+" not found`),
+    );
+  });
 
   it('pages on-call and posts to the team chat for a critical alert, posts a warning to the chat only, and leaves other alerts alone', async () => {
     for (const url of urls.values()) {
