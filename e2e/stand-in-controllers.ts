@@ -280,8 +280,8 @@ export class StandInControllers {
         let password: string | undefined;
         if (!problem && kind === 'KafkaUser') {
           const chosen = scramPassword(object, await this.decodedSecrets(String(namespace)), () => randomBytes(24).toString('base64url').slice(0, 32));
-          if ('problem' in chosen) problem = { reason: 'InvalidResourceException', message: chosen.problem };
-          else password = chosen.password;
+          if (chosen !== undefined && 'problem' in chosen) problem = { reason: 'InvalidResourceException', message: chosen.problem };
+          else password = chosen?.password;
         }
         await this.setStatus(object, {
           observedGeneration: object.metadata.generation,

@@ -126,7 +126,7 @@ export function brokerPodsOf(kafka: KubeObject, pools: readonly KubeObject[]): K
                 name: 'kafka',
                 // Never pulled: kwok runs no container.
                 image: 'quay.io/strimzi/kafka:e2e-stand-in',
-                ports: [9090, 9091, ...(kafka.spec?.kafka?.listeners ?? []).map((listener: { port: number }) => listener.port)].map((containerPort) => ({ containerPort, protocol: 'TCP' })),
+                ports: brokerContainerPorts(kafka, roles),
                 resources: pool.spec?.resources ?? {},
                 volumeMounts: [{ name: 'strimzi-tmp', mountPath: '/tmp' }],
                 securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
@@ -137,6 +137,31 @@ export function brokerPodsOf(kafka: KubeObject, pools: readonly KubeObject[]): K
         } as unknown as KubeObject;
       }),
     );
+}
+
+/** The replication port's name (KafkaCluster.java REPLICATION_PORT_NAME). */
+const REPLICATION_PORT_NAME = 'tcp-replication';
+
+/** A listener's port name, on the brokers' containers and the Services (ListenersUtils.java `backwardsCompatiblePortName`). */
+function listenerPortName(listener: { name: string; port: number; type: string }): string {
+  if (listener.type === 'internal' && listener.name === 'plain' && listener.port === 9092) return 'tcp-clients';
+  if (listener.type === 'internal' && listener.name === 'tls' && listener.port === 9093) return 'tcp-clientstls';
+  if (listener.name === 'external' && listener.port === 9094) return 'tcp-external';
+  return `tcp-${listener.name}`;
+}
+
+/**
+ * A node's container ports (KafkaCluster.java `getContainerPortList`): the Kafka agent's; the
+ * control plane's on a controller; replication and every listener's on a broker.
+ */
+function brokerContainerPorts(kafka: KubeObject, roles: readonly string[]): Array<{ name: string; containerPort: number; protocol: 'TCP' }> {
+  const port = (name: string, containerPort: number) => ({ name, containerPort, protocol: 'TCP' as const });
+  const listeners: Array<{ name: string; port: number; type: string }> = kafka.spec?.kafka?.listeners ?? [];
+  return [
+    port('tcp-kafkaagent', 8443),
+    ...(roles.includes('controller') ? [port('tcp-ctrlplane', 9090)] : []),
+    ...(roles.includes('broker') ? [port(REPLICATION_PORT_NAME, 9091), ...listeners.map((listener) => port(listenerPortName(listener), listener.port))] : []),
+  ];
 }
 
 /** The labels Strimzi selects a cluster's pods of a kind by (api/.../Labels.java `strimziSelectorLabels`). */
@@ -154,12 +179,7 @@ function selectorLabels(kafka: KubeObject): Record<string, string> {
 export function bootstrapServiceOf(kafka: KubeObject): KubeObject {
   const cluster = kafka.metadata.name;
   const listeners: Array<{ name: string; port: number; type: string }> = kafka.spec?.kafka?.listeners ?? [];
-  const portName = (listener: { name: string; port: number; type: string }) => {
-    if (listener.type === 'internal' && listener.name === 'plain' && listener.port === 9092) return 'tcp-clients';
-    if (listener.type === 'internal' && listener.name === 'tls' && listener.port === 9093) return 'tcp-clientstls';
-    return `tcp-${listener.name}`;
-  };
-  const port = (name: string, number: number) => ({ name, port: number, targetPort: number, protocol: 'TCP' });
+  const port = (name: string, number: number) => ({ name, port: number, targetPort: name, protocol: 'TCP' });
   return {
     apiVersion: 'v1',
     kind: 'Service',
@@ -172,7 +192,7 @@ export function bootstrapServiceOf(kafka: KubeObject): KubeObject {
     spec: {
       type: 'ClusterIP',
       selector: { ...selectorLabels(kafka), 'strimzi.io/broker-role': 'true' },
-      ports: [port('tcp-replication', 9091), ...listeners.filter((listener) => listener.type === 'internal').map((listener) => port(portName(listener), listener.port))],
+      ports: [port(REPLICATION_PORT_NAME, 9091), ...listeners.filter((listener) => listener.type === 'internal').map((listener) => port(listenerPortName(listener), listener.port))],
     },
   } as unknown as KubeObject;
 }
@@ -212,7 +232,8 @@ export function listenerAdmits(listener: KafkaListener, kafkaNamespace: string, 
  * already holds, else a new one. A named Secret or key that does not exist, or an empty
  * password there, refuses the user. `secrets`: the namespace's Secrets, each key decoded.
  */
-export function scramPassword(user: KubeObject, secrets: ReadonlyMap<string, Readonly<Record<string, string>>>, generate: () => string): { password: string } | { problem: string } {
+export function scramPassword(user: KubeObject, secrets: ReadonlyMap<string, Readonly<Record<string, string>>>, generate: () => string): { password: string } | { problem: string } | undefined {
+  if (user.spec?.authentication?.type !== 'scram-sha-512') return undefined;
   const ref = user.spec?.authentication?.password?.valueFrom?.secretKeyRef;
   if (ref !== undefined) {
     const secret = secrets.get(ref.name);

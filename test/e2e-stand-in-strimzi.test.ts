@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../e2e/kube-client';
-import { bootstrapServiceOf, brokerCount, kafkaProblem, kafkaTopicProblem, kafkaUserProblem, listenerAdmits, poolsOf, saslJaasConfig, scramPassword } from '../e2e/stand-in-strimzi';
+import { bootstrapServiceOf, brokerCount, brokerPodsOf, kafkaProblem, kafkaTopicProblem, kafkaUserProblem, listenerAdmits, poolsOf, saslJaasConfig, scramPassword } from '../e2e/stand-in-strimzi';
 
 // The e2e's Strimzi stand-in refuses what Strimzi 1.2.0 refuses (each rule's upstream file is
 // named in e2e/stand-in-strimzi.ts). Before, a Kafka was Ready with any labelled node pool
@@ -85,10 +85,20 @@ describe("a Kafka cluster's clients, as Strimzi serves them", () => {
     const service = bootstrapServiceOf(cluster);
     expect(service.metadata.name).toBe('kafka-cluster-kafka-bootstrap');
     expect(service['spec'].selector).toEqual({ 'strimzi.io/cluster': 'kafka-cluster', 'strimzi.io/name': 'kafka-cluster-kafka', 'strimzi.io/kind': 'Kafka', 'strimzi.io/broker-role': 'true' });
+    // Each port sends to the brokers' container port of the same name.
     expect(service['spec'].ports.map((p: any) => [p.name, p.port, p.targetPort])).toEqual([
-      ['tcp-replication', 9091, 9091],
-      ['tcp-clients', 9092, 9092],
-      ['tcp-clientstls', 9093, 9093],
+      ['tcp-replication', 9091, 'tcp-replication'],
+      ['tcp-clients', 9092, 'tcp-clients'],
+      ['tcp-clientstls', 9093, 'tcp-clientstls'],
+    ]);
+    const pool = { apiVersion: 'kafka.strimzi.io/v1', kind: 'KafkaNodePool', metadata: { name: 'dual-role', namespace: 'kafka', uid: 'p' }, spec: { roles: ['controller', 'broker'], replicas: 1 } } as unknown as KubeObject;
+    expect(brokerPodsOf(cluster, [pool])[0]!['spec'].containers[0].ports).toEqual([
+      { name: 'tcp-kafkaagent', containerPort: 8443, protocol: 'TCP' },
+      { name: 'tcp-ctrlplane', containerPort: 9090, protocol: 'TCP' },
+      { name: 'tcp-replication', containerPort: 9091, protocol: 'TCP' },
+      { name: 'tcp-clients', containerPort: 9092, protocol: 'TCP' },
+      { name: 'tcp-clientstls', containerPort: 9093, protocol: 'TCP' },
+      { name: 'tcp-external', containerPort: 9094, protocol: 'TCP' },
     ]);
   });
 
@@ -121,6 +131,11 @@ describe("a SCRAM user's password, as the User Operator chooses it", () => {
     expect(scramPassword(user(ref), new Map(), generate)).toEqual({ problem: 'Secret webapp-broker-user with requested user password does not exist.' });
     expect(scramPassword(user(ref), new Map([['webapp-broker-user', { other: 'x' }]]), generate)).toEqual({ problem: 'Secret webapp-broker-user does not contain the key password with requested user password.' });
     expect(scramPassword(user(ref), new Map([['webapp-broker-user', { password: '' }]]), generate)).toEqual({ problem: 'The requested user password is empty.' });
+  });
+
+  it('gives none to a user that does not authenticate with SCRAM-SHA-512', () => {
+    const tls = { ...user(), spec: { authentication: { type: 'tls' } } } as unknown as KubeObject;
+    expect(scramPassword(tls, new Map([['webapp', { password: 'earlier' }]]), generate)).toBeUndefined();
   });
 
   it("without a reference keeps the password of the user's own Secret, else makes one", () => {
