@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { E2eError } from '../src/base/errors';
 
@@ -101,7 +101,9 @@ export function containerPlay(
       throw new E2eError(`${where} mounts key ${mount.subPath} of ${volume.describe} at ${mount.mountPath}, which holds ${volume.keys.join(', ') || 'no key'}`);
     }
     const source = mount.subPath === undefined ? volume.path : path.join(volume.path, mount.subPath);
-    binds.push({ kind: 'bind', source, target: mount.mountPath, file: mount.subPath !== undefined, readOnly: mount.readOnly === true });
+    // A Secret's or ConfigMap's keys are read-only whatever the mount says (the kubelet has
+    // mounted those volumes read-only since Kubernetes 1.9.4, CVE-2017-1002102).
+    binds.push({ kind: 'bind', source, target: mount.mountPath, file: mount.subPath !== undefined, readOnly: mount.readOnly === true || volume.keys !== undefined });
   }
   for (const [target, source] of imageFiles) binds.push({ kind: 'bind', source, target, file: true, readOnly: true });
   for (const bind of binds) {
@@ -141,7 +143,8 @@ function quoted(word: string): string {
 
 /**
  * The `sh` script that plays `play` inside a private mount namespace (`unshare --mount
- * --propagation private`, as root): the mounts, the root and the image's folders made
+ * --propagation private`, as root): the mounts and a /dev/shm of its own, then for a
+ * read-only root every file system but the kernel's and the container's writable mounts made
  * read-only, then the command as the container's user with only its environment, no
  * capabilities and no new privileges (`setpriv`, util-linux).
  */
@@ -157,9 +160,15 @@ export function containerScript(play: ContainerPlay): string {
       if (step.readOnly) lines.push(`mount -o remount,bind,ro ${quoted(step.target)}`);
     }
   }
+  // The container's own /dev/shm, as its runtime gives one (containerd: a tmpfs of 64 MiB).
+  lines.push("mount -t tmpfs -o mode=1777,size=64m tmpfs /dev/shm");
   if (play.readOnlyRoot) {
     for (const step of play.mounts) if (step.kind === 'shadow') lines.push(`mount -o remount,ro ${quoted(step.target)}`);
     lines.push('mount -o remount,bind,ro /');
+    // Every other file system of this machine too (a container sees none of them writable),
+    // but the kernel's (/proc, /sys, /dev) and the container's writable mounts.
+    const writable = play.mounts.filter((step) => step.kind === 'emptyDir' || (step.kind === 'bind' && !step.readOnly)).map((step) => quoted(step.target));
+    lines.push(`findmnt -lno TARGET | while IFS= read -r target; do case $target in /|/proc|/proc/*|/sys|/sys/*|/dev|/dev/*${writable.map((target) => `|${target}`).join('')}) ;; *) mount -o remount,bind,ro "$target" ;; esac; done`);
   }
   const privileges = [
     `--reuid=${play.user}`,
@@ -174,14 +183,32 @@ export function containerScript(play: ContainerPlay): string {
 }
 
 /**
- * Runs `play` once to its end (a step of a pod, not a server), in a private mount namespace
- * (needs root, as the e2e does): its exit code (1 when it could not start or ran past
- * `timeoutMs`) and what it printed, stdout then stderr.
+ * Runs `play` once to its end (a step of a pod, not a server), in a private mount namespace and
+ * a PID namespace of its own (needs root, as the e2e does), so that past `timeoutMs` every
+ * process it started is killed with it: its exit code and what it printed, stdout then
+ * stderr; 1 and why when it ran past `timeoutMs` or could not start. What it was run with
+ * (its environment is on the script's command line) is never part of the output.
  */
 export function runContainer(play: ContainerPlay, timeoutMs: number): Promise<{ exitCode: number; output: string }> {
+  // --fork: unshare's child is the PID namespace's first process, and when it dies the kernel
+  // kills every other one there. Killing unshare alone would not do (--kill-child's signal is
+  // cleared when setpriv changes the user), so past the time that child is killed first.
+  const namespaces = ['--mount', '--propagation', 'private', '--pid', '--fork', '--mount-proc'];
   return new Promise((resolve) => {
-    execFile('unshare', ['--mount', '--propagation', 'private', '--', 'sh', '-c', containerScript(play)], { timeout: timeoutMs, encoding: 'utf8' }, (error, stdout, stderr) =>
-      resolve({ exitCode: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, output: `${stdout}${stderr}${error !== null && typeof error.code !== 'number' ? error.message : ''}`.trim() }),
-    );
+    let timedOut = false;
+    const unshare = execFile('unshare', [...namespaces, '--', 'sh', '-c', containerScript(play)], { encoding: 'utf8' }, (error, stdout, stderr) => {
+      clearTimeout(timer);
+      const printed = `${stdout}${stderr}`.trim();
+      // unshare's own complaint about its killed child is not the step's output.
+      if (timedOut) resolve({ exitCode: 1, output: `${printed.split('\n').filter((line) => !line.startsWith('unshare: ')).join('\n')}\n(killed: it ran past ${timeoutMs} ms)`.trim() });
+      else if (error === null) resolve({ exitCode: 0, output: printed });
+      else if (typeof error.code === 'number') resolve({ exitCode: error.code, output: printed });
+      else resolve({ exitCode: 1, output: `unshare could not start (${String(error.code ?? error.signal)}): util-linux is needed, and root` });
+    });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      if (unshare.pid !== undefined) spawnSync('pkill', ['-KILL', '-P', String(unshare.pid)]);
+      unshare.kill('SIGKILL');
+    }, timeoutMs);
   });
 }

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { IMAGES } from '../src/contract/images';
 import { argoCdConfigObjects, sidecarPlay } from '../e2e/argocd';
-import { containerScript } from '../e2e/sidecar';
+import { containerScript, runContainer } from '../e2e/sidecar';
 import { SOPS_AGE, SOPS_PLUGIN } from '../src/contract/choices';
 import { applicationState, converged, healthCauses } from '../src/cluster/argo-cd';
 import { awaitsRefresh, FAIL_FAST_SECONDS, latestWarnings, ProgressingRefresher, REFRESH_AFTER_SECONDS, LastFailures, ProblemClock, unmendable, withWarnings } from '../e2e/convergence';
@@ -633,7 +633,8 @@ describe('the sops plugin played as its rendered sidecar (e2e/argocd.ts, e2e/sid
       { kind: 'shadow', target: '/var/run' },
       { kind: 'bind', source: '/run/e2e/var-files', target: '/var/run/argocd', file: false, readOnly: false },
       { kind: 'bind', source: '/run/e2e/plugins', target: '/home/argocd/cmp-server/plugins', file: false, readOnly: false },
-      { kind: 'bind', source: `/run/e2e/argocd-cmp-cm/${SOPS_PLUGIN.name}.yaml`, target: '/home/argocd/cmp-server/config/plugin.yaml', file: true, readOnly: false },
+      // A ConfigMap's key: read-only, though the chart's mount does not say so (the kubelet's rule).
+      { kind: 'bind', source: `/run/e2e/argocd-cmp-cm/${SOPS_PLUGIN.name}.yaml`, target: '/home/argocd/cmp-server/config/plugin.yaml', file: true, readOnly: true },
       { kind: 'bind', source: '/run/e2e/age/sops-age', target: SOPS_AGE.mountPath, file: false, readOnly: true },
       { kind: 'bind', source: '/run/e2e/sops', target: '/usr/local/bin/sops', file: true, readOnly: true },
       { kind: 'emptyDir', target: '/tmp' },
@@ -645,12 +646,26 @@ describe('the sops plugin played as its rendered sidecar (e2e/argocd.ts, e2e/sid
     expect(script[0]).toBe('set -eu');
     expect(script).toContain("mount --bind '/run/e2e/it'\\''s/sops' '/usr/local/bin/sops'");
     expect(script).toContain(`mount -o remount,bind,ro '${SOPS_AGE.mountPath}'`);
-    expect(script.at(-2)).toBe('mount -o remount,bind,ro /');
+    expect(script.at(-3)).toBe('mount -o remount,bind,ro /');
+    // Then every other file system, but the kernel's and the sidecar's writable mounts (its
+    // emptyDirs; the key and plugin.yaml are a Secret's and a ConfigMap's, read-only).
+    expect(script.at(-2)).toBe(
+      "findmnt -lno TARGET | while IFS= read -r target; do case $target in /|/proc|/proc/*|/sys|/sys/*|/dev|/dev/*|'/var/run/argocd'|'/home/argocd/cmp-server/plugins'|'/tmp') ;; *) mount -o remount,bind,ro \"$target\" ;; esac; done",
+    );
+    expect(script).toContain('mount -t tmpfs -o mode=1777,size=64m tmpfs /dev/shm');
     expect(script.at(-1)).toBe(
       `exec setpriv --reuid=999 --regid=0 --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs env -i 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' 'HOME=/' '${SOPS_AGE.keyFileVariable}=${SOPS_AGE.mountPath}/${SOPS_AGE.secretKey}' '/var/run/argocd/argocd-cmp-server'`,
     );
     // Every bind before the emptyDir over /tmp, where the run keeps the sources.
     expect(script.findIndex((line) => line.startsWith('mount -t tmpfs -o mode=1777'))).toBeGreaterThan(script.findLastIndex((line) => line.startsWith('mount --bind')));
+  });
+
+  it('kills a step that runs past its time with every process it started, and says so without its environment (as root)', async () => {
+    const marker = '31.4159';
+    const play = { command: ['sh', '-c', `echo started; sleep ${marker} & sleep ${marker}`], env: { PATH: '/usr/bin:/bin', PASSWORD: 'never-printed' }, user: 65534, group: 65534, readOnlyRoot: true, noNewPrivileges: true, dropAllCapabilities: true, mounts: [] };
+    const result = await runContainer(play, 1500);
+    expect(result).toEqual({ exitCode: 1, output: 'started\n(killed: it ran past 1500 ms)' });
+    expect(spawnSync('pgrep', ['-f', `sleep ${marker}`]).status).toBe(1);
   });
 
   it('refuses a variable naming a key the mounted Secret does not hold, a Secret the bootstrap does not create, and a plugin without a sidecar', () => {
