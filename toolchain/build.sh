@@ -207,8 +207,10 @@ prometheus_operator_build() {
   tree="$(mktemp -d)" && gen="$tree/.codegen" || return 1
   cp -R "$module/." "$tree/" && mkdir -p "$tree/pkg/apis" "$tree/pkg/client" && cp -R "$apis" "$tree/pkg/apis/monitoring" && chmod -R u+w "$tree" || { rm -rf "$tree"; return 1; }
   # The project's alertmanager-config (toolchain/prometheus-operator/alertmanager-config), a main
-  # over the operator's own pkg/alertmanager, built in the same tree as the operator.
-  cp -R "$here/prometheus-operator/alertmanager-config" "$tree/cmd/platform-alertmanager-config" || { rm -rf "$tree"; return 1; }
+  # over the operator's own pkg/alertmanager, built in the same tree as the operator, with one
+  # file added to that package exporting its check of an AlertmanagerConfig (pkg-alertmanager/).
+  cp -R "$here/prometheus-operator/alertmanager-config" "$tree/cmd/platform-alertmanager-config" &&
+    cp "$here/prometheus-operator/pkg-alertmanager/platform_export.go" "$tree/pkg/alertmanager/" || { rm -rf "$tree"; return 1; }
   for g in applyconfiguration-gen client-gen lister-gen informer-gen; do
     GOBIN="$gen" go install "k8s.io/code-generator/cmd/$g@$client_go" || { rm -rf "$tree"; return 1; }
   done

@@ -1,9 +1,13 @@
 // Command alertmanager-config prints the Alertmanager configuration prometheus-operator
-// generates for an Alertmanager from its base configuration and AlertmanagerConfig objects,
-// with the operator's own code (pkg/alertmanager: NewConfigBuilder, InitializeFromRawConfiguration,
-// AddAlertmanagerConfigs, MarshalJSON, in the order provisionAlertmanagerConfiguration calls
-// them; each AlertmanagerConfig first through its validationv1alpha1.ValidateAlertmanagerConfig),
-// the referenced Secrets read from the given objects instead of an API server. Built by
+// generates for an Alertmanager, by the operator's own code in the order
+// provisionAlertmanagerConfiguration and selectAlertmanagerConfigs (pkg/alertmanager/operator.go)
+// run it: the version check; without an AlertmanagerConfig selector, the base configuration as
+// it is; else the AlertmanagerConfig objects its selectors select, each checked by
+// checkAlertmanagerConfigResource (exported by pkg-alertmanager/platform_export.go) and left
+// out when refused, with the operator's event message on stderr; then NewConfigBuilder,
+// InitializeFromRawConfiguration, AddAlertmanagerConfigs and MarshalJSON. Objects come from
+// files instead of an API server: the Secrets the configurations reference, and namespaces
+// labelled only as the API server labels every one (kubernetes.io/metadata.name). Built by
 // toolchain/build.sh inside the module's tree, beside the operator, so a test loads into a real
 // Alertmanager what the operator would write into the `-generated` Secret.
 //
@@ -22,12 +26,13 @@ import (
 
 	"github.com/blang/semver/v4"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/prometheus-operator/prometheus-operator/pkg/alertmanager"
-	validationv1alpha1 "github.com/prometheus-operator/prometheus-operator/pkg/alertmanager/validation/v1alpha1"
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	monitoringv1alpha1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1alpha1"
 	"github.com/prometheus-operator/prometheus-operator/pkg/assets"
@@ -90,20 +95,53 @@ func run() error {
 	client := fake.NewClientset(objects...)
 
 	// As provisionAlertmanagerConfiguration (pkg/alertmanager/operator.go) does.
-	version, err := semver.ParseTolerant(operator.StringValOrDefault(am.Spec.Version, operator.DefaultAlertmanagerVersion))
+	amVersion := operator.StringValOrDefault(am.Spec.Version, operator.DefaultAlertmanagerVersion)
+	version, err := semver.ParseTolerant(amVersion)
 	if err != nil {
 		return fmt.Errorf("failed to parse alertmanager version: %w", err)
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("alertmanager", am.Name, "namespace", am.Namespace)
+	if version.LT(semver.MustParse("0.15.0")) || version.Major > 0 {
+		return fmt.Errorf("unsupported Alertmanager version %q", amVersion)
+	}
+	if am.Spec.AlertmanagerConfiguration != nil {
+		return errors.New("spec.alertmanagerConfiguration (a global AlertmanagerConfig) is not played by this tool")
+	}
+	if am.Spec.AlertmanagerConfigSelector == nil {
+		// The configuration from the secret as-is.
+		_, err := os.Stdout.Write(base)
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("alertmanager", am.Name, "namespace", am.Namespace)
 	store := assets.NewStoreBuilder(client.CoreV1(), client.CoreV1())
 	builder := alertmanager.NewConfigBuilder(logger, version, store, am)
 	if err := builder.InitializeFromRawConfiguration(base); err != nil {
 		return fmt.Errorf("failed to initialize from secret: %w", err)
 	}
+
+	// As selectAlertmanagerConfigs does: the namespaces its namespace selector selects (its own
+	// without one), the objects there its selector selects, each checked, the refused left out.
+	var namespaceSelector labels.Selector
+	if am.Spec.AlertmanagerConfigNamespaceSelector != nil {
+		if namespaceSelector, err = metav1.LabelSelectorAsSelector(am.Spec.AlertmanagerConfigNamespaceSelector); err != nil {
+			return err
+		}
+	}
+	selector, err := metav1.LabelSelectorAsSelector(am.Spec.AlertmanagerConfigSelector)
+	if err != nil {
+		return err
+	}
 	selected := map[string]*monitoringv1alpha1.AlertmanagerConfig{}
 	for _, config := range configs {
-		if err := validationv1alpha1.ValidateAlertmanagerConfig(config); err != nil {
-			return fmt.Errorf("AlertmanagerConfig %s/%s rejected: %w", config.Namespace, config.Name, err)
+		inNamespace := config.Namespace == am.Namespace
+		if namespaceSelector != nil {
+			inNamespace = namespaceSelector.Matches(labels.Set{"kubernetes.io/metadata.name": config.Namespace})
+		}
+		if !inNamespace || !selector.Matches(labels.Set(config.Labels)) {
+			continue
+		}
+		if err := alertmanager.CheckAlertmanagerConfigResource(context.Background(), config, version, store); err != nil {
+			fmt.Fprintf(os.Stderr, "AlertmanagerConfig %s was rejected due to invalid configuration: %v\n", config.GetName(), err)
+			continue
 		}
 		selected[config.Namespace+"/"+config.Name] = config
 	}
