@@ -303,8 +303,11 @@ export class LiveContainers {
    * The Kafka cluster as its brokers hold it (kafka.json in the broker namespace's folder): the
    * topics of the Ready KafkaTopics, and for each Ready KafkaUser its ACLs and its SCRAM
    * credential, taken from the user's Secret (the User Operator's, named as the user) when the
-   * user is first seen, as the User Operator sets it in Kafka, and kept after, as Kafka keeps
-   * it: a test changes one in the file to play a credential that no longer matches the Secret. Each broker pod's exec runs in its
+   * user is first seen, as the User Operator sets it in Kafka, and kept for the run (the User
+   * Operator would set it again at its next reconciliation, every 2 minutes by default): a test
+   * changes one in the file to play a credential changed in Kafka behind the operator's back.
+   * The file is replaced whole (written beside, then renamed), so a step reading it never sees
+   * half of it. Each broker pod's exec runs in its
    * folder, where kafka-topics.sh (first on PATH) is e2e/stand-in-kafka-topics.mjs over that state.
    */
   private async mapBrokers(): Promise<void> {
@@ -325,7 +328,10 @@ export class LiveContainers {
     fs.mkdirSync(dir, { recursive: true });
     const state: KafkaState = { topics: topics.sort(), users };
     const text = `${JSON.stringify(state, null, 2)}\n`;
-    if (!fs.existsSync(stateFile) || fs.readFileSync(stateFile, 'utf8') !== text) fs.writeFileSync(stateFile, text);
+    if (!fs.existsSync(stateFile) || fs.readFileSync(stateFile, 'utf8') !== text) {
+      fs.writeFileSync(`${stateFile}.next`, text);
+      fs.renameSync(`${stateFile}.next`, stateFile);
+    }
     const bin = path.join(this.root, 'bin-kafka');
     for (const pod of await this.client.list('v1', 'Pod', namespace)) {
       const uid = String(pod.metadata.uid);
