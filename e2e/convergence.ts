@@ -149,6 +149,32 @@ export function unmendable(app: KubeObject, clock: ProblemClock, lastFailed: rea
   return undefined;
 }
 
+/** A condition as the run's log shows it: `Type=Status (Reason, since Time): message`. */
+function conditionText(condition: { type?: string; status?: string; reason?: string; lastTransitionTime?: string; message?: string }): string {
+  return `${condition.type}=${condition.status} (${condition.reason ?? 'no reason'}, since ${condition.lastTransitionTime ?? '?'})${condition.message ? `: ${condition.message}` : ''}`;
+}
+
+/**
+ * The conditions of each resource an Application's health names as its cause (healthCauses),
+ * read from the cluster, theirs and their listeners' (a Gateway's), one line each: what Argo
+ * CD judged. The version of each comes from the Application's own resource list.
+ */
+export async function causeConditions(client: KubeClient, app: KubeObject | undefined): Promise<string[]> {
+  const resources: Array<{ group?: string; version: string; kind: string; namespace?: string; name: string }> = app?.status?.resources ?? [];
+  const lines: string[] = [];
+  for (const cause of healthCauses(app)) {
+    const resource = resources.find((r) => resourceId(r.kind, r.name, r.namespace) === cause);
+    if (resource === undefined) continue;
+    const object = await client.get(resource.group ? `${resource.group}/${resource.version}` : resource.version, resource.kind, resource.name, resource.namespace).catch(() => undefined);
+    const conditions = [
+      ...(object?.status?.conditions ?? []).map(conditionText),
+      ...(object?.status?.listeners ?? []).flatMap((listener: { name?: string; conditions?: unknown[] }) => (listener.conditions ?? []).map((c: any) => `listener ${listener.name}: ${conditionText(c)}`)),
+    ];
+    lines.push(`${cause}: ${conditions.length > 0 ? conditions.join('; ') : object === undefined ? 'not found' : 'no conditions'}`);
+  }
+  return lines;
+}
+
 /**
  * Watch the Applications of `expected` (name to sync wave) until every one is Synced
  * and Healthy or `timeoutMs` passes, printing each change of an Application's state as
@@ -201,6 +227,8 @@ export async function watchConvergence(options: {
       if (last.get(state.name) === line) continue;
       last.set(state.name, line);
       log(`${String(elapsed).padStart(4)} s  wave ${String(state.wave).padStart(2)}  ${state.name.padEnd(26)} ${line.length > 220 ? `${line.slice(0, 217)}...` : line}`);
+      // Why Argo CD calls it Degraded, as the cause's own status says, even when it mends.
+      if (state.health === 'Degraded') for (const cause of await causeConditions(client, byName.get(state.name))) log(`${' '.repeat(18)}${cause}`);
     }
     for (const state of states) {
       if (seenConverged.has(state.name) || !byName.has(state.name) || !converged(state, options.beforeOperatorSync)) continue;
