@@ -200,6 +200,19 @@ describe('the Service, the Gateway and the HTTPRoute (4, 8)', () => {
     }
   });
 
+  // Envoy Gateway v1.9.1 internal/provider/kubernetes/controller.go: a Gateway whose
+  // parametersRef it cannot find is not Accepted (InvalidParameters), which Argo CD calls
+  // Degraded; synced in one wave, the Gateway was judged before its EnvoyProxy existed (seen
+  // on the e2e cluster: a transient Degraded and its team-chat notice on a first deployment).
+  it("syncs each Gateway's EnvoyProxy in a wave before the Gateway", () => {
+    const wave = (object: { metadata: { annotations?: Record<string, string> } }) => Number(object.metadata.annotations?.['argocd.argoproj.io/sync-wave'] ?? 0);
+    for (const objects of [local, testing, staging, production]) {
+      const gateway = findObject(objects, 'Gateway', 'webapp');
+      const proxy = findObject(objects, 'EnvoyProxy', gateway.spec.infrastructure.parametersRef.name);
+      expect(wave(proxy)).toBeLessThan(wave(gateway));
+    }
+  });
+
   it('admits only restricted pods in the application namespace', () => {
     expect(findObject(local, 'Namespace', 'webapp').metadata.labels).toMatchObject({
       'pod-security.kubernetes.io/enforce': 'restricted',

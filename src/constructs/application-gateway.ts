@@ -1,6 +1,7 @@
 import { Construct } from 'constructs';
 import { PORTS } from '../contract/contract';
-import { GATEWAY } from '../contract/upstream';
+import { CHART_WAVES } from '../contract/choices';
+import { GATEWAY, SYNC_WAVE_ANNOTATION } from '../contract/upstream';
 import {
   EnvoyProxy,
   EnvoyProxySpecProviderKubernetesEnvoyServiceType,
@@ -78,7 +79,7 @@ export class ApplicationGateway extends Construct {
         : EnvoyProxySpecProviderKubernetesEnvoyServiceType.NODE_PORT;
 
     this.proxy = new EnvoyProxy(this, 'proxy', {
-      metadata: metadata(props.name),
+      metadata: { ...metadata(props.name), annotations: { [SYNC_WAVE_ANNOTATION]: String(CHART_WAVES.gatewayParameters) } },
       spec: {
         provider: {
           type: EnvoyProxySpecProviderType.KUBERNETES,

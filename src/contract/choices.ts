@@ -168,6 +168,13 @@ export const SYNC_WAVES = {
  */
 export const CHART_WAVES = {
   secrets: -2,
+  /**
+   * The EnvoyProxy a Gateway names (`infrastructure.parametersRef`), before the Gateway:
+   * Envoy Gateway does not accept a Gateway whose EnvoyProxy it cannot find (v1.9.1
+   * internal/provider/kubernetes/controller.go `processGatewayParamsRef`, InvalidParameters),
+   * and in one wave it may judge the Gateway first.
+   */
+  gatewayParameters: -2,
   migrations: -1,
 } as const;
 
