@@ -487,7 +487,7 @@ describe("ops rollback --level package --app: an application's published chart b
     serve(moved);
     const run = await rollback();
     expect(run.status).toBe(1);
-    expect(run.stdout).toContain(`  0  ${commit} (no chart)  `);
+    expect(run.stdout).toContain(`  0  ${commit} (no chart: ${secrets.repoURL} ${secrets.path} at ${commit}, ${secrets.repoURL} dist/local at ${commit})  `);
     expect(run.stderr).toContain(`application ${app}: its history has no chart version other than the deployed ${pinned}: give --to, or change the version in git`);
     expect((await rollback('--to', commit)).stderr).toContain(`--to ${commit}: the history of Application ${app} has no chart version ${commit} (its versions: ${pinned})`);
     expect(api.patches).toEqual([]);

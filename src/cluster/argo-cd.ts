@@ -325,6 +325,8 @@ export interface HistoryEntry {
    * @default - undefined: none of the entry's sources is a Helm chart
    */
   readonly chartVersion?: string;
+  /** What the entry recorded it deployed, for a person reading the history: each source (`chart <name>` or `<repoURL> <path>`) with its revision. */
+  readonly recorded: string;
 }
 
 /**
@@ -353,8 +355,18 @@ export function applicationHistory(app: LiveObject): HistoryEntry[] {
       deployedAt: String(entry.deployedAt ?? ''),
       initiatedBy: entry.initiatedBy?.automated ? 'automated' : String(entry.initiatedBy?.username ?? ''),
       ...(chartVersion === undefined ? {} : { chartVersion }),
+      recorded: recordedSources(entry),
     };
   });
+}
+
+/** A history entry's sources as recorded (`sources` and `revisions`, or `source` and `revision`), one phrase. */
+function recordedSources(entry: any): string {
+  const describe = (source: any, revision: unknown) => `${source?.chart !== undefined ? `chart ${source.chart}` : `${source?.repoURL ?? '?'} ${source?.path ?? ''}`.trim()} at ${String(revision ?? source?.targetRevision ?? '?')}`;
+  const sources = (entry.sources ?? []) as any[];
+  if (sources.length > 0) return sources.map((source, index) => describe(source, entry.revisions?.[index])).join(', ');
+  if (entry.source !== undefined) return describe(entry.source, entry.revision);
+  return `no source recorded (revisions ${JSON.stringify(entry.revisions ?? entry.revision ?? null)})`;
 }
 
 /** The Helm chart an Application installs: the one source with a `chart`. */

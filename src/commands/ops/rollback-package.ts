@@ -146,8 +146,8 @@ export interface PackageRollback {
 /** The chart version a history entry deployed (only entries of a Helm chart are kept: see packageTarget). */
 const versionOf = (entry: HistoryEntry): string => entry.chartVersion!;
 
-/** What a history entry deployed, as the history is printed: its chart version, or the commit of a source without a chart. */
-const deployedBy = (entry: HistoryEntry): string => entry.chartVersion ?? `${entry.revision} (no chart)`;
+/** What a history entry deployed, as the history is printed: its chart version, or the commit of a source without a chart and what the entry recorded. */
+const deployedBy = (entry: HistoryEntry): string => entry.chartVersion ?? `${entry.revision} (no chart: ${entry.recorded})`;
 
 /**
  * The version deployed now (the newest history entry's) and the one to go back to: `to` when
