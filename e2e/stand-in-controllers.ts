@@ -51,6 +51,17 @@ function keysOf(object: KubeObject): Set<string> {
   return new Set([...Object.keys(object.data ?? {}), ...Object.keys(object.binaryData ?? {}), ...Object.keys(object.stringData ?? {})]);
 }
 
+/** Secrets by namespace, then by name, each key of `data` decoded. */
+function decodedByNamespace(secrets: readonly KubeObject[]): Map<string, Map<string, Record<string, string>>> {
+  const byNamespace = new Map<string, Map<string, Record<string, string>>>();
+  for (const secret of secrets) {
+    const namespace = String(secret.metadata.namespace);
+    if (!byNamespace.has(namespace)) byNamespace.set(namespace, new Map());
+    byNamespace.get(namespace)!.set(secret.metadata.name, Object.fromEntries(Object.entries<string>(secret['data'] ?? {}).map(([name, value]) => [name, Buffer.from(value, 'base64').toString('utf8')])));
+  }
+  return byNamespace;
+}
+
 function condition(type: string, status: 'True' | 'False', reason: string, message: string, observedGeneration?: number): Record<string, unknown> {
   return { type, status, reason, message, lastTransitionTime: new Date().toISOString(), ...(observedGeneration !== undefined ? { observedGeneration } : {}) };
 }
@@ -60,6 +71,8 @@ const key = (namespace: string | undefined, name: string): string => `${namespac
 /** What one pass of the stand-ins read once and shares: Secrets (their keys, by namespace/name) and Deployments. */
 interface Seen {
   readonly secrets: ReadonlyMap<string, Set<string>>;
+  /** Each namespace's Secrets by name, each key decoded. */
+  readonly secretData: ReadonlyMap<string, ReadonlyMap<string, Readonly<Record<string, string>>>>;
   readonly deployments: readonly KubeObject[];
 }
 
@@ -116,6 +129,7 @@ export class StandInControllers {
     const [secrets, deployments] = await Promise.all([this.client.list('v1', 'Secret'), this.client.list('apps/v1', 'Deployment')]);
     const seen: Seen = {
       secrets: new Map(secrets.map((s) => [key(s.metadata.namespace, s.metadata.name), keysOf(s)])),
+      secretData: decodedByNamespace(secrets),
       deployments,
     };
     await this.kubelet(seen);
@@ -211,7 +225,7 @@ export class StandInControllers {
         (error: unknown) => this.startFailures.push(`${chart}: ${error instanceof Error ? error.message : String(error)}`),
       );
     }
-    if (this.controllerDeployment('strimzi-kafka-operator', seen.deployments, true)) await this.strimzi();
+    if (this.controllerDeployment('strimzi-kafka-operator', seen.deployments, true)) await this.strimzi(seen);
   }
 
   private async setStatus(object: KubeObject, status: Record<string, unknown>): Promise<void> {
@@ -228,7 +242,7 @@ export class StandInControllers {
    * Service of each Ready cluster, and each Ready user's Secret with the password the User
    * Operator would give it.
    */
-  private async strimzi(): Promise<void> {
+  private async strimzi(seen: Seen): Promise<void> {
     const pools = await this.client.list('kafka.strimzi.io/v1', 'KafkaNodePool');
     const clusters = new Map<string, { kafka: KubeObject; brokers: number; ready: boolean }>();
     for (const kafka of await this.client.list('kafka.strimzi.io/v1', 'Kafka')) {
@@ -279,7 +293,7 @@ export class StandInControllers {
         }
         let password: string | undefined;
         if (!problem && kind === 'KafkaUser') {
-          const chosen = scramPassword(object, await this.decodedSecrets(String(namespace)), () => randomBytes(24).toString('base64url').slice(0, 32));
+          const chosen = scramPassword(object, seen.secretData.get(String(namespace)) ?? new Map(), () => randomBytes(24).toString('base64url').slice(0, 32));
           if (chosen !== undefined && 'problem' in chosen) problem = { reason: 'InvalidResourceException', message: chosen.problem };
           else password = chosen?.password;
         }
@@ -290,10 +304,10 @@ export class StandInControllers {
         });
         // The user's Secret, as the User Operator writes it, owned by the user.
         if (kind === 'KafkaUser' && password !== undefined) {
-          const data = { password, 'sasl.jaas.config': saslJaasConfig(object.metadata.name, password) };
-          const encoded = Object.fromEntries(Object.entries(data).map(([name, value]) => [name, Buffer.from(value).toString('base64')]));
-          const current = await this.client.get('v1', 'Secret', object.metadata.name, namespace);
-          if (JSON.stringify(current?.['data']) !== JSON.stringify(encoded)) {
+          const data: Record<string, string> = { password, 'sasl.jaas.config': saslJaasConfig(object.metadata.name, password) };
+          const current = seen.secretData.get(String(namespace))?.get(object.metadata.name) ?? {};
+          if (Object.keys(current).length !== Object.keys(data).length || Object.entries(data).some(([name, value]) => current[name] !== value)) {
+            const encoded = Object.fromEntries(Object.entries(data).map(([name, value]) => [name, Buffer.from(value).toString('base64')]));
             await this.quietly(object, () =>
               this.client.apply({
                 apiVersion: 'v1',
@@ -311,12 +325,6 @@ export class StandInControllers {
         }
       }
     }
-  }
-
-  /** The namespace's Secrets, each key decoded, by name. */
-  private async decodedSecrets(namespace: string): Promise<Map<string, Record<string, string>>> {
-    const secrets = await this.client.list('v1', 'Secret', namespace);
-    return new Map(secrets.map((secret) => [secret.metadata.name, Object.fromEntries(Object.entries<string>(secret['data'] ?? {}).map(([name, value]) => [name, Buffer.from(value, 'base64').toString('utf8')]))]));
   }
 
   private createQuietly(object: KubeObject): Promise<void> {

@@ -109,9 +109,7 @@ export function brokerPodsOf(kafka: KubeObject, pools: readonly KubeObject[]): K
             name: `${cluster}-${pool.metadata.name}-${n}`,
             namespace: kafka.metadata.namespace,
             labels: {
-              'strimzi.io/cluster': cluster,
-              'strimzi.io/kind': 'Kafka',
-              'strimzi.io/name': `${cluster}-kafka`,
+              ...selectorLabels(kafka),
               'strimzi.io/pool-name': pool.metadata.name,
               'strimzi.io/broker-role': String(roles.includes('broker')),
               'strimzi.io/controller-role': String(roles.includes('controller')),
