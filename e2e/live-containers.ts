@@ -50,6 +50,25 @@ export interface KafkaState {
  */
 export const CRASH_FILE = 'crash';
 
+/**
+ * Where a pod of `fromNamespace` reaches one of `pods` listening on one of `ports` (their
+ * container `container`'s): each port of a Service of `services` whose selector selects such
+ * a pod and whose target port is that container port (by number or name), with every name the
+ * cluster's DNS gives the Service from `fromNamespace`.
+ */
+function addressesReaching(services: readonly KubeObject[], pods: readonly KubeObject[], container: string, ports: readonly number[], fromNamespace: string): Array<{ host: string; port: number }> {
+  const listening = (pod: KubeObject) => ((pod.spec?.containers ?? []).find((c: { name: string }) => c.name === container)?.ports ?? []).filter((p: { containerPort: number }) => ports.includes(p.containerPort));
+  const addresses: Array<{ host: string; port: number }> = [];
+  for (const service of services) {
+    const selected = pods.filter((pod) => matchesLabels(service.spec?.selector ?? {}, pod.metadata.labels));
+    for (const port of service.spec?.ports ?? []) {
+      if (!selected.some((pod) => listensOn(listening(pod), port.targetPort ?? port.port))) continue;
+      for (const host of serviceHostNames(service.metadata.name, String(service.metadata.namespace), fromNamespace)) addresses.push({ host, port: port.port });
+    }
+  }
+  return addresses;
+}
+
 /** A time as a kubelet writes it in a pod's status (whole seconds, UTC). */
 function kubeletTime(): string {
   return new Date().toISOString().slice(0, 19) + 'Z';
@@ -184,6 +203,11 @@ export class LiveContainers {
     return path.join(this.root, this.databaseNamespace, serverPod().pod, SQL_SERVER_STATE_FILE);
   }
 
+  /** The stand-in Kafka cluster's state file, in the broker namespace's folder. */
+  private get kafkaState(): string {
+    return path.join(this.root, this.brokerNamespace, KAFKA_STATE_FILE);
+  }
+
   /** Where the stand-in sqlcmd is put, first on the PATH of SQL Server's exec. */
   private get sqlcmdBin(): string {
     return path.join(this.root, 'bin');
@@ -313,7 +337,7 @@ export class LiveContainers {
   private async mapBrokers(): Promise<void> {
     const namespace = this.brokerNamespace;
     const dir = path.join(this.root, namespace);
-    const stateFile = path.join(dir, KAFKA_STATE_FILE);
+    const stateFile = this.kafkaState;
     const ready = (object: KubeObject) => (object['status']?.conditions ?? []).some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True');
     const before: KafkaState = fs.existsSync(stateFile) ? JSON.parse(fs.readFileSync(stateFile, 'utf8')) : { topics: [], users: {} };
     const topics = (await this.client.list('kafka.strimzi.io/v1', 'KafkaTopic', namespace)).filter(ready).map((topic) => String(topic.spec?.topicName ?? topic.metadata.name));
@@ -567,7 +591,7 @@ export class LiveContainers {
       [STRIMZI.brokerPods.apiVersionsTool, tool],
       [`${STAND_IN_IMAGE_FOLDER}/node`, process.execPath],
       ...['stand-in-kafka-broker-api-versions.mjs', 'stand-in-kafka-client.mjs'].map((file): [string, string] => [`${STAND_IN_IMAGE_FOLDER}/${file}`, path.join(projectRoot(), 'e2e', file)]),
-      [`${STAND_IN_IMAGE_FOLDER}/${KAFKA_STATE_FILE}`, path.join(this.root, this.brokerNamespace, KAFKA_STATE_FILE)],
+      [`${STAND_IN_IMAGE_FOLDER}/${KAFKA_STATE_FILE}`, this.kafkaState],
       [`${STAND_IN_IMAGE_FOLDER}/kafka-network.json`, network],
     ]);
     const variables = [
@@ -579,7 +603,7 @@ export class LiveContainers {
     for (const volume of pod.spec?.volumes ?? []) if (volume.emptyDir !== undefined) volumes.set(volume.name, { kind: 'emptyDir' });
     let play: ContainerPlay;
     try {
-      if (!fs.existsSync(path.join(this.root, this.brokerNamespace, KAFKA_STATE_FILE))) throw new Error('the Kafka cluster holds no state yet');
+      if (!fs.existsSync(this.kafkaState)) throw new Error('the Kafka cluster holds no state yet');
       play = containerPlay({ ...container, env: variables }, volumes, imageFiles, (folder) => fs.existsSync(folder));
     } catch (error) {
       return { exitCode: 1, output: `the broker step could not be played: ${(error as Error).message}` };
@@ -605,22 +629,14 @@ export class LiveContainers {
     const brokers = (await this.client.list('v1', 'Pod', this.brokerNamespace)).filter(
       (broker) => broker.metadata.labels?.[STRIMZI.clusterLabel] === BROKER.clusterName && broker.metadata.labels?.[STRIMZI.brokerPods.brokerRoleLabel] === 'true' && broker.status?.phase === 'Running' && !broker.metadata.deletionTimestamp,
     );
-    const resolvable = (await this.client.list('v1', 'Service')).flatMap((service) => serviceHostNames(service.metadata.name, String(service.metadata.namespace), from));
-    const addresses: string[] = [];
-    for (const service of await this.client.list('v1', 'Service', this.brokerNamespace)) {
-      const selected = brokers.filter((broker) => matchesLabels(service.spec?.selector ?? {}, broker.metadata.labels));
-      for (const port of service.spec?.ports ?? []) {
-        const targetPort = port.targetPort ?? port.port;
-        const reaches = listeners.some((listener) =>
-          selected.some((broker) => listensOn((broker.spec?.containers ?? []).find((c: { name: string }) => c.name === STRIMZI.brokerPods.container)?.ports?.filter((p: { containerPort: number }) => p.containerPort === listener.port), targetPort)),
-        );
-        if (reaches) addresses.push(...serviceHostNames(service.metadata.name, this.brokerNamespace, from).map((host) => `${host}:${port.port}`));
-      }
-    }
+    const services = await this.client.list('v1', 'Service');
+    const resolvable = services.flatMap((service) => serviceHostNames(service.metadata.name, String(service.metadata.namespace), from));
+    const brokerServices = services.filter((service) => service.metadata.namespace === this.brokerNamespace);
+    const addresses = addressesReaching(brokerServices, brokers, STRIMZI.brokerPods.container, listeners.map((listener) => listener.port), from);
     const plain = STRIMZI.listeners.plain.port;
     return {
       resolvable: [...new Set(resolvable)].sort(),
-      listeners: addresses.sort(),
+      listeners: addresses.map(({ host, port }) => `${host}:${port}`).sort(),
       brokers: brokers
         .map((broker) => ({ id: Number(/-(\d+)$/.exec(String(broker.metadata.name))?.[1] ?? -1), host: `${broker.metadata.name}.${BROKER.clusterName}-kafka-brokers.${this.brokerNamespace}.svc`, port: plain }))
         .sort((a, b) => a.id - b.id),
@@ -649,17 +665,10 @@ export class LiveContainers {
   private async serverAddresses(namespace: string): Promise<string[]> {
     const server = await this.client.get('v1', 'Pod', serverPod().pod, this.databaseNamespace);
     if (server?.status?.phase !== 'Running' || !fs.existsSync(this.sqlServerState)) return [];
-    const serverPorts: Array<{ name?: string; containerPort: number }> = (server.spec?.containers ?? []).find((c: { name: string }) => c.name === serverPod().container)?.ports ?? [];
-    const addresses: string[] = [];
-    for (const service of await this.client.list('v1', 'Service', this.databaseNamespace)) {
-      if (!matchesLabels(service.spec?.selector ?? {}, server.metadata.labels)) continue;
-      const hosts = serviceHostNames(service.metadata.name, this.databaseNamespace, namespace);
-      for (const port of service.spec?.ports ?? []) {
-        if (!listensOn(serverPorts.filter((p) => p.containerPort === PORTS.database), port.targetPort ?? port.port)) continue;
-        for (const host of hosts) addresses.push(`${host},${port.port}`, ...(port.port === PORTS.database ? [host] : []));
-      }
-    }
-    return addresses.sort();
+    const services = await this.client.list('v1', 'Service', this.databaseNamespace);
+    return addressesReaching(services, [server], serverPod().container, [PORTS.database], namespace)
+      .flatMap(({ host, port }) => [`${host},${port}`, ...(port === PORTS.database ? [host] : [])])
+      .sort();
   }
 
   /**
