@@ -19,11 +19,20 @@ export interface ChartRelease {
  * and configuration the platform's values give it. Helm's cache and configuration stay in `work`.
  */
 export function renderRealChart(toolchain: Toolchain, component: Component, chart: string, release: ChartRelease, work: string, templates: readonly string[]): KubeObject[] {
-  const valuesFile = path.join(work, `${chart}-values.yaml`);
+  return helmTemplate(toolchain.bin('helm', 'helm'), toolchain.chart(component, chart), release, work, templates);
+}
+
+/**
+ * `helm template` of the chart in folder `chart` for a release, with its values: the objects,
+ * limited to `templates` when given (their paths under `templates/`). Helm's values file,
+ * cache and configuration stay in `work`.
+ */
+export function helmTemplate(helm: string, chart: string, release: ChartRelease, work: string, templates: readonly string[] = []): KubeObject[] {
+  const valuesFile = path.join(work, `${path.basename(chart)}-values.yaml`);
   fs.writeFileSync(valuesFile, stringify(release.values));
   const rendered = run(
-    toolchain.bin('helm', 'helm'),
-    ['template', release.name, toolchain.chart(component, chart), '--namespace', release.namespace, '--values', valuesFile, ...templates.flatMap((file) => ['--show-only', `templates/${file}`])],
+    helm,
+    ['template', release.name, chart, '--namespace', release.namespace, '--values', valuesFile, ...templates.flatMap((file) => ['--show-only', `templates/${file}`])],
     { env: { HELM_CACHE_HOME: path.join(work, 'helm-cache'), HELM_CONFIG_HOME: path.join(work, 'helm-config') } },
   );
   return parseAllDocuments(rendered)

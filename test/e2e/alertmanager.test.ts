@@ -2,7 +2,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAllDocuments, parseDocument, stringify } from 'yaml';
+import { parseDocument, stringify } from 'yaml';
 import { OPS } from '../../src/commands/ops';
 import { ALERT_ROUTING, BACKUP_ALERT } from '../../src/contract/choices';
 import { ALERTS } from '../../src/contract/contract';
@@ -10,7 +10,7 @@ import { freePort } from '../../e2e/loopback';
 import { locateToolchain } from '../../toolchain';
 import { RecordingServer } from '../../e2e/webhook-sink';
 import type { KubeObject } from '../../e2e/kube-client';
-import { run } from '../../e2e/processes';
+import { helmTemplate } from '../../e2e/real-chart';
 import { MONITORING_STACK_TEMPLATE } from '../../e2e/stand-in-monitoring-stack';
 import { INFRASTRUCTURE_RELEASES } from '../../src/infrastructure/releases';
 import { committedObjects, ENVIRONMENT_ORDER, findObject, ROOT, runInProcess, temporaryDirectory } from '../support';
@@ -45,12 +45,7 @@ function renderedAlertmanager(environment: string, dir: string): { alertmanager:
   fs.mkdirSync(path.join(chart, 'templates'), { recursive: true });
   fs.writeFileSync(path.join(chart, 'Chart.yaml'), stringify({ apiVersion: 'v2', name: release.spec.source.chart, version: release.spec.source.targetRevision }));
   fs.writeFileSync(path.join(chart, 'templates', 'reconciled.yaml'), MONITORING_STACK_TEMPLATE);
-  fs.writeFileSync(path.join(dir, 'values.yaml'), stringify(release.spec.source.helm.valuesObject));
-  const objects = parseAllDocuments(
-    run(helm, ['template', release.spec.source.helm.releaseName, chart, '--namespace', release.spec.destination.namespace, '--values', path.join(dir, 'values.yaml')], {
-      env: { HELM_CACHE_HOME: path.join(dir, 'helm-cache'), HELM_CONFIG_HOME: path.join(dir, 'helm-config') },
-    }),
-  ).map((doc) => doc.toJS() as KubeObject);
+  const objects = helmTemplate(helm, chart, { name: release.spec.source.helm.releaseName, namespace: release.spec.destination.namespace, values: release.spec.source.helm.valuesObject }, dir);
   const alertmanager = objects.find((o) => o.kind === 'Alertmanager')!;
   const secret = objects.find((o) => o.kind === 'Secret' && o.metadata.name === `alertmanager-${alertmanager.metadata.name}`)!;
   return { alertmanager, base: Buffer.from(secret['data']['alertmanager.yaml'], 'base64').toString('utf8') };
