@@ -18,10 +18,15 @@ afterAll(() => fs.rmSync(folder, { recursive: true, force: true }));
  * through /bin/sh as the Job runs it, with a `date` that answers the day's epoch seconds.
  */
 function backupFileOn(command: string, day: number): string {
+  // Written once and never rewritten: the day comes in the environment, so no run can
+  // execute a script that is being rewritten for the next day.
   const fakeDate = path.join(folder, 'date');
-  fs.writeFileSync(fakeDate, `#!/bin/sh\necho ${day * 86400 + 3600}\n`, { mode: 0o755 });
+  if (!fs.existsSync(fakeDate)) fs.writeFileSync(fakeDate, '#!/bin/sh\necho "$FAKE_EPOCH_SECONDS"\n', { mode: 0o755 });
   const query = /-Q "(.*)"$/.exec(command)![1]!;
-  const result = spawnSync('/bin/sh', ['-c', `printf '%s' "${query}"`], { env: { PATH: `${folder}:/usr/bin:/bin` }, encoding: 'utf8' });
+  const result = spawnSync('/bin/sh', ['-c', `printf '%s' "${query}"`], {
+    env: { PATH: `${folder}:/usr/bin:/bin`, FAKE_EPOCH_SECONDS: String(day * 86400 + 3600) },
+    encoding: 'utf8',
+  });
   expect(result.status, result.stderr).toBe(0);
   return /TO DISK = N'([^']+)'/.exec(result.stdout)![1]!;
 }
