@@ -377,7 +377,8 @@ describe("an Application's last failed sync attempt (e2e/convergence.ts)", () =>
     failures.see(billing(failedAttempt));
     const showing = applicationState(billing(failedAttempt), 'billing', 5);
     expect(failures.explain(showing)).toEqual(showing);
-    const healthy = applicationState(billing({ phase: 'Succeeded', message: 'successfully synced' }, 'Synced', 'Healthy'), 'billing', 5);
+    const succeeded = billing({ phase: 'Succeeded', message: 'successfully synced', finishedAt: '2026-02-01T00:00:00Z' }, 'Synced', 'Healthy');
+    const healthy = applicationState({ ...succeeded, status: { ...succeeded.status, reconciledAt: '2026-02-01T00:00:01Z' } }, 'billing', 5);
     expect(failures.explain(healthy)).toEqual(healthy);
     expect(new LastFailures().explain(applicationState(billing(nextAttempt), 'billing', 5)).message).not.toContain('last failed attempt');
   });

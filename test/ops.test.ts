@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fakeApiServerForTests } from './fake-api-server';
 import { parseDuration, parseMatcher } from '../src/cluster/alertmanager';
-import { assessedAfterOperation, automatedSyncEnabled, pauseRecord } from '../src/cluster/argo-cd';
+import { applicationState, assessedAfterOperation, automatedSyncEnabled, converged, operationInProgress, pauseRecord } from '../src/cluster/argo-cd';
 import { UsageError } from '../src/base/errors';
 import { ALERTS, EMERGENCY_REPLICAS } from '../src/contract/contract';
 import type { LiveObject } from '../src/cluster/connection';
@@ -89,6 +89,39 @@ describe("an Application's health after a sync (a rollback's wait)", () => {
     // A running operation has not ended; no operation at all has nothing to wait for.
     expect(assessedAfterOperation(app({ operationState: { phase: 'Running' }, reconciledAt: '2026-11-27T21:29:35Z' }))).toBe(false);
     expect(assessedAfterOperation(app({ reconciledAt: '2026-11-27T21:29:35Z' }))).toBe(true);
+  });
+});
+
+// argo-cd v3.6.1 cmd/argocd/commands/app.go, checkAppWaitConditions: `argocd app wait` waits
+// for the operation too, and so does ops status before it says converged.
+describe('a sync operation in progress, as argocd app wait judges it', () => {
+  const app = (status: object, operation?: object): LiveObject => ({ apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name: 'billing' }, ...(operation ? { operation } : {}), status: { sync: { status: 'Synced' }, health: { status: 'Healthy' }, ...status } });
+  const finished = { phase: 'Succeeded', finishedAt: '2026-11-27T21:29:34Z' };
+
+  it('is in progress while requested, running, awaiting a retry, or ended and not compared since', () => {
+    const automated = { initiatedBy: { automated: true }, sync: {} };
+    expect(operationInProgress(app({}, automated))).toBe(true);
+    expect(operationInProgress(app({ operationState: { phase: 'Running' } }))).toBe(true);
+    // A failed attempt awaiting its retry: Running with a finishedAt, `operation` still set.
+    expect(operationInProgress(app({ operationState: { phase: 'Running', finishedAt: '2026-11-27T21:29:34Z', retryCount: 1 }, reconciledAt: '2026-11-27T21:29:40Z' }, automated))).toBe(true);
+    expect(operationInProgress(app({ operationState: finished, reconciledAt: '2026-11-27T21:29:20Z' }))).toBe(true);
+    expect(operationInProgress(app({ operationState: finished }))).toBe(true);
+  });
+
+  it('is over once the controller compared the Application after its end (the same second counts), and for a dry run', () => {
+    expect(operationInProgress(app({ operationState: finished, reconciledAt: '2026-11-27T21:29:34Z' }))).toBe(false);
+    expect(operationInProgress(app({ operationState: { ...finished, operation: { sync: { dryRun: true } } } }))).toBe(false);
+    expect(operationInProgress(app({}))).toBe(false);
+  });
+
+  it('keeps a Synced and Healthy Application from counting as converged, and says why', () => {
+    const running = applicationState(app({}, { initiatedBy: { automated: true }, sync: {} }), 'billing', 0);
+    expect(running).toMatchObject({ sync: 'Synced', health: 'Healthy', operationInProgress: true, message: 'a sync operation is requested' });
+    expect(converged(running)).toBe(false);
+    const uncompared = applicationState(app({ operationState: finished, reconciledAt: '2026-11-27T21:29:20Z' }), 'billing', 0);
+    expect(uncompared.message).toBe('the sync operation ended, not compared since');
+    expect(converged(uncompared)).toBe(false);
+    expect(converged(applicationState(app({ operationState: finished, reconciledAt: '2026-11-27T21:29:35Z' }), 'billing', 0))).toBe(true);
   });
 });
 
@@ -332,7 +365,7 @@ describe('ops rollback --level package: an infrastructure release back to a char
     api.afterPatch = controller('Succeeded', [extra]);
     const run = await rollback('--reason', 'INC-7');
     expect(run.status, run.stderr).toBe(0);
-    const pause = { metadata: { annotations: { [SYNC_PAUSE_ANNOTATIONS.by]: 'ana', [SYNC_PAUSE_ANNOTATIONS.reason]: 'INC-7' } }, spec: { syncPolicy: { automated: { enabled: false } } } };
+    const pause = { metadata: { annotations: { [SYNC_PAUSE_ANNOTATIONS.by]: 'ana', [SYNC_PAUSE_ANNOTATIONS.reason]: 'INC-7'} }, spec: { syncPolicy: { automated: { enabled: false } } } };
     expect(api.patches.slice(0, 4)).toEqual([
       { kind: 'Application', name: 'root', body: pause },
       { kind: 'Application', name: 'infrastructure', body: pause },
@@ -444,7 +477,7 @@ describe("ops rollback --level package --app: an application's published chart b
     serve(published([pinned, next]));
     const run = await rollback('--reason', 'INC-8');
     expect(run.status, run.stderr).toBe(0);
-    const pause = { metadata: { annotations: { [SYNC_PAUSE_ANNOTATIONS.by]: 'ana', [SYNC_PAUSE_ANNOTATIONS.reason]: 'INC-8' } }, spec: { syncPolicy: { automated: { enabled: false } } } };
+    const pause = { metadata: { annotations: { [SYNC_PAUSE_ANNOTATIONS.by]: 'ana', [SYNC_PAUSE_ANNOTATIONS.reason]: 'INC-8'} }, spec: { syncPolicy: { automated: { enabled: false } } } };
     expect(api.patches.slice(0, 3)).toEqual([
       { kind: 'Application', name: 'root', body: pause },
       { kind: 'Application', name: app, body: pause },

@@ -27,15 +27,40 @@ export interface ApplicationState {
   readonly message: string;
   /** Only an operator syncs it (OPERATOR_SYNC_ANNOTATION: Argo CD's own release). */
   readonly operatorSynced?: boolean;
+  /**
+   * A sync operation is requested, runs, or ended and was not compared since (operationInProgress).
+   * @default false
+   */
+  readonly operationInProgress?: boolean;
 }
 
 /**
- * Whether an Application counts as converged: Synced and Healthy. Before the operator's
- * step (`beforeOperatorSync`), an Application only an operator syncs counts when Healthy:
- * nothing syncs it by itself, and the app of apps does not wait for it either.
+ * Whether an Application counts as converged: Synced and Healthy, with no sync operation in
+ * progress (`argocd app wait`'s default). Before the operator's step (`beforeOperatorSync`),
+ * an Application only an operator syncs counts when Healthy: nothing syncs it by itself, and
+ * the app of apps does not wait for it either.
  */
 export const converged = (state: ApplicationState, beforeOperatorSync = false): boolean =>
-  state.health === 'Healthy' && (state.sync === 'Synced' || (beforeOperatorSync && state.operatorSynced === true));
+  state.health === 'Healthy' && state.operationInProgress !== true && (state.sync === 'Synced' || (beforeOperatorSync && state.operatorSynced === true));
+
+/**
+ * Whether a sync operation of the Application is in progress, as `argocd app wait` judges it
+ * (argo-cd v3.6.1 cmd/argocd/commands/app.go, checkAppWaitConditions): `operation` is set
+ * (requested, running, or failed and awaiting a retry: the controller removes it only when the
+ * operation has completed), or status.operationState has not finished, or it finished and the
+ * controller has not compared the Application since (`reconciledAt` before `finishedAt`; a dry
+ * run excepted).
+ */
+export function operationInProgress(app: LiveObject): boolean {
+  if (app['operation'] !== undefined && app['operation'] !== null) return true;
+  const operation = app['status']?.operationState;
+  if (operation === undefined || operation === null) return false;
+  const finishedAt = Date.parse(String(operation.finishedAt ?? ''));
+  if (!Number.isFinite(finishedAt)) return true;
+  if (operation.operation?.sync?.dryRun === true) return false;
+  const reconciledAt = Date.parse(String(app['status']?.reconciledAt ?? ''));
+  return !Number.isFinite(reconciledAt) || reconciledAt < finishedAt;
+}
 
 function oneLine(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
@@ -93,6 +118,7 @@ export function applicationState(app: LiveObject | undefined, name: string, wave
   if (operatorSynced && sync !== 'Synced') parts.push("waits for an operator's sync (never automated)");
   for (const condition of status.conditions ?? []) parts.push(`${condition.type}: ${oneLine(String(condition.message ?? ''))}`);
   const operation = status.operationState;
+  const inProgress = operationInProgress(app);
   if (operation && operation.phase !== 'Succeeded') {
     parts.push(`sync ${operation.phase}${operation.retryCount ? ` (retry ${operation.retryCount})` : ''}: ${oneLine(String(operation.message ?? ''))}`);
     for (const result of operation.syncResult?.resources ?? []) {
@@ -100,6 +126,8 @@ export function applicationState(app: LiveObject | undefined, name: string, wave
         parts.push(`${resourceId(result.kind, result.name, result.namespace)}: ${oneLine(String(result.message ?? result.hookPhase))}`);
       }
     }
+  } else if (inProgress) {
+    parts.push(app['operation'] !== undefined && app['operation'] !== null ? 'a sync operation is requested' : 'the sync operation ended, not compared since');
   }
   if (!(sync === 'Synced' && health === 'Healthy')) {
     for (const resource of status.resources ?? []) {
@@ -117,7 +145,7 @@ export function applicationState(app: LiveObject | undefined, name: string, wave
   }
   // The health's causes, when no resource's own health says more (Argo CD keeps those out of the Application).
   if (!(sync === 'Synced' && health === 'Healthy') && status.health?.message && (parts.length === 0 || health !== 'Healthy')) parts.push(`health ${health}: ${oneLine(status.health.message)}`);
-  return { name, wave, sync, health, message: [...new Set(parts)].join('; '), ...(operatorSynced ? { operatorSynced } : {}) };
+  return { name, wave, sync, health, message: [...new Set(parts)].join('; '), ...(operatorSynced ? { operatorSynced } : {}), ...(inProgress ? { operationInProgress: inProgress } : {}) };
 }
 
 /** A table of Applications with their sync, health and message, in wave order. */
