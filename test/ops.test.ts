@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { fakeApiServerForTests } from './fake-api-server';
 import { parseDuration, parseMatcher } from '../src/cluster/alertmanager';
-import { applicationState, assessedAfterOperation, automatedSyncEnabled, converged, operationInProgress, pauseRecord } from '../src/cluster/argo-cd';
+import { REFRESH_ANNOTATION, applicationState, assessedAfterOperation, automatedSyncEnabled, converged, operationInProgress, pauseRecord } from '../src/cluster/argo-cd';
+import { argoCdCompares } from './argo-cd-stand-in';
 import { UsageError } from '../src/base/errors';
 import { ALERTS, EMERGENCY_REPLICAS } from '../src/contract/contract';
 import type { LiveObject } from '../src/cluster/connection';
@@ -343,6 +344,7 @@ describe('ops rollback --level package: an infrastructure release back to a char
   };
   /** Argo CD's controller for a sync operation: ends it as `phase`, and on success records the version synced in the history. */
   const controller = (phase: 'Succeeded' | 'Failed', leftBehind: object[] = []) => (kind: string, app: any, body: any) => {
+    argoCdCompares(kind, app);
     if (kind !== 'Application' || body.operation === undefined) return;
     const version = app.spec.source.targetRevision;
     const history = app.status.history;
@@ -365,7 +367,7 @@ describe('ops rollback --level package: an infrastructure release back to a char
     api.afterPatch = controller('Succeeded', [extra]);
     const run = await rollback('--reason', 'INC-7');
     expect(run.status, run.stderr).toBe(0);
-    const pause = { metadata: { annotations: { [SYNC_PAUSE_ANNOTATIONS.by]: 'ana', [SYNC_PAUSE_ANNOTATIONS.reason]: 'INC-7'} }, spec: { syncPolicy: { automated: { enabled: false } } } };
+    const pause = { metadata: { annotations: { [SYNC_PAUSE_ANNOTATIONS.by]: 'ana', [SYNC_PAUSE_ANNOTATIONS.reason]: 'INC-7', [REFRESH_ANNOTATION]: 'normal' } }, spec: { syncPolicy: { automated: { enabled: false } } } };
     expect(api.patches.slice(0, 4)).toEqual([
       { kind: 'Application', name: 'root', body: pause },
       { kind: 'Application', name: 'infrastructure', body: pause },
@@ -459,6 +461,7 @@ describe("ops rollback --level package --app: an application's published chart b
     });
   /** Argo CD's controller for a sync of several sources: the operation Succeeded, each source's revision in the status and a new history entry. */
   const controller = (kind: string, live: any, body: any) => {
+    argoCdCompares(kind, live);
     if (kind !== 'Application' || Array.isArray(body) || body.operation === undefined) return;
     const revisions = live.spec.sources.map((source: any) => (source.chart === undefined ? commit : source.targetRevision));
     const entry = { id: live.status.history.at(-1).id + 1, revisions, sources: structuredClone(live.spec.sources), deployedAt: '2026-02-01T00:00:00Z', initiatedBy: body.operation.initiatedBy };
@@ -477,7 +480,7 @@ describe("ops rollback --level package --app: an application's published chart b
     serve(published([pinned, next]));
     const run = await rollback('--reason', 'INC-8');
     expect(run.status, run.stderr).toBe(0);
-    const pause = { metadata: { annotations: { [SYNC_PAUSE_ANNOTATIONS.by]: 'ana', [SYNC_PAUSE_ANNOTATIONS.reason]: 'INC-8'} }, spec: { syncPolicy: { automated: { enabled: false } } } };
+    const pause = { metadata: { annotations: { [SYNC_PAUSE_ANNOTATIONS.by]: 'ana', [SYNC_PAUSE_ANNOTATIONS.reason]: 'INC-8', [REFRESH_ANNOTATION]: 'normal' } }, spec: { syncPolicy: { automated: { enabled: false } } } };
     expect(api.patches.slice(0, 3)).toEqual([
       { kind: 'Application', name: 'root', body: pause },
       { kind: 'Application', name: app, body: pause },

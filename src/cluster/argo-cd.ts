@@ -317,15 +317,95 @@ export function pauseRecord(app: LiveObject): { readonly by: string; readonly re
  * false`, which keeps the rendered policy to resume to (argo-cd v3.6.1 types.go,
  * SyncPolicyAutomated.Enabled), and who and why as annotations. An Application without
  * automated sync (production) is left as it is: there is nothing to pause.
+ *
+ * The same patch asks for a refresh (REFRESH_ANNOTATION), which settlePause waits on: the
+ * pause is only in force once Argo CD has stopped what it started under the old policy.
  */
 export async function pauseApplication(cluster: ClusterConnection, namespace: string, app: LiveObject, by: string, reason: string): Promise<'paused' | 'already paused' | 'manual'> {
   if (app['spec']?.syncPolicy?.automated == null) return 'manual';
   const already = !automatedSyncEnabled(app);
   await cluster.mergePatch(APPLICATION_API.apiVersion, APPLICATION_API.kind, app.metadata.name, namespace, {
-    metadata: { annotations: { [SYNC_PAUSE_ANNOTATIONS.by]: by, [SYNC_PAUSE_ANNOTATIONS.reason]: reason } },
+    metadata: { annotations: { [SYNC_PAUSE_ANNOTATIONS.by]: by, [SYNC_PAUSE_ANNOTATIONS.reason]: reason, [REFRESH_ANNOTATION]: 'normal' } },
     spec: { syncPolicy: { automated: { enabled: false } } },
   });
   return already ? 'already paused' : 'paused';
+}
+
+/** Who started an Application's sync operation: `automated`, or the person's name. */
+function operationStarter(app: LiveObject): string {
+  const initiatedBy = (app['operation'] ?? app['status']?.operationState?.operation)?.initiatedBy ?? {};
+  return initiatedBy.automated === true ? 'automated' : String(initiatedBy.username ?? 'unknown');
+}
+
+/**
+ * Terminate the Application's running sync operation, as `argocd app terminate-op` does
+ * (argo-cd v3.6.1 server/application/application.go, TerminateOperation):
+ * status.operationState.phase set to Terminating, written at the resourceVersion read and,
+ * on a conflict, read and written again. The controller then stops the sync and ends the
+ * operation Failed ("Operation terminated") without a retry (controller/appcontroller.go,
+ * processRequestedAppOperation).
+ */
+async function terminateOperation(cluster: ClusterConnection, namespace: string, name: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const app = await readApplication(cluster, namespace, name);
+    const state = app['status']?.operationState;
+    if (state?.phase !== 'Running') return;
+    try {
+      await cluster.mergePatch(APPLICATION_API.apiVersion, APPLICATION_API.kind, name, namespace, {
+        metadata: { resourceVersion: app.metadata['resourceVersion'] },
+        status: { operationState: { phase: 'Terminating' } },
+      });
+      return;
+    } catch (error) {
+      if (!(error instanceof ClusterRefusal && error.status === 409) || attempt >= 10) throw error;
+    }
+  }
+}
+
+/** How settlePause ended: the wait, and the automated sync it terminated, if one ran. */
+export interface PauseSettled extends WaitResult {
+  /** The automated sync operation that was running and was terminated. @default false */
+  readonly terminated?: boolean;
+}
+
+/**
+ * Wait until a pause is in force: nothing Argo CD decided under the old policy still changes
+ * the cluster.
+ * 1. The controller has compared the Application since the pause: it removes the refresh
+ *    annotation pauseApplication set at the end of that comparison, after its automated-sync
+ *    decision (argo-cd v3.6.1 controller/appcontroller.go, processAppRefreshQueueItem: autoSync,
+ *    then persistReconciliationStatus). The comparisons of one Application never overlap (one
+ *    work queue key), and the controller writes an automated sync's operation without reading
+ *    the policy again (util/argo/argo.go, SetAppOperation): one decided on the old policy is
+ *    visible by then.
+ * 2. An automated sync operation still requested or running (its retries included, which
+ *    pausing does not stop) is terminated (terminateOperation) and its end awaited; one a
+ *    person started is awaited, not terminated.
+ */
+export async function settlePause(cluster: ClusterConnection, namespace: string, name: string, timeoutSeconds: number, progress: (line: string) => void): Promise<PauseSettled> {
+  let terminated = false;
+  const result = await waitFor({
+    what: `pause of Application ${name}`,
+    timeoutSeconds,
+    progress,
+    intervalSeconds: 1,
+    check: async () => {
+      const app = await readApplication(cluster, namespace, name);
+      if (app.metadata.annotations?.[REFRESH_ANNOTATION] !== undefined) return { done: false, state: 'waiting for Argo CD to compare it with automated sync off' };
+      const requested = app['operation'] !== undefined && app['operation'] !== null;
+      const phase = app['status']?.operationState?.phase;
+      if (!requested && phase !== 'Running' && phase !== 'Terminating') return { done: true, state: terminated ? 'the automated sync terminated' : 'no sync running' };
+      const starter = operationStarter(app);
+      if (starter !== 'automated') return { done: false, state: `waiting for the sync ${starter} started to end (${phase ?? 'requested'})` };
+      if (phase === 'Running') {
+        await terminateOperation(cluster, namespace, name);
+        terminated = true;
+        return { done: false, state: 'terminating the automated sync that runs' };
+      }
+      return { done: false, state: `waiting for the automated sync to ${phase === 'Terminating' ? 'end' : 'start, to terminate it'}` };
+    },
+  });
+  return terminated ? { ...result, terminated } : result;
 }
 
 /** Resume what pauseApplication paused: `enabled` removed (automated again), the record removed. */

@@ -87,7 +87,7 @@ export async function crashLoop(target: OpsTarget, application: Application, req
   });
   if (owners.length === 0) throw new RefusedError(`no Deployment of ${application.name} in ${namespace} selects the crashing pods`);
   say(`3. the example fix (${example}) on ${owners.map((workload) => workload.deployment).join(', ')}, automated sync paused first`);
-  for (const { application: paused, result } of await pauseInScope(target, false, request.by, `emergency crashloop: ${request.reason}`)) say(`Application ${paused}: ${result}`);
+  for (const { application: paused, result } of await pauseInScope(target, false, request.by, `emergency crashloop: ${request.reason}`, request.timeoutSeconds)) say(`Application ${paused}: ${result}`);
   for (const workload of owners) {
     const patch = exampleFixPatch(deployments.get(workload.deployment)!, application.name);
     if (patch.length === 0) {

@@ -104,7 +104,7 @@ export async function restoreApplication(target: OpsTarget, application: Applica
   const before = await appliedMigrations(server, database);
 
   say(`2. automated sync paused, then ${application.name} stopped`);
-  const paused = await pauseInScope(target, false, request.by, `emergency restore: ${request.reason}`);
+  const paused = await pauseInScope(target, false, request.by, `emergency restore: ${request.reason}`, request.timeoutSeconds);
   for (const { application: app, result } of paused) say(`Application ${app}: ${result}`);
   const fail = (reason: string, extra: Record<string, unknown>): number => {
     say(`FAIL: ${reason}`);

@@ -59,7 +59,8 @@ ${TARGET_USAGE}
   --fix                  crashloop: apply the example fix
   --backup <file>        restore: the backup file (path or name) instead of the newest
   --replicas <n>         outage: the replicas to scale to (default ${EMERGENCY_REPLICAS.outageScaleTarget})
-  --timeout <s>          the bound of each wait (default ${WAITS_SECONDS.rolloutStatus}, the rollout timeout)
+  --timeout <s>          the bound of each wait, each pause in force included (default
+                         ${WAITS_SECONDS.rolloutStatus}, the rollout timeout)
 Exit code: 0 done and checked, 1 refused or a check failed (named, with why), 2 bad arguments.`;
 
 const OPTIONS = {
@@ -101,7 +102,7 @@ async function outage(target: OpsTarget, values: { reason?: string; by?: string;
 
   say(`2. automated sync paused, then the serving Deployments scaled to ${replicas}`);
   const by = actor(values.by, env);
-  const paused = await pauseInScope(target, false, by, `emergency outage: ${reason}`);
+  const paused = await pauseInScope(target, false, by, `emergency outage: ${reason}`, timeout);
   for (const { application, result } of paused) say(`Application ${application}: ${result}`);
   const problems: string[] = [];
   const scaled: { application: string; deployment: string; replicas: number; rolledOut: boolean }[] = [];

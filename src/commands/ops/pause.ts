@@ -1,10 +1,11 @@
-import { UsageError } from '../../base/errors';
-import { listApplications, pauseApplication, resumeApplication } from '../../cluster/argo-cd';
+import { RefusedError, UsageError } from '../../base/errors';
+import { listApplications, pauseApplication, resumeApplication, settlePause } from '../../cluster/argo-cd';
 import type { LiveObject } from '../../cluster/connection';
+import { WAITS_SECONDS } from '../../contract/contract';
 import { applicationChartId } from '../../contract/layout';
 import { ROOT_APPLICATION } from '../../contract/platform-charts';
 import type { CommandContext, CommandDefinition } from '../../tooling/cli';
-import { type OpsTarget, TARGET_OPTIONS, TARGET_USAGE, actor, opsTarget } from './target';
+import { type OpsTarget, TARGET_OPTIONS, TARGET_USAGE, actor, opsTarget, seconds } from './target';
 
 const PAUSE_USAGE = `usage: npm run ops -- pause --env <environment> --reason <text> [--app <application>] [options]
 
@@ -13,11 +14,17 @@ emergency) is not undone: first the root Application (which would otherwise re-a
 children's policies), then the application's Application (or every Application of the
 environment without --app). Sets automated.enabled=false, keeping the rendered policy,
 and records who and why on each Application (platform-gitops.io/paused-by, -reason).
+Each pause is in force before the next: Argo CD has compared the Application with
+automated sync off, an automated sync still running (or awaiting a retry) is terminated as
+\`argocd app terminate-op\` does, and a sync a person started is awaited.
 An Application without automated sync (production) is left as it is.
 ${TARGET_USAGE}
   --reason <text>        why (required): shown by ops status
   --by <name>            who (default: $USER)
-Exit code: 0 paused, 1 refused, 2 bad arguments.`;
+  --timeout <s>          the bound of each pause's wait (default ${WAITS_SECONDS.controllerSync},
+                         the controller's sync timeout)
+Exit code: 0 paused, 1 refused (a pause not in force in time: what was paused stays
+paused), 2 bad arguments.`;
 
 const RESUME_USAGE = `usage: npm run ops -- resume --env <environment> [--app <application>] [options]
 
@@ -27,7 +34,7 @@ prune run again (a drifted object is set back to git within seconds).
 ${TARGET_USAGE}
 Exit code: 0 resumed, 1 refused, 2 bad arguments.`;
 
-const PAUSE_OPTIONS = { ...TARGET_OPTIONS, reason: { type: 'string' }, by: { type: 'string' } } as const;
+const PAUSE_OPTIONS = { ...TARGET_OPTIONS, reason: { type: 'string' }, by: { type: 'string' }, timeout: { type: 'string' } } as const;
 
 /** The Applications in scope, root first: the root and the applications' own, or every one. */
 async function inScope(target: OpsTarget, all: boolean): Promise<LiveObject[]> {
@@ -39,23 +46,37 @@ async function inScope(target: OpsTarget, all: boolean): Promise<LiveObject[]> {
 
 /**
  * Pause automated sync of `apps` in the order given, each parent before its children (a
- * parent's self-heal would put a child's policy back); what became of each.
+ * parent's self-heal would put a child's policy back), each in force before the next
+ * (settlePause: Argo CD compared it with automated sync off, an automated sync that still ran
+ * terminated, a person's awaited, within `timeoutSeconds`); what became of each. Refused,
+ * naming the Application, when a pause is not in force within the bound: what was paused
+ * stays paused, and nothing else was changed.
  */
-export async function pauseApplications(target: OpsTarget, apps: readonly LiveObject[], by: string, reason: string): Promise<{ application: string; result: string }[]> {
+export async function pauseApplications(target: OpsTarget, apps: readonly LiveObject[], by: string, reason: string, timeoutSeconds: number): Promise<{ application: string; result: string }[]> {
   const results: { application: string; result: string }[] = [];
   for (const app of apps) {
+    const name = app.metadata.name;
     const result = await pauseApplication(target.cluster, target.controllerNamespace, app, by, reason);
-    results.push({ application: app.metadata.name, result: result === 'manual' ? 'manual sync (nothing to pause)' : result });
+    if (result === 'manual') {
+      results.push({ application: name, result: 'manual sync (nothing to pause)' });
+      continue;
+    }
+    const settled = await settlePause(target.cluster, target.controllerNamespace, name, timeoutSeconds, target.say);
+    if (!settled.ok) {
+      const paused = [...results.filter((entry) => entry.result !== 'manual sync (nothing to pause)').map((entry) => entry.application), name];
+      throw new RefusedError(`Application ${name}: automated sync is off, but the pause is not in force: ${settled.reason}; automated sync stays paused (${paused.join(', ')}), nothing else was changed`);
+    }
+    results.push({ application: name, result: settled.terminated ? `${result}; the automated sync that was running terminated` : result });
   }
   return results;
 }
 
 /**
  * Pause automated sync of the Applications in scope (`all`, or the root and the applications'
- * own), root first; what became of each.
+ * own), root first, each in force before the next (pauseApplications); what became of each.
  */
-export async function pauseInScope(target: OpsTarget, all: boolean, by: string, reason: string): Promise<{ application: string; result: string }[]> {
-  return pauseApplications(target, await inScope(target, all), by, reason);
+export async function pauseInScope(target: OpsTarget, all: boolean, by: string, reason: string, timeoutSeconds: number): Promise<{ application: string; result: string }[]> {
+  return pauseApplications(target, await inScope(target, all), by, reason, timeoutSeconds);
 }
 
 /**
@@ -97,9 +118,10 @@ export const PAUSE: CommandDefinition<typeof PAUSE_OPTIONS> = {
   options: PAUSE_OPTIONS,
   async run(values, _positionals, context: CommandContext) {
     if (values.reason === undefined || values.reason.trim() === '') throw new UsageError('--reason <text> is required: say why automated sync stops');
+    const timeout = seconds(values.timeout, '--timeout', WAITS_SECONDS.controllerSync);
     const target = opsTarget(values, context);
     const by = actor(values.by, context.env);
-    const results = await pauseInScope(target, values.app === undefined, by, values.reason);
+    const results = await pauseInScope(target, values.app === undefined, by, values.reason, timeout);
     target.say(`automated sync paused by ${by}: ${values.reason}; undo with npm run ops -- resume --env ${target.environment.name}${values.app === undefined ? '' : ` --app ${values.app}`}`);
     return report(target, 'paused', results);
   },

@@ -139,8 +139,8 @@ export interface PackageRollback {
   readonly by: string;
   /** Why: recorded with the pause. */
   readonly reason: string;
-  /** Bound of the wait for the Application Healthy at the target version, in seconds. */
-  readonly healthTimeoutSeconds: number;
+  /** Bound of each wait, in seconds: each pause in force, the Application Healthy at the target version. */
+  readonly timeoutSeconds: number;
 }
 
 /** The chart version a history entry deployed (only entries of a Helm chart are kept: see packageTarget). */
@@ -206,7 +206,7 @@ export async function rollbackPackage(target: OpsTarget, request: PackageRollbac
 
   const order = [...subject.parents, name];
   const apps = await Promise.all(order.map((application) => (application === name ? app : readApplication(cluster, namespace, application))));
-  const pauses = await pauseApplications(target, apps, request.by, request.reason);
+  const pauses = await pauseApplications(target, apps, request.by, request.reason, request.timeoutSeconds);
   for (const { application, result } of pauses) say(`Application ${application}: ${result}`);
   // An Application without automated sync (production's) had nothing to pause.
   const paused = pauses.filter(({ result }) => !result.startsWith('manual')).map(({ application }) => application);
@@ -242,7 +242,7 @@ async function moveTo(target: OpsTarget, app: LiveObject, source: HelmSource, ve
   const started = await startSync(cluster, namespace, name, { by: request.by, prune: request.prune, force: request.force });
   const sync = await waitForSync(cluster, namespace, name, started, WAITS_SECONDS.controllerSync, say);
   if (!sync.ok) return { ok: false, detail: `sync of ${name} to ${version}: ${sync.reason}`, left: [] };
-  const health = await waitForHealthy(cluster, namespace, name, version, request.healthTimeoutSeconds, say);
+  const health = await waitForHealthy(cluster, namespace, name, version, request.timeoutSeconds, say);
   if (!health.ok) return { ok: false, detail: `Application ${name} at ${version}: ${health.reason}`, left: [] };
 
   const after = await readApplication(cluster, namespace, name);

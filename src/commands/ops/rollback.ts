@@ -67,8 +67,8 @@ ${TARGET_USAGE}
   --force                controller, package: replace what cannot be patched (Argo CD's force)
   --reason <text>        recorded with the pause (default: "rollback (<level>)")
   --by <name>            who (default: $USER)
-  --timeout <s>          bound of the rollout, or for package of the Application's health
-                         (default ${WAITS_SECONDS.rolloutStatus})
+  --timeout <s>          bound of each wait: each pause in force, then the rollout, or for
+                         package the Application's health (default ${WAITS_SECONDS.rolloutStatus})
 Exit code: 0 rolled back and rolled out (package: Healthy at that version), 1 refused or failed
 (named, with why), 2 bad arguments.`;
 
@@ -119,7 +119,7 @@ export const ROLLBACK: CommandDefinition<typeof OPTIONS> = {
       const target = opsTarget(values, context, values.app !== undefined);
       const subject = packageSubject(target, values.release, values.app, context.root);
       if (values.to?.trim() === '') throw new UsageError('--to <chart version> must not be empty');
-      const request = { subject, prune: values.prune, force: values.force, by, reason, healthTimeoutSeconds: timeout };
+      const request = { subject, prune: values.prune, force: values.force, by, reason, timeoutSeconds: timeout };
       return rollbackPackage(target, values.to === undefined ? request : { ...request, to: values.to });
     }
     const toRevision = wholeNumber(values['to-revision'], '--to-revision');
@@ -141,7 +141,7 @@ export const ROLLBACK: CommandDefinition<typeof OPTIONS> = {
       }
     }
     // The root and the application's Application (target.applications holds the one application).
-    for (const { application: paused, result } of await pauseInScope(target, false, by, reason)) say(`Application ${paused}: ${result}`);
+    for (const { application: paused, result } of await pauseInScope(target, false, by, reason, timeout)) say(`Application ${paused}: ${result}`);
     const workloads = liveWorkloadsOf(application);
     const finish = (ok: boolean, detail: string, extra: Record<string, unknown> = {}) => {
       say(`ops rollback (${level}): ${ok ? 'done' : 'FAILED'}: ${detail}`);
