@@ -74,6 +74,8 @@ export class FakeApiServer {
   readonly patches: { kind: string; name: string; body: any }[] = [];
   /** What a controller does once an object was patched (the object as stored, changed in place). */
   afterPatch: (kind: string, object: any, body: any) => void = () => undefined;
+  /** What a controller does once an object was read (the object as stored, changed in place after the answer). */
+  afterRead: (kind: string, object: any) => void = () => undefined;
   private server?: http.Server;
 
   async start(dir: string): Promise<string> {
@@ -131,17 +133,27 @@ export class FakeApiServer {
         else if (request.method === 'PATCH') {
           const patch = JSON.parse(text);
           this.patches.push({ kind, name, body: patch });
+          // A patch written at a resourceVersion (optimistic concurrency) conflicts with any later write, as the API server answers it.
+          const at = Array.isArray(patch) ? undefined : patch?.metadata?.resourceVersion;
+          if (at !== undefined && at !== found.metadata.resourceVersion) {
+            send(409, { kind: 'Status', code: 409, reason: 'Conflict', message: `Operation cannot be fulfilled on ${info.plural} "${name}": the object has been modified; please apply your changes to the latest version and try again` });
+            return;
+          }
           const merged = String(request.headers['content-type']).startsWith('application/json-patch+json') ? jsonPatch(found, patch) : mergePatch(found, patch);
           if (merged === undefined) {
             send(422, { kind: 'Status', code: 422, reason: 'Invalid', message: `the JSON patch of ${info.plural} "${name}" does not apply` });
             return;
           }
+          if (found.metadata.resourceVersion !== undefined) merged.metadata.resourceVersion = String(Number(found.metadata.resourceVersion) + 1);
           // Changed in place: the test holds the object it served.
           for (const key of Object.keys(found)) delete found[key];
           Object.assign(found, merged);
           this.afterPatch(kind, found, patch);
           send(200, { apiVersion: info.groupVersion, kind, ...found });
-        } else send(200, { apiVersion: info.groupVersion, kind, ...found });
+        } else {
+          send(200, { apiVersion: info.groupVersion, kind, ...structuredClone(found) });
+          this.afterRead(kind, found);
+        }
         return;
       }
       const selector = (url.searchParams.get('labelSelector') ?? '').split(',').filter(Boolean).map((pair) => pair.split('='));

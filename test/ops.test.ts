@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { fakeApiServerForTests } from './fake-api-server';
 import { parseDuration, parseMatcher } from '../src/cluster/alertmanager';
-import { REFRESH_ANNOTATION, applicationState, assessedAfterOperation, automatedSyncEnabled, converged, operationInProgress, pauseRecord } from '../src/cluster/argo-cd';
-import { argoCdCompares } from './argo-cd-stand-in';
+import { REFRESH_ANNOTATION, REFRESH_TIMESTAMP_ANNOTATION, applicationState, assessedAfterOperation, automatedSyncEnabled, converged, operationInProgress, pauseRecord } from '../src/cluster/argo-cd';
+import { applicationControllerPod, argoCdCompares } from './argo-cd-stand-in';
 import { UsageError } from '../src/base/errors';
 import { ALERTS, EMERGENCY_REPLICAS } from '../src/contract/contract';
 import type { LiveObject } from '../src/cluster/connection';
@@ -356,7 +356,7 @@ describe('ops rollback --level package: an infrastructure release back to a char
     app.status = { ...app.status, operationState, reconciledAt: '2026-02-01T00:00:01Z', sync: { status: leftBehind.length > 0 ? 'OutOfSync' : 'Synced', revision: version }, history: [...history, entry], resources: leftBehind };
   };
   const serve = (versions: readonly string[]) => {
-    api.objects = { Application: [application('root', automated), application('infrastructure', automated), releaseApplication(versions)] };
+    api.objects = { Application: [application('root', automated), application('infrastructure', automated), releaseApplication(versions)], Pod: [applicationControllerPod(namespace)] };
     api.patches.length = 0;
   };
   const rollback = (...args: string[]) => runInProcess(OPS, ['rollback', '--env', 'local', '--level', 'package', '--release', release.name, '--by', 'ana', ...args], ROOT, { KUBECONFIG: kubeconfig() });
@@ -367,7 +367,7 @@ describe('ops rollback --level package: an infrastructure release back to a char
     api.afterPatch = controller('Succeeded', [extra]);
     const run = await rollback('--reason', 'INC-7');
     expect(run.status, run.stderr).toBe(0);
-    const pause = { metadata: { annotations: { [SYNC_PAUSE_ANNOTATIONS.by]: 'ana', [SYNC_PAUSE_ANNOTATIONS.reason]: 'INC-7', [REFRESH_ANNOTATION]: 'normal' } }, spec: { syncPolicy: { automated: { enabled: false } } } };
+    const pause = { metadata: { annotations: { [SYNC_PAUSE_ANNOTATIONS.by]: 'ana', [SYNC_PAUSE_ANNOTATIONS.reason]: 'INC-7', [REFRESH_ANNOTATION]: 'normal', [REFRESH_TIMESTAMP_ANNOTATION]: expect.any(String) } }, spec: { syncPolicy: { automated: { enabled: false } } } };
     expect(api.patches.slice(0, 4)).toEqual([
       { kind: 'Application', name: 'root', body: pause },
       { kind: 'Application', name: 'infrastructure', body: pause },
@@ -470,7 +470,7 @@ describe("ops rollback --level package --app: an application's published chart b
     live.status = { ...live.status, operationState, reconciledAt: '2026-02-01T00:00:01Z', sync: { status: 'Synced', revisions }, history: [...live.status.history, entry] };
   };
   const serve = (target: object) => {
-    api.objects = { Application: [application('root', automated), application('infrastructure', automated), target] };
+    api.objects = { Application: [application('root', automated), application('infrastructure', automated), target], Pod: [applicationControllerPod(namespace)] };
     api.patches.length = 0;
     api.afterPatch = controller;
   };
@@ -480,7 +480,7 @@ describe("ops rollback --level package --app: an application's published chart b
     serve(published([pinned, next]));
     const run = await rollback('--reason', 'INC-8');
     expect(run.status, run.stderr).toBe(0);
-    const pause = { metadata: { annotations: { [SYNC_PAUSE_ANNOTATIONS.by]: 'ana', [SYNC_PAUSE_ANNOTATIONS.reason]: 'INC-8', [REFRESH_ANNOTATION]: 'normal' } }, spec: { syncPolicy: { automated: { enabled: false } } } };
+    const pause = { metadata: { annotations: { [SYNC_PAUSE_ANNOTATIONS.by]: 'ana', [SYNC_PAUSE_ANNOTATIONS.reason]: 'INC-8', [REFRESH_ANNOTATION]: 'normal', [REFRESH_TIMESTAMP_ANNOTATION]: expect.any(String) } }, spec: { syncPolicy: { automated: { enabled: false } } } };
     expect(api.patches.slice(0, 3)).toEqual([
       { kind: 'Application', name: 'root', body: pause },
       { kind: 'Application', name: app, body: pause },

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { REFRESH_ANNOTATION } from '../src/cluster/argo-cd';
+import { REFRESH_ANNOTATION, REFRESH_TIMESTAMP_ANNOTATION } from '../src/cluster/argo-cd';
 import { OPS } from '../src/commands/ops';
 import { SYNC_PAUSE_ANNOTATIONS } from '../src/contract/choices';
 import { applicationChartId } from '../src/contract/layout';
 import { loadEnvironments } from '../src/environments';
 import { loadPlatform } from '../src/environments/platform';
-import { argoCdCompares, argoCdTerminates } from './argo-cd-stand-in';
+import { applicationControllerPod, argoCdCompares, argoCdTerminates } from './argo-cd-stand-in';
 import { fakeApiServerForTests } from './fake-api-server';
 import { ROOT, runInProcess } from './support';
 
@@ -25,12 +25,21 @@ describe('ops pause: each pause in force before the next', () => {
   const automatedSync = { initiatedBy: { automated: true }, sync: { prune: true }, retry: { limit: 5 } };
   /** What the stand-in controller did, in order, for the tests that look at the order. */
   const events: string[] = [];
-  const serve = (app: object) => {
-    api.objects = { Application: [application('root'), app] };
+  const serve = (app: object, controllerReady = true) => {
+    api.objects = { Application: [application('root'), app], Pod: controllerReady ? [applicationControllerPod(namespace)] : [] };
     api.patches.length = 0;
+    api.afterRead = () => undefined;
     events.length = 0;
   };
   const live = () => api.objects['Application']![1]!;
+  const pausePatch = (app: string) => ({
+    kind: 'Application',
+    name: app,
+    body: {
+      metadata: { annotations: { [SYNC_PAUSE_ANNOTATIONS.by]: 'ana', [SYNC_PAUSE_ANNOTATIONS.reason]: 'INC-9', [REFRESH_ANNOTATION]: 'normal', [REFRESH_TIMESTAMP_ANNOTATION]: expect.any(String) } },
+      spec: { syncPolicy: { automated: { enabled: false } } },
+    },
+  });
   /** The controller compares a paused Application a moment later, as it does after reading the change from its watch. */
   const comparesLater = (kind: string, app: any, body: any) => {
     if (body.spec?.syncPolicy?.automated?.enabled === false) {
@@ -49,24 +58,70 @@ describe('ops pause: each pause in force before the next', () => {
     const run = await pause();
     expect(run.status, run.stderr).toBe(0);
     expect(events).toEqual(['root paused', 'root compared', `${name} paused`, `${name} compared`]);
-    expect(api.patches.map((patch) => [patch.name, patch.body])).toEqual(
-      ['root', name].map((app) => [app, { metadata: { annotations: { [SYNC_PAUSE_ANNOTATIONS.by]: 'ana', [SYNC_PAUSE_ANNOTATIONS.reason]: 'INC-9', [REFRESH_ANNOTATION]: 'normal' } }, spec: { syncPolicy: { automated: { enabled: false } } } }]),
-    );
+    expect(api.patches).toEqual([pausePatch('root'), pausePatch(name)]);
     expect(run.stdout).toContain('pause of Application root: waiting for Argo CD to compare it with automated sync off');
     expect(run.stdout).toContain(`Application ${name}: paused\n`);
   });
 
+  it('asks for the refresh again when a comparison that began before the pause removed it, and waits for one that read the pause', async () => {
+    serve(application(name));
+    api.afterPatch = (kind, app, body) => {
+      if (app.metadata.name !== name) return argoCdCompares(kind, app);
+      if (body.spec?.syncPolicy?.automated?.enabled === false) {
+        // That comparison read the Application before the pause: it removes the refresh annotation alone (its copy had no timestamp).
+        delete app.metadata.annotations[REFRESH_ANNOTATION];
+        events.push('earlier comparison ended');
+      } else if (body.metadata?.annotations?.[REFRESH_ANNOTATION] === 'normal') {
+        setTimeout(() => {
+          argoCdCompares(kind, app);
+          events.push('comparison of the pause ended');
+        }, 500);
+      }
+    };
+    const run = await pause();
+    expect(run.status, run.stderr).toBe(0);
+    expect(events).toEqual(['earlier comparison ended', 'comparison of the pause ended']);
+    expect(api.patches.filter((patch) => patch.name === name).map((patch) => patch.body)).toEqual([pausePatch(name).body, { metadata: { annotations: { [REFRESH_ANNOTATION]: 'normal' } } }]);
+    expect(live().metadata.annotations).toEqual({ [SYNC_PAUSE_ANNOTATIONS.by]: 'ana', [SYNC_PAUSE_ANNOTATIONS.reason]: 'INC-9' });
+  });
+
   it('terminates an automated sync still running, a retry awaited included, as argocd app terminate-op does, and waits for its end', async () => {
-    serve(application(name, { operation: automatedSync, status: { operationState: { phase: 'Running', operation: automatedSync, retryCount: 1, finishedAt: '2026-02-01T00:00:00Z', message: 'one or more objects failed to apply. Retrying attempt #1' } } }));
+    const running = { phase: 'Running', operation: automatedSync, startedAt: '2026-02-01T00:00:00Z', retryCount: 1, finishedAt: '2026-02-01T00:00:10Z', message: 'one or more objects failed to apply. Retrying attempt #1' };
+    serve(application(name, { operation: automatedSync, status: { operationState: running } }));
     api.afterPatch = (kind, app, body) => {
       argoCdCompares(kind, app);
       if (body.status?.operationState?.phase === 'Terminating') setTimeout(() => argoCdTerminates(kind, app), 1500);
     };
     const run = await pause();
     expect(run.status, run.stderr).toBe(0);
-    expect(api.patches.at(-1)).toEqual({ kind: 'Application', name, body: { metadata: { resourceVersion: '7' }, status: { operationState: { phase: 'Terminating' } } } });
+    // Written at the resourceVersion it was read at (the pause's own patch made it 8).
+    expect(api.patches.at(-1)).toEqual({ kind: 'Application', name, body: { metadata: { resourceVersion: '8' }, status: { operationState: { phase: 'Terminating' } } } });
     expect(live().status.operationState).toMatchObject({ phase: 'Failed', message: 'Operation terminated' });
     expect(run.stdout).toContain(`pause of Application ${name}: waiting for the automated sync to end`);
+    expect(run.stdout).toContain(`Application ${name}: paused; the automated sync that was running terminated`);
+  });
+
+  it('writes the termination again when the Application changed after it was read (409)', async () => {
+    const running = { phase: 'Running', operation: automatedSync, startedAt: '2026-02-01T00:00:00Z' };
+    serve(application(name, { operation: automatedSync, status: { operationState: running } }));
+    let conflicts = 0;
+    let reads = 0;
+    api.afterPatch = (kind, app) => {
+      argoCdCompares(kind, app);
+      argoCdTerminates(kind, app);
+    };
+    // The controller writes the status once between the termination's read and its write: the
+    // pause's look is the first read of the paused Application, the termination's the second.
+    api.afterRead = (kind, app) => {
+      if (kind !== 'Application' || app.metadata.name !== name || app.spec.syncPolicy.automated.enabled !== false || ++reads !== 2) return;
+      conflicts++;
+      app.metadata.resourceVersion = String(Number(app.metadata.resourceVersion) + 1);
+    };
+    const run = await pause();
+    expect(run.status, run.stderr).toBe(0);
+    const terminations = api.patches.filter((patch) => patch.body.status !== undefined);
+    expect(conflicts).toBe(1);
+    expect(terminations).toHaveLength(2);
     expect(run.stdout).toContain(`Application ${name}: paused; the automated sync that was running terminated`);
   });
 
@@ -79,7 +134,7 @@ describe('ops pause: each pause in force before the next', () => {
         setTimeout(() => argoCdCompares(kind, app), 500);
         setTimeout(() => (app.status.operationState = { phase: 'Running', operation: automatedSync, startedAt: '2026-02-01T00:00:00Z' }), 1500);
       } else argoCdCompares(kind, app);
-      if (body.status?.operationState?.phase === 'Terminating') argoCdTerminates(kind, app);
+      argoCdTerminates(kind, app);
     };
     const run = await pause();
     expect(run.status, run.stderr).toBe(0);
@@ -105,6 +160,39 @@ describe('ops pause: each pause in force before the next', () => {
     expect(run.stdout).toContain(`pause of Application ${name}: waiting for the sync bob started to end (Running)`);
     expect(run.stdout).toContain(`Application ${name}: paused\n`);
     expect(api.patches.filter((patch) => patch.body.status !== undefined)).toEqual([]);
+  });
+
+  it("does not terminate a person's sync that started after the automated one it saw ended", async () => {
+    const byBob = { initiatedBy: { username: 'bob' }, sync: {} };
+    serve(application(name, { operation: automatedSync, status: { operationState: { phase: 'Running', operation: automatedSync, startedAt: '2026-02-01T00:00:00Z' } } }));
+    api.afterPatch = (kind, app) => argoCdCompares(kind, app);
+    // Between the pause's look (the automated sync Running) and its termination, that sync ends and bob starts his.
+    let swapped = false;
+    api.afterRead = (kind, app) => {
+      if (kind !== 'Application' || app.metadata.name !== name || app.spec.syncPolicy.automated.enabled !== false || swapped) return;
+      swapped = true;
+      app.operation = byBob;
+      app.status.operationState = { phase: 'Running', operation: byBob, startedAt: '2026-02-01T00:01:00Z' };
+      setTimeout(() => {
+        app.status.operationState = { ...app.status.operationState, phase: 'Succeeded', finishedAt: '2026-02-01T00:01:30Z' };
+        delete app.operation;
+      }, 1500);
+    };
+    const run = await pause();
+    expect(run.status, run.stderr).toBe(0);
+    expect(api.patches.filter((patch) => patch.body.status !== undefined)).toEqual([]);
+    expect(live().status.operationState.phase).toBe('Succeeded');
+    expect(run.stdout).toContain(`Application ${name}: paused\n`);
+  });
+
+  it("writes the pauses and does not wait for them when Argo CD's application controller has no ready pod", async () => {
+    serve(application(name), false);
+    api.afterPatch = () => undefined;
+    const run = await pause('--timeout', '2');
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toContain(`Argo CD's application controller has no ready pod in ${namespace}: nothing syncs while it is down, and it reads the pauses when it is back; they are not awaited`);
+    expect(api.patches).toEqual([pausePatch('root'), pausePatch(name)]);
+    expect(run.stdout).toContain(`Application ${name}: paused\n`);
   });
 
   it('refuses, naming the Application and what stays paused, when Argo CD does not compare it in time; nothing after it is paused (exit 1)', async () => {

@@ -14,8 +14,15 @@ import { type WaitResult, waitFor } from './wait';
  */
 export const APPLICATION_API = { apiVersion: 'argoproj.io/v1alpha1', kind: 'Application' } as const;
 
-/** Argo CD's annotation that asks the controller for a refresh; it removes it once done (argo-cd v3.6.1 pkg/apis/application/v1alpha1/types.go, AnnotationKeyRefresh). */
+/** Argo CD's annotation that asks the controller for a refresh; it removes it once done (argo-cd v3.6.1 pkg/apis/application/v1alpha1/application_annotations.go, AnnotationKeyRefresh). */
 export const REFRESH_ANNOTATION = 'argocd.argoproj.io/refresh';
+
+/**
+ * The annotation that names one refresh request, set beside REFRESH_ANNOTATION (util/argo/argo.go,
+ * RefreshApp): the controller removes it only at the end of a comparison that read it
+ * (controller/appcontroller.go, removeRefreshAnnotationCombo, whose JSON patch tests its value).
+ */
+export const REFRESH_TIMESTAMP_ANNOTATION = 'argocd.argoproj.io/refresh-timestamp';
 
 /** One Application's state, as `ops status`, the e2e's progress lines and its report show it. */
 export interface ApplicationState {
@@ -52,7 +59,7 @@ export const converged = (state: ApplicationState, beforeOperatorSync = false): 
  * run excepted).
  */
 export function operationInProgress(app: LiveObject): boolean {
-  if (app['operation'] !== undefined && app['operation'] !== null) return true;
+  if (operationRequested(app)) return true;
   const operation = app['status']?.operationState;
   if (operation === undefined || operation === null) return false;
   const finishedAt = Date.parse(String(operation.finishedAt ?? ''));
@@ -127,7 +134,7 @@ export function applicationState(app: LiveObject | undefined, name: string, wave
       }
     }
   } else if (inProgress) {
-    parts.push(app['operation'] !== undefined && app['operation'] !== null ? 'a sync operation is requested' : 'the sync operation ended, not compared since');
+    parts.push(operationRequested(app) ? 'a sync operation is requested' : 'the sync operation ended, not compared since');
   }
   if (!(sync === 'Synced' && health === 'Healthy')) {
     for (const resource of status.resources ?? []) {
@@ -164,12 +171,21 @@ export function syncedRevision(app: LiveObject): string {
   return revision === '' ? '-' : /^[0-9a-f]{40}$/.test(revision) ? revision.slice(0, 7) : revision;
 }
 
+/** Who started an operation (an Application's `operation` or `status.operationState.operation`): `automated`, or the person's name. */
+function starterOf(operation: { initiatedBy?: { automated?: boolean; username?: string } } | undefined): string {
+  return operation?.initiatedBy?.automated === true ? 'automated' : String(operation?.initiatedBy?.username ?? 'unknown');
+}
+
+/** Whether a sync operation is requested of the Application (`operation` set): the controller removes it once the operation has completed. */
+function operationRequested(app: LiveObject): boolean {
+  return app['operation'] !== undefined && app['operation'] !== null;
+}
+
 /** The last sync operation: its phase, who started it and when it ended; `-` when none ran. */
 export function lastOperation(app: LiveObject): string {
   const operation = app['status']?.operationState;
   if (operation === undefined) return '-';
-  const who = operation.operation?.initiatedBy?.automated ? 'automated' : (operation.operation?.initiatedBy?.username ?? 'unknown');
-  return `${operation.phase} (${who}${operation.finishedAt ? `, ${operation.finishedAt}` : ''})`;
+  return `${operation.phase} (${starterOf(operation.operation)}${operation.finishedAt ? `, ${operation.finishedAt}` : ''})`;
 }
 
 /** The Applications of the controller's namespace, in wave order (then by name). */
@@ -242,8 +258,9 @@ async function setOperation(cluster: ClusterConnection, namespace: string, name:
   for (let attempt = 1; ; attempt++) {
     const app = await readApplication(cluster, namespace, name);
     const running = app['status']?.operationState;
-    if (app['operation'] !== undefined || running?.phase === 'Running' || running?.phase === 'Terminating') {
-      throw new RefusedError(`Application ${name} has a sync operation running (${running?.phase ?? 'requested'}, by ${running?.operation?.initiatedBy?.username ?? 'automated'}): wait for it, or terminate it in Argo CD`);
+    const runs = running?.phase === 'Running' || running?.phase === 'Terminating';
+    if (operationRequested(app) || runs) {
+      throw new RefusedError(`Application ${name} has a sync operation ${runs ? `running (${running.phase}` : '(requested'}, by ${starterOf(runs ? running.operation : app['operation'])}): wait for it, or terminate it in Argo CD`);
     }
     const body = operation(app);
     try {
@@ -318,53 +335,55 @@ export function pauseRecord(app: LiveObject): { readonly by: string; readonly re
  * SyncPolicyAutomated.Enabled), and who and why as annotations. An Application without
  * automated sync (production) is left as it is: there is nothing to pause.
  *
- * The same patch asks for a refresh (REFRESH_ANNOTATION), which settlePause waits on: the
- * pause is only in force once Argo CD has stopped what it started under the old policy.
+ * The same patch asks for a refresh as `argocd app get --refresh` does (REFRESH_ANNOTATION and
+ * a REFRESH_TIMESTAMP_ANNOTATION of its own), which settlePause waits on: the pause is only in
+ * force once Argo CD has stopped what it started under the old policy.
  */
 export async function pauseApplication(cluster: ClusterConnection, namespace: string, app: LiveObject, by: string, reason: string): Promise<'paused' | 'already paused' | 'manual'> {
   if (app['spec']?.syncPolicy?.automated == null) return 'manual';
   const already = !automatedSyncEnabled(app);
   await cluster.mergePatch(APPLICATION_API.apiVersion, APPLICATION_API.kind, app.metadata.name, namespace, {
-    metadata: { annotations: { [SYNC_PAUSE_ANNOTATIONS.by]: by, [SYNC_PAUSE_ANNOTATIONS.reason]: reason, [REFRESH_ANNOTATION]: 'normal' } },
+    metadata: { annotations: { [SYNC_PAUSE_ANNOTATIONS.by]: by, [SYNC_PAUSE_ANNOTATIONS.reason]: reason, [REFRESH_ANNOTATION]: 'normal', [REFRESH_TIMESTAMP_ANNOTATION]: new Date().toISOString() } },
     spec: { syncPolicy: { automated: { enabled: false } } },
   });
   return already ? 'already paused' : 'paused';
 }
 
-/** Who started an Application's sync operation: `automated`, or the person's name. */
-function operationStarter(app: LiveObject): string {
-  const initiatedBy = (app['operation'] ?? app['status']?.operationState?.operation)?.initiatedBy ?? {};
-  return initiatedBy.automated === true ? 'automated' : String(initiatedBy.username ?? 'unknown');
-}
-
 /**
- * Terminate the Application's running sync operation, as `argocd app terminate-op` does
- * (argo-cd v3.6.1 server/application/application.go, TerminateOperation):
- * status.operationState.phase set to Terminating, written at the resourceVersion read and,
- * on a conflict, read and written again. The controller then stops the sync and ends the
- * operation Failed ("Operation terminated") without a retry (controller/appcontroller.go,
- * processRequestedAppOperation).
+ * Terminate the Application's running automated sync operation, the one that started at
+ * `startedAt`, as `argocd app terminate-op` does (argo-cd v3.6.1
+ * server/application/application.go, TerminateOperation): status.operationState.phase set to
+ * Terminating, written at the resourceVersion read and, on a conflict, read and written again.
+ * Only while `operation` is set, which is when the controller processes an operation
+ * (controller/appcontroller.go, shouldProcessOperation); it then stops the sync and ends it
+ * Failed ("Operation terminated") or Error, without a retry (gitops-engine pkg/sync
+ * sync_context.go, Terminate; processRequestedAppOperation). Whether it was written: not when
+ * that operation has ended meanwhile, or another one runs (a person's is never terminated).
  */
-async function terminateOperation(cluster: ClusterConnection, namespace: string, name: string): Promise<void> {
+async function terminateAutomatedOperation(cluster: ClusterConnection, namespace: string, name: string, startedAt: unknown): Promise<boolean> {
   for (let attempt = 1; ; attempt++) {
     const app = await readApplication(cluster, namespace, name);
     const state = app['status']?.operationState;
-    if (state?.phase !== 'Running') return;
+    if (!operationRequested(app) || state?.phase !== 'Running' || state.startedAt !== startedAt || starterOf(state.operation) !== 'automated') return false;
     try {
       await cluster.mergePatch(APPLICATION_API.apiVersion, APPLICATION_API.kind, name, namespace, {
         metadata: { resourceVersion: app.metadata['resourceVersion'] },
         status: { operationState: { phase: 'Terminating' } },
       });
-      return;
+      return true;
     } catch (error) {
       if (!(error instanceof ClusterRefusal && error.status === 409) || attempt >= 10) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
 }
 
-/** How settlePause ended: the wait, and the automated sync it terminated, if one ran. */
+/** How settlePause ended: the wait, and whether it terminated an automated sync. */
 export interface PauseSettled extends WaitResult {
-  /** The automated sync operation that was running and was terminated. @default false */
+  /**
+   * It set an automated sync operation to Terminating (terminateAutomatedOperation).
+   * @default false
+   */
   readonly terminated?: boolean;
 }
 
@@ -372,15 +391,19 @@ export interface PauseSettled extends WaitResult {
  * Wait until a pause is in force: nothing Argo CD decided under the old policy still changes
  * the cluster.
  * 1. The controller has compared the Application since the pause: it removes the refresh
- *    annotation pauseApplication set at the end of that comparison, after its automated-sync
- *    decision (argo-cd v3.6.1 controller/appcontroller.go, processAppRefreshQueueItem: autoSync,
- *    then persistReconciliationStatus). The comparisons of one Application never overlap (one
- *    work queue key), and the controller writes an automated sync's operation without reading
- *    the policy again (util/argo/argo.go, SetAppOperation): one decided on the old policy is
- *    visible by then.
+ *    timestamp pauseApplication set (`refresh`, or a later request's) only at the end of a
+ *    comparison that read it, after that comparison's automated-sync decision (argo-cd v3.6.1
+ *    controller/appcontroller.go, processAppRefreshQueueItem: autoSync, then
+ *    persistReconciliationStatus). The comparisons of one Application never overlap (one work
+ *    queue key), and the controller writes an automated sync's operation without reading the
+ *    policy again (util/argo/argo.go, SetAppOperation): one decided on the old policy is visible
+ *    by then. A comparison that began before the pause may remove the refresh annotation and
+ *    leave the timestamp; the refresh is then asked for again.
  * 2. An automated sync operation still requested or running (its retries included, which
- *    pausing does not stop) is terminated (terminateOperation) and its end awaited; one a
- *    person started is awaited, not terminated.
+ *    pausing does not stop) is terminated once the controller has started it (its
+ *    operationState Running), and its end awaited; one a person started is awaited, not
+ *    terminated. A requested operation is not withdrawn: the controller may have read it and be
+ *    starting it, and it processes an operation only while `operation` is set.
  */
 export async function settlePause(cluster: ClusterConnection, namespace: string, name: string, timeoutSeconds: number, progress: (line: string) => void): Promise<PauseSettled> {
   let terminated = false;
@@ -391,18 +414,24 @@ export async function settlePause(cluster: ClusterConnection, namespace: string,
     intervalSeconds: 1,
     check: async () => {
       const app = await readApplication(cluster, namespace, name);
-      if (app.metadata.annotations?.[REFRESH_ANNOTATION] !== undefined) return { done: false, state: 'waiting for Argo CD to compare it with automated sync off' };
-      const requested = app['operation'] !== undefined && app['operation'] !== null;
-      const phase = app['status']?.operationState?.phase;
-      if (!requested && phase !== 'Running' && phase !== 'Terminating') return { done: true, state: terminated ? 'the automated sync terminated' : 'no sync running' };
-      const starter = operationStarter(app);
-      if (starter !== 'automated') return { done: false, state: `waiting for the sync ${starter} started to end (${phase ?? 'requested'})` };
-      if (phase === 'Running') {
-        await terminateOperation(cluster, namespace, name);
-        terminated = true;
+      const annotations = app.metadata.annotations ?? {};
+      if (annotations[REFRESH_TIMESTAMP_ANNOTATION] !== undefined) {
+        if (annotations[REFRESH_ANNOTATION] === undefined) {
+          await cluster.mergePatch(APPLICATION_API.apiVersion, APPLICATION_API.kind, name, namespace, { metadata: { annotations: { [REFRESH_ANNOTATION]: 'normal' } } });
+        }
+        return { done: false, state: 'waiting for Argo CD to compare it with automated sync off' };
+      }
+      // The controller processes an operation only while `operation` is set (shouldProcessOperation).
+      if (!operationRequested(app)) return { done: true, state: terminated ? 'the automated sync terminated' : 'no sync running' };
+      const state = app['status']?.operationState;
+      const runs = state?.phase === 'Running' || state?.phase === 'Terminating';
+      const starter = starterOf(runs ? state.operation : app['operation']);
+      if (starter !== 'automated') return { done: false, state: `waiting for the sync ${starter} started to end (${runs ? state.phase : 'requested'})` };
+      if (state?.phase === 'Running') {
+        if (await terminateAutomatedOperation(cluster, namespace, name, state.startedAt)) terminated = true;
         return { done: false, state: 'terminating the automated sync that runs' };
       }
-      return { done: false, state: `waiting for the automated sync to ${phase === 'Terminating' ? 'end' : 'start, to terminate it'}` };
+      return { done: false, state: `waiting for the automated sync to ${runs ? 'end' : 'start, to terminate it'}` };
     },
   });
   return terminated ? { ...result, terminated } : result;

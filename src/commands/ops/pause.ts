@@ -1,9 +1,11 @@
 import { RefusedError, UsageError } from '../../base/errors';
 import { listApplications, pauseApplication, resumeApplication, settlePause } from '../../cluster/argo-cd';
 import type { LiveObject } from '../../cluster/connection';
+import { podState } from '../../cluster/workloads';
 import { WAITS_SECONDS } from '../../contract/contract';
 import { applicationChartId } from '../../contract/layout';
 import { ROOT_APPLICATION } from '../../contract/platform-charts';
+import { ARGO_CD } from '../../contract/upstream';
 import type { CommandContext, CommandDefinition } from '../../tooling/cli';
 import { type OpsTarget, TARGET_OPTIONS, TARGET_USAGE, actor, opsTarget, seconds } from './target';
 
@@ -44,38 +46,67 @@ async function inScope(target: OpsTarget, all: boolean): Promise<LiveObject[]> {
   return [...chosen.filter((app) => app.metadata.name === ROOT_APPLICATION), ...chosen.filter((app) => app.metadata.name !== ROOT_APPLICATION)];
 }
 
+/** What became of one Application's automated sync. */
+export interface PauseOutcome {
+  readonly application: string;
+  readonly result: string;
+  /** Its automated sync was paused by this or an earlier pause (false: it has none, production's). */
+  readonly paused: boolean;
+}
+
+/**
+ * Whether Argo CD's application controller has a ready pod in its namespace (the chart's
+ * StatefulSet, its pods labelled `app.kubernetes.io/name: argocd-application-controller`;
+ * contract/upstream.ts ARGO_CD). Without one nothing syncs, and the controller reads the pause
+ * when it is back: there is nothing to wait for.
+ */
+async function applicationControllerReady(target: OpsTarget): Promise<boolean> {
+  const pods = await target.cluster.list('v1', 'Pod', target.controllerNamespace, `${ARGO_CD.nameLabel}=${ARGO_CD.components.applicationController}`);
+  return pods.some((pod) => podState(pod).ready);
+}
+
 /**
  * Pause automated sync of `apps` in the order given, each parent before its children (a
  * parent's self-heal would put a child's policy back), each in force before the next
  * (settlePause: Argo CD compared it with automated sync off, an automated sync that still ran
- * terminated, a person's awaited, within `timeoutSeconds`); what became of each. Refused,
- * naming the Application, when a pause is not in force within the bound: what was paused
- * stays paused, and nothing else was changed.
+ * terminated, a person's awaited, within `timeoutSeconds`); what became of each. Where Argo
+ * CD's application controller has no ready pod, the pauses are written and not awaited.
+ * Refused, naming the Application, when a pause is not in force within the bound: what was
+ * paused stays paused.
  */
-export async function pauseApplications(target: OpsTarget, apps: readonly LiveObject[], by: string, reason: string, timeoutSeconds: number): Promise<{ application: string; result: string }[]> {
-  const results: { application: string; result: string }[] = [];
+export async function pauseApplications(target: OpsTarget, apps: readonly LiveObject[], by: string, reason: string, timeoutSeconds: number): Promise<PauseOutcome[]> {
+  const outcomes: PauseOutcome[] = [];
+  const controllerReady = await applicationControllerReady(target);
+  if (!controllerReady) {
+    target.say(`Argo CD's application controller has no ready pod in ${target.controllerNamespace}: nothing syncs while it is down, and it reads the pauses when it is back; they are not awaited`);
+  }
   for (const app of apps) {
     const name = app.metadata.name;
     const result = await pauseApplication(target.cluster, target.controllerNamespace, app, by, reason);
     if (result === 'manual') {
-      results.push({ application: name, result: 'manual sync (nothing to pause)' });
+      outcomes.push({ application: name, result: 'manual sync (nothing to pause)', paused: false });
+      continue;
+    }
+    if (!controllerReady) {
+      outcomes.push({ application: name, result, paused: true });
       continue;
     }
     const settled = await settlePause(target.cluster, target.controllerNamespace, name, timeoutSeconds, target.say);
     if (!settled.ok) {
-      const paused = [...results.filter((entry) => entry.result !== 'manual sync (nothing to pause)').map((entry) => entry.application), name];
-      throw new RefusedError(`Application ${name}: automated sync is off, but the pause is not in force: ${settled.reason}; automated sync stays paused (${paused.join(', ')}), nothing else was changed`);
+      const paused = [...outcomes.filter((outcome) => outcome.paused).map((outcome) => outcome.application), name];
+      const terminating = settled.terminated ? `; its automated sync was asked to terminate` : '';
+      throw new RefusedError(`Application ${name}: automated sync is off, but the pause is not in force: ${settled.reason}${terminating}; automated sync stays paused (${paused.join(', ')}), nothing else was changed`);
     }
-    results.push({ application: name, result: settled.terminated ? `${result}; the automated sync that was running terminated` : result });
+    outcomes.push({ application: name, result: settled.terminated ? `${result}; the automated sync that was running terminated` : result, paused: true });
   }
-  return results;
+  return outcomes;
 }
 
 /**
  * Pause automated sync of the Applications in scope (`all`, or the root and the applications'
  * own), root first, each in force before the next (pauseApplications); what became of each.
  */
-export async function pauseInScope(target: OpsTarget, all: boolean, by: string, reason: string, timeoutSeconds: number): Promise<{ application: string; result: string }[]> {
+export async function pauseInScope(target: OpsTarget, all: boolean, by: string, reason: string, timeoutSeconds: number): Promise<PauseOutcome[]> {
   return pauseApplications(target, await inScope(target, all), by, reason, timeoutSeconds);
 }
 

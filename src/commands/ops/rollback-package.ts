@@ -209,7 +209,7 @@ export async function rollbackPackage(target: OpsTarget, request: PackageRollbac
   const pauses = await pauseApplications(target, apps, request.by, request.reason, request.timeoutSeconds);
   for (const { application, result } of pauses) say(`Application ${application}: ${result}`);
   // An Application without automated sync (production's) had nothing to pause.
-  const paused = pauses.filter(({ result }) => !result.startsWith('manual')).map(({ application }) => application);
+  const paused = pauses.filter((outcome) => outcome.paused).map(({ application }) => application);
   const resume = `npm run ops -- resume --env ${environment.name}`;
   const finish = (ok: boolean, detail: string, left: readonly string[] = []) => {
     say(`ops rollback (package): ${ok ? 'done' : 'FAILED'}: ${detail}`);
