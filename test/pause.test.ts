@@ -206,6 +206,21 @@ describe('ops pause: each pause in force before the next', () => {
     expect(api.patches.map((patch) => patch.name)).toEqual(['root']);
   });
 
+  // argo-cd v3.6.1 controller/appcontroller.go, autoSync: a revision whose automated sync failed is not synced again by itself.
+  it('resumes, and names the sync that puts git back where the last automated sync failed (a terminated one)', async () => {
+    const terminated = { phase: 'Failed', message: 'Operation terminated (retried 1 times).', operation: automatedSync, finishedAt: '2026-02-01T00:00:00Z' };
+    const paused = { syncPolicy: { automated: { prune: true, selfHeal: true, enabled: false } } };
+    serve(application(name, { spec: paused, status: { operationState: terminated } }));
+    api.objects['Application']![0]!.spec = structuredClone(paused);
+    const run = await runInProcess(OPS, ['resume', '--env', 'local', '--app', environment.applications[0]!.name], ROOT, { KUBECONFIG: kubeconfig() });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toContain(
+      `Application ${name}: resumed; its last automated sync failed (Operation terminated (retried 1 times).), and Argo CD does not sync that revision again by itself until git moves: npm run ops -- sync --env local --application ${name} puts git's state back`,
+    );
+    expect(run.stdout).toContain('Application root: resumed\n');
+    expect(live().spec.syncPolicy.automated.enabled).toBeUndefined();
+  });
+
   it('refuses a --timeout that is not a whole number of seconds before touching the cluster (exit 2)', async () => {
     serve(application(name));
     const before = api.requests.length;

@@ -437,6 +437,19 @@ export async function settlePause(cluster: ClusterConnection, namespace: string,
   return terminated ? { ...result, terminated } : result;
 }
 
+/**
+ * The message of the Application's last operation when it is an automated sync that ended
+ * Failed or Error (one a pause terminated among them): Argo CD does not start another automated
+ * sync of the revisions that one tried, self-heal included, until git moves (argo-cd v3.6.1
+ * controller/appcontroller.go, autoSync: "Skipping auto-sync: failed previous sync attempt",
+ * the SyncError condition "Failed last sync attempt to ...").
+ */
+export function failedAutomatedSync(app: LiveObject): string | undefined {
+  const state = app['status']?.operationState;
+  if (state === undefined || !['Failed', 'Error'].includes(String(state.phase)) || starterOf(state.operation) !== 'automated') return undefined;
+  return oneLine(String(state.message ?? state.phase));
+}
+
 /** Resume what pauseApplication paused: `enabled` removed (automated again), the record removed. */
 export async function resumeApplication(cluster: ClusterConnection, namespace: string, app: LiveObject): Promise<'resumed' | 'not paused' | 'manual'> {
   if (app['spec']?.syncPolicy?.automated == null) return 'manual';

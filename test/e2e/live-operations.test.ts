@@ -98,6 +98,11 @@ function expectLiveOperations({ replicas, steps }: { replicas: number; steps: Sc
   expect(afterPackage.applications.find((a: { name: string }) => a.name === release)).toMatchObject({ sync: 'OutOfSync', health: 'Healthy', revision: pinned, lastSync: expect.stringMatching(/^Succeeded \(e2e-person/) });
   // The rollout that cannot complete: the bound, and the reason.
   expect(outputOf('sync fails at the bound with the reason')).toMatch(/not done within 30 s.*not scheduled: .*unschedulable/s);
+  // A pause terminates the automated sync that runs, and is in force only then.
+  expect(outputOf('pause terminates the automated sync that runs')).toMatch(/pause of Application webapp: terminating the automated sync that runs[\s\S]*Application webapp: paused; the automated sync that was running terminated/);
+  // Argo CD does not sync that revision again by itself (autoSync, "Failed last sync attempt"): resume names the sync.
+  expect(outputOf('resume after the terminated sync')).toContain("Application webapp: resumed; its last automated sync failed (Operation terminated");
+  expect(outputOf('resume after the terminated sync')).toContain("npm run ops -- sync --env local --application webapp puts git's state back");
   // 7.2: the outage's scale-out to the contract's 5 with sync paused, and the ingress controller.
   expect(outputOf('emergency outage')).toMatch(/Node \S+: Ready[\s\S]*Application webapp: paused[\s\S]*Deployment webapp\/webapp \(\w+\): scaled to 5[\s\S]*ingress controller \(pods of envoy-gateway-system\): \d+\/\d+ ready[\s\S]*Gateway webapp\/webapp: /);
   expect(outputOf('drain refuses a node with a pod no controller recreates')).toMatch(/runs pods that no controller would recreate, so a drain would lose them: webapp\/e2e-unmanaged .*nothing was changed/);

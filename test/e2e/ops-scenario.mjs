@@ -74,6 +74,12 @@ async function eventually(name, args, expected, seconds) {
   }
 }
 
+/** A step whose verdict the scenario reads from the cluster itself. */
+const observed = (name, ok, output) => {
+  steps.push({ name, args: [], expected: 0, exitCode: ok ? 0 : 1, output, stdout: '' });
+  if (!ok) failed++;
+};
+
 const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: APP, namespace: APP } };
 const scaleByHand = async () => {
   const live = await objects.read(deployment);
@@ -184,6 +190,55 @@ for (const name of nodes) await merge({ apiVersion: 'v1', kind: 'Node', metadata
 await step('resume after the rollout case', ['resume', '--env', ENV, '--app', APP], 0);
 await eventually('converged again', ['status', '--env', ENV], 0, 240);
 
+// A pause stops the automated sync that runs, which turning automated sync off alone does not
+// (argo-cd v3.6.1 util/argo/argo.go SetAppOperation, controller/appcontroller.go
+// processRequestedAppOperation: a failed sync is retried whatever the policy). A replica count
+// changed by hand, and an admission policy that refuses git's count back: self-heal's sync
+// fails and awaits its retry (Running) until the pause terminates it.
+const webappApplication = { apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name: APP, namespace: JSON.parse(process.env.E2E_STAND_IN_UPGRADE).applicationNamespace } };
+const holdPolicy = {
+  apiVersion: 'admissionregistration.k8s.io/v1',
+  kind: 'ValidatingAdmissionPolicy',
+  metadata: { name: 'e2e-hold-replicas' },
+  spec: {
+    failurePolicy: 'Fail',
+    matchConstraints: { resourceRules: [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['deployments'], resourceNames: [APP] }] },
+    validations: [{ expression: `object.spec.replicas != ${replicas}`, message: 'e2e: the replica count set by hand stays' }],
+  },
+};
+const holdBinding = {
+  apiVersion: 'admissionregistration.k8s.io/v1',
+  kind: 'ValidatingAdmissionPolicyBinding',
+  metadata: { name: 'e2e-hold-replicas' },
+  spec: { policyName: holdPolicy.metadata.name, validationActions: ['Deny'], matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': APP } } } },
+};
+await objects.create(holdPolicy);
+await objects.create(holdBinding);
+await sleep(3_000); // the API server loads a new policy within a second or two
+await scaleByHand();
+const automatedSyncRetries = async () => {
+  const state = (await objects.read(webappApplication)).status?.operationState;
+  return state?.phase === 'Running' && state.operation?.initiatedBy?.automated === true && Number(state.retryCount ?? 0) > 0 ? undefined : JSON.stringify({ phase: state?.phase, message: state?.message });
+};
+let notRetrying = await automatedSyncRetries();
+for (const deadline = Date.now() + 90_000; notRetrying !== undefined && Date.now() < deadline; notRetrying = await automatedSyncRetries()) await sleep(1_000);
+observed("self-heal's sync is refused and awaits its retry", notRetrying === undefined, notRetrying ?? 'Running, automated, retrying');
+await step('pause terminates the automated sync that runs', ['pause', '--env', ENV, '--app', APP, '--reason', 'e2e: a sync in the way', '--by', 'e2e-person'], 0);
+const afterPause = await objects.read(webappApplication);
+const terminated = afterPause.status?.operationState;
+observed(
+  'the automated sync ended terminated, not retried',
+  // gitops-engine pkg/sync/sync_context.go Terminate: "Operation terminated" (Argo CD appends its retry note).
+  afterPause.operation === undefined && terminated?.phase === 'Failed' && String(terminated.message).startsWith('Operation terminated') && terminated.operation?.initiatedBy?.automated === true,
+  JSON.stringify({ operation: afterPause.operation, phase: terminated?.phase, message: terminated?.message }),
+);
+await objects.delete(holdBinding);
+await objects.delete(holdPolicy);
+await step('resume after the terminated sync', ['resume', '--env', ENV, '--app', APP], 0);
+// Argo CD does not sync again by itself a revision whose automated sync failed: the sync resume names.
+await step('sync after the terminated sync', ['sync', '--env', ENV, '--application', APP, '--by', 'e2e-person'], 0);
+await eventually('converged after the terminated sync', ['status', '--env', ENV], 0, 240);
+
 // 1.5 on the live cluster. Orchestrator: a template changed by hand (a new rollout revision)
 // goes back to the revision before it; controller: the Application back to its previous
 // history entry. Both pause automated sync first and leave it paused.
@@ -198,11 +253,6 @@ await step('rollback at the controller level', ['rollback', '--env', ENV, '--app
 await step('still paused after the rollbacks', ['status', '--env', ENV, '--app', APP, '--output', 'json'], 0);
 await step('resume after the rollbacks', ['resume', '--env', ENV, '--app', APP], 0);
 
-/** A step whose verdict the scenario reads from the cluster itself. */
-const observed = (name, ok, output) => {
-  steps.push({ name, args: [], expected: 0, exitCode: ok ? 0 : 1, output, stdout: '' });
-  if (!ok) failed++;
-};
 // 1.5 database level and 7.2 data recovery, inside SQL Server's container: kwok runs the
 // verbs' sqlcmd as e2e/stand-in-sqlcmd.mjs over the server's state file, and the harness plays
 // the migrations image of the database rollback Job (e2e/live-containers.ts).

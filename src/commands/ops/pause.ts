@@ -1,5 +1,5 @@
 import { RefusedError, UsageError } from '../../base/errors';
-import { listApplications, pauseApplication, resumeApplication, settlePause } from '../../cluster/argo-cd';
+import { failedAutomatedSync, listApplications, pauseApplication, resumeApplication, settlePause } from '../../cluster/argo-cd';
 import type { LiveObject } from '../../cluster/connection';
 import { podState } from '../../cluster/workloads';
 import { WAITS_SECONDS } from '../../contract/contract';
@@ -32,7 +32,9 @@ const RESUME_USAGE = `usage: npm run ops -- resume --env <environment> [--app <a
 
 Restores what pause stopped: the application's Application (or every one without --app),
 then the root; the pause record is removed and Argo CD's automated sync, self-heal and
-prune run again (a drifted object is set back to git within seconds).
+prune run again (a drifted object is set back to git within seconds). An Application whose
+last automated sync failed (one a pause terminated among them) is not synced again by Argo
+CD until git moves: the result names the \`npm run ops -- sync\` that puts git's state back.
 ${TARGET_USAGE}
 Exit code: 0 resumed, 1 refused, 2 bad arguments.`;
 
@@ -116,11 +118,25 @@ export async function pauseInScope(target: OpsTarget, all: boolean, by: string, 
  */
 export async function resumeInScope(target: OpsTarget, all: boolean): Promise<{ application: string; result: string }[]> {
   const results: { application: string; result: string }[] = [];
-  for (const app of (await inScope(target, all)).reverse()) {
-    const result = await resumeApplication(target.cluster, target.controllerNamespace, app);
-    results.push({ application: app.metadata.name, result: result === 'manual' ? 'manual sync (nothing to resume)' : result });
-  }
+  for (const app of (await inScope(target, all)).reverse()) results.push(await resumeOne(target, app));
   return results;
+}
+
+/**
+ * Resume one Application's automated sync; what became of it. Where its last operation is an
+ * automated sync that failed (one a pause terminated among them), Argo CD does not sync that
+ * revision again by itself (failedAutomatedSync): the result says which sync puts git's state back.
+ */
+async function resumeOne(target: OpsTarget, app: LiveObject): Promise<{ application: string; result: string }> {
+  const name = app.metadata.name;
+  const result = await resumeApplication(target.cluster, target.controllerNamespace, app);
+  if (result === 'manual') return { application: name, result: 'manual sync (nothing to resume)' };
+  const failed = failedAutomatedSync(app);
+  if (failed === undefined) return { application: name, result };
+  return {
+    application: name,
+    result: `${result}; its last automated sync failed (${failed}), and Argo CD does not sync that revision again by itself until git moves: npm run ops -- sync --env ${target.environment.name} --application ${name} puts git's state back`,
+  };
 }
 
 /** Resume automated sync of the Applications named, children first (the root last); the others are left as they are. */
@@ -129,10 +145,7 @@ export async function resumeApplications(target: OpsTarget, names: readonly stri
   const apps = (await listApplications(target.cluster, target.controllerNamespace)).filter((app) => wanted.has(app.metadata.name));
   const ordered = [...apps.filter((app) => app.metadata.name !== ROOT_APPLICATION), ...apps.filter((app) => app.metadata.name === ROOT_APPLICATION)];
   const results: { application: string; result: string }[] = [];
-  for (const app of ordered) {
-    const result = await resumeApplication(target.cluster, target.controllerNamespace, app);
-    results.push({ application: app.metadata.name, result: result === 'manual' ? 'manual sync (nothing to resume)' : result });
-  }
+  for (const app of ordered) results.push(await resumeOne(target, app));
   return results;
 }
 
