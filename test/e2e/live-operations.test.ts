@@ -81,6 +81,8 @@ function expectLiveOperations({ replicas, steps }: { replicas: number; steps: Sc
       [
         `Application ${release} history:\\n(  .*\\n)*  \\d+  ${literal(next)}  .*e2e-person\\n`,
         `deployed ${literal(next)}; going back to ${literal(pinned)} \\(the newest other version of the history\\)\\n`,
+        // Each pause in force before the next: Argo CD compared the root, infrastructure and the release in that order.
+        `\\[\\d+ s\\] pause of Application root: [\\s\\S]*pause of Application infrastructure: [\\s\\S]*pause of Application ${release}: no sync running\\n`,
         'Application root: (already )?paused\\nApplication infrastructure: (already )?paused\\n',
         `Application ${release}: (already )?paused\\nApplication ${release}: spec.source.targetRevision ${literal(next)} -> ${literal(pinned)}\\n`,
         `[\\s\\S]*sync of Application ${release}: Succeeded[\\s\\S]*health of Application ${release} at ${literal(pinned)}: Healthy`,
