@@ -202,12 +202,37 @@ export async function readApplication(cluster: ClusterConnection, namespace: str
 }
 
 /**
+ * The annotations that ask Argo CD for a normal refresh, as `argocd app get --refresh` sets them
+ * (argo-cd v3.6.1 util/argo/argo.go, RefreshApp): the request and a timestamp naming it.
+ */
+function refreshRequest(): Record<string, string> {
+  return { [REFRESH_ANNOTATION]: 'normal', [REFRESH_TIMESTAMP_ANNOTATION]: new Date().toISOString() };
+}
+
+/**
+ * Whether Argo CD has compared the Application since the refresh asked of it (refreshRequest):
+ * the controller removes the timestamp only at the end of a comparison that read it
+ * (controller/appcontroller.go, persistReconciliationStatus, removeRefreshAnnotationCombo,
+ * whose JSON patch tests its value). A comparison that began before the request may remove the
+ * refresh annotation alone and leave the timestamp; the refresh is then asked for again, or no
+ * comparison would come before the periodic one.
+ */
+async function comparedSinceRequest(cluster: ClusterConnection, namespace: string, app: LiveObject): Promise<boolean> {
+  const annotations = app.metadata.annotations ?? {};
+  if (annotations[REFRESH_TIMESTAMP_ANNOTATION] === undefined) return true;
+  if (annotations[REFRESH_ANNOTATION] === undefined) {
+    await cluster.mergePatch(APPLICATION_API.apiVersion, APPLICATION_API.kind, app.metadata.name, namespace, { metadata: { annotations: { [REFRESH_ANNOTATION]: 'normal' } } });
+  }
+  return false;
+}
+
+/**
  * Ask Argo CD to compare the Applications again with git and the cluster (a normal
- * refresh) and wait until each is done: the controller removes the annotation when it has.
+ * refresh) and wait until each is done (comparedSinceRequest).
  */
 export async function refreshApplications(cluster: ClusterConnection, namespace: string, names: readonly string[], timeoutSeconds: number, progress: (line: string) => void): Promise<WaitResult> {
   for (const name of names) {
-    await cluster.mergePatch(APPLICATION_API.apiVersion, APPLICATION_API.kind, name, namespace, { metadata: { annotations: { [REFRESH_ANNOTATION]: 'normal' } } });
+    await cluster.mergePatch(APPLICATION_API.apiVersion, APPLICATION_API.kind, name, namespace, { metadata: { annotations: refreshRequest() } });
   }
   return waitFor({
     what: `refresh of ${names.length === 1 ? `Application ${names[0]}` : `${names.length} Applications`}`,
@@ -217,8 +242,7 @@ export async function refreshApplications(cluster: ClusterConnection, namespace:
     check: async () => {
       const pending: string[] = [];
       for (const name of names) {
-        const app = await readApplication(cluster, namespace, name);
-        if (app.metadata.annotations?.[REFRESH_ANNOTATION] !== undefined) pending.push(name);
+        if (!(await comparedSinceRequest(cluster, namespace, await readApplication(cluster, namespace, name)))) pending.push(name);
       }
       return { done: pending.length === 0, state: pending.length === 0 ? 'compared' : `waiting for ${pending.join(', ')}` };
     },
@@ -335,15 +359,14 @@ export function pauseRecord(app: LiveObject): { readonly by: string; readonly re
  * SyncPolicyAutomated.Enabled), and who and why as annotations. An Application without
  * automated sync (production) is left as it is: there is nothing to pause.
  *
- * The same patch asks for a refresh as `argocd app get --refresh` does (REFRESH_ANNOTATION and
- * a REFRESH_TIMESTAMP_ANNOTATION of its own), which settlePause waits on: the pause is only in
- * force once Argo CD has stopped what it started under the old policy.
+ * The same patch asks for a refresh (refreshRequest), which settlePause waits on: the pause is
+ * only in force once Argo CD has stopped what it started under the old policy.
  */
 export async function pauseApplication(cluster: ClusterConnection, namespace: string, app: LiveObject, by: string, reason: string): Promise<'paused' | 'already paused' | 'manual'> {
   if (app['spec']?.syncPolicy?.automated == null) return 'manual';
   const already = !automatedSyncEnabled(app);
   await cluster.mergePatch(APPLICATION_API.apiVersion, APPLICATION_API.kind, app.metadata.name, namespace, {
-    metadata: { annotations: { [SYNC_PAUSE_ANNOTATIONS.by]: by, [SYNC_PAUSE_ANNOTATIONS.reason]: reason, [REFRESH_ANNOTATION]: 'normal', [REFRESH_TIMESTAMP_ANNOTATION]: new Date().toISOString() } },
+    metadata: { annotations: { [SYNC_PAUSE_ANNOTATIONS.by]: by, [SYNC_PAUSE_ANNOTATIONS.reason]: reason, ...refreshRequest() } },
     spec: { syncPolicy: { automated: { enabled: false } } },
   });
   return already ? 'already paused' : 'paused';
@@ -390,15 +413,13 @@ export interface PauseSettled extends WaitResult {
 /**
  * Wait until a pause is in force: nothing Argo CD decided under the old policy still changes
  * the cluster.
- * 1. The controller has compared the Application since the pause: it removes the refresh
- *    timestamp pauseApplication set (`refresh`, or a later request's) only at the end of a
- *    comparison that read it, after that comparison's automated-sync decision (argo-cd v3.6.1
- *    controller/appcontroller.go, processAppRefreshQueueItem: autoSync, then
- *    persistReconciliationStatus). The comparisons of one Application never overlap (one work
- *    queue key), and the controller writes an automated sync's operation without reading the
- *    policy again (util/argo/argo.go, SetAppOperation): one decided on the old policy is visible
- *    by then. A comparison that began before the pause may remove the refresh annotation and
- *    leave the timestamp; the refresh is then asked for again.
+ * 1. The controller has compared the Application since the pause (comparedSinceRequest, the
+ *    refresh pauseApplication asked for), and that comparison ends after its automated-sync
+ *    decision (argo-cd v3.6.1 controller/appcontroller.go, processAppRefreshQueueItem: autoSync,
+ *    then persistReconciliationStatus). The comparisons of one Application never overlap (one
+ *    work queue key), and the controller writes an automated sync's operation without reading
+ *    the policy again (util/argo/argo.go, SetAppOperation): one decided on the old policy is
+ *    visible by then.
  * 2. An automated sync operation still requested or running (its retries included, which
  *    pausing does not stop) is terminated once the controller has started it (its
  *    operationState Running), and its end awaited; one a person started is awaited, not
@@ -414,13 +435,7 @@ export async function settlePause(cluster: ClusterConnection, namespace: string,
     intervalSeconds: 1,
     check: async () => {
       const app = await readApplication(cluster, namespace, name);
-      const annotations = app.metadata.annotations ?? {};
-      if (annotations[REFRESH_TIMESTAMP_ANNOTATION] !== undefined) {
-        if (annotations[REFRESH_ANNOTATION] === undefined) {
-          await cluster.mergePatch(APPLICATION_API.apiVersion, APPLICATION_API.kind, name, namespace, { metadata: { annotations: { [REFRESH_ANNOTATION]: 'normal' } } });
-        }
-        return { done: false, state: 'waiting for Argo CD to compare it with automated sync off' };
-      }
+      if (!(await comparedSinceRequest(cluster, namespace, app))) return { done: false, state: 'waiting for Argo CD to compare it with automated sync off' };
       // The controller processes an operation only while `operation` is set (shouldProcessOperation).
       if (!operationRequested(app)) return { done: true, state: terminated ? 'the automated sync terminated' : 'no sync running' };
       const state = app['status']?.operationState;
