@@ -4,6 +4,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { argoCdValues, REPO_SERVER_CHART_VOLUMES } from '../src/infrastructure/argo-cd-values';
 import { freePort, listening } from './loopback';
 import { E2eError } from '../src/base/errors';
+import { operationRuns } from '../src/cluster/argo-cd';
 import type { KubeClient, KubeObject } from './kube-client';
 import { type Supervisor, waitFor } from './processes';
 import { isOciRepository } from './stand-in-charts';
@@ -378,7 +379,7 @@ export async function syncAsOperator(client: KubeClient, namespace: string, name
   for (;;) {
     const state = (await client.get(application.apiVersion, application.kind, name, namespace))?.status?.operationState;
     const phase = String(state?.phase ?? 'Pending');
-    if (state?.operation?.initiatedBy?.username === OPERATOR && !['Running', 'Terminating'].includes(phase)) return { phase, message: String(state?.message ?? '') };
+    if (state?.operation?.initiatedBy?.username === OPERATOR && !operationRuns(state)) return { phase, message: String(state?.message ?? '') };
     if (Date.now() > deadline) return { phase: `${phase} (timed out)`, message: String(state?.message ?? '') };
     await new Promise((resolve) => setTimeout(resolve, 1_000));
   }

@@ -176,6 +176,14 @@ function starterOf(operation: { initiatedBy?: { automated?: boolean; username?: 
   return operation?.initiatedBy?.automated === true ? 'automated' : String(operation?.initiatedBy?.username ?? 'unknown');
 }
 
+/**
+ * Whether an operation state has not completed: Running (a retry awaited included) or
+ * Terminating (gitops-engine pkg/sync/common/types.go, OperationPhase.Completed).
+ */
+export function operationRuns(state: { readonly phase?: unknown } | undefined | null): boolean {
+  return state?.phase === 'Running' || state?.phase === 'Terminating';
+}
+
 /** Whether a sync operation is requested of the Application (`operation` set): the controller removes it once the operation has completed. */
 function operationRequested(app: LiveObject): boolean {
   return app['operation'] !== undefined && app['operation'] !== null;
@@ -282,7 +290,7 @@ async function setOperation(cluster: ClusterConnection, namespace: string, name:
   for (let attempt = 1; ; attempt++) {
     const app = await readApplication(cluster, namespace, name);
     const running = app['status']?.operationState;
-    const runs = running?.phase === 'Running' || running?.phase === 'Terminating';
+    const runs = operationRuns(running);
     if (operationRequested(app) || runs) {
       throw new RefusedError(`Application ${name} has a sync operation ${runs ? `running (${running.phase}` : '(requested'}, by ${starterOf(runs ? running.operation : app['operation'])}): wait for it, or terminate it in Argo CD`);
     }
@@ -328,7 +336,7 @@ export async function waitForSync(cluster: ClusterConnection, namespace: string,
       // included, and removes `operation` once it has ended.
       const ours = (operation?.operation?.info ?? []).some((entry: { name?: string; value?: string }) => entry.name === REQUEST_INFO && entry.value === request);
       if (!ours) return { done: false, state: 'requested, not started yet' };
-      if (app['operation'] !== undefined && !['Running', 'Terminating'].includes(String(operation.phase))) return { done: false, state: 'ending' };
+      if (app['operation'] !== undefined && !operationRuns(operation)) return { done: false, state: 'ending' };
       const phase = String(operation.phase);
       const message = oneLine(String(operation.message ?? ''));
       if (phase === 'Succeeded') return { done: true, state: `Succeeded${message ? `: ${message}` : ''}` };
@@ -439,7 +447,7 @@ export async function settlePause(cluster: ClusterConnection, namespace: string,
       // The controller processes an operation only while `operation` is set (shouldProcessOperation).
       if (!operationRequested(app)) return { done: true, state: terminated ? 'the automated sync terminated' : 'no sync running' };
       const state = app['status']?.operationState;
-      const runs = state?.phase === 'Running' || state?.phase === 'Terminating';
+      const runs = operationRuns(state);
       const starter = starterOf(runs ? state.operation : app['operation']);
       if (starter !== 'automated') return { done: false, state: `waiting for the sync ${starter} started to end (${runs ? state.phase : 'requested'})` };
       if (state?.phase === 'Running') {

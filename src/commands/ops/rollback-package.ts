@@ -6,6 +6,7 @@ import {
   chartRevision,
   helmSource,
   helmSourceField,
+  operationRuns,
   readApplication,
   resourcesToPrune,
   setChartVersion,
@@ -194,7 +195,7 @@ export async function rollbackPackage(target: OpsTarget, request: PackageRollbac
   // Argo CD writes the history entry when a sync operation ends (PostSync hooks included): while
   // one runs, the newest version deployed is not in the history yet, so what to go back to is unknown.
   const running = app['status']?.operationState;
-  if (running?.phase === 'Running' || running?.phase === 'Terminating') {
+  if (operationRuns(running)) {
     throw new RefusedError(`Application ${name} has a sync operation ${running.phase === 'Running' ? 'running' : 'terminating'} (started ${running.startedAt ?? 'recently'}): its history lacks what it deploys until it ends; wait for it (npm run ops -- status --env ${environment.name}), then roll back`);
   }
   const history = applicationHistory(app);
