@@ -1,6 +1,6 @@
 import { compareText } from '../src/base/text-order';
 import { eventTime } from '../src/cluster/events';
-import { type ApplicationState, applicationState, converged, failedResults, formatApplicationTable, healthCauses, waveOf } from '../src/cluster/argo-cd';
+import { type ApplicationState, REFRESH_ANNOTATION, applicationState, converged, failedResults, formatApplicationTable, healthCauses, waveOf } from '../src/cluster/argo-cd';
 import { type KubeClient, type KubeObject, resourceId } from './kube-client';
 import { sleep } from './processes';
 
@@ -254,9 +254,6 @@ export async function watchConvergence(options: {
     await sleep(2_000);
   }
 }
-
-/** Argo CD's annotation asking for a refresh (`argocd app get --refresh`; pkg/apis/application/v1alpha1 `AnnotationKeyRefresh`). */
-const REFRESH_ANNOTATION = 'argocd.argoproj.io/refresh';
 
 /** How long after its last reconciliation a Synced, Progressing Application gets a refresh asked of it. */
 export const REFRESH_AFTER_SECONDS = 3;
