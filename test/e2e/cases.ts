@@ -53,6 +53,8 @@ export interface ScenarioStep {
   readonly exitCode: number;
   readonly output: string;
   readonly stdout: string;
+  /** When the step ended, in seconds from its scenario's start (the shared scenarios' steps). */
+  readonly seconds?: number;
 }
 
 /**

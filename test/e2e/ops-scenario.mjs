@@ -30,6 +30,9 @@ const BLUE_GREEN_APP = 'billing';
 const CONTAINERS = process.env.E2E_CONTAINERS;
 const steps = [];
 let failed = 0;
+const started = Date.now();
+/** Seconds since the scenario started, as each step's line shows them: where its time goes. */
+const at = () => `at ${Math.round((Date.now() - started) / 100) / 10} s`;
 
 /** `npm run ops -- <args>`: its exit code and output, streamed with a prefix. */
 function ops(args) {
@@ -49,7 +52,7 @@ function ops(args) {
 }
 
 async function step(name, args, expected) {
-  console.log(`--- ${name}: npm run ops -- ${args.join(' ')} (expects exit ${expected})`);
+  console.log(`--- ${name}: npm run ops -- ${args.join(' ')} (expects exit ${expected}; ${at()})`);
   const { code, output, stdout } = await ops(args);
   steps.push({ name, args, expected, exitCode: code, output, stdout });
   if (code !== expected) {
@@ -67,7 +70,7 @@ async function eventually(name, args, expected, seconds) {
     if (code === expected || Date.now() > deadline) {
       steps.push({ name, args, expected, exitCode: code, output, stdout });
       if (code !== expected) failed++;
-      console.log(`--- ${name}: exit ${code} (expected ${expected})`);
+      console.log(`--- ${name}: exit ${code} (expected ${expected}; ${at()})`);
       return output;
     }
     await sleep(3_000);

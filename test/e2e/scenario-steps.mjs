@@ -8,10 +8,13 @@ import * as fs from 'node:fs';
 /** The steps of one scenario: `record` each, then `finish` writes them (and `extra`) and exits 1 if one was not as expected. */
 export function scenarioSteps() {
   const steps = [];
+  const started = Date.now();
   let failed = 0;
   const record = (name, ok, output, expected = 0, exitCode = ok ? 0 : 1) => {
-    steps.push({ name, expected, exitCode, output: String(output ?? ''), stdout: '' });
-    console.log(`--- ${name}: ${ok ? 'as expected' : 'NOT as expected'}${output ? `\n${String(output).replace(/^/gm, '  | ')}` : ''}`);
+    // When the step ended, in seconds from the scenario's start: where a scenario's time goes.
+    const seconds = Math.round((Date.now() - started) / 100) / 10;
+    steps.push({ name, expected, exitCode, output: String(output ?? ''), stdout: '', seconds });
+    console.log(`--- ${name}: ${ok ? 'as expected' : 'NOT as expected'} (at ${seconds} s)${output ? `\n${String(output).replace(/^/gm, '  | ')}` : ''}`);
     if (!ok) failed++;
   };
   /** A command of the project (`node scripts/run.cjs <args>`) in `cwd`: its exit code and output, recorded as a step. */
@@ -44,3 +47,4 @@ export function pushServed(source) {
   const bare = process.env.E2E_GIT_REPOSITORY;
   git(source, 'push', '--quiet', `--receive-pack=git -c safe.directory=${bare} receive-pack`, bare, `HEAD:refs/heads/${process.env.E2E_GIT_BRANCH}`);
 }
+
