@@ -3,14 +3,15 @@
 // test/e2e/published-charts.test.ts through `npm run e2e -- --env local --exec`, with
 // Flagger's real controller (e2e/flagger.ts): what its initialization made (the primary
 // Deployment, the Services, the HTTPRoute that Envoy Gateway accepted, the target scaled to
-// zero); then a release of the next tag (npm run release, commit, the commit served), which
-// Flagger analyses and, with no metrics to read, rolls back. Writes each step (name, expected
-// and actual exit code, output) and the objects it read to $CANARY_SCENARIO_RESULTS; exits 1
-// when a step did not end as expected. Run from the checkout (the e2e's working directory).
+// zero); then a release of the next tag (npm run release, commit, the commit served, and the
+// refresh a git webhook asks), which Flagger analyses and, with no metrics to read, rolls back.
+// Writes each step (name, expected and actual exit code, output) and the objects it read to
+// $CANARY_SCENARIO_RESULTS; exits 1 when a step did not end as expected. Run from the checkout
+// (the e2e's working directory).
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
-import { git, pushServed, scenarioSteps } from './scenario-steps.mjs';
+import { git, gitWebhook, pushServed, scenarioSteps } from './scenario-steps.mjs';
 
 const require = createRequire(path.join(process.cwd(), 'package.json'));
 const k8s = require('@kubernetes/client-node');
@@ -31,11 +32,16 @@ const canary = () => read('flagger.app/v1beta1', 'Canary', APP);
 const imageOf = (deployment) => deployment?.spec?.template?.spec?.containers?.[0]?.image ?? '-';
 const describe = (c) => `phase ${c?.status?.phase ?? '-'}, weight ${c?.status?.canaryWeight ?? '-'}, failed checks ${c?.status?.failedChecks ?? '-'}, iterations ${c?.status?.iterations ?? '-'}`;
 
-/** Wait until the Canary's phase is one of `phases`, or `seconds` pass; the phases seen on the way. */
-async function untilPhase(phases, seconds) {
+/**
+ * Wait until the Canary's phase is one of `phases`, or `seconds` pass; the phases seen on the
+ * way. With `pushed`, after a push: what a git webhook does is repeated every 20 s meanwhile
+ * (a refresh that began before the push may take the first request).
+ */
+async function untilPhase(phases, seconds, pushed = false) {
   const deadline = Date.now() + seconds * 1000;
   const seen = [];
-  for (;;) {
+  for (let round = 0; ; round++) {
+    if (pushed && round % 10 === 0) await gitWebhook(objects, k8s);
     const c = await canary();
     const phase = c?.status?.phase ?? '';
     if (seen.at(-1) !== phase) {
@@ -92,7 +98,7 @@ git(SOURCE, 'commit', '--quiet', '-am', `${ENV}: ${APP} ${next}`);
 const registry = process.env.E2E_CHART_REGISTRY;
 if (registry !== undefined) project('publish', ['publish', '--env', ENV, '--app', APP, '--registry', registry, '--ca-file', process.env.E2E_CHART_REGISTRY_CA], SOURCE);
 pushServed(SOURCE);
-const progressing = await untilPhase(['Progressing', 'Failed'], 240);
+const progressing = await untilPhase(['Progressing', 'Failed'], 240, true);
 record('Flagger starts the analysis of the new revision', progressing.seen.includes('Progressing'), `${describe(progressing.canary)}; phases seen: ${progressing.seen.join(' -> ')}`);
 
 // 3. No metric can be read (the metrics server is the cluster's Prometheus, which nothing

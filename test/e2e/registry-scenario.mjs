@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
-import { git, pushServed, scenarioSteps } from './scenario-steps.mjs';
+import { git, gitWebhook, pushServed, scenarioSteps } from './scenario-steps.mjs';
 
 const require = createRequire(path.join(process.cwd(), 'package.json'));
 const k8s = require('@kubernetes/client-node');
@@ -55,12 +55,7 @@ async function until(name, version, seconds) {
     if (app.status?.sync?.status === 'Synced' && app.status?.health?.status === 'Healthy' && syncedVersion(app) === version && settled) return { ok: true, state: describe(app) };
     if (Date.now() > deadline) return { ok: false, state: describe(app) };
     // What a git webhook does for a new commit: the root reads the repository again.
-    if (round % 10 === 0) {
-      await objects.patch(
-        { apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name: 'root', namespace: ARGOCD, annotations: { 'argocd.argoproj.io/refresh': 'normal' } } },
-        undefined, undefined, 'e2e-person', undefined, k8s.PatchStrategy.MergePatch,
-      );
-    }
+    if (round % 10 === 0) await gitWebhook(objects, k8s);
     await sleep(2_000);
   }
 }

@@ -48,3 +48,18 @@ export function pushServed(source) {
   git(source, 'push', '--quiet', `--receive-pack=git -c safe.directory=${bare} receive-pack`, bare, `HEAD:refs/heads/${process.env.E2E_GIT_BRANCH}`);
 }
 
+/**
+ * What a git webhook does for a pushed commit: the root Application is asked to refresh
+ * (`argocd.argoproj.io/refresh: normal`, as Argo CD's webhook handler and `argocd app get
+ * --refresh` ask), and a requested refresh resolves the branch again (v3.6.1
+ * controller/appcontroller.go `needRefreshAppStatus`: CompareWithLatestForceResolve). Without
+ * it the periodic refresh reads the branch's commit from the repo server's revision cache,
+ * which keeps it for 3 minutes (`--revision-cache-expiration`, reposerver/cache/cache.go).
+ * `objects` is a KubernetesObjectApi of @kubernetes/client-node, `k8s` the library.
+ */
+export async function gitWebhook(objects, k8s) {
+  await objects.patch(
+    { apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name: 'root', namespace: 'argocd', annotations: { 'argocd.argoproj.io/refresh': 'normal' } } },
+    undefined, undefined, 'e2e-person', undefined, k8s.PatchStrategy.MergePatch,
+  );
+}
