@@ -52,6 +52,21 @@ export function makeCanary(copy: string, environment: string, application: strin
 }
 
 /**
+ * Have the copy's canaries analyse every `interval` instead of the contract's (`CANARY.analysis`
+ * in the copy's `src/contract/contract.ts`), so every render of the copy carries it: its synth
+ * and a release a scenario makes. Timing only: the threshold, the weights and the metrics stay
+ * the contract's. Call it before the copy is rendered again (`makeCanary`).
+ */
+export function quickenCanaryAnalysis(copy: string, interval: string): void {
+  const file = path.join(copy, 'src', 'contract', 'contract.ts');
+  const text = fs.readFileSync(file, 'utf8');
+  const constant = /(\n  analysis: \{ interval: )'[^']*'/g;
+  const found = text.match(constant) ?? [];
+  if (found.length !== 1) throw new Error(`${file}: expected one canary analysis interval (CANARY.analysis.interval), found ${found.length}`);
+  fs.writeFileSync(file, text.replace(constant, `$1'${interval}'`));
+}
+
+/**
  * Make an application of the copy blue-green: its tag becomes the blue unit's, active, and
  * green runs the next patch beside it (`replicas` and `image.tag` left out, as the strategy
  * wants); the copy is rendered again and committed.
