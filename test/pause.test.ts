@@ -195,6 +195,19 @@ describe('ops pause: each pause in force before the next', () => {
     expect(run.stdout).toContain(`Application ${name}: paused\n`);
   });
 
+  it('changes nothing and asks nothing of the controller where no Application has automated sync (production)', async () => {
+    const manual = (app: string) => ({ ...application(app), spec: {} });
+    serve(manual(name), false);
+    api.objects['Application'] = [manual('root'), manual(name)];
+    api.requests.length = 0;
+    const run = await pause('--timeout', '2');
+    expect(run.status, run.stderr).toBe(0);
+    expect(api.patches).toEqual([]);
+    expect(api.requests.filter((request) => request.includes('/pods'))).toEqual([]);
+    expect(run.stdout).not.toContain('no ready pod');
+    expect(run.stdout).toContain(`Application ${name}: manual sync (nothing to pause)\n`);
+  });
+
   it('refuses, naming the Application and what stays paused, when Argo CD does not compare it in time; nothing after it is paused (exit 1)', async () => {
     serve(application(name));
     api.afterPatch = () => undefined;

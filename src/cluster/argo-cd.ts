@@ -348,10 +348,17 @@ export async function waitForSync(cluster: ClusterConnection, namespace: string,
   });
 }
 
+/**
+ * Whether the Application has an automated sync policy, running or paused (`automated` set);
+ * production's have none, and there is nothing to pause or resume there.
+ */
+export function hasAutomatedPolicy(app: LiveObject): boolean {
+  return app['spec']?.syncPolicy?.automated != null;
+}
+
 /** Whether automated sync runs for the Application (argo-cd v3.6.1 SyncPolicy.IsAutomatedSyncEnabled: `automated` set and `enabled` not false). */
 export function automatedSyncEnabled(app: LiveObject): boolean {
-  const automated = app['spec']?.syncPolicy?.automated;
-  return automated !== undefined && automated !== null && automated.enabled !== false;
+  return hasAutomatedPolicy(app) && app['spec'].syncPolicy.automated.enabled !== false;
 }
 
 /** Who paused an Application's automated sync and why, when `ops pause` did. */
@@ -371,7 +378,7 @@ export function pauseRecord(app: LiveObject): { readonly by: string; readonly re
  * only in force once Argo CD has stopped what it started under the old policy.
  */
 export async function pauseApplication(cluster: ClusterConnection, namespace: string, app: LiveObject, by: string, reason: string): Promise<'paused' | 'already paused' | 'manual'> {
-  if (app['spec']?.syncPolicy?.automated == null) return 'manual';
+  if (!hasAutomatedPolicy(app)) return 'manual';
   const already = !automatedSyncEnabled(app);
   await cluster.mergePatch(APPLICATION_API.apiVersion, APPLICATION_API.kind, app.metadata.name, namespace, {
     metadata: { annotations: { [SYNC_PAUSE_ANNOTATIONS.by]: by, [SYNC_PAUSE_ANNOTATIONS.reason]: reason, ...refreshRequest() } },
@@ -475,7 +482,7 @@ export function failedAutomatedSync(app: LiveObject): string | undefined {
 
 /** Resume what pauseApplication paused: `enabled` removed (automated again), the record removed. */
 export async function resumeApplication(cluster: ClusterConnection, namespace: string, app: LiveObject): Promise<'resumed' | 'not paused' | 'manual'> {
-  if (app['spec']?.syncPolicy?.automated == null) return 'manual';
+  if (!hasAutomatedPolicy(app)) return 'manual';
   const paused = !automatedSyncEnabled(app) || pauseRecord(app) !== undefined;
   await cluster.mergePatch(APPLICATION_API.apiVersion, APPLICATION_API.kind, app.metadata.name, namespace, {
     metadata: { annotations: { [SYNC_PAUSE_ANNOTATIONS.by]: null, [SYNC_PAUSE_ANNOTATIONS.reason]: null } },

@@ -1,5 +1,5 @@
 import { RefusedError, UsageError } from '../../base/errors';
-import { failedAutomatedSync, listApplications, pauseApplication, resumeApplication, settlePause } from '../../cluster/argo-cd';
+import { failedAutomatedSync, hasAutomatedPolicy, listApplications, pauseApplication, resumeApplication, settlePause } from '../../cluster/argo-cd';
 import type { LiveObject } from '../../cluster/connection';
 import { podState } from '../../cluster/workloads';
 import { WAITS_SECONDS } from '../../contract/contract';
@@ -78,7 +78,8 @@ async function applicationControllerReady(target: OpsTarget): Promise<boolean> {
  */
 export async function pauseApplications(target: OpsTarget, apps: readonly LiveObject[], by: string, reason: string, timeoutSeconds: number): Promise<PauseOutcome[]> {
   const outcomes: PauseOutcome[] = [];
-  const controllerReady = await applicationControllerReady(target);
+  // Only a pause is awaited: where no Application has automated sync (production), the controller is not asked about.
+  const controllerReady = !apps.some(hasAutomatedPolicy) || (await applicationControllerReady(target));
   if (!controllerReady) {
     target.say(`Argo CD's application controller has no ready pod in ${target.controllerNamespace}: nothing syncs while it is down, and it reads the pauses when it is back; they are not awaited`);
   }
