@@ -206,6 +206,8 @@ describe('ops pause: each pause in force before the next', () => {
     expect(api.requests.filter((request) => request.includes('/pods'))).toEqual([]);
     expect(run.stdout).not.toContain('no ready pod');
     expect(run.stdout).toContain(`Application ${name}: manual sync (nothing to pause)\n`);
+    expect(run.stdout).toContain('nothing was paused: no Application in scope has automated sync');
+    expect(run.stdout).not.toContain('undo with');
   });
 
   it('refuses, naming the Application and what stays paused, when Argo CD does not compare it in time; nothing after it is paused (exit 1)', async () => {

@@ -167,7 +167,11 @@ export const PAUSE: CommandDefinition<typeof PAUSE_OPTIONS> = {
     const target = opsTarget(values, context);
     const by = actor(values.by, context.env);
     const results = await pauseInScope(target, values.app === undefined, by, values.reason, timeout);
-    target.say(`automated sync paused by ${by}: ${values.reason}; undo with npm run ops -- resume --env ${target.environment.name}${values.app === undefined ? '' : ` --app ${values.app}`}`);
+    if (results.some((outcome) => outcome.paused)) {
+      target.say(`automated sync paused by ${by}: ${values.reason}; undo with npm run ops -- resume --env ${target.environment.name}${values.app === undefined ? '' : ` --app ${values.app}`}`);
+    } else {
+      target.say(`nothing was paused: no Application in scope has automated sync (each syncs only when an operator asks)`);
+    }
     return report(target, 'paused', results);
   },
 };
