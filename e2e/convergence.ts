@@ -277,13 +277,37 @@ export function awaitsRefresh(app: KubeObject, now: number): boolean {
 }
 
 /**
- * Ask Argo CD to refresh each Application that `awaitsRefresh`, once per reconciliation,
- * as an operator's `argocd app get --refresh` does. Argo CD then judges the Application's
- * health itself, as its periodic refresh would a few seconds later: it shortens a wait and
- * decides nothing (README, deviations).
+ * The hook Jobs a running sync operation waits on (its results whose `hookPhase` is still
+ * Running: gitops-engine pkg/sync, "waiting for completion of hook ..."), as `namespace/name`.
+ */
+export function runningHookJobs(app: KubeObject): string[] {
+  const operation = app.status?.operationState;
+  if (operation?.phase !== 'Running') return [];
+  const results = (operation.syncResult?.resources ?? []) as { kind?: string; namespace?: string; name?: string; hookType?: string; hookPhase?: string }[];
+  return results
+    .filter((r) => r.kind === 'Job' && r.hookType !== undefined && r.hookPhase === 'Running')
+    .map((r) => `${r.namespace ?? app.spec?.destination?.namespace ?? ''}/${r.name}`);
+}
+
+/** Whether a Job has ended: its Complete or Failed condition is True (batch/v1 JobConditionType). */
+export function jobEnded(job: KubeObject | undefined): boolean {
+  return ((job?.status?.conditions ?? []) as { type?: string; status?: string }[]).some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
+}
+
+/**
+ * Ask Argo CD to refresh, as an operator's `argocd app get --refresh` does:
+ * - each Application that `awaitsRefresh`, once per reconciliation;
+ * - each Application whose running sync waits on a hook Job that has ended, once per Job.
+ *   Argo CD looks at a running operation again 5 s after an object of it changed
+ *   (v3.6.1 controller/appcontroller.go, `appOperationRequeueDelay`), and at once when the
+ *   Application itself is updated (its informer's UpdateFunc), which the request is; a local
+ *   run waits on three hooks one after another (the database's setup, then each
+ *   application's migrations and smoke hook).
+ * Argo CD then judges the Application and its hooks itself, as it would a few seconds later:
+ * it shortens a wait and decides nothing (README, deviations).
  */
 export class ProgressingRefresher {
-  /** Each Application's `status.reconciledAt` when its refresh was asked for. */
+  /** Each Application's `status.reconciledAt` when its refresh was asked for; each operation's hook Job that was. */
   private readonly asked = new Map<string, string>();
 
   constructor(private readonly client: KubeClient) {}
@@ -291,11 +315,27 @@ export class ProgressingRefresher {
   async poll(apps: readonly KubeObject[], now = Date.now()): Promise<void> {
     for (const app of apps) {
       const reconciledAt = String(app.status?.reconciledAt ?? '');
-      if (!awaitsRefresh(app, now) || this.asked.get(app.metadata.name) === reconciledAt) continue;
-      this.asked.set(app.metadata.name, reconciledAt);
-      // A request that fails (the Application deleted meanwhile) only leaves the periodic refresh.
-      await this.client.mergePatch(app, { metadata: { annotations: { [REFRESH_ANNOTATION]: 'normal' } } }).catch(() => undefined);
+      if (awaitsRefresh(app, now) && this.asked.get(app.metadata.name) !== reconciledAt) {
+        this.asked.set(app.metadata.name, reconciledAt);
+        await this.refresh(app);
+        continue;
+      }
+      for (const job of runningHookJobs(app)) {
+        // Per operation: a later sync makes its hooks again under the same names.
+        const key = `${app.metadata.name}\n${String(app.status?.operationState?.startedAt ?? '')}\n${job}`;
+        if (this.asked.has(key)) continue;
+        const [namespace, name] = job.split('/') as [string, string];
+        if (!jobEnded(await this.client.get('batch/v1', 'Job', name, namespace).catch(() => undefined))) continue;
+        this.asked.set(key, job);
+        await this.refresh(app);
+        break;
+      }
     }
+  }
+
+  private async refresh(app: KubeObject): Promise<void> {
+    // A request that fails (the Application deleted meanwhile) only leaves the periodic refresh.
+    await this.client.mergePatch(app, { metadata: { annotations: { [REFRESH_ANNOTATION]: 'normal' } } }).catch(() => undefined);
   }
 }
 

@@ -10,7 +10,7 @@ import { argoCdConfigObjects, sidecarPlay } from '../e2e/argocd';
 import { containerScript, runContainer } from '../e2e/sidecar';
 import { SOPS_AGE, SOPS_PLUGIN } from '../src/contract/choices';
 import { applicationState, converged, healthCauses } from '../src/cluster/argo-cd';
-import { awaitsRefresh, FAIL_FAST_SECONDS, latestWarnings, ProgressingRefresher, REFRESH_AFTER_SECONDS, LastFailures, ProblemClock, unmendable, withWarnings } from '../e2e/convergence';
+import { awaitsRefresh, FAIL_FAST_SECONDS, jobEnded, latestWarnings, ProgressingRefresher, REFRESH_AFTER_SECONDS, LastFailures, ProblemClock, runningHookJobs, unmendable, withWarnings } from '../e2e/convergence';
 import { parseSshUrl } from '../e2e/git-server';
 import { podReferences, StandInControllers } from '../e2e/stand-in-controllers';
 import { KWOK_ADMITTED_ANNOTATION } from '../e2e/kwok-stages';
@@ -770,7 +770,7 @@ describe("the report's reads of what a converged run synced (KubeClient.listSync
   });
 });
 
-describe('a refresh asked of a Synced, Progressing Application (e2e/convergence.ts)', () => {
+describe('a refresh asked of a Synced, Progressing Application, or of one whose sync waits on a hook that ended (e2e/convergence.ts)', () => {
   const reconciledAt = Date.parse('2026-11-27T13:36:28Z');
   const app = (status: object = {}, annotations?: Record<string, string>): KubeObject => ({
     apiVersion: 'argoproj.io/v1alpha1',
@@ -807,6 +807,34 @@ describe('a refresh asked of a Synced, Progressing Application (e2e/convergence.
     expect(patches).toEqual([['gateway-crds', { metadata: { annotations: { 'argocd.argoproj.io/refresh': 'normal' } } }]]);
     await refresher.poll([app({ reconciledAt: '2026-11-27T13:36:40Z' })], after(30));
     expect(patches).toHaveLength(2);
+  });
+
+  it('asks once, per operation, when a hook Job the running sync waits on has ended', async () => {
+    const hook = (hookPhase: string) => ({ group: 'batch', version: 'v1', kind: 'Job', namespace: 'webapp', name: 'webapp-migrations', hookType: 'Sync', hookPhase });
+    const running = (startedAt: string, hookPhase = 'Running') => ({
+      ...app({ sync: { status: 'OutOfSync' }, operationState: { phase: 'Running', startedAt, syncResult: { resources: [hook(hookPhase)] } } }),
+      metadata: { name: 'webapp', namespace: 'argocd', annotations: {} },
+    });
+    expect(runningHookJobs(running('2026-11-28T05:50:43Z'))).toEqual(['webapp/webapp-migrations']);
+    expect(runningHookJobs(running('2026-11-28T05:50:43Z', 'Succeeded'))).toEqual([]);
+    let job: KubeObject | undefined = { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'webapp-migrations', namespace: 'webapp' }, status: { active: 1 } };
+    const patches: unknown[] = [];
+    const client = {
+      get: async (_apiVersion: string, _kind: string, name: string, namespace: string) => (job?.metadata.name === name && job.metadata.namespace === namespace ? job : undefined),
+      mergePatch: async (object: KubeObject, patch: unknown) => void patches.push([object.metadata.name, patch]),
+    } as unknown as KubeClient;
+    const refresher = new ProgressingRefresher(client);
+    await refresher.poll([running('2026-11-28T05:50:43Z')], after(1));
+    expect(patches).toEqual([]);
+    job = { ...job!, status: { succeeded: 1, conditions: [{ type: 'SuccessCriteriaMet', status: 'True' }, { type: 'Complete', status: 'True' }] } };
+    await refresher.poll([running('2026-11-28T05:50:43Z')], after(2));
+    await refresher.poll([running('2026-11-28T05:50:43Z')], after(3));
+    expect(patches).toEqual([['webapp', { metadata: { annotations: { 'argocd.argoproj.io/refresh': 'normal' } } }]]);
+    // The next sync makes the hook again under its name.
+    await refresher.poll([running('2026-11-28T06:10:00Z')], after(4));
+    expect(patches).toHaveLength(2);
+    expect(jobEnded({ ...job, status: { conditions: [{ type: 'Failed', status: 'True' }] } })).toBe(true);
+    expect(jobEnded({ ...job, status: { conditions: [{ type: 'Complete', status: 'False' }] } })).toBe(false);
   });
 
   it('leaves a refresh that fails to the periodic one, without failing the watch', async () => {
