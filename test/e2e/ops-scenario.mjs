@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
+import { stopwatch } from './scenario-steps.mjs';
 
 const require = createRequire(path.join(process.cwd(), 'package.json'));
 const k8s = require('@kubernetes/client-node');
@@ -30,9 +31,9 @@ const BLUE_GREEN_APP = 'billing';
 const CONTAINERS = process.env.E2E_CONTAINERS;
 const steps = [];
 let failed = 0;
-const started = Date.now();
-/** Seconds since the scenario started, as each step's line shows them: where its time goes. */
-const at = () => `at ${Math.round((Date.now() - started) / 100) / 10} s`;
+const elapsed = stopwatch();
+/** Seconds since the scenario started, as each step's line shows them. */
+const at = () => `at ${elapsed()} s`;
 
 /** `npm run ops -- <args>`: its exit code and output, streamed with a prefix. */
 function ops(args) {

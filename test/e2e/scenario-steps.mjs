@@ -5,14 +5,22 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 
+/**
+ * Seconds since this was called, to a tenth, each time the returned function is called: when a
+ * scenario's step ended, from the scenario's start, which shows where its time goes.
+ */
+export function stopwatch() {
+  const started = Date.now();
+  return () => Math.round((Date.now() - started) / 100) / 10;
+}
+
 /** The steps of one scenario: `record` each, then `finish` writes them (and `extra`) and exits 1 if one was not as expected. */
 export function scenarioSteps() {
   const steps = [];
-  const started = Date.now();
+  const elapsed = stopwatch();
   let failed = 0;
   const record = (name, ok, output, expected = 0, exitCode = ok ? 0 : 1) => {
-    // When the step ended, in seconds from the scenario's start: where a scenario's time goes.
-    const seconds = Math.round((Date.now() - started) / 100) / 10;
+    const seconds = elapsed();
     steps.push({ name, expected, exitCode, output: String(output ?? ''), stdout: '', seconds });
     console.log(`--- ${name}: ${ok ? 'as expected' : 'NOT as expected'} (at ${seconds} s)${output ? `\n${String(output).replace(/^/gm, '  | ')}` : ''}`);
     if (!ok) failed++;
