@@ -5,6 +5,7 @@ import { argoCdValues, REPO_SERVER_CHART_VOLUMES } from '../src/infrastructure/a
 import { freePort, listening } from './loopback';
 import { E2eError } from '../src/base/errors';
 import { operationRuns } from '../src/cluster/argo-cd';
+import { IN_CLUSTER } from '../src/constructs/argo-cd-sync-policy';
 import type { KubeClient, KubeObject } from './kube-client';
 import { type Supervisor, waitFor } from './processes';
 import { isOciRepository } from './stand-in-charts';
@@ -90,6 +91,27 @@ export function argoCdConfigObjects(namespace: string): KubeObject[] {
       stringData: { 'server.secretkey': 'e2e-only-not-a-secret' },
     },
   ];
+}
+
+/**
+ * The in-cluster destination as a declarative cluster Secret (Argo CD's
+ * `argocd.argoproj.io/secret-type: cluster`), asking for uncompressed responses
+ * (`disableCompression`, v3.6.1 pkg/apis/application/v1alpha1/types.go `rawRestConfig`,
+ * which sets it on the REST config after reading the kubeconfig that
+ * `ARGOCD_FAKE_IN_CLUSTER` points it to). On loopback, gzip is CPU spent on both ends for no
+ * bandwidth: the API server compresses every large list and the whole OpenAPI document
+ * (k8s.io/kube-openapi pkg/handler), which Argo CD's cluster cache reads again after each
+ * CRD event. The platform renders no such Secret: a real cluster's Argo CD compresses as by
+ * default. A deviation the README lists.
+ */
+export function loopbackClusterSecret(namespace: string): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'e2e-in-cluster', namespace, labels: { 'argocd.argoproj.io/secret-type': 'cluster' } },
+    type: 'Opaque',
+    stringData: { name: 'in-cluster', server: IN_CLUSTER, config: JSON.stringify({ tlsClientConfig: { insecure: false }, disableCompression: true }) },
+  };
 }
 
 /**

@@ -8,7 +8,7 @@ import { defaultAgeKeyFile, initEnvironment } from '../src/secrets/init';
 import { sopsTools } from '../src/secrets/sops';
 import { keyId } from '../src/secrets/catalog';
 import { ALERT_ROUTING } from '../src/contract/choices';
-import { argoCdConfigObjects, argoCdCrds, chartRepositorySecrets, startArgoCd, syncAsOperator, withProxy } from './argocd';
+import { argoCdConfigObjects, argoCdCrds, loopbackClusterSecret, chartRepositorySecrets, startArgoCd, syncAsOperator, withProxy } from './argocd';
 import { type ApplicationState, chartRevision, converged, helmSource } from '../src/cluster/argo-cd';
 import type { LiveObject } from '../src/cluster/connection';
 import { formatTable, watchConvergence } from './convergence';
@@ -318,6 +318,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     const argoCdRelease = INFRASTRUCTURE_RELEASES.argoCd;
     for (const object of standInReleaseObjects(argoCdRelease.chart, { name: argoCdRelease.name, namespace })) await client.apply(object);
     for (const object of argoCdConfigObjects(namespace)) await client.apply(object);
+    await client.apply(loopbackClusterSecret(namespace));
     await client.apply(manifests.ageKeySecret as unknown as KubeObject);
     for (const storageClass of storageClasses(rendered)) await client.apply(storageClass);
     await startArgoCd({

@@ -6,7 +6,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { IMAGES } from '../src/contract/images';
-import { argoCdConfigObjects, sidecarPlay } from '../e2e/argocd';
+import { argoCdConfigObjects, loopbackClusterSecret, sidecarPlay } from '../e2e/argocd';
+import { IN_CLUSTER } from '../src/constructs/argo-cd-sync-policy';
 import { containerScript, runContainer } from '../e2e/sidecar';
 import { SOPS_AGE, SOPS_PLUGIN } from '../src/contract/choices';
 import { applicationState, converged, healthCauses } from '../src/cluster/argo-cd';
@@ -406,6 +407,14 @@ describe('Argo CD configuration in the e2e cluster', () => {
     const objects = argoCdConfigObjects('argocd');
     expect(objects.find((o) => o.metadata.name === 'argocd-cm')!.data).toEqual(values.configs.cm);
     expect(objects.find((o) => o.metadata.name === 'argocd-cmd-params-cm')!.data).toEqual(values.configs.params);
+  });
+
+  it('declares the in-cluster destination uncompressed, as a cluster Secret Argo CD reads (v3.6.1 util/db/cluster.go SecretToCluster)', () => {
+    const secret = loopbackClusterSecret('argocd');
+    expect(secret.metadata.labels).toEqual({ 'argocd.argoproj.io/secret-type': 'cluster' });
+    const data = secret['stringData'] as { name: string; server: string; config: string };
+    expect(data.server).toBe(IN_CLUSTER);
+    expect(JSON.parse(data.config)).toMatchObject({ disableCompression: true });
   });
 });
 
