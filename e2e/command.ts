@@ -4,7 +4,7 @@ import { E2eError, UsageError } from '../src/base/errors';
 import { type CommandDefinition, required } from '../src/tooling/cli';
 import { runE2e } from './harness';
 
-const USAGE = `usage: npm run e2e -- --env <environment> [--report <file.json>] [--timeout <seconds>] [--no-dry-run] [--keep] [--age-key <file>] [--exec <command>] [--exec-timeout <seconds>]
+const USAGE = `usage: npm run e2e -- --env <environment> [--report <file.json>] [--timeout <seconds>] [--settle <seconds>] [--no-dry-run] [--keep] [--age-key <file>] [--exec <command>] [--exec-timeout <seconds>]
 
 Builds (once, cached in ~/.cache/platform-gitops) and starts a Kubernetes control plane,
 kwok and Argo CD on loopback, serves this checkout's committed dist/ and secrets/ over
@@ -15,6 +15,9 @@ what stands in.
   --env         local, testing, staging or production
   --report      write the result as JSON to this file
   --timeout     seconds the Applications may take to converge (default 600)
+  --settle      end the run, not converged, once every Application that has not
+                converged has kept the same state this many seconds and every other
+                one has converged (default: wait to the timeout)
   --no-dry-run  skip the server-side dry-run of every environment
   --keep        keep the run folder (logs, kubeconfig, certificates)
   --age-key     age key file for SOPS (default ~/.config/platform-gitops/age/<env>.key)
@@ -29,6 +32,7 @@ const OPTIONS = {
   env: { type: 'string' },
   report: { type: 'string' },
   timeout: { type: 'string', default: '600' },
+  settle: { type: 'string' },
   'no-dry-run': { type: 'boolean', default: false },
   keep: { type: 'boolean', default: false },
   'age-key': { type: 'string' },
@@ -49,6 +53,8 @@ export const E2E: CommandDefinition<typeof OPTIONS> = {
     const environment = required(values.env, '--env');
     const timeoutSeconds = Number(values.timeout);
     if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1) throw new UsageError(`--timeout "${values.timeout}" must be a whole number of seconds`);
+    const settleSeconds = values.settle === undefined ? undefined : Number(values.settle);
+    if (settleSeconds !== undefined && (!Number.isInteger(settleSeconds) || settleSeconds < 1)) throw new UsageError(`--settle "${values.settle}" must be a whole number of seconds`);
     const execTimeoutSeconds = Number(values['exec-timeout']);
     if (!Number.isInteger(execTimeoutSeconds) || execTimeoutSeconds < 1) throw new UsageError(`--exec-timeout "${values['exec-timeout']}" must be a whole number of seconds`);
     try {
@@ -56,6 +62,7 @@ export const E2E: CommandDefinition<typeof OPTIONS> = {
         environment,
         projectRoot: root,
         timeoutSeconds,
+        ...(settleSeconds === undefined ? {} : { settleSeconds }),
         dryRun: !values['no-dry-run'],
         keep: values.keep === true,
         ...(values.exec !== undefined ? { exec: values.exec, execTimeoutSeconds } : {}),

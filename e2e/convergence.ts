@@ -149,6 +149,30 @@ export function unmendable(app: KubeObject, clock: ProblemClock, lastFailed: rea
   return undefined;
 }
 
+/**
+ * Why a run may end before its timeout although nothing is unmendable (`--settle`): every
+ * Application has converged but some, and each of those has shown the same state (sync,
+ * health, message) for `settleSeconds` or more. Undefined while any Application is missing,
+ * or one that has not converged is still changing. `changedAt` says when each last changed.
+ * It calls nothing final: the run ends unconverged, as at its timeout, only sooner. For what
+ * waits without end and without an error Argo CD or the harness could call final: a Canary
+ * Flagger cannot initialize stays Initializing, which Flagger retries each interval
+ * (v1.44.0 pkg/controller/scheduler.go: `Initialize` reports the error as retriable).
+ */
+export function settled(
+  states: readonly ApplicationState[],
+  changedAt: ReadonlyMap<string, number>,
+  now: number,
+  settleSeconds: number,
+  beforeOperatorSync = false,
+): string | undefined {
+  const waiting = states.filter((state) => !converged(state, beforeOperatorSync));
+  if (waiting.length === 0) return undefined;
+  const still = waiting.map((state) => ({ state, seconds: (now - (changedAt.get(state.name) ?? now)) / 1000 }));
+  if (still.some(({ state, seconds }) => seconds < settleSeconds || state.health === 'Missing')) return undefined;
+  return `settled for ${settleSeconds} s with every other Application converged: ${still.map(({ state }) => `${state.name} ${state.sync} ${state.health}`).join(', ')}`;
+}
+
 /** A condition as the run's log shows it: `Type=Status (Reason, since Time): message`. */
 function conditionText(condition: { type?: string; status?: string; reason?: string; lastTransitionTime?: string; message?: string }): string {
   return `${condition.type}=${condition.status} (${condition.reason ?? 'no reason'}, since ${condition.lastTransitionTime ?? '?'})${condition.message ? `: ${condition.message}` : ''}`;
@@ -199,9 +223,15 @@ export async function watchConvergence(options: {
    * @default - none
    */
   readonly onConverged?: (state: ApplicationState) => void;
-}): Promise<{ states: ApplicationState[]; converged: boolean; stopped?: string }> {
+  /**
+   * End the run, unconverged, once `settled` says so (`--settle`).
+   * @default - wait until converged, unmendable or `timeoutMs`
+   */
+  readonly settleSeconds?: number;
+}): Promise<{ states: ApplicationState[]; converged: boolean; stopped?: string; settled?: string }> {
   const { client, expected, log } = options;
   const last = new Map<string, string>();
+  const changedAt = new Map<string, number>();
   const clock = new ProblemClock();
   const failures = new LastFailures();
   const seenConverged = new Set<string>();
@@ -226,6 +256,7 @@ export async function watchConvergence(options: {
       const line = `${state.sync.padEnd(10)} ${state.health.padEnd(12)} ${state.message}`.trimEnd();
       if (last.get(state.name) === line) continue;
       last.set(state.name, line);
+      changedAt.set(state.name, Date.now());
       log(`${String(elapsed).padStart(4)} s  wave ${String(state.wave).padStart(2)}  ${state.name.padEnd(26)} ${line.length > 220 ? `${line.slice(0, 217)}...` : line}`);
       // Why Argo CD calls it Degraded, as the cause's own status says, even when it mends.
       if (state.health === 'Degraded') for (const cause of await causeConditions(client, byName.get(state.name))) log(`${' '.repeat(18)}${cause}`);
@@ -248,6 +279,11 @@ export async function watchConvergence(options: {
     if (stopped !== undefined) {
       log(`stopping: ${stopped}`);
       return { states: await explained(), converged: false, stopped };
+    }
+    const quiet = options.settleSeconds === undefined || missing.length > 0 ? undefined : settled(states, changedAt, now, options.settleSeconds, options.beforeOperatorSync);
+    if (quiet !== undefined) {
+      log(`ending: ${quiet}`);
+      return { states: await explained(), converged: false, settled: quiet };
     }
     if (now > deadline) return { states: await explained(), converged: false };
     await refresher.poll(apps);

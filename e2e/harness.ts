@@ -53,6 +53,14 @@ export interface E2eOptions {
    */
   readonly timeoutSeconds?: number;
   /**
+   * End the run, not converged, once every Application that has not converged has kept the
+   * same state this many seconds and all the others have converged (e2e/convergence.ts,
+   * `settled`): for a run expected not to converge, which a stuck Application would
+   * otherwise keep waiting to its timeout.
+   * @default - wait to the timeout
+   */
+  readonly settleSeconds?: number;
+  /**
    * Also server-side dry-run every object of every environment.
    * @default true
    */
@@ -97,6 +105,11 @@ export interface E2eReport {
    * (e2e/convergence.ts, `unmendable`). Absent when the run waited for convergence to the end.
    */
   readonly stopped?: string;
+  /**
+   * Why the run ended before its timeout with nothing unmendable: `--settle` (e2e/convergence.ts,
+   * `settled`). Absent without `--settle` or when the run did not end that way.
+   */
+  readonly settled?: string;
   /**
    * For an environment that follows its published charts: each application's chart the run
    * published to its registry, and the version its Application was synced at when the run ended.
@@ -439,6 +452,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
         startedAt,
         beforeOperatorSync,
         ...(onConverged === undefined ? {} : { onConverged }),
+        ...(options.settleSeconds === undefined ? {} : { settleSeconds: options.settleSeconds }),
       });
     // Everything converges by itself but what only an operator syncs (Argo CD's own release);
     // then the harness is that operator: it syncs each such Application, and every
@@ -446,6 +460,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     const first = await watch(true, timeoutMs, (state) => phaseEnded(`${state.name} (wave ${state.wave}) ${state.operatorSynced === true ? 'Healthy' : 'Synced and Healthy'}`));
     let { states, converged: allConverged } = first;
     let stopped = first.stopped;
+    let settled = first.settled;
     const operatorSynced = states.filter((state) => state.operatorSynced === true).map((state) => state.name);
     const operatorFailures: string[] = [];
     if (allConverged && operatorSynced.length > 0) {
@@ -459,7 +474,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
           operatorFailures.push(`the operator's sync of ${name} ${result.phase}`);
         }
       }
-      if (allConverged) ({ states, converged: allConverged, stopped } = await watch(false, Math.max(startedAt + timeoutMs - Date.now(), 60_000)));
+      if (allConverged) ({ states, converged: allConverged, stopped, settled } = await watch(false, Math.max(startedAt + timeoutMs - Date.now(), 60_000)));
       phaseEnded("operator's sync");
     }
     let exec: ExecResult | undefined;
@@ -524,6 +539,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
         ? `e2e ${environment}: every Application Synced and Healthy, every environment accepted by the API server, in ${durationSeconds} s`
         : `e2e ${environment}: FAILED after ${durationSeconds} s: ${[
             ...(stopped === undefined ? [] : [`stopped early, as no wave or retry could mend it: ${stopped}`]),
+            ...(settled === undefined ? [] : [`ended early (--settle): ${settled}`]),
             ...(notConverged.length > 0 ? [`not converged: ${notConverged.map((s) => s.name).join(', ')}`] : []),
             ...operatorFailures,
             ...(execFailed && exec !== undefined ? [`--exec exited ${exec.exitCode}`] : []),
@@ -573,6 +589,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
       dryRun,
       ...(exec === undefined ? {} : { exec }),
       ...(stopped === undefined ? {} : { stopped }),
+      ...(settled === undefined ? {} : { settled }),
       ...(publishedCharts === undefined ? {} : { publishedCharts }),
       notifications,
       certificates,

@@ -11,7 +11,7 @@ import { IN_CLUSTER } from '../src/constructs/argo-cd-sync-policy';
 import { containerScript, runContainer } from '../e2e/sidecar';
 import { SOPS_AGE, SOPS_PLUGIN } from '../src/contract/choices';
 import { applicationState, converged, healthCauses } from '../src/cluster/argo-cd';
-import { awaitsRefresh, FAIL_FAST_SECONDS, jobEnded, latestWarnings, ProgressingRefresher, REFRESH_AFTER_SECONDS, LastFailures, ProblemClock, runningHookJobs, unmendable, withWarnings } from '../e2e/convergence';
+import { awaitsRefresh, FAIL_FAST_SECONDS, jobEnded, latestWarnings, ProgressingRefresher, REFRESH_AFTER_SECONDS, LastFailures, ProblemClock, runningHookJobs, settled, unmendable, withWarnings } from '../e2e/convergence';
 import { parseSshUrl } from '../e2e/git-server';
 import { podReferences, StandInControllers } from '../e2e/stand-in-controllers';
 import { KWOK_ADMITTED_ANNOTATION } from '../e2e/kwok-stages';
@@ -23,6 +23,7 @@ import { INFRASTRUCTURE_RELEASES, RELEASE_ROWS } from '../src/infrastructure/rel
 import { COMPONENT_SUPPORT, supportedKubernetesMinors } from '../src/infrastructure/supported-kubernetes';
 import { UsageError } from '../src/base/errors';
 import { runE2e } from '../e2e/harness';
+import { E2E } from '../e2e/command';
 import { loopbackWebhookArgs, loopbackWebhookConfiguration } from '../e2e/cert-manager';
 import { loopbackFlaggerArgs } from '../e2e/flagger';
 import { REJUDGE_ANNOTATION, STUCK_GATEWAY_SECONDS, StuckGateways } from '../e2e/envoy-gateway';
@@ -421,6 +422,40 @@ describe('Argo CD configuration in the e2e cluster', () => {
 describe('the environment an e2e run names', () => {
   it('is refused as a usage error (printed with the usage) when it is not an environment, before anything starts', async () => {
     await expect(runE2e({ environment: '../../etc', projectRoot: ROOT, timeoutSeconds: 1, dryRun: false, keep: false, log: () => undefined })).rejects.toThrow(UsageError);
+  });
+});
+
+describe('a run that settles unconverged ends before its timeout with --settle (e2e/convergence.ts)', () => {
+  const state = (name: string, sync: string, health: string, extra: object = {}) => ({ name, wave: 6, sync, health, message: sync === 'Synced' && health === 'Healthy' ? '' : 'health Unknown: Caused by flagger.app/Canary:web/webapp', ...extra });
+  const t0 = 1_000_000;
+
+  it('ends once each Application not converged kept its state for the settle time and every other converged, not before', () => {
+    const states = [state('billing', 'Synced', 'Healthy'), state('webapp', 'Synced', 'Unknown')];
+    const changedAt = new Map([['billing', t0], ['webapp', t0]]);
+    expect(settled(states, changedAt, t0 + 59_000, 60)).toBeUndefined();
+    expect(settled(states, changedAt, t0 + 60_000, 60)).toBe('settled for 60 s with every other Application converged: webapp Synced Unknown');
+  });
+
+  it('waits while any Application not converged still changes, is still missing or has no state seen yet', () => {
+    const changedAt = new Map([['billing', t0 + 50_000], ['webapp', t0]]);
+    expect(settled([state('billing', 'OutOfSync', 'Progressing'), state('webapp', 'Synced', 'Unknown')], changedAt, t0 + 60_000, 60)).toBeUndefined();
+    expect(settled([state('billing', 'Missing', 'Missing'), state('webapp', 'Synced', 'Unknown')], new Map([['billing', t0], ['webapp', t0]]), t0 + 60_000, 60)).toBeUndefined();
+    expect(settled([state('webapp', 'Synced', 'Unknown')], new Map(), t0 + 60_000, 60)).toBeUndefined();
+  });
+
+  it('never ends a run that converged: that is the run\'s own end', () => {
+    expect(settled([state('billing', 'Synced', 'Healthy')], new Map([['billing', t0]]), t0 + 600_000, 60)).toBeUndefined();
+  });
+
+  it('counts what only an operator syncs as converged when Healthy before the operator\'s sync, as the run does', () => {
+    const states = [state('argocd', 'OutOfSync', 'Healthy', { operatorSynced: true }), state('webapp', 'Synced', 'Unknown')];
+    const changedAt = new Map([['argocd', t0], ['webapp', t0]]);
+    expect(settled(states, changedAt, t0 + 60_000, 60, true)).toBe('settled for 60 s with every other Application converged: webapp Synced Unknown');
+    expect(settled(states, changedAt, t0 + 60_000, 60, false)).toBe('settled for 60 s with every other Application converged: argocd OutOfSync Healthy, webapp Synced Unknown');
+  });
+
+  it('is a whole number of seconds, at least 1, on the command line', async () => {
+    await expect(E2E.run({ env: 'local', settle: '0', timeout: '600', 'no-dry-run': false, keep: false, 'exec-timeout': '1800' } as never, [], { root: ROOT, out: () => undefined } as never)).rejects.toThrow('--settle "0" must be a whole number of seconds');
   });
 });
 

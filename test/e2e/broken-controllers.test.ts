@@ -4,6 +4,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { brokenCopy, removeCopies, rendered, RUN_TIMEOUT_MS } from './cases';
 import { breakRendered, makeCanary, runE2eOn } from './e2e-copy';
 import { FLAGGER } from '../../src/contract/upstream';
+import { CANARY } from '../../src/contract/contract';
+import { GITOPS_CHART_ID } from '../../src/contract/platform-charts';
+import { parseDuration } from '../../src/cluster/alertmanager';
 
 afterEach(removeCopies);
 
@@ -76,8 +79,19 @@ describe('e2e: what the real controllers refuse (a hook, Envoy Gateway, promethe
           },
         ];
       }, 'a PreSync hook that reads a Secret of the Sync phase');
+      // Every attempt fails the same way: the Secret is made in the Sync phase, which a failed
+      // PreSync never reaches. The platform's retries (five over 300 s, SYNC_RETRY) would keep
+      // the run to its timeout; this Application retries once, at once, so its sync ends Failed
+      // and OutOfSync and the run stops for it (e2e/convergence.ts, `unmendable`).
+      breakRendered(copy, chartFile('local', GITOPS_CHART_ID), (objects) =>
+        objects.map((o) => {
+          if (o.kind !== 'Application' || o.metadata.name !== application) return o;
+          o.spec.syncPolicy.retry = { limit: 1, backoff: { duration: '1s', factor: 2, maxDuration: '1s' } };
+          return o;
+        }), 'the application with the early hook retries once, at once');
       const { status, report } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--timeout', '300']);
       expect(status).toBe(1);
+      expect(report.stopped, JSON.stringify(report.applications, null, 2)).toMatch(new RegExp(`^${application}: sync Failed, still OutOfSync after \\d+ s: `));
       const broken = report.applications.find((a) => a.message.includes('e2e-early-hook'));
       expect(broken, JSON.stringify(report.applications, null, 2)).toBeDefined();
       expect(broken!.sync === 'Synced' && broken!.health === 'Healthy').toBe(false);
@@ -127,8 +141,13 @@ describe('e2e: what the real controllers refuse (a hook, Envoy Gateway, promethe
           return o;
         }), 'a canary target whose selector holds no label Flagger builds its selectors from');
       expect(target).not.toBe('');
-      const { status, report, output } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--timeout', '420']);
+      // Flagger retries the refused target each interval and Argo CD keeps reading Unknown: no
+      // error to call final. The run ends once the rest converged and the canary's Application
+      // kept its state for two of Flagger's intervals (--settle), or at its timeout.
+      const settle = (2 * parseDuration(CANARY.analysis.interval, 'CANARY.analysis.interval')) / 1000;
+      const { status, report, output } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--timeout', '420', '--settle', String(settle)]);
       expect(status).toBe(1);
+      expect(report.settled, output.slice(-4000)).toMatch(new RegExp(`^settled for ${settle} s with every other Application converged: .*\\b${application} Synced Unknown`));
       expect(report.controllers.find((c) => c.release === 'flagger')?.runs).toBe('real');
       // fluxcd/flagger v1.44.0 pkg/canary/deployment_controller.go getSelectorLabel (Go's %v of the list).
       const refusal = `deployment ${target} spec.selector.matchLabels must contain one of [${FLAGGER.selectorLabels.join(' ')}]`;
