@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { REFRESH_ANNOTATION, REFRESH_TIMESTAMP_ANNOTATION } from '../src/cluster/argo-cd';
+import { applicationGenerations, REFRESH_ANNOTATION, REFRESH_TIMESTAMP_ANNOTATION } from '../src/cluster/argo-cd';
 import { OPS } from '../src/commands/ops';
 import { SYNC_PAUSE_ANNOTATIONS } from '../src/contract/choices';
+import { TRACKING_ANNOTATION } from '../src/contract/upstream';
+import { compareText } from '../src/base/text-order';
+import type { LiveObject } from '../src/cluster/connection';
 import { applicationChartId } from '../src/contract/layout';
 import { loadEnvironments } from '../src/environments';
 import { loadPlatform } from '../src/environments/platform';
@@ -236,6 +239,24 @@ describe('ops pause: each pause in force before the next', () => {
     expect(live().spec.syncPolicy.automated.enabled).toBeUndefined();
   });
 
+  it('pauses the whole environment parent before child, by the tracking annotation, and the Applications of one generation together', async () => {
+    // root applied infrastructure and the application's Application; infrastructure applied a release.
+    const tracked = (app: string, by: string) => application(app, { metadata: { name: app, namespace, resourceVersion: '7', annotations: { [TRACKING_ANNOTATION]: `${by}:argoproj.io/Application:${namespace}/${app}` } } });
+    serve(application(name));
+    api.objects['Application'] = [tracked('cert-manager', 'infrastructure'), tracked('infrastructure', 'root'), application('root'), tracked(name, 'root')];
+    api.afterPatch = comparesLater;
+    const run = await runInProcess(OPS, ['pause', '--env', 'local', '--reason', 'INC-9', '--by', 'ana'], ROOT, { KUBECONFIG: kubeconfig() });
+    expect(run.status, run.stderr).toBe(0);
+    const at = (event: string) => events.indexOf(event);
+    expect(events.slice(0, 2)).toEqual(['root paused', 'root compared']);
+    // Both children of the root are paused before either is compared: together, not one after the other.
+    expect(Math.max(at('infrastructure paused'), at(`${name} paused`))).toBeLessThan(Math.min(at('infrastructure compared'), at(`${name} compared`)));
+    expect(at('cert-manager paused')).toBeGreaterThan(at('infrastructure compared'));
+    expect(events).toHaveLength(8);
+    // The results in the order of the environment's Applications, root first.
+    expect([...run.stdout.matchAll(/^Application (\S+): paused$/gm)].map((line) => line[1])).toEqual(['root', ...['cert-manager', 'infrastructure', name].sort(compareText)]);
+  });
+
   it('refuses a --timeout that is not a whole number of seconds before touching the cluster (exit 2)', async () => {
     serve(application(name));
     const before = api.requests.length;
@@ -243,5 +264,20 @@ describe('ops pause: each pause in force before the next', () => {
     expect(run.status).toBe(2);
     expect(run.stderr).toContain('--timeout "0" must be a whole number of seconds, at least 1');
     expect(api.requests.length).toBe(before);
+  });
+});
+
+describe('the generations of Applications a pause walks (src/cluster/argo-cd.ts)', () => {
+  const app = (name: string, manager?: string): LiveObject => ({ apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name, annotations: manager === undefined ? {} : { [TRACKING_ANNOTATION]: `${manager}:argoproj.io/Application:argocd/${name}` } } });
+  const names = (generations: { metadata: { name: string } }[][]) => generations.map((generation) => generation.map((one) => one.metadata.name));
+
+  it('puts each after the Application its tracking annotation names, one without it after the root, in the order given', () => {
+    const apps = [app('root'), app('billing', 'root'), app('cert-manager', 'infrastructure'), app('infrastructure', 'root'), app('by-hand')];
+    expect(names(applicationGenerations(apps, 'root'))).toEqual([['root'], ['billing', 'infrastructure', 'by-hand'], ['cert-manager']]);
+  });
+
+  it('starts from those whose manager is not among them, and ends a loop of managers', () => {
+    expect(names(applicationGenerations([app('cert-manager', 'infrastructure'), app('billing', 'root')], 'root'))).toEqual([['cert-manager', 'billing']]);
+    expect(names(applicationGenerations([app('a', 'b'), app('b', 'a')], 'root'))).toEqual([['b'], ['a']]);
   });
 });

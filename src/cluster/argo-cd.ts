@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { RefusedError } from '../base/errors';
 import { compareText } from '../base/text-order';
 import { OPERATOR_SYNC_ANNOTATION, SYNC_PAUSE_ANNOTATIONS } from '../contract/choices';
-import { SYNC_WAVE_ANNOTATION } from '../contract/upstream';
+import { SYNC_WAVE_ANNOTATION, TRACKING_ANNOTATION } from '../contract/upstream';
 import { type ClusterConnection, ClusterRefusal, type LiveObject, resourceId } from './connection';
 import { type WaitResult, waitFor } from './wait';
 
@@ -346,6 +346,42 @@ export async function waitForSync(cluster: ClusterConnection, namespace: string,
       return { done: false, state: `${phase}${message ? `: ${message}` : ''}` };
     },
   });
+}
+
+/**
+ * The Application that applied `app` (an app of apps: the root, `infrastructure`): the first
+ * part of its tracking annotation (TRACKING_ANNOTATION). Undefined for one no Application
+ * applied (the root, which the bootstrap creates).
+ */
+export function managingApplication(app: LiveObject): string | undefined {
+  const tracking = app.metadata.annotations?.[TRACKING_ANNOTATION];
+  const manager = tracking?.split(':')[0];
+  return manager === undefined || manager === '' || manager === app.metadata.name ? undefined : manager;
+}
+
+/**
+ * `apps` in generations, each Application after the one that applied it when that one is
+ * among them (managingApplication); one that no tracking annotation ties to a manager (its
+ * tracking written by another method, or none yet) counts as `root`'s, as every Application
+ * but the root is the root's or a descendant's. The first generation holds those whose
+ * manager is not in `apps`; each keeps the order of `apps`.
+ */
+export function applicationGenerations<T extends LiveObject>(apps: readonly T[], root: string): T[][] {
+  const byName = new Map(apps.map((app) => [app.metadata.name, app]));
+  const depth = new Map<string, number>();
+  const managerOf = (app: T) => managingApplication(app) ?? (app.metadata.name === root ? undefined : root);
+  const depthOf = (app: T, seen: ReadonlySet<string>): number => {
+    const known = depth.get(app.metadata.name);
+    if (known !== undefined) return known;
+    const manager = managerOf(app);
+    const parent = manager === undefined || seen.has(manager) ? undefined : byName.get(manager);
+    const found = parent === undefined ? 0 : depthOf(parent, new Set([...seen, app.metadata.name])) + 1;
+    depth.set(app.metadata.name, found);
+    return found;
+  };
+  const generations: T[][] = [];
+  for (const app of apps) (generations[depthOf(app, new Set([app.metadata.name]))] ??= []).push(app);
+  return generations.filter((generation) => generation !== undefined);
 }
 
 /**

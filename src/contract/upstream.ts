@@ -10,6 +10,13 @@ import { PORTS } from './contract';
 /** Argo CD's sync-wave annotation. */
 export const SYNC_WAVE_ANNOTATION = 'argocd.argoproj.io/sync-wave';
 
+/**
+ * The annotation by which Argo CD tracks what an Application applied, its default tracking
+ * method since v3.0: `<application>:<group>/<kind>:<namespace>/<name>` (argo-cd v3.6.1
+ * common/common.go AnnotationKeyAppInstance; util/argo/resource_tracking.go BuildAppInstanceValue).
+ */
+export const TRACKING_ANNOTATION = 'argocd.argoproj.io/tracking-id';
+
 /** 5.3: label that makes a Secret in the controller's namespace a repository credential. */
 export const REPOSITORY_SECRET_LABEL = { key: 'argocd.argoproj.io/secret-type', value: 'repository' } as const;
 

@@ -1,5 +1,5 @@
 import { RefusedError, UsageError } from '../../base/errors';
-import { failedAutomatedSync, hasAutomatedPolicy, listApplications, pauseApplication, resumeApplication, settlePause } from '../../cluster/argo-cd';
+import { applicationGenerations, failedAutomatedSync, hasAutomatedPolicy, listApplications, pauseApplication, resumeApplication, settlePause } from '../../cluster/argo-cd';
 import type { LiveObject } from '../../cluster/connection';
 import { podState } from '../../cluster/workloads';
 import { WAITS_SECONDS } from '../../contract/contract';
@@ -14,10 +14,11 @@ const PAUSE_USAGE = `usage: npm run ops -- pause --env <environment> --reason <t
 Stops automated sync, self-heal and prune with it, so manual work (a rollback, an
 emergency) is not undone: first the root Application (which would otherwise re-apply its
 children's policies), then the application's Application (or every Application of the
-environment without --app). Sets automated.enabled=false, keeping the rendered policy,
-and records who and why on each Application (platform-gitops.io/paused-by, -reason).
-Each pause is in force before the next: Argo CD has compared the Application with
-automated sync off, an automated sync still running (or awaiting a retry) is terminated as
+environment without --app, each after the one that applied it, those of one generation
+together). Sets automated.enabled=false, keeping the rendered policy, and records who and
+why on each Application (platform-gitops.io/paused-by, -reason). A parent's pause is in
+force before its children's start: Argo CD has compared the Application with automated
+sync off, an automated sync still running (or awaiting a retry) is terminated as
 \`argocd app terminate-op\` does, and a sync a person started is awaited.
 An Application without automated sync (production) is left as it is.
 ${TARGET_USAGE}
@@ -68,46 +69,50 @@ async function applicationControllerReady(target: OpsTarget): Promise<boolean> {
 }
 
 /**
- * Pause automated sync of `apps` in the order given, each parent before its children (a
- * parent's self-heal would put a child's policy back), each in force before the next
- * (settlePause: Argo CD compared it with automated sync off, an automated sync that still ran
- * terminated, a person's awaited, within `timeoutSeconds`); what became of each. Where Argo
- * CD's application controller has no ready pod, the pauses are written and not awaited.
- * Refused, naming the Application, when a pause is not in force within the bound: what was
- * paused stays paused.
+ * Pause automated sync of `apps`, each parent's pause in force before its children's are
+ * written (a parent's self-heal would put a child's policy back; applicationGenerations), the
+ * Applications of one generation together; each in force (settlePause: Argo CD compared it
+ * with automated sync off, an automated sync that still ran terminated, a person's awaited,
+ * within `timeoutSeconds`); what became of each, in the order of `apps`. Where Argo CD's
+ * application controller has no ready pod, the pauses are written and not awaited. Refused,
+ * naming the Application, when a pause is not in force within the bound: what was paused
+ * stays paused, and no later generation is touched.
  */
 export async function pauseApplications(target: OpsTarget, apps: readonly LiveObject[], by: string, reason: string, timeoutSeconds: number): Promise<PauseOutcome[]> {
-  const outcomes: PauseOutcome[] = [];
+  const outcomes = new Map<string, PauseOutcome>();
   // Only a pause is awaited: where no Application has automated sync (production), the controller is not asked about.
   const controllerReady = !apps.some(hasAutomatedPolicy) || (await applicationControllerReady(target));
   if (!controllerReady) {
     target.say(`Argo CD's application controller has no ready pod in ${target.controllerNamespace}: nothing syncs while it is down, and it reads the pauses when it is back; they are not awaited`);
   }
-  for (const app of apps) {
-    const name = app.metadata.name;
-    const result = await pauseApplication(target.cluster, target.controllerNamespace, app, by, reason);
-    if (result === 'manual') {
-      outcomes.push({ application: name, result: 'manual sync (nothing to pause)', paused: false });
-      continue;
+  const inOrder = () => apps.map((app) => outcomes.get(app.metadata.name)).filter((outcome): outcome is PauseOutcome => outcome !== undefined);
+  for (const generation of applicationGenerations(apps, ROOT_APPLICATION)) {
+    const settled = await Promise.all(
+      generation.map(async (app) => {
+        const name = app.metadata.name;
+        const result = await pauseApplication(target.cluster, target.controllerNamespace, app, by, reason);
+        if (result === 'manual') return { name, outcome: { application: name, result: 'manual sync (nothing to pause)', paused: false } };
+        if (!controllerReady) return { name, outcome: { application: name, result, paused: true } };
+        const inForce = await settlePause(target.cluster, target.controllerNamespace, name, timeoutSeconds, target.say);
+        if (!inForce.ok) return { name, refused: inForce };
+        return { name, outcome: { application: name, result: inForce.terminated ? `${result}; the automated sync that was running terminated` : result, paused: true } };
+      }),
+    );
+    for (const { name, outcome } of settled) if (outcome !== undefined) outcomes.set(name, outcome);
+    const refused = settled.find((each) => each.refused !== undefined);
+    if (refused?.refused !== undefined) {
+      const failed = settled.filter((each) => each.refused !== undefined).map((each) => each.name);
+      const paused = [...inOrder().filter((outcome) => outcome.paused).map((outcome) => outcome.application), ...failed];
+      const terminating = refused.refused.terminated ? `; its automated sync was asked to terminate` : '';
+      throw new RefusedError(`Application ${refused.name}: automated sync is off, but the pause is not in force: ${refused.refused.reason}${terminating}; automated sync stays paused (${paused.join(', ')}), nothing else was changed`);
     }
-    if (!controllerReady) {
-      outcomes.push({ application: name, result, paused: true });
-      continue;
-    }
-    const settled = await settlePause(target.cluster, target.controllerNamespace, name, timeoutSeconds, target.say);
-    if (!settled.ok) {
-      const paused = [...outcomes.filter((outcome) => outcome.paused).map((outcome) => outcome.application), name];
-      const terminating = settled.terminated ? `; its automated sync was asked to terminate` : '';
-      throw new RefusedError(`Application ${name}: automated sync is off, but the pause is not in force: ${settled.reason}${terminating}; automated sync stays paused (${paused.join(', ')}), nothing else was changed`);
-    }
-    outcomes.push({ application: name, result: settled.terminated ? `${result}; the automated sync that was running terminated` : result, paused: true });
   }
-  return outcomes;
+  return inOrder();
 }
 
 /**
  * Pause automated sync of the Applications in scope (`all`, or the root and the applications'
- * own), root first, each in force before the next (pauseApplications); what became of each.
+ * own), each parent in force before its children (pauseApplications); what became of each.
  */
 export async function pauseInScope(target: OpsTarget, all: boolean, by: string, reason: string, timeoutSeconds: number): Promise<PauseOutcome[]> {
   return pauseApplications(target, await inScope(target, all), by, reason, timeoutSeconds);
