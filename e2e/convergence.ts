@@ -152,8 +152,8 @@ export function unmendable(app: KubeObject, clock: ProblemClock, lastFailed: rea
 /**
  * Why a run may end before its timeout although nothing is unmendable (`--settle`): every
  * Application has converged but some, and each of those has shown the same state (sync,
- * health, message) for `settleSeconds` or more. Undefined while any Application is missing,
- * or one that has not converged is still changing. `changedAt` says when each last changed.
+ * health, message) for `settleSeconds` or more. Undefined while any Application does not
+ * exist yet, or one that has not converged is still changing. `changedAt` says when each last changed.
  * It calls nothing final: the run ends unconverged, as at its timeout, only sooner. For what
  * waits without end and without an error Argo CD or the harness could call final: a Canary
  * Flagger cannot initialize stays Initializing, which Flagger retries each interval
@@ -169,7 +169,8 @@ export function settled(
   const waiting = states.filter((state) => !converged(state, beforeOperatorSync));
   if (waiting.length === 0) return undefined;
   const still = waiting.map((state) => ({ state, seconds: (now - (changedAt.get(state.name) ?? now)) / 1000 }));
-  if (still.some(({ state, seconds }) => seconds < settleSeconds || state.health === 'Missing')) return undefined;
+  // An Application that does not exist yet (applicationState: sync Missing) waits on its parent.
+  if (still.some(({ state, seconds }) => seconds < settleSeconds || state.sync === 'Missing')) return undefined;
   return `settled for ${settleSeconds} s with every other Application converged: ${still.map(({ state }) => `${state.name} ${state.sync} ${state.health}`).join(', ')}`;
 }
 
