@@ -3,20 +3,31 @@ import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * The e2e's whole-cluster files, longest first: npm run test:e2e runs two files at once, and
- * the longest started last would end last alone. Measured here two at a time in a fresh
- * clone's npm test (2026-11-28): live-operations 601 s, broken-sources 384, broken-admission
- * 371, published-charts 346 and converge 221; broken-controllers took 770 s then, and about
- * half of that alone once its two runs ended with their verdicts (405 s against 770 alone).
- * Files not listed keep vitest's order (longest recorded run first, else largest file), after these.
+ * The files that bound their tier's wall time, longest first: npm run test:e2e runs two files
+ * at once and test:integration one per worker, and the longest started last ends last alone.
+ * The e2e files measured two at a time in a cold fresh clone's npm test (2026-11-28):
+ * live-operations 549 s, broken-controllers 526, broken-sources 422, published-charts 354,
+ * broken-admission 346 and converge 223; in this order the two lanes hold about 1,220 s each
+ * (live-operations, broken-sources and converge beside broken-controllers, published-charts
+ * and broken-admission). readme-flows (151 s, the unit suite five times) started about 30 s
+ * into the integration tier, after files ten times as short. Files not listed keep vitest's
+ * order (longest recorded run first, else largest file), after these.
  */
-const E2E_LONGEST_FIRST = ['live-operations', 'broken-controllers', 'broken-sources', 'broken-admission', 'published-charts', 'converge'];
+const LONGEST_FIRST = [
+  'e2e/live-operations',
+  'e2e/broken-controllers',
+  'e2e/published-charts',
+  'e2e/broken-sources',
+  'e2e/broken-admission',
+  'e2e/converge',
+  'integration/readme-flows',
+];
 
 class LongestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const rank = (file: TestSpecification) => {
-      const index = E2E_LONGEST_FIRST.findIndex((name) => file.moduleId.endsWith(`/test/e2e/${name}.test.ts`));
-      return index === -1 ? E2E_LONGEST_FIRST.length : index;
+      const index = LONGEST_FIRST.findIndex((name) => file.moduleId.endsWith(`/test/${name}.test.ts`));
+      return index === -1 ? LONGEST_FIRST.length : index;
     };
     return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
   }

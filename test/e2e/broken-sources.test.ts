@@ -34,8 +34,10 @@ describe('e2e: sources Argo CD cannot sync (keys, branches, order) stop the run'
         ...objects,
         { apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: 'e2e-too-early' }, spec: { selfSigned: {} } },
       ], 'a ClusterIssuer in the root, before cert-manager is installed');
-      // A CRD a later wave installs may mend this until the sync's retries are spent: bounded here.
-      const { status, report } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--timeout', '150']);
+      // A CRD a later wave installs may mend this until the sync's retries are spent (300 s), so
+      // nothing stops the run early: bounded here. The refusal shows at the root's first sync,
+      // within about 40 s of the start with another case beside it.
+      const { status, report } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--timeout', '90']);
       expect(status).toBe(1);
       const root = report.applications.find((a) => a.message.includes('ClusterIssuer'));
       expect(root?.name).toBe(ROOT_APPLICATION);
