@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { E2eError, UsageError } from '../src/base/errors';
-import { type CommandDefinition, required } from '../src/tooling/cli';
+import { E2eError } from '../src/base/errors';
+import { type CommandDefinition, required, seconds } from '../src/tooling/cli';
 import { runE2e } from './harness';
 
 const USAGE = `usage: npm run e2e -- --env <environment> [--report <file.json>] [--timeout <seconds>] [--settle <seconds>] [--no-dry-run] [--keep] [--age-key <file>] [--exec <command>] [--exec-timeout <seconds>]
@@ -51,12 +51,9 @@ export const E2E: CommandDefinition<typeof OPTIONS> = {
   options: OPTIONS,
   async run(values, _positionals, { root, out }) {
     const environment = required(values.env, '--env');
-    const timeoutSeconds = Number(values.timeout);
-    if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1) throw new UsageError(`--timeout "${values.timeout}" must be a whole number of seconds`);
-    const settleSeconds = values.settle === undefined ? undefined : Number(values.settle);
-    if (settleSeconds !== undefined && (!Number.isInteger(settleSeconds) || settleSeconds < 1)) throw new UsageError(`--settle "${values.settle}" must be a whole number of seconds`);
-    const execTimeoutSeconds = Number(values['exec-timeout']);
-    if (!Number.isInteger(execTimeoutSeconds) || execTimeoutSeconds < 1) throw new UsageError(`--exec-timeout "${values['exec-timeout']}" must be a whole number of seconds`);
+    const timeoutSeconds = seconds(values.timeout, '--timeout', 600);
+    const settleSeconds = seconds(values.settle, '--settle');
+    const execTimeoutSeconds = seconds(values['exec-timeout'], '--exec-timeout', 1800);
     try {
       const report = await runE2e({
         environment,

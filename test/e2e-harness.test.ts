@@ -28,7 +28,7 @@ import { loopbackWebhookArgs, loopbackWebhookConfiguration } from '../e2e/cert-m
 import { loopbackFlaggerArgs } from '../e2e/flagger';
 import { REJUDGE_ANNOTATION, STUCK_GATEWAY_SECONDS, StuckGateways } from '../e2e/envoy-gateway';
 import { GATEWAY } from '../src/contract/upstream';
-import { ROOT } from './support';
+import { ROOT, runInProcess } from './support';
 
 // Unit tests of the e2e harness's own logic; test/e2e/ runs it on the real engines.
 
@@ -454,8 +454,10 @@ describe('a run that settles unconverged ends before its timeout with --settle (
     expect(settled(states, changedAt, t0 + 60_000, 60, false)).toBe('settled for 60 s with every other Application converged: argocd OutOfSync Healthy, webapp Synced Unknown');
   });
 
-  it('is a whole number of seconds, at least 1, on the command line', async () => {
-    await expect(E2E.run({ env: 'local', settle: '0', timeout: '600', 'no-dry-run': false, keep: false, 'exec-timeout': '1800' } as never, [], { root: ROOT, out: () => undefined } as never)).rejects.toThrow('--settle "0" must be a whole number of seconds');
+  it('is a whole number of seconds, at least 1, on the command line (exit 2, before anything starts)', async () => {
+    const run = await runInProcess(E2E, ['--env', 'local', '--settle', '0']);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('--settle "0" must be a whole number of seconds, at least 1');
   });
 });
 

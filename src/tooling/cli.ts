@@ -214,3 +214,13 @@ export function required(value: string | undefined, option: string): string {
   if (value === undefined || value === '') throw new UsageError(`${option} is required`);
   return value;
 }
+
+/** A number of seconds given on the command line: a whole number, at least 1; `fallback` when not given. */
+export function seconds(value: string | undefined, option: string, fallback: number): number;
+export function seconds(value: string | undefined, option: string): number | undefined;
+export function seconds(value: string | undefined, option: string, fallback?: number): number | undefined {
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1) throw new UsageError(`${option} "${value}" must be a whole number of seconds, at least 1`);
+  return parsed;
+}

@@ -4,9 +4,9 @@ import { TLS_CHECK_TIMEOUT_MS } from '../../contract/choices';
 import { PORTS, SMOKE, WAITS_SECONDS } from '../../contract/contract';
 import { checkHealth } from '../../smoke/http';
 import { liveWorkloadsOf } from '../../strategies/values-registry';
-import type { CommandDefinition } from '../../tooling/cli';
+import { type CommandDefinition, seconds } from '../../tooling/cli';
 import { checkEndpoints } from '../../verify/endpoints';
-import { oneOf, TARGET_OPTIONS, TARGET_USAGE, opsTarget, seconds } from './target';
+import { oneOf, TARGET_OPTIONS, TARGET_USAGE, opsTarget } from './target';
 
 const STEPS = ['ready', 'health', 'endpoints'] as const;
 

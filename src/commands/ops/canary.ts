@@ -2,8 +2,8 @@ import { RefusedError, UsageError } from '../../base/errors';
 import { type CanaryReport, type Gate, connectLoadTester, describeCanary } from '../../cluster/canary';
 import { waitFor } from '../../cluster/wait';
 import { WAITS_SECONDS } from '../../contract/contract';
-import type { CommandDefinition } from '../../tooling/cli';
-import { TARGET_OPTIONS, TARGET_USAGE, type OpsTarget, opsTarget, seconds } from './target';
+import { type CommandDefinition, seconds } from '../../tooling/cli';
+import { TARGET_OPTIONS, TARGET_USAGE, type OpsTarget, opsTarget } from './target';
 
 const USAGE = `usage: npm run ops -- canary --env <environment> [--app <application>] [--promote | --rollback | --close] [--watch] [options]
 

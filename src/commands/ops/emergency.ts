@@ -5,12 +5,12 @@ import { waitForRollout } from '../../cluster/workloads';
 import { INFRASTRUCTURE_NAMESPACES } from '../../contract/choices';
 import { EMERGENCY_REPLICAS, EXAMPLE_FIX, WAITS_SECONDS } from '../../contract/contract';
 import { liveWorkloadsOf } from '../../strategies/values-registry';
-import type { CommandDefinition } from '../../tooling/cli';
+import { type CommandDefinition, seconds } from '../../tooling/cli';
 import { checkGateway } from '../../verify/gateway';
 import { crashLoop } from './emergency-crashloop';
 import { restoreApplication } from './emergency-restore';
 import { pauseInScope } from './pause';
-import { type OpsTarget, TARGET_OPTIONS, TARGET_USAGE, actor, opsTarget, seconds } from './target';
+import { type OpsTarget, TARGET_OPTIONS, TARGET_USAGE, actor, opsTarget } from './target';
 
 const ACTIONS = ['outage', 'restore', 'crashloop', 'drain', 'uncordon'] as const;
 

@@ -6,8 +6,8 @@ import { WAITS_SECONDS } from '../../contract/contract';
 import { applicationChartId } from '../../contract/layout';
 import { ROOT_APPLICATION } from '../../contract/platform-charts';
 import { ARGO_CD } from '../../contract/upstream';
-import type { CommandContext, CommandDefinition } from '../../tooling/cli';
-import { type OpsTarget, TARGET_OPTIONS, TARGET_USAGE, actor, opsTarget, seconds } from './target';
+import { type CommandContext, type CommandDefinition, seconds } from '../../tooling/cli';
+import { type OpsTarget, TARGET_OPTIONS, TARGET_USAGE, actor, opsTarget } from './target';
 
 const PAUSE_USAGE = `usage: npm run ops -- pause --env <environment> --reason <text> [--app <application>] [options]
 

@@ -6,11 +6,11 @@ import { DATABASE } from '../../contract/choices';
 import { WAITS_SECONDS } from '../../contract/contract';
 import { applicationChartId } from '../../contract/layout';
 import { liveWorkloadsOf } from '../../strategies/values-registry';
-import type { CommandDefinition } from '../../tooling/cli';
+import { type CommandDefinition, seconds } from '../../tooling/cli';
 import { pauseInScope } from './pause';
 import { migrationOption, planDatabaseRollback, rollbackDatabase } from './rollback-database';
 import { packageSubject, rollbackPackage } from './rollback-package';
-import { oneOf, TARGET_OPTIONS, TARGET_USAGE, actor, opsTarget, seconds } from './target';
+import { oneOf, TARGET_OPTIONS, TARGET_USAGE, actor, opsTarget } from './target';
 
 const LEVELS = ['orchestrator', 'controller', 'database', 'package'] as const;
 type Level = (typeof LEVELS)[number];

@@ -4,8 +4,8 @@ import { waitForRollout } from '../../cluster/workloads';
 import { WAITS_SECONDS } from '../../contract/contract';
 import { applicationChartId } from '../../contract/layout';
 import { liveWorkloadsOf } from '../../strategies/values-registry';
-import type { CommandDefinition } from '../../tooling/cli';
-import { TARGET_OPTIONS, TARGET_USAGE, actor, opsTarget, seconds } from './target';
+import { type CommandDefinition, seconds } from '../../tooling/cli';
+import { TARGET_OPTIONS, TARGET_USAGE, actor, opsTarget } from './target';
 import { HTTP_OPTIONS, HTTP_USAGE, verifyApplication } from './verify';
 
 const USAGE = `usage: npm run ops -- sync --env <environment> [--app <application>] [options]

@@ -68,13 +68,6 @@ export function actor(by: string | undefined, env: NodeJS.ProcessEnv): string {
   return by ?? env.USER ?? env.LOGNAME ?? 'unknown';
 }
 
-/** A number of seconds given on the command line. */
-export function seconds(value: string | undefined, option: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 1) throw new UsageError(`${option} "${value}" must be a whole number of seconds, at least 1`);
-  return parsed;
-}
 
 /** An option whose value is one of `choices`: the value, or a usage error naming them. */
 export function oneOf<C extends string>(value: string | undefined, choices: readonly C[], option: string): C {
