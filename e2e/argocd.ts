@@ -6,6 +6,7 @@ import { freePort, listening } from './loopback';
 import { E2eError } from '../src/base/errors';
 import { operationRuns } from '../src/cluster/argo-cd';
 import { IN_CLUSTER } from '../src/constructs/argo-cd-sync-policy';
+import { CLUSTER_SECRET_LABEL, REPOSITORY_SECRET_LABEL } from '../src/contract/upstream';
 import type { KubeClient, KubeObject } from './kube-client';
 import { type Supervisor, waitFor } from './processes';
 import { isOciRepository } from './stand-in-charts';
@@ -108,7 +109,7 @@ export function loopbackClusterSecret(namespace: string): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name: 'e2e-in-cluster', namespace, labels: { 'argocd.argoproj.io/secret-type': 'cluster' } },
+    metadata: { name: 'e2e-in-cluster', namespace, labels: { [CLUSTER_SECRET_LABEL.key]: CLUSTER_SECRET_LABEL.value } },
     type: 'Opaque',
     stringData: { name: 'in-cluster', server: IN_CLUSTER, config: JSON.stringify({ tlsClientConfig: { insecure: false }, disableCompression: true }) },
   };
@@ -200,7 +201,7 @@ export function chartRepositorySecrets(namespace: string, repoURLs: readonly str
     metadata: {
       name: `e2e-helm-${url.replace(/^https:\/\//, '').replace(/[^a-z0-9]+/g, '-').replace(/-+$/, '')}`,
       namespace,
-      labels: { 'argocd.argoproj.io/secret-type': 'repository' },
+      labels: { [REPOSITORY_SECRET_LABEL.key]: REPOSITORY_SECRET_LABEL.value },
     },
     type: 'Opaque',
     stringData: {

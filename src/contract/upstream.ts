@@ -20,6 +20,9 @@ export const TRACKING_ANNOTATION = 'argocd.argoproj.io/tracking-id';
 /** 5.3: label that makes a Secret in the controller's namespace a repository credential. */
 export const REPOSITORY_SECRET_LABEL = { key: 'argocd.argoproj.io/secret-type', value: 'repository' } as const;
 
+/** The same label's value that makes a Secret a declared cluster (argo-cd v3.6.1 common/common.go LabelValueSecretTypeCluster). */
+export const CLUSTER_SECRET_LABEL = { key: REPOSITORY_SECRET_LABEL.key, value: 'cluster' } as const;
+
 /**
  * The label kube-prometheus-stack's Prometheus selects rules and monitors by when its
  * `*SelectorNilUsesHelmValues` stay true (the chart's default). This platform sets them false
