@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { RefusedError } from '../base/errors';
@@ -11,7 +11,10 @@ import { synthesize } from '../synth';
  * Every command that writes the values files or dist/ (the edit commands, synth) holds the
  * project's lock, `.platform-gitops-edit/lock.json`, created exclusively: a second one
  * started meanwhile is refused, naming the first, instead of both rendering from the values
- * they read and one swapping its dist/ over the other's.
+ * they read and one swapping its dist/ over the other's. The lock file never exists without
+ * its whole journal (it is a hard link to a file written before, and rewritten by rename), so
+ * a command that reads it while its holder is taking it never sees an empty lock and takes
+ * it for an interrupted edit's.
  *
  * An edit writes its values file first (a whole file, by rename), then swaps in the dist/ it
  * rendered before: the values files are what dist/ is rendered from, so a run killed between
@@ -29,6 +32,8 @@ const LOCK_FILE = 'lock.json';
 interface LockJournal {
   readonly pid: number;
   readonly command: string;
+  /** Which taking of the lock this is (a pid may be used again): absent in a lock of an earlier version. */
+  readonly nonce?: string;
   /** The values file the edit writes, and the sha256 of its new text, once it is about to write it. */
   readonly file?: string;
   readonly sha256?: string;
@@ -93,6 +98,106 @@ function recover(root: string, journal: LockJournal | undefined, log: (line: str
   log(`recovered from ${what}: ${state}${removed.length > 0 ? `; removed ${removed.join(', ')}` : ''}`);
 }
 
+/** How often a command tries to take the lock while other commands take and release it meanwhile. */
+const LOCK_ATTEMPTS = 10;
+
+function refusal(holder: LockJournal): RefusedError {
+  return new RefusedError(`another ${holder.command} (process ${holder.pid}) is editing this project; run this again when it has finished (${EDIT_DIR}/${LOCK_FILE} is its lock)`);
+}
+
+function errorCode(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException).code;
+}
+
+/** Write a journal whole into a new file beside the lock (`<lock>.<pid>.<nonce>.<what>.tmp`), flushed; its path. */
+function writeJournalFile(editDir: string, journal: LockJournal, what: string): string {
+  const file = path.join(editDir, `${LOCK_FILE}.${journal.pid}.${journal.nonce}.${what}.tmp`);
+  const descriptor = fs.openSync(file, 'w');
+  try {
+    fs.writeSync(descriptor, JSON.stringify(journal));
+    fs.fsyncSync(descriptor);
+  } finally {
+    fs.closeSync(descriptor);
+  }
+  return file;
+}
+
+/** Create the lock file exclusively with `journal` in it (a hard link: it appears whole); false when one exists. */
+function createLock(editDir: string, lockFile: string, journal: LockJournal): boolean | 'retry' {
+  let candidate: string;
+  try {
+    fs.mkdirSync(editDir, { recursive: true });
+    candidate = writeJournalFile(editDir, journal, 'candidate');
+  } catch (error) {
+    // The folder removed by a command that released its lock meanwhile: try again.
+    if (errorCode(error) === 'ENOENT') return 'retry';
+    throw error;
+  }
+  try {
+    fs.linkSync(candidate, lockFile);
+    return true;
+  } catch (error) {
+    if (errorCode(error) === 'EEXIST') return false;
+    // The candidate removed by a recovery meanwhile, or the folder by a release: try again.
+    if (errorCode(error) === 'ENOENT') return 'retry';
+    throw error;
+  } finally {
+    fs.rmSync(candidate, { force: true });
+  }
+}
+
+const sameTaking = (a: LockJournal | undefined, b: LockJournal | undefined): boolean =>
+  a !== undefined && b !== undefined && a.pid === b.pid && a.command === b.command && a.nonce === b.nonce;
+
+/**
+ * Take the project's lock for `own`: refused when a running process holds it; a lock whose
+ * process has stopped is claimed (renamed away: of two commands that found it, one claims it),
+ * then this command's lock taken, and only then the interrupted edit recovered.
+ */
+function takeLock(root: string, own: LockJournal, log: (line: string) => void): void {
+  const editDir = path.join(root, EDIT_DIR);
+  const lockFile = path.join(editDir, LOCK_FILE);
+  for (let attempt = 0; attempt < LOCK_ATTEMPTS; attempt += 1) {
+    const created = createLock(editDir, lockFile, own);
+    if (created === true) return;
+    if (created === 'retry') continue;
+    const holder = readJournal(lockFile);
+    if (holder === undefined && !fs.existsSync(lockFile)) continue; // released meanwhile
+    if (holder !== undefined && holder.pid !== process.pid && isRunning(holder.pid)) throw refusal(holder);
+    const claimed = path.join(editDir, `${LOCK_FILE}.${own.pid}.${own.nonce}.claimed.tmp`);
+    try {
+      fs.renameSync(lockFile, claimed);
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') continue; // another command claimed it first
+      throw error;
+    }
+    const stale = readJournal(claimed);
+    if (holder !== undefined && !sameTaking(stale, holder)) {
+      // Another command had taken the stopped one's place between the read and the claim: its
+      // lock goes back, and that command is the one editing.
+      try {
+        fs.linkSync(claimed, lockFile);
+      } catch {
+        // a third command took the place meanwhile; it is the one editing
+      }
+      fs.rmSync(claimed, { force: true });
+      if (stale !== undefined && isRunning(stale.pid)) throw refusal(stale);
+      continue;
+    }
+    const taken = createLock(editDir, lockFile, own);
+    fs.rmSync(claimed, { force: true });
+    if (taken !== true) {
+      // A command started meanwhile took the free lock: it edits, and renders all of dist/.
+      const next = readJournal(lockFile);
+      if (next !== undefined && isRunning(next.pid)) throw refusal(next);
+      continue;
+    }
+    recover(root, stale, log);
+    return;
+  }
+  throw new RefusedError(`could not take ${EDIT_DIR}/${LOCK_FILE}: other commands took and released it ${LOCK_ATTEMPTS} times meanwhile; run this again`);
+}
+
 /**
  * Run `work` holding the project's lock (see above). A lock held by a running process is
  * refused naming it; a lock of a process that has stopped is recovered first, reported through `log`.
@@ -100,29 +205,10 @@ function recover(root: string, journal: LockJournal | undefined, log: (line: str
 export function withProjectLock<T>(root: string, command: string, log: (line: string) => void, work: (lock: ProjectLock) => T): T {
   const editDir = path.join(root, EDIT_DIR);
   const lockFile = path.join(editDir, LOCK_FILE);
-  fs.mkdirSync(editDir, { recursive: true });
-  const own: LockJournal = { pid: process.pid, command };
-  let descriptor: number;
-  try {
-    descriptor = fs.openSync(lockFile, 'wx');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    const holder = readJournal(lockFile);
-    if (holder !== undefined && holder.pid !== process.pid && isRunning(holder.pid)) {
-      throw new RefusedError(
-        `another ${holder.command} (process ${holder.pid}) is editing this project; run this again when it has finished (${EDIT_DIR}/${LOCK_FILE} is its lock)`,
-      );
-    }
-    recover(root, holder, log);
-    fs.rmSync(lockFile, { force: true });
-    descriptor = fs.openSync(lockFile, 'wx');
-  }
-  const record = (journal: LockJournal) => {
-    fs.ftruncateSync(descriptor);
-    fs.writeSync(descriptor, JSON.stringify(journal), 0);
-    fs.fsyncSync(descriptor);
-  };
-  record(own);
+  const own: LockJournal = { pid: process.pid, command, nonce: randomUUID() };
+  takeLock(root, own, log);
+  // The journal rewritten whole, by rename: a reader sees the one before or the one after.
+  const record = (journal: LockJournal) => fs.renameSync(writeJournalFile(editDir, journal, 'journal'), lockFile);
   try {
     return work({
       intend: (file, text) => record({ ...own, file, sha256: sha256(text) }),
@@ -137,8 +223,13 @@ export function withProjectLock<T>(root: string, command: string, log: (line: st
       },
     });
   } finally {
-    fs.closeSync(descriptor);
-    fs.rmSync(lockFile, { force: true });
-    if (fs.readdirSync(editDir).length === 0) fs.rmdirSync(editDir);
+    // Only its own lock: never one another command took.
+    if (sameTaking(readJournal(lockFile), own)) fs.rmSync(lockFile, { force: true });
+    try {
+      fs.rmdirSync(editDir);
+    } catch (error) {
+      // Another command's files are in it, or it removed the folder itself.
+      if (errorCode(error) !== 'ENOTEMPTY' && errorCode(error) !== 'ENOENT' && errorCode(error) !== 'EEXIST') throw error;
+    }
   }
 }

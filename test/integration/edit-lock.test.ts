@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { buildSync } from 'esbuild';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RELEASE } from '../../src/commands/release';
 import { SYNTH } from '../../src/commands/synth';
@@ -69,4 +71,89 @@ describe('an interrupted edit', () => {
     expect(result.stderr).toContain(`release: another promote (process ${process.ppid}) is editing this project; run this again when it has finished`);
     expect(result.stderr).toContain('Nothing was written.');
   });
+});
+
+/**
+ * A program that takes the project's lock `rounds` times (src/release/edit-lock.ts), each time
+ * creating a marker file exclusively while it holds it: two of them at once must never both
+ * hold the lock, and, with no process killed, never take the other's lock for an interrupted
+ * edit. Bundled from the source, as the commands are.
+ */
+function lockingProgram(dir: string): string {
+  const entry = path.join(dir, 'locking.ts');
+  fs.writeFileSync(
+    entry,
+    `import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { withProjectLock } from ${JSON.stringify(path.resolve(__dirname, '../../src/release/edit-lock'))};
+import { RefusedError } from ${JSON.stringify(path.resolve(__dirname, '../../src/base/errors'))};
+const [root, rounds, recoveries] = [process.argv[2]!, Number(process.argv[3]), process.argv[4] === 'recoveries'];
+let held = 0;
+for (let round = 0; round < rounds; round += 1) {
+  try {
+    withProjectLock(root, 'stress', (line) => { console.error(line); if (!recoveries) process.exit(4); }, () => {
+      const marker = path.join(root, 'inside');
+      fs.closeSync(fs.openSync(marker, 'wx'));
+      held += 1;
+      fs.rmSync(marker);
+    });
+  } catch (error) {
+    if (!(error instanceof RefusedError)) { console.error(error); process.exit(5); }
+  }
+}
+console.log(held);
+`,
+  );
+  const program = path.join(dir, 'locking.cjs');
+  buildSync({ entryPoints: [entry], bundle: true, platform: 'node', format: 'cjs', outfile: program, logLevel: 'error' });
+  return program;
+}
+
+/** Two runs of the locking program at once, `rounds` times each. */
+function raceTwo(program: string, rounds: number, recoveries = false): Promise<{ status: number | null; stdout: string; stderr: string }[]> {
+  return Promise.all(
+    [1, 2].map(
+      () =>
+        new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+          const child = spawn(process.execPath, [program, root, String(rounds), ...(recoveries ? ['recoveries'] : [])]);
+          let stdout = '';
+          let stderr = '';
+          child.stdout.on('data', (chunk) => (stdout += String(chunk)));
+          child.stderr.on('data', (chunk) => (stderr += String(chunk)));
+          child.on('close', (status) => resolve({ status, stdout, stderr }));
+        }),
+    ),
+  );
+}
+
+describe('two commands taking the lock at the same moment', () => {
+  it('never both hold it, and neither takes the other for an interrupted edit', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-lock-race-'));
+    try {
+      const runs = await raceTwo(lockingProgram(dir), 400);
+      for (const run of runs) expect(run.stderr).toBe('');
+      expect(runs.map((run) => run.status)).toEqual([0, 0]);
+      // Each held it at times; the rest of the rounds were refused naming the other.
+      for (const run of runs) expect(Number(run.stdout)).toBeGreaterThan(0);
+      expect(fs.existsSync(path.join(root, EDIT_DIR))).toBe(false);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('recovers a stopped command\'s lock once, when both find it', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-lock-race-'));
+    try {
+      interruptedRelease();
+      const runs = await raceTwo(lockingProgram(dir), 50, true);
+      expect(runs.map((run) => run.status)).toEqual([0, 0]);
+      const recovered = runs.flatMap((run) => run.stderr.split('\n').filter((line) => line.startsWith('recovered from an interrupted release')));
+      expect(recovered).toHaveLength(1);
+      for (const run of runs) expect(run.stderr.split('\n').filter((line) => line !== '' && !line.startsWith('recovered'))).toEqual([]);
+      expect(fs.existsSync(path.join(root, EDIT_DIR))).toBe(false);
+      expect((await runInProcess(SYNTH, ['--check'], root)).status).toBe(0);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
