@@ -56,7 +56,10 @@ FLAGGER_VERSION=v1.44.0
 # charts (npm run publish): v3.1.2, the newest v3 on the module proxy.
 DISTRIBUTION_VERSION=v3.1.2
 
-export CGO_ENABLED=0 GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
+# No DWARF from the compiler (-gcflags=all=-dwarf=false): the linker strips it anyway (-s -w),
+# and generating it was a fifth of the compile. kwok from an empty Go build cache here
+# (2026-11-28): 146 s wall, 277 s CPU with it; 115 s, 220 s without; the same binary size.
+export CGO_ENABLED=0 GOFLAGS="-buildvcs=false -gcflags=all=-dwarf=false" GOTOOLCHAIN=local
 
 # sources_digest <component>: 12 hex digits over the component's go.mod, go.sum and Go files.
 sources_digest() {
