@@ -11,6 +11,12 @@ import { sleep } from './processes';
  */
 export const FAIL_FAST_SECONDS = 30;
 
+/** What the watch of the convergence wakes on (KubeClient.watchKinds): its Applications, and the hook Jobs their syncs wait on. */
+export const CONVERGENCE_KINDS = ['argoproj.io/v1alpha1/Application', 'batch/v1/Job'] as const;
+
+/** The least time between two rounds of the convergence watch (a burst of changes is one round). */
+const MIN_ROUND_GAP_MS = 250;
+
 /** Argo CD's conditions that say the desired state cannot be computed at all (pkg/apis/application/v1alpha1 types.go). */
 const COMPARISON_FAILURES = ['ComparisonError', 'InvalidSpecError'] as const;
 
@@ -240,6 +246,8 @@ export async function watchConvergence(options: {
   const deadline = Date.now() + options.timeoutMs;
   let states: ApplicationState[] = [];
   for (;;) {
+    // A change of an Application or a Job starts the next round; none, two seconds.
+    const change = client.changed(2_000, CONVERGENCE_KINDS);
     await options.between();
     const apps = await client.list('argoproj.io/v1alpha1', 'Application', options.namespace);
     const byName = new Map(apps.map((a) => [a.metadata.name, a]));
@@ -288,7 +296,7 @@ export async function watchConvergence(options: {
     }
     if (now > deadline) return { states: await explained(), converged: false };
     await refresher.poll(apps);
-    await sleep(2_000);
+    await Promise.all([change, sleep(MIN_ROUND_GAP_MS)]);
   }
 }
 

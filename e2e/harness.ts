@@ -11,13 +11,13 @@ import { ALERT_ROUTING } from '../src/contract/choices';
 import { argoCdConfigObjects, argoCdCrds, loopbackClusterSecret, chartRepositorySecrets, startArgoCd, syncAsOperator, withProxy } from './argocd';
 import { type ApplicationState, chartRevision, converged, helmSource } from '../src/cluster/argo-cd';
 import type { LiveObject } from '../src/cluster/connection';
-import { formatTable, watchConvergence } from './convergence';
+import { CONVERGENCE_KINDS, formatTable, watchConvergence } from './convergence';
 import { startApiServer, startControlPlane, writeKubeconfig } from './control-plane';
 import { type DryRunResult, dryRunEnvironment, readCrds, readObjects } from './dry-run';
 import { E2eError, UsageError } from '../src/base/errors';
 import { RENDERED_DIR } from '../src/contract/layout';
 import { startGitServer } from './git-server';
-import type { KubeObject } from './kube-client';
+import type { KubeClient, KubeObject } from './kube-client';
 import { LoopbackProxy } from './loopback-proxy';
 import { Pki } from './pki';
 import { Supervisor, run, sleep } from './processes';
@@ -38,6 +38,30 @@ import { applicationChart } from '../src/artifact/application-chart';
 import { chartReference, helmBinary, parseRegistry, publishChart, type Published } from '../src/artifact/publish';
 import { followedRegistry } from '../src/charts/gitops-applications';
 
+
+/**
+ * The kinds the stand-in controllers, the live containers and the convergence watch read
+ * each pass, kept from watches (KubeClient.watchKinds): a pass reads them from memory and
+ * starts at their change, instead of listing every one of them each second.
+ */
+const WATCHED_KINDS = [
+  'v1/Secret',
+  'v1/ConfigMap',
+  'v1/Pod',
+  'v1/Service',
+  'v1/PersistentVolumeClaim',
+  'apps/v1/Deployment',
+  'storage.k8s.io/v1/StorageClass',
+  ...CONVERGENCE_KINDS,
+  'gateway.networking.k8s.io/v1/Gateway',
+  'kafka.strimzi.io/v1/Kafka',
+  'kafka.strimzi.io/v1/KafkaNodePool',
+  'kafka.strimzi.io/v1/KafkaTopic',
+  'kafka.strimzi.io/v1/KafkaUser',
+] as const;
+
+/** The least time between two passes of the stand-in controllers (a burst of changes is one pass). */
+const MIN_PASS_GAP_MS = 200;
 /** The group the bootstrap grants the live operations' roles to, in the e2e; `--exec` runs as a member. */
 const OPERATORS_GROUP = 'platform-gitops-operators';
 
@@ -244,10 +268,12 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
   let stopControllers = false;
   let controllersDone: Promise<void> = Promise.resolve();
   let liveContainers: LiveContainers | undefined;
+  let watchingClient: KubeClient | undefined;
   const chat = new RecordingServer();
   const cleanup = async (): Promise<void> => {
     stopControllers = true;
     await controllersDone.catch(() => undefined);
+    watchingClient?.close();
     await liveContainers?.close();
     // The notifications controller posts to the chat until it stops.
     await supervisor.stopAll();
@@ -271,6 +297,8 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     const plane = await startControlPlane({ toolchain, supervisor, dir, pki, namespace, log });
     phaseEnded('control plane started');
     const { client } = plane;
+    client.watchKinds(WATCHED_KINDS);
+    watchingClient = client;
 
     await chat.start();
     const chatWebhookUrl = `${chat.url}/${ALERT_ROUTING.teamChat.receiver}`;
@@ -418,6 +446,8 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     const stuckGateways = new StuckGateways(client, releaseNamespace(envoyGateway, releaseValues), log);
     controllersDone = (async () => {
       while (!stopControllers) {
+        // A change during the pass (its own writes too) starts the next one; none, a second.
+        const change = client.changed(1_000);
         try {
           for (const object of [...laterAccess]) {
             if ((await client.get('v1', 'Namespace', object.metadata.namespace!)) === undefined) continue;
@@ -430,7 +460,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
         } catch (error) {
           log(`stand-in controllers: ${error instanceof Error ? error.message : String(error)}`);
         }
-        await sleep(1_000);
+        await Promise.all([change, sleep(MIN_PASS_GAP_MS)]);
       }
     })();
 

@@ -48,6 +48,10 @@ const CONTENT = { apply: 'application/apply-patch+yaml', merge: 'application/mer
 export class KubeClient {
   private readonly config = new k8s.KubeConfig();
   private readonly objects: ObjectApi;
+  /** The kinds `watchKinds` asked for, by `apiVersion/kind`, once their watch started. */
+  private readonly watched = new Map<string, WatchedKind>();
+  private readonly kindsToWatch = new Set<string>();
+  private readonly changeWaiters = new Set<{ readonly kinds?: ReadonlySet<string>; readonly wake: () => void }>();
 
   constructor(
     /** `https://127.0.0.1:<port>` */
@@ -64,8 +68,40 @@ export class KubeClient {
     this.objects = ObjectApi.forConfig(this.config);
   }
 
+  /**
+   * Keep the objects of these kinds (`v1/Pod`, `argoproj.io/v1alpha1/Application`) from a
+   * watch, from the first `list` of each on: the loops that read them every second or two
+   * then cost the API server nothing between changes, and `changed` wakes them at a change.
+   */
+  watchKinds(kinds: readonly string[]): void {
+    for (const kind of kinds) this.kindsToWatch.add(kind);
+  }
+
+  /**
+   * Resolves at the next change of a watched kind (of one of `kinds`, when given), or after
+   * `timeoutMs`. Ask before the work whose changes should wake the next round.
+   */
+  changed(timeoutMs: number, kinds?: readonly string[]): Promise<void> {
+    return new Promise((resolve) => {
+      const waiter = {
+        ...(kinds === undefined ? {} : { kinds: new Set(kinds) }),
+        wake: (): void => {
+          clearTimeout(timer);
+          this.changeWaiters.delete(waiter);
+          resolve();
+        },
+      };
+      const timer = setTimeout(waiter.wake, timeoutMs);
+      this.changeWaiters.add(waiter);
+      // A kind nothing listed yet is watched from now on (once served).
+      for (const kind of kinds ?? []) void this.startWatch(kind).catch(() => undefined);
+    });
+  }
+
+  /** Stop the watches. */
   close(): void {
-    // The library opens a connection per request: nothing to release.
+    for (const watched of this.watched.values()) watched.stop();
+    this.watched.clear();
   }
 
   /** Whether the API server answers /readyz with ok. */
@@ -128,7 +164,10 @@ export class KubeClient {
 
   /** Every object of a kind, in all namespaces (or one); [] when the kind is not served (yet). */
   async list(apiVersion: string, kind: string, namespace?: string): Promise<KubeObject[]> {
+    const watched = this.watched.get(`${apiVersion}/${kind}`);
+    if (watched?.synced) return watched.list(namespace).map((item) => ({ ...item, apiVersion, kind }));
     if (!(await this.objects.serves(apiVersion, kind))) return [];
+    await this.startWatch(`${apiVersion}/${kind}`);
     try {
       const list = await this.call(`GET ${kind}`, () => this.objects.list(apiVersion, kind, namespace));
       return ((list.items ?? []) as KubeObject[]).map((item) => ({ ...item, apiVersion, kind }));
@@ -182,5 +221,58 @@ export class KubeClient {
   /** Forget discovered kinds (after CRDs were installed or removed). */
   forgetDiscovery(): void {
     this.objects.forgetDiscovery();
+  }
+
+  /** Start the watch of a kind `watchKinds` named (`apps/v1/Deployment`), once it is served. */
+  private async startWatch(id: string): Promise<void> {
+    if (this.watched.has(id) || !this.kindsToWatch.has(id)) return;
+    const apiVersion = id.slice(0, id.lastIndexOf('/'));
+    const kind = id.slice(id.lastIndexOf('/') + 1);
+    const path = await this.objects.collectionPath(apiVersion, kind);
+    if (path === undefined || this.watched.has(id)) return;
+    this.watched.set(id, new WatchedKind(path, new k8s.Watch(this.config), () => this.objects.list(apiVersion, kind), () => this.wakeWaiters(id)));
+  }
+
+  private wakeWaiters(kind: string): void {
+    for (const waiter of [...this.changeWaiters]) if (waiter.kinds === undefined || waiter.kinds.has(kind)) waiter.wake();
+  }
+}
+
+/**
+ * One kind's objects as a watch keeps them (the client library's ListWatch: one LIST, then
+ * each change the API server sends). A watch that ends with an error is started again a
+ * second later (a 410 Gone lists again); until its first LIST answered it is not `synced`
+ * and the client lists as before.
+ */
+class WatchedKind {
+  private readonly informer: k8s.ListWatch<k8s.KubernetesObject>;
+  private stopped = false;
+
+  constructor(path: string, watch: k8s.Watch, listFn: () => Promise<k8s.KubernetesListObject<k8s.KubernetesObject>>, onChange: () => void) {
+    this.informer = new k8s.ListWatch(path, watch, listFn, false);
+    this.informer.on('change', onChange);
+    this.informer.on('error', () => {
+      if (!this.stopped) setTimeout(() => void this.start(), 1_000).unref();
+    });
+    void this.start();
+  }
+
+  /** Whether the first LIST was answered (the watch keeps the objects from then on). */
+  get synced(): boolean {
+    return this.informer.latestResourceVersion() !== '';
+  }
+
+  list(namespace?: string): readonly KubeObject[] {
+    // Plain JSON, as the API server sent it (ObjectApi and the library's Watch parse it so).
+    return this.informer.list(namespace) as readonly unknown[] as readonly KubeObject[];
+  }
+
+  stop(): void {
+    this.stopped = true;
+    void this.informer.stop();
+  }
+
+  private async start(): Promise<void> {
+    if (!this.stopped) await this.informer.start().catch(() => undefined);
   }
 }

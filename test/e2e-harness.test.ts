@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as https from 'node:https';
+import type * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -744,19 +745,37 @@ describe("Flagger's controller on loopback (e2e/flagger.ts)", () => {
   });
 });
 
+/** An API server over TLS on loopback answering with `handle`, and a KubeClient of it as the administrator. */
+async function tlsApiServer(name: string, handle: http.RequestListener): Promise<{ client: KubeClient; server: https.Server; close: () => Promise<void> }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `platform-gitops-${name}-`));
+  const pki = new Pki(dir);
+  const ca = pki.ca('ca', `/CN=${name}-ca`);
+  const serving = pki.leaf('server', ca, '/CN=127.0.0.1', 'server', [], ['127.0.0.1']);
+  const admin = pki.leaf('admin', ca, '/CN=admin', 'client');
+  const server = https.createServer({ cert: fs.readFileSync(serving.cert), key: fs.readFileSync(serving.key) }, handle);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const client = new KubeClient(`https://127.0.0.1:${port}`, { ca: ca.cert, cert: admin.cert, key: admin.key });
+  return {
+    client,
+    server,
+    close: async () => {
+      client.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 describe("the report's reads of what a converged run synced (KubeClient.listSynced)", () => {
   /**
    * An API server that serves Certificates over TLS, but whose first `misses` answers of
    * discovery say the group version is not there (as one can on a loaded machine).
    */
   async function flakyServer(misses: number): Promise<{ client: KubeClient; discoveries: () => number; close: () => Promise<void> }> {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-list-synced-'));
-    const pki = new Pki(dir);
-    const ca = pki.ca('ca', '/CN=list-synced-ca');
-    const serving = pki.leaf('server', ca, '/CN=127.0.0.1', 'server', [], ['127.0.0.1']);
-    const admin = pki.leaf('admin', ca, '/CN=admin', 'client');
     let discoveries = 0;
-    const server = https.createServer({ cert: fs.readFileSync(serving.cert), key: fs.readFileSync(serving.key) }, (request, response) => {
+    const { client, close } = await tlsApiServer('list-synced', (request, response) => {
       response.setHeader('Content-Type', 'application/json');
       if (request.url === '/apis/cert-manager.io/v1') {
         discoveries += 1;
@@ -775,17 +794,7 @@ describe("the report's reads of what a converged run synced (KubeClient.listSync
       response.statusCode = 404;
       response.end('{}');
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
-    const client = new KubeClient(`https://127.0.0.1:${port}`, { ca: ca.cert, cert: admin.cert, key: admin.key });
-    return {
-      client,
-      discoveries: () => discoveries,
-      close: async () => {
-        await new Promise((resolve) => server.close(resolve));
-        fs.rmSync(dir, { recursive: true, force: true });
-      },
-    };
+    return { client, discoveries: () => discoveries, close };
   }
 
   it('asks again until the Certificates a converged run synced are listed', async () => {
@@ -812,6 +821,95 @@ describe("the report's reads of what a converged run synced (KubeClient.listSync
       await expect(never.client.listSynced('cert-manager.io/v1', 'Certificate', 1, 1)).rejects.toThrow(/timed out after 1 s waiting for the 1 synced Certificate objects to be listed/);
     } finally {
       await never.close();
+    }
+  });
+});
+
+describe('kinds kept from a watch (KubeClient.watchKinds, changed)', () => {
+  /** An API server over TLS that serves ConfigMaps: LISTs counted, and a watch the test sends events on. */
+  async function watchingServer(): Promise<{ client: KubeClient; lists: () => number; send: (type: string, object: object) => void; watching: Promise<void>; close: () => Promise<void> }> {
+    let lists = 0;
+    const watches: http.ServerResponse[] = [];
+    let watchStarted!: () => void;
+    const watching = new Promise<void>((resolve) => (watchStarted = resolve));
+    const { client, close } = await tlsApiServer('watched', (request, response) => {
+      response.setHeader('Content-Type', 'application/json');
+      const url = new URL(request.url ?? '/', 'https://127.0.0.1');
+      if (url.pathname === '/api/v1') {
+        response.end(JSON.stringify({ kind: 'APIResourceList', groupVersion: 'v1', resources: [{ name: 'configmaps', kind: 'ConfigMap', namespaced: true, verbs: ['list', 'watch'] }] }));
+      } else if (url.pathname === '/api/v1/configmaps' && url.searchParams.get('watch') === 'true') {
+        expect(url.searchParams.get('resourceVersion')).toBe('7');
+        response.flushHeaders();
+        watches.push(response);
+        watchStarted();
+      } else if (url.pathname === '/api/v1/configmaps' || url.pathname === '/api/v1/namespaces/app/configmaps') {
+        lists += 1;
+        response.end(JSON.stringify({ kind: 'ConfigMapList', metadata: { resourceVersion: '7' }, items: [{ metadata: { name: 'first', namespace: 'app', resourceVersion: '7' } }] }));
+      } else {
+        response.statusCode = 404;
+        response.end('{}');
+      }
+    });
+    return {
+      client,
+      lists: () => lists,
+      send: (type, object) => watches.at(-1)!.write(`${JSON.stringify({ type, object })}\n`),
+      watching,
+      close: async () => {
+        for (const response of watches) response.end();
+        await close();
+      },
+    };
+  }
+
+  const names = (objects: readonly KubeObject[]) => objects.map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
+
+  it('lists once, then answers from the watch, each change included, without asking the server again', async () => {
+    const server = await watchingServer();
+    try {
+      server.client.watchKinds(['v1/ConfigMap']);
+      expect(names(await server.client.list('v1', 'ConfigMap'))).toEqual(['app/first']);
+      await server.watching;
+      const lists = server.lists();
+      const change = server.client.changed(10_000);
+      server.send('ADDED', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'second', namespace: 'other', resourceVersion: '8' } });
+      await change;
+      expect(names(await server.client.list('v1', 'ConfigMap'))).toEqual(['app/first', 'other/second']);
+      expect(names(await server.client.list('v1', 'ConfigMap', 'other'))).toEqual(['other/second']);
+      server.send('DELETED', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'first', namespace: 'app', resourceVersion: '9' } });
+      await server.client.changed(10_000);
+      const listed = await server.client.list('v1', 'ConfigMap');
+      expect(names(listed)).toEqual(['other/second']);
+      expect(listed[0]).toMatchObject({ apiVersion: 'v1', kind: 'ConfigMap' });
+      expect(server.lists()).toBe(lists);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('lists as before a kind it was not asked to watch, and wakes only for the kinds a wait names', async () => {
+    const server = await watchingServer();
+    try {
+      await server.client.list('v1', 'ConfigMap');
+      await server.client.list('v1', 'ConfigMap', 'app');
+      expect(server.lists()).toBe(2);
+      server.client.watchKinds(['v1/ConfigMap']);
+      await server.client.list('v1', 'ConfigMap');
+      await server.watching;
+      let other = false;
+      void server.client.changed(60_000, ['v1/Secret']).then(() => (other = true));
+      const started = Date.now();
+      const change = server.client.changed(10_000, ['v1/ConfigMap']);
+      server.send('MODIFIED', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'first', namespace: 'app', resourceVersion: '8' } });
+      await change;
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(other).toBe(false);
+      // With no change, a wait ends at its bound.
+      const quiet = Date.now();
+      await server.client.changed(300, ['v1/ConfigMap']);
+      expect(Date.now() - quiet).toBeGreaterThanOrEqual(290);
+    } finally {
+      await server.close();
     }
   });
 });

@@ -71,6 +71,13 @@ export class ObjectApi extends k8s.KubernetesObjectApi {
     }
   }
 
+  /** The path of a served kind's objects in every namespace (`/api/v1/pods`, what a watch of them reads); undefined when not served. */
+  async collectionPath(apiVersion: string, kind: string): Promise<string | undefined> {
+    const resource = await this.resource(apiVersion, kind).catch(() => undefined);
+    if (resource === undefined) return undefined;
+    return `${apiVersion.includes('/') ? '/apis' : '/api'}/${apiVersion}/${resource.name}`;
+  }
+
   /** Forget what discovery found (after CRDs were installed or removed). */
   forgetDiscovery(): void {
     this.apiVersionResourceCache = {};
