@@ -176,6 +176,10 @@ export async function startApiServer(options: {
   readonly etcd: string;
   readonly name: string;
   readonly etcdPrefix: string;
+  /** @default 0 */
+  readonly niceness?: number;
+  /** How long it may take to become ready. @default 60_000 */
+  readonly readyTimeoutMs?: number;
 }): Promise<{ client: KubeClient; server: string }> {
   const { pki } = options;
   const port = await freePort();
@@ -183,6 +187,7 @@ export async function startApiServer(options: {
   options.supervisor.start({
     name: options.name,
     command: options.toolchain.bin('kubernetes', 'kube-apiserver'),
+    ...(options.niceness === undefined ? {} : { niceness: options.niceness }),
     args: [
       `--etcd-servers=${options.etcd}`,
       `--etcd-prefix=${options.etcdPrefix}`,
@@ -217,7 +222,7 @@ export async function startApiServer(options: {
     ],
   });
   const client = new KubeClient(server, { ca: pki.ca.cert, cert: pki.admin.cert, key: pki.admin.key });
-  await waitFor(`${options.name} /readyz`, 60_000, async () => ((await client.ready()) ? true : undefined), () =>
+  await waitFor(`${options.name} /readyz`, options.readyTimeoutMs ?? 60_000, async () => ((await client.ready()) ? true : undefined), () =>
     options.supervisor.assertRunning(),
   );
   return { client, server };

@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { readManifestTree } from '../src/base/manifest-files';
 import { ApiError, type KubeClient, type KubeObject, resourceId } from './kube-client';
+import { waitFor } from './processes';
 
 /** Objects of every YAML file of a folder (src/base/manifest-files.ts reads it), with the file each came from. */
 export function readObjects(dir: string): { file: string; object: KubeObject }[] {
@@ -16,6 +17,29 @@ export function readObjects(dir: string): { file: string; object: KubeObject }[]
 /** Every CRD of a folder (schemas/crds), to make all the platform's kinds known. */
 export function readCrds(dir: string): KubeObject[] {
   return readObjects(dir).map((entry) => entry.object).filter((o) => o.kind === 'CustomResourceDefinition');
+}
+
+/**
+ * Apply CRDs and wait until the server serves every version each of them serves (its
+ * discovery lists the kind; asked again until it does, at most `timeoutMs`): a dry-run of a
+ * custom resource before that would read as the kind being unknown. A CRD the server refuses
+ * is logged and not waited for.
+ */
+export async function installCrds(client: KubeClient, crds: readonly KubeObject[], timeoutMs: number, log: (line: string) => void): Promise<void> {
+  const awaited: { apiVersion: string; kind: string }[] = [];
+  for (const crd of crds) {
+    try {
+      await client.apply(crd);
+      for (const version of crd.spec.versions as { name: string; served: boolean }[]) {
+        if (version.served) awaited.push({ apiVersion: `${crd.spec.group}/${version.name}`, kind: crd.spec.names.kind });
+      }
+    } catch (error) {
+      log(`CRD ${crd.metadata.name}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  for (const { apiVersion, kind } of awaited) {
+    await waitFor(`${kind} (${apiVersion}) to be served`, timeoutMs, async () => ((await client.resource(apiVersion, kind)) === undefined ? undefined : true));
+  }
 }
 
 export interface DryRunResult {

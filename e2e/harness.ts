@@ -13,7 +13,7 @@ import { type ApplicationState, chartRevision, converged, helmSource } from '../
 import type { LiveObject } from '../src/cluster/connection';
 import { CONVERGENCE_KINDS, formatTable, watchConvergence } from './convergence';
 import { startApiServer, startControlPlane, writeKubeconfig } from './control-plane';
-import { type DryRunResult, dryRunEnvironment, readCrds, readObjects } from './dry-run';
+import { type DryRunResult, dryRunEnvironment, installCrds, readCrds, readObjects } from './dry-run';
 import { E2eError, UsageError } from '../src/base/errors';
 import { RENDERED_DIR } from '../src/contract/layout';
 import { startGitServer } from './git-server';
@@ -152,7 +152,8 @@ export interface E2eReport {
    * When each phase of the run ended, in seconds from its start, in order: the toolchain
    * check, the control plane, the servers (git, charts, registry), Argo CD, the bootstrap,
    * each Application first converged (Healthy for one only an operator syncs), the
-   * operator's sync, the `--exec` command, the dry-run. What did not happen is absent. `npm run bench -- --only e2e` prints them.
+   * operator's sync, the `--exec` command; and the dry-run, which runs beside them, where it
+   * ended. What did not happen is absent. `npm run bench -- --only e2e` prints them.
    */
   readonly phases: readonly { readonly phase: string; readonly seconds: number }[];
   /** True when every Application is Synced and Healthy and every dry-run passed. */
@@ -391,6 +392,39 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     log(`bootstrapped: namespace ${namespace}, repository Secret, age key Secret, AppProject ${manifests.project.metadata.name}, root Application ${manifests.rootApplication.metadata.name}`);
     phaseEnded('bootstrapped');
 
+    // The server-side dry-run of every environment, beside the convergence: an empty cluster
+    // of its own (the converged environment's objects would turn the dry-run of another
+    // environment into updates of immutable fields), its API server at the lowest priority,
+    // so it takes the cores the waves leave idle and delays none of them. Awaited for the report.
+    const timeoutMs = (options.timeoutSeconds ?? 600) * 1000;
+    const dryRunning = (async (): Promise<DryRunResult[]> => {
+      if (!(options.dryRun ?? true)) return [];
+      const empty = await startApiServer({
+        toolchain,
+        supervisor,
+        dir,
+        pki: plane.pki,
+        etcd: plane.etcd,
+        name: 'kube-apiserver-dry-run',
+        etcdPrefix: '/dry-run',
+        niceness: 19,
+        // At the lowest priority it starts when the waves leave it a core, within the run's bound.
+        readyTimeoutMs: timeoutMs,
+      });
+      await installCrds(empty.client, readCrds(path.join(projectRoot, 'schemas', 'crds')), timeoutMs, log);
+      const results: DryRunResult[] = [];
+      for (const env of ENVIRONMENT_ORDER) {
+        const result = await dryRunEnvironment(empty.client, env, distDir);
+        results.push(result);
+        log(`server-side dry-run ${env}: ${result.objects} objects and ${result.pods} Pods from their templates, ${result.failures.length} refused`);
+        for (const failure of result.failures) log(`  ${env}: ${failure}`);
+      }
+      phaseEnded('dry-run');
+      return results;
+    })();
+    // A run that ends by an error before awaiting it reports that error, not this one.
+    dryRunning.catch(() => undefined);
+
     const { envoyGateway, certManager, flagger, kubePrometheusStack } = INFRASTRUCTURE_RELEASES;
     /** The releases whose real controller runs here, with the version it runs: Argo CD (above), cert-manager, Envoy Gateway, Flagger and prometheus-operator (started once Argo CD creates their release's controller Deployment). */
     const realControllers = new Map<InfrastructureRelease, string>([
@@ -465,7 +499,6 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     })();
 
     const expected = expectedApplications(rendered, manifests.rootApplication.metadata.name);
-    const timeoutMs = (options.timeoutSeconds ?? 600) * 1000;
     const watch = (beforeOperatorSync: boolean, remainingMs: number, onConverged?: (state: ApplicationState) => void) =>
       watchConvergence({
         client,
@@ -538,24 +571,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     }
     if (proxy.refused.size > 0) log(`the loopback proxy refused: ${[...proxy.refused].sort().join(', ')}`);
 
-    const dryRun: DryRunResult[] = [];
-    if (options.dryRun ?? true) {
-      // An empty cluster of its own: the converged environment's objects would turn the
-      // dry-run of another environment into updates of immutable fields.
-      const empty = await startApiServer({ toolchain, supervisor, dir, pki: plane.pki, etcd: plane.etcd, name: 'kube-apiserver-dry-run', etcdPrefix: '/dry-run' });
-      for (const crd of readCrds(path.join(projectRoot, 'schemas', 'crds'))) {
-        await empty.client.apply(crd).catch((error: unknown) => log(`CRD ${crd.metadata.name}: ${error instanceof Error ? error.message : String(error)}`));
-      }
-      await sleep(2_000); // CRDs become served a moment after they are Established.
-      empty.client.forgetDiscovery();
-      for (const env of ENVIRONMENT_ORDER) {
-        const result = await dryRunEnvironment(empty.client, env, distDir);
-        dryRun.push(result);
-        log(`server-side dry-run ${env}: ${result.objects} objects and ${result.pods} Pods from their templates, ${result.failures.length} refused`);
-        for (const failure of result.failures) log(`  ${env}: ${failure}`);
-      }
-      phaseEnded('dry-run');
-    }
+    const dryRun = await dryRunning;
 
     const durationSeconds = Math.round((Date.now() - startedAt) / 1000);
     log('');

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { E2eError } from '../src/base/errors';
 
@@ -18,6 +19,12 @@ export interface ProcessSpec {
   readonly env?: Readonly<Record<string, string>>;
   /** @default the run folder */
   readonly cwd?: string;
+  /**
+   * Its scheduling priority (`nice`, 0 to 19): work that may wait runs on the cores the
+   * rest leaves idle.
+   * @default 0
+   */
+  readonly niceness?: number;
 }
 
 const PROXY_VARIABLES = ['http_proxy', 'https_proxy', 'all_proxy', 'no_proxy'];
@@ -61,6 +68,7 @@ export class Supervisor {
       detached: true,
     });
     fs.closeSync(log);
+    if (spec.niceness !== undefined && child.pid !== undefined) os.setPriority(child.pid, spec.niceness);
     const entry = { spec, child, exited: false, code: null as number | null };
     child.on('exit', (code) => {
       entry.exited = true;

@@ -24,6 +24,8 @@ import { INFRASTRUCTURE_RELEASES, RELEASE_ROWS } from '../src/infrastructure/rel
 import { COMPONENT_SUPPORT, supportedKubernetesMinors } from '../src/infrastructure/supported-kubernetes';
 import { UsageError } from '../src/base/errors';
 import { runE2e } from '../e2e/harness';
+import { installCrds } from '../e2e/dry-run';
+import { Supervisor } from '../e2e/processes';
 import { E2E } from '../e2e/command';
 import { loopbackWebhookArgs, loopbackWebhookConfiguration } from '../e2e/cert-manager';
 import { loopbackFlaggerArgs } from '../e2e/flagger';
@@ -1043,5 +1045,65 @@ describe('a Gateway Envoy Gateway left unprogrammed with its Envoy Service and D
     });
     await stuck.poll(at(600));
     expect(patches).toEqual([]);
+  });
+});
+
+describe("the dry-run cluster's CRDs (e2e/dry-run.ts installCrds)", () => {
+  const crd = (name: string, kind: string, versions: { name: string; served: boolean }[]): KubeObject => ({
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name },
+    spec: { group: 'example.com', names: { kind }, versions },
+  });
+
+  it('waits until every served version of each CRD is served, and does not wait for a CRD the server refused', async () => {
+    const applied: string[] = [];
+    const asked: string[] = [];
+    const client = {
+      apply: async (object: KubeObject) => {
+        if (object.metadata.name === 'refused.example.com') throw new ApiError(422, 'Invalid', 'PATCH CustomResourceDefinition/refused.example.com: 422 invalid');
+        applied.push(object.metadata.name);
+        return object;
+      },
+      // Each served version answers on its third question, as discovery does a moment after Established.
+      resource: async (apiVersion: string, kind: string) => {
+        asked.push(`${apiVersion}/${kind}`);
+        return asked.filter((a) => a === `${apiVersion}/${kind}`).length >= 3 ? { namespaced: true } : undefined;
+      },
+    } as unknown as KubeClient;
+    const logged: string[] = [];
+    await installCrds(
+      client,
+      [crd('widgets.example.com', 'Widget', [{ name: 'v1', served: true }, { name: 'v1alpha1', served: false }, { name: 'v2', served: true }]), crd('refused.example.com', 'Refused', [{ name: 'v1', served: true }])],
+      10_000,
+      (line) => logged.push(line),
+    );
+    expect(applied).toEqual(['widgets.example.com']);
+    expect([...new Set(asked)]).toEqual(['example.com/v1/Widget', 'example.com/v2/Widget']);
+    expect(asked.filter((a) => a === 'example.com/v2/Widget')).toHaveLength(3);
+    expect(logged).toEqual(['CRD refused.example.com: PATCH CustomResourceDefinition/refused.example.com: 422 invalid']);
+  });
+
+  it('names the kind that is never served', async () => {
+    const client = { apply: async (object: KubeObject) => object, resource: async () => undefined } as unknown as KubeClient;
+    await expect(installCrds(client, [crd('widgets.example.com', 'Widget', [{ name: 'v1', served: true }])], 600, () => undefined)).rejects.toThrow(
+      /timed out after 1 s waiting for Widget \(example\.com\/v1\) to be served/,
+    );
+  });
+});
+
+describe("the cluster's processes (e2e/processes.ts Supervisor)", () => {
+  it('starts one at the priority it asks, the others at the default', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-supervisor-'));
+    const supervisor = new Supervisor(path.join(dir, 'logs'), dir);
+    try {
+      const low = supervisor.start({ name: 'low', command: 'sleep', args: ['30'], niceness: 19 });
+      const usual = supervisor.start({ name: 'usual', command: 'sleep', args: ['30'] });
+      expect(os.getPriority(low.pid!)).toBe(19);
+      expect(os.getPriority(usual.pid!)).toBe(os.getPriority());
+    } finally {
+      await supervisor.stopAll();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -130,12 +130,14 @@ describe('e2e: the committed project converges on a real control plane and Argo 
       expect(report.dryRun.map((r) => r.environment)).toEqual(['local', 'testing', 'staging', 'production']);
       expect(report.dryRun.flatMap((r) => r.failures)).toEqual([]);
       // The phases npm run bench prints, in the order they ended: the start, each Application
-      // once when it first converged, the operator's sync and the dry-run.
+      // once when it first converged, and the operator's sync; the dry-run, which runs beside
+      // the convergence, wherever it ended.
       const phases = report.phases.map((p) => p.phase);
       expect(phases.slice(0, 5)).toEqual(['toolchain checked', 'control plane started', 'git, charts and registry served', 'Argo CD started', 'bootstrapped']);
       const converged = phases.filter((p) => / \(wave \d+\) (Synced and )?Healthy$/.test(p)).map((p) => p.split(' ')[0]);
       expect([...converged].sort()).toEqual(report.applications.map((a) => a.name).sort());
-      expect(phases.slice(-2)).toEqual(["operator's sync", 'dry-run']);
+      expect(phases.filter((p) => p !== 'dry-run').at(-1)).toBe("operator's sync");
+      expect(phases.filter((p) => p === 'dry-run')).toHaveLength(1);
       const seconds = report.phases.map((p) => p.seconds);
       expect(seconds).toEqual([...seconds].sort((a, b) => a - b));
       expect(report.passed).toBe(true);
