@@ -155,7 +155,12 @@ export interface E2eReport {
    * operator's sync, the `--exec` command; and the dry-run, which runs beside them, where it
    * ended. What did not happen is absent. `npm run bench -- --only e2e` prints them.
    */
-  readonly phases: readonly { readonly phase: string; readonly seconds: number }[];
+  readonly phases: readonly {
+    readonly phase: string;
+    readonly seconds: number;
+    /** When a phase that ran beside the others (the dry-run) started, in seconds from the start; absent for one that followed the phase before it. */
+    readonly since?: number;
+  }[];
   /** True when every Application is Synced and Healthy and every dry-run passed. */
   readonly passed: boolean;
 }
@@ -257,8 +262,9 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
   if (!fs.existsSync(path.join(distDir, environment))) throw new E2eError(`${path.join(distDir, environment)} does not exist: run npm run synth and commit dist/`);
   const rendered = readObjects(path.join(distDir, environment)).map((entry) => entry.object);
 
-  const phases: { phase: string; seconds: number }[] = [];
-  const phaseEnded = (phase: string) => phases.push({ phase, seconds: Math.round((Date.now() - startedAt) / 100) / 10 });
+  const phases: { phase: string; seconds: number; since?: number }[] = [];
+  const secondsSinceStart = () => Math.round((Date.now() - startedAt) / 100) / 10;
+  const phaseEnded = (phase: string, since?: number) => phases.push({ phase, seconds: secondsSinceStart(), ...(since === undefined ? {} : { since }) });
   const toolchain = ensureToolchain(CLUSTER_COMPONENTS, projectRoot);
   phaseEnded('toolchain checked');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-e2e-'));
@@ -399,6 +405,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     const timeoutMs = (options.timeoutSeconds ?? 600) * 1000;
     const dryRunning = (async (): Promise<DryRunResult[]> => {
       if (!(options.dryRun ?? true)) return [];
+      const since = secondsSinceStart();
       const empty = await startApiServer({
         toolchain,
         supervisor,
@@ -419,7 +426,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
         log(`server-side dry-run ${env}: ${result.objects} objects and ${result.pods} Pods from their templates, ${result.failures.length} refused`);
         for (const failure of result.failures) log(`  ${env}: ${failure}`);
       }
-      phaseEnded('dry-run');
+      phaseEnded('dry-run', since);
       return results;
     })();
     // A run that ends by an error before awaiting it reports that error, not this one.
