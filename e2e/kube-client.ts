@@ -240,26 +240,28 @@ export class KubeClient {
 
 /**
  * One kind's objects as a watch keeps them (the client library's ListWatch: one LIST, then
- * each change the API server sends). A watch that ends with an error is started again a
- * second later (a 410 Gone lists again); until its first LIST answered it is not `synced`
- * and the client lists as before.
+ * each change the API server sends; a 410 Gone lists again). A watch that fails (the kind no
+ * longer served, the API server gone) is replaced a second later by a new one that lists
+ * first, and until a LIST has answered the kind is not `synced`: the client lists as before,
+ * so it never answers from objects kept before a failure.
  */
 class WatchedKind {
-  private readonly informer: k8s.ListWatch<k8s.KubernetesObject>;
+  private informer: k8s.ListWatch<k8s.KubernetesObject>;
+  private listed = false;
   private stopped = false;
 
-  constructor(path: string, watch: k8s.Watch, listFn: () => Promise<k8s.KubernetesListObject<k8s.KubernetesObject>>, onChange: () => void) {
-    this.informer = new k8s.ListWatch(path, watch, listFn, false);
-    this.informer.on('change', onChange);
-    this.informer.on('error', () => {
-      if (!this.stopped) setTimeout(() => void this.start(), 1_000).unref();
-    });
-    void this.start();
+  constructor(
+    private readonly path: string,
+    private readonly watch: k8s.Watch,
+    private readonly listFn: () => Promise<k8s.KubernetesListObject<k8s.KubernetesObject>>,
+    private readonly onChange: () => void,
+  ) {
+    this.informer = this.start();
   }
 
-  /** Whether the first LIST was answered (the watch keeps the objects from then on). */
+  /** Whether the current watch's LIST answered (it keeps the objects from then on). */
   get synced(): boolean {
-    return this.informer.latestResourceVersion() !== '';
+    return this.listed && !this.stopped;
   }
 
   list(namespace?: string): readonly KubeObject[] {
@@ -272,7 +274,22 @@ class WatchedKind {
     void this.informer.stop();
   }
 
-  private async start(): Promise<void> {
-    if (!this.stopped) await this.informer.start().catch(() => undefined);
+  private start(): k8s.ListWatch<k8s.KubernetesObject> {
+    this.listed = false;
+    const informer = new k8s.ListWatch(this.path, this.watch, async () => {
+      const list = await this.listFn();
+      if (informer === this.informer) this.listed = true;
+      return list;
+    }, false);
+    informer.on('change', () => this.onChange());
+    informer.on('error', () => {
+      if (informer !== this.informer) return;
+      this.listed = false;
+      if (!this.stopped) setTimeout(() => {
+        if (!this.stopped && informer === this.informer) this.informer = this.start();
+      }, 1_000).unref();
+    });
+    void informer.start().catch(() => undefined);
+    return informer;
   }
 }

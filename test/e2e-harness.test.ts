@@ -25,7 +25,7 @@ import { COMPONENT_SUPPORT, supportedKubernetesMinors } from '../src/infrastruct
 import { UsageError } from '../src/base/errors';
 import { runE2e } from '../e2e/harness';
 import { installCrds } from '../e2e/dry-run';
-import { Supervisor } from '../e2e/processes';
+import { Supervisor, waitFor } from '../e2e/processes';
 import { E2E } from '../e2e/command';
 import { loopbackWebhookArgs, loopbackWebhookConfiguration } from '../e2e/cert-manager';
 import { loopbackFlaggerArgs } from '../e2e/flagger';
@@ -829,8 +829,17 @@ describe("the report's reads of what a converged run synced (KubeClient.listSync
 
 describe('kinds kept from a watch (KubeClient.watchKinds, changed)', () => {
   /** An API server over TLS that serves ConfigMaps: LISTs counted, and a watch the test sends events on. */
-  async function watchingServer(): Promise<{ client: KubeClient; lists: () => number; send: (type: string, object: object) => void; watching: Promise<void>; close: () => Promise<void> }> {
+  async function watchingServer(): Promise<{
+    client: KubeClient;
+    lists: () => number;
+    send: (type: string, object: object) => void;
+    endWatch: () => void;
+    refuseWatches: (refuse: boolean) => void;
+    watching: Promise<void>;
+    close: () => Promise<void>;
+  }> {
     let lists = 0;
+    let refuseWatches = false;
     const watches: http.ServerResponse[] = [];
     let watchStarted!: () => void;
     const watching = new Promise<void>((resolve) => (watchStarted = resolve));
@@ -840,7 +849,11 @@ describe('kinds kept from a watch (KubeClient.watchKinds, changed)', () => {
       if (url.pathname === '/api/v1') {
         response.end(JSON.stringify({ kind: 'APIResourceList', groupVersion: 'v1', resources: [{ name: 'configmaps', kind: 'ConfigMap', namespaced: true, verbs: ['list', 'watch'] }] }));
       } else if (url.pathname === '/api/v1/configmaps' && url.searchParams.get('watch') === 'true') {
-        expect(url.searchParams.get('resourceVersion')).toBe('7');
+        if (refuseWatches) {
+          response.statusCode = 503;
+          response.end('{}');
+          return;
+        }
         response.flushHeaders();
         watches.push(response);
         watchStarted();
@@ -856,6 +869,8 @@ describe('kinds kept from a watch (KubeClient.watchKinds, changed)', () => {
       client,
       lists: () => lists,
       send: (type, object) => watches.at(-1)!.write(`${JSON.stringify({ type, object })}\n`),
+      endWatch: () => watches.at(-1)!.end(),
+      refuseWatches: (refuse) => (refuseWatches = refuse),
       watching,
       close: async () => {
         for (const response of watches) response.end();
@@ -884,6 +899,38 @@ describe('kinds kept from a watch (KubeClient.watchKinds, changed)', () => {
       expect(names(listed)).toEqual(['other/second']);
       expect(listed[0]).toMatchObject({ apiVersion: 'v1', kind: 'ConfigMap' });
       expect(server.lists()).toBe(lists);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('lists as before while its watch fails, and answers from a new watch once one has listed again', async () => {
+    const server = await watchingServer();
+    try {
+      server.client.watchKinds(['v1/ConfigMap']);
+      await server.client.list('v1', 'ConfigMap');
+      await server.watching;
+      // The client's own list, and the watch's.
+      expect(server.lists()).toBe(2);
+      await server.client.list('v1', 'ConfigMap');
+      expect(server.lists()).toBe(2);
+      // The watch ends and the API server refuses the next one: the kept objects are not used.
+      server.refuseWatches(true);
+      server.endWatch();
+      await waitFor('the failed watch to be seen', 5_000, async () => {
+        await server.client.list('v1', 'ConfigMap');
+        return server.lists() > 2 ? true : undefined;
+      });
+      // Watches are served again: a new one lists, then the client answers from it.
+      server.refuseWatches(false);
+      await waitFor('a new watch', 10_000, async () => {
+        const before = server.lists();
+        await server.client.list('v1', 'ConfigMap');
+        return server.lists() === before ? true : undefined;
+      });
+      const settled = server.lists();
+      expect(names(await server.client.list('v1', 'ConfigMap'))).toEqual(['app/first']);
+      expect(server.lists()).toBe(settled);
     } finally {
       await server.close();
     }
