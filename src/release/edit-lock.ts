@@ -14,7 +14,8 @@ import { synthesize } from '../synth';
  * they read and one swapping its dist/ over the other's. The lock file never exists without
  * its whole journal (it is a hard link to a file written before, and rewritten by rename), so
  * a command that reads it while its holder is taking it never sees an empty lock and takes
- * it for an interrupted edit's.
+ * it for an interrupted edit's. A stopped command's lock is replaced by rename, never removed
+ * first, under a claim beside it (`lock.json.claim`) that one command at a time holds.
  *
  * An edit writes its values file first (a whole file, by rename), then swaps in the dist/ it
  * rendered before: the values files are what dist/ is rendered from, so a run killed between
@@ -99,7 +100,9 @@ function recover(root: string, journal: LockJournal | undefined, log: (line: str
 }
 
 /** How often a command tries to take the lock while other commands take and release it meanwhile. */
-const LOCK_ATTEMPTS = 10;
+const LOCK_ATTEMPTS = 50;
+/** Beside the lock: held by the one command that replaces a stopped command's lock (for a few system calls). */
+const CLAIM_FILE = `${LOCK_FILE}.claim`;
 
 function refusal(holder: LockJournal): RefusedError {
   return new RefusedError(`another ${holder.command} (process ${holder.pid}) is editing this project; run this again when it has finished (${EDIT_DIR}/${LOCK_FILE} is its lock)`);
@@ -107,6 +110,11 @@ function refusal(holder: LockJournal): RefusedError {
 
 function errorCode(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException).code;
+}
+
+/** Wait a moment without returning to the event loop (the edit commands run synchronously). */
+function pause(milliseconds: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, milliseconds);
 }
 
 /** Write a journal whole into a new file beside the lock (`<lock>.<pid>.<nonce>.<what>.tmp`), flushed; its path. */
@@ -122,23 +130,26 @@ function writeJournalFile(editDir: string, journal: LockJournal, what: string): 
   return file;
 }
 
-/** Create the lock file exclusively with `journal` in it (a hard link: it appears whole); false when one exists. */
-function createLock(editDir: string, lockFile: string, journal: LockJournal): boolean | 'retry' {
+/**
+ * Create `file` exclusively with `journal` in it (a hard link to a file written before: it
+ * appears whole); false when one exists, 'retry' when a file of the attempt was removed meanwhile.
+ */
+function createExclusively(editDir: string, file: string, journal: LockJournal, what: string): boolean | 'retry' {
   let candidate: string;
   try {
     fs.mkdirSync(editDir, { recursive: true });
-    candidate = writeJournalFile(editDir, journal, 'candidate');
+    candidate = writeJournalFile(editDir, journal, what);
   } catch (error) {
-    // The folder removed by a command that released its lock meanwhile: try again.
+    // The folder removed by a command that released its lock meanwhile.
     if (errorCode(error) === 'ENOENT') return 'retry';
     throw error;
   }
   try {
-    fs.linkSync(candidate, lockFile);
+    fs.linkSync(candidate, file);
     return true;
   } catch (error) {
     if (errorCode(error) === 'EEXIST') return false;
-    // The candidate removed by a recovery meanwhile, or the folder by a release: try again.
+    // The candidate removed by a recovery meanwhile, or the folder by a release.
     if (errorCode(error) === 'ENOENT') return 'retry';
     throw error;
   } finally {
@@ -146,53 +157,111 @@ function createLock(editDir: string, lockFile: string, journal: LockJournal): bo
   }
 }
 
+/**
+ * A lock-like file read through one descriptor, kept open (so its inode is not reused while
+ * it is compared): its journal (undefined when it does not parse) and its inode; undefined
+ * when there is none.
+ */
+function openJournal(file: string): { readonly journal: LockJournal | undefined; readonly inode: number; readonly descriptor: number } | undefined {
+  let descriptor: number;
+  try {
+    descriptor = fs.openSync(file, 'r');
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return undefined;
+    throw error;
+  }
+  let journal: LockJournal | undefined;
+  try {
+    const parsed = JSON.parse(fs.readFileSync(descriptor, 'utf8')) as Partial<LockJournal>;
+    journal = typeof parsed.pid === 'number' && typeof parsed.command === 'string' ? (parsed as LockJournal) : undefined;
+  } catch {
+    journal = undefined;
+  }
+  return { journal, inode: fs.fstatSync(descriptor).ino, descriptor };
+}
+
+function inodeOf(file: string): number | undefined {
+  try {
+    return fs.statSync(file).ino;
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
 const sameTaking = (a: LockJournal | undefined, b: LockJournal | undefined): boolean =>
   a !== undefined && b !== undefined && a.pid === b.pid && a.command === b.command && a.nonce === b.nonce;
 
 /**
- * Take the project's lock for `own`: refused when a running process holds it; a lock whose
- * process has stopped is claimed (renamed away: of two commands that found it, one claims it),
- * then this command's lock taken, and only then the interrupted edit recovered.
+ * The claim to replace a stopped command's lock, for `own`: true when taken. A claim whose
+ * command has stopped (killed within its few system calls) is removed, if it is still the
+ * one read, and the claim tried again.
+ */
+function takeClaim(editDir: string, own: LockJournal): boolean {
+  const claimFile = path.join(editDir, CLAIM_FILE);
+  const created = createExclusively(editDir, claimFile, own, 'claim');
+  if (created !== false) return created === true;
+  const claim = openJournal(claimFile);
+  if (claim === undefined) return false;
+  try {
+    if (claim.journal !== undefined && isRunning(claim.journal.pid)) return false;
+    const removed = path.join(editDir, `${CLAIM_FILE}.${own.pid}.${own.nonce}.removed.tmp`);
+    try {
+      fs.renameSync(claimFile, removed);
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return false;
+      throw error;
+    }
+    // Another command's claim taken in between goes back (it is held for a few calls only).
+    if (inodeOf(removed) !== claim.inode) {
+      try {
+        fs.linkSync(removed, claimFile);
+      } catch {
+        // a third claim was taken meanwhile: it stands
+      }
+    }
+    fs.rmSync(removed, { force: true });
+    return false;
+  } finally {
+    fs.closeSync(claim.descriptor);
+  }
+}
+
+/**
+ * Take the project's lock for `own`: refused when a running process holds it. A lock whose
+ * process has stopped is replaced by this command's, by rename (the lock file is never
+ * absent), under the claim, and only if it is still the one found stale; then, holding the
+ * lock, the interrupted edit is recovered. Of two commands that find it, one replaces it and
+ * recovers; the other then finds a running command's lock.
  */
 function takeLock(root: string, own: LockJournal, log: (line: string) => void): void {
   const editDir = path.join(root, EDIT_DIR);
   const lockFile = path.join(editDir, LOCK_FILE);
   for (let attempt = 0; attempt < LOCK_ATTEMPTS; attempt += 1) {
-    const created = createLock(editDir, lockFile, own);
+    const created = createExclusively(editDir, lockFile, own, 'candidate');
     if (created === true) return;
     if (created === 'retry') continue;
-    const holder = readJournal(lockFile);
-    if (holder === undefined && !fs.existsSync(lockFile)) continue; // released meanwhile
-    if (holder !== undefined && holder.pid !== process.pid && isRunning(holder.pid)) throw refusal(holder);
-    const claimed = path.join(editDir, `${LOCK_FILE}.${own.pid}.${own.nonce}.claimed.tmp`);
+    const found = openJournal(lockFile);
+    if (found === undefined) continue; // released meanwhile
     try {
-      fs.renameSync(lockFile, claimed);
-    } catch (error) {
-      if (errorCode(error) === 'ENOENT') continue; // another command claimed it first
-      throw error;
-    }
-    const stale = readJournal(claimed);
-    if (holder !== undefined && !sameTaking(stale, holder)) {
-      // Another command had taken the stopped one's place between the read and the claim: its
-      // lock goes back, and that command is the one editing.
-      try {
-        fs.linkSync(claimed, lockFile);
-      } catch {
-        // a third command took the place meanwhile; it is the one editing
+      const holder = found.journal;
+      if (holder !== undefined && holder.pid !== process.pid && isRunning(holder.pid)) throw refusal(holder);
+      if (!takeClaim(editDir, own)) {
+        pause(20);
+        continue;
       }
-      fs.rmSync(claimed, { force: true });
-      if (stale !== undefined && isRunning(stale.pid)) throw refusal(stale);
-      continue;
+      try {
+        // Another command replaced it before this one had the claim: look again.
+        if (inodeOf(lockFile) !== found.inode) continue;
+        fs.renameSync(writeJournalFile(editDir, own, 'candidate'), lockFile);
+      } finally {
+        const claimFile = path.join(editDir, CLAIM_FILE);
+        if (sameTaking(readJournal(claimFile), own)) fs.rmSync(claimFile, { force: true });
+      }
+    } finally {
+      fs.closeSync(found.descriptor);
     }
-    const taken = createLock(editDir, lockFile, own);
-    fs.rmSync(claimed, { force: true });
-    if (taken !== true) {
-      // A command started meanwhile took the free lock: it edits, and renders all of dist/.
-      const next = readJournal(lockFile);
-      if (next !== undefined && isRunning(next.pid)) throw refusal(next);
-      continue;
-    }
-    recover(root, stale, log);
+    recover(root, found.journal, log);
     return;
   }
   throw new RefusedError(`could not take ${EDIT_DIR}/${LOCK_FILE}: other commands took and released it ${LOCK_ATTEMPTS} times meanwhile; run this again`);

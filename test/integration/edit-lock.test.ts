@@ -62,6 +62,16 @@ describe('an interrupted edit', () => {
     expect(copyEnvironments(root).staging).toEqual(staging);
   });
 
+  it('is recovered even when a command killed while replacing it left its claim', async () => {
+    const { file } = interruptedRelease();
+    fs.writeFileSync(path.join(root, EDIT_DIR, 'lock.json.claim'), JSON.stringify({ pid: goneProcess(), command: 'synth', nonce: 'gone' }));
+    const synth = await runInProcess(SYNTH, [], root);
+    expect(synth.status, synth.stderr).toBe(0);
+    expect(synth.stderr).toContain(`recovered from an interrupted release (process `);
+    expect(synth.stderr).toContain(`${file} had been written`);
+    expect(fs.existsSync(path.join(root, EDIT_DIR))).toBe(false);
+  });
+
   it('refuses an edit while another process holds the lock, naming it', async () => {
     fs.mkdirSync(path.join(root, EDIT_DIR));
     // This test's own process runs: a lock it holds under another pid is a live holder.
