@@ -180,6 +180,8 @@ export async function startApiServer(options: {
   readonly niceness?: number;
   /** How long it may take to become ready. @default 60_000 */
   readonly readyTimeoutMs?: number;
+  /** Runs between the readiness checks, beside the check that every process runs; throws to stop waiting. @default none */
+  readonly check?: () => void;
 }): Promise<{ client: KubeClient; server: string }> {
   const { pki } = options;
   const port = await freePort();
@@ -222,9 +224,10 @@ export async function startApiServer(options: {
     ],
   });
   const client = new KubeClient(server, { ca: pki.ca.cert, cert: pki.admin.cert, key: pki.admin.key });
-  await waitFor(`${options.name} /readyz`, options.readyTimeoutMs ?? 60_000, async () => ((await client.ready()) ? true : undefined), () =>
-    options.supervisor.assertRunning(),
-  );
+  await waitFor(`${options.name} /readyz`, options.readyTimeoutMs ?? 60_000, async () => ((await client.ready()) ? true : undefined), () => {
+    options.check?.();
+    options.supervisor.assertRunning();
+  });
   return { client, server };
 }
 

@@ -21,13 +21,15 @@ export function readCrds(dir: string): KubeObject[] {
 
 /**
  * Apply CRDs and wait until the server serves every version each of them serves (its
- * discovery lists the kind; asked again until it does, at most `timeoutMs`): a dry-run of a
- * custom resource before that would read as the kind being unknown. A CRD the server refuses
- * is logged and not waited for.
+ * discovery lists the kind; asked again until it does, at most `timeoutMs` in all): a dry-run
+ * of a custom resource before that would read as the kind being unknown. A CRD the server
+ * refuses is logged and not waited for. `check` runs between the steps (throws to stop).
  */
-export async function installCrds(client: KubeClient, crds: readonly KubeObject[], timeoutMs: number, log: (line: string) => void): Promise<void> {
+export async function installCrds(client: KubeClient, crds: readonly KubeObject[], timeoutMs: number, log: (line: string) => void, check: () => void = () => {}): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   const awaited: { apiVersion: string; kind: string }[] = [];
   for (const crd of crds) {
+    check();
     try {
       await client.apply(crd);
       for (const version of crd.spec.versions as { name: string; served: boolean }[]) {
@@ -38,7 +40,7 @@ export async function installCrds(client: KubeClient, crds: readonly KubeObject[
     }
   }
   for (const { apiVersion, kind } of awaited) {
-    await waitFor(`${kind} (${apiVersion}) to be served`, timeoutMs, async () => ((await client.resource(apiVersion, kind)) === undefined ? undefined : true));
+    await waitFor(`${kind} (${apiVersion}) to be served`, Math.max(deadline - Date.now(), 0), async () => ((await client.resource(apiVersion, kind)) === undefined ? undefined : true), check);
   }
 }
 

@@ -40,11 +40,11 @@ import { followedRegistry } from '../src/charts/gitops-applications';
 
 
 /**
- * The kinds the stand-in controllers, the live containers and the convergence watch read
- * each pass, kept from watches (KubeClient.watchKinds): a pass reads them from memory and
- * starts at their change, instead of listing every one of them each second.
+ * The kinds the stand-in controllers and the live containers read each pass, kept from
+ * watches (KubeClient.watchKinds): a pass reads them from memory and starts at a change of
+ * one of them, instead of listing every one of them each second.
  */
-const WATCHED_KINDS = [
+const STAND_IN_KINDS = [
   'v1/Secret',
   'v1/ConfigMap',
   'v1/Pod',
@@ -52,13 +52,15 @@ const WATCHED_KINDS = [
   'v1/PersistentVolumeClaim',
   'apps/v1/Deployment',
   'storage.k8s.io/v1/StorageClass',
-  ...CONVERGENCE_KINDS,
   'gateway.networking.k8s.io/v1/Gateway',
   'kafka.strimzi.io/v1/Kafka',
   'kafka.strimzi.io/v1/KafkaNodePool',
   'kafka.strimzi.io/v1/KafkaTopic',
   'kafka.strimzi.io/v1/KafkaUser',
 ] as const;
+
+/** Every kind the harness keeps from a watch: the stand-ins' and the convergence watch's. */
+const WATCHED_KINDS = [...STAND_IN_KINDS, ...CONVERGENCE_KINDS] as const;
 
 /** The least time between two passes of the stand-in controllers (a burst of changes is one pass). */
 const MIN_PASS_GAP_MS = 200;
@@ -276,14 +278,19 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
   let controllersDone: Promise<void> = Promise.resolve();
   let liveContainers: LiveContainers | undefined;
   let watchingClient: KubeClient | undefined;
+  /** Set once the run ends: the dry-run beside it stops at its next step. */
+  let ending = false;
+  let dryRunSettled: Promise<unknown> = Promise.resolve();
   const chat = new RecordingServer();
   const cleanup = async (): Promise<void> => {
+    ending = true;
     stopControllers = true;
     await controllersDone.catch(() => undefined);
     watchingClient?.close();
     await liveContainers?.close();
     // The notifications controller posts to the chat until it stops.
     await supervisor.stopAll();
+    await dryRunSettled;
     await chat.close();
     await proxy.close();
     await charts?.close();
@@ -406,31 +413,48 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     const dryRunning = (async (): Promise<DryRunResult[]> => {
       if (!(options.dryRun ?? true)) return [];
       const since = secondsSinceStart();
-      const empty = await startApiServer({
-        toolchain,
-        supervisor,
-        dir,
-        pki: plane.pki,
-        etcd: plane.etcd,
-        name: 'kube-apiserver-dry-run',
-        etcdPrefix: '/dry-run',
-        niceness: 19,
-        // At the lowest priority it starts when the waves leave it a core, within the run's bound.
-        readyTimeoutMs: timeoutMs,
-      });
-      await installCrds(empty.client, readCrds(path.join(projectRoot, 'schemas', 'crds')), timeoutMs, log);
-      const results: DryRunResult[] = [];
-      for (const env of ENVIRONMENT_ORDER) {
-        const result = await dryRunEnvironment(empty.client, env, distDir);
-        results.push(result);
-        log(`server-side dry-run ${env}: ${result.objects} objects and ${result.pods} Pods from their templates, ${result.failures.length} refused`);
-        for (const failure of result.failures) log(`  ${env}: ${failure}`);
+      // Each wait within what is left of the run's bound (a minute at least); none after the run ended.
+      const remainingMs = () => Math.max(startedAt + timeoutMs - Date.now(), 60_000);
+      const stillRunning = () => {
+        if (ending) throw new E2eError('the run ended before the dry-run did');
+      };
+      try {
+        const empty = await startApiServer({
+          toolchain,
+          supervisor,
+          dir,
+          pki: plane.pki,
+          etcd: plane.etcd,
+          name: 'kube-apiserver-dry-run',
+          etcdPrefix: '/dry-run',
+          niceness: 19,
+          // At the lowest priority it starts when the waves leave it a core.
+          readyTimeoutMs: remainingMs(),
+          check: stillRunning,
+        });
+        await installCrds(empty.client, readCrds(path.join(projectRoot, 'schemas', 'crds')), remainingMs(), log, stillRunning);
+        const results: DryRunResult[] = [];
+        for (const env of ENVIRONMENT_ORDER) {
+          stillRunning();
+          const result = await dryRunEnvironment(empty.client, env, distDir);
+          results.push(result);
+          log(`server-side dry-run ${env}: ${result.objects} objects and ${result.pods} Pods from their templates, ${result.failures.length} refused`);
+          for (const failure of result.failures) log(`  ${env}: ${failure}`);
+        }
+        phaseEnded('dry-run', since);
+        return results;
+      } catch (error) {
+        if (ending) throw error;
+        // The dry-run's own cluster failed (not an object refused): every environment fails with why.
+        const why = `not dry-run: ${error instanceof Error ? error.message : String(error)}`;
+        log(`server-side dry-run: ${why}`);
+        phaseEnded('dry-run', since);
+        return ENVIRONMENT_ORDER.map((environment) => ({ environment, objects: 0, pods: 0, failures: [why] }));
       }
-      phaseEnded('dry-run', since);
-      return results;
     })();
-    // A run that ends by an error before awaiting it reports that error, not this one.
-    dryRunning.catch(() => undefined);
+    // A run that ends by an error before awaiting it reports that error, not this one; its
+    // cleanup waits for it to stop.
+    dryRunSettled = dryRunning.catch(() => undefined);
 
     const { envoyGateway, certManager, flagger, kubePrometheusStack } = INFRASTRUCTURE_RELEASES;
     /** The releases whose real controller runs here, with the version it runs: Argo CD (above), cert-manager, Envoy Gateway, Flagger and prometheus-operator (started once Argo CD creates their release's controller Deployment). */
@@ -488,7 +512,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     controllersDone = (async () => {
       while (!stopControllers) {
         // A change during the pass (its own writes too) starts the next one; none, a second.
-        const change = client.changed(1_000);
+        const change = client.changed(1_000, STAND_IN_KINDS);
         try {
           for (const object of [...laterAccess]) {
             if ((await client.get('v1', 'Namespace', object.metadata.namespace!)) === undefined) continue;

@@ -51,6 +51,9 @@ export class KubeClient {
   /** The kinds `watchKinds` asked for, by `apiVersion/kind`, once their watch started. */
   private readonly watched = new Map<string, WatchedKind>();
   private readonly kindsToWatch = new Set<string>();
+  /** Per watched kind, the newest resourceVersion this client's own writes returned. */
+  private readonly ownWrites = new Map<string, bigint>();
+  private closed = false;
   private readonly changeWaiters = new Set<{ readonly kinds?: ReadonlySet<string>; readonly wake: () => void }>();
 
   constructor(
@@ -100,6 +103,7 @@ export class KubeClient {
 
   /** Stop the watches. */
   close(): void {
+    this.closed = true;
     for (const watched of this.watched.values()) watched.stop();
     this.watched.clear();
   }
@@ -143,7 +147,7 @@ export class KubeClient {
    * the server to run admission, defaulting and validation without storing anything.
    */
   async apply(object: KubeObject, options: { dryRun?: boolean; force?: boolean } = {}): Promise<KubeObject> {
-    return this.call(this.label('PATCH', object), () =>
+    const applied: KubeObject = await this.call(this.label('PATCH', object), () =>
       this.objects.write(object as unknown as k8s.KubernetesObject, { method: 'PATCH', contentType: CONTENT.apply }, object, {
         fieldManager: this.fieldManager,
         fieldValidation: 'Strict',
@@ -151,6 +155,8 @@ export class KubeClient {
         ...(options.dryRun ? { dryRun: 'All' as const } : {}),
       }),
     );
+    if (!options.dryRun) this.wrote(object, applied);
+    return applied;
   }
 
   async get(apiVersion: string, kind: string, name: string, namespace?: string): Promise<KubeObject | undefined> {
@@ -165,7 +171,7 @@ export class KubeClient {
   /** Every object of a kind, in all namespaces (or one); [] when the kind is not served (yet). */
   async list(apiVersion: string, kind: string, namespace?: string): Promise<KubeObject[]> {
     const watched = this.watched.get(`${apiVersion}/${kind}`);
-    if (watched?.synced) return watched.list(namespace).map((item) => ({ ...item, apiVersion, kind }));
+    if (watched?.synced && watched.hasSeen(this.ownWrites.get(`${apiVersion}/${kind}`))) return watched.list(namespace).map((item) => ({ ...item, apiVersion, kind }));
     if (!(await this.objects.serves(apiVersion, kind))) return [];
     await this.startWatch(`${apiVersion}/${kind}`);
     try {
@@ -198,16 +204,20 @@ export class KubeClient {
 
   /** Create; `dryRun` asks the server to run admission and validation without storing anything. */
   async create(object: KubeObject, options: { dryRun?: boolean } = {}): Promise<KubeObject> {
-    return this.call(this.label('POST', object), () =>
+    const created: KubeObject = await this.call(this.label('POST', object), () =>
       this.objects.write(object as unknown as k8s.KubernetesObject, { method: 'POST', contentType: CONTENT.json }, object, options.dryRun ? { dryRun: 'All', fieldValidation: 'Strict' } : {}),
     );
+    if (!options.dryRun) this.wrote(object, created);
+    return created;
   }
 
   /** JSON merge patch of the object (or of its status subresource). */
   async mergePatch(object: Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>, patch: unknown, subresource?: 'status'): Promise<KubeObject> {
-    return this.call(this.label('PATCH', object), () =>
+    const patched: KubeObject = await this.call(this.label('PATCH', object), () =>
       this.objects.write(object as unknown as k8s.KubernetesObject, { method: 'PATCH', contentType: CONTENT.merge, ...(subresource ? { subresource } : {}) }, patch),
     );
+    this.wrote(object, patched);
+    return patched;
   }
 
   async delete(object: Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>): Promise<void> {
@@ -216,6 +226,20 @@ export class KubeClient {
     } catch (error) {
       if (!(error instanceof ApiError && error.status === 404)) throw error;
     }
+    this.wrote(object, undefined);
+  }
+
+  /**
+   * Read your own writes from a watch: the kind's watch answers a list once it has seen the
+   * resourceVersion this client's write returned (for a deletion, any later event); until then
+   * the list asks the server, so a pass never misses what the pass before it wrote.
+   */
+  private wrote(object: Pick<KubeObject, 'apiVersion' | 'kind'>, written: KubeObject | undefined): void {
+    const id = `${object.apiVersion}/${object.kind}`;
+    const watched = this.watched.get(id);
+    if (watched === undefined) return;
+    const version = resourceVersionNumber(written?.metadata?.resourceVersion) ?? (watched.version() ?? 0n) + 1n;
+    if (version > (this.ownWrites.get(id) ?? 0n)) this.ownWrites.set(id, version);
   }
 
   /** Forget discovered kinds (after CRDs were installed or removed). */
@@ -225,17 +249,22 @@ export class KubeClient {
 
   /** Start the watch of a kind `watchKinds` named (`apps/v1/Deployment`), once it is served. */
   private async startWatch(id: string): Promise<void> {
-    if (this.watched.has(id) || !this.kindsToWatch.has(id)) return;
+    if (this.closed || this.watched.has(id) || !this.kindsToWatch.has(id)) return;
     const apiVersion = id.slice(0, id.lastIndexOf('/'));
     const kind = id.slice(id.lastIndexOf('/') + 1);
     const path = await this.objects.collectionPath(apiVersion, kind);
-    if (path === undefined || this.watched.has(id)) return;
+    if (path === undefined || this.closed || this.watched.has(id)) return;
     this.watched.set(id, new WatchedKind(path, new k8s.Watch(this.config), () => this.objects.list(apiVersion, kind), () => this.wakeWaiters(id)));
   }
 
   private wakeWaiters(kind: string): void {
     for (const waiter of [...this.changeWaiters]) if (waiter.kinds === undefined || waiter.kinds.has(kind)) waiter.wake();
   }
+}
+
+/** A resourceVersion as a number; undefined when it is not one (they are opaque to clients, and etcd revisions on this API server). */
+function resourceVersionNumber(resourceVersion: string | undefined): bigint | undefined {
+  return resourceVersion !== undefined && /^\d+$/.test(resourceVersion) ? BigInt(resourceVersion) : undefined;
 }
 
 /**
@@ -259,9 +288,21 @@ class WatchedKind {
     this.informer = this.start();
   }
 
-  /** Whether the current watch's LIST answered (it keeps the objects from then on). */
+  /** Whether the current watch's LIST answered and filled it (it keeps the objects from then on; a 410 Gone empties it until it lists again). */
   get synced(): boolean {
-    return this.listed && !this.stopped;
+    return this.listed && !this.stopped && this.informer.latestResourceVersion() !== '';
+  }
+
+  /** The newest resourceVersion the watch has seen, as a number (the API server's are etcd revisions). */
+  version(): bigint | undefined {
+    return resourceVersionNumber(this.informer.latestResourceVersion());
+  }
+
+  /** Whether the watch has seen `resourceVersion` (an own write's), or there is none to see. */
+  hasSeen(resourceVersion: bigint | undefined): boolean {
+    if (resourceVersion === undefined) return true;
+    const seen = this.version();
+    return seen !== undefined && seen >= resourceVersion;
   }
 
   list(namespace?: string): readonly KubeObject[] {
@@ -276,8 +317,19 @@ class WatchedKind {
 
   private start(): k8s.ListWatch<k8s.KubernetesObject> {
     this.listed = false;
-    const informer = new k8s.ListWatch(this.path, this.watch, async () => {
+    // A watch whose request was on its way when the kind was stopped is ended as it opens
+    // (ListWatch aborts only a watch that has opened).
+    const watch = {
+      watch: async (...args: Parameters<k8s.Watch['watch']>): Promise<AbortController> => {
+        const controller = await this.watch.watch(...args);
+        if (this.stopped) controller.abort();
+        return controller;
+      },
+    } as k8s.Watch;
+    const informer = new k8s.ListWatch(this.path, watch, async () => {
       const list = await this.listFn();
+      // Stopped while it listed: no watch is opened after the stop (ListWatch checks only before the list).
+      if (this.stopped) throw new Error('stopped');
       if (informer === this.informer) this.listed = true;
       return list;
     }, false);

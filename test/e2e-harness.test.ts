@@ -834,12 +834,18 @@ describe('kinds kept from a watch (KubeClient.watchKinds, changed)', () => {
     lists: () => number;
     send: (type: string, object: object) => void;
     endWatch: () => void;
+    watchCount: () => number;
+    /** Answer no new watch (its headers held) until called with false. */
+    holdWatches: (hold: boolean) => void;
+    closedByClient: (index: number) => Promise<void>;
     refuseWatches: (refuse: boolean) => void;
     watching: Promise<void>;
     close: () => Promise<void>;
   }> {
     let lists = 0;
     let refuseWatches = false;
+    let holdWatches = false;
+    const held: http.ServerResponse[] = [];
     const watches: http.ServerResponse[] = [];
     let watchStarted!: () => void;
     const watching = new Promise<void>((resolve) => (watchStarted = resolve));
@@ -854,9 +860,12 @@ describe('kinds kept from a watch (KubeClient.watchKinds, changed)', () => {
           response.end('{}');
           return;
         }
-        response.flushHeaders();
         watches.push(response);
+        if (holdWatches) held.push(response);
+        else response.flushHeaders();
         watchStarted();
+      } else if (request.method === 'PATCH' && url.pathname === '/api/v1/namespaces/app/configmaps/first') {
+        response.end(JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'first', namespace: 'app', resourceVersion: '10' }, data: { written: 'yes' } }));
       } else if (url.pathname === '/api/v1/configmaps' || url.pathname === '/api/v1/namespaces/app/configmaps') {
         lists += 1;
         response.end(JSON.stringify({ kind: 'ConfigMapList', metadata: { resourceVersion: '7' }, items: [{ metadata: { name: 'first', namespace: 'app', resourceVersion: '7' } }] }));
@@ -870,9 +879,16 @@ describe('kinds kept from a watch (KubeClient.watchKinds, changed)', () => {
       lists: () => lists,
       send: (type, object) => watches.at(-1)!.write(`${JSON.stringify({ type, object })}\n`),
       endWatch: () => watches.at(-1)!.end(),
+      watchCount: () => watches.length,
+      holdWatches: (hold) => {
+        holdWatches = hold;
+        if (!hold) for (const response of held.splice(0)) response.flushHeaders();
+      },
+      closedByClient: (index) => new Promise<void>((resolve) => (watches[index]!.closed ? resolve() : watches[index]!.on('close', () => resolve()))),
       refuseWatches: (refuse) => (refuseWatches = refuse),
       watching,
       close: async () => {
+        client.close();
         for (const response of watches) response.end();
         await close();
       },
@@ -899,6 +915,29 @@ describe('kinds kept from a watch (KubeClient.watchKinds, changed)', () => {
       expect(names(listed)).toEqual(['other/second']);
       expect(listed[0]).toMatchObject({ apiVersion: 'v1', kind: 'ConfigMap' });
       expect(server.lists()).toBe(lists);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("reads its own writes: asks the server until the watch has seen what this client wrote", async () => {
+    const server = await watchingServer();
+    try {
+      server.client.watchKinds(['v1/ConfigMap']);
+      await server.client.list('v1', 'ConfigMap');
+      await server.watching;
+      await server.client.list('v1', 'ConfigMap');
+      const before = server.lists();
+      await server.client.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'first', namespace: 'app' }, data: { written: 'yes' } });
+      // The watch has not sent the write yet: the server is asked.
+      await server.client.list('v1', 'ConfigMap');
+      expect(server.lists()).toBe(before + 1);
+      const change = server.client.changed(10_000);
+      server.send('MODIFIED', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'first', namespace: 'app', resourceVersion: '10' }, data: { written: 'yes' } });
+      await change;
+      const listed = await server.client.list('v1', 'ConfigMap');
+      expect(listed[0]?.data).toEqual({ written: 'yes' });
+      expect(server.lists()).toBe(before + 1);
     } finally {
       await server.close();
     }
@@ -931,6 +970,25 @@ describe('kinds kept from a watch (KubeClient.watchKinds, changed)', () => {
       const settled = server.lists();
       expect(names(await server.client.list('v1', 'ConfigMap'))).toEqual(['app/first']);
       expect(server.lists()).toBe(settled);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('ends a watch that opens after it was closed (its request on its way when the client closed)', async () => {
+    const server = await watchingServer();
+    try {
+      server.client.watchKinds(['v1/ConfigMap']);
+      await server.client.list('v1', 'ConfigMap');
+      await server.watching;
+      // The server ends the watch and holds the answer to the one the client asks next; the
+      // client is closed meanwhile, then the watch opens.
+      server.holdWatches(true);
+      server.endWatch();
+      await waitFor('the watch asked again', 5_000, () => (server.watchCount() === 2 ? true : undefined));
+      server.client.close();
+      server.holdWatches(false);
+      await server.closedByClient(1);
     } finally {
       await server.close();
     }
