@@ -897,6 +897,13 @@ describe('kinds kept from a watch (KubeClient.watchKinds, changed)', () => {
 
   const names = (objects: readonly KubeObject[]) => objects.map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
 
+  /** Watch ConfigMaps from the client's first list on, and wait until the watch is open. */
+  async function watchConfigMaps(server: { client: KubeClient; watching: Promise<void> }): Promise<void> {
+    server.client.watchKinds(['v1/ConfigMap']);
+    await server.client.list('v1', 'ConfigMap');
+    await server.watching;
+  }
+
   it('lists once, then answers from the watch, each change included, without asking the server again', async () => {
     const server = await watchingServer();
     try {
@@ -923,9 +930,7 @@ describe('kinds kept from a watch (KubeClient.watchKinds, changed)', () => {
   it("reads its own writes: asks the server until the watch has seen what this client wrote", async () => {
     const server = await watchingServer();
     try {
-      server.client.watchKinds(['v1/ConfigMap']);
-      await server.client.list('v1', 'ConfigMap');
-      await server.watching;
+      await watchConfigMaps(server);
       await server.client.list('v1', 'ConfigMap');
       const before = server.lists();
       await server.client.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'first', namespace: 'app' }, data: { written: 'yes' } });
@@ -946,9 +951,7 @@ describe('kinds kept from a watch (KubeClient.watchKinds, changed)', () => {
   it('lists as before while its watch fails, and answers from a new watch once one has listed again', async () => {
     const server = await watchingServer();
     try {
-      server.client.watchKinds(['v1/ConfigMap']);
-      await server.client.list('v1', 'ConfigMap');
-      await server.watching;
+      await watchConfigMaps(server);
       // The client's own list, and the watch's.
       expect(server.lists()).toBe(2);
       await server.client.list('v1', 'ConfigMap');
@@ -978,9 +981,7 @@ describe('kinds kept from a watch (KubeClient.watchKinds, changed)', () => {
   it('ends a watch that opens after it was closed (its request on its way when the client closed)', async () => {
     const server = await watchingServer();
     try {
-      server.client.watchKinds(['v1/ConfigMap']);
-      await server.client.list('v1', 'ConfigMap');
-      await server.watching;
+      await watchConfigMaps(server);
       // The server ends the watch and holds the answer to the one the client asks next; the
       // client is closed meanwhile, then the watch opens.
       server.holdWatches(true);
@@ -1000,9 +1001,7 @@ describe('kinds kept from a watch (KubeClient.watchKinds, changed)', () => {
       await server.client.list('v1', 'ConfigMap');
       await server.client.list('v1', 'ConfigMap', 'app');
       expect(server.lists()).toBe(2);
-      server.client.watchKinds(['v1/ConfigMap']);
-      await server.client.list('v1', 'ConfigMap');
-      await server.watching;
+      await watchConfigMaps(server);
       let other = false;
       void server.client.changed(60_000, ['v1/Secret']).then(() => (other = true));
       const started = Date.now();
