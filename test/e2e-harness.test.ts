@@ -897,6 +897,16 @@ describe('kinds kept from a watch (KubeClient.watchKinds, changed)', () => {
 
   const names = (objects: readonly KubeObject[]) => objects.map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
 
+  /** Run `test` against a new watching server, closed after it whatever happens. */
+  async function withWatchingServer(test: (server: Awaited<ReturnType<typeof watchingServer>>) => Promise<void>): Promise<void> {
+    const server = await watchingServer();
+    try {
+      await test(server);
+    } finally {
+      await server.close();
+    }
+  }
+
   /** Watch ConfigMaps from the client's first list on, and wait until the watch is open. */
   async function watchConfigMaps(server: { client: KubeClient; watching: Promise<void> }): Promise<void> {
     server.client.watchKinds(['v1/ConfigMap']);
@@ -905,118 +915,103 @@ describe('kinds kept from a watch (KubeClient.watchKinds, changed)', () => {
   }
 
   it('lists once, then answers from the watch, each change included, without asking the server again', async () => {
-    const server = await watchingServer();
-    try {
-      server.client.watchKinds(['v1/ConfigMap']);
-      expect(names(await server.client.list('v1', 'ConfigMap'))).toEqual(['app/first']);
-      await server.watching;
-      const lists = server.lists();
-      const change = server.client.changed(10_000);
-      server.send('ADDED', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'second', namespace: 'other', resourceVersion: '8' } });
-      await change;
-      expect(names(await server.client.list('v1', 'ConfigMap'))).toEqual(['app/first', 'other/second']);
-      expect(names(await server.client.list('v1', 'ConfigMap', 'other'))).toEqual(['other/second']);
-      server.send('DELETED', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'first', namespace: 'app', resourceVersion: '9' } });
-      await server.client.changed(10_000);
-      const listed = await server.client.list('v1', 'ConfigMap');
-      expect(names(listed)).toEqual(['other/second']);
-      expect(listed[0]).toMatchObject({ apiVersion: 'v1', kind: 'ConfigMap' });
-      expect(server.lists()).toBe(lists);
-    } finally {
-      await server.close();
-    }
+    await withWatchingServer(async (server) => {
+    server.client.watchKinds(['v1/ConfigMap']);
+    expect(names(await server.client.list('v1', 'ConfigMap'))).toEqual(['app/first']);
+    await server.watching;
+    const lists = server.lists();
+    const change = server.client.changed(10_000);
+    server.send('ADDED', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'second', namespace: 'other', resourceVersion: '8' } });
+    await change;
+    expect(names(await server.client.list('v1', 'ConfigMap'))).toEqual(['app/first', 'other/second']);
+    expect(names(await server.client.list('v1', 'ConfigMap', 'other'))).toEqual(['other/second']);
+    server.send('DELETED', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'first', namespace: 'app', resourceVersion: '9' } });
+    await server.client.changed(10_000);
+    const listed = await server.client.list('v1', 'ConfigMap');
+    expect(names(listed)).toEqual(['other/second']);
+    expect(listed[0]).toMatchObject({ apiVersion: 'v1', kind: 'ConfigMap' });
+    expect(server.lists()).toBe(lists);
+    });
   });
 
   it("reads its own writes: asks the server until the watch has seen what this client wrote", async () => {
-    const server = await watchingServer();
-    try {
-      await watchConfigMaps(server);
-      await server.client.list('v1', 'ConfigMap');
-      const before = server.lists();
-      await server.client.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'first', namespace: 'app' }, data: { written: 'yes' } });
-      // The watch has not sent the write yet: the server is asked.
-      await server.client.list('v1', 'ConfigMap');
-      expect(server.lists()).toBe(before + 1);
-      const change = server.client.changed(10_000);
-      server.send('MODIFIED', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'first', namespace: 'app', resourceVersion: '10' }, data: { written: 'yes' } });
-      await change;
-      const listed = await server.client.list('v1', 'ConfigMap');
-      expect(listed[0]?.data).toEqual({ written: 'yes' });
-      expect(server.lists()).toBe(before + 1);
-    } finally {
-      await server.close();
-    }
+    await withWatchingServer(async (server) => {
+    await watchConfigMaps(server);
+    await server.client.list('v1', 'ConfigMap');
+    const before = server.lists();
+    await server.client.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'first', namespace: 'app' }, data: { written: 'yes' } });
+    // The watch has not sent the write yet: the server is asked.
+    await server.client.list('v1', 'ConfigMap');
+    expect(server.lists()).toBe(before + 1);
+    const change = server.client.changed(10_000);
+    server.send('MODIFIED', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'first', namespace: 'app', resourceVersion: '10' }, data: { written: 'yes' } });
+    await change;
+    const listed = await server.client.list('v1', 'ConfigMap');
+    expect(listed[0]?.data).toEqual({ written: 'yes' });
+    expect(server.lists()).toBe(before + 1);
+    });
   });
 
   it('lists as before while its watch fails, and answers from a new watch once one has listed again', async () => {
-    const server = await watchingServer();
-    try {
-      await watchConfigMaps(server);
-      // The client's own list, and the watch's.
-      expect(server.lists()).toBe(2);
+    await withWatchingServer(async (server) => {
+    await watchConfigMaps(server);
+    // The client's own list, and the watch's.
+    expect(server.lists()).toBe(2);
+    await server.client.list('v1', 'ConfigMap');
+    expect(server.lists()).toBe(2);
+    // The watch ends and the API server refuses the next one: the kept objects are not used.
+    server.refuseWatches(true);
+    server.endWatch();
+    await waitFor('the failed watch to be seen', 5_000, async () => {
       await server.client.list('v1', 'ConfigMap');
-      expect(server.lists()).toBe(2);
-      // The watch ends and the API server refuses the next one: the kept objects are not used.
-      server.refuseWatches(true);
-      server.endWatch();
-      await waitFor('the failed watch to be seen', 5_000, async () => {
-        await server.client.list('v1', 'ConfigMap');
-        return server.lists() > 2 ? true : undefined;
-      });
-      // Watches are served again: a new one lists, then the client answers from it.
-      server.refuseWatches(false);
-      await waitFor('a new watch', 10_000, async () => {
-        const before = server.lists();
-        await server.client.list('v1', 'ConfigMap');
-        return server.lists() === before ? true : undefined;
-      });
-      const settled = server.lists();
-      expect(names(await server.client.list('v1', 'ConfigMap'))).toEqual(['app/first']);
-      expect(server.lists()).toBe(settled);
-    } finally {
-      await server.close();
-    }
+      return server.lists() > 2 ? true : undefined;
+    });
+    // Watches are served again: a new one lists, then the client answers from it.
+    server.refuseWatches(false);
+    await waitFor('a new watch', 10_000, async () => {
+      const before = server.lists();
+      await server.client.list('v1', 'ConfigMap');
+      return server.lists() === before ? true : undefined;
+    });
+    const settled = server.lists();
+    expect(names(await server.client.list('v1', 'ConfigMap'))).toEqual(['app/first']);
+    expect(server.lists()).toBe(settled);
+    });
   });
 
   it('ends a watch that opens after it was closed (its request on its way when the client closed)', async () => {
-    const server = await watchingServer();
-    try {
-      await watchConfigMaps(server);
-      // The server ends the watch and holds the answer to the one the client asks next; the
-      // client is closed meanwhile, then the watch opens.
-      server.holdWatches(true);
-      server.endWatch();
-      await waitFor('the watch asked again', 5_000, () => (server.watchCount() === 2 ? true : undefined));
-      server.client.close();
-      server.holdWatches(false);
-      await server.closedByClient(1);
-    } finally {
-      await server.close();
-    }
+    await withWatchingServer(async (server) => {
+    await watchConfigMaps(server);
+    // The server ends the watch and holds the answer to the one the client asks next; the
+    // client is closed meanwhile, then the watch opens.
+    server.holdWatches(true);
+    server.endWatch();
+    await waitFor('the watch asked again', 5_000, () => (server.watchCount() === 2 ? true : undefined));
+    server.client.close();
+    server.holdWatches(false);
+    await server.closedByClient(1);
+    });
   });
 
   it('lists as before a kind it was not asked to watch, and wakes only for the kinds a wait names', async () => {
-    const server = await watchingServer();
-    try {
-      await server.client.list('v1', 'ConfigMap');
-      await server.client.list('v1', 'ConfigMap', 'app');
-      expect(server.lists()).toBe(2);
-      await watchConfigMaps(server);
-      let other = false;
-      void server.client.changed(60_000, ['v1/Secret']).then(() => (other = true));
-      const started = Date.now();
-      const change = server.client.changed(10_000, ['v1/ConfigMap']);
-      server.send('MODIFIED', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'first', namespace: 'app', resourceVersion: '8' } });
-      await change;
-      expect(Date.now() - started).toBeLessThan(5_000);
-      expect(other).toBe(false);
-      // With no change, a wait ends at its bound.
-      const quiet = Date.now();
-      await server.client.changed(300, ['v1/ConfigMap']);
-      expect(Date.now() - quiet).toBeGreaterThanOrEqual(290);
-    } finally {
-      await server.close();
-    }
+    await withWatchingServer(async (server) => {
+    await server.client.list('v1', 'ConfigMap');
+    await server.client.list('v1', 'ConfigMap', 'app');
+    expect(server.lists()).toBe(2);
+    await watchConfigMaps(server);
+    let other = false;
+    void server.client.changed(60_000, ['v1/Secret']).then(() => (other = true));
+    const started = Date.now();
+    const change = server.client.changed(10_000, ['v1/ConfigMap']);
+    server.send('MODIFIED', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'first', namespace: 'app', resourceVersion: '8' } });
+    await change;
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(other).toBe(false);
+    // With no change, a wait ends at its bound.
+    const quiet = Date.now();
+    await server.client.changed(300, ['v1/ConfigMap']);
+    expect(Date.now() - quiet).toBeGreaterThanOrEqual(290);
+    });
   });
 });
 

@@ -62,7 +62,8 @@ function isRunning(pid: number): boolean {
   }
 }
 
-function readJournal(lock: string): LockJournal | undefined {
+/** The journal in a lock-like file, by path or open descriptor; undefined when there is none or it does not parse. */
+function readJournal(lock: string | number): LockJournal | undefined {
   try {
     const journal = JSON.parse(fs.readFileSync(lock, 'utf8')) as Partial<LockJournal>;
     return typeof journal.pid === 'number' && typeof journal.command === 'string' ? (journal as LockJournal) : undefined;
@@ -170,14 +171,7 @@ function openJournal(file: string): { readonly journal: LockJournal | undefined;
     if (errorCode(error) === 'ENOENT') return undefined;
     throw error;
   }
-  let journal: LockJournal | undefined;
-  try {
-    const parsed = JSON.parse(fs.readFileSync(descriptor, 'utf8')) as Partial<LockJournal>;
-    journal = typeof parsed.pid === 'number' && typeof parsed.command === 'string' ? (parsed as LockJournal) : undefined;
-  } catch {
-    journal = undefined;
-  }
-  return { journal, inode: fs.fstatSync(descriptor).ino, descriptor };
+  return { journal: readJournal(descriptor), inode: fs.fstatSync(descriptor).ino, descriptor };
 }
 
 function inodeOf(file: string): number | undefined {
