@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
-import { argoCdValues, REPO_SERVER_CHART_VOLUMES } from '../src/infrastructure/argo-cd-values';
+import { REPO_SERVER_CHART_VOLUMES } from '../src/infrastructure/argo-cd-values';
+import { argoCdReleaseValues } from '../src/infrastructure/releases';
 import { freePort, listening } from './loopback';
 import { E2eError } from '../src/base/errors';
 import { operationRuns } from '../src/cluster/argo-cd';
@@ -75,7 +76,7 @@ function notificationsConfig(values: NotificationValues): Record<string, string>
  * argocd-cmd-params-cm, argocd-notifications-cm, argocd-secret.
  */
 export function argoCdConfigObjects(namespace: string): KubeObject[] {
-  const values = argoCdValues() as { configs: { cm: Record<string, string>; params: Record<string, string> }; notifications: NotificationValues };
+  const values = argoCdReleaseValues() as { configs: { cm: Record<string, string>; params: Record<string, string> }; notifications: NotificationValues };
   const labels = { 'app.kubernetes.io/part-of': 'argocd' };
   const plugins = Object.fromEntries([...pluginManifests()].map(([name, manifest]) => [`${name}.yaml`, stringify(manifest)]));
   return [
@@ -120,7 +121,7 @@ export function loopbackClusterSecret(namespace: string): KubeObject {
  * writes each into argocd-cmp-cm: a ConfigManagementPlugin named after its key.
  */
 export function pluginManifests(): Map<string, Record<string, unknown>> {
-  const values = argoCdValues() as { configs: { cmp?: { plugins?: Record<string, Record<string, unknown>> } } };
+  const values = argoCdReleaseValues() as { configs: { cmp?: { plugins?: Record<string, Record<string, unknown>> } } };
   return new Map(
     Object.entries(values.configs.cmp?.plugins ?? {}).map(([name, spec]) => [
       name,
@@ -151,7 +152,7 @@ export interface RepoServerDisk {
  * nothing.
  */
 export function sidecarPlay(name: string, disk: RepoServerDisk, sops: string, exists: (folder: string) => boolean): ContainerPlay {
-  const values = argoCdValues() as {
+  const values = argoCdReleaseValues() as {
     repoServer: { extraContainers?: ContainerSpec[]; volumes?: { name: string; secret?: { secretName: string }; configMap?: { name: string }; emptyDir?: object }[] };
   };
   const sidecar = values.repoServer.extraContainers?.find((container) => container.name === name);
@@ -229,7 +230,7 @@ export function chartRepositorySecrets(namespace: string, repoURLs: readonly str
 const SYNC_WAVE_DELAY_SECONDS = 1;
 
 function paramEnvironment(component: 'controller' | 'repo-server'): Record<string, string> {
-  const values = argoCdValues() as { configs: { params: Record<string, string> } };
+  const values = argoCdReleaseValues() as { configs: { params: Record<string, string> } };
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(values.configs.params)) {
     const mapping = PARAM_VARIABLES[key];
@@ -258,7 +259,7 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
   for (const [host, caFile] of options.tlsCertificates) fs.copyFileSync(caFile, path.join(tlsData, host));
   // The Secrets the plugins' sidecars mount, as the kubelet would mount them: each key a file
   // of the volume's mode (0644 by default), read from the cluster, where the bootstrap created them.
-  const repoServerVolumes = (argoCdValues() as { repoServer: { volumes?: { secret?: { secretName: string; defaultMode?: number } }[] } }).repoServer.volumes ?? [];
+  const repoServerVolumes = (argoCdReleaseValues() as { repoServer: { volumes?: { secret?: { secretName: string; defaultMode?: number } }[] } }).repoServer.volumes ?? [];
   const secrets = new Map<string, { folder: string; keys: string[] }>();
   for (const volume of repoServerVolumes) {
     const secretName = volume.secret?.secretName;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { argoCdValues } from '../src/infrastructure/argo-cd-values';
+import { argoCdReleaseValues } from '../src/infrastructure/releases';
 import { ENVIRONMENT_ORDER, committedObjects, findObject } from './support';
 
 // The sops plugin runs in a sidecar of Argo CD's repository server with the environment's age
@@ -46,12 +46,12 @@ const sha256 = (value: unknown) => createHash('sha256').update(canonical(value))
 
 describe('what runs beside the age key', () => {
   it('is the reviewed plugin script, exactly', () => {
-    const values = argoCdValues() as any;
+    const values = argoCdReleaseValues() as any;
     expect(values.configs.cmp.plugins.sops.generate.command).toEqual(['sh', '-c', REVIEWED_SCRIPT]);
   });
 
   it('is the reviewed plugin and sidecar, pinned by hash', () => {
-    expect(sha256(pluginSurface(argoCdValues()))).toBe(REVIEWED_SURFACE_SHA256);
+    expect(sha256(pluginSurface(argoCdReleaseValues()))).toBe(REVIEWED_SURFACE_SHA256);
   });
 
   it.each(ENVIRONMENT_ORDER)('is what %s renders into its argocd Application', (environment) => {

@@ -19,7 +19,7 @@ import { KWOK_ADMITTED_ANNOTATION } from '../e2e/kwok-stages';
 import { ApiError, KubeClient, type KubeObject } from '../e2e/kube-client';
 import { Pki } from '../e2e/pki';
 import { STAND_INS, standInReleaseObjects } from '../e2e/stand-in-charts';
-import { argoCdValues } from '../src/infrastructure/argo-cd-values';
+import { argoCdReleaseValues } from '../src/infrastructure/releases';
 import { INFRASTRUCTURE_RELEASES, RELEASE_ROWS } from '../src/infrastructure/releases';
 import { COMPONENT_SUPPORT, supportedKubernetesMinors } from '../src/infrastructure/supported-kubernetes';
 import { UsageError } from '../src/base/errors';
@@ -407,7 +407,7 @@ describe('the git server', () => {
 
 describe('Argo CD configuration in the e2e cluster', () => {
   it('is the argo-cd chart values the platform installs (argocd-cm, argocd-cmd-params-cm)', () => {
-    const values = argoCdValues() as { configs: { cm: object; params: object } };
+    const values = argoCdReleaseValues() as { configs: { cm: object; params: object } };
     const objects = argoCdConfigObjects('argocd');
     expect(objects.find((o) => o.metadata.name === 'argocd-cm')!.data).toEqual(values.configs.cm);
     expect(objects.find((o) => o.metadata.name === 'argocd-cmd-params-cm')!.data).toEqual(values.configs.params);

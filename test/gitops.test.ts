@@ -11,6 +11,7 @@ import { deliveredChartIds } from '../src/synth';
 import { APPLICATIONS_STAGE, DELIVERY_STAGES, PLATFORM_CHARTS, ROOT_APPLICATION, stageWave } from '../src/contract/platform-charts';
 import { renderedBootstrapObjects } from '../pulumi/bootstrap-manifests';
 import { validateAgainstSchema } from '../src/validation/schemas';
+import { WAITS_SECONDS } from '../src/contract/contract';
 import { DIST, ENVIRONMENT_ORDER, ROOT, committedObjects, findObject, projectEnvironments, readManifests, type K8sObject } from './support';
 
 const REPOSITORY = 'git@github.com:example/platform-gitops.git';
@@ -198,9 +199,38 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
     expect(apps.map((app) => app.metadata.name)).not.toContain(ROOT_APPLICATION);
   });
 
-  it('ends every sync operation after 300 s (Argo CD manages itself with that limit)', () => {
+  // Argo CD ends any sync operation older than its timeout, retries included, and never
+  // retries one it ended (v3.6.1 controller/appcontroller.go: `StartedAt.Add(ctrl.syncTimeout)`,
+  // "operation is terminating due to timeout", then `!terminating &&` before a retry), nor
+  // starts another automated sync of that revision ("Skipping auto-sync: failed previous sync
+  // attempt"). The root's sync waits, wave by wave, for each child Application to be healthy,
+  // and `infrastructure`'s for each release: a timeout shorter than that ordered walk leaves a
+  // first install half-done until the next commit.
+  it('lets the sync of the root walk every wave: the operation timeout is the longest ordered wait below it', () => {
+    const files = readManifests(path.join(DIST, environment));
+    const include = (app: K8sObject): string | undefined => (app.spec.sources ?? [app.spec.source])[0].directory?.include;
+    /** Argo CD's retries span (RetryStrategy.NextRetryAt): duration x factor^n, at most maxDuration, `limit` times. */
+    const retrySpan = (retry: { limit: number; backoff: { duration: string; factor: number; maxDuration: string } }) =>
+      Array.from({ length: retry.limit }, (_, n) => Math.min(parseInt(retry.backoff.duration, 10) * retry.backoff.factor ** n, parseInt(retry.backoff.maxDuration, 10)))
+        .reduce((a, b) => a + b, 0);
+    /** How long an Application may take to be healthy: its children's waves one after another, or its own retries. */
+    const longest = (children: readonly K8sObject[]): number => {
+      const byWave = new Map<number, number>();
+      for (const child of children) {
+        const grandchildren = applications(files.get(include(child) ?? '') ?? []);
+        const own = grandchildren.length > 0 ? longest(grandchildren) : retrySpan(child.spec.syncPolicy.retry);
+        byWave.set(wave(child), Math.max(byWave.get(wave(child)) ?? 0, own));
+      }
+      return [...byWave.values()].reduce((a, b) => a + b, 0);
+    };
+    const root = renderedBootstrapObjects(environment).application as K8sObject;
+    const walk = longest(applications(files.get(include(root)!)!));
     const values = findObject(apps, 'Application', 'argocd').spec.source.helm.valuesObject;
-    expect(values.configs.params['controller.sync.timeout.seconds']).toBe('300');
+    expect(Number(values.configs.params['controller.sync.timeout.seconds'])).toBe(walk);
+    // Every wait the contract bounds (8) fits: three infrastructure waits, the database's and the broker's.
+    expect(walk).toBeGreaterThan(3 * WAITS_SECONDS.infrastructurePodsReady + WAITS_SECONDS.databasePodReady + WAITS_SECONDS.brokerClusterReady);
+    // The README gives the figure.
+    expect(fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8')).toContain(`but ${walk.toLocaleString('en-US')} s, the longest`);
   });
 
   // One owner per namespace: its metadata (the Pod Security labels above all) is the

@@ -138,7 +138,7 @@ describe('the Pulumi bootstrap', () => {
     const values = release.values;
     // No kustomize exec plugins: a commit cannot run code beside the age key.
     expect(values.configs.cm['kustomize.buildOptions']).toBeUndefined();
-    expect(values.configs.params['controller.sync.timeout.seconds']).toBe('300');
+    // Argo CD's operation timeout: test/gitops.test.ts (the root's ordered walk), the same here (below).
     expect(Object.keys(values.configs.cmp.plugins)).toEqual(['sops']);
     expect(values.repoServer.env).toBeUndefined();
     expect(values.repoServer.volumes).toContainEqual({ name: 'sops-age', secret: { secretName: 'sops-age' } });

@@ -301,8 +301,8 @@ export const DATABASE = {
   probe: { periodSeconds: 10, timeoutSeconds: 5 },
   /**
    * Schema migrations (9.4): a PreSync hook Job of the application chart. One retry for a
-   * transient connection error; the deadline is the controller's sync timeout, which ends
-   * the sync anyway.
+   * transient connection error; the deadline is the contract's sync timeout (8, 300 s): a
+   * hook that has not ended by then fails, and the sync with it.
    */
   migrations: {
     imageSuffix: 'migrations',
@@ -327,7 +327,7 @@ export const DATABASE = {
    * The application's login, database and user, created by a Sync hook Job in the wave after
    * the server (healthy once it answers queries) and before the application's migrations
    * (a later Application). Two retries for a server still settling; the deadline is the
-   * controller's sync timeout.
+   * contract's sync timeout (8, 300 s).
    */
   setup: {
     syncWave: 1,

@@ -1,6 +1,5 @@
 import { stringify } from 'yaml';
 import { DEPLOYMENT_NOTIFICATIONS, SOPS_AGE, SOPS_PLUGIN } from '../contract/choices';
-import { WAITS_SECONDS } from '../contract/contract';
 import { restrictedContainer } from '../contract/security-context';
 import { IMAGES } from '../contract/images';
 import { healthCustomizations } from './argo-cd-health';
@@ -106,6 +105,12 @@ function notificationValues(): Record<string, unknown> {
  */
 const RESTRICTED_CONTAINER = restrictedContainer(999);
 
+/** What the values of the argo-cd chart are built from. */
+export interface ArgoCdValuesOptions {
+  /** Seconds after which Argo CD ends any sync operation (orderedSyncSeconds). */
+  readonly syncTimeoutSeconds: number;
+}
+
 /**
  * Values of the argo-cd chart, the same for every environment, used by the Pulumi
  * bootstrap (first install) and by the self-managed `argocd` Application (afterwards),
@@ -114,19 +119,20 @@ const RESTRICTED_CONTAINER = restrictedContainer(999);
  *   of the repository server, upstream's sops image with Argo CD's plugin server, and
  *   alone holds the age key (mounted read-only, named by SOPS_AGE_KEY_FILE). Kustomize
  *   exec plugins stay disabled, so no commit can run code beside the key.
- * - 300 s (1.3.3, 8): `controller.sync.timeout.seconds` ends any sync operation (and its
- *   wait for the health of each wave) after WAITS_SECONDS.controllerSync.
+ * - `controller.sync.timeout.seconds` ends a sync operation, its retries included, only
+ *   after the longest the root's sync may take to walk every wave (`syncTimeoutSeconds`,
+ *   orderedSyncSeconds); each Application's own retries keep the contract's bounds.
  * - the app of apps waits on its children's health, and a starting Prometheus or
  *   Alertmanager, a Certificate not issued yet and a Gateway waiting for its certificate's
  *   Secret are not Degraded (argo-cd-health.ts).
  * - 1.6: the applications' deployments announced in the team chat (notificationValues).
  */
-export function argoCdValues(): Record<string, unknown> {
+export function argoCdValues(options: ArgoCdValuesOptions): Record<string, unknown> {
   return {
     configs: {
       cm: healthCustomizations(),
       params: {
-        'controller.sync.timeout.seconds': String(WAITS_SECONDS.controllerSync),
+        'controller.sync.timeout.seconds': String(options.syncTimeoutSeconds),
       },
       cmp: {
         create: true,

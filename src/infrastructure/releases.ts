@@ -1,4 +1,5 @@
 import { argoCdValues } from './argo-cd-values';
+import { orderedSyncSeconds } from './ordered-sync';
 import { INFRASTRUCTURE_NAMESPACES, SYNC_WAVES } from '../contract/choices';
 import type { Environment } from '../environments';
 import type { Platform } from '../environments/platform';
@@ -158,7 +159,7 @@ const RELEASES = {
     chart: { repoURL: 'https://argoproj.github.io/argo-helm', chart: 'argo-cd', version: '10.3.3' },
     namespace: ({ platform }) => platform.controller.namespace,
     syncWave: SYNC_WAVES.controller,
-    values: () => argoCdValues(),
+    values: () => argoCdReleaseValues(),
     syncedByOperator: true,
   },
   /**
@@ -218,6 +219,14 @@ export const INFRASTRUCTURE_RELEASES: { readonly [key in keyof typeof RELEASES]:
 
 /** The rows of INFRASTRUCTURE_RELEASES, in sync order. */
 export const RELEASE_ROWS: readonly InfrastructureRelease[] = Object.values(INFRASTRUCTURE_RELEASES);
+
+/**
+ * The values of the argocd release, the bootstrap's first install and the `argocd`
+ * Application's alike: Argo CD ends no sync before the root has walked every release.
+ */
+export function argoCdReleaseValues(): Record<string, unknown> {
+  return argoCdValues({ syncTimeoutSeconds: orderedSyncSeconds(RELEASE_ROWS) });
+}
 
 /** The namespace a release installs into, in this environment. */
 export function releaseNamespace(release: InfrastructureRelease, context: ReleaseContext): string {

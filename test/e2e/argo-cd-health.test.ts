@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { OPERATOR_SYNC_ANNOTATION } from '../../src/contract/choices';
 import { CERTIFICATE_ISSUANCE_GRACE_SECONDS, CERTIFICATE_KIND, GATEWAY_KIND, MONITORING_STARTUP_GRACE_SECONDS, MONITORING_WORKLOAD_KINDS, healthCustomizations } from '../../src/infrastructure/argo-cd-health';
-import { argoCdValues } from '../../src/infrastructure/argo-cd-values';
+import { argoCdReleaseValues } from '../../src/infrastructure/releases';
 import { locateToolchain } from '../../toolchain';
 import { ROOT, temporaryDirectory } from '../support';
 
@@ -25,7 +25,7 @@ function writeConfigMap(data: Record<string, string>): string {
   return file;
 }
 
-const platformConfigMap = writeConfigMap((argoCdValues() as { configs: { cm: Record<string, string> } }).configs.cm);
+const platformConfigMap = writeConfigMap((argoCdReleaseValues() as { configs: { cm: Record<string, string> } }).configs.cm);
 
 /** Argo CD's verdict on one object: its health status and message, or its error. */
 function health(object: Record<string, unknown>, configMap = platformConfigMap): { status: string; message: string; error?: string } {
