@@ -193,7 +193,8 @@ export const INFRASTRUCTURE_NAMESPACES = {
 } as const;
 
 /**
- * 1.3.3 / 1.3.4 / 8: every sync and health wait of the controller is bounded by 300 s.
+ * 1.3.3 / 1.3.4 / 8: the retries of each Application's sync span 300 s (the contract's sync
+ * timeout; Argo CD's own operation timeout is longer: src/infrastructure/ordered-sync.ts).
  * Argo CD retries a failed sync with exponential backoff; the first wait and the factor
  * are ours (not in the contract): 10 s doubling, each wait capped at half the budget, so
  * the waits add up to the budget exactly (10 + 20 + 40 + 80 + 150 = 300).

@@ -120,8 +120,8 @@ export interface ArgoCdValuesOptions {
  *   alone holds the age key (mounted read-only, named by SOPS_AGE_KEY_FILE). Kustomize
  *   exec plugins stay disabled, so no commit can run code beside the key.
  * - `controller.sync.timeout.seconds` ends a sync operation, its retries included, only
- *   after the longest the root's sync may take to walk every wave (`syncTimeoutSeconds`,
- *   orderedSyncSeconds); each Application's own retries keep the contract's bounds.
+ *   after the contract's waits along the root's walk of every wave (`syncTimeoutSeconds`,
+ *   orderedSyncSeconds); each Application's retries' waits keep the contract's span.
  * - the app of apps waits on its children's health, and a starting Prometheus or
  *   Alertmanager, a Certificate not issued yet and a Gateway waiting for its certificate's
  *   Secret are not Degraded (argo-cd-health.ts).

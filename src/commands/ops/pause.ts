@@ -25,7 +25,7 @@ ${TARGET_USAGE}
   --reason <text>        why (required): shown by ops status
   --by <name>            who (default: $USER)
   --timeout <s>          the bound of each pause's wait (default ${WAITS_SECONDS.controllerSync},
-                         the controller's sync timeout)
+                         the contract's sync timeout)
 Exit code: 0 paused, 1 refused (a pause not in force in time: what was paused stays
 paused), 2 bad arguments.`;
 
