@@ -7,6 +7,7 @@ import * as bootstrapModule from '../pulumi/bootstrap';
 import type { Bootstrap } from '../pulumi/bootstrap';
 import { bootstrapManifests, chartRegistrySecretManifest } from '../pulumi/bootstrap-manifests';
 import { committedObjects, findObject } from './support';
+import { INFRASTRUCTURE_RELEASES } from '../src/infrastructure/releases';
 
 interface Created {
   readonly type: string;
@@ -126,12 +127,12 @@ describe('the Pulumi bootstrap', () => {
     });
   });
 
-  it('installs argo-cd 10.3.3 (Argo CD v3.5.1) from argo-helm with the sops plugin sidecar, the age key and a 300 s wait', () => {
+  it('installs the argo-cd chart of the release table from argo-helm with the sops plugin sidecar, the age key and a 300 s wait', () => {
     const release = resource('kubernetes:helm.sh/v3:Release').inputs;
     expect(release.name).toBe('argocd');
     expect(release.namespace).toBe('argocd');
     expect(release.chart).toBe('argo-cd');
-    expect(release.version).toBe('10.3.3');
+    expect(release.version).toBe(INFRASTRUCTURE_RELEASES.argoCd.chart.version);
     expect(release.repositoryOpts.repo).toBe('https://argoproj.github.io/argo-helm');
     expect(release.timeout).toBe(300);
     expect(release.atomic).toBe(true);
@@ -154,7 +155,7 @@ describe('the Pulumi bootstrap', () => {
   it('uses the same chart values as the self-managed argocd Application in dist', async () => {
     const application = findObject(committedObjects('local'), 'Application', 'argocd');
     expect(resource('kubernetes:helm.sh/v3:Release').inputs.values).toEqual(application.spec.source.helm.valuesObject);
-    expect(application.spec.source.targetRevision).toBe('10.3.3');
+    expect(application.spec.source.targetRevision).toBe(INFRASTRUCTURE_RELEASES.argoCd.chart.version);
   });
 
   it('stores the age key file in the sops-age Secret, and the key stays secret', async () => {

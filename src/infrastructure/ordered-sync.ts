@@ -15,8 +15,9 @@ import { DELIVERY_STAGES } from '../contract/platform-charts';
  * the walk again within the same operation).
  *
  * Argo CD ends any operation older than its timeout, the retries of its sync included
- * (v3.5.1, which the platform installs, and v3.6.1, which the e2e runs: controller/appcontroller.go: `state.StartedAt.Add(ctrl.syncTimeout)`, "operation is
- * terminating due to timeout"), retries none it ended (`!terminating &&` before a retry) and
+ * (controller/appcontroller.go of v3.5.1, which the platform installs, and of v3.6.1, which
+ * the e2e runs: `state.StartedAt.Add(ctrl.syncTimeout)`, "operation is terminating due to
+ * timeout"), retries none it ended (`!terminating &&` before a retry) and
  * starts no automated sync of that revision again ("Skipping auto-sync: failed previous sync
  * attempt"). A timeout shorter than the walk would leave a first install half-done until the
  * next commit: on the e2e cluster, two runs sharing two cores took the root's sync past 300 s.
