@@ -25,7 +25,7 @@ import { COMPONENT_SUPPORT, supportedKubernetesMinors } from '../src/infrastruct
 import { UsageError } from '../src/base/errors';
 import { runE2e } from '../e2e/harness';
 import { installCrds } from '../e2e/dry-run';
-import { Supervisor, waitFor } from '../e2e/processes';
+import { E2E_GOGC, run, Supervisor, waitFor } from '../e2e/processes';
 import { E2E } from '../e2e/command';
 import { loopbackWebhookArgs, loopbackWebhookConfiguration } from '../e2e/cert-manager';
 import { loopbackFlaggerArgs } from '../e2e/flagger';
@@ -1203,6 +1203,24 @@ describe("the cluster's processes (e2e/processes.ts Supervisor)", () => {
     } finally {
       await supervisor.stopAll();
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the programs the harness starts', () => {
+  // A run is bound by CPU; Go's collector took about a third of the API server's at GOGC=100.
+  it('collect garbage at GOGC=400, unless the caller sets GOGC', () => {
+    const gogc = () => run('sh', ['-c', 'printf %s "$GOGC"']);
+    const saved = process.env.GOGC;
+    try {
+      delete process.env.GOGC;
+      expect(gogc()).toBe(E2E_GOGC);
+      expect(E2E_GOGC).toBe('400');
+      process.env.GOGC = '150';
+      expect(gogc()).toBe('150');
+    } finally {
+      if (saved === undefined) delete process.env.GOGC;
+      else process.env.GOGC = saved;
     }
   });
 });
