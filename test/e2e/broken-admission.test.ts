@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { brokenCopy, removeCopies, RUN_TIMEOUT_MS } from './cases';
+import { brokenCopy, expectEnded, removeCopies, RUN_TIMEOUT_MS } from './cases';
 import { breakRendered, runE2eOn } from './e2e-copy';
 
 afterEach(removeCopies);
@@ -19,11 +19,12 @@ describe("e2e: objects refused at admission (the API server, cert-manager's webh
           return { ...o, spec: { ...o.spec, privateKey: { algorithm: 'RSA', size: 1024 } } };
         }), 'a Certificate with a 1024-bit RSA key');
       expect(certificate).not.toBe('');
-      const { status, report } = runE2eOn(copy, ['--env', 'local', '--no-dry-run']);
+      const run = runE2eOn(copy, ['--env', 'local', '--no-dry-run']);
+      const { status, report } = run;
       expect(status).toBe(1);
       // internal/apis/certmanager/validation/certificate.go (v1.21.2): 2048 to 8192 bits for RSA.
       const denial = /admission webhook "webhook\.cert-manager\.io" denied the request: spec\.privateKey\.size: Invalid value: 1024: must be between 2048 and 8192 for rsa keyAlgorithm/;
-      expect(report.stopped).toMatch(denial);
+      expectEnded(run, 'stopped', denial);
       const refused = report.applications.find((a) => denial.test(a.message));
       expect(refused?.name, JSON.stringify(report.applications, null, 2)).toBe('issuers');
       expect(refused?.sync).not.toBe('Synced');
@@ -43,10 +44,11 @@ describe("e2e: objects refused at admission (the API server, cert-manager's webh
           return { ...o, spec: { ...o.spec, schedule: '0 25 * * *' } };
         }), 'an hour that does not exist');
       expect(cronJob).not.toBe('');
-      const { status, report } = runE2eOn(copy, ['--env', 'local']);
+      const run = runE2eOn(copy, ['--env', 'local']);
+      const { status, report } = run;
       expect(status).toBe(1);
       // The API server refuses the object for good (HTTP 422, Invalid): the run stops.
-      expect(report.stopped).toMatch(new RegExp(`refused for ${'\\d+'} s: .*${cronJob}.*is invalid`));
+      expectEnded(run, 'stopped', new RegExp(`refused for ${'\\d+'} s: .*${cronJob}.*is invalid`));
       const refused = report.applications.find((a) => a.message.includes(cronJob) && /schedule/i.test(a.message));
       expect(refused, JSON.stringify(report.applications, null, 2)).toBeDefined();
       const local = report.dryRun.find((r) => r.environment === 'local')!;

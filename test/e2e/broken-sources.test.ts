@@ -3,7 +3,7 @@ import { locateToolchain } from '../../toolchain';
 import { ROOT_APPLICATION } from '../../src/contract/platform-charts';
 import { ROOT } from '../support';
 import { afterEach, describe, expect, it } from 'vitest';
-import { besideCopy, brokenCopy, removeCopies, RUN_TIMEOUT_MS } from './cases';
+import { besideCopy, brokenCopy, expectEnded, removeCopies, RUN_TIMEOUT_MS } from './cases';
 import { breakRendered, runE2eOn } from './e2e-copy';
 
 afterEach(removeCopies);
@@ -16,9 +16,10 @@ describe('e2e: sources Argo CD cannot sync (keys, branches, order) stop the run'
       const wrongKey = besideCopy(copy, 'wrong.key');
       spawnSync(locateToolchain(ROOT).bin('age', 'age-keygen'), ['-o', wrongKey]);
       // The default timeout: the run stops once the decryption error has stayed (FAIL_FAST_SECONDS).
-      const { status, report } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--age-key', wrongKey]);
+      const run = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--age-key', wrongKey]);
+      const { status, report } = run;
       expect(status).toBe(1);
-      expect(report.stopped).toMatch(/ComparisonError for \d+ s: .*(sops|decrypt|data key)/i);
+      expectEnded(run, 'stopped', /ComparisonError for \d+ s: .*(sops|decrypt|data key)/i);
       const undecrypted = report.applications.filter((a) => /sops|decrypt|data key/i.test(a.message));
       expect(undecrypted.length, JSON.stringify(report.applications, null, 2)).toBeGreaterThan(0);
       for (const app of undecrypted) expect(app.sync).not.toBe('Synced');
@@ -65,9 +66,10 @@ describe('e2e: sources Argo CD cannot sync (keys, branches, order) stop the run'
             return o;
           }), `Applications follow no-such-branch (${file})`);
       }
-      const { status, report } = runE2eOn(copy, ['--env', 'local', '--no-dry-run']);
+      const run = runE2eOn(copy, ['--env', 'local', '--no-dry-run']);
+      const { status, report } = run;
       expect(status).toBe(1);
-      expect(report.stopped).toMatch(/ComparisonError for \d+ s: .*no-such-branch/);
+      expectEnded(run, 'stopped', /ComparisonError for \d+ s: .*no-such-branch/);
       const unresolved = report.applications.filter((a) => /no-such-branch/.test(a.message));
       expect(unresolved.length, JSON.stringify(report.applications, null, 2)).toBeGreaterThan(0);
       for (const app of unresolved) {

@@ -81,3 +81,17 @@ export function runScenario<T extends { steps: ScenarioStep[] }>(copy: string, s
   const { results, ...run } = runScenarios<Record<string, T>>(copy, { [script]: resultsVariable });
   return { ...run, results: results[script]! };
 }
+
+/** How many characters of a run's log a failed verdict shows: its last states and its summary. */
+const LOG_TAIL = 20_000;
+
+/**
+ * Expects a run to have ended early the way it must (`stopped`: something no wave or retry can
+ * mend; `settled`: `--settle`), its reason matching `pattern`. When it did not, the failure
+ * names how long the run took and shows the end of its log, the states each Application went
+ * through, so that a run in CI says why without being run again.
+ */
+export function expectEnded(run: { readonly report: E2eReport; readonly output: string }, how: 'stopped' | 'settled', pattern: RegExp): void {
+  const reason = run.report[how];
+  expect(reason ?? `(not ${how}: the run ended after ${run.report.durationSeconds} s without it)`, `the run's log ends:\n${run.output.slice(-LOG_TAIL)}`).toMatch(pattern);
+}
