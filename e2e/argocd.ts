@@ -250,11 +250,9 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
   const { toolchain, supervisor, dir } = options;
   const alive = (): void => supervisor.assertRunning();
 
-  const sshData = path.join(dir, 'ssh');
-  const tlsData = path.join(dir, 'tls');
-  const home = path.join(dir, 'home');
+  const { ARGOCD_SSH_DATA_PATH: sshData, ARGOCD_TLS_DATA_PATH: tlsData, HOME: home, TMPDIR: tmp } = argoCdEnvironment(dir, options.kubeconfig);
   const ageDir = path.join(dir, 'age');
-  for (const folder of [sshData, tlsData, home, ageDir]) fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
+  for (const folder of [sshData, tlsData, home, tmp, ageDir]) fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
   fs.writeFileSync(path.join(sshData, 'ssh_known_hosts'), options.knownHosts);
   for (const [host, caFile] of options.tlsCertificates) fs.copyFileSync(caFile, path.join(tlsData, host));
   // The Secrets the plugins' sidecars mount, as the kubelet would mount them: each key a file
@@ -312,14 +310,7 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
     args: ['--bind', '127.0.0.1', '--port', String(redisPort), '--save', '', '--appendonly', 'no', '--protected-mode', 'yes'],
   });
 
-  const common = {
-    ARGOCD_FAKE_IN_CLUSTER: 'true',
-    KUBECONFIG: options.kubeconfig,
-    ARGOCD_SSH_DATA_PATH: sshData,
-    ARGOCD_TLS_DATA_PATH: tlsData,
-    ARGOCD_GPG_ENABLED: 'false',
-    HOME: home,
-  };
+  const common = argoCdEnvironment(dir, options.kubeconfig);
   const toolPath = [
     path.dirname(toolchain.bin('argocd', 'git-verify-wrapper.sh')),
     path.dirname(toolchain.bin('kustomize', 'kustomize')),
@@ -419,6 +410,30 @@ export async function syncAsOperator(client: KubeClient, namespace: string, name
     if (Date.now() > deadline) return { phase: `${phase} (timed out)`, message: String(state?.message ?? '') };
     await new Promise((resolve) => setTimeout(resolve, 1_000));
   }
+}
+
+/**
+ * The environment every Argo CD process of a run shares, each folder in the run's own `dir`.
+ * `TMPDIR` too: the repository server clones into `os.TempDir()/_argocd-repo`, and when it
+ * starts it adopts every clone it finds there, by its remote's URL (v3.6.1
+ * reposerver/server.go `filepath.Join(os.TempDir(), "_argocd-repo")`,
+ * reposerver/repository/repository.go `Init`). Every run serves the same URL, so with the
+ * machine's /tmp two runs at once (npm run test:e2e) worked in one clone, each checking out
+ * its own commits there, and could read the other's files: the likely cause of the CI runs
+ * where broken-controllers' early-hook Application retried by the platform's retry policy
+ * (10 s doubling) instead of its copy's (1 s, once) and its run reached its timeout. Every run
+ * also left its clone there (786 on this machine), and each start opened them all.
+ */
+export function argoCdEnvironment(dir: string, kubeconfig: string): { readonly [key: string]: string; readonly ARGOCD_SSH_DATA_PATH: string; readonly ARGOCD_TLS_DATA_PATH: string; readonly HOME: string; readonly TMPDIR: string } {
+  return {
+    ARGOCD_FAKE_IN_CLUSTER: 'true',
+    KUBECONFIG: kubeconfig,
+    ARGOCD_SSH_DATA_PATH: path.join(dir, 'ssh'),
+    ARGOCD_TLS_DATA_PATH: path.join(dir, 'tls'),
+    ARGOCD_GPG_ENABLED: 'false',
+    HOME: path.join(dir, 'home'),
+    TMPDIR: path.join(dir, 'tmp'),
+  };
 }
 
 /** Who the harness's operator syncs are initiated by. */
