@@ -95,7 +95,7 @@ describe('e2e: what the real controllers refuse (a hook, Envoy Gateway, promethe
       const run = runE2eOn(copy, ['--env', 'local', '--no-dry-run']);
       const { status, report } = run;
       expect(status).toBe(1);
-      expectEnded(run, 'stopped', new RegExp(`^${application}: sync Failed, still OutOfSync after \\d+ s: `));
+      expectEnded(run, 'stopped', new RegExp(`^${application}: sync Failed, still OutOfSync after \\d+ s: `), application);
       const broken = report.applications.find((a) => a.message.includes('e2e-early-hook'));
       expect(broken, JSON.stringify(report.applications, null, 2)).toBeDefined();
       expect(broken!.sync === 'Synced' && broken!.health === 'Healthy').toBe(false);

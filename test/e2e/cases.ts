@@ -89,9 +89,12 @@ const LOG_TAIL = 20_000;
  * Expects a run to have ended early the way it must (`stopped`: something no wave or retry can
  * mend; `settled`: `--settle`), its reason matching `pattern`. When it did not, the failure
  * names how long the run took and shows the end of its log, the states each Application went
- * through, so that a run in CI says why without being run again.
+ * through, so that a run in CI says why without being run again; with `focus`, every line
+ * that names it before that.
  */
-export function expectEnded(run: { readonly report: E2eReport; readonly output: string }, how: 'stopped' | 'settled', pattern: RegExp): void {
+export function expectEnded(run: { readonly report: E2eReport; readonly output: string }, how: 'stopped' | 'settled', pattern: RegExp, focus?: string): void {
   const reason = run.report[how];
-  expect(reason ?? `(not ${how}: the run ended after ${run.report.durationSeconds} s without it)`, `the run's log ends:\n${run.output.slice(-LOG_TAIL)}`).toMatch(pattern);
+  // The lines naming `focus` (an Application) first: the rest of a long run's log can crowd its story out of the tail.
+  const story = focus === undefined ? '' : `the run's lines naming ${focus}:\n${run.output.split('\n').filter((line) => line.includes(focus)).join('\n').slice(-LOG_TAIL)}\n\n`;
+  expect(reason ?? `(not ${how}: the run ended after ${run.report.durationSeconds} s without it)`, `${story}the run's log ends:\n${run.output.slice(-LOG_TAIL)}`).toMatch(pattern);
 }
