@@ -250,7 +250,8 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
   const { toolchain, supervisor, dir } = options;
   const alive = (): void => supervisor.assertRunning();
 
-  const { ARGOCD_SSH_DATA_PATH: sshData, ARGOCD_TLS_DATA_PATH: tlsData, HOME: home, TMPDIR: tmp } = argoCdEnvironment(dir, options.kubeconfig);
+  const common = argoCdEnvironment(dir, options.kubeconfig);
+  const { ARGOCD_SSH_DATA_PATH: sshData, ARGOCD_TLS_DATA_PATH: tlsData, HOME: home, TMPDIR: tmp } = common;
   const ageDir = path.join(dir, 'age');
   for (const folder of [sshData, tlsData, home, tmp, ageDir]) fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
   fs.writeFileSync(path.join(sshData, 'ssh_known_hosts'), options.knownHosts);
@@ -310,7 +311,6 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
     args: ['--bind', '127.0.0.1', '--port', String(redisPort), '--save', '', '--appendonly', 'no', '--protected-mode', 'yes'],
   });
 
-  const common = argoCdEnvironment(dir, options.kubeconfig);
   const toolPath = [
     path.dirname(toolchain.bin('argocd', 'git-verify-wrapper.sh')),
     path.dirname(toolchain.bin('kustomize', 'kustomize')),
@@ -424,7 +424,7 @@ export async function syncAsOperator(client: KubeClient, namespace: string, name
  * (10 s doubling) instead of its copy's (1 s, once) and its run reached its timeout. Every run
  * also left its clone there (786 on this machine), and each start opened them all.
  */
-export function argoCdEnvironment(dir: string, kubeconfig: string): { readonly [key: string]: string; readonly ARGOCD_SSH_DATA_PATH: string; readonly ARGOCD_TLS_DATA_PATH: string; readonly HOME: string; readonly TMPDIR: string } {
+export function argoCdEnvironment(dir: string, kubeconfig: string) {
   return {
     ARGOCD_FAKE_IN_CLUSTER: 'true',
     KUBECONFIG: kubeconfig,
