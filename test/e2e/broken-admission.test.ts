@@ -1,6 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { brokenCopy, expectEnded, removeCopies, RUN_TIMEOUT_MS } from './cases';
-import { breakRendered, runE2eOn } from './e2e-copy';
+import { INFRASTRUCTURE_RELEASES, RELEASE_ROWS } from '../../src/infrastructure/releases';
+import { breakRendered, dropApplications, runE2eOn } from './e2e-copy';
+
+/** Every release of the infrastructure but `kept`: the Applications a case does without. */
+function releasesBut(...kept: string[]): string[] {
+  return RELEASE_ROWS.map((release) => release.name).filter((name) => !kept.includes(name));
+}
 
 afterEach(removeCopies);
 
@@ -11,6 +17,12 @@ describe("e2e: objects refused at admission (the API server, cert-manager's webh
     'fails the Application whose Certificate cert-manager\'s webhook refuses (an RSA key of 1024 bits)',
     () => {
       const copy = brokenCopy();
+      // The issuers need cert-manager (its webhook judges the Certificate, in a later wave of the
+      // issuers' sync than their GatewayClass) and Envoy Gateway with the Gateway API CRDs (the
+      // GatewayClass is Progressing until its controller accepts it); the rest of the
+      // infrastructure is not installed, and nothing after the issuers is reached.
+      const { certManager, envoyGateway, gatewayApiCrds } = INFRASTRUCTURE_RELEASES;
+      dropApplications(copy, 'local', releasesBut(gatewayApiCrds.name, certManager.name, envoyGateway.name), 'the issuers need cert-manager, Envoy Gateway and the Gateway API CRDs only');
       let certificate = '';
       breakRendered(copy, 'local/issuers.yaml', (objects) =>
         objects.map((o) => {
@@ -36,6 +48,10 @@ describe("e2e: objects refused at admission (the API server, cert-manager's webh
     'fails an invalid CronJob schedule, refused by the API server in the sync and in the dry-run',
     () => {
       const copy = brokenCopy();
+      // The database needs prometheus-operator's CRDs (its PrometheusRule) of the infrastructure,
+      // and nothing of the issuers: the rest is not installed, and the database comes right after
+      // the infrastructure.
+      dropApplications(copy, 'local', [...releasesBut(INFRASTRUCTURE_RELEASES.kubePrometheusStack.name), 'issuers'], 'the database needs the PrometheusRule CRD only');
       let cronJob = '';
       breakRendered(copy, 'local/database.yaml', (objects) =>
         objects.map((o) => {

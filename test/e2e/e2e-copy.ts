@@ -41,6 +41,28 @@ export function breakRendered(copy: string, file: string, change: (objects: any[
   git(copy, 'commit', '--quiet', '-am', message);
 }
 
+/**
+ * Drop Applications from an environment of the copy, the root's (gitops.yaml) and the
+ * infrastructure's (infrastructure.yaml), and commit: a broken case syncs only what its break
+ * needs and reaches it sooner. Throws for a name neither file holds, so a renamed Application
+ * does not leave a case syncing what it meant to drop.
+ */
+export function dropApplications(copy: string, environment: string, names: readonly string[], why: string): void {
+  const dropped = new Set<string>();
+  for (const file of ['gitops.yaml', 'infrastructure.yaml']) {
+    const full = path.join(copy, 'dist', environment, file);
+    const here = parseAllDocuments(fs.readFileSync(full, 'utf8'))
+      .map((doc) => doc.toJS())
+      .filter((object) => object?.kind === 'Application' && names.includes(object.metadata.name))
+      .map((object) => object.metadata.name as string);
+    if (here.length === 0) continue;
+    breakRendered(copy, `${environment}/${file}`, (objects) => objects.filter((object) => !(object.kind === 'Application' && here.includes(object.metadata.name))), `${environment}: without ${here.join(', ')} (${why})`);
+    for (const name of here) dropped.add(name);
+  }
+  const missing = names.filter((name) => !dropped.has(name));
+  if (missing.length > 0) throw new Error(`dist/${environment}/gitops.yaml and infrastructure.yaml hold no Application ${missing.join(', ')}`);
+}
+
 /** Make an application of the copy a canary (the strategy's defaults), rendered again and committed. */
 export function makeCanary(copy: string, environment: string, application: string): void {
   const file = path.join(copy, 'src', 'environments', environment, `${application}.yaml`);
