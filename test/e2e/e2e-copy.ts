@@ -131,6 +131,18 @@ export function commitAll(copy: string, message: string): void {
 }
 
 /**
+ * A command line that runs `argv` in namespaces of its own: a network namespace with its
+ * loopback up (see `runE2eOn`), and a PID namespace whose first process `argv` is. When that
+ * process ends, however it ends (a SIGKILL included, when the vitest worker that waits on it is
+ * killed), the kernel kills every process left in the namespace; and `--kill-child` kills it when
+ * unshare itself is killed. Before, the harness's own cleanup was all there was, and a harness
+ * killed outright left its control plane and Argo CD running, taking the machine's CPU.
+ */
+export function isolated(argv: readonly string[]): string[] {
+  return ['unshare', '--net', '--pid', '--fork', '--kill-child', '--mount-proc', '--', 'sh', '-c', 'ip link set lo up && exec "$@"', 'e2e', ...argv];
+}
+
+/**
  * `npm run e2e` on the copy, in a network namespace of its own (`unshare --net`, its loopback
  * brought up first); returns the exit code, the output and the report.
  *
@@ -146,7 +158,8 @@ export function runE2eOn(copy: string, args: readonly string[], env: Readonly<Re
   const report = path.join(copy, 'e2e-report.json');
   ensureToolchain(CLUSTER_COMPONENTS, ROOT);
   const e2e = [process.execPath, path.join(copy, 'scripts', 'run.cjs'), 'e2e', ...args, '--report', report];
-  const result = spawnSync('unshare', ['--net', '--', 'sh', '-c', 'ip link set lo up && exec "$@"', 'e2e', ...e2e], {
+  const [command, ...commandArgs] = isolated(e2e);
+  const result = spawnSync(command!, commandArgs, {
     cwd: copy,
     env: { ...process.env, ...env },
     encoding: 'utf8',
