@@ -4,6 +4,8 @@ import * as path from 'node:path';
 import { parseAllDocuments, parseDocument, stringify } from 'yaml';
 import type { E2eReport } from '../../e2e/harness';
 import { CLUSTER_COMPONENTS, ensureToolchain } from '../../toolchain';
+import { chartFile } from '../../src/contract/layout';
+import { GITOPS_CHART_ID, type PlatformChartId } from '../../src/contract/platform-charts';
 import { ROOT, temporaryDirectory } from '../support';
 
 /** What an e2e run of a project copy needs: the commands, the rendered output and what it serves. */
@@ -48,19 +50,19 @@ export function breakRendered(copy: string, file: string, change: (objects: any[
  * does not leave a case syncing what it meant to drop.
  */
 export function dropApplications(copy: string, environment: string, names: readonly string[], why: string): void {
+  const files = [chartFile(environment, GITOPS_CHART_ID), chartFile(environment, 'infrastructure' satisfies PlatformChartId)];
   const dropped = new Set<string>();
-  for (const file of ['gitops.yaml', 'infrastructure.yaml']) {
-    const full = path.join(copy, 'dist', environment, file);
-    const here = parseAllDocuments(fs.readFileSync(full, 'utf8'))
+  for (const file of files) {
+    const here = parseAllDocuments(fs.readFileSync(path.join(copy, 'dist', file), 'utf8'))
       .map((doc) => doc.toJS())
       .filter((object) => object?.kind === 'Application' && names.includes(object.metadata.name))
       .map((object) => object.metadata.name as string);
     if (here.length === 0) continue;
-    breakRendered(copy, `${environment}/${file}`, (objects) => objects.filter((object) => !(object.kind === 'Application' && here.includes(object.metadata.name))), `${environment}: without ${here.join(', ')} (${why})`);
+    breakRendered(copy, file, (objects) => objects.filter((object) => !(object.kind === 'Application' && here.includes(object.metadata.name))), `${environment}: without ${here.join(', ')} (${why})`);
     for (const name of here) dropped.add(name);
   }
   const missing = names.filter((name) => !dropped.has(name));
-  if (missing.length > 0) throw new Error(`dist/${environment}/gitops.yaml and infrastructure.yaml hold no Application ${missing.join(', ')}`);
+  if (missing.length > 0) throw new Error(`${files.map((file) => `dist/${file}`).join(' and ')} hold no Application ${missing.join(', ')}`);
 }
 
 /** Make an application of the copy a canary (the strategy's defaults), rendered again and committed. */
