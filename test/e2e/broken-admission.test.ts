@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { brokenCopy, expectEnded, removeCopies, RUN_TIMEOUT_MS } from './cases';
+import type { PlatformChartId } from '../../src/contract/platform-charts';
 import { INFRASTRUCTURE_RELEASES, RELEASE_ROWS } from '../../src/infrastructure/releases';
 import { breakRendered, dropApplications, runE2eOn } from './e2e-copy';
 
@@ -51,7 +52,7 @@ describe("e2e: objects refused at admission (the API server, cert-manager's webh
       // The database needs prometheus-operator's CRDs (its PrometheusRule) of the infrastructure,
       // and nothing of the issuers: the rest is not installed, and the database comes right after
       // the infrastructure.
-      dropApplications(copy, 'local', [...releasesBut(INFRASTRUCTURE_RELEASES.kubePrometheusStack.name), 'issuers'], 'the database needs the PrometheusRule CRD only');
+      dropApplications(copy, 'local', [...releasesBut(INFRASTRUCTURE_RELEASES.kubePrometheusStack.name), 'issuers' satisfies PlatformChartId], 'the database needs the PrometheusRule CRD only');
       let cronJob = '';
       breakRendered(copy, 'local/database.yaml', (objects) =>
         objects.map((o) => {
