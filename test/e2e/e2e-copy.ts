@@ -145,8 +145,9 @@ export function isolated(argv: readonly string[]): string[] {
 }
 
 /**
- * `npm run e2e` on the copy, in a network namespace of its own (`unshare --net`, its loopback
- * brought up first); returns the exit code, the output and the report.
+ * `npm run e2e` on the copy, in namespaces of its own (`isolated`: a network namespace with
+ * its loopback brought up first, and a PID namespace); returns the exit code, the output and
+ * the report.
  *
  * Its own loopback lets npm run test:e2e run two files at once: Envoy Gateway's control plane
  * listens on fixed ports, which two runs on one loopback would both take (v1.9.1: xDS 18000,
