@@ -5,22 +5,23 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 /**
  * The files that bound their tier's wall time, longest first: npm run test:e2e runs two files
  * at once and test:integration one per worker, and the longest started last ends last alone.
- * The e2e files measured two at a time in a warm fresh clone's npm test (2026-11-29):
- * live-operations 626 s, broken-controllers 527, published-charts 379, broken-sources 255,
- * broken-admission 256 and converge 216; in this order the two lanes held 1,137 s and 1,122 s
- * (live-operations, broken-sources and broken-admission beside broken-controllers,
- * published-charts and converge), then the short files. readme-flows (242 s, the unit suite
- * five times) is listed so that it starts first: unlisted, it started about 30 s into the
- * integration tier, after files ten times as short. Files not listed keep vitest's
- * order (longest recorded run first, else largest file), after these.
+ * The e2e files measured two at a time in a warm fresh clone's npm test (2026-11-29, before
+ * converge and live-operations became one run): live-operations 626 s, broken-controllers 527,
+ * published-charts 379, broken-sources 255, broken-admission 256 and converge 216. converge now
+ * converges once and runs the live operations on that cluster (about 680 s); in this order the
+ * lanes hold converge then published-charts, and broken-controllers, broken-sources then
+ * broken-admission (vitest gives each next file to the worker that frees first), about 1,060 s
+ * each, then the short files. readme-flows (242 s, the unit suite five times) is listed so that
+ * it starts first: unlisted, it started about 30 s into the integration tier, after files ten
+ * times as short. Files not listed keep vitest's order (longest recorded run first, else
+ * largest file), after these.
  */
 const LONGEST_FIRST = [
-  'e2e/live-operations',
-  'e2e/broken-controllers',
-  'e2e/published-charts',
-  'e2e/broken-sources',
-  'e2e/broken-admission',
   'e2e/converge',
+  'e2e/broken-controllers',
+  'e2e/broken-sources',
+  'e2e/published-charts',
+  'e2e/broken-admission',
   'integration/readme-flows',
 ];
 

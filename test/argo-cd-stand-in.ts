@@ -4,7 +4,7 @@ import { ARGO_CD } from '../src/contract/upstream';
 /**
  * What Argo CD's application controller does with an Application, played on the fake API
  * server's objects for the ops verbs' unit tests. The real controller doing it is tested on
- * the e2e cluster (test/e2e/live-operations.test.ts).
+ * the e2e cluster (test/e2e/converge.test.ts, the live operations).
  */
 
 /**

@@ -7,7 +7,7 @@ import type { E2eReport } from '../../e2e/harness';
 import { committedObjects, ROOT } from '../support';
 import { e2eProjectCopy, runE2eOn } from './e2e-copy';
 
-// What the cluster cases share (converge.test.ts, live-operations.test.ts,
+// What the cluster cases share (converge.test.ts, which then runs the live operations,
 // published-charts.test.ts and the broken-*.test.ts files). Each case is one whole run of a
 // real control plane (Kubernetes 1.36) and a real Argo CD, built from their modules
 // (toolchain), syncing a copy's committed dist/ from a git server over SSH: minutes, not
@@ -57,29 +57,45 @@ export interface ScenarioStep {
   readonly seconds?: number;
 }
 
+/** A run of scenario scripts (`execScenarios`): how the run ended, and what each script wrote, if it wrote. */
+export interface ScenarioRun {
+  readonly status: number | null;
+  readonly report: E2eReport;
+  readonly output: string;
+  /** Each script's results file, read; undefined for a script that wrote none. */
+  readonly written: Readonly<Record<string, { steps: ScenarioStep[] } | undefined>>;
+}
+
 /**
  * `npm run e2e -- --env local --exec` on the copy with scenario scripts of test/e2e/ run one
  * after the other (each only if the one before passed), each writing its results to a file
- * named in its variable; every step of every scenario must have ended as expected.
+ * named in its variable, read at once (the copies and their files go with the test). With
+ * `dryRun`, the run also dry-runs every environment beside the convergence. Expects nothing:
+ * `scenarioResults` does.
  */
-export function runScenarios<T extends Record<string, { steps: ScenarioStep[] }>>(copy: string, scenarios: { readonly [K in keyof T]: string }): { status: number | null; report: E2eReport; output: string; results: T } {
+export function execScenarios(copy: string, scenarios: Readonly<Record<string, string>>, options: { readonly dryRun?: boolean } = {}): ScenarioRun {
   const files = Object.fromEntries(Object.keys(scenarios).map((script) => [script, besideCopy(copy, `${script}.json`)]));
   const command = Object.keys(scenarios).map((script) => `node ${path.join(ROOT, 'test', 'e2e', script)}`).join(' && ');
-  const variables = Object.fromEntries(Object.entries(scenarios).map(([script, variable]) => [variable as string, files[script]!]));
-  const { status, report, output } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--exec', command], variables);
-  const results: Record<string, { steps: ScenarioStep[] }> = {};
-  for (const [script, file] of Object.entries(files)) {
-    expect(fs.existsSync(file), `${script} wrote no results (exit ${report.exec?.exitCode}):\n${output.slice(-6000)}`).toBe(true);
-    results[script] = JSON.parse(fs.readFileSync(file, 'utf8'));
-    expect(results[script]!.steps.filter((step) => step.exitCode !== step.expected).map((step) => `${script} ${step.name}: exit ${step.exitCode}\n${step.output.slice(-2000)}`)).toEqual([]);
-  }
-  expect(report.exec?.exitCode).toBe(0);
-  return { status, report, output, results: results as T };
+  const variables = Object.fromEntries(Object.entries(scenarios).map(([script, variable]) => [variable, files[script]!]));
+  const { status, report, output } = runE2eOn(copy, ['--env', 'local', ...(options.dryRun === true ? [] : ['--no-dry-run']), '--exec', command], variables);
+  const written = Object.fromEntries(Object.entries(files).map(([script, file]) => [script, fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : undefined]));
+  return { status, report, output, written };
 }
 
-export function runScenario<T extends { steps: ScenarioStep[] }>(copy: string, script: string, resultsVariable: string): { status: number | null; report: E2eReport; output: string; results: T } {
-  const { results, ...run } = runScenarios<Record<string, T>>(copy, { [script]: resultsVariable });
-  return { ...run, results: results[script]! };
+/** What each scenario of the run found: every script wrote its results, and every step of every scenario ended as expected. */
+export function scenarioResults<T extends Record<string, { steps: ScenarioStep[] }>>(run: ScenarioRun): T {
+  for (const [script, results] of Object.entries(run.written)) {
+    expect(results, `${script} wrote no results (exit ${run.report.exec?.exitCode}):\n${run.output.slice(-6000)}`).toBeDefined();
+    expect(results!.steps.filter((step) => step.exitCode !== step.expected).map((step) => `${script} ${step.name}: exit ${step.exitCode}\n${step.output.slice(-2000)}`)).toEqual([]);
+  }
+  expect(run.report.exec?.exitCode).toBe(0);
+  return run.written as T;
+}
+
+/** `execScenarios` without the dry-run, and what each scenario found (`scenarioResults`). */
+export function runScenarios<T extends Record<string, { steps: ScenarioStep[] }>>(copy: string, scenarios: { readonly [K in keyof T]: string }): { status: number | null; report: E2eReport; output: string; results: T } {
+  const run = execScenarios(copy, scenarios as Record<string, string>);
+  return { status: run.status, report: run.report, output: run.output, results: scenarioResults<T>(run) };
 }
 
 /** How many characters of a run's log a failed verdict shows: its last states and its summary. */

@@ -91,24 +91,6 @@ export function quickenCanaryAnalysis(copy: string, interval: string): void {
 }
 
 /**
- * Make an application of the copy blue-green: its tag becomes the blue unit's, active, and
- * green runs the next patch beside it (`replicas` and `image.tag` left out, as the strategy
- * wants); the copy is rendered again and committed.
- */
-export function makeBlueGreen(copy: string, environment: string, application: string): void {
-  const file = path.join(copy, 'src', 'environments', environment, `${application}.yaml`);
-  const doc = parseDocument(fs.readFileSync(file, 'utf8'));
-  const tag = String(doc.getIn(['image', 'tag']));
-  const [major, minor, patch] = tag.slice(1).split('.').map(Number) as [number, number, number];
-  doc.delete('replicas');
-  doc.deleteIn(['image', 'tag']);
-  doc.set('strategy', doc.createNode({ type: 'blue-green', blueGreen: { active: 'blue', units: { blue: { tag }, green: { tag: `v${major}.${minor}.${patch + 1}` } } } }));
-  fs.writeFileSync(file, doc.toString());
-  synthesizeCopy(copy);
-  commitAll(copy, `${environment}: ${application} blue-green`);
-}
-
-/**
  * Have an environment of the copy follow its published charts from `registry`
  * (`applicationSource` in its environment.yaml); the copy is rendered again and committed.
  */

@@ -1,6 +1,7 @@
 // The live operations (`npm run ops`) against the converged `local` cluster, run by
-// test/e2e/live-operations.test.ts through `npm run e2e -- --env local --exec` on a copy where
-// `billing` is a blue-green application (blue active, green beside it): each verb with
+// test/e2e/converge.test.ts through `npm run e2e -- --env local --exec` on a copy of the committed
+// project, once its convergence was recorded. First `billing` becomes a blue-green application
+// (blue active, green beside it), committed and served as a person would; then each verb with
 // the exit code it must give, run as an operator holding only the roles the bootstrap grants
 // (src/cluster/operations-role.ts), and the changes made behind Argo CD's back with the
 // Kubernetes client library as the administrator, as a person with kubectl would make them. Writes every step
@@ -10,7 +11,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
-import { stopwatch } from './scenario-steps.mjs';
+import { git, gitWebhook, pushServed, stopwatch } from './scenario-steps.mjs';
 
 const require = createRequire(path.join(process.cwd(), 'package.json'));
 const k8s = require('@kubernetes/client-node');
@@ -90,6 +91,67 @@ const scaleByHand = async () => {
   await merge({ ...deployment, spec: { replicas: live.spec.replicas + 1 } });
   return live.spec.replicas;
 };
+
+// `billing` becomes a blue-green application, as a person changes its values file: blue keeps
+// the running tag and is active, green runs the next patch beside it (`replicas` and
+// `image.tag` left out, as the strategy wants). The change is made in the operator's checkout
+// (this working directory, which every verb reads its values from) and in the checkout the git
+// server serves (the same project with local's Secrets re-encrypted for the run's key): each
+// rendered and committed, the served one pushed to the branch Argo CD follows, with the refresh
+// a git webhook asks (again every 20 s, as a refresh that began before the push may take the
+// first request). Then Argo CD synced that commit and both units rolled out.
+const SOURCE = process.env.E2E_SOURCE;
+if (!fs.existsSync(path.join(SOURCE, 'node_modules'))) fs.symlinkSync(path.join(process.cwd(), 'node_modules'), path.join(SOURCE, 'node_modules'), 'dir');
+/** Make billing blue-green in the checkout at `root`, render it and commit. */
+async function makeBlueGreen(root) {
+  const { parseDocument } = require('yaml');
+  const file = path.join(root, 'src', 'environments', ENV, `${BLUE_GREEN_APP}.yaml`);
+  const doc = parseDocument(fs.readFileSync(file, 'utf8'));
+  const tag = String(doc.getIn(['image', 'tag']));
+  const [major, minor, patch] = tag.slice(1).split('.').map(Number);
+  doc.delete('replicas');
+  doc.deleteIn(['image', 'tag']);
+  doc.set('strategy', doc.createNode({ type: 'blue-green', blueGreen: { active: 'blue', units: { blue: { tag }, green: { tag: `v${major}.${minor}.${patch + 1}` } } } }));
+  fs.writeFileSync(file, doc.toString());
+  const synth = await new Promise((resolve) => {
+    const child = spawn(process.execPath, ['scripts/run.cjs', 'synth'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk) => (output += chunk));
+    child.on('close', (code) => resolve({ code, output }));
+  });
+  if (synth.code !== 0) throw new Error(`synth of ${root} with ${BLUE_GREEN_APP} blue-green failed: ${synth.output}`);
+  git(root, 'add', '-A');
+  git(root, 'commit', '--quiet', '-m', `${ENV}: ${BLUE_GREEN_APP} blue-green`);
+}
+{
+  await makeBlueGreen(process.cwd());
+  // A run given the age key serves the operator's checkout itself.
+  if (path.resolve(SOURCE) !== path.resolve(process.cwd())) await makeBlueGreen(SOURCE);
+  const revision = git(SOURCE, 'rev-parse', 'HEAD');
+  pushServed(SOURCE);
+  console.log(`--- ${BLUE_GREEN_APP} blue-green: pushed ${revision} (${at()})`);
+  const application = { apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name: BLUE_GREEN_APP, namespace: 'argocd' } };
+  const unit = (colour) => objects.read({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `${BLUE_GREEN_APP}-${colour}`, namespace: BLUE_GREEN_APP } }).catch(() => undefined);
+  // An Application with several sources (the chart and the values) records a revision per source (`revisions`), one with one source `revision`.
+  const revisionsOf = (status) => status?.revisions ?? (status?.revision === undefined ? [] : [status.revision]);
+  const rolledOut = (d) => d !== undefined && (d.status?.observedGeneration ?? 0) >= d.metadata.generation && (d.status?.updatedReplicas ?? 0) === d.spec.replicas && (d.status?.availableReplicas ?? 0) === d.spec.replicas;
+  const deadline = Date.now() + 300_000;
+  let state = '';
+  for (let round = 0; ; round++) {
+    if (round % 10 === 0) await gitWebhook(objects, k8s);
+    const app = await objects.read(application);
+    const [blue, green] = [await unit('blue'), await unit('green')];
+    const compared = revisionsOf(app.status?.sync);
+    const done = compared.includes(revision) && app.status?.sync?.status === 'Synced' && app.status?.health?.status === 'Healthy' && app.status?.operationState?.phase === 'Succeeded' && revisionsOf(app.status?.operationState?.syncResult).includes(revision) && rolledOut(blue) && rolledOut(green);
+    state = `Application ${BLUE_GREEN_APP}: ${app.status?.sync?.status} at ${compared.map((r) => r.slice(0, 7)).join(', ') || '-'}, ${app.status?.health?.status}, last sync ${app.status?.operationState?.phase}; ${BLUE_GREEN_APP}-blue ${rolledOut(blue) ? 'rolled out' : 'not rolled out'}, ${BLUE_GREEN_APP}-green ${rolledOut(green) ? 'rolled out' : 'not rolled out'}`;
+    if (done || Date.now() > deadline) {
+      observed(`${BLUE_GREEN_APP} synced as blue-green`, done, state);
+      console.log(`--- ${BLUE_GREEN_APP} blue-green: ${state} (${at()})`);
+      break;
+    }
+    await sleep(2_000);
+  }
+}
 
 // Converged: every verb that checks finds the state holds.
 await step('status after convergence', ['status', '--env', ENV], 0);
