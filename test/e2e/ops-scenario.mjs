@@ -7,7 +7,7 @@
 // Kubernetes client library as the administrator, as a person with kubectl would make them. Writes every step
 // (verb, exit code, output, and stdout alone) to $OPS_SCENARIO_RESULTS and exits 1 when a step's exit code
 // is not the expected one. Run from the checkout (the e2e's working directory).
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
@@ -64,10 +64,14 @@ async function step(name, args, expected) {
   return output;
 }
 
-/** Run a verb until it gives `expected` or `seconds` pass (what Argo CD does takes a moment). */
-async function eventually(name, args, expected, seconds) {
+/**
+ * Run a verb until it gives `expected` or `seconds` pass (what Argo CD does takes a moment);
+ * `before`, when given, runs before each try.
+ */
+async function eventually(name, args, expected, seconds, before) {
   const deadline = Date.now() + seconds * 1000;
   for (;;) {
+    if (before !== undefined) await before();
     const { code, output, stdout } = await ops(args);
     if (code === expected || Date.now() > deadline) {
       steps.push({ name, args, expected, exitCode: code, output, stdout });
@@ -97,13 +101,14 @@ const scaleByHand = async () => {
 // `image.tag` left out, as the strategy wants). The change is made in the operator's checkout
 // (this working directory, which every verb reads its values from) and in the checkout the git
 // server serves (the same project with local's Secrets re-encrypted for the run's key): each
-// rendered and committed, the served one pushed to the branch Argo CD follows, with the refresh
-// a git webhook asks (again every 20 s, as a refresh that began before the push may take the
-// first request). Then Argo CD synced that commit and both units rolled out.
+// rendered and committed, the served one pushed to the branch Argo CD follows. Then status
+// holds for billing once Argo CD synced that commit and both units rolled out at their tags;
+// meanwhile the refresh a git webhook asks is asked again every 20 s (a refresh that began
+// before the push may take the first request).
 const SOURCE = process.env.E2E_SOURCE;
 if (!fs.existsSync(path.join(SOURCE, 'node_modules'))) fs.symlinkSync(path.join(process.cwd(), 'node_modules'), path.join(SOURCE, 'node_modules'), 'dir');
 /** Make billing blue-green in the checkout at `root`, render it and commit. */
-async function makeBlueGreen(root) {
+function makeBlueGreen(root) {
   const { parseDocument } = require('yaml');
   const file = path.join(root, 'src', 'environments', ENV, `${BLUE_GREEN_APP}.yaml`);
   const doc = parseDocument(fs.readFileSync(file, 'utf8'));
@@ -113,45 +118,22 @@ async function makeBlueGreen(root) {
   doc.deleteIn(['image', 'tag']);
   doc.set('strategy', doc.createNode({ type: 'blue-green', blueGreen: { active: 'blue', units: { blue: { tag }, green: { tag: `v${major}.${minor}.${patch + 1}` } } } }));
   fs.writeFileSync(file, doc.toString());
-  const synth = await new Promise((resolve) => {
-    const child = spawn(process.execPath, ['scripts/run.cjs', 'synth'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk) => (output += chunk));
-    child.on('close', (code) => resolve({ code, output }));
-  });
-  if (synth.code !== 0) throw new Error(`synth of ${root} with ${BLUE_GREEN_APP} blue-green failed: ${synth.output}`);
+  const synth = spawnSync(process.execPath, ['scripts/run.cjs', 'synth'], { cwd: root, encoding: 'utf8' });
+  if (synth.status !== 0) throw new Error(`synth of ${root} with ${BLUE_GREEN_APP} blue-green failed: ${synth.stdout}${synth.stderr}`);
   git(root, 'add', '-A');
   git(root, 'commit', '--quiet', '-m', `${ENV}: ${BLUE_GREEN_APP} blue-green`);
 }
-{
-  await makeBlueGreen(process.cwd());
-  // A run given the age key serves the operator's checkout itself.
-  if (path.resolve(SOURCE) !== path.resolve(process.cwd())) await makeBlueGreen(SOURCE);
-  const revision = git(SOURCE, 'rev-parse', 'HEAD');
-  pushServed(SOURCE);
-  console.log(`--- ${BLUE_GREEN_APP} blue-green: pushed ${revision} (${at()})`);
-  const application = { apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name: BLUE_GREEN_APP, namespace: 'argocd' } };
-  const unit = (colour) => objects.read({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `${BLUE_GREEN_APP}-${colour}`, namespace: BLUE_GREEN_APP } }).catch(() => undefined);
-  // An Application with several sources (the chart and the values) records a revision per source (`revisions`), one with one source `revision`.
-  const revisionsOf = (status) => status?.revisions ?? (status?.revision === undefined ? [] : [status.revision]);
-  const rolledOut = (d) => d !== undefined && (d.status?.observedGeneration ?? 0) >= d.metadata.generation && (d.status?.updatedReplicas ?? 0) === d.spec.replicas && (d.status?.availableReplicas ?? 0) === d.spec.replicas;
-  const deadline = Date.now() + 300_000;
-  let state = '';
-  for (let round = 0; ; round++) {
-    if (round % 10 === 0) await gitWebhook(objects, k8s);
-    const app = await objects.read(application);
-    const [blue, green] = [await unit('blue'), await unit('green')];
-    const compared = revisionsOf(app.status?.sync);
-    const done = compared.includes(revision) && app.status?.sync?.status === 'Synced' && app.status?.health?.status === 'Healthy' && app.status?.operationState?.phase === 'Succeeded' && revisionsOf(app.status?.operationState?.syncResult).includes(revision) && rolledOut(blue) && rolledOut(green);
-    state = `Application ${BLUE_GREEN_APP}: ${app.status?.sync?.status} at ${compared.map((r) => r.slice(0, 7)).join(', ') || '-'}, ${app.status?.health?.status}, last sync ${app.status?.operationState?.phase}; ${BLUE_GREEN_APP}-blue ${rolledOut(blue) ? 'rolled out' : 'not rolled out'}, ${BLUE_GREEN_APP}-green ${rolledOut(green) ? 'rolled out' : 'not rolled out'}`;
-    if (done || Date.now() > deadline) {
-      observed(`${BLUE_GREEN_APP} synced as blue-green`, done, state);
-      console.log(`--- ${BLUE_GREEN_APP} blue-green: ${state} (${at()})`);
-      break;
-    }
-    await sleep(2_000);
-  }
-}
+makeBlueGreen(process.cwd());
+// A run given the age key serves the operator's checkout itself.
+if (path.resolve(SOURCE) !== path.resolve(process.cwd())) makeBlueGreen(SOURCE);
+pushServed(SOURCE);
+let refreshAskedAt = 0;
+const askRefreshEvery20s = async () => {
+  if (Date.now() - refreshAskedAt < 20_000) return;
+  refreshAskedAt = Date.now();
+  await gitWebhook(objects, k8s);
+};
+await eventually(`${BLUE_GREEN_APP} synced as blue-green`, ['status', '--env', ENV, '--app', BLUE_GREEN_APP], 0, 300, askRefreshEvery20s);
 
 // Converged: every verb that checks finds the state holds.
 await step('status after convergence', ['status', '--env', ENV], 0);
