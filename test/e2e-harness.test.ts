@@ -59,6 +59,26 @@ describe('the toolchain pins', () => {
     expect(INFRASTRUCTURE_RELEASES.gatewayApiCrds.chart.version).toBe(INFRASTRUCTURE_RELEASES.envoyGateway.chart.version);
   });
 
+  it('builds every component with one Go release, at least the one Argo CD\'s module asks for, and names it in each folder', () => {
+    const release = pinned('GO_TOOLCHAIN');
+    expect(release).toMatch(/^go\d+\.\d+\.\d+$/);
+    // Set once for every build: no build picks another release.
+    expect(script.match(/GOTOOLCHAIN=/g)).toEqual(['GOTOOLCHAIN=']);
+    expect(script).toMatch(/^export CGO_ENABLED=0 .*GOTOOLCHAIN="\$GO_TOOLCHAIN"$/m);
+    const goLine = (file: string) => /^go (\d+)\.(\d+)/m.exec(fs.readFileSync(path.join(ROOT, 'toolchain', file, 'go.mod'), 'utf8'))!.slice(1).map(Number);
+    const [major, minor] = release!.slice(2).split('.').map(Number);
+    for (const file of ['argocd', 'kubernetes', 'prometheus', 'cert-manager']) {
+      const [needsMajor, needsMinor] = goLine(file);
+      expect(major! > needsMajor! || (major === needsMajor && minor! >= needsMinor!), file).toBe(true);
+    }
+    const printed = spawnSync('bash', [path.join(ROOT, 'toolchain', 'build.sh'), '--print'], { encoding: 'utf8' }).stdout.trim().split('\n');
+    expect(printed.length).toBeGreaterThan(1);
+    for (const line of printed) {
+      const [component, version, folder] = line.split(' ');
+      expect(path.basename(folder!)).toMatch(new RegExp(`^${component}-${version!.replace(/\./g, '\\.')}-${release!.replace(/\./g, '\\.')}(-|$)`));
+    }
+  });
+
   it('runs the cert-manager the platform installs: its controllers, chart and CRDs at the release table\'s version', () => {
     const mod = fs.readFileSync(path.join(ROOT, 'toolchain', 'cert-manager', 'go.mod'), 'utf8');
     expect(pinned('CERT_MANAGER_VERSION')).toBe(INFRASTRUCTURE_RELEASES.certManager.chart.version);

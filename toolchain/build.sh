@@ -17,9 +17,12 @@ cache="${PLATFORM_GITOPS_CACHE:-$HOME/.cache/platform-gitops}"
 KUBERNETES_VERSION=v1.36.3
 ETCD_VERSION=v3.6.16
 ARGOCD_VERSION=v3.6.1
-# Argo CD v3.6 and the kustomize it ships need Go 1.27; the go command fetches this
-# toolchain from the module proxy (golang.org/toolchain) for those builds only.
-ARGOCD_GO=go1.27.4
+# One Go toolchain builds every component: Argo CD v3.6 needs Go 1.27, and the go command
+# fetches this release from the module proxy (golang.org/toolchain). One toolchain for all
+# shares the compiled standard library and every dependency two components require at the same
+# version (Argo CD and prometheus-operator both build k8s.io/api and client-go v0.37.0) in the
+# one Go build cache. Each folder names it: another toolchain is another build.
+GO_TOOLCHAIN=go1.27.4
 # Built with `go install module@version`: their own go.mod and go.sum pin the rest.
 KWOK_VERSION=v0.8.0
 # Argo CD v3.6.1 ships helm 4.3.1 and kustomize 5.8.3 (hack/tool-versions.sh); one of
@@ -59,7 +62,7 @@ DISTRIBUTION_VERSION=v3.1.2
 # No DWARF from the compiler (-gcflags=all=-dwarf=false): the linker strips it anyway (-s -w),
 # and generating it was a fifth of the compile. kwok from an empty Go build cache here
 # (2026-11-28): 146 s wall, 277 s CPU with it; 115 s, 220 s without; the same binary size.
-export CGO_ENABLED=0 GOFLAGS="-buildvcs=false -gcflags=all=-dwarf=false" GOTOOLCHAIN=local
+export CGO_ENABLED=0 GOFLAGS="-buildvcs=false -gcflags=all=-dwarf=false" GOTOOLCHAIN="$GO_TOOLCHAIN"
 
 # sources_digest <component>: 12 hex digits over the component's go.mod, go.sum and Go files.
 sources_digest() {
@@ -124,7 +127,7 @@ etcd_build() {
 
 argocd_build() {
   # One binary serves every Argo CD component by the name it is started as.
-  (cd "$here/argocd" && GOTOOLCHAIN="$ARGOCD_GO" go build -trimpath -o "$out/argocd" -ldflags "-s -w \
+  (cd "$here/argocd" && go build -trimpath -o "$out/argocd" -ldflags "-s -w \
     -X github.com/argoproj/argo-cd/v3/common.version=${ARGOCD_VERSION#v} \
     -X github.com/argoproj/argo-cd/v3/common.gitTag=$ARGOCD_VERSION \
     -X github.com/argoproj/argo-cd/v3/common.gitTreeState=clean \
@@ -136,7 +139,7 @@ argocd_build() {
   done
   # The scripts Argo CD's image puts beside the binary (its Dockerfile: COPY hack/...),
   # from the same module: the repository server runs git-verify-wrapper.sh on every commit.
-  module="$(cd "$here/argocd" && GOTOOLCHAIN="$ARGOCD_GO" go list -m -f '{{.Dir}}' github.com/argoproj/argo-cd/v3)" || return 1
+  module="$(cd "$here/argocd" && go list -m -f '{{.Dir}}' github.com/argoproj/argo-cd/v3)" || return 1
   install -m 0755 "$module/hack/git-verify-wrapper.sh" "$module/hack/gpg-wrapper.sh" "$out/" || return 1
 }
 
@@ -151,7 +154,7 @@ go_install() { GOBIN="$out" go install -trimpath -ldflags "-s -w" "$1"; }
 
 kwok_build() { go_install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"; }
 kustomize_build() { go_install "sigs.k8s.io/kustomize/kustomize/v5@$KUSTOMIZE_VERSION"; }
-helm_build() { GOTOOLCHAIN="$ARGOCD_GO" go_install "helm.sh/helm/v4/cmd/helm@$HELM_VERSION"; }
+helm_build() { go_install "helm.sh/helm/v4/cmd/helm@$HELM_VERSION"; }
 sops_build() { go_install "github.com/getsops/sops/v3/cmd/sops@$SOPS_VERSION"; }
 age_build() { go_install "filippo.io/age/cmd/age-keygen@$AGE_VERSION"; }
 kubeconform_build() { go_install "github.com/yannh/kubeconform/cmd/kubeconform@$KUBECONFORM_VERSION"; }
@@ -287,7 +290,7 @@ declare -A build_tags=([prometheus]=remove_all_sd)
 
 # folder_of <component>: where its build is (or would be) published.
 folder_of() {
-  local folder="$cache/$1-${versions[$1]}"
+  local folder="$cache/$1-${versions[$1]}-$GO_TOOLCHAIN"
   if [[ -n "${build_tags[$1]:-}" ]]; then folder="$folder-${build_tags[$1]//[^A-Za-z0-9_]/-}"; fi
   if compgen -G "$here/$1/*/*.go" > /dev/null || compgen -G "$here/$1/*.go" > /dev/null; then folder="$folder-$(sources_digest "$1")"; fi
   echo "$folder"
