@@ -14,21 +14,24 @@ const folder = temporaryDirectory('platform-gitops-backups-');
 afterAll(() => fs.rmSync(folder, { recursive: true, force: true }));
 
 /**
- * The file the rendered backup command writes on a given day: its `-Q "..."` argument run
- * through /bin/sh as the Job runs it, with a `date` that answers the day's epoch seconds.
+ * The files the rendered backup command writes on the given days: its `-Q "..."` argument run
+ * through /bin/sh as the Job runs it, with a `date` that answers each day's epoch seconds (one
+ * shell for every day, the argument expanded again on each).
  */
-function backupFileOn(command: string, day: number): string {
+function backupFilesOn(command: string, days: readonly number[]): string[] {
   // Written once and never rewritten: the day comes in the environment, so no run can
   // execute a script that is being rewritten for the next day.
   const fakeDate = path.join(folder, 'date');
   if (!fs.existsSync(fakeDate)) fs.writeFileSync(fakeDate, '#!/bin/sh\necho "$FAKE_EPOCH_SECONDS"\n', { mode: 0o755 });
   const query = /-Q "(.*)"$/.exec(command)![1]!;
-  const result = spawnSync('/bin/sh', ['-c', `printf '%s' "${query}"`], {
-    env: { PATH: `${folder}:/usr/bin:/bin`, FAKE_EPOCH_SECONDS: String(day * 86400 + 3600) },
+  const result = spawnSync('/bin/sh', ['-c', `for FAKE_EPOCH_SECONDS in $EPOCHS; do export FAKE_EPOCH_SECONDS; printf '%s\\n' "${query}"; done`], {
+    env: { PATH: `${folder}:/usr/bin:/bin`, EPOCHS: days.map((day) => day * 86400 + 3600).join(' ') },
     encoding: 'utf8',
   });
   expect(result.status, result.stderr).toBe(0);
-  return /TO DISK = N'([^']+)'/.exec(result.stdout)![1]!;
+  const lines = result.stdout.split('\n').slice(0, -1);
+  expect(lines).toHaveLength(days.length);
+  return lines.map((line) => /TO DISK = N'([^']+)'/.exec(line)![1]!);
 }
 
 describe.each(ENVIRONMENT_ORDER)('database backups in %s', (name) => {
@@ -42,7 +45,7 @@ describe.each(ENVIRONMENT_ORDER)('database backups in %s', (name) => {
   // writing to a name that repeats every `keep` days keeps `keep` files.
   it('keeps a bounded number of backups: one file per UTC day, the same name every keep days, overwritten', () => {
     expect(command).toContain('WITH CHECKSUM, INIT');
-    const files = Array.from({ length: 30 }, (_, day) => backupFileOn(command, 20_000 + day));
+    const files = backupFilesOn(command, Array.from({ length: 30 }, (_, day) => 20_000 + day));
     expect(new Set(files).size).toBe(DATABASE.backup.keep);
     for (let day = 0; day + DATABASE.backup.keep < files.length; day += 1) expect(files[day + DATABASE.backup.keep]).toBe(files[day]);
     for (const file of files) expect(file.startsWith(`${DATABASE.backupPath}/${environment.applications[0]!.database.name}-`)).toBe(true);

@@ -19,11 +19,14 @@ const BRANCH = loadPlatform().repository.targetRevision;
 const wave = (object: K8sObject) => Number(object.metadata.annotations?.['argocd.argoproj.io/sync-wave'] ?? 0);
 const applications = (objects: readonly K8sObject[]) => objects.filter((o) => o.kind === 'Application');
 
+/** The API group of each CRD file read so far (schemas/crds): the files are large, and every environment asks again. */
+const crdGroupOfFile = new Map<string, string>();
+
 /** API groups whose CRDs a chart installs: the groups of the CRD files it ships (schemas/crds). */
 function crdGroupsOf(chart: string): string[] {
   return (STAND_INS[chart]?.crds ?? []).map((file) => {
-    const crd = parseAllDocuments(fs.readFileSync(path.join(ROOT, 'schemas', 'crds', file), 'utf8'))[0]!.toJS();
-    return crd.spec.group as string;
+    if (!crdGroupOfFile.has(file)) crdGroupOfFile.set(file, parseAllDocuments(fs.readFileSync(path.join(ROOT, 'schemas', 'crds', file), 'utf8'))[0]!.toJS().spec.group);
+    return crdGroupOfFile.get(file)!;
   });
 }
 
