@@ -544,7 +544,10 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
      * notifications and the containers' runs, logged; once everything converged (`synced`) it
      * waits for the generated files and the issued Certificates the converged objects make.
      */
-    const observe = async (synced: boolean): Promise<ObservedState> => {
+    /** What the cluster holds now, logged under `when` (a run with --exec looks twice: before the command and at the end). */
+    const observe = async (synced: boolean, when: 'at convergence, before --exec' | 'at the end'): Promise<ObservedState> => {
+      log('');
+      log(`--- what the cluster holds ${when} ---`);
       // The monitoring stack's chart makes one Prometheus and one Alertmanager (its values).
       const stackSynced = synced && expected.has(INFRASTRUCTURE_RELEASES.kubePrometheusStack.name) ? 1 : 0;
       const monitoring = await generatedMonitoring(client, { prometheus: stackSynced, alertmanager: stackSynced });
@@ -602,7 +605,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     let exec: ExecResult | undefined;
     let convergedState: ObservedState | undefined;
     if (allConverged && options.exec !== undefined) {
-      convergedState = await observe(true);
+      convergedState = await observe(true, 'at convergence, before --exec');
       log(`exec (as a member of ${OPERATORS_GROUP}): ${options.exec}`);
       // The command runs as an operator with the bootstrap's roles of `npm run ops` alone; what
       // a test does behind Argo CD's back goes through the administrator's kubeconfig.
@@ -676,7 +679,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
       log('');
       log(`published charts (application, published, synced at the end):${publishedCharts.map((c) => `\n  ${c.application}  ${c.published}  ${c.synced || '-'}  ${c.reference}`).join('')}`);
     }
-    const { notifications, certificates, monitoring, migrations, smoke } = await observe(allConverged);
+    const { notifications, certificates, monitoring, migrations, smoke } = await observe(allConverged, 'at the end');
     return {
       environment,
       kubernetes: plane.version,
