@@ -28,23 +28,28 @@ export function temporaryDirectory(prefix = 'platform-gitops-test-'): string {
 }
 
 /**
- * The committed files of dist/ as parsed, by path, with the text each was parsed from: test
- * files read the same committed output again and again, and parsing it was about half of the
- * unit tier's CPU. A file whose text changed is parsed again; every caller gets its own copy.
+ * The project's committed files (dist/, the values files) as parsed, by path, with the text
+ * each was parsed from: test files read the same files again and again, and parsing them was
+ * about half of the unit tier's CPU. A file whose text changed is parsed again; every caller
+ * gets its own copy.
  */
-const committedParses = new Map<string, { readonly text: string; readonly objects: readonly K8sObject[] }>();
+const committedParses = new Map<string, { readonly text: string; readonly documents: readonly unknown[] }>();
 
-/** The objects of one YAML file (from the parses above when the file is in dist/). */
-function parseManifestFile(file: string): K8sObject[] {
-  const text = fs.readFileSync(file, 'utf8');
-  const parse = () => parseAllDocuments(text).map((doc) => doc.toJS() as K8sObject);
-  if (path.relative(DIST, file).startsWith('..')) return parse();
+/** The documents of YAML `text`, the file at `file`, parsed once while its text stays the same. */
+function parsedCommitted(file: string, text: string): any[] {
   let parsed = committedParses.get(file);
   if (parsed?.text !== text) {
-    parsed = { text, objects: parse() };
+    parsed = { text, documents: parseAllDocuments(text).map((doc) => doc.toJS()) };
     committedParses.set(file, parsed);
   }
-  return structuredClone(parsed.objects) as K8sObject[];
+  return structuredClone(parsed.documents) as any[];
+}
+
+/** The objects of one YAML file (parsed once when the file is in dist/). */
+function parseManifestFile(file: string): K8sObject[] {
+  const text = fs.readFileSync(file, 'utf8');
+  if (path.relative(DIST, file).startsWith('..')) return parseAllDocuments(text).map((doc) => doc.toJS() as K8sObject);
+  return parsedCommitted(file, text) as K8sObject[];
 }
 
 /** Parse every YAML file below `dir` into objects, keyed by relative path. */
@@ -97,7 +102,7 @@ export function environmentFilesCopy(): ValuesTree {
   const tree: ValuesTree = {};
   for (const [file, text] of readValuesTexts(ROOT)) {
     const [environment, name] = file.slice(VALUES_DIR.length + 1).replace(/\.yaml$/, '').split('/') as [string, string];
-    (tree[environment] ??= {})[name] = parseAllDocuments(text)[0]!.toJS();
+    (tree[environment] ??= {})[name] = parsedCommitted(path.join(ROOT, file), text)[0];
   }
   return tree;
 }
