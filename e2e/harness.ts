@@ -543,8 +543,8 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
      * What prometheus-operator generated, the Certificates cert-manager issued, the team chat's
      * notifications and the containers' runs, logged; once everything converged (`synced`) it
      * waits for the generated files and the issued Certificates the converged objects make.
+     * Logged under `when`: a run with --exec looks twice, before the command and at the end.
      */
-    /** What the cluster holds now, logged under `when` (a run with --exec looks twice: before the command and at the end). */
     const observe = async (synced: boolean, when: 'at convergence, before --exec' | 'at the end'): Promise<ObservedState> => {
       log('');
       log(`--- what the cluster holds ${when} ---`);
