@@ -35,11 +35,16 @@ export function temporaryDirectory(prefix = 'platform-gitops-test-'): string {
  */
 const committedParses = new Map<string, { readonly text: string; readonly documents: readonly unknown[] }>();
 
+/** Every document of YAML `text`, as data. */
+function documentsOf(text: string): any[] {
+  return parseAllDocuments(text).map((doc) => doc.toJS());
+}
+
 /** The documents of YAML `text`, the file at `file`, parsed once while its text stays the same. */
 function parsedCommitted(file: string, text: string): any[] {
   let parsed = committedParses.get(file);
   if (parsed?.text !== text) {
-    parsed = { text, documents: parseAllDocuments(text).map((doc) => doc.toJS()) };
+    parsed = { text, documents: documentsOf(text) };
     committedParses.set(file, parsed);
   }
   return structuredClone(parsed.documents) as any[];
@@ -48,8 +53,7 @@ function parsedCommitted(file: string, text: string): any[] {
 /** The objects of one YAML file (parsed once when the file is in dist/). */
 function parseManifestFile(file: string): K8sObject[] {
   const text = fs.readFileSync(file, 'utf8');
-  if (path.relative(DIST, file).startsWith('..')) return parseAllDocuments(text).map((doc) => doc.toJS() as K8sObject);
-  return parsedCommitted(file, text) as K8sObject[];
+  return path.relative(DIST, file).startsWith('..') ? documentsOf(text) : parsedCommitted(file, text);
 }
 
 /** Parse every YAML file below `dir` into objects, keyed by relative path. */

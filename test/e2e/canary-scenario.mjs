@@ -11,7 +11,7 @@
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
-import { git, gitWebhook, pushServed, scenarioSteps } from './scenario-steps.mjs';
+import { git, gitWebhook, linkNodeModules, nextPatch, pushServed, scenarioSteps } from './scenario-steps.mjs';
 
 const require = createRequire(path.join(process.cwd(), 'package.json'));
 const k8s = require('@kubernetes/client-node');
@@ -89,9 +89,8 @@ record(`HTTPRoute ${APP} made by Flagger and accepted by Envoy Gateway`, backend
 // 2. The next release: values and dist/ in one write, committed (and published) and served; Flagger sees the
 //    target's new revision and starts an analysis.
 const tag = committedImage.split(':').at(-1);
-const [major, minor, patch] = tag.slice(1).split('.').map(Number);
-const next = `v${major}.${minor}.${patch + 1}`;
-if (!fs.existsSync(path.join(SOURCE, 'node_modules'))) fs.symlinkSync(path.join(process.cwd(), 'node_modules'), path.join(SOURCE, 'node_modules'), 'dir');
+const next = nextPatch(tag);
+linkNodeModules(SOURCE);
 project('release', ['release', '--env', ENV, '--app', APP, '--tag', next], SOURCE);
 git(SOURCE, 'commit', '--quiet', '-am', `${ENV}: ${APP} ${next}`);
 // An environment that follows its published charts (the run's registry) gets the release's chart as CI publishes it.

@@ -11,7 +11,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
-import { git, gitWebhook, pushServed, stopwatch } from './scenario-steps.mjs';
+import { git, gitWebhook, linkNodeModules, nextPatch, pushServed, stopwatch } from './scenario-steps.mjs';
 
 const require = createRequire(path.join(process.cwd(), 'package.json'));
 const k8s = require('@kubernetes/client-node');
@@ -106,17 +106,16 @@ const scaleByHand = async () => {
 // meanwhile the refresh a git webhook asks is asked again every 20 s (a refresh that began
 // before the push may take the first request).
 const SOURCE = process.env.E2E_SOURCE;
-if (!fs.existsSync(path.join(SOURCE, 'node_modules'))) fs.symlinkSync(path.join(process.cwd(), 'node_modules'), path.join(SOURCE, 'node_modules'), 'dir');
+linkNodeModules(SOURCE);
 /** Make billing blue-green in the checkout at `root`, render it and commit. */
 function makeBlueGreen(root) {
   const { parseDocument } = require('yaml');
   const file = path.join(root, 'src', 'environments', ENV, `${BLUE_GREEN_APP}.yaml`);
   const doc = parseDocument(fs.readFileSync(file, 'utf8'));
   const tag = String(doc.getIn(['image', 'tag']));
-  const [major, minor, patch] = tag.slice(1).split('.').map(Number);
   doc.delete('replicas');
   doc.deleteIn(['image', 'tag']);
-  doc.set('strategy', doc.createNode({ type: 'blue-green', blueGreen: { active: 'blue', units: { blue: { tag }, green: { tag: `v${major}.${minor}.${patch + 1}` } } } }));
+  doc.set('strategy', doc.createNode({ type: 'blue-green', blueGreen: { active: 'blue', units: { blue: { tag }, green: { tag: nextPatch(tag) } } } }));
   fs.writeFileSync(file, doc.toString());
   const synth = spawnSync(process.execPath, ['scripts/run.cjs', 'synth'], { cwd: root, encoding: 'utf8' });
   if (synth.status !== 0) throw new Error(`synth of ${root} with ${BLUE_GREEN_APP} blue-green failed: ${synth.stdout}${synth.stderr}`);

@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
-import { git, gitWebhook, pushServed, scenarioSteps } from './scenario-steps.mjs';
+import { git, gitWebhook, linkNodeModules, nextPatch, pushServed, scenarioSteps } from './scenario-steps.mjs';
 
 const require = createRequire(path.join(process.cwd(), 'package.json'));
 const k8s = require('@kubernetes/client-node');
@@ -74,9 +74,8 @@ for (const [name, entry] of Object.entries(before)) {
 
 // 2. A second release of APP: the values and dist/ (its chart version bumped) in one write, committed, published, served.
 const from = before[APP];
-const [major, minor, patch] = from.appVersion.slice(1).split('.').map(Number);
-const tag = `v${major}.${minor}.${patch + 1}`;
-if (!fs.existsSync(path.join(SOURCE, 'node_modules'))) fs.symlinkSync(path.join(process.cwd(), 'node_modules'), path.join(SOURCE, 'node_modules'), 'dir');
+const tag = nextPatch(from.appVersion);
+linkNodeModules(SOURCE);
 project('release', ['release', '--env', ENV, '--app', APP, '--tag', tag], SOURCE);
 const after = versions();
 record(`the release bumped ${APP}'s chart`, after[APP].version !== from.version && after[APP].appVersion === tag, `${from.version} (${from.appVersion}) -> ${after[APP].version} (${after[APP].appVersion})`);

@@ -1,9 +1,11 @@
 // What the scenarios that `npm run e2e -- --exec` runs on a converged cluster share
-// (registry-scenario.mjs, canary-scenario.mjs): their steps, each recorded with the exit code
-// it was expected to give and gave; the project's commands run in a checkout; and git, to
-// commit in the served checkout and push to the repository Argo CD reads.
+// (registry-scenario.mjs, canary-scenario.mjs, ops-scenario.mjs): their steps, each recorded
+// with the exit code it was expected to give and gave; the project's commands run in a
+// checkout; the next patch of a tag; and git, to commit in the served checkout and push to the
+// repository Argo CD reads.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 
 /**
  * Seconds since this was called, to a tenth, each time the returned function is called: when a
@@ -37,6 +39,17 @@ export function scenarioSteps() {
     process.exit(failed === 0 ? 0 : 1);
   };
   return { record, project, finish };
+}
+
+/** The tag of the next patch release after `tag` (`v1.2.3` -> `v1.2.4`). */
+export function nextPatch(tag) {
+  const [major, minor, patch] = tag.slice(1).split('.').map(Number);
+  return `v${major}.${minor}.${patch + 1}`;
+}
+
+/** Let the project's commands run in the served checkout `source`: its node_modules are this checkout's (the e2e's working directory). */
+export function linkNodeModules(source) {
+  if (!fs.existsSync(path.join(source, 'node_modules'))) fs.symlinkSync(path.join(process.cwd(), 'node_modules'), path.join(source, 'node_modules'), 'dir');
 }
 
 export function git(cwd, ...args) {
