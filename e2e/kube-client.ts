@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as k8s from '@kubernetes/client-node';
 import { E2eError } from '../src/base/errors';
-import { ObjectApi, statusMessage } from '../src/cluster/object-api';
+import { KubeConfig, ObjectApi, statusMessage } from '../src/cluster/object-api';
 import { waitFor } from './processes';
 
 /** A Kubernetes object as the API server returns it. */
@@ -46,7 +46,7 @@ const CONTENT = { apply: 'application/apply-patch+yaml', merge: 'application/mer
  * apply, dry-run with strict field validation, list, merge patch of an object or its status.
  */
 export class KubeClient {
-  private readonly config = new k8s.KubeConfig();
+  private readonly config = new KubeConfig();
   private readonly objects: ObjectApi;
   /** The kinds `watchKinds` asked for, by `apiVersion/kind`, once their watch started. */
   private readonly watched = new Map<string, WatchedKind>();

@@ -76,10 +76,13 @@ export class FakeApiServer {
   afterPatch: (kind: string, object: any, body: any) => void = () => undefined;
   /** What a controller does once an object was read (the object as stored, changed in place after the answer). */
   afterRead: (kind: string, object: any) => void = () => undefined;
+  /** How many connections clients opened to this server. */
+  connections = 0;
   private server?: http.Server;
 
   async start(dir: string): Promise<string> {
     this.server = http.createServer((request, response) => this.answer(request, response));
+    this.server.on('connection', () => this.connections++);
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     const port = (this.server.address() as AddressInfo).port;
     const kubeconfig = path.join(dir, 'kubeconfig');

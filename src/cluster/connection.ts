@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as stream from 'node:stream';
 import * as k8s from '@kubernetes/client-node';
-import { ObjectApi, statusMessage } from './object-api';
+import { KubeConfig, ObjectApi, statusMessage } from './object-api';
 import { RefusedError } from '../base/errors';
 
 /** A Kubernetes object as the API server returns it, read as plain JSON. */
@@ -66,7 +66,7 @@ export class ClusterConnection {
   private readonly config: k8s.KubeConfig;
 
   constructor(options: ConnectionOptions = {}) {
-    const config = new k8s.KubeConfig();
+    const config = new KubeConfig();
     const kubeconfig = options.kubeconfig === '' ? undefined : options.kubeconfig;
     try {
       if (kubeconfig === undefined) {

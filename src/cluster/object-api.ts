@@ -1,4 +1,50 @@
+import { createHash } from 'node:crypto';
+import * as http from 'node:http';
+import * as https from 'node:https';
 import * as k8s from '@kubernetes/client-node';
+
+/**
+ * How long a kept connection may stay idle before the client closes it: well inside the API
+ * server's own idle timeout (90 s, k8s.io/apiserver `SecureServingInfo.Serve`), so that no
+ * request goes out on a connection the server is closing.
+ */
+const IDLE_CONNECTION_MS = 30_000;
+
+/**
+ * The client library's kubeconfig, keeping its connections between requests. The library
+ * (1.4) makes a new agent for every request (`applySecurityAuthentication` calls
+ * `createAgent`), so every request of a verb opened a connection of its own, with a TLS
+ * handshake of its own on https: dozens per verb, each a round trip or two to a remote
+ * cluster (kubernetes-client/javascript#2893; the library's 2.x keeps one agent per cluster
+ * and user, but needs undici 8, which Node 20 does not run). This keeps one keep-alive agent
+ * per server and TLS identity (CA, client certificate and key, verification), as client-go
+ * keeps one transport per configuration. An agent of a proxy (`proxy-url`) stays the
+ * library's. Watches take their agents elsewhere (`applyToFetchOptions`), unchanged.
+ */
+export class KubeConfig extends k8s.KubeConfig {
+  private readonly agents = new Map<string, http.Agent>();
+
+  override async applySecurityAuthentication(context: k8s.RequestContext): Promise<void> {
+    await super.applySecurityAuthentication(context);
+    const made = context.getAgent();
+    const cluster = this.getCurrentCluster();
+    if (made === undefined || cluster === null || cluster.proxyUrl !== undefined) return;
+    const secure = made.constructor === https.Agent;
+    // Only the library's own plain agents are replaced: a subclass is a proxy's.
+    if (!secure && made.constructor !== http.Agent) return;
+    // What the library gave the agent it made (Node keeps an agent's options as `options`).
+    const options = (made as unknown as { readonly options: https.AgentOptions }).options;
+    const identity = [cluster.server, secure, options.ca, options.cert, options.key, options.pfx, options.passphrase, options.rejectUnauthorized, options.servername].map((part) => (Buffer.isBuffer(part) ? part.toString('base64') : part));
+    const key = createHash('sha256').update(JSON.stringify(identity)).digest('hex');
+    let agent = this.agents.get(key);
+    if (agent === undefined) {
+      const kept = { ...options, keepAlive: true, timeout: IDLE_CONNECTION_MS };
+      agent = secure ? new https.Agent(kept) : new http.Agent(kept);
+      this.agents.set(key, agent);
+    }
+    context.setAgent(agent);
+  }
+}
 
 /** Every query parameter a write may carry, by name (the API server's own). */
 export interface WriteQuery {
