@@ -41,9 +41,16 @@ afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
  * The unit suite on the copy, as committed now: every state a flow passes through (a new
  * unit beside the active one included) is a state the project may be committed in, and the
  * tests pin the contract and behaviour, never release data, so they pass in each.
+ *
+ * One worker: this runs beside the e2e tier, which bounds npm test's wall time, on a machine
+ * whose cores the two are sharing, and each worker imports the whole module graph once
+ * (vitest.config.mts: isolate false). The unit suite here (2026-11-29, alone): 55.7 CPU-s in
+ * 33 s with the config's three workers, 44.4 in 37 s with two, 41.3 in 64 s with one; five
+ * states save about 70 CPU-s against three workers, and the file still ends long before the
+ * e2e files do.
  */
 function unitSuitePasses(state: string): void {
-  const tests = spawnSync(process.execPath, [path.join(root, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--exclude', 'test/e2e/**', '--exclude', 'test/integration/**'], {
+  const tests = spawnSync(process.execPath, [path.join(root, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--exclude', 'test/e2e/**', '--exclude', 'test/integration/**', '--maxWorkers=1'], {
     cwd: root,
     encoding: 'utf8',
   });
