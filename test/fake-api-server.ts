@@ -83,6 +83,8 @@ export class FakeApiServer {
   async start(dir: string): Promise<string> {
     this.server = http.createServer((request, response) => this.answer(request, response));
     this.server.on('connection', () => this.connections++);
+    // Idle connections outlive the client's (30 s, src/cluster/object-api.ts), as on an API server (90 s).
+    this.server.keepAliveTimeout = 90_000;
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     const port = (this.server.address() as AddressInfo).port;
     const kubeconfig = path.join(dir, 'kubeconfig');
