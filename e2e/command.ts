@@ -16,8 +16,10 @@ what stands in.
   --report      write the result as JSON to this file
   --timeout     seconds the Applications may take to converge (default 600)
   --settle      end the run, not converged, once every Application that has not
-                converged has kept the same state this many seconds and every other
-                one has converged (default: wait to the timeout)
+                converged has kept the same state this many seconds (30 at least)
+                and every other one has converged (default: wait to the timeout);
+                a run that finds an error no retry mends then stops only once the
+                others have converged, stopped or kept their state as long
   --no-dry-run  skip the server-side dry-run of every environment
   --keep        keep the run folder (logs, kubeconfig, certificates)
   --age-key     age key file for SOPS (default ~/.config/platform-gitops/age/<env>.key)

@@ -158,13 +158,34 @@ export function unmendable(app: KubeObject, clock: ProblemClock, lastFailed: rea
 /**
  * Why a run may end before its timeout although nothing is unmendable (`--settle`): every
  * Application has converged but some, and each of those has shown the same state (sync,
- * health, message) for `settleSeconds` or more. Undefined while any Application does not
+ * health, message) for `settleSeconds` or more, and at least `FAIL_FAST_SECONDS`. Undefined while any Application does not
  * exist yet, or one that has not converged is still changing. `changedAt` says when each last changed.
  * It calls nothing final: the run ends unconverged, as at its timeout, only sooner. For what
  * waits without end and without an error Argo CD or the harness could call final: a Canary
  * Flagger cannot initialize stays Initializing, which Flagger retries each interval
  * (v1.44.0 pkg/controller/scheduler.go: `Initialize` reports the error as retriable).
  */
+/**
+ * With `--settle`, what a run that found an unmendable Application still waits on before it
+ * stops: the Applications that are neither converged nor unmendable (`ended`) and changed less
+ * than `settleSeconds` before `now`. Empty: stop. The run that ends for one break then also
+ * reports where the others settled, however soon the first was final. An Application that
+ * does not exist yet counts as settled once it has stayed so (its parent may be the one that
+ * cannot sync).
+ */
+export function stillChanging(
+  states: readonly ApplicationState[],
+  changedAt: ReadonlyMap<string, number>,
+  now: number,
+  settleSeconds: number,
+  ended: ReadonlySet<string>,
+  beforeOperatorSync = false,
+): string[] {
+  return states
+    .filter((state) => !ended.has(state.name) && !converged(state, beforeOperatorSync) && now - (changedAt.get(state.name) ?? now) < settleSeconds * 1000)
+    .map((state) => state.name);
+}
+
 export function settled(
   states: readonly ApplicationState[],
   changedAt: ReadonlyMap<string, number>,
@@ -174,10 +195,13 @@ export function settled(
 ): string | undefined {
   const waiting = states.filter((state) => !converged(state, beforeOperatorSync));
   if (waiting.length === 0) return undefined;
+  // An error is final once it stayed FAIL_FAST_SECONDS (`unmendable`): a shorter quiet would
+  // end as settled a run that the error stops, and report no error.
+  const quiet = Math.max(settleSeconds, FAIL_FAST_SECONDS);
   const still = waiting.map((state) => ({ state, seconds: (now - (changedAt.get(state.name) ?? now)) / 1000 }));
   // An Application that does not exist yet (applicationState: sync Missing) waits on its parent.
-  if (still.some(({ state, seconds }) => seconds < settleSeconds || state.sync === 'Missing')) return undefined;
-  return `settled for ${settleSeconds} s with every other Application converged: ${still.map(({ state }) => `${state.name} ${state.sync} ${state.health}`).join(', ')}`;
+  if (still.some(({ state, seconds }) => seconds < quiet || state.sync === 'Missing')) return undefined;
+  return `settled for ${quiet} s with every other Application converged: ${still.map(({ state }) => `${state.name} ${state.sync} ${state.health}`).join(', ')}`;
 }
 
 /** A condition as the run's log shows it: `Type=Status (Reason, since Time): message`. */
@@ -231,7 +255,8 @@ export async function watchConvergence(options: {
    */
   readonly onConverged?: (state: ApplicationState) => void;
   /**
-   * End the run, unconverged, once `settled` says so (`--settle`).
+   * End the run, unconverged, once `settled` says so (`--settle`); and a run that found an
+   * unmendable Application only once `stillChanging` names none.
    * @default - wait until converged, unmendable or `timeoutMs`
    */
   readonly settleSeconds?: number;
@@ -245,6 +270,8 @@ export async function watchConvergence(options: {
   const refresher = new ProgressingRefresher(client);
   const deadline = Date.now() + options.timeoutMs;
   let states: ApplicationState[] = [];
+  /** Whether the run found an unmendable Application and waits, with `--settle`, for the others. */
+  let waitingToStop = false;
   for (;;) {
     // A change of an Application or a Job starts the next round; none, two seconds.
     const change = client.changed(2_000, CONVERGENCE_KINDS);
@@ -284,17 +311,26 @@ export async function watchConvergence(options: {
     if (missing.length === 0 && states.every((state) => converged(state, options.beforeOperatorSync))) return { states, converged: true };
     const now = Date.now();
     clock.poll(now);
-    const stopped = apps.map((app) => unmendable(app, clock, failures.of(app.metadata.name))).find((reason) => reason !== undefined);
+    const unmendables = apps.flatMap((app) => {
+      const reason = unmendable(app, clock, failures.of(app.metadata.name));
+      return reason === undefined ? [] : [{ name: app.metadata.name, reason }];
+    });
+    const stopped = unmendables[0]?.reason;
     if (stopped !== undefined) {
-      log(`stopping: ${stopped}`);
-      return { states: await explained(), converged: false, stopped };
+      const changing = options.settleSeconds === undefined ? [] : stillChanging(states, changedAt, now, options.settleSeconds, new Set(unmendables.map((u) => u.name)), options.beforeOperatorSync);
+      if (changing.length === 0) {
+        log(`stopping: ${stopped}`);
+        return { states: await explained(), converged: false, stopped };
+      }
+      if (!waitingToStop) log(`${stopped}; before stopping, waiting for ${changing.join(', ')} to keep their state ${options.settleSeconds} s (--settle)`);
+      waitingToStop = true;
     }
     const quiet = options.settleSeconds === undefined || missing.length > 0 ? undefined : settled(states, changedAt, now, options.settleSeconds, options.beforeOperatorSync);
     if (quiet !== undefined) {
       log(`ending: ${quiet}`);
       return { states: await explained(), converged: false, settled: quiet };
     }
-    if (now > deadline) return { states: await explained(), converged: false };
+    if (now > deadline) return { states: await explained(), converged: false, ...(stopped === undefined ? {} : { stopped }) };
     await refresher.poll(apps);
     await Promise.all([change, sleep(MIN_ROUND_GAP_MS)]);
   }

@@ -82,7 +82,9 @@ export interface E2eOptions {
    * End the run, not converged, once every Application that has not converged has kept the
    * same state this many seconds and all the others have converged (e2e/convergence.ts,
    * `settled`): for a run expected not to converge, which a stuck Application would
-   * otherwise keep waiting to its timeout.
+   * otherwise keep waiting to its timeout. A run that finds an unmendable Application then
+   * stops only once the others have converged, stopped or kept their state that long
+   * (`stillChanging`).
    * @default - wait to the timeout
    */
   readonly settleSeconds?: number;

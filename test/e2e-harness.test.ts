@@ -12,7 +12,7 @@ import { IN_CLUSTER } from '../src/constructs/argo-cd-sync-policy';
 import { containerScript, runContainer } from '../e2e/sidecar';
 import { SOPS_AGE, SOPS_PLUGIN } from '../src/contract/choices';
 import { applicationState, converged, healthCauses } from '../src/cluster/argo-cd';
-import { awaitsRefresh, FAIL_FAST_SECONDS, jobEnded, latestWarnings, ProgressingRefresher, REFRESH_AFTER_SECONDS, LastFailures, ProblemClock, runningHookJobs, settled, unmendable, withWarnings } from '../e2e/convergence';
+import { awaitsRefresh, FAIL_FAST_SECONDS, jobEnded, latestWarnings, ProgressingRefresher, REFRESH_AFTER_SECONDS, LastFailures, ProblemClock, runningHookJobs, settled, stillChanging, unmendable, withWarnings } from '../e2e/convergence';
 import { parseSshUrl } from '../e2e/git-server';
 import { podReferences, StandInControllers } from '../e2e/stand-in-controllers';
 import { KWOK_ADMITTED_ANNOTATION } from '../e2e/kwok-stages';
@@ -475,6 +475,26 @@ describe('a run that settles unconverged ends before its timeout with --settle (
     const changedAt = new Map([['argocd', t0], ['webapp', t0]]);
     expect(settled(states, changedAt, t0 + 60_000, 60, true)).toBe('settled for 60 s with every other Application converged: webapp Synced Unknown');
     expect(settled(states, changedAt, t0 + 60_000, 60, false)).toBe('settled for 60 s with every other Application converged: argocd OutOfSync Healthy, webapp Synced Unknown');
+  });
+
+  it('is quiet at least as long as an error must stay to be final, so that a settle time shorter than that never hides an error the run would stop for', () => {
+    const states = [state('billing', 'OutOfSync', 'Missing', { message: 'SyncError: Failed last sync attempt' }), state('webapp', 'Synced', 'Unknown')];
+    const changedAt = new Map([['billing', t0], ['webapp', t0]]);
+    expect(settled(states, changedAt, t0 + (FAIL_FAST_SECONDS - 1) * 1000, 20)).toBeUndefined();
+    expect(settled(states, changedAt, t0 + FAIL_FAST_SECONDS * 1000, 20)).toBe(`settled for ${FAIL_FAST_SECONDS} s with every other Application converged: billing OutOfSync Missing, webapp Synced Unknown`);
+  });
+
+  it('holds the stop for an unmendable Application until every other one converged, stopped or kept its state for the settle time', () => {
+    const hook = state('webapp', 'OutOfSync', 'Missing');
+    const canary = state('shop', 'Synced', 'Unknown');
+    const states = [state('billing', 'Synced', 'Healthy'), hook, canary];
+    const ended = new Set(['webapp']);
+    expect(stillChanging(states, new Map([['webapp', t0], ['shop', t0 + 10_000]]), t0 + 29_000, 20, ended)).toEqual(['shop']);
+    expect(stillChanging(states, new Map([['webapp', t0], ['shop', t0 + 10_000]]), t0 + 30_000, 20, ended)).toEqual([]);
+    // Without the unmendable one ended, it is waited on as any other.
+    expect(stillChanging(states, new Map([['webapp', t0 + 25_000], ['shop', t0]]), t0 + 30_000, 20, new Set())).toEqual(['webapp']);
+    // An Application its stuck parent never created stays Missing: settled once it stayed so.
+    expect(stillChanging([hook, state('later', 'Missing', 'Missing')], new Map([['later', t0]]), t0 + 20_000, 20, ended)).toEqual([]);
   });
 
   it('is a whole number of seconds, at least 1, on the command line (exit 2, before anything starts)', async () => {
