@@ -5,16 +5,15 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 /**
  * The files that bound their tier's wall time, longest first: npm run test:e2e runs two files
  * at once and test:integration one per worker, and the longest started last ends last alone.
- * The e2e files measured two at a time in a warm fresh clone's npm test (2026-11-29, before
- * converge and live-operations became one run): live-operations 626 s, broken-controllers 527,
- * published-charts 379, broken-sources 255, broken-admission 256 and converge 216. converge now
- * converges once and runs the live operations on that cluster (about 680 s); in this order the
- * lanes hold converge then published-charts, and broken-controllers, broken-sources then
- * broken-admission (vitest gives each next file to the worker that frees first), about 1,060 s
- * each, then the short files. readme-flows (242 s, the unit suite five times) is listed so that
- * it starts first: unlisted, it started about 30 s into the integration tier, after files ten
- * times as short. Files not listed keep vitest's order (longest recorded run first, else
- * largest file), after these.
+ * The e2e files measured two at a time in a warm fresh clone's npm test (2026-11-29): converge
+ * 847 s (one convergence, then the live operations on it), broken-controllers 725 s (two runs
+ * then; one since its four breaks share a run, 217 s alone against about 360 s), published-charts
+ * 398 s, broken-sources 263 s and broken-admission 258 s. In this order the lanes hold converge
+ * then broken-admission, and broken-controllers, broken-sources then published-charts (vitest
+ * gives each next file to the worker that frees first), then the short files. readme-flows
+ * (the unit suite five times, one worker) is listed so that it starts first: unlisted, it
+ * started about 30 s into the integration tier, after files ten times as short. Files not
+ * listed keep vitest's order (longest recorded run first, else largest file), after these.
  */
 const LONGEST_FIRST = [
   'e2e/converge',

@@ -65,6 +65,32 @@ export function dropApplications(copy: string, environment: string, names: reado
   if (missing.length > 0) throw new Error(`${files.map((file) => `dist/${file}`).join(' and ')} hold no Application ${missing.join(', ')}`);
 }
 
+/**
+ * Add an application to an environment of the copy: the values of its application `like`
+ * under another name (its own namespace and host), every Secret of the environment made
+ * again by `npm run secrets -- init --rotate-key` for a key of the copy's own (the new
+ * application's database login, broker user and smoke credentials among them; the run
+ * re-encrypts them for its own key as it does local's), rendered and committed.
+ */
+export function addApplication(copy: string, environment: string, name: string, like: string): void {
+  const values = (application: string) => path.join(copy, 'src', 'environments', environment, `${application}.yaml`);
+  const doc = parseDocument(fs.readFileSync(values(like), 'utf8'));
+  doc.set('namespace', name);
+  const url = String(doc.get('url'));
+  if (!url.includes(`://${like}.`)) throw new Error(`${values(like)}: its url ${url} does not start with the host ${like}.`);
+  doc.set('url', url.replace(`://${like}.`, `://${name}.`));
+  fs.writeFileSync(values(name), doc.toString());
+  const key = path.join(path.dirname(copy), `${path.basename(copy)}-${environment}.key`);
+  try {
+    const init = spawnSync(process.execPath, [path.join(copy, 'scripts', 'run.cjs'), 'secrets', 'init', environment, '--key-file', key, '--rotate-key'], { cwd: copy, encoding: 'utf8' });
+    if (init.status !== 0) throw new Error(`secrets init ${environment} in the copy failed: ${init.stdout}${init.stderr}`);
+  } finally {
+    fs.rmSync(key, { force: true });
+  }
+  synthesizeCopy(copy);
+  commitAll(copy, `${environment}: ${name}, an application like ${like}`);
+}
+
 /** Make an application of the copy a canary (the strategy's defaults), rendered again and committed. */
 export function makeCanary(copy: string, environment: string, application: string): void {
   const file = path.join(copy, 'src', 'environments', environment, `${application}.yaml`);
