@@ -156,35 +156,6 @@ export function unmendable(app: KubeObject, clock: ProblemClock, lastFailed: rea
 }
 
 /**
- * Why a run may end before its timeout although nothing is unmendable (`--settle`): every
- * Application has converged but some, and each of those has shown the same state (sync,
- * health, message) for `settleSeconds` or more, and at least `FAIL_FAST_SECONDS`. Undefined
- * while any Application does not exist yet, or one that has not converged is still changing.
- * `changedAt` says when each last changed.
- * It calls nothing final: the run ends unconverged, as at its timeout, only sooner. For what
- * waits without end and without an error Argo CD or the harness could call final: a Canary
- * Flagger cannot initialize stays Initializing, which Flagger retries each interval
- * (v1.44.0 pkg/controller/scheduler.go: `Initialize` reports the error as retriable).
- */
-export function settled(
-  states: readonly ApplicationState[],
-  changedAt: ReadonlyMap<string, number>,
-  now: number,
-  settleSeconds: number,
-  beforeOperatorSync = false,
-): string | undefined {
-  const waiting = states.filter((state) => !converged(state, beforeOperatorSync));
-  if (waiting.length === 0) return undefined;
-  // An error is final once it stayed FAIL_FAST_SECONDS (`unmendable`): a shorter quiet would
-  // end as settled a run that the error stops, and report no error.
-  const quiet = Math.max(settleSeconds, FAIL_FAST_SECONDS);
-  const still = waiting.map((state) => ({ state, seconds: (now - (changedAt.get(state.name) ?? now)) / 1000 }));
-  // An Application that does not exist yet (applicationState: sync Missing) waits on its parent.
-  if (still.some(({ state, seconds }) => seconds < quiet || state.sync === 'Missing')) return undefined;
-  return `settled for ${quiet} s with every other Application converged: ${still.map(({ state }) => `${state.name} ${state.sync} ${state.health}`).join(', ')}`;
-}
-
-/**
  * With `--settle`, what a run that found an unmendable Application still waits on before it
  * stops: the Applications that are neither converged nor unmendable (`ended`) and changed less
  * than `settleSeconds` before `now`. Empty: stop. The run that ends for one break then also
@@ -203,6 +174,34 @@ export function stillChanging(
   return states
     .filter((state) => !ended.has(state.name) && !converged(state, beforeOperatorSync) && now - (changedAt.get(state.name) ?? now) < settleSeconds * 1000)
     .map((state) => state.name);
+}
+
+/**
+ * Why a run may end before its timeout although nothing is unmendable (`--settle`): every
+ * Application has converged but some, and each of those has shown the same state (sync,
+ * health, message) for `settleSeconds` or more, and at least `FAIL_FAST_SECONDS`. Undefined
+ * while any Application does not exist yet, or one that has not converged is still changing.
+ * `changedAt` says when each last changed.
+ * It calls nothing final: the run ends unconverged, as at its timeout, only sooner. For what
+ * waits without end and without an error Argo CD or the harness could call final: a Canary
+ * Flagger cannot initialize stays Initializing, which Flagger retries each interval
+ * (v1.44.0 pkg/controller/scheduler.go: `Initialize` reports the error as retriable).
+ */
+export function settled(
+  states: readonly ApplicationState[],
+  changedAt: ReadonlyMap<string, number>,
+  now: number,
+  settleSeconds: number,
+  beforeOperatorSync = false,
+): string | undefined {
+  const waiting = states.filter((state) => !converged(state, beforeOperatorSync));
+  // An Application that does not exist yet (applicationState: sync Missing) waits on its parent.
+  if (waiting.length === 0 || waiting.some((state) => state.sync === 'Missing')) return undefined;
+  // An error is final once it stayed FAIL_FAST_SECONDS (`unmendable`): a shorter quiet would
+  // end as settled a run that the error stops, and report no error.
+  const quiet = Math.max(settleSeconds, FAIL_FAST_SECONDS);
+  if (stillChanging(waiting, changedAt, now, quiet, new Set(), beforeOperatorSync).length > 0) return undefined;
+  return `settled for ${quiet} s with every other Application converged: ${waiting.map((state) => `${state.name} ${state.sync} ${state.health}`).join(', ')}`;
 }
 
 /** A condition as the run's log shows it: `Type=Status (Reason, since Time): message`. */

@@ -23,14 +23,14 @@ describe('e2e: what the real controllers refuse (a hook, Envoy Gateway, promethe
     'fails the Application whose PreSync hook reads a Secret that the same Application creates in its Sync phase, and the one whose Gateway names another namespace\'s Secret without a ReferenceGrant and whose HTTPRoute names a listener the Gateway lacks; prometheus-operator rejects an alert routing whose receiver reads a key its Secret lacks; Flagger leaves uninitialized, saying why, the canary whose target\'s selector holds none of its labels',
     () => {
       const copy = brokenCopy();
-      const local = () => loadEnvironments().find((env) => env.name === 'local')!;
+      const local = loadEnvironments().find((env) => env.name === 'local')!;
       // The third application, like the second: a canary that Flagger tries once per analysis
       // interval, 10 s, as in the published-charts case (a deviation of the e2e, README),
       // instead of the contract's 30 s. Added first: it renders the copy again.
       const refusedCanary = 'shop';
       const interval = '10s';
       quickenCanaryAnalysis(copy, interval);
-      addApplication(copy, 'local', refusedCanary, local().applications[1]!.name);
+      addApplication(copy, 'local', refusedCanary, local.applications[1]!.name);
       makeCanary(copy, 'local', refusedCanary);
       let target = '';
       let canary = '';
@@ -50,7 +50,7 @@ describe('e2e: what the real controllers refuse (a hook, Envoy Gateway, promethe
           for (const receiver of o.spec.receivers) for (const webhook of receiver.webhookConfigs ?? []) webhook.urlSecret.key = 'no-such-key';
           return o;
         }), 'the alert routing\'s webhook receiver reads a key its Secret does not have');
-      const second = local().applications[1]!.name;
+      const second = local.applications[1]!.name;
       let redirect = '';
       let parent = '';
       breakRendered(copy, chartFile('local', applicationChartId(second)), (objects) =>
@@ -72,7 +72,7 @@ describe('e2e: what the real controllers refuse (a hook, Envoy Gateway, promethe
       };
       let namespace = '';
       // The chart of local's first application (dist/local/<application>.yaml).
-      const application = local().applications[0]!.name;
+      const application = local.applications[0]!.name;
       breakRendered(copy, chartFile('local', applicationChartId(application)), (objects) => {
         namespace = objects.find((o) => o.kind === 'Deployment')!.metadata.namespace;
         return [
@@ -165,7 +165,7 @@ describe('e2e: what the real controllers refuse (a hook, Envoy Gateway, promethe
       // Flagger wraps it where it creates the primary ("getSelectorLabel failed: %w").
       expect(state?.message).toMatch(new RegExp(`${canary} warned Synced: (getSelectorLabel failed: )?${refusal.replace(/[.[\]]/g, '\\$&')}`));
       // Every Application before the applications' wave converged.
-      const applications = [...local().applications.map((app) => app.name), refusedCanary];
+      const applications = [...local.applications.map((app) => app.name), refusedCanary];
       const platform = report.applications.filter((a) => !applications.includes(a.name) && a.name !== ROOT_APPLICATION);
       expect(platform.length).toBeGreaterThan(0);
       expect(platform.filter((a) => a.sync !== 'Synced' || a.health !== 'Healthy'), JSON.stringify(platform, null, 2)).toEqual([]);
