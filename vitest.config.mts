@@ -6,20 +6,20 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * The files that bound their tier's wall time, longest first: npm run test:e2e runs two files
  * at once and test:integration one per worker, and the longest started last ends last alone.
  * The e2e files measured two at a time in a warm fresh clone's npm test (2026-11-29): converge
- * 847 s (one convergence, then the live operations on it), broken-controllers 725 s (two runs
- * then; one since its four breaks share a run, 217 s alone against about 360 s), published-charts
- * 398 s, broken-sources 263 s and broken-admission 258 s. In this order the lanes hold converge
- * then broken-admission, and broken-controllers, broken-sources then published-charts (vitest
- * gives each next file to the worker that frees first), then the short files. readme-flows
+ * 799 s (one convergence, then the live operations on it), published-charts 421 s,
+ * broken-controllers 402 s, broken-sources 274 s and broken-admission 244 s (two runs then; one
+ * since its two refusals share a run, 126 s alone). In this order the lanes hold converge then
+ * broken-sources, and published-charts, broken-controllers then broken-admission (vitest gives
+ * each next file to the worker that frees first), then the short files. readme-flows
  * (the unit suite five times, one worker) is listed so that it starts first: unlisted, it
  * started about 30 s into the integration tier, after files ten times as short. Files not
  * listed keep vitest's order (longest recorded run first, else largest file), after these.
  */
 const LONGEST_FIRST = [
   'e2e/converge',
+  'e2e/published-charts',
   'e2e/broken-controllers',
   'e2e/broken-sources',
-  'e2e/published-charts',
   'e2e/broken-admission',
   'integration/readme-flows',
 ];
