@@ -7,8 +7,9 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * at once and test:integration one per worker, and the longest started last ends last alone.
  * The e2e files measured two at a time in a warm fresh clone's npm test (2026-11-29): converge
  * 799 s (one convergence, then the live operations on it), published-charts 421 s,
- * broken-controllers 402 s, broken-sources 274 s and broken-admission 244 s (two runs then; one
- * since its two refusals share a run, 126 s alone). In this order the lanes hold converge then
+ * broken-controllers 402 s, broken-sources 274 s (its three runs one after the other then; side
+ * by side since, 128 s alone) and broken-admission 244 s (two runs then; one since its two
+ * refusals share a run, 126 s alone). In this order the lanes hold converge then
  * broken-sources, and published-charts, broken-controllers then broken-admission (vitest gives
  * each next file to the worker that frees first), then the short files. readme-flows
  * (the unit suite five times, one worker) is listed so that it starts first: unlisted, it

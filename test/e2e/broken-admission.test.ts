@@ -38,7 +38,7 @@ interface AdmissionRun {
  * PrometheusRule). Nothing after their wave is reached. With `--settle`, the stop for the
  * first refusal waits until the other Application has ended or kept its state.
  */
-function admissionRun(): AdmissionRun {
+async function admissionRun(): Promise<AdmissionRun> {
   const copy = brokenCopy();
   const { certManager, envoyGateway, gatewayApiCrds, kubePrometheusStack } = INFRASTRUCTURE_RELEASES;
   dropApplications(copy, 'local', releasesBut(gatewayApiCrds.name, certManager.name, envoyGateway.name, kubePrometheusStack.name), 'the issuers need cert-manager, Envoy Gateway and the Gateway API CRDs; the database the PrometheusRule CRD');
@@ -65,20 +65,20 @@ function admissionRun(): AdmissionRun {
       return { ...o, spec: { ...o.spec, schedule: '0 25 * * *' } };
     }), 'an hour that does not exist');
   // The dry-run as well: it must name the CronJob too.
-  const { status, output, report } = runE2eOn(copy, ['--env', 'local', '--settle', '30']);
+  const { status, output, report } = await runE2eOn(copy, ['--env', 'local', '--settle', '30']);
   return { certificate, cronJob, status, output, report };
 }
 
-let broken: AdmissionRun | undefined;
-const brokenRun = (): AdmissionRun => (broken ??= admissionRun());
+let broken: Promise<AdmissionRun> | undefined;
+const brokenRun = (): Promise<AdmissionRun> => (broken ??= admissionRun());
 
 afterEach(removeCopies);
 
 describe("e2e: objects refused at admission (the API server, cert-manager's webhook) stop the run", () => {
   it(
     'stops the run for the refusals, each final (one run breaks both)',
-    () => {
-      const run = brokenRun();
+    async () => {
+      const run = await brokenRun();
       expect(run.certificate).not.toBe('');
       expect(run.cronJob).not.toBe('');
       expect(run.status).toBe(1);
@@ -90,8 +90,8 @@ describe("e2e: objects refused at admission (the API server, cert-manager's webh
 
   it(
     'fails the Application whose Certificate cert-manager\'s webhook refuses (an RSA key of 1024 bits)',
-    () => {
-      const { report } = brokenRun();
+    async () => {
+      const { report } = await brokenRun();
       // internal/apis/certmanager/validation/certificate.go (v1.21.2): 2048 to 8192 bits for RSA.
       const denial = /admission webhook "webhook\.cert-manager\.io" denied the request: spec\.privateKey\.size: Invalid value: 1024: must be between 2048 and 8192 for rsa keyAlgorithm/;
       const refused = report.applications.find((a) => denial.test(a.message));
@@ -103,8 +103,8 @@ describe("e2e: objects refused at admission (the API server, cert-manager's webh
 
   it(
     'fails an invalid CronJob schedule, refused by the API server in the sync and in the dry-run',
-    () => {
-      const { report, cronJob } = brokenRun();
+    async () => {
+      const { report, cronJob } = await brokenRun();
       // The API server refuses the object for good (HTTP 422, Invalid).
       const refused = report.applications.find((a) => a.message.includes(cronJob) && /schedule/i.test(a.message));
       expect(refused?.name, JSON.stringify(report.applications, null, 2)).toBe(DATABASE);

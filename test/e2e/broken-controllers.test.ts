@@ -21,7 +21,7 @@ describe('e2e: what the real controllers refuse (a hook, Envoy Gateway, promethe
   // the stand-in that ran before called any Canary with a target Initialized).
   it(
     'fails the Application whose PreSync hook reads a Secret that the same Application creates in its Sync phase, and the one whose Gateway names another namespace\'s Secret without a ReferenceGrant and whose HTTPRoute names a listener the Gateway lacks; prometheus-operator rejects an alert routing whose receiver reads a key its Secret lacks; Flagger leaves uninitialized, saying why, the canary whose target\'s selector holds none of its labels',
-    () => {
+    async () => {
       const copy = brokenCopy();
       const local = loadEnvironments().find((env) => env.name === 'local')!;
       // The third application, like the second: a canary that Flagger tries once per analysis
@@ -121,7 +121,7 @@ describe('e2e: what the real controllers refuse (a hook, Envoy Gateway, promethe
       // for two of Flagger's intervals (e2e/convergence.ts, `stillChanging`); the run is quiet
       // 30 s at least before it may end as settled, so the hook's failure is called final first.
       const settle = (2 * parseDuration(interval, 'the copy\'s CANARY.analysis.interval')) / 1000;
-      const run = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--settle', String(settle)]);
+      const run = await runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--settle', String(settle)]);
       const { status, report } = run;
       expect(status).toBe(1);
       expectEnded(run, 'stopped', new RegExp(`^${application}: sync Failed, still OutOfSync after \\d+ s: `), application);

@@ -2,16 +2,21 @@ import { spawnSync } from 'node:child_process';
 import { locateToolchain } from '../../toolchain';
 import { DELIVERY_STAGES, ROOT_APPLICATION } from '../../src/contract/platform-charts';
 import { ROOT } from '../support';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { besideCopy, brokenCopy, expectEnded, removeCopies, RUN_TIMEOUT_MS } from './cases';
 import { breakRendered, dropApplications, runE2eOn } from './e2e-copy';
 
-afterEach(removeCopies);
+// The copies go once every case has ended: the cases run side by side.
+afterAll(removeCopies);
 
-describe('e2e: sources Argo CD cannot sync (keys, branches, order) stop the run', () => {
+// Side by side (describe.concurrent; the runs are asynchronous): each run stops at the root's
+// first sync or soon after, so it mostly waits (for an error to stay FAIL_FAST_SECONDS, or for
+// its --timeout) and installs next to nothing. One after the other, the three took 274 s of a
+// lane in npm run test:e2e (2026-11-29).
+describe.concurrent('e2e: sources Argo CD cannot sync (keys, branches, order) stop the run', () => {
   it(
     'fails the Applications whose Secrets do not decrypt with the key given, showing the decryption error',
-    () => {
+    async () => {
       const copy = brokenCopy();
       // Without the stages before the first that decrypts (the infrastructure, the issuers): a
       // manifest that does not decrypt fails before anything is applied, so the root reaches it at
@@ -21,7 +26,7 @@ describe('e2e: sources Argo CD cannot sync (keys, branches, order) stop the run'
       const wrongKey = besideCopy(copy, 'wrong.key');
       spawnSync(locateToolchain(ROOT).bin('age', 'age-keygen'), ['-o', wrongKey]);
       // The default timeout: the run stops once the decryption error has stayed (FAIL_FAST_SECONDS).
-      const run = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--age-key', wrongKey]);
+      const run = await runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--age-key', wrongKey]);
       const { status, report } = run;
       expect(status).toBe(1);
       expectEnded(run, 'stopped', /ComparisonError for \d+ s: .*(sops|decrypt|data key)/i);
@@ -34,7 +39,7 @@ describe('e2e: sources Argo CD cannot sync (keys, branches, order) stop the run'
 
   it(
     'fails the Application that syncs a custom resource before the Application that installs its CRD',
-    () => {
+    async () => {
       const copy = brokenCopy();
       breakRendered(copy, 'local/gitops.yaml', (objects) => [
         ...objects,
@@ -43,7 +48,7 @@ describe('e2e: sources Argo CD cannot sync (keys, branches, order) stop the run'
       // A CRD a later wave installs may mend this until the sync's retries are spent (300 s), so
       // nothing stops the run early: bounded here. The refusal shows at the root's first sync,
       // within about 40 s of the start with another case beside it.
-      const { status, report } = runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--timeout', '90']);
+      const { status, report } = await runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--timeout', '90']);
       expect(status).toBe(1);
       const root = report.applications.find((a) => a.message.includes('ClusterIssuer'));
       expect(root?.name).toBe(ROOT_APPLICATION);
@@ -55,7 +60,7 @@ describe('e2e: sources Argo CD cannot sync (keys, branches, order) stop the run'
 
   it(
     'fails Applications that follow a branch the repository does not have',
-    () => {
+    async () => {
       const copy = brokenCopy();
       const renamed = new Set<string>();
       for (const file of ['gitops.yaml', 'infrastructure.yaml']) {
@@ -71,7 +76,7 @@ describe('e2e: sources Argo CD cannot sync (keys, branches, order) stop the run'
             return o;
           }), `Applications follow no-such-branch (${file})`);
       }
-      const run = runE2eOn(copy, ['--env', 'local', '--no-dry-run']);
+      const run = await runE2eOn(copy, ['--env', 'local', '--no-dry-run']);
       const { status, report } = run;
       expect(status).toBe(1);
       expectEnded(run, 'stopped', /ComparisonError for \d+ s: .*no-such-branch/);

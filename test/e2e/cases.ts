@@ -73,11 +73,11 @@ export interface ScenarioRun {
  * `dryRun`, the run also dry-runs every environment beside the convergence. Expects nothing:
  * `scenarioResults` does.
  */
-export function execScenarios(copy: string, scenarios: Readonly<Record<string, string>>, options: { readonly dryRun?: boolean } = {}): ScenarioRun {
+export async function execScenarios(copy: string, scenarios: Readonly<Record<string, string>>, options: { readonly dryRun?: boolean } = {}): Promise<ScenarioRun> {
   const files = Object.fromEntries(Object.keys(scenarios).map((script) => [script, besideCopy(copy, `${script}.json`)]));
   const command = Object.keys(scenarios).map((script) => `node ${path.join(ROOT, 'test', 'e2e', script)}`).join(' && ');
   const variables = Object.fromEntries(Object.entries(scenarios).map(([script, variable]) => [variable, files[script]!]));
-  const { status, report, output } = runE2eOn(copy, ['--env', 'local', ...(options.dryRun === true ? [] : ['--no-dry-run']), '--exec', command], variables);
+  const { status, report, output } = await runE2eOn(copy, ['--env', 'local', ...(options.dryRun === true ? [] : ['--no-dry-run']), '--exec', command], variables);
   const written = Object.fromEntries(Object.entries(files).map(([script, file]) => [script, fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : undefined]));
   return { status, report, output, written };
 }
@@ -93,8 +93,8 @@ export function scenarioResults<T extends Record<string, { steps: ScenarioStep[]
 }
 
 /** `execScenarios` without the dry-run, and what each scenario found (`scenarioResults`). */
-export function runScenarios<T extends Record<string, { steps: ScenarioStep[] }>>(copy: string, scenarios: { readonly [K in keyof T]: string }): { status: number | null; report: E2eReport; output: string; results: T } {
-  const run = execScenarios(copy, scenarios as Record<string, string>);
+export async function runScenarios<T extends Record<string, { steps: ScenarioStep[] }>>(copy: string, scenarios: { readonly [K in keyof T]: string }): Promise<{ status: number | null; report: E2eReport; output: string; results: T }> {
+  const run = await execScenarios(copy, scenarios as Record<string, string>);
   return { status: run.status, report: run.report, output: run.output, results: scenarioResults<T>(run) };
 }
 

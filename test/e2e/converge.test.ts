@@ -173,14 +173,14 @@ function expectLiveOperations({ replicas, steps }: { replicas: number; steps: Sc
  * runs the live operations on it. One convergence serves both claims: a second would cost a
  * whole run (about 200 s of a lane here).
  */
-let operated: ScenarioRun | undefined;
-const operatedRun = (): ScenarioRun => (operated ??= execScenarios(brokenCopy(), { 'ops-scenario.mjs': 'OPS_SCENARIO_RESULTS' }, { dryRun: true }));
+let operated: Promise<ScenarioRun> | undefined;
+const operatedRun = (): Promise<ScenarioRun> => (operated ??= execScenarios(brokenCopy(), { 'ops-scenario.mjs': 'OPS_SCENARIO_RESULTS' }, { dryRun: true }));
 
 describe('e2e: the committed project converges on a real control plane and Argo CD, then the live operations run on it', () => {
   it(
     'converges local: every Application Synced and Healthy, every environment accepted by the API server',
-    () => {
-      const { report, output } = operatedRun();
+    async () => {
+      const { report, output } = await operatedRun();
       // Convergence first: every later check reads what converged (recorded before the live
       // operations changed anything), and a run that stopped names the Application and its error
       // at the end of its output.
@@ -263,8 +263,8 @@ describe('e2e: the committed project converges on a real control plane and Argo 
 
   it(
     'runs the live operations on converged local (npm run ops), with billing made a blue-green application',
-    () => {
-      const run = operatedRun();
+    async () => {
+      const run = await operatedRun();
       const { report, output, status } = run;
       const results = scenarioResults<{ 'ops-scenario.mjs': { replicas: number; steps: ScenarioStep[] } }>(run)['ops-scenario.mjs'];
       expect(report.applications.filter((a) => a.sync !== 'Synced' || a.health !== 'Healthy'), output.slice(-4000)).toEqual([]);

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseAllDocuments, parseDocument, stringify } from 'yaml';
@@ -165,19 +165,21 @@ export function isolated(argv: readonly string[]): string[] {
  * is built before, outside the namespace), and the harness already runs as root (the git
  * server's account, the control plane's private mounts), which a network namespace needs too.
  */
-export function runE2eOn(copy: string, args: readonly string[], env: Readonly<Record<string, string>> = {}): { status: number | null; output: string; report: E2eReport } {
+export async function runE2eOn(copy: string, args: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<{ status: number | null; output: string; report: E2eReport }> {
   const report = path.join(copy, 'e2e-report.json');
   ensureToolchain(CLUSTER_COMPONENTS, ROOT);
   const e2e = [process.execPath, path.join(copy, 'scripts', 'run.cjs'), 'e2e', ...args, '--report', report];
   const [command, ...commandArgs] = isolated(e2e);
-  const result = spawnSync(command!, commandArgs, {
-    cwd: copy,
-    env: { ...process.env, ...env },
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
+  // Asynchronous, so that a file may run cases side by side (broken-sources.test.ts); stdout
+  // and stderr in the order they came, as one log.
+  const { status, output } = await new Promise<{ status: number | null; output: string }>((resolve, reject) => {
+    const child = spawn(command!, commandArgs, { cwd: copy, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const chunks: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
+    child.on('error', (error) => reject(new Error(`unshare could not start (util-linux; the e2e cases run as root): ${error.message}`)));
+    child.on('close', (code) => resolve({ status: code, output: Buffer.concat(chunks).toString('utf8') }));
   });
-  if (result.error) throw new Error(`unshare could not start (util-linux; the e2e cases run as root): ${result.error.message}`);
-  const output = `${result.stdout}${result.stderr}`;
-  if (!fs.existsSync(report)) throw new Error(`the e2e wrote no report (exit ${result.status}):\n${output}`);
-  return { status: result.status, output, report: JSON.parse(fs.readFileSync(report, 'utf8')) as E2eReport };
+  if (!fs.existsSync(report)) throw new Error(`the e2e wrote no report (exit ${status}):\n${output}`);
+  return { status, output, report: JSON.parse(fs.readFileSync(report, 'utf8')) as E2eReport };
 }

@@ -18,7 +18,7 @@ describe('e2e: the published charts from a real OCI registry, and a canary on Fl
   // which Argo CD follows to its chart, and the package rollback.
   it(
     'converges local from its published charts with webapp a canary that Flagger initializes and rolls back, moves an application to its next release\'s chart, and rolls the package back',
-    () => {
+    async () => {
       const copy = brokenCopy();
       // Flagger checks once per analysis interval, so the rollback at the threshold takes
       // several: 10 s here, the shortest Flagger runs (v1.44.0 pkg/apis/flagger/v1beta1
@@ -30,7 +30,7 @@ describe('e2e: the published charts from a real OCI registry, and a canary on Fl
       type Versions = Record<string, { version: string; appVersion: string }>;
       type Canary = { tag: string; next: string; events: string[]; rolledBack: { phase: string } | null; steps: ScenarioStep[] };
       type Registry = { before: Versions; after: Versions; steps: ScenarioStep[] };
-      const { status, report, output, results } = runScenarios<{ 'canary-scenario.mjs': Canary; 'registry-scenario.mjs': Registry }>(copy, {
+      const { status, report, output, results } = await runScenarios<{ 'canary-scenario.mjs': Canary; 'registry-scenario.mjs': Registry }>(copy, {
         'canary-scenario.mjs': 'CANARY_SCENARIO_RESULTS',
         'registry-scenario.mjs': 'REGISTRY_SCENARIO_RESULTS',
       });
