@@ -174,11 +174,14 @@ export async function runE2eOn(copy: string, args: readonly string[], env: Reado
   // and stderr in the order they came, as one log.
   const { status, output } = await new Promise<{ status: number | null; output: string }>((resolve, reject) => {
     const child = spawn(command!, commandArgs, { cwd: copy, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    const chunks: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
+    // Each stream decoded by itself, so a character split between two chunks stays whole.
+    const chunks: string[] = [];
+    for (const stream of [child.stdout, child.stderr]) {
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => chunks.push(chunk));
+    }
     child.on('error', (error) => reject(new Error(`unshare could not start (util-linux; the e2e cases run as root): ${error.message}`)));
-    child.on('close', (code) => resolve({ status: code, output: Buffer.concat(chunks).toString('utf8') }));
+    child.on('close', (code) => resolve({ status: code, output: chunks.join('') }));
   });
   if (!fs.existsSync(report)) throw new Error(`the e2e wrote no report (exit ${status}):\n${output}`);
   return { status, output, report: JSON.parse(fs.readFileSync(report, 'utf8')) as E2eReport };
