@@ -76,7 +76,7 @@ afterEach(removeCopies);
 
 describe("e2e: objects refused at admission (the API server, cert-manager's webhook) stop the run", () => {
   it(
-    'stops the run for the refusals, each final (one run breaks both)',
+    'stops the run for one of the two refusals, which no retry mends',
     async () => {
       const run = await brokenRun();
       expect(run.certificate).not.toBe('');
