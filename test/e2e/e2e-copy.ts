@@ -5,6 +5,8 @@ import { parseAllDocuments, parseDocument, stringify } from 'yaml';
 import type { E2eReport } from '../../e2e/harness';
 import { CLUSTER_COMPONENTS, ensureToolchain } from '../../toolchain';
 import { chartFile } from '../../src/contract/layout';
+import { applicationCopyText } from '../../src/bench/scale';
+import { applicationValuesPath, environmentValuesPath, ValuesFile } from '../../src/environments/values-file';
 import { GITOPS_CHART_ID, type PlatformChartId } from '../../src/contract/platform-charts';
 import { ROOT, temporaryDirectory } from '../support';
 
@@ -67,19 +69,14 @@ export function dropApplications(copy: string, environment: string, names: reado
 
 /**
  * Add an application to an environment of the copy: the values of its application `like`
- * under another name (its own namespace and host), every Secret of the environment made
- * again by `npm run secrets -- init --rotate-key` for a key of the copy's own (the new
+ * under another name (its own namespace and host, `applicationCopyText`), every Secret of the
+ * environment made again by `npm run secrets -- init --rotate-key` for a key of the copy's own (the new
  * application's database login, broker user and smoke credentials among them; the run
  * re-encrypts them for its own key as it does local's), rendered and committed.
  */
 export function addApplication(copy: string, environment: string, name: string, like: string): void {
-  const values = (application: string) => path.join(copy, 'src', 'environments', environment, `${application}.yaml`);
-  const doc = parseDocument(fs.readFileSync(values(like), 'utf8'));
-  doc.set('namespace', name);
-  const url = String(doc.get('url'));
-  if (!url.includes(`://${like}.`)) throw new Error(`${values(like)}: its url ${url} does not start with the host ${like}.`);
-  doc.set('url', url.replace(`://${like}.`, `://${name}.`));
-  fs.writeFileSync(values(name), doc.toString());
+  const values = applicationValuesPath(environment, like);
+  fs.writeFileSync(path.join(copy, applicationValuesPath(environment, name)), applicationCopyText(new ValuesFile(values, fs.readFileSync(path.join(copy, values), 'utf8')), name));
   const key = path.join(path.dirname(copy), `${path.basename(copy)}-${environment}.key`);
   try {
     const init = spawnSync(process.execPath, [path.join(copy, 'scripts', 'run.cjs'), 'secrets', 'init', environment, '--key-file', key, '--rotate-key'], { cwd: copy, encoding: 'utf8' });
@@ -93,7 +90,7 @@ export function addApplication(copy: string, environment: string, name: string, 
 
 /** Make an application of the copy a canary (the strategy's defaults), rendered again and committed. */
 export function makeCanary(copy: string, environment: string, application: string): void {
-  const file = path.join(copy, 'src', 'environments', environment, `${application}.yaml`);
+  const file = path.join(copy, applicationValuesPath(environment, application));
   const doc = parseDocument(fs.readFileSync(file, 'utf8'));
   doc.set('strategy', doc.createNode({ type: 'canary' }));
   fs.writeFileSync(file, doc.toString());
@@ -121,7 +118,7 @@ export function quickenCanaryAnalysis(copy: string, interval: string): void {
  * (`applicationSource` in its environment.yaml); the copy is rendered again and committed.
  */
 export function followPublishedCharts(copy: string, environment: string, registry: string): void {
-  const file = path.join(copy, 'src', 'environments', environment, 'environment.yaml');
+  const file = path.join(copy, environmentValuesPath(environment));
   const doc = parseDocument(fs.readFileSync(file, 'utf8'));
   doc.set('applicationSource', doc.createNode({ from: 'registry', registry }));
   fs.writeFileSync(file, doc.toString());
