@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { E2eError } from '../src/base/errors';
 import { type CommandDefinition, required, seconds } from '../src/tooling/cli';
+import { ENVIRONMENT_ORDER } from '../src/contract/contract';
 import { runE2e } from './harness';
 
 const USAGE = `usage: npm run e2e -- --env <environment> [--report <file.json>] [--timeout <seconds>] [--settle <seconds>] [--no-dry-run] [--keep] [--age-key <file>] [--exec <command>] [--exec-timeout <seconds>]
@@ -10,9 +11,8 @@ Builds (once, cached in ~/.cache/platform-gitops) and starts a Kubernetes contro
 kwok and Argo CD on loopback, serves this checkout's committed dist/ and secrets/ over
 SSH, bootstraps the environment as the Pulumi program does, and watches every
 Application sync, wave by wave, until all are Synced and Healthy; then server-side
-dry-runs every environment's objects. README, "The e2e cluster", says what is real and
-what stands in.
-  --env         local, testing, staging or production
+dry-runs every environment's objects. docs/e2e.md says what is real and what stands in.
+  --env         ${ENVIRONMENT_ORDER.join(', ')}
   --report      write the result as JSON to this file
   --timeout     seconds the Applications may take to converge (default 600)
   --settle      end the run, not converged, once every Application that has not
@@ -44,7 +44,7 @@ const OPTIONS = {
 
 /**
  * `npm run e2e`: the committed platform converging on a real control plane and Argo CD
- * (README, "The e2e cluster"). Its own bundle (e2e/cli.ts): the product's commands never
+ * (docs/e2e.md). Its own bundle (e2e/cli.ts): the product's commands never
  * load the harness.
  */
 export const E2E: CommandDefinition<typeof OPTIONS> = {

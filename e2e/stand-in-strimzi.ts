@@ -3,7 +3,7 @@ import type { KubeObject } from './kube-client';
 /**
  * How Strimzi judges a Kafka cluster, its topics and its users, for the e2e stand-in
  * (e2e/stand-in-controllers.ts) to refuse what Strimzi refuses. Strimzi's operators are Java
- * programs that the e2e does not run (README, "The e2e cluster"); these rules are
+ * programs that the e2e does not run (docs/e2e.md); these rules are
  * strimzi-kafka-operator 1.2.0's own, with the file each comes from, and messages as it writes
  * them. Pure functions: test/e2e-stand-in-strimzi.test.ts pins each rule.
  */

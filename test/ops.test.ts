@@ -511,7 +511,7 @@ describe("ops rollback --level package --app: an application's published chart b
     expect(run.status, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual({ environment: 'local', application: app, level: 'package', from: next, to: older, passed: true, detail: `application ${app} back on chart version ${older} (from ${next})`, leftToPrune: [] });
     expect(run.stderr).toContain(
-      `git's pin must follow: ${app}'s chart version is what synth writes into dist/local/gitops.yaml from dist/local/chart-versions.json (this checkout: ${pinned}), so going back to ${older} for good is a release of the previous tag or values (npm run release or promote (README, "Changing the running version of an environment"), then npm run publish -- --env local) or a revert of the commit that moved it, review, merge; then npm run ops -- resume --env local`,
+      `git's pin must follow: ${app}'s chart version is what synth writes into dist/local/gitops.yaml from dist/local/chart-versions.json (this checkout: ${pinned}), so going back to ${older} for good is a release of the previous tag or values (npm run release or promote (docs/releases.md), then npm run publish -- --env local) or a revert of the commit that moved it, review, merge; then npm run ops -- resume --env local`,
     );
   });
 

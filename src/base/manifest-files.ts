@@ -28,7 +28,7 @@ const MANIFEST_SCHEMA = DEFAULT_SCHEMA.extend({ implicit: [YAML_1_1_ONLY] });
  * A rendered file's text: the objects as YAML documents separated by `---`, keys in the
  * order cdk8s gives them (sorted), no line folding. Emitted with js-yaml instead of cdk8s'
  * own writer (the `yaml` library's document model): the same data in about half the time
- * (README, "Performance"); `yaml` keeps the job it is made for, reading and editing values
+ * (docs/performance.md); `yaml` keeps the job it is made for, reading and editing values
  * files with their comments and line numbers. Every string a YAML 1.1 or 1.2 reader would
  * take for another type is quoted (test/synth.test.ts reads the rendered files back both ways).
  */

@@ -1,3 +1,4 @@
+import { ENVIRONMENT_ORDER } from './contract';
 import { SQL_SERVER_ADMINISTRATOR } from './upstream';
 
 /**
@@ -130,7 +131,7 @@ export const FLAGGER_LOAD_TESTER = {
  * reaches staging or production without running in the ones before. Not in the contract:
  * local is each developer's, testing is where CI releases a new build.
  */
-export const RELEASE_ENVIRONMENTS = ['local', 'testing'] as const;
+export const RELEASE_ENVIRONMENTS: readonly (typeof ENVIRONMENT_ORDER)[number][] = ENVIRONMENT_ORDER.slice(0, 2);
 
 /**
  * 1.3.4: the order the controller syncs the infrastructure in, as Argo CD sync waves

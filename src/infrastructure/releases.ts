@@ -21,7 +21,7 @@ import {
  * The one place to change a version, a namespace or a wave: the infrastructure chart renders
  * an Argo CD Application per row (src/charts/infrastructure-chart.ts), the Pulumi bootstrap
  * installs Argo CD from its row, the infrastructure AppProject allows the rows' repositories,
- * and a test keeps the README table equal to this one. An upgrade is a reviewed commit here;
+ * and a test keeps the table of docs/infrastructure.md equal to this one. An upgrade is a reviewed commit here;
  * `npm run synth` then renders the new `targetRevision` into dist/.
  *
  * Where a CRD of the project is kept in schemas/crds/, the chart is the release those

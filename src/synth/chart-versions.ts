@@ -67,7 +67,7 @@ export function valuesDigest(environment: Environment, application: string): str
 }
 
 /**
- * The next version of a chart (the rule of the README, "Release artifact"): unchanged while
+ * The next version of a chart (the rule of docs/releases.md, "The release artifact"): unchanged while
  * its rendered content is; a patch when the content changed with the values (a tag, replicas,
  * any values file change); a minor when the values are the same, so the platform's code
  * changed what it renders. A first chart is FIRST_CHART_VERSION.

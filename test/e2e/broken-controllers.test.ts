@@ -25,7 +25,7 @@ describe('e2e: what the real controllers refuse (a hook, Envoy Gateway, promethe
       const copy = brokenCopy();
       const local = loadEnvironments().find((env) => env.name === 'local')!;
       // The third application, like the second: a canary that Flagger tries once per analysis
-      // interval, 10 s, as in the published-charts case (a deviation of the e2e, README),
+      // interval, 10 s, as in the published-charts case (a deviation of the e2e, docs/e2e.md),
       // instead of the contract's 30 s. Added first: it renders the copy again.
       const refusedCanary = 'shop';
       const interval = '10s';

@@ -40,7 +40,7 @@ by the contract's timeout and prints progress. \`role\` prints the RBAC the verb
 \`npm run ops -- <verb> --help\` for a verb's options.
 Exit code: 0 the checked state holds, 1 it does not (named, with why), 2 bad arguments.`;
 
-/** `npm run ops`: the live operations of an environment (README, "Operating a live environment"). */
+/** `npm run ops`: the live operations of an environment (docs/operations.md). */
 export const OPS: CommandGroup = {
   name: 'ops',
   usage: USAGE,

@@ -86,7 +86,7 @@ export function releaseSubject(release: InfrastructureRelease): PackageSubject {
 export function applicationSubject(environment: Environment, application: Application, pin: string | undefined): PackageSubject {
   const name = applicationChartId(application.name);
   const versions = `${RENDERED_DIR}/${environment.name}/${CHART_VERSIONS_FILE}`;
-  const release = `npm run release or promote (README, "Changing the running version of an environment"), then npm run publish -- --env ${environment.name}`;
+  const release = `npm run release or promote (docs/releases.md), then npm run publish -- --env ${environment.name}`;
   return {
     name,
     label: `application ${application.name}`,
