@@ -4,6 +4,13 @@
 // first argument names. A build that fails (a syntax error in src/) prints esbuild's
 // message, never a stack trace, and exits 1.
 'use strict';
+// First, before loading anything that may need a newer Node: refuse an unsupported one.
+const { unsupportedNode } = require('./runtime.cjs');
+const unsupported = unsupportedNode(process.versions.node, process.execPath);
+if (unsupported !== undefined) {
+  console.error(unsupported);
+  process.exit(1);
+}
 const fs = require('node:fs');
 const Module = require('node:module');
 const path = require('node:path');
