@@ -11,7 +11,7 @@ export type ManifestTree = ReadonlyMap<string, string>;
  * Quoting: js-yaml's DUMP_SCHEMA quotes every string that a YAML 1.1 reader (Kubernetes reads
  * manifests with sigs.k8s.io/yaml's goyaml.v2) or a YAML 1.2 reader would take for another
  * type: YAML 1.1's booleans, ints with `_`, binary and base 60, floats, `<<` and `=`
- * (js-yaml 5.5.0, `src/schema/dump.ts`). One rule on top keeps the committed files as js-yaml
+ * (js-yaml 5.5.0, its documentation of DUMP_SCHEMA; test/synth.test.ts reads them back both ways). One rule on top keeps the committed files as js-yaml
  * 4 wrote them: a string starting with `-`, `?`, `:` or `=` stays double-quoted (js-yaml 4
  * quoted every string whose first character is an indicator; 5 writes `-c` or `=~` plain, which
  * reads the same). Without it, the upgrade alone would rewrite every file holding such an
