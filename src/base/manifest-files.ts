@@ -11,18 +11,18 @@ export type ManifestTree = ReadonlyMap<string, string>;
  * Quoting: js-yaml's DUMP_SCHEMA quotes every string that a YAML 1.1 reader (Kubernetes reads
  * manifests with sigs.k8s.io/yaml's goyaml.v2) or a YAML 1.2 reader would take for another
  * type: YAML 1.1's booleans, ints with `_`, binary and base 60, floats, `<<` and `=`
- * (js-yaml 5.5.0, its documentation of DUMP_SCHEMA; test/synth.test.ts reads them back both ways). One rule on top keeps the committed files as js-yaml
- * 4 wrote them: a string starting with `-`, `?`, `:` or `=` stays double-quoted (js-yaml 4
- * quoted every string whose first character is an indicator; 5 writes `-c` or `=~` plain, which
- * reads the same). Without it, the upgrade alone would rewrite every file holding such an
- * argument and with them the committed charts' versions.
+ * (js-yaml 5.5.0, its documentation of DUMP_SCHEMA; test/synth.test.ts reads them back both
+ * ways). One rule on top keeps the committed files as js-yaml 4 wrote them: a string starting
+ * with `-`, `?`, `:` or `=` stays double-quoted (js-yaml 4 quoted every string whose first
+ * character is an indicator; 5 writes `-c` or `=~` plain, which reads the same). Without it,
+ * the upgrade alone would rewrite every file holding such an argument and with them the
+ * committed charts' versions.
  */
 function quoteLikeJsYaml4(layout: ScalarLayout): void {
   if (layout.style === SCALAR_STYLE.PLAIN && layout.node.tag === 'tag:yaml.org,2002:str' && /^[-?:=]/.test(layout.node.value)) layout.style = SCALAR_STYLE.DOUBLE_QUOTED;
 }
 const { fallbackToDoubleQuoted, ...DEFAULT_RULES } = DEFAULT_SCALAR_STYLE_RULES;
 const SCALAR_STYLE_RULES = [...Object.values(DEFAULT_RULES), quoteLikeJsYaml4, fallbackToDoubleQuoted];
-
 
 /**
  * A rendered file's text: the objects as YAML documents separated by `---`, keys in the
