@@ -204,7 +204,7 @@ describe('npm run synth', () => {
     expect(fs.readdirSync(workdir).sort()).toEqual(['dist', 'rendered']);
   });
 
-  // Node 20's recursive mkdirSync never returns when a folder cannot be made but the error
+  // Node's recursive mkdirSync (20.20 and 24.22 alike) never returns when a folder cannot be made but the error
   // is ENOENT, as below /proc; a process of its own, so a hang fails the test instead of
   // stopping the suite.
   it.runIf(fs.existsSync('/proc/self'))('refuses an output folder it cannot create (below /proc), naming it, instead of hanging', () => {
