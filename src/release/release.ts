@@ -12,6 +12,7 @@ import { runningTagIn, runningTagOf, strategiesWithStep, strategyValuesOf } from
 import { applicationValuesPath, readValuesTexts, ValuesFile } from '../environments/values-file';
 import { RefusedError, UsageError } from '../base/errors';
 import { prepareSynthesis } from '../synth';
+import { type ChartVersions, chartVersionsPath, projectChartVersions } from '../synth/chart-versions';
 import type { ProjectLock } from './edit-lock';
 
 /**
@@ -216,12 +217,31 @@ export function planRollback(environments: readonly Environment[], name: string,
   return releaseEdit(target, previous);
 }
 
+/** An application's chart version as the edit moved it in its environment's record. */
+export interface ChartVersionMove {
+  /** The record, relative to the project (`src/environments/<env>/chart-versions.json`). */
+  readonly file: string;
+  readonly application: string;
+  /** Undefined for an application the record did not have. */
+  readonly before: string | undefined;
+  readonly after: string;
+}
+
 export interface ReleaseResult {
   readonly edit: ValuesEdit;
   /** False when the file already said it: nothing was written. */
   readonly written: boolean;
   /** dist/ before against dist/ after. */
   readonly diff: RenderedDiff;
+  /** The chart versions the edit moved in its environment's record (beside the values, not in dist/). */
+  readonly versions?: readonly ChartVersionMove[];
+}
+
+/** The chart versions of `environment` that differ between two of its records. */
+function versionMoves(environment: string, before: ChartVersions, after: ChartVersions): ChartVersionMove[] {
+  return Object.entries(after)
+    .filter(([application, now]) => before[application]?.version !== now.version)
+    .map(([application, now]) => ({ file: chartVersionsPath(environment), application, before: before[application]?.version, after: now.version }));
 }
 
 /** The text of `file` with `edit` applied through the document API. */
@@ -235,7 +255,8 @@ export function editedText(file: ValuesFile, edit: ValuesEdit): string {
 /**
  * Apply a planned edit to the project at `root`, holding its lock: edit the values file in
  * memory, validate every environment with it, judge the blue-green step against HEAD and
- * render dist/ beside the old one; then write the values file whole, and then swap dist/ in.
+ * render dist/ beside the old one; then write the values file whole, and then the chart
+ * version record and dist/ (src/synth/index.ts, `swapIn`).
  * A failure before the values file is written leaves the project untouched; a failed swap
  * writes the original values file back. A run killed between the two writes leaves the new
  * values file, which the next command renders dist/ from (src/release/edit-lock.ts).
@@ -248,6 +269,7 @@ export function applyEdit(root: string, edit: ValuesEdit, lock: ProjectLock): Re
   if (original === undefined) throw new RefusedError(`${edit.file} does not exist`);
   const text = editedText(new ValuesFile(edit.file, original), edit);
   const before = readManifestTree(distDir);
+  const versionsBefore = projectChartVersions(root, edit.environment);
   const prepared = prepareSynthesis({ outdir: distDir, root, texts: new Map([...texts, [edit.file, text]]) });
   try {
     lock.intend(edit.file, text);
@@ -263,5 +285,10 @@ export function applyEdit(root: string, edit: ValuesEdit, lock: ProjectLock): Re
     lock.writeWhole(edit.file, original);
     throw error;
   }
-  return { edit, written: true, diff: diffRenderedTrees(before, readManifestTree(distDir)) };
+  return {
+    edit,
+    written: true,
+    diff: diffRenderedTrees(before, readManifestTree(distDir)),
+    versions: versionMoves(edit.environment, versionsBefore, projectChartVersions(root, edit.environment)),
+  };
 }

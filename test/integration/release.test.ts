@@ -14,7 +14,7 @@ import { applicationValuesPath, ValuesFile } from '../../src/environments/values
 import type { CommandDefinition } from '../../src/tooling/cli';
 import { commitAll, commitCopy, copyEnvironments, dataCopy, newerTag as newerTagOf } from '../project-copy';
 import { firstApplication, nextPatch, ROOT, runCli, runInProcess, treeContents } from '../support';
-import { CHART_VERSIONS_FILE } from '../../src/synth/chart-versions';
+import { chartVersionsPath } from '../../src/synth/chart-versions';
 
 /**
  * A throwaway copy of the project's data per test, committed in its own git repository: the
@@ -39,7 +39,7 @@ function changedFiles(): string[] {
 
 /** An application's chart version in a snapshot of the copy. */
 function chartVersion(environment: string, application: string, tree: ReadonlyMap<string, string>): { version: string; appVersion: string } {
-  return JSON.parse(tree.get(`dist/${environment}/${CHART_VERSIONS_FILE}`)!)[application];
+  return JSON.parse(tree.get(chartVersionsPath(environment))!)[application];
 }
 
 /** The copy's environments by name. */
@@ -89,9 +89,12 @@ describe('npm run release', () => {
     expect(result.stdout).toContain(`testing: image.tag ${previous} -> ${tag} (rolling)`);
     expect(result.stdout).toContain(`+          image: registry.example.com/platform/webapp:${tag}`);
     const name = firstApplication(environments().testing!).name;
-    expect(changedFiles()).toEqual([`dist/testing/${CHART_VERSIONS_FILE}`, `dist/testing/${name}.yaml`, file]);
+    expect(changedFiles()).toEqual([`dist/testing/${name}.yaml`, chartVersionsPath('testing'), file].sort());
     // The same write bumps the application's chart: a patch (a values change), appVersion the tag.
-    expect(chartVersion('testing', name, snapshot())).toMatchObject({ version: nextPatch(chartVersion('testing', name, before).version), appVersion: tag });
+    const bumped = nextPatch(chartVersion('testing', name, before).version);
+    expect(chartVersion('testing', name, snapshot())).toMatchObject({ version: bumped, appVersion: tag });
+    // The report says where the record lives: beside the values, not in dist/.
+    expect(result.stdout).toContain(`Chart version of ${name} in ${chartVersionsPath('testing')}: ${chartVersion('testing', name, before).version} -> ${bumped}.`);
     const old = before.get(file)!.split('\n');
     const changed = fs.readFileSync(path.join(root, file), 'utf8').split('\n').filter((line, i) => line !== old[i]);
     expect(changed).toHaveLength(1);
@@ -227,7 +230,7 @@ describe('several applications in one environment (issue 13)', () => {
     const released = await run('release', ['--env', 'testing', '--app', 'billing', '--tag', tag]);
     expect(released.stderr).toBe('');
     expect(released.status).toBe(0);
-    expect(changedFiles()).toEqual(['dist/testing/billing.yaml', `dist/testing/${CHART_VERSIONS_FILE}`, applicationValuesPath('testing', 'billing')]);
+    expect(changedFiles()).toEqual(['dist/testing/billing.yaml', applicationValuesPath('testing', 'billing'), chartVersionsPath('testing')].sort());
     expect(chartVersion('testing', 'billing', snapshot()).version).toBe(nextPatch(chartVersion('testing', 'billing', before).version));
     expect(chartVersion('testing', 'webapp', snapshot())).toEqual(chartVersion('testing', 'webapp', before));
     const diff = await run('diff', ['--base', 'HEAD']);
@@ -240,7 +243,7 @@ describe('several applications in one environment (issue 13)', () => {
     const promoted = await run('promote', ['--from', 'testing', '--to', 'staging', '--app', 'billing']);
     expect(promoted.stderr).toBe('');
     expect(promoted.status).toBe(0);
-    expect(changedFiles()).toEqual(['dist/staging/billing.yaml', `dist/staging/${CHART_VERSIONS_FILE}`, applicationValuesPath('staging', 'billing')]);
+    expect(changedFiles()).toEqual(['dist/staging/billing.yaml', applicationValuesPath('staging', 'billing'), chartVersionsPath('staging')].sort());
     expect(chartVersion('staging', 'billing', snapshot()).version).toBe(nextPatch(chartVersion('staging', 'billing', before).version));
     const staging = environments().staging!;
     const billing = staging.applications.find((app) => app.name === 'billing')!;
