@@ -15,6 +15,8 @@ import type { CommandDefinition } from '../../src/tooling/cli';
 import { commitAll, commitCopy, copyEnvironments, dataCopy, newerTag as newerTagOf } from '../project-copy';
 import { firstApplication, nextPatch, ROOT, runCli, runInProcess, treeContents } from '../support';
 import { chartVersionsPath } from '../../src/synth/chart-versions';
+import { readRunHistory } from '../../src/release/run-history';
+import { git } from '../project-copy';
 
 /**
  * A throwaway copy of the project's data per test, committed in its own git repository: the
@@ -185,6 +187,11 @@ describe('npm run promote', () => {
 });
 
 describe('npm run rollback', () => {
+  /** The environment's first application's values file and what its committed history says ran. */
+  const historyOf = (environment: string) => readRunHistory(root, applicationValuesPath(environment, firstApplication(environments()[environment]!).name));
+  /** The environment whose application runs the blue-green strategy, read from the values. */
+  const blueGreen = () => Object.values(environments()).find((env) => firstApplication(env).strategy.type === 'blue-green')!;
+
   it('goes back to the tag the values file ran before, from its git history', async () => {
     const previous = runningTagOf(firstApplication(environments().testing!));
     expect((await run('release', ['--env', 'testing', '--tag', newerTag()])).status).toBe(0);
@@ -194,6 +201,128 @@ describe('npm run rollback', () => {
     expect(result.status).toBe(0);
     expect(runningTagOf(firstApplication(environments().testing!))).toBe(previous);
   });
+
+  it('goes to a --tag the environment ran, and refuses one it never ran, naming the rule, writing nothing', async () => {
+    const previous = runningTagOf(firstApplication(environments().testing!));
+    expect((await run('release', ['--env', 'testing', '--tag', newerTag()])).status).toBe(0);
+    commit('testing: new version');
+    before = snapshot();
+    // Never run in production: newer than every tag any environment runs.
+    const production = environments().production!;
+    const app = firstApplication(production).name;
+    const never = newerTag();
+    expect(historyOf('production').ran).not.toContain(never);
+    const refused = await run('rollback', ['--env', 'production', '--app', app, '--tag', never]);
+    expect(refused.status).toBe(1);
+    const label = production.applications.length > 1 ? `production/${app}` : 'production';
+    expect(refused.stderr.split('\n')[0]).toBe(
+      `rollback: ${label}: ${never} never ran in production; rollback goes only to a tag production ran before ` +
+        `(the tags that served in the git history of ${applicationValuesPath('production', app)}: ${historyOf('production').ran.join(', ')}). ` +
+        'A new version is a release or a promotion (npm run release, npm run promote)',
+    );
+    expect(changedFiles()).toEqual([]);
+    // A tag testing ran, from its history: allowed.
+    expect(historyOf('testing').ran).toContain(previous);
+    const back = await run('rollback', ['--env', 'testing', '--tag', previous]);
+    expect(back.stderr).toBe('');
+    expect(back.status).toBe(0);
+    expect(runningTagOf(firstApplication(environments().testing!))).toBe(previous);
+  });
+
+  it('refuses a values file with changes that are not committed, writing nothing', async () => {
+    const previous = runningTagOf(firstApplication(environments().testing!));
+    expect((await run('release', ['--env', 'testing', '--tag', newerTag()])).status).toBe(0);
+    before = snapshot();
+    const file = applicationValuesPath('testing', firstApplication(environments().testing!).name);
+    const refused = await run('rollback', ['--env', 'testing', '--tag', previous]);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr.split('\n')[0]).toBe(
+      `rollback: ${file} has changes that are not committed; rollback reads what testing ran from the file's committed history and writes the file whole: ` +
+        `commit the changes (reviewed) or discard them (git checkout -- ${file}) first`,
+    );
+    expect(changedFiles()).toEqual([]);
+  });
+
+  it('in a shallow clone, refuses a tag its cut history cannot show, saying so', async () => {
+    const previous = runningTagOf(firstApplication(environments().testing!));
+    expect((await run('release', ['--env', 'testing', '--tag', newerTag()])).status).toBe(0);
+    commit('testing: new version');
+    const full = root;
+    root = `${full}-shallow`;
+    try {
+      git(full, 'clone', '-q', '--depth', '1', `file://${full}`, root);
+      before = snapshot();
+      expect(historyOf('testing').shallow).toBe(true);
+      expect(historyOf('testing').ran).not.toContain(previous);
+      const file = applicationValuesPath('testing', firstApplication(environments().testing!).name);
+      for (const args of [['--tag', previous], []]) {
+        const refused = await run('rollback', ['--env', 'testing', ...args]);
+        expect(refused.status).toBe(1);
+        expect(refused.stderr.split('\n')[0]).toContain(args.length > 0 ? `is not in the history of ${file} this shallow clone holds` : 'this is a shallow clone: fetch the whole history, git fetch --unshallow');
+        expect(changedFiles()).toEqual([]);
+      }
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+      root = full;
+    }
+  });
+
+  it('blue-green: a tag that only ran on the unit beside the active one never served, so --tag does not go to it; once switched to, rollback switches back', async () => {
+    const environment = blueGreen().name;
+    const order = Object.keys(environments());
+    const from = order[order.indexOf(environment) - 1]!;
+    const app = firstApplication(blueGreen()).name;
+    const active = runningTagOf(firstApplication(blueGreen()));
+    // A newer tag beside the active unit (promoted, never switched to).
+    const tag = newerTag();
+    await runChain(from, tag);
+    expect((await run('promote', ['--from', from, '--to', environment, '--app', app])).status).toBe(0);
+    commit(`${environment}: ${tag} beside ${active}`);
+    before = snapshot();
+    expect(historyOf(environment).neverServed).toContain(tag);
+    const refused = await run('rollback', ['--env', environment, '--app', app, '--tag', tag]);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr.split('\n')[0]).toContain(`${tag} never served in ${environment} (it ran only on a unit beside the one that served)`);
+    expect(changedFiles()).toEqual([]);
+    // Switched to, it served; rollback switches the traffic back to the unit that served before it.
+    expect((await run('switch', ['--env', environment, '--app', app])).status).toBe(0);
+    commit(`${environment}: traffic to ${tag}`);
+    const back = await run('rollback', ['--env', environment, '--app', app]);
+    expect(back.stderr).toBe('');
+    expect(back.status).toBe(0);
+    expect(runningTagOf(firstApplication(environments()[environment]!))).toBe(active);
+  }, 300_000);
+
+  it('blue-green: the switch back to an older unit that never served is refused too', async () => {
+    const environment = blueGreen().name;
+    const order = Object.keys(environments());
+    const from = order[order.indexOf(environment) - 1]!;
+    const app = firstApplication(blueGreen()).name;
+    // An older tag than any the environment ran, beside the active unit (promoted with --allow-older, never switched to).
+    const older = 'v0.0.1';
+    expect(historyOf(environment).ran.every((tag) => compareTags(older, tag) < 0)).toBe(true);
+    await runChain(from, older, ['--allow-older']);
+    expect((await run('promote', ['--from', from, '--to', environment, '--app', app, '--allow-older'])).status).toBe(0);
+    commit(`${environment}: ${older} beside the active unit`);
+    before = snapshot();
+    const switchBack = await run('rollback', ['--env', environment, '--app', app]);
+    expect(switchBack.status).toBe(1);
+    expect(switchBack.stderr.split('\n')[0]).toContain(`${older} never served in ${environment} (it ran only on a unit beside the one that served)`);
+    expect(changedFiles()).toEqual([]);
+  }, 300_000);
+
+  /** Bring `tag` to `environment` as the promotion order does: a release where releases go, then promotions up to it. */
+  async function runChain(environment: string, tag: string, extra: string[] = []): Promise<void> {
+    const order = Object.keys(environments());
+    const app = firstApplication(environments()[environment]!).name;
+    const first = order[0]!;
+    expect((await run('release', ['--env', first, '--app', app, '--tag', tag, ...extra])).status).toBe(0);
+    for (let at = 1; at <= order.indexOf(environment); at++) {
+      const promoted = await run('promote', ['--from', order[at - 1]!, '--to', order[at]!, '--app', app, ...extra]);
+      expect(promoted.status, promoted.stderr).toBe(0);
+    }
+    commit(`${tag} up to ${environment}`);
+  }
 });
 
 describe('several applications in one environment (issue 13)', () => {
