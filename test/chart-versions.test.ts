@@ -6,6 +6,8 @@ import { RELEASE } from '../src/commands/release';
 import { SYNTH } from '../src/commands/synth';
 import { chartVersionsPath, FIRST_CHART_VERSION, nextChartVersion, sha256, versionIncrementProblems } from '../src/synth/chart-versions';
 import { ENVIRONMENT_ORDER } from '../src/environments';
+import { chartVersionChanges, hasChanges } from '../src/diff/rendered-diff';
+import { formatMarkdown, formatText } from '../src/diff/format';
 import { commitAll, commitCopy, dataCopy, git, newerTag } from './project-copy';
 import { nextPatch, ROOT, runInProcess, treeContents } from './support';
 
@@ -44,6 +46,32 @@ describe('the next chart version', () => {
     }
     // A new application has nothing to compare with.
     expect(versionIncrementProblems('f', {}, base, 'main')).toEqual([]);
+  });
+});
+
+describe('the rendered diff of chart versions', () => {
+  it('names each moved version and the record it is in, in text and markdown', () => {
+    const entry = (version: string) => ({ version });
+    type Records = Map<string, Record<string, { version: string }>>;
+    const changes = chartVersionChanges(
+      new Map([['testing', { webapp: entry('0.2.0'), gone: entry('0.1.0') }]]) as Records,
+      new Map([['testing', { webapp: entry('0.2.1'), added: entry(FIRST_CHART_VERSION) }], ['local', { webapp: entry('0.1.0') }]]) as Records,
+      chartVersionsPath,
+    );
+    expect(changes.map((change) => [change.environment, change.application, change.before, change.after])).toEqual([
+      ['local', 'webapp', undefined, '0.1.0'],
+      ['testing', 'added', undefined, FIRST_CHART_VERSION],
+      ['testing', 'gone', '0.1.0', undefined],
+      ['testing', 'webapp', '0.2.0', '0.2.1'],
+    ]);
+    const sides = { base: 'main@1234567', head: 'working tree' };
+    const text = formatText({ environments: [], versions: changes }, sides);
+    expect(text).toContain(`  testing: webapp 0.2.0 -> 0.2.1 in ${chartVersionsPath('testing')}\n`);
+    expect(text).toContain(`  testing: added new at ${FIRST_CHART_VERSION} in ${chartVersionsPath('testing')}\n`);
+    expect(text).toContain(`  testing: gone 0.1.0, removed in ${chartVersionsPath('testing')}\n`);
+    expect(hasChanges({ environments: [], versions: changes })).toBe(true);
+    expect(formatMarkdown({ environments: [], versions: changes }, sides)).toContain(`- <code>testing: webapp 0.2.0 -&gt; 0.2.1 in ${chartVersionsPath('testing')}</code>`);
+    expect(formatText({ environments: [], versions: [] }, sides)).toBe('No rendered changes from main@1234567 to working tree\n');
   });
 });
 

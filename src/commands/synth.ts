@@ -7,8 +7,8 @@ import { withProjectLock } from '../release/edit-lock';
 import { checkSynthesized, synthesize } from '../synth';
 import { type CommandDefinition } from '../tooling/cli';
 import { UsageError } from '../base/errors';
-import { readCommittedFiles, resolveCommit } from '../base/git';
-import { chartVersionsPath, formerChartVersionsPath, parseChartVersions, projectChartVersions, versionIncrementProblems } from '../synth/chart-versions';
+import { resolveCommit } from '../base/git';
+import { chartVersionsPath, committedChartVersions, formerChartVersionsPath, projectChartVersions, versionIncrementProblems } from '../synth/chart-versions';
 import { loadEnvironments } from '../environments';
 import { readValuesTexts } from '../environments/values-file';
 
@@ -46,17 +46,9 @@ function outdirOf(root: string, option: string | undefined): string {
  * values, where it lived then (dist/<environment>/chart-versions.json).
  */
 function baseVersionProblems(root: string, base: string): string[] {
-  const commit = resolveCommit(root, base);
   const environments = loadEnvironments(readValuesTexts(root)).map((environment) => environment.name);
-  // `./`: relative to the project, which may be a folder of its repository.
-  const object = (file: string) => `${commit}:./${file}`;
-  const committed = readCommittedFiles(root, environments.flatMap((environment) => [object(chartVersionsPath(environment)), object(formerChartVersionsPath(environment))]));
-  return environments.flatMap((environment) => {
-    const file = chartVersionsPath(environment);
-    const [at, text] = [file, formerChartVersionsPath(environment)].map((where) => [where, committed.get(object(where))] as const).find(([, found]) => found !== undefined) ?? [file, undefined];
-    if (text === undefined) return [];
-    return versionIncrementProblems(file, parseChartVersions(text, `${at} at ${base}`), projectChartVersions(root, environment), base);
-  });
+  const committed = committedChartVersions(root, resolveCommit(root, base), base, environments);
+  return [...committed].flatMap(([environment, then]) => versionIncrementProblems(chartVersionsPath(environment), then, projectChartVersions(root, environment), base));
 }
 
 const OPTIONS = { check: { type: 'boolean' }, outdir: { type: 'string' }, base: { type: 'string' } } as const;

@@ -5,14 +5,14 @@ import { RELEASE_ENVIRONMENTS } from '../contract/choices';
 import { IMAGE_TAG_PATTERN } from '../contract/contract';
 import { readManifestTree } from '../base/manifest-files';
 import { RENDERED_DIR } from '../contract/layout';
-import { diffRenderedTrees, type RenderedDiff } from '../diff/rendered-diff';
+import { chartVersionChanges, diffRenderedTrees, type RenderedDiff } from '../diff/rendered-diff';
 import { type Application, ENVIRONMENT_ORDER, type Environment, environmentNamed, selectApplication } from '../environments';
 import { compareTags, type EditTarget, type FieldEdit, type StepName } from '../strategies/strategy-values';
 import { runningTagOf, strategiesWithStep, strategyValuesOf, tagsIn } from '../strategies/values-registry';
 import { applicationValuesPath, readValuesTexts, ValuesFile } from '../environments/values-file';
 import { RefusedError, UsageError } from '../base/errors';
 import { prepareSynthesis } from '../synth';
-import { type ChartVersions, chartVersionsPath, projectChartVersions } from '../synth/chart-versions';
+import { chartVersionsPath, projectChartVersions } from '../synth/chart-versions';
 import type { ProjectLock } from './edit-lock';
 import { readRunHistory, type RunHistory } from './run-history';
 
@@ -252,31 +252,12 @@ export function planRollback(environments: readonly Environment[], name: string,
   return edit;
 }
 
-/** An application's chart version as the edit moved it in its environment's record. */
-export interface ChartVersionMove {
-  /** The record, relative to the project (`src/environments/<env>/chart-versions.json`). */
-  readonly file: string;
-  readonly application: string;
-  /** Undefined for an application the record did not have. */
-  readonly before: string | undefined;
-  readonly after: string;
-}
-
 export interface ReleaseResult {
   readonly edit: ValuesEdit;
   /** False when the file already said it: nothing was written. */
   readonly written: boolean;
-  /** dist/ before against dist/ after. */
+  /** dist/ before against dist/ after, and the chart versions the edit moved in its environment's record. */
   readonly diff: RenderedDiff;
-  /** The chart versions the edit moved in its environment's record (beside the values, not in dist/). */
-  readonly versions?: readonly ChartVersionMove[];
-}
-
-/** The chart versions of `environment` that differ between two of its records. */
-function versionMoves(environment: string, before: ChartVersions, after: ChartVersions): ChartVersionMove[] {
-  return Object.entries(after)
-    .filter(([application, now]) => before[application]?.version !== now.version)
-    .map(([application, now]) => ({ file: chartVersionsPath(environment), application, before: before[application]?.version, after: now.version }));
 }
 
 /** The text of `file` with `edit` applied through the document API. */
@@ -323,7 +304,9 @@ export function applyEdit(root: string, edit: ValuesEdit, lock: ProjectLock): Re
   return {
     edit,
     written: true,
-    diff: diffRenderedTrees(before, readManifestTree(distDir)),
-    versions: versionMoves(edit.environment, versionsBefore, projectChartVersions(root, edit.environment)),
+    diff: {
+      ...diffRenderedTrees(before, readManifestTree(distDir)),
+      versions: chartVersionChanges(new Map([[edit.environment, versionsBefore]]), new Map([[edit.environment, projectChartVersions(root, edit.environment)]]), chartVersionsPath),
+    },
   };
 }

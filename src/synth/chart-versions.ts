@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../base/errors';
+import { readCommittedFiles } from '../base/git';
 import { compareText } from '../base/text-order';
 import { RENDERED_DIR } from '../contract/layout';
 import type { Environment } from '../environments';
@@ -122,6 +123,27 @@ export function parseChartVersions(text: string, where: string): ChartVersions {
 export function readChartVersionsText(root: string, environment: string): string | undefined {
   const file = path.join(root, chartVersionsPath(environment));
   return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : undefined;
+}
+
+/**
+ * Each environment's record as committed in `commit` (a full id; `ref` names it in messages):
+ * where it lives now, or, in a commit from before it moved beside the values, where it lived
+ * then (formerChartVersionsPath). An environment without either has none: left out.
+ */
+export function committedChartVersions(root: string, commit: string, ref: string, environments: readonly string[]): Map<string, ChartVersions> {
+  // `./`: relative to the project, which may be a folder of its repository.
+  const object = (file: string) => `${commit}:./${file}`;
+  const committed = readCommittedFiles(root, environments.flatMap((environment) => [object(chartVersionsPath(environment)), object(formerChartVersionsPath(environment))]));
+  const versions = new Map<string, ChartVersions>();
+  for (const environment of environments) {
+    for (const file of [chartVersionsPath(environment), formerChartVersionsPath(environment)]) {
+      const text = committed.get(object(file));
+      if (text === undefined) continue;
+      versions.set(environment, parseChartVersions(text, `${file} at ${ref}`));
+      break;
+    }
+  }
+  return versions;
 }
 
 /**

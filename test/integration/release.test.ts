@@ -96,7 +96,7 @@ describe('npm run release', () => {
     const bumped = nextPatch(chartVersion('testing', name, before).version);
     expect(chartVersion('testing', name, snapshot())).toMatchObject({ version: bumped, appVersion: tag });
     // The report says where the record lives: beside the values, not in dist/.
-    expect(result.stdout).toContain(`Chart version of ${name} in ${chartVersionsPath('testing')}: ${chartVersion('testing', name, before).version} -> ${bumped}.`);
+    expect(result.stdout).toContain(`Chart versions (each environment's record, beside its values):\n  testing: ${name} ${chartVersion('testing', name, before).version} -> ${bumped} in ${chartVersionsPath('testing')}\n`);
     const old = before.get(file)!.split('\n');
     const changed = fs.readFileSync(path.join(root, file), 'utf8').split('\n').filter((line, i) => line !== old[i]);
     expect(changed).toHaveLength(1);
@@ -366,6 +366,8 @@ describe('several applications in one environment (issue 13)', () => {
     expect(diff.status).toBe(1);
     expect(diff.stdout).toContain('(billing.yaml)');
     expect(diff.stdout).not.toContain('(webapp.yaml)');
+    // The diff names the record the version moved in, beside the values.
+    expect(diff.stdout).toContain(`  testing: billing ${chartVersion('testing', 'billing', before).version} -> ${chartVersion('testing', 'billing', snapshot()).version} in ${chartVersionsPath('testing')}\n`);
     commit(`testing: billing ${tag}`);
     before = snapshot();
 
