@@ -250,12 +250,12 @@ export function prepareSynthesis(options: SynthesizeOptions): PreparedSynthesis 
       const written: ChangedRecord[] = [];
       try {
         for (const record of records) {
-          writeRecord(root, staging, record.file, record.text);
+          writeRecord(root, record.file, record.text);
           written.push(record);
         }
         replaceDirectory(staging, outdir);
       } catch (error) {
-        for (const record of written.reverse()) restoreRecord(root, staging, record);
+        for (const record of written.reverse()) restoreRecord(root, record);
         fs.rmSync(staging, { recursive: true, force: true });
         throw error;
       }
@@ -281,11 +281,12 @@ function changedRecords(root: string, versions: ReadonlyMap<string, ChartVersion
 }
 
 /**
- * Write a record whole: a file beside the staging folder (its name starts like the staging
- * folder's, so an interrupted run's leftover is removed with it), flushed, renamed into place.
+ * Write a record whole: a file at the project root (on the record's filesystem, whatever
+ * dist/ links to), named like dist/'s staging folder so that an interrupted run's leftover
+ * is git-ignored and removed with it (src/release/edit-lock.ts), flushed, renamed into place.
  */
-function writeRecord(root: string, staging: string, file: string, text: string): void {
-  const temporary = `${staging}-${path.basename(path.dirname(file))}-${path.basename(file)}`;
+function writeRecord(root: string, file: string, text: string): void {
+  const temporary = path.join(root, `${renderStagingPrefix(RENDERED_DIR)}${process.pid}-${path.basename(path.dirname(file))}-${path.basename(file)}`);
   try {
     const descriptor = fs.openSync(temporary, 'w');
     try {
@@ -301,9 +302,9 @@ function writeRecord(root: string, staging: string, file: string, text: string):
 }
 
 /** Put a record back as it was before this run wrote it (removed when there was none). */
-function restoreRecord(root: string, staging: string, record: ChangedRecord): void {
+function restoreRecord(root: string, record: ChangedRecord): void {
   if (record.previous === undefined) fs.rmSync(path.join(root, record.file), { force: true });
-  else writeRecord(root, staging, record.file, record.previous);
+  else writeRecord(root, record.file, record.previous);
 }
 
 /**
