@@ -231,6 +231,8 @@ export function planRollback(environments: readonly Environment[], name: string,
   if (tag !== undefined) checkTag(tag, '--tag');
   const history = readRunHistory(root, fileOf(target));
   assertHistoryReadable(target, history);
+  // The tag asked for, whether or not the file already has it (nothing to write is no licence).
+  if (tag !== undefined) assertRan(target, history, tag);
   const running = runningTagOf(target.application);
   const back = tag === undefined ? strategyValuesOf(target.application).steps.rollback?.(target.application, editTarget(target)) : undefined;
   let edit: ValuesEdit;
@@ -243,8 +245,7 @@ export function planRollback(environments: readonly Environment[], name: string,
     }
     edit = releaseEdit(target, previous);
   }
-  // The tag asked for, whether or not the file already has it; and what the edit brings in.
-  if (tag !== undefined) assertRan(target, history, tag);
+  // What the edit brings in: the tag a unit gets, the tag that serves after a switch back.
   if (!edit.unchanged) {
     const current = new ValuesFile(edit.file, fs.readFileSync(path.join(root, edit.file), 'utf8'));
     for (const brought of broughtTags(current, new ValuesFile(edit.file, editedText(current, edit)))) assertRan(target, history, brought);
