@@ -16,9 +16,8 @@ import { liveWorkloadsOf } from '../src/strategies/values-registry';
 import { parseAllDocuments } from 'yaml';
 import { OPS } from '../src/commands/ops';
 import { loadPlatform } from '../src/environments/platform';
-import { DIST, ROOT, runInProcess } from './support';
-import { readChartVersions } from '../src/synth/chart-versions';
-import * as path from 'node:path';
+import { ROOT, runInProcess } from './support';
+import { projectChartVersions } from '../src/synth/chart-versions';
 
 const deployment = (spec: object, status: object, generation = 2): LiveObject => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'webapp', generation }, spec, status });
 
@@ -443,7 +442,7 @@ describe("ops rollback --level package --app: an application's published chart b
   const environment = loadEnvironments().find((candidate) => candidate.name === 'local')!;
   const app = environment.applications[0]!.name;
   // The version this checkout's versions file gives the application, a later and an earlier one (data, not pinned).
-  const pinned = readChartVersions(path.join(DIST, 'local'))[app]!.version;
+  const pinned = projectChartVersions(ROOT, 'local')[app]!.version;
   const next = pinned.replace(/\d+$/, (patch) => String(Number(patch) + 1));
   const older = '0.0.1';
   const automated = { syncPolicy: { automated: { prune: true, selfHeal: true } } };
@@ -502,7 +501,7 @@ describe("ops rollback --level package --app: an application's published chart b
     expect(run.stdout).toContain(`PASS synced revision: ${pinned}`);
     expect(run.stdout).toContain(`PASS newest history entry 2: ${pinned}`);
     expect(run.stdout).toContain(`automated sync stays paused (root, ${app}).`);
-    expect(run.stdout).toContain(`git's pin: this checkout's dist/local/chart-versions.json gives ${app} chart version ${pinned} already; once the merged branch does too, npm run ops -- resume --env local`);
+    expect(run.stdout).toContain(`git's pin: this checkout's src/environments/local/chart-versions.json gives ${app} chart version ${pinned} already; once the merged branch does too, npm run ops -- resume --env local`);
   });
 
   it('says how git must follow when it goes back to a version git does not give', async () => {
@@ -511,7 +510,7 @@ describe("ops rollback --level package --app: an application's published chart b
     expect(run.status, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual({ environment: 'local', application: app, level: 'package', from: next, to: older, passed: true, detail: `application ${app} back on chart version ${older} (from ${next})`, leftToPrune: [] });
     expect(run.stderr).toContain(
-      `git's pin must follow: ${app}'s chart version is what synth writes into dist/local/gitops.yaml from dist/local/chart-versions.json (this checkout: ${pinned}), so going back to ${older} for good is a release of the previous tag or values (npm run release or promote (docs/releases.md), then npm run publish -- --env local) or a revert of the commit that moved it, review, merge; then npm run ops -- resume --env local`,
+      `git's pin must follow: ${app}'s chart version is what synth writes into dist/local/gitops.yaml from src/environments/local/chart-versions.json (this checkout: ${pinned}), so going back to ${older} for good is a release of the previous tag or values (npm run release or promote (docs/releases.md), then npm run publish -- --env local) or a revert of the commit that moved it, review, merge; then npm run ops -- resume --env local`,
     );
   });
 

@@ -6,7 +6,7 @@ import { renderEnvironment } from '../src/synth';
 import { renderToTree } from '../src/tooling/render';
 import { parseRegistry } from '../src/artifact/publish';
 import { parseAllDocuments } from 'yaml';
-import { readChartVersions } from '../src/synth/chart-versions';
+import { projectChartVersions } from '../src/synth/chart-versions';
 import { DIST, type K8sObject, projectEnvironments, readManifests, ROOT, temporaryDirectory, valuesProblemsWith } from './support';
 
 // An environment may have Argo CD follow each application's published chart (issue 26):
@@ -19,7 +19,7 @@ function renderFollowingCharts(name: string) {
   const environment = { ...projectEnvironments()[name]!, applicationSource: { from: 'registry' as const, registry: REGISTRY } };
   const dir = temporaryDirectory();
   try {
-    const versions = renderEnvironment(environment, dir, undefined, readChartVersions(path.join(DIST, name)));
+    const versions = renderEnvironment(environment, dir, undefined, projectChartVersions(ROOT, name));
     const texts = new Map(fs.readdirSync(dir).map((file) => [file, fs.readFileSync(path.join(dir, file), 'utf8')]));
     return { environment, objects: readManifests(dir), texts, versions };
   } finally {
@@ -32,9 +32,9 @@ const applicationOf = (objects: Map<string, K8sObject[]>, name: string) =>
 
 describe('an environment that follows the published application charts', () => {
   const { environment, objects, texts, versions } = renderFollowingCharts('local');
-  const committed = readChartVersions(path.join(DIST, 'local'));
+  const committed = projectChartVersions(ROOT, 'local');
 
-  it('installs each application from <registry>/<environment>, chart <application>, at the version of chart-versions.json', () => {
+  it('installs each application from <registry>/<environment>, chart <application>, at the version of its chart version record', () => {
     for (const application of environment.applications) {
       const app = applicationOf(objects, application.name);
       const sources = app.spec.sources ?? [app.spec.source];

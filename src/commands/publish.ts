@@ -8,18 +8,18 @@ import { chartReference, helmBinary, loginForRun, parseRegistry, publishChart, t
 import { environmentNamed, selectApplication } from '../environments';
 import { followedRegistry } from '../charts/gitops-applications';
 import { RENDERED_DIR } from '../contract/layout';
-import { CHART_VERSIONS_FILE } from '../synth/chart-versions';
+import { chartVersionsPath } from '../synth/chart-versions';
 import { type CommandDefinition, required } from '../tooling/cli';
 
 const USAGE = `usage: npm run publish -- --env <environment> [--registry oci://<host>/<path>] [--app <application>] [--plain-http] [--ca-file <pem>]
 
 Packages each application's chart of the environment (or the one --app names) with Helm
 and pushes it to <registry>/<environment>/<application>: Chart.yaml with the version and
-appVersion of ${RENDERED_DIR}/<environment>/${CHART_VERSIONS_FILE}, and the committed
+appVersion of its record, ${chartVersionsPath('<environment>')}, and the committed
 ${RENDERED_DIR}/<environment>/<application>.yaml, which its one template prints as it is. A version
 already published with the same files is left as it is; one published with other files is
-refused (a version names one content), and so is a dist/<environment> with changes that
-are not committed. The registry's credentials: REGISTRY_USERNAME and
+refused (a version names one content), and so is a dist/<environment> or a record with
+changes that are not committed. The registry's credentials: REGISTRY_USERNAME and
 REGISTRY_PASSWORD (a login for this run only), else Helm's registry login, else Docker's
 config file. Helm is the toolchain's (built once by toolchain/build.sh helm).
   --registry     where to push; by default the registry the environment follows
@@ -62,9 +62,11 @@ export const PUBLISH: CommandDefinition<typeof OPTIONS> = {
     if ((username === undefined) !== (password === undefined)) throw new UsageError('REGISTRY_USERNAME and REGISTRY_PASSWORD go together');
     // What is published is what git holds: a version is never given to content not committed.
     if (hasCommittedHead(root)) {
-      const changed = git(root, ['status', '--porcelain', '--', `${RENDERED_DIR}/${environment.name}`]);
-      if (!changed.ok) throw new RefusedError(`git status ${RENDERED_DIR}/${environment.name}: ${changed.stderr}`);
-      if (changed.stdout.trim() !== '') throw new RefusedError(`${RENDERED_DIR}/${environment.name} has changes that are not committed: commit them (reviewed) before publishing its charts`);
+      for (const where of [`${RENDERED_DIR}/${environment.name}`, chartVersionsPath(environment.name)]) {
+        const changed = git(root, ['status', '--porcelain', '--', where]);
+        if (!changed.ok) throw new RefusedError(`git status ${where}: ${changed.stderr}`);
+        if (changed.stdout.trim() !== '') throw new RefusedError(`${where} has changes that are not committed: commit them (reviewed) before publishing its charts`);
+      }
     }
     // Every chart checked against its rendered content before anything is pushed.
     const charts = applications.map((application) => applicationChart(root, environment.name, application.name));

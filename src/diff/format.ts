@@ -1,4 +1,4 @@
-import type { EnvironmentDiff, RenderedDiff } from './rendered-diff';
+import type { ChartVersionChange, EnvironmentDiff, RenderedDiff } from './rendered-diff';
 
 /** `markdown` for a pull-request comment, `text` for a terminal. */
 export const DIFF_FORMATS = ['text', 'markdown'] as const;
@@ -24,10 +24,21 @@ function indent(text: string, prefix: string): string {
     .join('\n');
 }
 
-/** Plain text: one block per environment, `+`/`-`/`~` per object, diffs indented below. */
+/** What the reports call the chart version records, and where they are. */
+const VERSIONS_HEADING = 'Chart versions (each environment\'s record, beside its values)';
+
+/** `webapp 0.2.3 -> 0.2.4 in src/environments/testing/chart-versions.json`: one moved version. */
+function versionChange(change: ChartVersionChange): string {
+  const move = change.before === undefined ? `new at ${change.after}` : change.after === undefined ? `${change.before}, removed` : `${change.before} -> ${change.after}`;
+  return `${change.environment}: ${change.application} ${move} in ${change.file}`;
+}
+
+/** Plain text: one block per environment, `+`/`-`/`~` per object, diffs indented below; then the chart versions that moved. */
 export function formatText(diff: RenderedDiff, sides: DiffSides): string {
-  if (diff.environments.length === 0) return `No rendered changes from ${sides.base} to ${sides.head}\n`;
+  const versions = diff.versions ?? [];
+  if (diff.environments.length === 0 && versions.length === 0) return `No rendered changes from ${sides.base} to ${sides.head}\n`;
   const lines = [`Rendered changes from ${sides.base} to ${sides.head}`];
+  if (versions.length > 0) lines.push('', `${VERSIONS_HEADING}:`, ...versions.map((change) => `  ${versionChange(change)}`));
   for (const env of diff.environments) {
     lines.push('', `${env.environment}: ${counts(env)}`);
     for (const object of env.added) lines.push(`  + ${object.label} (${object.file})`);
@@ -54,13 +65,15 @@ function code(text: string): string {
  */
 export function formatMarkdown(diff: RenderedDiff, sides: DiffSides): string {
   const header = `### Rendered changes\n\nFrom ${code(sides.base)} to ${code(sides.head)}.`;
-  if (diff.environments.length === 0) return `${header}\n\nNo rendered changes.\n`;
+  const versions = diff.versions ?? [];
+  if (diff.environments.length === 0 && versions.length === 0) return `${header}\n\nNo rendered changes.\n`;
   const parts = [
     header,
     ['| Environment | Added | Removed | Changed |', '|---|---:|---:|---:|',
       ...diff.environments.map((env) => `| ${env.environment} | ${env.added.length} | ${env.removed.length} | ${env.changed.length} |`),
     ].join('\n'),
   ];
+  if (versions.length > 0) parts.push([`${VERSIONS_HEADING}:`, ...versions.map((change) => `- ${code(versionChange(change))}`)].join('\n'));
   for (const env of diff.environments) {
     parts.push(`#### ${env.environment}`);
     if (env.added.length > 0) parts.push(['Added:', ...env.added.map((o) => `- ${code(o.label)} in ${code(o.file)}`)].join('\n'));

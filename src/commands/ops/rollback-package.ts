@@ -20,7 +20,7 @@ import { type PlatformChartId, ROOT_APPLICATION } from '../../contract/platform-
 import { applicationChartId, RENDERED_DIR } from '../../contract/layout';
 import type { Application, Environment } from '../../environments';
 import { type InfrastructureRelease, RELEASE_ROWS } from '../../infrastructure/releases';
-import { CHART_VERSIONS_FILE, projectChartVersions } from '../../synth/chart-versions';
+import { chartVersionsPath, projectChartVersions } from '../../synth/chart-versions';
 import { pauseApplications } from './pause';
 import type { OpsTarget } from './target';
 
@@ -80,12 +80,12 @@ export function releaseSubject(release: InfrastructureRelease): PackageSubject {
 
 /**
  * An application whose Application follows its published chart (the registry option): a
- * child of the root, its version what synth writes into dist/<env>/gitops.yaml from
- * dist/<env>/chart-versions.json (`pin`: this checkout's; undefined when it has none).
+ * child of the root, its version what synth writes into dist/<env>/gitops.yaml from the
+ * record src/environments/<env>/chart-versions.json (`pin`: this checkout's; undefined when it has none).
  */
 export function applicationSubject(environment: Environment, application: Application, pin: string | undefined): PackageSubject {
   const name = applicationChartId(application.name);
-  const versions = `${RENDERED_DIR}/${environment.name}/${CHART_VERSIONS_FILE}`;
+  const versions = chartVersionsPath(environment.name);
   const release = `npm run release or promote (docs/releases.md), then npm run publish -- --env ${environment.name}`;
   return {
     name,
@@ -107,7 +107,7 @@ export function applicationSubject(environment: Environment, application: Applic
 /**
  * What the package level rolls back, `--release` or `--app` (exactly one; a usage error
  * otherwise): the release's row, or the application with the chart version this checkout's
- * dist/<env>/chart-versions.json gives it (`root`: the project; `target` holds that one
+ * record (src/environments/<env>/chart-versions.json) gives it (`root`: the project; `target` holds that one
  * application).
  */
 export function packageSubject(target: OpsTarget, release: string | undefined, app: string | undefined, root: string): PackageSubject {

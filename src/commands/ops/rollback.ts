@@ -51,7 +51,7 @@ afterwards git's pin must follow (the release's row version in src/infrastructur
 set to the version rolled back to, npm run synth, review, merge) before
 \`npm run ops -- resume --env <environment>\`. For an application it pauses the root and the
 application's Application; its chart version is what synth writes into dist/<env>/gitops.yaml
-from dist/<env>/chart-versions.json, so git follows by a release of the previous tag or values
+from src/environments/<env>/chart-versions.json, so git follows by a release of the previous tag or values
 (npm run release or promote, then npm run publish) or a revert of the commit, reviewed and
 merged, before \`npm run ops -- resume --env <environment>\`.
 ${TARGET_USAGE}
