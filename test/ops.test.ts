@@ -12,6 +12,7 @@ import { podState, rolloutState } from '../src/cluster/workloads';
 import { SYNC_PAUSE_ANNOTATIONS } from '../src/contract/choices';
 import { INFRASTRUCTURE_RELEASES, RELEASE_ROWS } from '../src/infrastructure/releases';
 import { loadEnvironments } from '../src/environments';
+import type { ReleaseName } from '../src/infrastructure/release-versions';
 import { liveWorkloadsOf } from '../src/strategies/values-registry';
 import { parseAllDocuments } from 'yaml';
 import { OPS } from '../src/commands/ops';
@@ -327,7 +328,8 @@ describe('ops rollback --level package: an infrastructure release back to a char
   const { api, kubeconfig } = fakeApiServerForTests('platform-gitops-package-rollback-');
   const namespace = loadPlatform().controller.namespace;
   const release = INFRASTRUCTURE_RELEASES.flaggerLoadTester;
-  const pinned = release.chart.version;
+  // The version local's values pin the release to (infrastructure.versions).
+  const pinned = loadEnvironments().find((environment) => environment.name === 'local')!.infrastructure.versions[release.name as ReleaseName];
   // A later and an earlier version than the pin, as history entries (chart versions are data here).
   const next = pinned.replace(/\d+$/, (patch) => String(Number(patch) + 1));
   const older = '0.0.1';
@@ -383,7 +385,7 @@ describe('ops rollback --level package: an infrastructure release back to a char
     expect(run.stdout).toContain(`PASS newest history entry 2: ${pinned}`);
     expect(run.stdout).toContain(`left in the cluster, not in ${pinned} (--prune deletes them, as automated sync does after resume where its policy prunes): ConfigMap flagger-system/upgrade-only`);
     expect(run.stdout).toContain(`automated sync stays paused (root, infrastructure, ${release.name}).`);
-    expect(run.stdout).toContain(`this checkout's src/infrastructure/releases.ts pins ${release.name} to ${pinned} already; once the merged branch does too, npm run ops -- resume --env local`);
+    expect(run.stdout).toContain(`this checkout's src/environments/local/environment.yaml pins ${release.name} to ${pinned} already; once the merged branch does too, npm run ops -- resume --env local`);
   });
 
   it('goes back to --to, with a forced sync and pruning when asked, and says that git\'s pin must follow', async () => {
@@ -394,7 +396,7 @@ describe('ops rollback --level package: an infrastructure release back to a char
     expect(api.patches[3]!.body).toEqual({ spec: { source: { targetRevision: older } } });
     expect(api.patches[4]!.body.operation.sync).toEqual({ prune: true, syncStrategy: { hook: { force: true } } });
     expect(JSON.parse(run.stdout)).toEqual({ environment: 'local', release: release.name, level: 'package', from: next, to: older, passed: true, detail: `release ${release.name} back on chart version ${older} (from ${next})`, leftToPrune: [] });
-    expect(run.stderr).toContain(`git's pin must follow: the ${release.name} row's version in src/infrastructure/releases.ts to ${older} (this checkout pins ${pinned}), npm run synth, review, merge; then npm run ops -- resume --env local`);
+    expect(run.stderr).toContain(`git's pin must follow: infrastructure.versions.${release.name} of src/environments/local/environment.yaml to ${older} (this checkout pins ${pinned}): npm run upgrade -- --env local --release ${release.name} --version ${older} --allow-downgrade, review, merge; then npm run ops -- resume --env local`);
   });
 
   it('takes the newest version other than the deployed one, however often the deployed one was synced', async () => {

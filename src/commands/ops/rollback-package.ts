@@ -19,7 +19,8 @@ import { WAITS_SECONDS } from '../../contract/contract';
 import { type PlatformChartId, ROOT_APPLICATION } from '../../contract/platform-charts';
 import { applicationChartId, RENDERED_DIR } from '../../contract/layout';
 import type { Application, Environment } from '../../environments';
-import { type InfrastructureRelease, RELEASE_ROWS } from '../../infrastructure/releases';
+import { type InfrastructureRelease, RELEASE_ROWS, releaseIn } from '../../infrastructure/releases';
+import { environmentValuesPath } from '../../environments/values-file';
 import { CHART_VERSIONS_FILE, projectChartVersions } from '../../synth/chart-versions';
 import { pauseApplications } from './pause';
 import type { OpsTarget } from './target';
@@ -62,18 +63,21 @@ export interface PackageSubject {
   readonly result: Readonly<Record<string, string>>;
 }
 
-/** An infrastructure release (a row of RELEASE_ROWS): the `infrastructure` Application is its parent, the row its pin. */
-export function releaseSubject(release: InfrastructureRelease): PackageSubject {
+/** An infrastructure release (a row of RELEASE_ROWS): the `infrastructure` Application is its parent, the environment's values its pin. */
+export function releaseSubject(row: InfrastructureRelease, environment: Environment): PackageSubject {
+  const release = releaseIn(row, environment);
   const { name } = release;
+  const file = environmentValuesPath(environment.name);
   return {
     name,
     label: `release ${name}`,
     parents: [ROOT_APPLICATION, RELEASES_PARENT],
     pin: release.chart.version,
-    pinnedIn: `this checkout's src/infrastructure/releases.ts pins ${name} to`,
+    pinnedIn: `this checkout's ${file} pins ${name} to`,
     notAChart: `Application ${name} does not install a Helm chart (spec.source.chart or spec.sources[].chart): the package level rolls back chart versions`,
-    neverDeployed: "the release's row in src/infrastructure/releases.ts",
-    gitFollows: (version) => `the ${name} row's version in src/infrastructure/releases.ts to ${version} (this checkout pins ${release.chart.version}), npm run synth, review, merge`,
+    neverDeployed: `infrastructure.versions.${name} of ${file}`,
+    gitFollows: (version) =>
+      `infrastructure.versions.${name} of ${file} to ${version} (this checkout pins ${release.chart.version}): npm run upgrade -- --env ${environment.name} --release ${name} --version ${version} --allow-downgrade, review, merge`,
     result: { release: name },
   };
 }
@@ -114,7 +118,7 @@ export function packageSubject(target: OpsTarget, release: string | undefined, a
   if (release !== undefined && app !== undefined) {
     throw new UsageError('--release and --app are mutually exclusive at --level package: --release <infrastructure release> rolls back a release, --app <application> an application\'s published chart');
   }
-  if (release !== undefined) return releaseSubject(infrastructureRelease(release));
+  if (release !== undefined) return releaseSubject(infrastructureRelease(release), target.environment);
   if (app === undefined) {
     throw new UsageError(`--level package takes --release <infrastructure release> (one of ${RELEASE_ROWS.map((row) => row.name).join(', ')}) or --app <application> (whose Application installs its published chart)`);
   }
