@@ -10,6 +10,7 @@ import { type CommandDefinition, seconds } from '../../tooling/cli';
 import { pauseInScope } from './pause';
 import { migrationOption, planDatabaseRollback, rollbackDatabase } from './rollback-database';
 import { packageSubject, rollbackPackage } from './rollback-package';
+import { withDeploymentNotice } from './deployment-notice';
 import { oneOf, TARGET_OPTIONS, TARGET_USAGE, actor, opsTarget } from './target';
 
 const LEVELS = ['orchestrator', 'controller', 'database', 'package'] as const;
@@ -102,8 +103,8 @@ const LEVEL_OPTIONS: { readonly [option in 'release' | 'to-revision' | 'to']: { 
   to: { levels: ['controller', 'database', 'package'], instead: 'the orchestrator level takes --to-revision' },
 };
 
-/** `npm run ops -- rollback`: 1.5's four levels (orchestrator, controller, database, package) on the live cluster. */
-export const ROLLBACK: CommandDefinition<typeof OPTIONS> = {
+/** 1.5's four levels (orchestrator, controller, database, package) on the live cluster. */
+const ROLLBACK_LEVELS: CommandDefinition<typeof OPTIONS> = {
   name: 'ops rollback',
   usage: USAGE,
   options: OPTIONS,
@@ -192,3 +193,9 @@ export const ROLLBACK: CommandDefinition<typeof OPTIONS> = {
     }
   },
 };
+
+/** `npm run ops -- rollback`: the four levels; every rollback is a significant deployment (1.6), its notice to the chat and the stakeholders. */
+export const ROLLBACK = withDeploymentNotice(ROLLBACK_LEVELS, (values, code, context) => ({
+  environment: values.env!,
+  message: `rollback (${values.level}) of ${values.release ?? values.app ?? 'the application'}${values.to === undefined ? '' : ` to ${values.to}`} by ${actor(values.by, context.env)}${values.reason === undefined ? '' : ` (${values.reason})`}: ${code === 0 ? 'done' : 'FAILED'}`,
+}));
