@@ -203,7 +203,7 @@ describe('npm run ops command line', () => {
     expect(level.stderr).toContain('--level must be one of orchestrator, controller, database, package');
     for (const [args, message] of [
       [['--level', 'orchestrator', '--to', '3'], '--to is for --level controller or database or package; the orchestrator level takes --to-revision'],
-      [['--level', 'database', '--to-revision', '3'], '--to-revision is for --level orchestrator; the controller level takes --to <id>, the database level --to <migration>'],
+      [['--level', 'database', '--to-revision', '3'], '--to-revision is for --level orchestrator or package; the controller level takes --to <id>, the database level --to <migration>'],
       [['--level', 'database'], '--to <migration> is required with --level database'],
       [['--level', 'database', '--to', "x'; DROP TABLE y"], `--to "x'; DROP TABLE y" is not a migration id`],
       [['--level', 'controller', '--to', 'first'], '--to "first" must be a whole number'],
@@ -214,7 +214,7 @@ describe('npm run ops command line', () => {
     }
   });
 
-  it('refuses the package level without a release of the table or an application, with both, or with a rollout revision, before touching a cluster (exit 2)', async () => {
+  it('refuses the package level without a release of the table or an application, with both, or with both --to and --to-revision, before touching a cluster (exit 2)', async () => {
     const names = RELEASE_ROWS.map((row) => row.name).join(', ');
     const release = INFRASTRUCTURE_RELEASES.flaggerLoadTester.name;
     for (const [args, message] of [
@@ -222,7 +222,8 @@ describe('npm run ops command line', () => {
       [['--level', 'package', '--release', 'loadtester'], `--release "loadtester" is not an infrastructure release (src/infrastructure/releases.ts): one of ${names}`],
       [['--level', 'package', '--release', release, '--app', 'webapp'], "--release and --app are mutually exclusive at --level package: --release <infrastructure release> rolls back a release, --app <application> an application's published chart"],
       [['--level', 'package', '--app', 'nosuch'], '--app "nosuch" is not an application of local'],
-      [['--level', 'package', '--release', release, '--to-revision', '2'], '--to-revision is for --level orchestrator; the controller level takes --to <id>, the database level --to <migration>, the package level --to <chart version>'],
+      [['--level', 'controller', '--app', 'webapp', '--to-revision', '2'], '--to-revision is for --level orchestrator or package; the controller level takes --to <id>, the database level --to <migration>'],
+      [['--level', 'package', '--release', release, '--to', '1.0.0', '--to-revision', '2'], 'give --to <chart version> or --to-revision <history id>, not both'],
       [['--level', 'controller', '--app', 'webapp', '--release', release], '--release is for --level package; the orchestrator, controller and database levels take --app <application>'],
     ] as const) {
       const run = await runInProcess(OPS, ['rollback', '--env', 'local', ...args], ROOT, { KUBECONFIG: '/nonexistent/kubeconfig' });
@@ -397,6 +398,23 @@ describe('ops rollback --level package: an infrastructure release back to a char
     expect(api.patches[4]!.body.operation.sync).toEqual({ prune: true, syncStrategy: { hook: { force: true } } });
     expect(JSON.parse(run.stdout)).toEqual({ environment: 'local', release: release.name, level: 'package', from: next, to: older, passed: true, detail: `release ${release.name} back on chart version ${older} (from ${next})`, leftToPrune: [] });
     expect(run.stderr).toContain(`git's pin must follow: infrastructure.versions.${release.name} of src/environments/local/environment.yaml to ${older} (this checkout pins ${pinned}): npm run upgrade -- --env local --release ${release.name} --version ${older} --allow-downgrade, review, merge; then npm run ops -- resume --env local`);
+  });
+
+  it('goes back to the chart version of the history entry --to-revision names (Argo CD\'s history id)', async () => {
+    serve([older, pinned, next]);
+    api.afterPatch = controller('Succeeded');
+    const run = await rollback('--to-revision', '0');
+    expect(run.status, run.stderr).toBe(0);
+    expect(api.patches[3]!.body).toEqual({ spec: { source: { targetRevision: older } } });
+    expect(run.stdout).toContain(`deployed ${next}; going back to ${older} (history entry 0)`);
+  });
+
+  it('refuses a --to-revision its history does not have, naming the entries, changing nothing', async () => {
+    serve([pinned, next]);
+    const run = await rollback('--to-revision', '7');
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain(`--to-revision 7: the history of Application ${release.name} has no entry 7 (its entries: 0, 1)`);
+    expect(api.patches).toEqual([]);
   });
 
   it('takes the newest version other than the deployed one, however often the deployed one was synced', async () => {

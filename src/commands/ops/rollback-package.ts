@@ -136,6 +136,11 @@ export interface PackageRollback {
    * @default - the newest version of the history other than the deployed one
    */
   readonly to?: string;
+  /**
+   * The history entry (Argo CD's history id, `argocd app history`) whose chart version to go back to, instead of `to`.
+   * @default - `to`
+   */
+  readonly toRevision?: number;
   /** Delete the live objects the target version does not have. */
   readonly prune: boolean;
   /** Argo CD's forced sync: what cannot be patched is deleted and re-created (the contract's forced upgrade). */
@@ -162,7 +167,7 @@ const deployedBy = (entry: HistoryEntry): string => entry.chartVersion ?? `${ent
  * charts) keeps those entries, whose revisions are commits, never chart versions. Refused,
  * changing nothing, when there is none.
  */
-export function packageTarget(subject: PackageSubject, history: readonly HistoryEntry[], to: string | undefined): { readonly deployed: string; readonly target: string } {
+export function packageTarget(subject: PackageSubject, history: readonly HistoryEntry[], to: string | undefined, toRevision?: number): { readonly deployed: string; readonly target: string } {
   const { name } = subject;
   const charted = history.filter((entry) => entry.chartVersion !== undefined);
   const newest = history.at(-1);
@@ -172,6 +177,12 @@ export function packageTarget(subject: PackageSubject, history: readonly History
   }
   const deployed = versionOf(newest);
   const versions = [...new Set(charted.map(versionOf))];
+  if (toRevision !== undefined) {
+    const entry = history.find((candidate) => candidate.id === toRevision);
+    if (entry === undefined) throw new RefusedError(`--to-revision ${toRevision}: the history of Application ${name} has no entry ${toRevision} (its entries: ${history.map((candidate) => candidate.id).join(', ')})`);
+    if (entry.chartVersion === undefined) throw new RefusedError(`--to-revision ${toRevision}: history entry ${toRevision} of Application ${name} deployed no Helm chart (${entry.recorded})`);
+    return { deployed, target: versionOf(entry) };
+  }
   if (to !== undefined) {
     if (!versions.includes(to)) {
       throw new RefusedError(`--to ${to}: the history of Application ${name} has no chart version ${to} (its versions: ${versions.join(', ')}); a version never deployed goes through git: ${subject.neverDeployed}`);
@@ -206,8 +217,9 @@ export async function rollbackPackage(target: OpsTarget, request: PackageRollbac
   say(`ops rollback (package): ${subject.label}, chart ${source.chart} of ${source.repoURL}, in ${environment.name} on ${cluster.server}; ${subject.pinnedIn} ${pin}`);
   say(`Application ${name} history:`);
   for (const entry of history) say(`  ${entry.id}  ${deployedBy(entry)}  ${entry.deployedAt}  ${entry.initiatedBy}`);
-  const { deployed, target: version } = packageTarget(subject, history, request.to);
-  say(`deployed ${deployed}; going back to ${version}${request.to === undefined ? ' (the newest other version of the history)' : ''}`);
+  const { deployed, target: version } = packageTarget(subject, history, request.to, request.toRevision);
+  const chosen = request.toRevision !== undefined ? ` (history entry ${request.toRevision})` : request.to === undefined ? ' (the newest other version of the history)' : '';
+  say(`deployed ${deployed}; going back to ${version}${chosen}`);
 
   const order = [...subject.parents, name];
   const apps = await Promise.all(order.map((application) => (application === name ? app : readApplication(cluster, namespace, application))));
