@@ -1,4 +1,4 @@
-import { RefusedError } from '../../base/errors';
+import { RefusedError, UsageError } from '../../base/errors';
 import { brokerPods, topicsSeenBy } from '../../cluster/broker';
 import type { ClusterConnection } from '../../cluster/connection';
 import { appliedMigrations, jobCondition, tables } from '../../cluster/database';
@@ -12,6 +12,7 @@ import { brokerUsers, type Environment } from '../../environments';
 import { INFRASTRUCTURE_RELEASES, releaseNamespace } from '../../infrastructure/releases';
 import type { CommandDefinition } from '../../tooling/cli';
 import { isReleaseName, releaseParts } from './release-check';
+import { LAG_USAGE, showConsumerLag } from './consumer-lag';
 import { RELEASE_NAMES } from '../../infrastructure/release-versions';
 import { oneOf, TARGET_OPTIONS, TARGET_USAGE, type OpsTarget, opsTarget } from './target';
 
@@ -37,9 +38,10 @@ contract's timeout:
                   running the image the release table says its version ships
 ${TARGET_USAGE}
   --component <name>     ${COMPONENTS.join(', ')} or a release (required)
+${LAG_USAGE}
 Exit code: 0 the component is ready, 1 it is not (each part named, with why), 2 bad arguments.`;
 
-const OPTIONS = { ...TARGET_OPTIONS, component: { type: 'string' } } as const;
+const OPTIONS = { ...TARGET_OPTIONS, component: { type: 'string' }, lag: { type: 'boolean', default: false } } as const;
 
 /** One part of a check: what, whether it holds, and the detail. */
 interface Part {
@@ -141,7 +143,9 @@ export const CHECK: CommandDefinition<typeof OPTIONS> = {
   async run(values, _positionals, context) {
     const release = isReleaseName(values.component) ? values.component : undefined;
     const component = release ?? oneOf(values.component, [...COMPONENTS, ...RELEASE_NAMES], '--component');
+    if (values.lag && component !== 'broker') throw new UsageError('--lag goes with --component broker');
     const target = opsTarget(values, context);
+    if (values.lag) return showConsumerLag(target, context);
     const parts = release !== undefined ? await releaseParts(target, target.environment, release) : await CHECKS[component as Component](target, target.environment);
     for (const part of parts) target.say(`${part.ok ? 'PASS' : 'FAIL'} ${part.part}: ${part.detail}`);
     const failed = parts.filter((part) => !part.ok);
