@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { OPS } from '../src/commands/ops';
 import { imageRepository } from '../src/commands/ops/release-check';
+import { deployedVersion } from '../src/commands/ops/upgrade-status';
 import { loadEnvironments } from '../src/environments';
 import { loadPlatform } from '../src/environments/platform';
 import { knownVersions, RELEASE_NAMES, type ReleaseName, versionFacts } from '../src/infrastructure/release-versions';
@@ -65,6 +66,20 @@ describe('ops upgrade-status: each release deployed, wanted and known', () => {
     expect(releases.find((state) => state.release === missing)).toMatchObject({ deployed: null, sync: null, current: false });
     expect(run.stderr).toContain(`${behind} runs 0.0.1, git wants ${wanted(behind!)}`);
     expect(run.stderr).toContain(`no Application ${namespace}/${missing}`);
+  });
+});
+
+describe('the version an Application deployed', () => {
+  const app = (status: object) => ({ apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name: 'x' }, spec: {}, status });
+
+  it("is its newest history entry's chart version, or the targetRevision a source without a chart recorded", () => {
+    expect(deployedVersion(app({ history: [{ id: 0, revision: '1.0.0', source: { chart: 'c', targetRevision: '1.0.0' } }, { id: 1, revision: '1.1.0', source: { chart: 'c', targetRevision: '1.1.0' } }] }))).toBe('1.1.0');
+    expect(deployedVersion(app({ history: [{ id: 0, revision: '0123abcd', source: { repoURL: 'https://github.com/argoproj/argo-cd', path: 'manifests', targetRevision: 'v3.5.1' } }] }))).toBe('v3.5.1');
+  });
+
+  it('is the compared revision of a Helm source without history, and none before the first comparison', () => {
+    expect(deployedVersion({ ...app({ sync: { status: 'Synced', revision: '2.0.0' } }), spec: { source: { chart: 'c', repoURL: 'r', targetRevision: '2.0.0' } } })).toBe('2.0.0');
+    expect(deployedVersion({ ...app({}), spec: { source: { chart: 'c', repoURL: 'r', targetRevision: '2.0.0' } } })).toBeNull();
   });
 });
 

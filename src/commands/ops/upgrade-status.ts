@@ -34,13 +34,16 @@ export interface ReleaseVersionState {
 }
 
 /**
- * The chart version an Application deployed: its newest history entry's (argo-cd v3.6.1
- * pkg/apis/application/v1alpha1/types.go, RevisionHistory), else the revision it was last
- * compared at, which for a Helm source is the chart version (SyncStatus).
+ * The version an Application deployed: its newest history entry's chart version, or for a
+ * source without a chart the targetRevision the entry recorded (argo-cd v3.6.1
+ * pkg/apis/application/v1alpha1/types.go, RevisionHistory); without history, the revision it
+ * was last compared at, which for a Helm source is the chart version (SyncStatus).
  */
 export function deployedVersion(app: LiveObject): string | null {
   const newest = applicationHistory(app).at(-1);
-  if (newest !== undefined) return newest.chartVersion ?? newest.revision;
+  // A source that is not a chart (a git tag's manifests) deployed the targetRevision its entry recorded.
+  const recorded = ((app['status'] as any)?.history ?? []).at(-1) as { source?: { targetRevision?: string }; sources?: { targetRevision?: string }[] } | undefined;
+  if (newest !== undefined) return newest.chartVersion ?? recorded?.source?.targetRevision ?? recorded?.sources?.[0]?.targetRevision ?? newest.revision;
   const source = helmSource(app);
   const compared = source === undefined ? String((app['status'] as any)?.sync?.revision ?? '') : chartRevision(app, source);
   return compared === '' ? null : compared;
