@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as pulumi from '@pulumi/pulumi';
 import { WAITS_SECONDS } from '../src/contract/contract';
-import { INFRASTRUCTURE_RELEASES, releaseNamespace } from '../src/infrastructure/releases';
+import { INFRASTRUCTURE_RELEASES, releaseIn, releaseNamespace } from '../src/infrastructure/releases';
 import { ArgoCdInstallation } from './argocd-installation';
 import { REPOSITORY_SECRET, bootstrapContext, renderedBootstrapObjects } from './bootstrap-manifests';
 import { RepositoryCredentials } from './repository-credentials';
@@ -82,8 +82,8 @@ export function bootstrap(config: BootstrapConfig): Bootstrap {
   const { platform } = context;
   const { project, application } = renderedBootstrapObjects(config.environment);
   const charts = publishedChartsRepoURL(context.environment);
-  // The same row the self-managed `argocd` Application renders: chart, release name, namespace, values.
-  const argoCd = INFRASTRUCTURE_RELEASES.argoCd;
+  // The same row the self-managed `argocd` Application renders (at the environment's version): chart, release name, namespace, values.
+  const argoCd = releaseIn(INFRASTRUCTURE_RELEASES.argoCd, context.environment);
   const argocd = new ArgoCdInstallation('argocd', {
     namespace: releaseNamespace(argoCd, context),
     chart: argoCd.chart,

@@ -12,6 +12,7 @@ import { podState, rolloutState } from '../src/cluster/workloads';
 import { SYNC_PAUSE_ANNOTATIONS } from '../src/contract/choices';
 import { INFRASTRUCTURE_RELEASES, RELEASE_ROWS } from '../src/infrastructure/releases';
 import { loadEnvironments } from '../src/environments';
+import type { ReleaseName } from '../src/infrastructure/release-versions';
 import { liveWorkloadsOf } from '../src/strategies/values-registry';
 import { parseAllDocuments } from 'yaml';
 import { OPS } from '../src/commands/ops';
@@ -201,7 +202,7 @@ describe('npm run ops command line', () => {
     expect(level.stderr).toContain('--level must be one of orchestrator, controller, database, package');
     for (const [args, message] of [
       [['--level', 'orchestrator', '--to', '3'], '--to is for --level controller or database or package; the orchestrator level takes --to-revision'],
-      [['--level', 'database', '--to-revision', '3'], '--to-revision is for --level orchestrator; the controller level takes --to <id>, the database level --to <migration>'],
+      [['--level', 'database', '--to-revision', '3'], '--to-revision is for --level orchestrator or package; the controller level takes --to <id>, the database level --to <migration>'],
       [['--level', 'database'], '--to <migration> is required with --level database'],
       [['--level', 'database', '--to', "x'; DROP TABLE y"], `--to "x'; DROP TABLE y" is not a migration id`],
       [['--level', 'controller', '--to', 'first'], '--to "first" must be a whole number'],
@@ -212,7 +213,7 @@ describe('npm run ops command line', () => {
     }
   });
 
-  it('refuses the package level without a release of the table or an application, with both, or with a rollout revision, before touching a cluster (exit 2)', async () => {
+  it('refuses the package level without a release of the table or an application, with both, or with both --to and --to-revision, before touching a cluster (exit 2)', async () => {
     const names = RELEASE_ROWS.map((row) => row.name).join(', ');
     const release = INFRASTRUCTURE_RELEASES.flaggerLoadTester.name;
     for (const [args, message] of [
@@ -220,7 +221,8 @@ describe('npm run ops command line', () => {
       [['--level', 'package', '--release', 'loadtester'], `--release "loadtester" is not an infrastructure release (src/infrastructure/releases.ts): one of ${names}`],
       [['--level', 'package', '--release', release, '--app', 'webapp'], "--release and --app are mutually exclusive at --level package: --release <infrastructure release> rolls back a release, --app <application> an application's published chart"],
       [['--level', 'package', '--app', 'nosuch'], '--app "nosuch" is not an application of local'],
-      [['--level', 'package', '--release', release, '--to-revision', '2'], '--to-revision is for --level orchestrator; the controller level takes --to <id>, the database level --to <migration>, the package level --to <chart version>'],
+      [['--level', 'controller', '--app', 'webapp', '--to-revision', '2'], '--to-revision is for --level orchestrator or package; the controller level takes --to <id>, the database level --to <migration>'],
+      [['--level', 'package', '--release', release, '--to', '1.0.0', '--to-revision', '2'], 'give --to <chart version> or --to-revision <history id>, not both'],
       [['--level', 'controller', '--app', 'webapp', '--release', release], '--release is for --level package; the orchestrator, controller and database levels take --app <application>'],
     ] as const) {
       const run = await runInProcess(OPS, ['rollback', '--env', 'local', ...args], ROOT, { KUBECONFIG: '/nonexistent/kubeconfig' });
@@ -326,7 +328,8 @@ describe('ops rollback --level package: an infrastructure release back to a char
   const { api, kubeconfig } = fakeApiServerForTests('platform-gitops-package-rollback-');
   const namespace = loadPlatform().controller.namespace;
   const release = INFRASTRUCTURE_RELEASES.flaggerLoadTester;
-  const pinned = release.chart.version;
+  // The version local's values pin the release to (infrastructure.versions).
+  const pinned = loadEnvironments().find((environment) => environment.name === 'local')!.infrastructure.versions[release.name as ReleaseName];
   // A later and an earlier version than the pin, as history entries (chart versions are data here).
   const next = pinned.replace(/\d+$/, (patch) => String(Number(patch) + 1));
   const older = '0.0.1';
@@ -382,7 +385,7 @@ describe('ops rollback --level package: an infrastructure release back to a char
     expect(run.stdout).toContain(`PASS newest history entry 2: ${pinned}`);
     expect(run.stdout).toContain(`left in the cluster, not in ${pinned} (--prune deletes them, as automated sync does after resume where its policy prunes): ConfigMap flagger-system/upgrade-only`);
     expect(run.stdout).toContain(`automated sync stays paused (root, infrastructure, ${release.name}).`);
-    expect(run.stdout).toContain(`this checkout's src/infrastructure/releases.ts pins ${release.name} to ${pinned} already; once the merged branch does too, npm run ops -- resume --env local`);
+    expect(run.stdout).toContain(`this checkout's src/environments/local/environment.yaml pins ${release.name} to ${pinned} already; once the merged branch does too, npm run ops -- resume --env local`);
   });
 
   it('goes back to --to, with a forced sync and pruning when asked, and says that git\'s pin must follow', async () => {
@@ -393,7 +396,24 @@ describe('ops rollback --level package: an infrastructure release back to a char
     expect(api.patches[3]!.body).toEqual({ spec: { source: { targetRevision: older } } });
     expect(api.patches[4]!.body.operation.sync).toEqual({ prune: true, syncStrategy: { hook: { force: true } } });
     expect(JSON.parse(run.stdout)).toEqual({ environment: 'local', release: release.name, level: 'package', from: next, to: older, passed: true, detail: `release ${release.name} back on chart version ${older} (from ${next})`, leftToPrune: [] });
-    expect(run.stderr).toContain(`git's pin must follow: the ${release.name} row's version in src/infrastructure/releases.ts to ${older} (this checkout pins ${pinned}), npm run synth, review, merge; then npm run ops -- resume --env local`);
+    expect(run.stderr).toContain(`git's pin must follow: infrastructure.versions.${release.name} of src/environments/local/environment.yaml to ${older} (this checkout pins ${pinned}): npm run upgrade -- --env local --release ${release.name} --version ${older} --allow-downgrade, review, merge; then npm run ops -- resume --env local`);
+  });
+
+  it('goes back to the chart version of the history entry --to-revision names (Argo CD\'s history id)', async () => {
+    serve([older, pinned, next]);
+    api.afterPatch = controller('Succeeded');
+    const run = await rollback('--to-revision', '0');
+    expect(run.status, run.stderr).toBe(0);
+    expect(api.patches[3]!.body).toEqual({ spec: { source: { targetRevision: older } } });
+    expect(run.stdout).toContain(`deployed ${next}; going back to ${older} (history entry 0)`);
+  });
+
+  it('refuses a --to-revision its history does not have, naming the entries, changing nothing', async () => {
+    serve([pinned, next]);
+    const run = await rollback('--to-revision', '7');
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain(`--to-revision 7: the history of Application ${release.name} has no entry 7 (its entries: 0, 1)`);
+    expect(api.patches).toEqual([]);
   });
 
   it('takes the newest version other than the deployed one, however often the deployed one was synced', async () => {

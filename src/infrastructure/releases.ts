@@ -2,6 +2,7 @@ import { argoCdValues } from './argo-cd-values';
 import { orderedSyncSeconds } from './ordered-sync';
 import { INFRASTRUCTURE_NAMESPACES, SYNC_WAVES } from '../contract/choices';
 import type { Environment } from '../environments';
+import type { ReleaseName } from './release-versions';
 import type { Platform } from '../environments/platform';
 import { INFRASTRUCTURE_RELEASE_NAMES } from '../contract/naming';
 import type { ApplicationSpecIgnoreDifferences } from '../imports/application-argoproj.io';
@@ -97,6 +98,10 @@ export const STRIMZI_KAFKA_CRD_PRUNED_FIELD: ApplicationSpecIgnoreDifferences = 
 };
 
 /**
+ * Each row's `chart.version` is the newest version the table supports (./release-versions.ts
+ * lists every supported version with its facts); which one an environment runs is its values'
+ * choice (`infrastructure.versions`), read through `releaseIn`.
+ *
  * The releases, in sync order (1.3 step 4: the certificate manager, the ingress controller,
  * Argo CD itself, then the rest). Custom resources of these charts live in later
  * Applications (the issuers chart first), never beside the Application that installs their CRDs.
@@ -231,4 +236,13 @@ export function argoCdReleaseValues(): Record<string, unknown> {
 /** The namespace a release installs into, in this environment. */
 export function releaseNamespace(release: InfrastructureRelease, context: ReleaseContext): string {
   return typeof release.namespace === 'string' ? release.namespace : release.namespace(context);
+}
+
+/**
+ * The release as `environment` runs it: its chart at the version the environment's values
+ * name (`infrastructure.versions.<release name>`, one the table knows: the schema checks it).
+ */
+export function releaseIn(release: InfrastructureRelease, environment: Environment): InfrastructureRelease {
+  const version = environment.infrastructure.versions[release.name as ReleaseName];
+  return version === undefined ? release : { ...release, chart: { ...release.chart, version } };
 }

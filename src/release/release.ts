@@ -27,7 +27,7 @@ import { readRunHistory, type RunHistory } from './run-history';
 /** One edit of one values file: the field its application's strategy names, in its file. */
 export interface ValuesEdit extends FieldEdit {
   readonly environment: string;
-  /** The application whose values file is edited. */
+  /** The application whose values file is edited (an infrastructure release for the environment's values: src/release/upgrade.ts). */
   readonly application: string;
   /** The values file, relative to the project root. */
   readonly file: string;
@@ -126,10 +126,10 @@ export interface PromotionOptions {
 }
 
 /**
- * Copy the running tag of an application in `from` to the same application in `to`, which
- * must be the next environment in the order.
+ * The order's rules of a promotion from `from` to `to` (the next environment, never the same,
+ * a skip or backward); the `from` environment when they hold.
  */
-export function planPromotion(environments: readonly Environment[], from: string, to: string, options: PromotionOptions = {}): ValuesEdit {
+export function checkPromotionOrder(environments: readonly Environment[], from: string, to: string): Environment {
   const sourceEnvironment = environmentNamed(environments, from, '--from');
   environmentNamed(environments, to, '--to');
   const order = ENVIRONMENT_ORDER as readonly string[];
@@ -149,6 +149,15 @@ export function planPromotion(environments: readonly Environment[], from: string
     const skipped = order.slice(fromIndex + 1, toIndex).join(', ');
     throw new RefusedError(`"${from}" -> "${to}" skips ${skipped}; promotion follows ${chain}: promote to ${order[fromIndex + 1]} first`);
   }
+  return sourceEnvironment;
+}
+
+/**
+ * Copy the running tag of an application in `from` to the same application in `to`, which
+ * must be the next environment in the order.
+ */
+export function planPromotion(environments: readonly Environment[], from: string, to: string, options: PromotionOptions = {}): ValuesEdit {
+  const sourceEnvironment = checkPromotionOrder(environments, from, to);
   const target = targetOf(environments, to, '--to', options.app);
   const source = sourceEnvironment.applications.find((app) => app.name === target.application.name);
   if (source === undefined) {

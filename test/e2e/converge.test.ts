@@ -72,6 +72,10 @@ function expectLiveOperations({ replicas, steps }: { replicas: number; steps: Sc
   // 1.3.4-1.3.6: each component's pods, in the contract's order, and its resources Ready.
   expect(outputOf('check infrastructure')).toMatch(/PASS certificate manager: pods of cert-manager ready[\s\S]*PASS ingress controller: [\s\S]*PASS controller: [\s\S]*PASS ClusterIssuer /);
   expect(outputOf('check database')).toMatch(/PASS Job webapp\/webapp-migrations: Complete/);
+  // 1.3 step 7: every release on the version local's values name (Argo CD's history), and a
+  // release's pods ready with the controller image the release table gives its version.
+  expect(outputOf('upgrade-status after convergence')).toContain('local: every release runs the version src/environments/local/environment.yaml names');
+  expect(outputOf('check cert-manager')).toMatch(/PASS cert-manager: pods of cert-manager ready[\s\S]*PASS cert-manager \S+: controller image /);
   // Inside SQL Server's container (sqlcmd through the API server's exec): the history newest first, the tables.
   const history = /PASS migration history of webapp \(__EFMigrationsHistory, newest first\): (\S+(?:, \S+)*)/.exec(outputOf('check database'));
   expect(history?.[1]?.split(', ')).toEqual([...history![1]!.split(', ')].sort().reverse());

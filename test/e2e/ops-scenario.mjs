@@ -140,6 +140,9 @@ await step('status as JSON', ['status', '--env', ENV, '--output', 'json'], 0);
 await step('drift after convergence', ['drift', '--env', ENV], 0);
 await step('verify the route and the endpoints', ['verify', '--env', ENV, '--app', APP, '--skip-http'], 0);
 for (const component of ['infrastructure', 'database', 'broker']) await step(`check ${component}`, ['check', '--env', ENV, '--component', component], 0);
+// 1.3 step 7: each release on the version local's values name; one release's pods and controller image.
+await step('upgrade-status after convergence', ['upgrade-status', '--env', ENV], 0);
+await step('check cert-manager', ['check', '--env', ENV, '--component', 'cert-manager'], 0);
 await step('usage error', ['status'], 2);
 
 // 1.3 step 6, the topics as a broker sees them on 9092: a user whose credential in Kafka no

@@ -11,6 +11,7 @@ import { ROLLBACK } from './rollback';
 import { SILENCE } from './silence';
 import { STATUS } from './status';
 import { SYNC } from './sync';
+import { UPGRADE_STATUS } from './upgrade-status';
 import { VERIFY } from './verify';
 import { VERSION } from './version';
 
@@ -25,7 +26,8 @@ by the contract's timeout and prints progress. \`role\` prints the RBAC the verb
   sync      sync the application's Application, wait for it and the rollout, then verify
   verify    the Gateway and routes, the Service's endpoints, /health, /api/status, TLS
   version   each pod's version file, read inside its container, against the values file
-  check     a platform component ready: infrastructure, database, broker (1.3.4-1.3.6)
+  check     a platform component ready: infrastructure, database, broker (1.3.4-1.3.6), or one release (1.3.7)
+  upgrade-status  each infrastructure release's deployed chart version, git's and the known ones (1.3.7)
   bluegreen the gates of a blue-green release: the new unit ready, its /health, the endpoints
   canary    the canary gates: describe and watch the Canary, promote or roll back through the load tester
   pause     stop automated sync and self-heal (root first), recording who and why
@@ -44,5 +46,5 @@ Exit code: 0 the checked state holds, 1 it does not (named, with why), 2 bad arg
 export const OPS: CommandGroup = {
   name: 'ops',
   usage: USAGE,
-  subcommands: { status: STATUS, drift: DRIFT, sync: SYNC, verify: VERIFY, version: VERSION, check: CHECK, bluegreen: BLUEGREEN, canary: CANARY, pause: PAUSE, resume: RESUME, rollback: ROLLBACK, emergency: EMERGENCY, silence: SILENCE, outage: OUTAGE, role: ROLE },
+  subcommands: { status: STATUS, drift: DRIFT, sync: SYNC, verify: VERIFY, version: VERSION, check: CHECK, bluegreen: BLUEGREEN, canary: CANARY, pause: PAUSE, resume: RESUME, rollback: ROLLBACK, emergency: EMERGENCY, silence: SILENCE, outage: OUTAGE, role: ROLE, 'upgrade-status': UPGRADE_STATUS },
 };

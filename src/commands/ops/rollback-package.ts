@@ -19,7 +19,8 @@ import { WAITS_SECONDS } from '../../contract/contract';
 import { type PlatformChartId, ROOT_APPLICATION } from '../../contract/platform-charts';
 import { applicationChartId, RENDERED_DIR } from '../../contract/layout';
 import type { Application, Environment } from '../../environments';
-import { type InfrastructureRelease, RELEASE_ROWS } from '../../infrastructure/releases';
+import { type InfrastructureRelease, RELEASE_ROWS, releaseIn } from '../../infrastructure/releases';
+import { environmentValuesPath } from '../../environments/values-file';
 import { chartVersionsPath, projectChartVersions } from '../../synth/chart-versions';
 import { pauseApplications } from './pause';
 import type { OpsTarget } from './target';
@@ -62,18 +63,21 @@ export interface PackageSubject {
   readonly result: Readonly<Record<string, string>>;
 }
 
-/** An infrastructure release (a row of RELEASE_ROWS): the `infrastructure` Application is its parent, the row its pin. */
-export function releaseSubject(release: InfrastructureRelease): PackageSubject {
+/** An infrastructure release (a row of RELEASE_ROWS): the `infrastructure` Application is its parent, the environment's values its pin. */
+export function releaseSubject(row: InfrastructureRelease, environment: Environment): PackageSubject {
+  const release = releaseIn(row, environment);
   const { name } = release;
+  const file = environmentValuesPath(environment.name);
   return {
     name,
     label: `release ${name}`,
     parents: [ROOT_APPLICATION, RELEASES_PARENT],
     pin: release.chart.version,
-    pinnedIn: `this checkout's src/infrastructure/releases.ts pins ${name} to`,
+    pinnedIn: `this checkout's ${file} pins ${name} to`,
     notAChart: `Application ${name} does not install a Helm chart (spec.source.chart or spec.sources[].chart): the package level rolls back chart versions`,
-    neverDeployed: "the release's row in src/infrastructure/releases.ts",
-    gitFollows: (version) => `the ${name} row's version in src/infrastructure/releases.ts to ${version} (this checkout pins ${release.chart.version}), npm run synth, review, merge`,
+    neverDeployed: `infrastructure.versions.${name} of ${file}`,
+    gitFollows: (version) =>
+      `infrastructure.versions.${name} of ${file} to ${version} (this checkout pins ${release.chart.version}): npm run upgrade -- --env ${environment.name} --release ${name} --version ${version} --allow-downgrade, review, merge`,
     result: { release: name },
   };
 }
@@ -114,7 +118,7 @@ export function packageSubject(target: OpsTarget, release: string | undefined, a
   if (release !== undefined && app !== undefined) {
     throw new UsageError('--release and --app are mutually exclusive at --level package: --release <infrastructure release> rolls back a release, --app <application> an application\'s published chart');
   }
-  if (release !== undefined) return releaseSubject(infrastructureRelease(release));
+  if (release !== undefined) return releaseSubject(infrastructureRelease(release), target.environment);
   if (app === undefined) {
     throw new UsageError(`--level package takes --release <infrastructure release> (one of ${RELEASE_ROWS.map((row) => row.name).join(', ')}) or --app <application> (whose Application installs its published chart)`);
   }
@@ -132,6 +136,11 @@ export interface PackageRollback {
    * @default - the newest version of the history other than the deployed one
    */
   readonly to?: string;
+  /**
+   * The history entry (Argo CD's history id, `argocd app history`) whose chart version to go back to, instead of `to`.
+   * @default - `to`
+   */
+  readonly toRevision?: number;
   /** Delete the live objects the target version does not have. */
   readonly prune: boolean;
   /** Argo CD's forced sync: what cannot be patched is deleted and re-created (the contract's forced upgrade). */
@@ -158,7 +167,7 @@ const deployedBy = (entry: HistoryEntry): string => entry.chartVersion ?? `${ent
  * charts) keeps those entries, whose revisions are commits, never chart versions. Refused,
  * changing nothing, when there is none.
  */
-export function packageTarget(subject: PackageSubject, history: readonly HistoryEntry[], to: string | undefined): { readonly deployed: string; readonly target: string } {
+export function packageTarget(subject: PackageSubject, history: readonly HistoryEntry[], to: string | undefined, toRevision?: number): { readonly deployed: string; readonly target: string } {
   const { name } = subject;
   const charted = history.filter((entry) => entry.chartVersion !== undefined);
   const newest = history.at(-1);
@@ -168,6 +177,12 @@ export function packageTarget(subject: PackageSubject, history: readonly History
   }
   const deployed = versionOf(newest);
   const versions = [...new Set(charted.map(versionOf))];
+  if (toRevision !== undefined) {
+    const entry = history.find((candidate) => candidate.id === toRevision);
+    if (entry === undefined) throw new RefusedError(`--to-revision ${toRevision}: the history of Application ${name} has no entry ${toRevision} (its entries: ${history.map((candidate) => candidate.id).join(', ')})`);
+    if (entry.chartVersion === undefined) throw new RefusedError(`--to-revision ${toRevision}: history entry ${toRevision} of Application ${name} deployed no Helm chart (${entry.recorded})`);
+    return { deployed, target: versionOf(entry) };
+  }
   if (to !== undefined) {
     if (!versions.includes(to)) {
       throw new RefusedError(`--to ${to}: the history of Application ${name} has no chart version ${to} (its versions: ${versions.join(', ')}); a version never deployed goes through git: ${subject.neverDeployed}`);
@@ -202,8 +217,9 @@ export async function rollbackPackage(target: OpsTarget, request: PackageRollbac
   say(`ops rollback (package): ${subject.label}, chart ${source.chart} of ${source.repoURL}, in ${environment.name} on ${cluster.server}; ${subject.pinnedIn} ${pin}`);
   say(`Application ${name} history:`);
   for (const entry of history) say(`  ${entry.id}  ${deployedBy(entry)}  ${entry.deployedAt}  ${entry.initiatedBy}`);
-  const { deployed, target: version } = packageTarget(subject, history, request.to);
-  say(`deployed ${deployed}; going back to ${version}${request.to === undefined ? ' (the newest other version of the history)' : ''}`);
+  const { deployed, target: version } = packageTarget(subject, history, request.to, request.toRevision);
+  const chosen = request.toRevision !== undefined ? ` (history entry ${request.toRevision})` : request.to === undefined ? ' (the newest other version of the history)' : '';
+  say(`deployed ${deployed}; going back to ${version}${chosen}`);
 
   const order = [...subject.parents, name];
   const apps = await Promise.all(order.map((application) => (application === name ? app : readApplication(cluster, namespace, application))));

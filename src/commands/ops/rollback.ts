@@ -10,6 +10,7 @@ import { type CommandDefinition, seconds } from '../../tooling/cli';
 import { pauseInScope } from './pause';
 import { migrationOption, planDatabaseRollback, rollbackDatabase } from './rollback-database';
 import { packageSubject, rollbackPackage } from './rollback-package';
+import { withDeploymentNotice } from './deployment-notice';
 import { oneOf, TARGET_OPTIONS, TARGET_USAGE, actor, opsTarget } from './target';
 
 const LEVELS = ['orchestrator', 'controller', 'database', 'package'] as const;
@@ -17,7 +18,7 @@ type Level = (typeof LEVELS)[number];
 
 const USAGE = `usage: npm run ops -- rollback --env <environment> --level orchestrator|controller [--app <application>] [options]
        npm run ops -- rollback --env <environment> --level database --to <migration> [--app <application>] [options]
-       npm run ops -- rollback --env <environment> --level package --release <release> [--to <chart version>] [--force] [options]
+       npm run ops -- rollback --env <environment> --level package --release <release> [--to <chart version> | --to-revision <history id>] [--force] [options]
        npm run ops -- rollback --env <environment> --level package --app <application> [--to <chart version>] [--force] [options]
 
 Contract 1.5, on the live cluster. First pauses automated sync (self-heal would undo the
@@ -37,7 +38,8 @@ rollback), recording who and why, and leaves it paused; git is not changed.
                 src/infrastructure/releases.ts, installed by the Argo CD Application of its
                 name), or an application whose Application follows its published chart from
                 the registry (--app; one that follows git is refused: use the orchestrator or
-                controller level); the newest version other than the deployed one, or --to;
+                controller level); the newest version other than the deployed one, --to, or
+                the version of the history entry --to-revision names (Argo CD's history id);
                 the Helm source's targetRevision (spec.source, or its entry of spec.sources)
                 set to it and synced (with --force, Argo CD's forced sync: the forced upgrade),
                 the sync within ${WAITS_SECONDS.controllerSync} s, then the Application Healthy, its Helm source's
@@ -47,8 +49,8 @@ The orchestrator, controller and database levels pause the root and the applicat
 afterwards roll git back too (npm run rollback) before \`npm run ops -- resume\`, or
 resuming syncs git's version again. The package level pauses the root, the \`infrastructure\`
 Application (the releases' parent, which would put git's version back) and the release's;
-afterwards git's pin must follow (the release's row version in src/infrastructure/releases.ts
-set to the version rolled back to, npm run synth, review, merge) before
+afterwards git's pin must follow (infrastructure.versions.<release> of the environment's values
+set to the version rolled back to: npm run upgrade ... --allow-downgrade, review, merge) before
 \`npm run ops -- resume --env <environment>\`. For an application it pauses the root and the
 application's Application; its chart version is what synth writes into dist/<env>/gitops.yaml
 from src/environments/<env>/chart-versions.json, so git follows by a release of the previous tag or values
@@ -59,7 +61,8 @@ ${TARGET_USAGE}
   --release <name>       package: the infrastructure release, a row name of
                          src/infrastructure/releases.ts (a wrong one is answered with the list);
                          package takes it or --app, not both
-  --to-revision <n>      orchestrator: the rollout revision to go back to
+  --to-revision <n>      orchestrator: the rollout revision to go back to; package: the Argo CD
+                         history id whose chart version to go back to
   --to <id>              controller: the history entry to go back to
   --to <migration>       database: the applied migration to go back to (required)
   --to <chart version>   package: the chart version to go back to (one of its history)
@@ -98,12 +101,12 @@ function wholeNumber(value: string | undefined, option: string): number | undefi
  */
 const LEVEL_OPTIONS: { readonly [option in 'release' | 'to-revision' | 'to']: { readonly levels: readonly Level[]; readonly instead: string } } = {
   release: { levels: ['package'], instead: 'the orchestrator, controller and database levels take --app <application>' },
-  'to-revision': { levels: ['orchestrator'], instead: 'the controller level takes --to <id>, the database level --to <migration>, the package level --to <chart version>' },
+  'to-revision': { levels: ['orchestrator', 'package'], instead: 'the controller level takes --to <id>, the database level --to <migration>' },
   to: { levels: ['controller', 'database', 'package'], instead: 'the orchestrator level takes --to-revision' },
 };
 
-/** `npm run ops -- rollback`: 1.5's four levels (orchestrator, controller, database, package) on the live cluster. */
-export const ROLLBACK: CommandDefinition<typeof OPTIONS> = {
+/** 1.5's four levels (orchestrator, controller, database, package) on the live cluster. */
+const ROLLBACK_LEVELS: CommandDefinition<typeof OPTIONS> = {
   name: 'ops rollback',
   usage: USAGE,
   options: OPTIONS,
@@ -119,7 +122,9 @@ export const ROLLBACK: CommandDefinition<typeof OPTIONS> = {
       const target = opsTarget(values, context, values.app !== undefined);
       const subject = packageSubject(target, values.release, values.app, context.root);
       if (values.to?.trim() === '') throw new UsageError('--to <chart version> must not be empty');
-      const request = { subject, prune: values.prune, force: values.force, by, reason, timeoutSeconds: timeout };
+      const toRevision = wholeNumber(values['to-revision'], '--to-revision');
+      if (toRevision !== undefined && values.to !== undefined) throw new UsageError('give --to <chart version> or --to-revision <history id>, not both');
+      const request = { subject, prune: values.prune, force: values.force, by, reason, timeoutSeconds: timeout, ...(toRevision === undefined ? {} : { toRevision }) };
       return rollbackPackage(target, values.to === undefined ? request : { ...request, to: values.to });
     }
     const toRevision = wholeNumber(values['to-revision'], '--to-revision');
@@ -192,3 +197,9 @@ export const ROLLBACK: CommandDefinition<typeof OPTIONS> = {
     }
   },
 };
+
+/** `npm run ops -- rollback`: the four levels; every rollback is a significant deployment (1.6), its notice to the chat and the stakeholders. */
+export const ROLLBACK = withDeploymentNotice(ROLLBACK_LEVELS, (values, code, context) => ({
+  environment: values.env!,
+  message: `rollback (${values.level}) of ${values.release ?? values.app ?? 'the application'}${values.to === undefined ? '' : ` to ${values.to}`} by ${actor(values.by, context.env)}${values.reason === undefined ? '' : ` (${values.reason})`}: ${code === 0 ? 'done' : 'FAILED'}`,
+}));

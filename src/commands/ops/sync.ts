@@ -5,6 +5,8 @@ import { WAITS_SECONDS } from '../../contract/contract';
 import { applicationChartId } from '../../contract/layout';
 import { liveWorkloadsOf } from '../../strategies/values-registry';
 import { type CommandDefinition, seconds } from '../../tooling/cli';
+import { ENVIRONMENT_ORDER } from '../../environments';
+import { withDeploymentNotice } from './deployment-notice';
 import { TARGET_OPTIONS, TARGET_USAGE, actor, opsTarget } from './target';
 import { HTTP_OPTIONS, HTTP_USAGE, verifyApplication } from './verify';
 
@@ -41,8 +43,8 @@ const OPTIONS = {
   'no-verify': { type: 'boolean', default: false },
 } as const;
 
-/** `npm run ops -- sync`: sync, wait, roll out, verify. */
-export const SYNC: CommandDefinition<typeof OPTIONS> = {
+/** Sync, wait, roll out, verify. */
+const SYNC_STEPS: CommandDefinition<typeof OPTIONS> = {
   name: 'ops sync',
   usage: USAGE,
   options: OPTIONS,
@@ -90,3 +92,10 @@ export const SYNC: CommandDefinition<typeof OPTIONS> = {
     return finish(verified.passed ? 0 : 1);
   },
 };
+
+/** `npm run ops -- sync`: a production sync is a significant deployment (1.6), its notice to the chat and the stakeholders. */
+export const SYNC = withDeploymentNotice(SYNC_STEPS, (values, code, context) =>
+  values.env !== ENVIRONMENT_ORDER.at(-1)
+    ? undefined
+    : { environment: values.env!, message: `sync of ${values.application ?? values.app ?? 'the application'} by ${actor(values.by, context.env)}: ${code === 0 ? 'done' : 'FAILED'}` },
+);
