@@ -4,7 +4,7 @@ import { matchesLabels } from '../src/cluster/workloads';
 import { ApiError, type KubeClient, type KubeObject, resourceId } from './kube-client';
 import { KWOK_ADMITTED_ANNOTATION } from './kwok-stages';
 import { STAND_INS } from './stand-in-charts';
-import { bootstrapServiceOf, brokerCount, brokerPodsOf, brokersReady, entityOperatorNamespace, KAFKA_CREATING, kafkaRefusal, kafkaTopicProblem, kafkaUserProblem, poolsOf, saslJaasConfig, scramPassword } from './stand-in-strimzi';
+import { bootstrapServiceOf, brokerCount, brokerPodsOf, brokersReady, entityOperatorNamespace, KAFKA_CREATING, kafkaNetworkPolicyOf, kafkaRefusal, kafkaTopicProblem, kafkaUserProblem, poolsOf, saslJaasConfig, scramPassword } from './stand-in-strimzi';
 
 /** Provisioner name of the StorageClasses the harness stands in for. */
 export const STAND_IN_PROVISIONER = 'e2e.platform-gitops/stand-in';
@@ -243,8 +243,8 @@ export class StandInControllers {
    * by the Entity Operator's topic or user operator of a Ready cluster that runs it
    * (`spec.entityOperator`), in the namespace it watches; else its status stays as it is. A
    * topic with no more replicas than brokers, a user's ACLs only when the cluster's
-   * authorization supports them, and its password Secret must exist. The bootstrap Service of
-   * each valid cluster, and each Ready user's Secret with the password the User Operator would
+   * authorization supports them, and its password Secret must exist. The bootstrap Service and
+   * the brokers' NetworkPolicy of each valid cluster, and each Ready user's Secret with the password the User Operator would
    * give it.
    */
   private async strimzi(seen: Seen): Promise<void> {
@@ -265,6 +265,8 @@ export class StandInControllers {
         }
         const service = bootstrapServiceOf(kafka);
         if ((await this.client.get('v1', 'Service', service.metadata.name, namespace)) === undefined) await this.createQuietly(service);
+        const policy = kafkaNetworkPolicyOf(kafka, String(this.controllerDeployment('strimzi-kafka-operator', seen.deployments, true)?.metadata.namespace));
+        if ((await this.client.get('networking.k8s.io/v1', 'NetworkPolicy', policy.metadata.name, namespace)) === undefined) await this.createQuietly(policy);
       }
       const wasReady = (kafka.status?.conditions ?? []).some((c: { type?: string; status?: string }) => c.type === 'Ready' && c.status === 'True');
       const ready = refusal === undefined && (wasReady || brokersReady(kafka, own, pods));

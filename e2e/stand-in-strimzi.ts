@@ -309,6 +309,46 @@ export function bootstrapServiceOf(kafka: KubeObject): KubeObject {
   } as unknown as KubeObject;
 }
 
+/**
+ * The NetworkPolicy the cluster operator makes for a cluster's brokers,
+ * `<cluster>-network-policy-kafka` (cluster-operator/.../model/KafkaCluster.java
+ * `generateNetworkPolicy`, NetworkPolicyUtils.java, KafkaResources.java
+ * `kafkaNetworkPolicyName`; its network policy generation is on by default): ingress to the
+ * control plane (9090) from the cluster's pods and the cluster operator, to replication (9091)
+ * from those and the Entity Operator, Kafka Exporter and Cruise Control, to the Kafka agent
+ * (8443) from the cluster operator, and to each listener's port from its `networkPolicyPeers`
+ * (everyone without). The cluster operator in another namespace is admitted from every
+ * namespace (no namespace labels are configured: `clusterOperatorNamespaceSelector`).
+ */
+export function kafkaNetworkPolicyOf(kafka: KubeObject, operatorNamespace: string): KubeObject {
+  const cluster = kafka.metadata.name;
+  const namespace = String(kafka.metadata.namespace);
+  const peer = (matchLabels: Record<string, string>, namespaceSelector?: object) => ({ podSelector: { matchLabels }, ...(namespaceSelector === undefined ? {} : { namespaceSelector }) });
+  const clusterOperator = peer({ 'strimzi.io/kind': 'cluster-operator' }, operatorNamespace === namespace ? undefined : {});
+  const clusterPods = peer(selectorLabels(kafka));
+  const rule = (port: number, from: readonly object[]) => ({ ports: [{ port, protocol: 'TCP' }], from });
+  const listeners: KafkaListener[] = kafka.spec?.kafka?.listeners ?? [];
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: {
+      name: `${cluster}-network-policy-kafka`,
+      namespace,
+      labels: selectorLabels(kafka),
+      ownerReferences: [{ apiVersion: kafka.apiVersion, kind: kafka.kind, name: cluster, uid: String(kafka.metadata.uid), controller: false, blockOwnerDeletion: false }],
+    },
+    spec: {
+      podSelector: { matchLabels: selectorLabels(kafka) },
+      ingress: [
+        rule(9090, [clusterPods, clusterOperator]),
+        rule(9091, [clusterOperator, clusterPods, peer({ 'strimzi.io/name': `${cluster}-entity-operator` }), peer({ 'strimzi.io/name': `${cluster}-kafka-exporter` }), peer({ 'strimzi.io/name': `${cluster}-cruise-control` })]),
+        rule(8443, [clusterOperator]),
+        ...listeners.map((listener) => rule(listener.port, listener.networkPolicyPeers ?? [])),
+      ],
+    },
+  } as unknown as KubeObject;
+}
+
 /** A listener of a Kafka cluster, as its spec gives it. */
 export interface KafkaListener {
   readonly name: string;

@@ -11,6 +11,7 @@ import {
   brokersReady,
   entityOperatorNamespace,
   kafkaProblem,
+  kafkaNetworkPolicyOf,
   kafkaRefusal,
   kafkaTopicProblem,
   kafkaUserProblem,
@@ -283,6 +284,7 @@ describe('the Strimzi stand-in, pass by pass (e2e/stand-in-controllers.ts)', () 
     await controllers.reconcile();
     expect(ready(find(client, 'Kafka', 'kafka-cluster'))).toMatchObject({ type: 'NotReady', reason: 'Creating', message: 'Kafka cluster is being deployed' });
     expect(find(client, 'Pod', 'kafka-cluster-dual-role-0')).toBeDefined();
+    expect(find(client, 'NetworkPolicy', 'kafka-cluster-network-policy-kafka')).toBeDefined();
     expect(brokersReady(find(client, 'Kafka', 'kafka-cluster')!, [find(client, 'KafkaNodePool', 'dual-role')!], client.stored.filter((o) => o.kind === 'Pod'))).toBe(false);
     // Nothing reconciles the topic and the user before the cluster is Ready (its Entity Operator is deployed after).
     expect(find(client, 'KafkaTopic', 'orders')!.status).toBeUndefined();
@@ -314,5 +316,24 @@ describe('the Strimzi stand-in, pass by pass (e2e/stand-in-controllers.ts)', () 
     await new StandInControllers(client).reconcile();
     expect(ready(find(client, 'Kafka', 'kafka-cluster'))).toMatchObject({ type: 'NotReady', reason: 'InvalidResourceException', message: 'Listener configuration is not valid: [port 9999 is forbidden and cannot be used]' });
     expect(client.stored.filter((o) => o.kind === 'Pod')).toEqual([]);
+  });
+});
+
+describe("the brokers' NetworkPolicy, as Strimzi's cluster operator makes it (KafkaCluster.java generateNetworkPolicy)", () => {
+  const peers = [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'webapp' } } }];
+  const cluster = { ...kafka(), metadata: { name: 'kafka-cluster', namespace: 'kafka', uid: 'k' }, spec: { kafka: { listeners: [{ name: 'plain', port: 9092, type: 'internal', tls: false, networkPolicyPeers: peers }, { name: 'tls', port: 9093, type: 'internal', tls: true }] } } } as unknown as KubeObject;
+
+  it("selects the cluster's pods and opens each listener to its peers (to everyone without), Strimzi's own ports to its components", () => {
+    const policy = kafkaNetworkPolicyOf(cluster, 'strimzi');
+    expect(policy.metadata.name).toBe('kafka-cluster-network-policy-kafka');
+    expect(policy['spec'].podSelector).toEqual({ matchLabels: { 'strimzi.io/cluster': 'kafka-cluster', 'strimzi.io/name': 'kafka-cluster-kafka', 'strimzi.io/kind': 'Kafka' } });
+    const rules = policy['spec'].ingress.map((rule: any) => [rule.ports[0].port, rule.from]);
+    const operator = { podSelector: { matchLabels: { 'strimzi.io/kind': 'cluster-operator' } }, namespaceSelector: {} };
+    expect(rules.map(([port]: [number]) => port)).toEqual([9090, 9091, 8443, 9092, 9093]);
+    expect(rules[2][1]).toEqual([operator]);
+    expect(rules[3][1]).toEqual(peers);
+    expect(rules[4][1]).toEqual([]);
+    // The operator in the cluster's own namespace: admitted from there only.
+    expect(kafkaNetworkPolicyOf(cluster, 'kafka')['spec'].ingress[2].from).toEqual([{ podSelector: { matchLabels: { 'strimzi.io/kind': 'cluster-operator' } } }]);
   });
 });
