@@ -29,6 +29,7 @@ import { CLUSTER_COMPONENTS, ensureToolchain } from '../toolchain';
 import { type IssuedCertificate, issuedCertificates, startCertManager } from './cert-manager';
 import { ENVOY_GATEWAY_PORTS, startEnvoyGateway, StuckGateways } from './envoy-gateway';
 import { assertFixedPortsFree } from './loopback';
+import { NetworkPolicyJudge } from './network-policy';
 import { startFlagger } from './flagger';
 import { type GeneratedMonitoring, generatedMonitoring, startPrometheusOperator } from './prometheus-operator';
 import { type ExecResult, execAgainstCluster } from './exec';
@@ -533,6 +534,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
       environmentValues.database.namespace,
       environmentValues.broker.namespace,
       log,
+      new NetworkPolicyJudge(toolchain.bin('network-policy', 'network-policy-verdict'), client),
     );
     const containers = liveContainers;
     const stuckGateways = new StuckGateways(client, releaseNamespace(envoyGateway, releaseValues), log);
