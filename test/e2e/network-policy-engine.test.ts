@@ -23,15 +23,19 @@ const objects = readObjects(path.join(ROOT, 'dist', 'local')).map((entry) => ent
 const releaseValues = { environment, platform: loadPlatform() };
 const STRIMZI_NAMESPACE = releaseNamespace(INFRASTRUCTURE_RELEASES.strimziOperator, releaseValues);
 
+/** A pod address, as kwok gives each running pod one (its default pod CIDR, 10.0.0.0/24). */
+let addresses = 0;
+const podIP = (): string => `10.0.0.${++addresses}`;
+
 /** A pod of a rendered workload (its template's labels), as kwok runs it. */
 function podOf(kind: string, name: string, namespace: string): KubeObject {
   const workload = objects.find((o) => o.kind === kind && o.metadata.name === name && o.metadata.namespace === namespace);
   if (workload === undefined) throw new Error(`dist/local holds no ${kind} ${namespace}/${name}`);
   const template = workload.spec?.template ?? workload.spec?.jobTemplate?.spec?.template;
-  return { apiVersion: 'v1', kind: 'Pod', metadata: { name: `${name}-0`, namespace, labels: template.metadata.labels }, spec: template.spec } as KubeObject;
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { name: `${name}-0`, namespace, labels: template.metadata.labels }, spec: template.spec, status: { podIP: podIP() } } as KubeObject;
 }
 
-const pod = (namespace: string, name: string, labels: Record<string, string>): KubeObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, labels }, spec: { containers: [] } }) as KubeObject;
+const pod = (namespace: string, name: string, labels: Record<string, string>): KubeObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, labels }, spec: { containers: [] }, status: { podIP: podIP() } }) as KubeObject;
 
 /** The live namespaces: each labelled with its name by the API server, and the rendered labels. */
 function namespaces(): Record<string, Record<string, string>> {
@@ -50,7 +54,7 @@ function judge(policies: readonly KubeObject[], connections: readonly PodConnect
 /** The connections between pods the platform needs of each application, named. */
 function needed(): Array<[string, PodConnection]> {
   const kafka = objects.find((o) => o.kind === 'Kafka')!;
-  const [broker] = brokerPodsOf(kafka, poolsOf(kafka, objects.filter((o) => o.kind === 'KafkaNodePool')));
+  const broker = { ...brokerPodsOf(kafka, poolsOf(kafka, objects.filter((o) => o.kind === 'KafkaNodePool')))[0]!, status: { podIP: podIP() } } as KubeObject;
   const database = podOf('StatefulSet', objects.find((o) => o.kind === 'StatefulSet' && o.metadata.namespace === environment.database.namespace)!.metadata.name, environment.database.namespace);
   const monitoring = releaseNamespace(INFRASTRUCTURE_RELEASES.kubePrometheusStack, releaseValues);
   const prometheus = pod(monitoring, 'prometheus-0', { [KUBE_PROMETHEUS_STACK.nameLabel]: KUBE_PROMETHEUS_STACK.prometheus });
@@ -65,12 +69,12 @@ function needed(): Array<[string, PodConnection]> {
     });
     return [
       [`${application.name} to the database`, podConnection(app, database, PORTS.database)],
-      [`${application.name} to a broker`, podConnection(app, broker!, 9092)],
+      [`${application.name} to a broker`, podConnection(app, broker, 9092)],
       [`the gateway to ${application.name}`, podConnection(gateway, app, PORTS.application)],
       [`Prometheus to ${application.name}'s /metrics`, podConnection(prometheus, app, PORTS.application)],
       [`${application.name}'s smoke hook to ${application.name}`, podConnection(smoke, app, PORTS.application)],
       [`${application.name}'s smoke hook to the database`, podConnection(smoke, database, PORTS.database)],
-      [`${application.name}'s smoke hook to a broker`, podConnection(smoke, broker!, 9092)],
+      [`${application.name}'s smoke hook to a broker`, podConnection(smoke, broker, 9092)],
     ] as Array<[string, PodConnection]>;
   });
 }
@@ -86,6 +90,10 @@ describe("e2e: local's NetworkPolicies on cyclonus's engine (toolchain/network-p
     const verdicts = await judge(livePolicies(), connections.map(([, connection]) => connection));
     const denied = verdicts.map((verdict, i) => denial(verdict, connections[i]![0])).filter((why) => why !== undefined);
     expect(denied).toEqual([]);
+    // Without the brokers' policy Strimzi's operator makes, the broker namespace's default-deny refuses the listener.
+    const toBroker = connections.filter(([what]) => what.endsWith('to a broker'));
+    const withoutStrimzi = await judge(livePolicies().slice(0, -1), toBroker.map(([, connection]) => connection));
+    expect(withoutStrimzi.map((verdict) => verdict.ingress.allowed)).toEqual(toBroker.map(() => false));
   });
 
   it("deny an application's database port once its policies open another, naming them", async () => {

@@ -73,11 +73,42 @@ func judged(result *matcher.DirectionResult) direction {
 	return direction{Allowed: result.IsAllowed(), AllowedBy: policyNames(result.AllowingTargets), DeniedBy: policyNames(result.DenyingTargets)}
 }
 
+// defaulted: a policy as the API server stores it (k8s.io/kubernetes v1.36.3
+// pkg/apis/networking/v1/defaults.go SetDefaults_NetworkPolicy, SetDefaults_NetworkPolicyPort):
+// without policyTypes, Ingress, and Egress when it has egress rules; a port without a protocol,
+// TCP. The live objects already are; one given as rendered (a test's) is made so.
+func defaulted(p *networkingv1.NetworkPolicy) {
+	if len(p.Spec.PolicyTypes) == 0 {
+		p.Spec.PolicyTypes = []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}
+		if len(p.Spec.Egress) != 0 {
+			p.Spec.PolicyTypes = append(p.Spec.PolicyTypes, networkingv1.PolicyTypeEgress)
+		}
+	}
+	tcp := v1.ProtocolTCP
+	for i := range p.Spec.Ingress {
+		for j := range p.Spec.Ingress[i].Ports {
+			if p.Spec.Ingress[i].Ports[j].Protocol == nil {
+				p.Spec.Ingress[i].Ports[j].Protocol = &tcp
+			}
+		}
+	}
+	for i := range p.Spec.Egress {
+		for j := range p.Spec.Egress[i].Ports {
+			if p.Spec.Egress[i].Ports[j].Protocol == nil {
+				p.Spec.Egress[i].Ports[j].Protocol = &tcp
+			}
+		}
+	}
+}
+
 func main() {
 	var in input
 	if err := json.NewDecoder(os.Stdin).Decode(&in); err != nil {
 		fmt.Fprintf(os.Stderr, "network-policy-verdict: reading the input: %v\n", err)
 		os.Exit(2)
+	}
+	for _, p := range in.Policies {
+		defaulted(p)
 	}
 	policy := matcher.BuildNetworkPolicies(false, in.Policies)
 	peer := func(e endpoint) *matcher.TrafficPeer {
