@@ -4,6 +4,8 @@ import { E2eError } from '../src/base/errors';
 import { type CommandDefinition, required, seconds } from '../src/tooling/cli';
 import { ENVIRONMENT_ORDER } from '../src/contract/contract';
 import { runE2e } from './harness';
+import { ISOLATED_VARIABLE, runIsolated, whyNotIsolated } from './isolation';
+import { CLUSTER_COMPONENTS, ensureToolchain } from '../toolchain';
 
 const USAGE = `usage: npm run e2e -- --env <environment> [--report <file.json>] [--timeout <seconds>] [--settle <seconds>] [--no-dry-run] [--keep] [--age-key <file>] [--exec <command>] [--exec-timeout <seconds>]
 
@@ -28,6 +30,8 @@ dry-runs every environment's objects. docs/e2e.md says what is real and what sta
                 the bootstrap grants its roles; E2E_ADMIN_KUBECONFIG: the administrator),
                 its output streamed; the run fails when it fails
   --exec-timeout  seconds the command may run (default 1800)
+Run as root, it runs in network and PID namespaces of its own (ports of its own, nothing
+left running after it; ${ISOLATED_VARIABLE}=1 runs it in the caller's).
 Exit code: 0 converged and accepted, 1 not, 2 usage error.`;
 
 const OPTIONS = {
@@ -56,6 +60,19 @@ export const E2E: CommandDefinition<typeof OPTIONS> = {
     const timeoutSeconds = seconds(values.timeout, '--timeout', 600);
     const settleSeconds = seconds(values.settle, '--settle');
     const execTimeoutSeconds = seconds(values['exec-timeout'], '--exec-timeout', 1800);
+    if (whyNotIsolated() === undefined) {
+      // The run in network and PID namespaces of its own (e2e/isolation.ts): ports of its own
+      // beside another run, and nothing it started outlives it. The toolchain is built here,
+      // where the network is.
+      try {
+        ensureToolchain(CLUSTER_COMPONENTS, root);
+      } catch (error) {
+        if (!(error instanceof E2eError)) throw error;
+        out(`e2e ${environment}: ${error.message}\n`);
+        return 1;
+      }
+      return runIsolated([process.execPath, path.join(root, 'scripts', 'run.cjs'), 'e2e', ...commandLine(values)], process.cwd());
+    }
     try {
       const report = await runE2e({
         environment,
@@ -76,3 +93,14 @@ export const E2E: CommandDefinition<typeof OPTIONS> = {
     }
   },
 };
+
+/** The options again, as the isolated run reads them (paths made absolute). */
+export function commandLine(values: { [K in keyof typeof OPTIONS]?: string | boolean }): string[] {
+  const args: string[] = [];
+  for (const [name, value] of Object.entries(values)) {
+    if (value === undefined || value === false) continue;
+    const resolved = name === 'report' || name === 'age-key' ? path.resolve(String(value)) : value;
+    args.push(...(resolved === true ? [`--${name}`] : [`--${name}`, String(resolved)]));
+  }
+  return args;
+}

@@ -3,7 +3,7 @@
 # cache (redis), the git server Argo CD reaches over SSH (openssh-server, git),
 # the SOCKS client Argo CD runs as ssh's ProxyCommand for a repository with a
 # proxy (connect-proxy), certificate generation (openssl), and the loopback of each
-# test run's own network namespace (iproute2's ip, test/e2e/e2e-copy.ts). Installs only
+# run's own network namespace (iproute2's ip, e2e/isolation.ts). Installs only
 # what is missing.
 #
 # Another apt or dpkg at work (unattended-upgrades, a fresh machine's first boot) is waited
