@@ -1,4 +1,4 @@
-import { RefusedError, UsageError } from '../../base/errors';
+import { UsageError } from '../../base/errors';
 import { startSync, waitForSync } from '../../cluster/argo-cd';
 import { waitForRollout } from '../../cluster/workloads';
 import { WAITS_SECONDS } from '../../contract/contract';
@@ -14,14 +14,14 @@ Contract 1.3.2-1.3.3: starts an Argo CD sync of the application's Application (a
 \`argocd app sync\`, through the Application resource), waits for it to end (the sync
 timeout, ${WAITS_SECONDS.controllerSync} s), waits for the strategy's Deployments to roll out (the rollout
 timeout, ${WAITS_SECONDS.rolloutStatus} s), then verifies as \`ops verify\` does. An environment that does not
-sync automatically (production, planned) is synced only with --confirm <environment>.
+sync automatically (production, planned) is synced only with --confirm <environment>
+(as every changing verb: src/commands/ops/production-gate.ts).
 ${TARGET_USAGE}
   --application <name>   sync this Application of the environment instead (an infrastructure
                          release: \`argocd\`, \`envoy-gateway\`...): the sync and its wait only
   --prune                delete live objects that git no longer has
   --force                replace objects that cannot be patched (delete and re-create)
   --by <name>            who the sync is recorded as (default: $USER)
-  --confirm <env>        required for an environment that does not sync automatically
   --sync-timeout <s>     bound of the sync (default ${WAITS_SECONDS.controllerSync}, the contract's)
   --rollout-timeout <s>  bound of the rollout (default ${WAITS_SECONDS.rolloutStatus}, the contract's)
   --no-verify            stop after the rollout
@@ -35,7 +35,6 @@ const OPTIONS = {
   prune: { type: 'boolean', default: false },
   force: { type: 'boolean', default: false },
   by: { type: 'string' },
-  confirm: { type: 'string' },
   'sync-timeout': { type: 'string' },
   'rollout-timeout': { type: 'string' },
   'no-verify': { type: 'boolean', default: false },
@@ -53,9 +52,6 @@ export const SYNC: CommandDefinition<typeof OPTIONS> = {
     const target = opsTarget(values, context, values.application === undefined);
     const { environment, controllerNamespace: namespace, say } = target;
     const application = target.applications[0]!;
-    if (!environment.autoSync && values.confirm !== environment.name) {
-      throw new RefusedError(`${environment.name} does not sync automatically: its syncs are reviewed by hand (contract 1.2); give --confirm ${environment.name} to sync it`);
-    }
     const { cluster } = target;
     const name = values.application ?? applicationChartId(application.name);
     const steps: { step: string; ok: boolean; detail: string }[] = [];
