@@ -262,10 +262,36 @@ describe('npm run ops command line', () => {
     expect(objects[2].subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'platform-operators' }]);
   });
 
-  it('names a kube context the kubeconfig does not have', async () => {
+  it('names a kube context the kubeconfig does not have, as a bad argument (exit 2)', async () => {
     const result = await runInProcess(OPS, ['status', '--env', 'local', '--context', 'nosuch'], ROOT, { KUBECONFIG: `${ROOT}/test/fixtures/kubeconfig-two-contexts.yaml` });
-    expect(result.status).toBe(1);
+    expect(result.status).toBe(2);
     expect(result.stderr).toContain('--context "nosuch" is not in the kubeconfig (its contexts: one, two)');
+  });
+
+  it('refuses a malformed --load-tester-url as a bad argument (exit 2), before connecting', async () => {
+    const environment = loadEnvironments().find((env) => env.applications.some((app) => app.strategy.type === 'canary'))!;
+    const application = environment.applications.find((app) => app.strategy.type === 'canary')!;
+    const result = await runInProcess(OPS, ['canary', '--env', environment.name, '--app', application.name, '--load-tester-url', 'not a url'], ROOT, { KUBECONFIG: '/nonexistent/kubeconfig' });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('--load-tester-url "not a url" must be an http:// or https:// URL');
+  });
+
+  it('words a negative number as the option\'s rule, not the parser\'s "ambiguous" (exit 2)', async () => {
+    for (const args of [['--timeout', '-5'], ['--timeout=-5']]) {
+      const result = await runInProcess(OPS, ['pause', '--env', 'local', '--reason', 'x', ...args], ROOT, { KUBECONFIG: '/nonexistent/kubeconfig' });
+      expect(result.status, args.join(' ')).toBe(2);
+      expect(result.stderr).toContain('--timeout "-5" must be a whole number of seconds, at least 1');
+      expect(result.stderr).not.toContain('ambiguous');
+    }
+  });
+
+  it('prints one JSON document with --output json when it fails, an unreachable cluster included', async () => {
+    const unreachable = await runInProcess(OPS, ['status', '--env', 'local', '--output', 'json', '--context', 'nosuch'], ROOT, { KUBECONFIG: `${ROOT}/test/fixtures/kubeconfig-two-contexts.yaml` });
+    expect(unreachable.status).toBe(2);
+    expect(JSON.parse(unreachable.stdout)).toEqual({ command: 'ops status', passed: false, exitCode: 2, error: '--context "nosuch" is not in the kubeconfig (its contexts: one, two)' });
+    const refused = await runInProcess(OPS, ['resume', '--env', 'production', '--output', 'json'], ROOT, { KUBECONFIG: '/nonexistent/kubeconfig' });
+    expect(refused.status).toBe(1);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ command: 'ops resume', passed: false, exitCode: 1, error: expect.stringContaining('--confirm production') });
   });
 });
 

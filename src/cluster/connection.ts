@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import * as stream from 'node:stream';
 import * as k8s from '@kubernetes/client-node';
 import { KubeConfig, ObjectApi, statusMessage } from './object-api';
-import { RefusedError } from '../base/errors';
+import { RefusedError, UsageError } from '../base/errors';
 
 /** A Kubernetes object as the API server returns it, read as plain JSON. */
 export interface LiveObject {
@@ -91,7 +91,7 @@ export class ClusterConnection {
     if (options.context !== undefined) {
       const known = config.getContexts().map((context) => context.name);
       if (!known.includes(options.context)) {
-        throw new RefusedError(`--context "${options.context}" is not in the kubeconfig (its contexts: ${known.join(', ') || 'none'})`);
+        throw new UsageError(`--context "${options.context}" is not in the kubeconfig (its contexts: ${known.join(', ') || 'none'})`);
       }
       config.setCurrentContext(options.context);
     }
