@@ -9,7 +9,7 @@ import type { LiveObject } from '../src/cluster/connection';
 import { fieldDifferences } from '../src/cluster/drift';
 import { nodeState } from '../src/cluster/nodes';
 import { podState, rolloutState } from '../src/cluster/workloads';
-import { SYNC_PAUSE_ANNOTATIONS } from '../src/contract/choices';
+import { SILENCE_BOUNDS, SYNC_PAUSE_ANNOTATIONS } from '../src/contract/choices';
 import { INFRASTRUCTURE_RELEASES, RELEASE_ROWS } from '../src/infrastructure/releases';
 import { loadEnvironments } from '../src/environments';
 import { liveWorkloadsOf } from '../src/strategies/values-registry';
@@ -318,9 +318,38 @@ describe('ops silence: its input, before Alertmanager is reached', () => {
     expect(noComment.status).toBe(2);
     expect(noComment.stderr).toContain('--comment <text> is required');
     expect((await run('--alert', 'DeploymentFailed', '--comment', 'x', '--list')).stderr).toContain('give one of --alert <name> (create), --list or --expire <id>');
-    expect((await run('--list', '--duration', '2h')).stderr).toContain('--matcher, --duration and --comment go with --alert');
+    expect((await run('--list', '--duration', '2h')).stderr).toContain('--matcher, --duration, --allow-long and --comment go with --alert');
     expect((await run('--alert', 'DeploymentFailed', '--comment', 'x', '--matcher', 'alertname=Other')).stderr).toContain('--matcher cannot name alertname');
     expect((await runInProcess(OPS, ['silence', '--env', 'local', '--alertmanager-url', 'localhost:9093', '--list'], ROOT, {})).stderr).toContain('must be an http:// or https:// URL');
+  });
+
+  it(`bounds a silence to ${SILENCE_BOUNDS.days} days unless --allow-long, and to ${SILENCE_BOUNDS.allowLongDays} days then, before Alertmanager is reached (exit 2)`, async () => {
+    // An unreachable Alertmanager: a refusal that came after connecting would name the connection instead.
+    const run = (...args: string[]) => runInProcess(OPS, ['silence', '--env', 'local', '--alertmanager-url', 'http://127.0.0.1:9', '--alert', 'DeploymentFailed', '--comment', 'INC-1', ...args], ROOT, {});
+    for (const duration of [`${SILENCE_BOUNDS.days + 1}d`, `${SILENCE_BOUNDS.days * 24}h1m`]) {
+      const long = await run('--duration', duration);
+      expect(long.status, duration).toBe(2);
+      expect(long.stderr, duration).toContain(`--duration "${duration}" is longer than ${SILENCE_BOUNDS.days} days: give --allow-long for a longer silence (at most ${SILENCE_BOUNDS.allowLongDays} days)`);
+    }
+    for (const duration of ['1000y', '300000y']) {
+      const long = await run('--duration', duration);
+      expect(long.status, duration).toBe(2);
+      expect(long.stderr, duration).toContain(`--duration "${duration}" is longer than ${SILENCE_BOUNDS.allowLongDays} days, the bound of --allow-long`);
+    }
+    const allowed = await run('--duration', `${SILENCE_BOUNDS.days + 1}d`, '--allow-long');
+    expect(allowed.stderr).not.toContain('longer than');
+    const tooLong = await run('--duration', '1000y', '--allow-long');
+    expect(tooLong.status).toBe(2);
+    expect(tooLong.stderr).toContain(`--duration "1000y" is longer than ${SILENCE_BOUNDS.allowLongDays} days, the bound of --allow-long`);
+    expect((await runInProcess(OPS, ['silence', '--env', 'local', '--list', '--allow-long', '--alertmanager-url', 'http://127.0.0.1:9'], ROOT, {})).stderr).toContain('--matcher, --duration, --allow-long and --comment go with --alert');
+  });
+
+  it('expires only a silence id, Alertmanager\'s UUID, refusing anything else before it is reached (exit 2)', async () => {
+    for (const id of ['..', '../silences', '', 'abc', '7c2a7e1e-0000-4000-8000-00000000000g']) {
+      const run = await runInProcess(OPS, ['silence', '--env', 'local', '--alertmanager-url', 'http://127.0.0.1:9', '--expire', id], ROOT, {});
+      expect(run.status, id).toBe(2);
+      expect(run.stderr, id).toContain(`--expire "${id}" must be a silence id (a UUID, as ops silence --list shows it)`);
+    }
   });
 });
 
