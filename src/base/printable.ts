@@ -10,3 +10,11 @@ export function printable(text: string): string {
     character === '\r' ? '\\r' : `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
 }
+
+/**
+ * Text with the credentials of any URL in it (`oci://user:password@host`, `https://token@host`)
+ * replaced by `<credentials>`: a message, a usage error or a tool's output never shows them.
+ */
+export function redactCredentials(text: string): string {
+  return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi, '$1<credentials>@');
+}

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, EXIT_REFUSED, exitCodeOf, isArgumentError, UsageError } from '../base/errors';
-import { printable } from '../base/printable';
+import { printable, redactCredentials } from '../base/printable';
 import { projectRoot } from '../base/project-root';
 
 /** The options of a command, as `node:util` parseArgs reads them. */
@@ -80,7 +80,7 @@ export type Command = CommandDefinition<any> | CommandGroup;
 /** Report an error the way every command does: a message, never a stack trace. */
 export function reportError(name: string, usage: string, error: unknown, afterError?: string, err: (text: string) => void = (text) => process.stderr.write(text)): number {
   const message = error instanceof Error ? error.message : String(error);
-  err(`${name}: ${printable(message)}\n`);
+  err(`${name}: ${printable(redactCredentials(message))}\n`);
   if (error instanceof UsageError || isArgumentError(error)) err(`${usage}\n`);
   else if (!(error instanceof ConfigError) && error instanceof Error && process.env.PLATFORM_GITOPS_DEBUG) err(`${error.stack}\n`);
   if (afterError !== undefined) err(`${afterError}\n`);
@@ -162,7 +162,7 @@ export function executeCommand<O extends Options>(definition: CommandDefinition<
       const code = reported === EXIT_REFUSED ? (definition.refusedExitCode ?? EXIT_REFUSED) : reported;
       // Whoever asked for JSON reads stdout as one document: the failure is one too.
       if (definition.options['output'] !== undefined && jsonRequested(argv)) {
-        context.out(`${JSON.stringify({ command: name, passed: false, exitCode: code, error: error instanceof Error ? error.message : String(error) }, null, 2)}\n`);
+        context.out(`${JSON.stringify({ command: name, passed: false, exitCode: code, error: redactCredentials(error instanceof Error ? error.message : String(error)) }, null, 2)}\n`);
       }
       return code;
     });
