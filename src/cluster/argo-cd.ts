@@ -196,9 +196,12 @@ export function lastOperation(app: LiveObject): string {
   return `${operation.phase} (${starterOf(operation.operation)}${operation.finishedAt ? `, ${operation.finishedAt}` : ''})`;
 }
 
-/** The Applications of the controller's namespace, in wave order (then by name). */
+/**
+ * The Applications of the controller's namespace, in wave order (then by name); refused, naming
+ * it, where the API server does not serve Argo CD's Application resource (no Argo CD there).
+ */
 export async function listApplications(cluster: ClusterConnection, namespace: string): Promise<LiveObject[]> {
-  const apps = await cluster.list(APPLICATION_API.apiVersion, APPLICATION_API.kind, namespace);
+  const apps = await cluster.listServed(APPLICATION_API.apiVersion, APPLICATION_API.kind, namespace, `Argo CD's Application resource (${APPLICATION_API.apiVersion} applications)`, 'is Argo CD installed there?');
   return apps.sort((a, b) => waveOf(a) - waveOf(b) || compareText(a.metadata.name, b.metadata.name));
 }
 

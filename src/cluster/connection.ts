@@ -126,6 +126,23 @@ export class ClusterConnection {
     }
   }
 
+  /**
+   * List the objects of a kind the API server must serve, as `list` does; refused, naming
+   * `resource` (what is missing, for a person) and `hint`, where the API server does not serve
+   * the kind (404: its CustomResourceDefinition is not installed), which `list` takes for none.
+   */
+  async listServed(apiVersion: string, kind: string, namespace: string | undefined, resource: string, hint: string): Promise<LiveObject[]> {
+    try {
+      const list = await this.objects.list(apiVersion, kind, namespace);
+      return list.items.map((item) => ({ ...item, apiVersion, kind }) as LiveObject);
+    } catch (error) {
+      if (statusOf(error) === 404 || /unrecognized|not found|no resource/i.test(String((error as Error).message))) {
+        throw new RefusedError(`${resource} is not served by ${this.server} (context ${this.context}): ${hint}`);
+      }
+      throw this.failure(`list ${kind}${namespace === undefined ? '' : ` in ${namespace}`}`, error);
+    }
+  }
+
   /** Create one object (POST); refused, with the API server's answer, when it exists or is invalid. */
   async create(object: { readonly apiVersion: string; readonly kind: string; readonly metadata: { readonly name: string; readonly namespace?: string; readonly [field: string]: unknown }; readonly [field: string]: unknown }): Promise<LiveObject> {
     try {

@@ -86,7 +86,8 @@ async function reportNodesAndPods(target: OpsTarget): Promise<{ nodes: unknown[]
     target.say(`Node ${node.name}: ${node.ready ? 'Ready' : 'NOT READY'}${node.unschedulable ? ', cordoned' : ''}${node.problems.length > 0 ? ` (${node.problems.join('; ')})` : ''}`);
   }
   const notRunning = await podsNotRunning(target.cluster);
-  target.say(notRunning.length === 0 ? 'every pod runs' : `${notRunning.length} pods not running:`);
+  if (nodes.length === 0) target.say('no Node in the cluster');
+  target.say(notRunning.length > 0 ? `${notRunning.length} pods not running:` : nodes.length === 0 ? 'no pod can run' : 'every pod runs');
   for (const pod of notRunning.slice(0, LISTED_PODS)) target.say(`  ${pod}`);
   if (notRunning.length > LISTED_PODS) target.say(`  ... and ${notRunning.length - LISTED_PODS} more`);
   return { nodes, notRunning };
@@ -99,6 +100,13 @@ async function outage(target: OpsTarget, values: { reason?: string; by?: string;
   const reason = requiredReason(values.reason);
   say('1. nodes and pods');
   const { nodes, notRunning } = await reportNodesAndPods(target);
+  if (nodes.length === 0) {
+    // Nothing a scale-out asks for could run: the outage is the cluster's, not the application's.
+    const problem = 'no Node in the cluster: nothing can run';
+    say(`FAIL: ${problem}; automated sync was not paused and nothing was scaled`);
+    target.result({ environment: target.environment.name, nodes, notRunning, paused: [], scaled: [], problems: [problem] });
+    return 1;
+  }
 
   say(`2. automated sync paused, then the serving Deployments scaled to ${replicas}`);
   const by = actor(values.by, env);
