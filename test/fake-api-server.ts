@@ -11,6 +11,7 @@ const KINDS: Record<string, { groupVersion: string; plural: string; namespaced: 
   HTTPRoute: { groupVersion: 'gateway.networking.k8s.io/v1', plural: 'httproutes', namespaced: true },
   EndpointSlice: { groupVersion: 'discovery.k8s.io/v1', plural: 'endpointslices', namespaced: true },
   Deployment: { groupVersion: 'apps/v1', plural: 'deployments', namespaced: true },
+  ReplicaSet: { groupVersion: 'apps/v1', plural: 'replicasets', namespaced: true },
   Pod: { groupVersion: 'v1', plural: 'pods', namespaced: true },
   Canary: { groupVersion: 'flagger.app/v1beta1', plural: 'canaries', namespaced: true },
   Event: { groupVersion: 'v1', plural: 'events', namespaced: true },
