@@ -657,9 +657,11 @@ describe('ops emergency: a node\'s health, and the input', () => {
       [['emergency', 'restore', 'node-a', '--env', 'local', '--app', 'webapp', '--reason', 'x'], 'restore takes no node'],
       [['emergency', 'outage', '--env', 'local', '--reason', 'x', '--backup', 'webapp-day1.bak'], '--backup goes with restore'],
       [['emergency', 'outage', '--env', 'local', '--replicas', '0', '--reason', 'x'], '--replicas "0" must be a whole number, at least 1'],
+      [['emergency', 'outage', '--env', 'local', '--replicas', '-3', '--reason', 'x'], '--replicas "-3" must be a whole number, at least 1'],
       [['emergency', 'outage', '--env', 'local'], '--reason <text> is required'],
     ] as const) {
-      const run = await runInProcess(OPS, args, ROOT, { KUBECONFIG: `${ROOT}/test/fixtures/kubeconfig-two-contexts.yaml` });
+      // Refused before the kubeconfig is read.
+      const run = await runInProcess(OPS, args, ROOT, { KUBECONFIG: '/nonexistent/kubeconfig' });
       expect(run.status, args.join(' ')).toBe(2);
       expect(run.stderr).toContain(message);
     }
