@@ -9,7 +9,7 @@ import type { LiveObject } from '../src/cluster/connection';
 import { fieldDifferences } from '../src/cluster/drift';
 import { nodeState } from '../src/cluster/nodes';
 import { podState, rolloutState } from '../src/cluster/workloads';
-import { SYNC_PAUSE_ANNOTATIONS } from '../src/contract/choices';
+import { SILENCE_BOUNDS, SYNC_PAUSE_ANNOTATIONS } from '../src/contract/choices';
 import { INFRASTRUCTURE_RELEASES, RELEASE_ROWS } from '../src/infrastructure/releases';
 import { loadEnvironments } from '../src/environments';
 import type { ReleaseName } from '../src/infrastructure/release-versions';
@@ -263,10 +263,36 @@ describe('npm run ops command line', () => {
     expect(objects[2].subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'platform-operators' }]);
   });
 
-  it('names a kube context the kubeconfig does not have', async () => {
+  it('names a kube context the kubeconfig does not have, as a bad argument (exit 2)', async () => {
     const result = await runInProcess(OPS, ['status', '--env', 'local', '--context', 'nosuch'], ROOT, { KUBECONFIG: `${ROOT}/test/fixtures/kubeconfig-two-contexts.yaml` });
-    expect(result.status).toBe(1);
+    expect(result.status).toBe(2);
     expect(result.stderr).toContain('--context "nosuch" is not in the kubeconfig (its contexts: one, two)');
+  });
+
+  it('refuses a malformed --load-tester-url as a bad argument (exit 2), before connecting', async () => {
+    const environment = loadEnvironments().find((env) => env.applications.some((app) => app.strategy.type === 'canary'))!;
+    const application = environment.applications.find((app) => app.strategy.type === 'canary')!;
+    const result = await runInProcess(OPS, ['canary', '--env', environment.name, '--app', application.name, '--load-tester-url', 'not a url'], ROOT, { KUBECONFIG: '/nonexistent/kubeconfig' });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('--load-tester-url "not a url" must be an http:// or https:// URL');
+  });
+
+  it('words a negative number as the option\'s rule, not the parser\'s "ambiguous" (exit 2)', async () => {
+    for (const args of [['--timeout', '-5'], ['--timeout=-5']]) {
+      const result = await runInProcess(OPS, ['pause', '--env', 'local', '--reason', 'x', ...args], ROOT, { KUBECONFIG: '/nonexistent/kubeconfig' });
+      expect(result.status, args.join(' ')).toBe(2);
+      expect(result.stderr).toContain('--timeout "-5" must be a whole number of seconds, at least 1');
+      expect(result.stderr).not.toContain('ambiguous');
+    }
+  });
+
+  it('prints one JSON document with --output json when it fails, an unreachable cluster included', async () => {
+    const unreachable = await runInProcess(OPS, ['status', '--env', 'local', '--output', 'json', '--context', 'nosuch'], ROOT, { KUBECONFIG: `${ROOT}/test/fixtures/kubeconfig-two-contexts.yaml` });
+    expect(unreachable.status).toBe(2);
+    expect(JSON.parse(unreachable.stdout)).toEqual({ command: 'ops status', passed: false, exitCode: 2, error: '--context "nosuch" is not in the kubeconfig (its contexts: one, two)' });
+    const refused = await runInProcess(OPS, ['resume', '--env', 'production', '--output', 'json'], ROOT, { KUBECONFIG: '/nonexistent/kubeconfig' });
+    expect(refused.status).toBe(1);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ command: 'ops resume', passed: false, exitCode: 1, error: expect.stringContaining('--confirm production') });
   });
 });
 
@@ -293,9 +319,38 @@ describe('ops silence: its input, before Alertmanager is reached', () => {
     expect(noComment.status).toBe(2);
     expect(noComment.stderr).toContain('--comment <text> is required');
     expect((await run('--alert', 'DeploymentFailed', '--comment', 'x', '--list')).stderr).toContain('give one of --alert <name> (create), --list or --expire <id>');
-    expect((await run('--list', '--duration', '2h')).stderr).toContain('--matcher, --duration and --comment go with --alert');
+    expect((await run('--list', '--duration', '2h')).stderr).toContain('--matcher, --duration, --allow-long and --comment go with --alert');
     expect((await run('--alert', 'DeploymentFailed', '--comment', 'x', '--matcher', 'alertname=Other')).stderr).toContain('--matcher cannot name alertname');
     expect((await runInProcess(OPS, ['silence', '--env', 'local', '--alertmanager-url', 'localhost:9093', '--list'], ROOT, {})).stderr).toContain('must be an http:// or https:// URL');
+  });
+
+  it(`bounds a silence to ${SILENCE_BOUNDS.days} days unless --allow-long, and to ${SILENCE_BOUNDS.allowLongDays} days then, before Alertmanager is reached (exit 2)`, async () => {
+    // An unreachable Alertmanager: a refusal that came after connecting would name the connection instead.
+    const run = (...args: string[]) => runInProcess(OPS, ['silence', '--env', 'local', '--alertmanager-url', 'http://127.0.0.1:9', '--alert', 'DeploymentFailed', '--comment', 'INC-1', ...args], ROOT, {});
+    for (const duration of [`${SILENCE_BOUNDS.days + 1}d`, `${SILENCE_BOUNDS.days * 24}h1m`]) {
+      const long = await run('--duration', duration);
+      expect(long.status, duration).toBe(2);
+      expect(long.stderr, duration).toContain(`--duration "${duration}" is longer than ${SILENCE_BOUNDS.days} days: give --allow-long for a longer silence (at most ${SILENCE_BOUNDS.allowLongDays} days)`);
+    }
+    for (const duration of ['1000y', '300000y']) {
+      const long = await run('--duration', duration);
+      expect(long.status, duration).toBe(2);
+      expect(long.stderr, duration).toContain(`--duration "${duration}" is longer than ${SILENCE_BOUNDS.allowLongDays} days, the bound of --allow-long`);
+    }
+    const allowed = await run('--duration', `${SILENCE_BOUNDS.days + 1}d`, '--allow-long');
+    expect(allowed.stderr).not.toContain('longer than');
+    const tooLong = await run('--duration', '1000y', '--allow-long');
+    expect(tooLong.status).toBe(2);
+    expect(tooLong.stderr).toContain(`--duration "1000y" is longer than ${SILENCE_BOUNDS.allowLongDays} days, the bound of --allow-long`);
+    expect((await runInProcess(OPS, ['silence', '--env', 'local', '--list', '--allow-long', '--alertmanager-url', 'http://127.0.0.1:9'], ROOT, {})).stderr).toContain('--matcher, --duration, --allow-long and --comment go with --alert');
+  });
+
+  it('expires only a silence id, Alertmanager\'s UUID, refusing anything else before it is reached (exit 2)', async () => {
+    for (const id of ['..', '../silences', '', 'abc', '7c2a7e1e-0000-4000-8000-00000000000g']) {
+      const run = await runInProcess(OPS, ['silence', '--env', 'local', '--alertmanager-url', 'http://127.0.0.1:9', '--expire', id], ROOT, {});
+      expect(run.status, id).toBe(2);
+      expect(run.stderr, id).toContain(`--expire "${id}" must be a silence id (a UUID, as ops silence --list shows it)`);
+    }
   });
 });
 
@@ -621,9 +676,11 @@ describe('ops emergency: a node\'s health, and the input', () => {
       [['emergency', 'restore', 'node-a', '--env', 'local', '--app', 'webapp', '--reason', 'x'], 'restore takes no node'],
       [['emergency', 'outage', '--env', 'local', '--reason', 'x', '--backup', 'webapp-day1.bak'], '--backup goes with restore'],
       [['emergency', 'outage', '--env', 'local', '--replicas', '0', '--reason', 'x'], '--replicas "0" must be a whole number, at least 1'],
+      [['emergency', 'outage', '--env', 'local', '--replicas', '-3', '--reason', 'x'], '--replicas "-3" must be a whole number, at least 1'],
       [['emergency', 'outage', '--env', 'local'], '--reason <text> is required'],
     ] as const) {
-      const run = await runInProcess(OPS, args, ROOT, { KUBECONFIG: `${ROOT}/test/fixtures/kubeconfig-two-contexts.yaml` });
+      // Refused before the kubeconfig is read.
+      const run = await runInProcess(OPS, args, ROOT, { KUBECONFIG: '/nonexistent/kubeconfig' });
       expect(run.status, args.join(' ')).toBe(2);
       expect(run.stderr).toContain(message);
     }

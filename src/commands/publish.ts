@@ -1,10 +1,11 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { RefusedError, UsageError } from '../base/errors';
+import { printable, redactCredentials } from '../base/printable';
+import { withScratchDirectory } from '../base/scratch-directory';
 import { git, hasCommittedHead } from '../base/git';
 import { applicationChart } from '../artifact/application-chart';
-import { chartReference, helmBinary, loginForRun, parseRegistry, publishChart, type PublishSettings } from '../artifact/publish';
+import { chartReference, helmBinary, isLoopbackHost, loginForRun, parseRegistry, publishChart, type PublishSettings } from '../artifact/publish';
 import { environmentNamed, selectApplication } from '../environments';
 import { followedRegistry } from '../charts/gitops-applications';
 import { RENDERED_DIR } from '../contract/layout';
@@ -24,7 +25,7 @@ REGISTRY_PASSWORD (a login for this run only), else Helm's registry login, else 
 config file. Helm is the toolchain's (built once by toolchain/build.sh helm).
   --registry     where to push; by default the registry the environment follows
                  (applicationSource.registry of its environment.yaml)
-  --plain-http   talk HTTP, not HTTPS (a registry on loopback)
+  --plain-http   talk HTTP, not HTTPS: only to a registry on a loopback address
   --ca-file      check the registry's certificate against this CA bundle (a private CA)
 Exit code: 0 every chart published or already there, 1 refused (named), 2 bad arguments.`;
 
@@ -49,6 +50,9 @@ export const PUBLISH: CommandDefinition<typeof OPTIONS> = {
       throw new UsageError(`--registry oci://<host>/<path> is required: ${environment.name} follows the repository (its environment.yaml names no applicationSource.registry)`);
     }
     const registry = parseRegistry(location);
+    if (values['plain-http'] && !isLoopbackHost(registry.host)) {
+      throw new UsageError(`--plain-http goes only with a registry on a loopback address (localhost, 127.0.0.0/8, [::1]); ${registry.host} is not one: its traffic and credentials would cross the network unencrypted`);
+    }
     if (values.registry !== undefined && followed !== undefined && parseRegistry(followed, 'applicationSource.registry').url !== registry.url) {
       // Publishing elsewhere is allowed (a mirror, a loopback address of the same registry), but
       // Argo CD installs this environment's charts from the registry its environment.yaml names.
@@ -70,8 +74,8 @@ export const PUBLISH: CommandDefinition<typeof OPTIONS> = {
     }
     // Every chart checked against its rendered content before anything is pushed.
     const charts = applications.map((application) => applicationChart(root, environment.name, application.name));
-    const login = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-registry-'));
-    try {
+    // The login for this run is a file of Helm's: removed at the end, an interrupted or terminated run's included.
+    return withScratchDirectory('platform-gitops-registry-', (login) => {
       let settings: PublishSettings = { helm: helmBinary(root), registry, plainHttp: values['plain-http'], ...(caFile === undefined ? {} : { caFile: path.resolve(caFile) }) };
       if (username !== undefined) settings = loginForRun(settings, username, password!, login);
       for (const chart of charts) {
@@ -82,13 +86,11 @@ export const PUBLISH: CommandDefinition<typeof OPTIONS> = {
           out(`${reference}:${result.version} (appVersion ${chart.version.appVersion}): ${result.result}${result.digest === undefined ? '' : `, ${result.digest}`}\n`);
         } catch (error) {
           if (!(error instanceof RefusedError)) throw error;
-          err(`${reference}:${chart.version.version}: ${error.message}\n`);
+          err(`${reference}:${chart.version.version}: ${printable(redactCredentials(error.message))}\n`);
           return 1;
         }
       }
       return 0;
-    } finally {
-      fs.rmSync(login, { recursive: true, force: true });
-    }
+    });
   },
 };

@@ -28,6 +28,12 @@ export const DISRUPTION = {
 } as const;
 
 /**
+ * How long `ops silence` silences an alert at most: a silence outlasting its incident hides
+ * the next one. Longer (a planned maintenance) only with --allow-long, and never beyond a year.
+ */
+export const SILENCE_BOUNDS = { days: 30, allowLongDays: 365 } as const;
+
+/**
  * A failed or missing database backup (not in the contract): critical,
  * so it pages the on-call engineer (6). It fires when the backup CronJob's last scheduled run
  * has not succeeded within the job's deadline plus five minutes.

@@ -6,6 +6,7 @@ import { DRIFT } from './drift';
 import { EMERGENCY } from './emergency';
 import { OUTAGE } from './outage';
 import { PAUSE, RESUME } from './pause';
+import { behindProductionGate } from './production-gate';
 import { ROLE } from './role';
 import { ROLLBACK } from './rollback';
 import { SILENCE } from './silence';
@@ -40,11 +41,13 @@ by the contract's timeout and prints progress. \`role\` prints the RBAC the verb
   outage    outage communication: notify the team chat, the status page and the stakeholders
   role      the ClusterRole and Role the verbs need (and their bindings to a group), as YAML
 \`npm run ops -- <verb> --help\` for a verb's options.
+A verb that changes the cluster refuses an environment that does not sync automatically
+(production) unless --confirm <environment> names it, before any request reaches the cluster.
 Exit code: 0 the checked state holds, 1 it does not (named, with why), 2 bad arguments.`;
 
 /** `npm run ops`: the live operations of an environment (docs/operations.md). */
 export const OPS: CommandGroup = {
   name: 'ops',
   usage: USAGE,
-  subcommands: { status: STATUS, drift: DRIFT, sync: SYNC, verify: VERIFY, version: VERSION, check: CHECK, bluegreen: BLUEGREEN, canary: CANARY, pause: PAUSE, resume: RESUME, rollback: ROLLBACK, emergency: EMERGENCY, silence: SILENCE, outage: OUTAGE, role: ROLE, 'upgrade-status': UPGRADE_STATUS },
+  subcommands: behindProductionGate({ status: STATUS, drift: DRIFT, sync: SYNC, verify: VERIFY, version: VERSION, check: CHECK, bluegreen: BLUEGREEN, canary: CANARY, pause: PAUSE, resume: RESUME, rollback: ROLLBACK, emergency: EMERGENCY, silence: SILENCE, outage: OUTAGE, role: ROLE, 'upgrade-status': UPGRADE_STATUS }),
 };

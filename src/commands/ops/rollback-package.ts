@@ -1,8 +1,6 @@
 import { RefusedError, UsageError } from '../../base/errors';
 import {
   type HelmSource,
-  type HistoryEntry,
-  applicationHistory,
   chartRevision,
   helmSource,
   helmSourceField,
@@ -14,6 +12,7 @@ import {
   waitForHealthy,
   waitForSync,
 } from '../../cluster/argo-cd';
+import { type HistoryEntry, applicationHistory } from '../../cluster/application-history';
 import type { LiveObject } from '../../cluster/connection';
 import { WAITS_SECONDS } from '../../contract/contract';
 import { type PlatformChartId, ROOT_APPLICATION } from '../../contract/platform-charts';

@@ -1,6 +1,7 @@
 import { RefusedError, UsageError } from '../../base/errors';
-import { applicationHistory, readApplication, startRollback, waitForSync } from '../../cluster/argo-cd';
-import { rolloutHistory, undoRollout } from '../../cluster/rollout-history';
+import { applicationHistory, rollbackEntry } from '../../cluster/application-history';
+import { operationRuns, readApplication, startRollback, waitForSync } from '../../cluster/argo-cd';
+import { rollbackRevision, rolloutHistory, undoRollout } from '../../cluster/rollout-history';
 import { waitForRollout } from '../../cluster/workloads';
 import { DATABASE } from '../../contract/choices';
 import { WAITS_SECONDS } from '../../contract/contract';
@@ -21,13 +22,15 @@ const USAGE = `usage: npm run ops -- rollback --env <environment> --level orches
        npm run ops -- rollback --env <environment> --level package --release <release> [--to <chart version> | --to-revision <history id>] [--force] [options]
        npm run ops -- rollback --env <environment> --level package --app <application> [--to <chart version>] [--force] [options]
 
-Contract 1.5, on the live cluster. First pauses automated sync (self-heal would undo the
-rollback), recording who and why, and leaves it paused; git is not changed.
+Contract 1.5, on the live cluster. First checks what it goes back to (the rollout history,
+the Application's history, the migrations, the chart versions), then pauses automated sync
+(self-heal would undo the rollback), recording who and why, and leaves it paused; git is not
+changed.
   orchestrator  each serving Deployment of the application's strategy back to its previous
                 rollout revision (or --to-revision), as \`kubectl rollout undo\`; the history
                 first, then the rollout, within ${WAITS_SECONDS.rolloutStatus} s
-  controller    the Application back to an entry of its Argo CD history (the one before the
-                last, or --to), as \`argocd app rollback\`; the sync within ${WAITS_SECONDS.controllerSync} s, then the rollout
+  controller    the Application back to an entry of its Argo CD history (the newest whose
+                revision differs from the one that runs, or --to), as \`argocd app rollback\`; the sync within ${WAITS_SECONDS.controllerSync} s, then the rollout
   database      the applied migrations listed (newest first), then the database updated to
                 the earlier migration --to names by the application's migrations image (a Job
                 like its Sync hook's, ${DATABASE.migrations.updateTo('<migration>').join(' ')}), within ${WAITS_SECONDS.controllerSync} s,
@@ -145,9 +148,29 @@ const ROLLBACK_LEVELS: CommandDefinition<typeof OPTIONS> = {
         return 0;
       }
     }
+    const workloads = liveWorkloadsOf(application);
+    // Each level checks what it goes back to before anything is paused: a refusal leaves the environment as it was.
+    if (level === 'orchestrator') {
+      for (const workload of workloads.filter((w) => w.serves)) {
+        const history = await rolloutHistory(cluster, application.namespace, workload.deployment);
+        say(`Deployment ${application.namespace}/${workload.deployment} history (current ${history.current}):`);
+        for (const revision of history.revisions) say(`  revision ${revision.revision}  ReplicaSet ${revision.replicaSet}  tag ${revision.tag}  ${revision.replicas} pods`);
+        rollbackRevision(`${application.namespace}/${workload.deployment}`, history, toRevision);
+      }
+    }
+    let entry: number | undefined;
+    if (level === 'controller') {
+      const app = await readApplication(cluster, namespace, name);
+      const history = applicationHistory(app);
+      say(`Application ${name} history:`);
+      for (const each of history) say(`  ${each.id}  ${each.revision.slice(0, 12)}  ${each.deployedAt}  ${each.initiatedBy}`);
+      entry = rollbackEntry(name, history, toEntry).id;
+      if (app['operation'] !== undefined || operationRuns(app['status']?.operationState)) {
+        throw new RefusedError(`Application ${name} has a sync operation ${app['operation'] !== undefined ? 'requested' : 'running'}: wait for it to end, then roll back`);
+      }
+    }
     // The root and the application's Application (target.applications holds the one application).
     for (const { application: paused, result } of await pauseInScope(target, false, by, reason, timeout)) say(`Application ${paused}: ${result}`);
-    const workloads = liveWorkloadsOf(application);
     const finish = (ok: boolean, detail: string, extra: Record<string, unknown> = {}) => {
       say(`ops rollback (${level}): ${ok ? 'done' : 'FAILED'}: ${detail}`);
       say(`automated sync stays paused: roll git back too (npm run rollback -- --env ${environment.name} --app ${application.name}), then ${resume}`);
@@ -167,9 +190,6 @@ const ROLLBACK_LEVELS: CommandDefinition<typeof OPTIONS> = {
       if (level === 'orchestrator') {
         const results: { deployment: string; from: number; to: number; skipped: boolean }[] = [];
         for (const workload of workloads.filter((w) => w.serves)) {
-          const { current, revisions } = await rolloutHistory(cluster, application.namespace, workload.deployment);
-          say(`Deployment ${application.namespace}/${workload.deployment} history (current ${current}):`);
-          for (const revision of revisions) say(`  revision ${revision.revision}  ReplicaSet ${revision.replicaSet}  tag ${revision.tag}  ${revision.replicas} pods`);
           const undone = await undoRollout(cluster, application.namespace, workload.deployment, toRevision);
           results.push({ deployment: workload.deployment, from: undone.from, to: undone.to.revision, skipped: undone.skipped });
           say(undone.skipped ? `  already at revision ${undone.to.revision}'s template: skipped` : `  rolled back from revision ${undone.from} to revision ${undone.to.revision}'s template (tag ${undone.to.tag})`);
@@ -183,12 +203,7 @@ const ROLLBACK_LEVELS: CommandDefinition<typeof OPTIONS> = {
         return finish(rolledBack.ok, rolledBack.detail, { migration, before: rolledBack.before, after: rolledBack.after, ...(rolledBack.job === undefined ? {} : { job: rolledBack.job }) });
       }
 
-      const app = await readApplication(cluster, namespace, name);
-      const history = applicationHistory(app);
-      say(`Application ${name} history:`);
-      for (const entry of history) say(`  ${entry.id}  ${entry.revision.slice(0, 12)}  ${entry.deployedAt}  ${entry.initiatedBy}`);
-      const entry = toEntry ?? history.at(-2)?.id;
-      if (entry === undefined) return finish(false, `Application ${name} has no history entry before its last one`);
+      if (entry === undefined) throw new Error('the controller level chose its history entry before the pause');
       const request = await startRollback(cluster, namespace, name, entry, { by, prune: values.prune, force: values.force });
       const sync = await waitForSync(cluster, namespace, name, request, WAITS_SECONDS.controllerSync, say);
       if (!sync.ok) return finish(false, `rollback to history ${entry}: ${sync.reason}`, { entry });

@@ -1,4 +1,5 @@
-import { applicationHistory, chartRevision, helmSource } from '../../cluster/argo-cd';
+import { applicationHistory } from '../../cluster/application-history';
+import { chartRevision, helmSource } from '../../cluster/argo-cd';
 import type { LiveObject } from '../../cluster/connection';
 import { environmentValuesPath } from '../../environments/values-file';
 import { knownVersions } from '../../infrastructure/release-versions';
