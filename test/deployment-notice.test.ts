@@ -79,8 +79,13 @@ describe('ops sync and ops rollback post the notice', () => {
 
   it('every rollback, in any environment', async () => {
     const app = loadEnvironments().find((environment) => environment.name === 'local')!.applications[0]!;
-    const history = [{ id: 0, revision: 'abc', deployedAt: '2026-01-01T00:00:00Z', initiatedBy: { automated: true } }];
-    api.objects = { Application: [application('root'), application(applicationChartId(app.name), { history })] };
+    // Two entries of different revisions: the default target is the one that does not run, so
+    // the rollback starts (a refusal before any change posts nothing) and then fails here.
+    const history = [
+      { id: 0, revision: 'abc', deployedAt: '2026-01-01T00:00:00Z', initiatedBy: { automated: true } },
+      { id: 1, revision: 'def', deployedAt: '2026-01-02T00:00:00Z', initiatedBy: { automated: true } },
+    ];
+    api.objects = { Application: [application('root'), application(applicationChartId(app.name), { history, sync: { revision: 'def' } })] };
     const run = await runInProcess(OPS, ['rollback', '--env', 'local', '--app', app.name, '--level', 'controller', '--by', 'ana', '--reason', 'INC-9'], ROOT, { ...webhooks(), KUBECONFIG: kubeconfig() });
     expect(run.status).toBe(1);
     const text = `[local] Deployment: rollback (controller) of ${app.name} by ana (INC-9): FAILED`;
