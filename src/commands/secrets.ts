@@ -11,6 +11,7 @@ import { RETIRED_FILES, expectedEncryptedFiles, secretsLayout } from '../secrets
 import { secretsPath } from '../contract/layout';
 import { projectFiles, scanForPlaintextSecrets } from '../secrets/scan';
 import { sopsTools } from '../secrets/sops';
+import { catalogByFile } from '../secrets/shape';
 
 /** What every subcommand takes, and how its usage ends. */
 const ROOT_OPTION = { root: { type: 'string' } } as const;
@@ -207,7 +208,7 @@ const CHECK = repositoryCommand('check [--root <dir>]', CHECK_HELP, (root, { roo
   }
   const encryption = checkEncryptedFiles(root, environments);
   if (encryption.length > 0) {
-    err('the encrypted Secrets are not what .sops.yaml promises (each environment\'s key alone, every value encrypted):\n');
+    err('the encrypted Secrets are not what .sops.yaml promises (each environment\'s key alone, every value encrypted) or not the catalog\'s Secret of their path (one v1 Secret: its name, namespace, type and keys, nothing else):\n');
     for (const line of encryption) err(`  - ${line}\n`);
   }
   if (stale.length > 0 || unexpected.length > 0 || encryption.length > 0) return 1;
@@ -223,9 +224,9 @@ const MISSING = repositoryCommand('missing [--root <dir>]', MISSING_HELP, (root,
 });
 
 /** `npm run secrets -- scan`: no plaintext secret material in a file git would commit. */
-const SCAN = repositoryCommand('scan [--root <dir>]', SCAN_HELP, (root, { out, err }) => {
+const SCAN = repositoryCommand('scan [--root <dir>]', SCAN_HELP, (root, { root: project, out, err }) => {
   const files = projectFiles(root);
-  const findings = scanForPlaintextSecrets(files);
+  const findings = scanForPlaintextSecrets(files, catalogByFile(loadEnvironments(readValuesTexts(project))));
   for (const finding of findings) err(`${finding.file}: ${finding.problem}\n`);
   out(`${files.size} files scanned, ${findings.length} with plaintext secret material\n`);
   return findings.length > 0 ? 1 : 0;

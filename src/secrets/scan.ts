@@ -7,6 +7,8 @@ import { RENDERED_DIR, renderStagingPrefix } from '../contract/layout';
 import { compareText } from '../base/text-order';
 import { ENVIRONMENT_ORDER } from '../environments';
 import { scannedEncryptionProblems } from './encryption';
+import type { SecretSpec } from './catalog';
+import { shapeProblems } from './shape';
 import { TooLargeError, largerThan, readBoundedText } from './limits';
 import { SOPS_CONFIG_FILE, keyAt, parseSopsConfig } from './sops-config';
 
@@ -223,7 +225,7 @@ function isSopsEncrypted(value: unknown): boolean {
  * large to read (ProjectFiles.tooLarge). Key-only templates (every value empty) and
  * SOPS-encrypted files pass.
  */
-export function scanForPlaintextSecrets(files: ReadonlyMap<string, string>): SecretFinding[] {
+export function scanForPlaintextSecrets(files: ReadonlyMap<string, string>, catalog?: ReadonlyMap<string, SecretSpec>): SecretFinding[] {
   const findings: SecretFinding[] = [];
   // Encrypted files per environment, for the check against .sops.yaml.
   const encrypted = new Map<string, Map<string, string>>();
@@ -234,7 +236,16 @@ export function scanForPlaintextSecrets(files: ReadonlyMap<string, string>): Sec
     const format = objectFormat(file);
     // Text only: git's own test for a binary file is a NUL byte.
     if (format === undefined || text.includes('\0')) continue;
-    for (const { value, duplicates } of documentsOf(text, format)) {
+    const documents = documentsOf(text, format);
+    const secret = catalog?.get(file);
+    if (secret !== undefined) {
+      // Without any key: the encrypted file is the catalog's Secret of its path, and nothing else.
+      if (documents.length !== 1) findings.push({ file, problem: `holds ${documents.length} YAML documents; an encrypted file holds the catalog's Secret ${secret.name} alone` });
+      else findings.push(...shapeProblems(documents[0]!.value, secret).map((problem) => ({ file, problem })));
+    } else if (catalog !== undefined && /^secrets\/.*\.sops\.yaml$/.test(file)) {
+      findings.push({ file, problem: 'is no encrypted file of the catalog (src/secrets/catalog.ts), yet the sops plugin would decrypt it; remove it (git rm)' });
+    }
+    for (const { value, duplicates } of documents) {
       for (const { key, line } of duplicates) {
         findings.push({ file, problem: `line ${line}: key "${key}" appears twice: a duplicated key can hide a plaintext value; remove one` });
       }
