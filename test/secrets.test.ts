@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { MAX_SCANNED_FILE_BYTES } from '../src/secrets/limits';
 import { projectFiles, scanForPlaintextSecrets } from '../src/secrets/scan';
 import { SECRETS } from '../src/commands/secrets';
+import { Sops } from '../src/secrets/sops';
 import { dataCopy } from './project-copy';
 import { ROOT, runInProcess, temporaryDirectory } from './support';
 
@@ -381,5 +382,28 @@ describe('npm run secrets: each subcommand its own options', () => {
     expect(await runInProcess(SECRETS, ['--root', '.', 'scan'])).toMatchObject({ status: 2, stderr: expect.stringMatching(new RegExp(`^secrets: a command is required before any option: ${choices}\n`)) });
     const init = await runInProcess(SECRETS, ['init']);
     expect(init).toMatchObject({ status: 2, stderr: expect.stringMatching(/^secrets: init needs an environment \(local, testing, staging, production\)\n/) });
+  });
+});
+
+describe('what sops runs with (issue 50, item 5)', () => {
+  it('gives sops an allow-listed environment: the identities and its own HOME, nothing of the shell (no SOPS_AGE_SSH_PRIVATE_KEY_CMD, no PATH for age plugins)', () => {
+    const dir = temporaryDirectory();
+    try {
+      const fake = path.join(dir, 'sops');
+      fs.writeFileSync(fake, `#!/bin/sh\n/usr/bin/env > ${JSON.stringify(path.join(dir, 'env.txt'))}\n`, { mode: 0o755 });
+      const home = path.join(dir, 'home');
+      fs.mkdirSync(home);
+      const saved = { ...process.env };
+      Object.assign(process.env, { SOPS_AGE_SSH_PRIVATE_KEY_CMD: 'touch /tmp/pwned', SOPS_AGE_KEY_CMD: 'cat key', SOPS_EDITOR: 'vi', AWS_PROFILE: 'x' });
+      try {
+        new Sops({ sops: fake, ageKeygen: fake }, dir, 'AGE-SECRET-KEY-1TEST', home).decrypt('x.sops.yaml', 'a: 1\n');
+      } finally {
+        for (const name of ['SOPS_AGE_SSH_PRIVATE_KEY_CMD', 'SOPS_AGE_KEY_CMD', 'SOPS_EDITOR', 'AWS_PROFILE']) if (!(name in saved)) delete process.env[name];
+      }
+      const names = fs.readFileSync(path.join(dir, 'env.txt'), 'utf8').split('\n').filter((line) => line !== '').map((line) => line.slice(0, line.indexOf('=')));
+      expect(names.filter((name) => !['PWD', 'SHLVL', '_', 'TMPDIR'].includes(name)).sort()).toEqual(['HOME', 'SOPS_AGE_KEY', 'XDG_CONFIG_HOME']);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
