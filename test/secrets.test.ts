@@ -7,6 +7,7 @@ import { MAX_SCANNED_FILE_BYTES } from '../src/secrets/limits';
 import { projectFiles, scanForPlaintextSecrets } from '../src/secrets/scan';
 import { SECRETS } from '../src/commands/secrets';
 import { Sops } from '../src/secrets/sops';
+import { EDIT_DIR } from '../src/release/edit-lock';
 import { dataCopy } from './project-copy';
 import { ROOT, runInProcess, temporaryDirectory } from './support';
 
@@ -402,6 +403,26 @@ describe('what sops runs with (issue 50, item 5)', () => {
       }
       const names = fs.readFileSync(path.join(dir, 'env.txt'), 'utf8').split('\n').filter((line) => line !== '').map((line) => line.slice(0, line.indexOf('=')));
       expect(names.filter((name) => !['PWD', 'SHLVL', '_', 'TMPDIR'].includes(name)).sort()).toEqual(['HOME', 'SOPS_AGE_KEY', 'XDG_CONFIG_HOME']);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('init and rotate-keys take the release commands\' edit lock (issue 50, item 4)', () => {
+  it.each([['init'], ['rotate-keys']])('refuses %s while another command holds the lock, naming it, with nothing written', async (subcommand) => {
+    const dir = temporaryDirectory();
+    try {
+      fs.cpSync(path.join(ROOT, 'secrets'), path.join(dir, 'secrets'), { recursive: true });
+      fs.cpSync(path.join(ROOT, '.sops.yaml'), path.join(dir, '.sops.yaml'));
+      fs.mkdirSync(path.join(dir, EDIT_DIR));
+      // This test's parent process runs: a lock it holds is a live holder's.
+      fs.writeFileSync(path.join(dir, EDIT_DIR, 'lock.json'), JSON.stringify({ pid: process.ppid, command: 'secrets init' }));
+      const before = fs.readFileSync(path.join(dir, '.sops.yaml'), 'utf8');
+      const result = await runInProcess(SECRETS, [subcommand!, 'testing', '--root', dir, '--key-file', path.join(dir, '..', 'no-such.key')]);
+      expect(result.status).toBe(1);
+      expect(result.stderr).toContain(`another secrets init (process ${process.ppid}) is editing this project`);
+      expect(fs.readFileSync(path.join(dir, '.sops.yaml'), 'utf8')).toBe(before);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

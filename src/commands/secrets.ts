@@ -11,6 +11,7 @@ import { RETIRED_FILES, expectedEncryptedFiles, secretsLayout } from '../secrets
 import { secretsPath } from '../contract/layout';
 import { projectFiles, scanForPlaintextSecrets } from '../secrets/scan';
 import { sopsTools } from '../secrets/sops';
+import { withProjectLock } from '../release/edit-lock';
 import { catalogByFile } from '../secrets/shape';
 
 /** What every subcommand takes, and how its usage ends. */
@@ -120,7 +121,8 @@ const INIT: CommandDefinition<typeof INIT_OPTIONS> = {
     for (const text of values.set ?? []) assignments.push({ option: '--set', text });
     for (const text of values['from-file'] ?? []) assignments.push({ option: '--from-file', text });
     if (!fs.existsSync(path.join(root, '.sops.yaml'))) throw new RefusedError(`${root} has no .sops.yaml: run init in the repository (or name it with --root)`);
-    const report = initEnvironment({
+    // The release commands' edit lock: two runs at once would each restore .sops.yaml over the other's change.
+    const report = withEditLock(root, 'secrets init', context, () => initEnvironment({
       root,
       environment,
       keyFile,
@@ -129,7 +131,7 @@ const INIT: CommandDefinition<typeof INIT_OPTIONS> = {
       rotateKey: values['rotate-key'] ?? false,
       env: context.env,
       tools: sopsTools(context.root),
-    });
+    }));
     printReport(context, environment.name, keyFile, report);
     return report.missing.length === 0 ? 0 : 1;
   },
@@ -146,12 +148,20 @@ const ROTATE_KEYS: CommandDefinition<typeof ROTATE_KEYS_OPTIONS> = {
   run(values, positionals, context) {
     const { root, environment, keyFile } = keyedEnvironment(values, positionals, context, 'rotate-keys');
     const oldKeyFiles = (values['old-key-file'] ?? []).map((file) => path.resolve(file));
-    const files = rotateKeys({ root, environment, keyFile, oldKeyFiles, tools: sopsTools(context.root) });
+    const files = withEditLock(root, 'secrets rotate-keys', context, () => rotateKeys({ root, environment, keyFile, oldKeyFiles, tools: sopsTools(context.root) }));
     for (const file of files) context.out(`  updated keys of ${file}\n`);
     context.out(`${environment.name}: ${files.length} encrypted files now encrypted for the recipients in .sops.yaml\n`);
     return 0;
   },
 };
+
+/**
+ * `work` holding the repository's edit lock (src/release/edit-lock.ts), the one the release
+ * commands and synth take: one command writing `.sops.yaml`, secrets/ or the values at a time.
+ */
+function withEditLock<T>(root: string, command: string, { err }: CommandContext, work: () => T): T {
+  return withProjectLock(root, command, (line) => err(`${command}: ${line}\n`), () => work());
+}
 
 /** A subcommand that takes `--root` and no environment. */
 function repositoryCommand(
