@@ -6,6 +6,7 @@ import { SECRETS } from '../src/commands/secrets';
 import { loadEnvironments } from '../src/environments';
 import { readValuesTexts } from '../src/environments/values-file';
 import { catalogByFile, shapeProblems } from '../src/secrets/shape';
+import { initEnvironment } from '../src/secrets/init';
 import { projectFiles, scanForPlaintextSecrets } from '../src/secrets/scan';
 import { ROOT, runInProcess, temporaryDirectory } from './support';
 
@@ -99,5 +100,29 @@ describe('an encrypted file is exactly one Secret of the catalog, checked withou
     expect(scanned.stderr).toContain(`${CHAT}: kind is "ClusterRoleBinding", expected "Secret"`);
     const findings = scanForPlaintextSecrets(projectFiles(dir), catalogByFile(loadEnvironments(readValuesTexts(ROOT))));
     expect(findings.filter((finding) => finding.file === CHAT).map((finding) => finding.problem)).toContain('subjects is not allowed (the catalog\'s Secret has no such field)');
+  });
+});
+
+describe('symbolic links under secrets/ (issue 50, item 5)', () => {
+  it('are refused by check and scan, naming the link', async () => {
+    const target = path.join(dir, 'elsewhere.yaml');
+    fs.writeFileSync(target, committed(CHAT));
+    fs.rmSync(path.join(dir, CHAT));
+    fs.symlinkSync(target, path.join(dir, CHAT));
+    const checked = await check();
+    expect(checked.status).toBe(1);
+    expect(checked.stderr).toContain(`${CHAT}: is a symbolic link`);
+    const scanned = await runInProcess(SECRETS, ['scan', '--root', dir]);
+    expect(scanned.status).toBe(1);
+    expect(scanned.stderr).toContain(`${CHAT}: is a symbolic link`);
+  });
+
+  it('are refused by init before anything is written: it would write through the link to its target', () => {
+    const target = path.join(dir, 'elsewhere');
+    fs.renameSync(path.join(dir, 'secrets/local/monitoring'), target);
+    fs.symlinkSync(target, path.join(dir, 'secrets/local/monitoring'));
+    const environment = loadEnvironments(readValuesTexts(ROOT)).find((candidate) => candidate.name === 'local')!;
+    const tools = { sops: '/nonexistent/sops', ageKeygen: '/nonexistent/age-keygen' };
+    expect(() => initEnvironment({ root: dir, environment, keyFile: path.join(dir, '..', 'absent.key'), tools })).toThrow('secrets/local/monitoring: is a symbolic link');
   });
 });

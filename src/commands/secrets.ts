@@ -7,7 +7,7 @@ import { RefusedError, UsageError } from '../base/errors';
 import { type CommandContext, type CommandDefinition, type CommandGroup } from '../tooling/cli';
 import { readValuesTexts } from '../environments/values-file';
 import { type Assignment, type InitReport, defaultAgeKeyFile, initEnvironment, rotateKeys } from '../secrets/init';
-import { RETIRED_FILES, expectedEncryptedFiles, secretsLayout } from '../secrets/layout';
+import { RETIRED_FILES, expectedEncryptedFiles, secretsLayout, symbolicLinkProblem, symbolicLinksUnder } from '../secrets/layout';
 import { secretsPath } from '../contract/layout';
 import { projectFiles, scanForPlaintextSecrets } from '../secrets/scan';
 import { sopsTools } from '../secrets/sops';
@@ -216,12 +216,17 @@ const CHECK = repositoryCommand('check [--root <dir>]', CHECK_HELP, (root, { roo
     err('secrets/ holds files the catalog does not expect (they would still sync); remove them (git rm) and commit:\n');
     for (const file of unexpected) err(`  - ${file}\n`);
   }
+  const links = symbolicLinksUnder(root);
+  if (links.length > 0) {
+    err('secrets/ holds symbolic links; it holds regular files only:\n');
+    for (const file of links) err(`  - ${symbolicLinkProblem(file)}\n`);
+  }
   const encryption = checkEncryptedFiles(root, environments);
   if (encryption.length > 0) {
     err('the encrypted Secrets are not what .sops.yaml promises (each environment\'s key alone, every value encrypted) or not the catalog\'s Secret of their path (one v1 Secret: its name, namespace, type and keys, nothing else):\n');
     for (const line of encryption) err(`  - ${line}\n`);
   }
-  if (stale.length > 0 || unexpected.length > 0 || encryption.length > 0) return 1;
+  if (stale.length > 0 || unexpected.length > 0 || links.length > 0 || encryption.length > 0) return 1;
   out('secrets/ matches the catalog\n');
   return 0;
 });

@@ -9,6 +9,7 @@ import { ENVIRONMENT_ORDER } from '../environments';
 import { scannedEncryptionProblems } from './encryption';
 import type { SecretSpec } from './catalog';
 import { shapeProblems } from './shape';
+import { symbolicLinkProblem } from './layout';
 import { TooLargeError, largerThan, readBoundedText } from './limits';
 import { SOPS_CONFIG_FILE, keyAt, parseSopsConfig } from './sops-config';
 
@@ -35,7 +36,7 @@ function walkedFiles(root: string): string[] {
       if (NOT_SCANNED.has(entry.name) || entry.name.startsWith(renderStagingPrefix(RENDERED_DIR))) continue;
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) walk(full);
-      else if (entry.isFile()) files.push(path.relative(root, full));
+      else if (entry.isFile() || entry.isSymbolicLink()) files.push(path.relative(root, full));
     }
   };
   walk(root);
@@ -46,6 +47,8 @@ function walkedFiles(root: string): string[] {
 export class ProjectFiles extends Map<string, string> {
   /** Files over MAX_SCANNED_FILE_BYTES, not read, by relative path: the scan reports each. */
   readonly tooLarge: string[] = [];
+  /** Symbolic links, by relative path: one under secrets/ is reported (what it points at is read, if a file). */
+  readonly links: string[] = [];
 }
 
 /**
@@ -58,6 +61,7 @@ export function projectFiles(root: string): ProjectFiles {
   const files = new ProjectFiles();
   for (const file of committableFiles(root) ?? walkedFiles(root)) {
     const full = path.join(root, file);
+    if (fs.lstatSync(full, { throwIfNoEntry: false })?.isSymbolicLink() === true) files.links.push(file);
     // A tracked file deleted in the work tree is not there to read.
     if (!fs.statSync(full, { throwIfNoEntry: false })?.isFile()) continue;
     try {
@@ -264,6 +268,9 @@ export function scanForPlaintextSecrets(files: ReadonlyMap<string, string>, cata
     const { config, problems } = parseSopsConfig(configText);
     findings.push(...problems.map((problem) => ({ file: SOPS_CONFIG_FILE, problem })));
     if (config !== undefined) for (const [environment, texts] of encrypted) findings.push(...scannedEncryptionProblems(config, environment, texts));
+  }
+  for (const file of (files as Partial<ProjectFiles>).links ?? []) {
+    if (file.startsWith('secrets/')) findings.push({ file, problem: symbolicLinkProblem(file).slice(file.length + 2) });
   }
   for (const file of (files as Partial<ProjectFiles>).tooLarge ?? []) {
     findings.push({ file, problem: `${largerThan('MAX_SCANNED_FILE_BYTES')}: not scanned; a file this large is no source or manifest, keep it out of git` });
