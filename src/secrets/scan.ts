@@ -9,6 +9,17 @@ import { ENVIRONMENT_ORDER } from '../environments';
 import { scannedEncryptionProblems } from './encryption';
 import type { SecretSpec } from './catalog';
 import { shapeProblems } from './shape';
+import {
+  AGE_SECRET_KEY,
+  SOPS_ENVELOPE,
+  hasEncodedAgeKey,
+  isPulumiStackFile,
+  isSealedBySops,
+  isTemplateFile,
+  mentionsSecret,
+  plaintextPulumiSettings,
+  withoutTemplateActions,
+} from './hidden-material';
 import { symbolicLinkProblem } from './layout';
 import { TooLargeError, largerThan, readBoundedText } from './limits';
 import { SOPS_CONFIG_FILE, keyAt, parseSopsConfig } from './sops-config';
@@ -86,24 +97,26 @@ const KEY_MATERIAL: readonly (readonly [RegExp, string])[] = [
   [/-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----/, 'a PEM private key'],
   [/-----BEGIN PGP PRIVATE KEY BLOCK-{5}/, 'a PGP private key'],
   [/^PuTTY-User-Key-File-\d+:/m, 'a PuTTY private key'],
-  [/AGE-SECRET-KEY-1[0-9A-Z]{20,}/, 'an age secret key'],
+  [AGE_SECRET_KEY, 'an age secret key'],
 ];
 
-/** SOPS writes each encrypted value as `ENC[AES256_GCM,data:...]`. */
-const ENCRYPTED_VALUE = /^ENC\[AES256_GCM,data:/;
-
-/** An empty value (a key-only template) or one SOPS encrypted. */
-function holdsNoPlaintext(value: unknown): boolean {
-  return value === null || value === '' || (typeof value === 'string' && ENCRYPTED_VALUE.test(value));
-}
-
-/** The keys of a Secret's `data` or `stringData` whose value is readable: any non-empty, unencrypted value, whatever its type. */
-function plaintextValues(values: unknown): string[] {
-  if (values === null || values === undefined) return [];
-  if (typeof values !== 'object' || Array.isArray(values)) return ['(the whole section)'];
-  return Object.entries(values as Record<string, unknown>)
-    .filter(([, value]) => !holdsNoPlaintext(value))
-    .map(([key]) => key);
+/**
+ * The keys of a Secret's `data` or `stringData` whose value is readable: any non-empty value
+ * that is not sops' envelope in a file sops encrypted (`sealed`: its metadata with the MAC),
+ * whatever its type; `ENC[...]` elsewhere, or not of sops' form, is no encryption (`fake`).
+ */
+function plaintextValues(values: unknown, sealed: boolean): { plain: string[]; fake: string[] } {
+  if (values === null || values === undefined) return { plain: [], fake: [] };
+  if (typeof values !== 'object' || Array.isArray(values)) return { plain: ['(the whole section)'], fake: [] };
+  const plain: string[] = [];
+  const fake: string[] = [];
+  for (const [key, value] of Object.entries(values as Record<string, unknown>)) {
+    if (value === null || value === '') continue;
+    if (typeof value === 'string' && value.startsWith('ENC[')) {
+      if (!sealed || !SOPS_ENVELOPE.test(value)) fake.push(key);
+    } else plain.push(key);
+  }
+  return { plain, fake };
 }
 
 interface SecretLike {
@@ -113,12 +126,18 @@ interface SecretLike {
   readonly stringData?: unknown;
 }
 
-/** Every Secret in a parsed document, at the top or nested (a `List`'s items, a Helm value's extra objects). */
-function secretsIn(node: unknown, found: SecretLike[] = []): SecretLike[] {
-  if (Array.isArray(node)) for (const item of node) secretsIn(item, found);
-  else if (node !== null && typeof node === 'object') {
-    if ((node as { kind?: unknown }).kind === 'Secret') found.push(node as SecretLike);
-    for (const value of Object.values(node)) secretsIn(value, found);
+/**
+ * Every Secret in a parsed document, at the top or nested (a `List`'s items, a Helm value's
+ * extra objects), and inside a string that holds YAML or JSON (a ConfigMap's file), each with
+ * whether it is in a file sops encrypted (`sealed`: a Secret inside a string never is).
+ */
+function secretsIn(node: unknown, sealed: boolean, found: Array<{ secret: SecretLike; sealed: boolean }> = []): Array<{ secret: SecretLike; sealed: boolean }> {
+  if (Array.isArray(node)) for (const item of node) secretsIn(item, sealed, found);
+  else if (typeof node === 'string') {
+    if (mentionsSecret(node)) for (const { value } of documentsOf(node, 'yaml')) secretsIn(value, false, found);
+  } else if (node !== null && typeof node === 'object') {
+    if ((node as { kind?: unknown }).kind === 'Secret') found.push({ secret: node as SecretLike, sealed });
+    for (const value of Object.values(node)) secretsIn(value, sealed, found);
   }
   return found;
 }
@@ -237,10 +256,19 @@ export function scanForPlaintextSecrets(files: ReadonlyMap<string, string>, cata
     for (const [pattern, what] of KEY_MATERIAL) {
       if (pattern.test(text)) findings.push({ file, problem: `contains ${what}` });
     }
-    const format = objectFormat(file);
+    if (!AGE_SECRET_KEY.test(text) && hasEncodedAgeKey(text)) findings.push({ file, problem: 'contains an age secret key, base64-encoded' });
+    const template = isTemplateFile(file);
+    const format = template ? 'yaml' : objectFormat(file);
     // Text only: git's own test for a binary file is a NUL byte.
     if (format === undefined || text.includes('\0')) continue;
-    const documents = documentsOf(text, format);
+    const documents = documentsOf(template ? withoutTemplateActions(text) : text, format);
+    if (isPulumiStackFile(file)) {
+      for (const { value } of documents) {
+        for (const setting of plaintextPulumiSettings(value)) {
+          findings.push({ file, problem: `config ${setting} is not a secure value: a secret-looking setting in plaintext; set it with pulumi config set --secret` });
+        }
+      }
+    }
     const secret = catalog?.get(file);
     if (secret !== undefined) {
       // Without any key: the encrypted file is the catalog's Secret of its path, and nothing else.
@@ -253,10 +281,15 @@ export function scanForPlaintextSecrets(files: ReadonlyMap<string, string>, cata
       for (const { key, line } of duplicates) {
         findings.push({ file, problem: `line ${line}: key "${key}" appears twice: a duplicated key can hide a plaintext value; remove one` });
       }
-      for (const secret of secretsIn(value)) {
-        const keys = [...plaintextValues(secret.data), ...plaintextValues(secret.stringData)];
-        if (keys.length > 0) {
-          findings.push({ file, problem: `Secret ${secret.metadata?.name ?? '(unnamed)'} holds ${keys.join(', ')} in plaintext: encrypt it with sops` });
+      for (const { secret, sealed } of secretsIn(value, isSealedBySops(value))) {
+        const data = plaintextValues(secret.data, sealed);
+        const stringData = plaintextValues(secret.stringData, sealed);
+        const name = secret.metadata?.name ?? '(unnamed)';
+        const plain = [...data.plain, ...stringData.plain];
+        const fake = [...data.fake, ...stringData.fake];
+        if (plain.length > 0) findings.push({ file, problem: `Secret ${name} holds ${plain.join(', ')} in plaintext: encrypt it with sops` });
+        if (fake.length > 0) {
+          findings.push({ file, problem: `Secret ${name} holds ${fake.join(', ')} with a value that is not sops' (ENC[...] is sops' envelope only in a file sops encrypted, with its MAC): encrypt it with sops` });
         }
       }
       const environment = ENVIRONMENT_ORDER.find((name) => file.startsWith(`secrets/${name}/`));
