@@ -85,15 +85,3 @@ export function shapeProblems(document: unknown, secret: SecretSpec): string[] {
 
 /** A file under secrets/ whose name no catalog Secret has: the plugin reads `*.sops.yaml` only, names of `[a-z0-9.-]`. */
 export const SECRET_FILE_NAME = /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?\.(sops|template)\.yaml$/;
-
-/**
- * What the sops plugin expects of the folder it is given (SOPS_PLUGIN.expectation, a plugin
- * variable of the Application): one line per Secret of the group, `<name> <namespace> <type>
- * <key>...`, keys sorted. Names, namespaces, types and keys of a Secret hold no space.
- */
-export function pluginExpectation(secrets: readonly SecretSpec[]): string {
-  return secrets
-    .map((secret) => [secret.name, secret.namespace, secret.type, ...Object.keys(secret.keys).sort()].join(' '))
-    .sort()
-    .join('\n');
-}
