@@ -126,3 +126,14 @@ describe('symbolic links under secrets/ (issue 50, item 5)', () => {
     expect(() => initEnvironment({ root: dir, environment, keyFile: path.join(dir, '..', 'absent.key'), tools })).toThrow('secrets/local/monitoring: is a symbolic link');
   });
 });
+
+describe('file names under secrets/ (issue 50, item 5)', () => {
+  it('are refused by check when no catalog file has such a name: a space, a line break', async () => {
+    fs.copyFileSync(path.join(dir, CHAT), path.join(dir, 'secrets/local/monitoring/chat webhook.sops.yaml'));
+    fs.copyFileSync(path.join(dir, CHAT), path.join(dir, 'secrets/local/monitoring/on-call\nwebhook.sops.yaml'));
+    const checked = await check();
+    expect(checked.status).toBe(1);
+    expect(checked.stderr).toContain('  - "secrets/local/monitoring/chat webhook.sops.yaml"\n');
+    expect(checked.stderr).toContain('  - "secrets/local/monitoring/on-call\\nwebhook.sops.yaml"\n');
+  });
+});

@@ -12,7 +12,7 @@ import { secretsPath } from '../contract/layout';
 import { projectFiles, scanForPlaintextSecrets } from '../secrets/scan';
 import { sopsTools } from '../secrets/sops';
 import { withProjectLock } from '../release/edit-lock';
-import { catalogByFile } from '../secrets/shape';
+import { catalogByFile, unhandledNames } from '../secrets/shape';
 
 /** What every subcommand takes, and how its usage ends. */
 const ROOT_OPTION = { root: { type: 'string' } } as const;
@@ -216,6 +216,11 @@ const CHECK = repositoryCommand('check [--root <dir>]', CHECK_HELP, (root, { roo
     err('secrets/ holds files the catalog does not expect (they would still sync); remove them (git rm) and commit:\n');
     for (const file of unexpected) err(`  - ${file}\n`);
   }
+  const names = unhandledNames(root);
+  if (names.length > 0) {
+    err('secrets/ holds names no catalog file has (letters, digits, ".", "-" and "_" only); rename or remove them:\n');
+    for (const file of names) err(`  - ${JSON.stringify(file)}\n`);
+  }
   const links = symbolicLinksUnder(root);
   if (links.length > 0) {
     err('secrets/ holds symbolic links; it holds regular files only:\n');
@@ -226,7 +231,7 @@ const CHECK = repositoryCommand('check [--root <dir>]', CHECK_HELP, (root, { roo
     err('the encrypted Secrets are not what .sops.yaml promises (each environment\'s key alone, every value encrypted) or not the catalog\'s Secret of their path (one v1 Secret: its name, namespace, type and keys, nothing else):\n');
     for (const line of encryption) err(`  - ${line}\n`);
   }
-  if (stale.length > 0 || unexpected.length > 0 || links.length > 0 || encryption.length > 0) return 1;
+  if (stale.length > 0 || unexpected.length > 0 || names.length > 0 || links.length > 0 || encryption.length > 0) return 1;
   out('secrets/ matches the catalog\n');
   return 0;
 });

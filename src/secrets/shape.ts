@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import type { Environment } from '../environments';
 import { encryptedFileName, secretsPath } from '../contract/layout';
@@ -83,5 +85,24 @@ export function shapeProblems(document: unknown, secret: SecretSpec): string[] {
   return lines;
 }
 
-/** A file under secrets/ whose name no catalog Secret has: the plugin reads `*.sops.yaml` only, names of `[a-z0-9.-]`. */
-export const SECRET_FILE_NAME = /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?\.(sops|template)\.yaml$/;
+/**
+ * The names a path under secrets/ may have: a Secret's name is a DNS subdomain, so its files'
+ * names are letters, digits, `.` and `-`; a group is a chart's id. A name with a space, a
+ * line break, a quote or any other character is no catalog file, and a tool reading the folder
+ * may split or misread it: check refuses it (`unhandledNames`).
+ */
+const HANDLED_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+/** Paths at or below `secrets/` of `root` whose last name is not of HANDLED_NAME, relative, sorted. */
+export function unhandledNames(root: string): string[] {
+  const found: string[] = [];
+  const walk = (relative: string): void => {
+    for (const entry of fs.readdirSync(path.join(root, relative), { withFileTypes: true })) {
+      const child = `${relative}/${entry.name}`;
+      if (!HANDLED_NAME.test(entry.name)) found.push(child);
+      else if (entry.isDirectory()) walk(child);
+    }
+  };
+  if (fs.lstatSync(path.join(root, 'secrets'), { throwIfNoEntry: false })?.isDirectory() === true) walk('secrets');
+  return found.sort();
+}
