@@ -26,9 +26,9 @@ describe('the diff of the encrypted Secrets', () => {
     const head = new Map([[CHAT, renamed], ['local/monitoring/extra.sops.yaml', committed(ADMIN)]]);
     const changes = diffSecretTrees(base, head);
     expect(changes).toEqual([
-      { file: ADMIN, change: 'removed', label: 'Secret database/database-admin', details: [] },
-      { file: CHAT, change: 'changed', label: 'Secret argocd/chat-webhook', details: ['metadata.namespace: "monitoring" -> "argocd"', 'key added: stringData.address', 'key removed: stringData.url'] },
-      { file: 'local/monitoring/extra.sops.yaml', change: 'added', label: 'Secret database/database-admin', details: ['keys: stringData.password'] },
+      { file: `secrets/${ADMIN}`, change: 'removed', label: 'Secret database/database-admin', details: [] },
+      { file: `secrets/${CHAT}`, change: 'changed', label: 'Secret argocd/chat-webhook', details: ['metadata.namespace: "monitoring" -> "argocd"', 'key added: stringData.address', 'key removed: stringData.url'] },
+      { file: 'secrets/local/monitoring/extra.sops.yaml', change: 'added', label: 'Secret database/database-admin', details: ['keys: stringData.password'] },
     ]);
     for (const format of ['text', 'markdown'] as const) {
       const report = formatDiff({ environments: [] }, { base: 'main@1234567', head: 'working tree' }, format, changes);
@@ -42,7 +42,7 @@ describe('the diff of the encrypted Secrets', () => {
     const [first] = cipher(committed(CHAT));
     const head = new Map([[CHAT, committed(CHAT).replace(first!, `${first!.slice(0, -4)}AAAA`).replace('kind: Secret', 'kind: ClusterRoleBinding')], [ADMIN, committed(ADMIN)]]);
     expect(diffSecretTrees(base, head)).toEqual([
-      { file: CHAT, change: 'changed', label: 'ClusterRoleBinding monitoring/chat-webhook', details: ['kind: "Secret" -> "ClusterRoleBinding"', 'value written anew: stringData.url'] },
+      { file: `secrets/${CHAT}`, change: 'changed', label: 'ClusterRoleBinding monitoring/chat-webhook', details: ['kind: "Secret" -> "ClusterRoleBinding"', 'value written anew: stringData.url'] },
     ]);
   });
 });

@@ -18,7 +18,7 @@ const SECTIONS = ['data', 'stringData'] as const;
 
 /** One encrypted file's change. */
 export interface SecretChange {
-  /** Its path below `secrets/`. */
+  /** Its path in the repository (`secrets/...`). */
   readonly file: string;
   readonly change: 'added' | 'removed' | 'changed';
   /** `Secret <namespace>/<name>` or, for another kind, what the file says it is. */
@@ -88,13 +88,14 @@ function changeDetails(base: Record<string, unknown> | undefined, head: Record<s
   return details;
 }
 
-/** Every encrypted Secret added, removed or changed from `base` to `head` (files below `secrets/`, `*.sops.yaml`), in path order. */
+/** Every encrypted Secret added, removed or changed from `base` to `head` (files keyed below `secrets/`, `*.sops.yaml`), in path order. */
 export function diffSecretTrees(base: ManifestTree, head: ManifestTree): SecretChange[] {
   const files = [...new Set([...base.keys(), ...head.keys()])].sort(compareText);
   const changes: SecretChange[] = [];
-  for (const file of files) {
-    const before = base.get(file);
-    const after = head.get(file);
+  for (const key of files) {
+    const file = `secrets/${key}`;
+    const before = base.get(key);
+    const after = head.get(key);
     if (before === after) continue;
     const headDocument = after === undefined ? undefined : read(after);
     const baseDocument = before === undefined ? undefined : read(before);
