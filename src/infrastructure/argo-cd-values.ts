@@ -25,8 +25,10 @@ const CMP = {
 /**
  * What the plugin checks of each decrypted file before it emits anything (POSIX awk, as
  * busybox has it in the sops image): sops' JSON of the document, one key a line, each string
- * escaped on its line (sops' json store, `json.Indent`; tested on the real sops in
- * test/argo-cd-plugin.test.ts). The document must be exactly the catalog's Secret of its file
+ * escaped on its line (github.com/getsops/sops/v3 stores/json/store.go, v3.13.3: `encodeTree`
+ * writes each key and value with json.Marshal, `reindentJSON` runs json.Indent with a tab, and
+ * EmitPlainFile emits the first YAML document only; run on the real sops in
+ * test/sops-plugin.test.ts). The document must be exactly the catalog's Secret of its file
  * name, as the Application's plugin variable describes it (`<name> <namespace> <type>
  * <key>...` a line, SOPS_PLUGIN.expectationVariable): `v1`, `Secret`, the name, the namespace,
  * the sync wave, the type and, under `stringData` or `data`, exactly the keys, every value a
