@@ -85,8 +85,9 @@ export function mentionsSecret(value: string): boolean {
 
 /**
  * sops' envelope of one value: AES-256-GCM, a 32-byte IV and a 16-byte tag, base64, and the
- * value's type (github.com/getsops/sops/v3 aes/cipher.go v3.13.3: `encryptedValueRegex`,
- * `ENC[AES256_GCM,data:%s,iv:%s,tag:%s,type:%s]`, a 32-byte nonce).
+ * value's type (github.com/getsops/sops/v3 aes/cipher.go: Encrypt writes
+ * `ENC[AES256_GCM,data:%s,iv:%s,tag:%s,type:%s]` with `iv := make([]byte, 32)` and the tag
+ * of `cryptoaes.BlockSize` bytes, base64.StdEncoding; `encre` is what Decrypt reads).
  */
 export const SOPS_ENVELOPE = /^ENC\[AES256_GCM,data:(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?,iv:[A-Za-z0-9+/]{43}=,tag:[A-Za-z0-9+/]{22}==,type:(?:str|int|float|bool|bytes|comment)\]$/;
 
