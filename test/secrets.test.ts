@@ -395,7 +395,8 @@ describe('what sops runs with (issue 50, item 5)', () => {
     const dir = temporaryDirectory();
     try {
       const fake = path.join(dir, 'sops');
-      fs.writeFileSync(fake, `#!/bin/sh\n/usr/bin/env > ${JSON.stringify(path.join(dir, 'env.txt'))}\n`, { mode: 0o755 });
+      // It reads its input whole, as sops does: a writer to a closed pipe would fail instead.
+      fs.writeFileSync(fake, `#!/bin/sh\n/bin/cat > /dev/null\n/usr/bin/env > ${JSON.stringify(path.join(dir, 'env.txt'))}\n`, { mode: 0o755 });
       const home = path.join(dir, 'home');
       fs.mkdirSync(home);
       const saved = { ...process.env };
