@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { type KeyObject, generateKeyPairSync } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
@@ -8,7 +9,7 @@ import { SOPS_PLUGIN_GENERATE } from '../src/infrastructure/argo-cd-values';
 import { SOPS_PLUGIN } from '../src/contract/choices';
 import { pluginExpectation, secretCatalog } from '../src/secrets/catalog';
 import { secretManifest } from '../src/secrets/layout';
-import { Sops, generateKey, publicKeyOf } from '../src/secrets/sops';
+import { Sops } from '../src/secrets/sops';
 import { locateToolchain } from '../toolchain';
 import { ROOT, temporaryDirectory } from './support';
 
@@ -114,32 +115,69 @@ describe('the sops plugin, on what sops decrypted', () => {
   });
 });
 
-/** The toolchain's sops and age-keygen, when built (`toolchain/build.sh sops age`). */
-function builtTools(): { sops: string; ageKeygen: string } | undefined {
+/** The toolchain's sops, when built (`toolchain/build.sh sops`). */
+function builtSops(): string | undefined {
   try {
-    const toolchain = locateToolchain(ROOT);
-    return { sops: toolchain.bin('sops', 'sops'), ageKeygen: toolchain.bin('age', 'age-keygen') };
+    return locateToolchain(ROOT).bin('sops', 'sops');
   } catch {
     return undefined;
   }
 }
 
+const BECH32 = 'qpzry9x8gf2tvdw0s3jn54khce6mua7l';
+
+/** BIP 173 bech32 of `bytes` under `prefix` (what age's keys and recipients are). */
+function bech32(prefix: string, bytes: Buffer): string {
+  const data: number[] = [];
+  let accumulator = 0;
+  let bits = 0;
+  for (const byte of bytes) {
+    accumulator = (accumulator << 8) | byte;
+    bits += 8;
+    while (bits >= 5) data.push((accumulator >> (bits -= 5)) & 31);
+  }
+  if (bits > 0) data.push((accumulator << (5 - bits)) & 31);
+  const polymod = (values: number[]) => {
+    let checksum = 1;
+    for (const value of values) {
+      const top = checksum >> 25;
+      checksum = ((checksum & 0x1ffffff) << 5) ^ value;
+      [0x3b6a57b2, 0x26508e6d, 0x1ea119fa, 0x3d4233dd, 0x2a1462b3].forEach((generator, bit) => {
+        if ((top >> bit) & 1) checksum ^= generator;
+      });
+    }
+    return checksum;
+  };
+  const expanded = [...[...prefix].map((c) => c.charCodeAt(0) >> 5), 0, ...[...prefix].map((c) => c.charCodeAt(0) & 31)];
+  const checksum = polymod([...expanded, ...data, 0, 0, 0, 0, 0, 0]) ^ 1;
+  const tail = [0, 1, 2, 3, 4, 5].map((index) => (checksum >> (5 * (5 - index))) & 31);
+  return `${prefix}1${[...data, ...tail].map((value) => BECH32[value]).join('')}`;
+}
+
+/** A fresh age X25519 key pair (age's format: bech32 of the scalar and of the public point), made without age-keygen. */
+function ageKeyPair(): { identity: string; recipient: string } {
+  const { privateKey, publicKey } = generateKeyPairSync('x25519');
+  const raw = (key: KeyObject, field: 'd' | 'x') => Buffer.from(key.export({ format: 'jwk' })[field]!, 'base64url');
+  return { identity: bech32('age-secret-key-', raw(privateKey, 'd')).toUpperCase(), recipient: bech32('age', raw(publicKey, 'x')) };
+}
+
 describe('the sops plugin, with the real sops', () => {
-  const tools = builtTools();
-  it.skipIf(tools === undefined)('emits the catalog\'s Secrets and refuses a ClusterRoleBinding encrypted with the environment\'s public key', () => {
+  const sopsBinary = builtSops();
+  it.skipIf(sopsBinary === undefined)('emits the catalog\'s Secrets and refuses a ClusterRoleBinding encrypted with the environment\'s public key', () => {
+    const { identity, recipient } = ageKeyPair();
     const keyFile = path.join(dir, 'local.key');
-    generateKey(tools!, keyFile);
-    fs.writeFileSync(path.join(dir, '.sops.yaml'), `creation_rules:\n  - path_regex: secrets/local/.+\\.sops\\.yaml$\n    encrypted_regex: ^(data|stringData)$\n    age: ${publicKeyOf(tools!, keyFile)}\n`);
+    fs.writeFileSync(keyFile, `${identity}\n`, { mode: 0o600 });
+    fs.writeFileSync(path.join(dir, '.sops.yaml'), `creation_rules:\n  - path_regex: secrets/local/.+\\.sops\\.yaml$\n    encrypted_regex: ^(data|stringData)$\n    age: ${recipient}\n`);
     const home = path.join(dir, 'home');
     fs.mkdirSync(home);
-    const sops = new Sops(tools!, dir, fs.readFileSync(keyFile, 'utf8'), home);
-    const values = (secret: (typeof monitoring)[number]) => Object.fromEntries(Object.keys(secret.keys).map((key) => [key, `https://hooks.example.com/T0/B0?a="b"&c=\\d`]));
+    // Encrypting needs the public key only; the identity is there to read back.
+    const sops = new Sops({ sops: sopsBinary!, ageKeygen: '/nonexistent' }, dir, identity, home);
+    const values = (secret: (typeof monitoring)[number]) => Object.fromEntries(Object.keys(secret.keys).map((key) => [key, `https://hooks.example.com/T0/B0?a="b"&c=\\d<e>`]));
     for (const secret of monitoring) {
       const file = `secrets/local/monitoring/${secret.name}.sops.yaml`;
       fs.writeFileSync(path.join(dir, file), sops.encrypt(file, stringify(secretManifest(secret, values(secret)))));
     }
-    fs.symlinkSync(path.dirname(tools!.sops), path.join(bin, 'toolchain'));
-    const run = () => generate(path.dirname(tools!.sops), { SOPS_AGE_KEY_FILE: keyFile, HOME: home });
+    const run = () => generate(path.dirname(sopsBinary!), { SOPS_AGE_KEY_FILE: keyFile, HOME: home });
     const emitted = run();
     expect(emitted.stderr).toBe('');
     expect(emitted.status).toBe(0);
@@ -153,5 +191,13 @@ describe('the sops plugin, with the real sops', () => {
     expect(refused.status).not.toBe(0);
     expect(refused.stdout).toBe('');
     expect(refused.stderr).toContain('sops plugin: chat-webhook.sops.yaml: "apiVersion" is "rbac.authorization.k8s.io/v1", expected "v1"');
+    // A key renamed in the encrypted file (sops' MAC covers values, not key names) decrypts, and is refused.
+    const renamed = `secrets/local/monitoring/on-call-webhook.sops.yaml`;
+    fs.writeFileSync(path.join(dir, file), sops.encrypt(file, stringify(secretManifest(chat, values(chat)))));
+    fs.writeFileSync(path.join(dir, renamed), fs.readFileSync(path.join(dir, renamed), 'utf8').replace('\n    namespace:', '\n    generateName:'));
+    const generateName = run();
+    expect(generateName.status).not.toBe(0);
+    expect(generateName.stdout).toBe('');
+    expect(generateName.stderr).toContain('sops plugin: on-call-webhook.sops.yaml: "metadata"."generateName" is not allowed');
   });
 });
