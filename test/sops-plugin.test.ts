@@ -90,6 +90,24 @@ describe('the sops plugin, on what sops decrypted', () => {
     expect(result.stderr).toContain(`sops plugin: chat-webhook.sops.yaml: ${rule}`);
   });
 
+  // The sidecar runs upstream's alpine sops image: busybox's sh and awk. Where busybox is installed, the same here.
+  it.skipIf(!fs.existsSync('/usr/bin/busybox'))('works with busybox\'s sh and awk, as in the sops image', () => {
+    const applets = path.join(dir, 'busybox');
+    fs.mkdirSync(applets);
+    for (const applet of ['sh', 'awk', 'printf', 'cat']) fs.symlinkSync('/usr/bin/busybox', path.join(applets, applet));
+    const busybox = (env: NodeJS.ProcessEnv = {}) =>
+      spawnSync('/usr/bin/busybox', ['sh', '-c', SOPS_PLUGIN_GENERATE], { cwd: folder, encoding: 'utf8', env: { PATH: `${bin}:${applets}`, ...EXPECTATION, ...env } });
+    valid();
+    const emitted = busybox();
+    expect(emitted.stderr).toBe('');
+    expect(parseAllDocuments(emitted.stdout).map((document) => document.toJS().metadata.name)).toEqual(monitoring.map((secret) => secret.name).sort());
+    write('chat-webhook.sops.yaml', CLUSTER_ROLE_BINDING);
+    const refused = busybox();
+    expect(refused.status).not.toBe(0);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toContain('sops plugin: chat-webhook.sops.yaml: "apiVersion" is "rbac.authorization.k8s.io/v1", expected "v1"');
+  });
+
   it('takes a file name as one word whatever it holds, and refuses one the catalog does not name', () => {
     valid();
     write('on-call-webhook extra.sops.yaml', secretManifest(chat, { url: 'x' }));
