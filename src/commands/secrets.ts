@@ -38,10 +38,13 @@ const SCAFFOLD_HELP = `  scaffold   write the key-only templates of every enviro
              src/secrets/catalog.ts (never touches *.sops.yaml; removes the retired KSOPS files)`;
 const CHECK_HELP = `  check      fail, naming the files, if the templates differ from the catalog or secrets/<environment>/
              holds a template or encrypted file the catalog does not expect (scaffold lists those;
-             a person removes them)`;
+             a person removes them), an encrypted file is not exactly the catalog's Secret of its
+             path, a symbolic link or an odd name, or .sops.yaml gives one key to two environments`;
 const MISSING_HELP = '  missing    list the encrypted files of the catalog that do not exist yet';
 const SCAN_HELP = `  scan       fail, naming the files, if a project file holds plaintext secret material
-             (private keys, Secrets with unencrypted data or stringData)`;
+             (private keys, age keys also base64-encoded, Secrets with unencrypted data or
+             stringData also in templates and strings, plaintext Pulumi secrets) or an
+             encrypted file that is not exactly the catalog's Secret of its path`;
 
 const USAGE = `usage: npm run secrets -- <command> [options]
 
