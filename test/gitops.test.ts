@@ -1,3 +1,4 @@
+import { pluginExpectation, secretCatalog } from '../src/secrets/catalog';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -181,12 +182,14 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
       const sources = child.spec.sources ?? [child.spec.source];
       expect(sources[0]).toEqual({ repoURL: REPOSITORY, targetRevision: BRANCH, path: `dist/${environment}`, directory: { include: `${child.metadata.name}.yaml` } });
     }
-    // Encrypted Secrets sync with their chart, decrypted by the sops plugin.
-    expect(findObject(apps, 'Application', env.applications[0]!.name).spec.sources[1]).toEqual({
+    // Encrypted Secrets sync with their chart, decrypted by the sops plugin, which is told the
+    // catalog's Secrets of the folder (each refused unless it is exactly one of them).
+    const group = env.applications[0]!.name;
+    expect(findObject(apps, 'Application', group).spec.sources[1]).toEqual({
       repoURL: REPOSITORY,
       targetRevision: BRANCH,
-      path: `secrets/${environment}/${env.applications[0]!.name}`,
-      plugin: { name: 'sops' },
+      path: `secrets/${environment}/${group}`,
+      plugin: { name: 'sops', env: [{ name: 'SECRETS', value: pluginExpectation(secretCatalog(env).filter((secret) => secret.group === group)) }] },
     });
   });
 

@@ -251,6 +251,12 @@ export const SOPS_PLUGIN = {
   name: 'sops',
   /** Files the plugin decrypts, in name order. */
   filePattern: '*.sops.yaml',
+  /**
+   * The plugin variable of an Application's secrets source (Argo CD passes it as
+   * `ARGOCD_ENV_<name>`): the catalog's Secrets of the folder, what the plugin checks each
+   * decrypted file against (src/secrets/shape.ts, pluginExpectation).
+   */
+  expectationVariable: 'SECRETS',
 } as const;
 
 /**

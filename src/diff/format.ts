@@ -1,4 +1,5 @@
 import type { ChartVersionChange, EnvironmentDiff, RenderedDiff } from './rendered-diff';
+import type { SecretChange } from './secrets-diff';
 
 /** `markdown` for a pull-request comment, `text` for a terminal. */
 export const DIFF_FORMATS = ['text', 'markdown'] as const;
@@ -91,6 +92,24 @@ export function formatMarkdown(diff: RenderedDiff, sides: DiffSides): string {
   return `${parts.join('\n\n')}\n`;
 }
 
-export function formatDiff(diff: RenderedDiff, sides: DiffSides, format: DiffFormat): string {
-  return format === 'markdown' ? formatMarkdown(diff, sides) : formatText(diff, sides);
+const MARK: Readonly<Record<SecretChange['change'], string>> = { added: '+', removed: '-', changed: '~' };
+
+/** The encrypted Secrets that changed, as text: each named, with what changed below it (never a value). */
+export function formatSecretsText(secrets: readonly SecretChange[]): string {
+  if (secrets.length === 0) return '';
+  const lines = ['', `Encrypted Secrets (secrets/): ${secrets.length} changed; values are never shown`];
+  for (const secret of secrets) lines.push(`  ${MARK[secret.change]} ${secret.label} (${secret.file})`, ...secret.details.map((detail) => `      ${detail}`));
+  return `${lines.join('\n')}\n`;
+}
+
+/** The same, as Markdown. */
+export function formatSecretsMarkdown(secrets: readonly SecretChange[]): string {
+  if (secrets.length === 0) return '';
+  const lines = ['', '#### Encrypted Secrets (secrets/)', '', 'Values are never shown.', ''];
+  for (const secret of secrets) lines.push(`- ${secret.change} ${code(secret.label)} in ${code(secret.file)}`, ...secret.details.map((detail) => `  - ${code(detail)}`));
+  return `${lines.join('\n')}\n`;
+}
+
+export function formatDiff(diff: RenderedDiff, sides: DiffSides, format: DiffFormat, secrets: readonly SecretChange[] = []): string {
+  return format === 'markdown' ? formatMarkdown(diff, sides) + formatSecretsMarkdown(secrets) : formatText(diff, sides) + formatSecretsText(secrets);
 }
