@@ -148,9 +148,9 @@ describe('npm run e2e in namespaces of its own (e2e/isolation.ts)', () => {
     const port = Object.keys(ENVOY_GATEWAY_PORTS)[0]!;
     const server = net.createServer();
     return new Promise<void>((resolve, reject) => {
-      // Even when this network holds the port, the isolated run's loopback has it.
-      server.once('error', () => undefined);
-      server.listen(Number(port), () => {
+      // Whether this test or another process of this network holds the port, the isolated
+      // run's loopback has it: the check runs once the listen succeeded or failed.
+      const check = () => {
         const [command, ...args] = isolatedChild([process.execPath, '-e', `require('node:net').createServer().listen(${port}, () => { console.log(process.env.${ISOLATED_VARIABLE}); process.exit(0); })`]);
         const result = spawnSync(command!, args, { encoding: 'utf8' });
         server.close();
@@ -161,7 +161,9 @@ describe('npm run e2e in namespaces of its own (e2e/isolation.ts)', () => {
         } catch (error) {
           reject(error);
         }
-      });
+      };
+      server.once('error', check);
+      server.listen(Number(port), check);
     });
   });
 
