@@ -114,9 +114,11 @@ export function bootstrapContext(environmentName: string): ReleaseContext {
 export function renderedBootstrapObjects(environmentName: string): { project: Manifest; application: Manifest } {
   const { environment, platform } = bootstrapContext(environmentName);
   const { gitops } = buildEnvironment(new App(), environment, platform);
-  const project = (gitops.toJson() as Manifest[]).find((o) => o.kind === 'AppProject')!;
   // Not in gitops.yaml: the root does not sync itself (src/charts/gitops-applications.ts).
   const application = new Application(new Chart(new App(), 'bootstrap'), ROOT_APPLICATION, rootApplicationProps(environment, platform)).toJson() as Manifest;
+  // The root's own project, which it needs before its first sync.
+  const rootProject = (application as { spec?: { project?: string } }).spec?.project;
+  const project = (gitops.toJson() as Manifest[]).find((o) => o.kind === 'AppProject' && o.metadata.name === rootProject)!;
   return { project, application };
 }
 
