@@ -180,6 +180,30 @@ describe("the verbs' requests, each permitted by the role that runs them", () =>
     expect(denied(READERS).map((d) => d.line)).toEqual([]);
   });
 
+  it("rollback --level package: every request is an operator's (the pauses, the version, the sync), and no write a reader's", async () => {
+    serve();
+    const releaseApp = api.objects['Application']!.find((app) => app.metadata.name === release.name)!;
+    const source = releaseApp.spec.source;
+    const older = '0.0.1';
+    releaseApp.status.history = [older, source.targetRevision].map((version: string, i: number) => ({ id: i, revision: version, source: { ...source, targetRevision: version }, deployedAt: `2026-01-0${i + 1}T00:00:00Z`, initiatedBy: { automated: true } }));
+    // Argo CD's controller: a sync operation ends Succeeded at the version asked for.
+    api.afterPatch = (kind, app, body) => {
+      argoCdCompares(kind, app);
+      if (kind !== 'Application' || body.operation === undefined) return;
+      const version = app.spec.source.targetRevision;
+      const operationState = { phase: 'Succeeded', message: 'successfully synced', operation: app.operation, syncResult: { revision: version }, finishedAt: '2026-02-01T00:00:00Z' };
+      delete app.operation;
+      const entry = { id: app.status.history.at(-1).id + 1, revision: version, source: { ...app.spec.source }, deployedAt: '2026-02-01T00:00:00Z', initiatedBy: body.operation.initiatedBy };
+      app.status = { ...app.status, operationState, reconciledAt: '2026-02-01T00:00:01Z', sync: { status: 'Synced', revision: version }, health: { status: 'Healthy' }, history: [...app.status.history, entry] };
+    };
+    const run = await runInProcess(OPS, ['rollback', '--env', 'local', '--level', 'package', '--release', release.name, '--by', 'ana', '--reason', 'INC-2'], ROOT, { KUBECONFIG: kubeconfig() });
+    expect(run.status, run.stderr).toBe(0);
+    const writes = api.requests.filter((line) => !line.startsWith('GET '));
+    expect(writes.length).toBeGreaterThan(3);
+    expect(denied(OPERATORS).map((d) => d.line)).toEqual([]);
+    expect(denied(READERS).map((d) => d.line)).toEqual(writes);
+  });
+
   it.each([
     ['pause', ['pause', '--env', 'local', '--reason', 'INC-1', '--by', 'ana']],
     ['resume', ['resume', '--env', 'local']],
