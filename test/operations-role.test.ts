@@ -47,6 +47,7 @@ describe.each(ENVIRONMENT_ORDER)("the live operations' roles of %s", (name) => {
   });
 
   it("lets no one exec or port-forward in Argo CD's, kube-system's or the infrastructure's namespaces; no ClusterRole holds exec, port-forward, logs, Jobs or Deployments writes", () => {
+    expect([...FORBIDDEN_EXEC_NAMESPACES].sort()).toEqual(['argocd', 'cert-manager', 'envoy-gateway-system', 'flagger-system', 'kube-system', 'monitoring']);
     for (const namespace of [...FORBIDDEN_EXEC_NAMESPACES, PLATFORM.controller.namespace]) {
       for (const group of [OPERATORS, READERS]) {
         for (const resource of ['pods/exec', 'pods/portforward']) {

@@ -1,3 +1,4 @@
+import { INFRASTRUCTURE_NAMESPACES, PLATFORM_NAMESPACES } from '../contract/choices';
 import { OPERATIONS_ROLE } from '../contract/naming';
 
 /**
@@ -45,8 +46,8 @@ export interface Permission {
   readonly neededBy: readonly string[];
 }
 
-/** Namespaces where no role of the operations may exec or port-forward. */
-export const FORBIDDEN_EXEC_NAMESPACES = ['argocd', 'kube-system', 'monitoring', 'cert-manager', 'envoy-gateway-system', 'flagger-system'] as const;
+/** Namespaces where no role of the operations may exec or port-forward: Argo CD's, the infrastructure's, kube-system. */
+export const FORBIDDEN_EXEC_NAMESPACES: readonly string[] = [...new Set([...Object.values(INFRASTRUCTURE_NAMESPACES), PLATFORM_NAMESPACES.kubeSystem])];
 
 /** The readers' and the operators' role names. */
 export const READ_ROLE = `${OPERATIONS_ROLE}-read`;
