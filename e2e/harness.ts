@@ -391,7 +391,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     const upgrade = standInUpgrade();
     log(`stand-in upgrade: ${upgrade.release}'s chart also at ${upgrade.next} (git pins ${upgrade.pinned}), with the ConfigMap ${upgrade.configMap}`);
 
-    const manifests = bootstrapManifests(environment, { repositorySshPrivateKey: git.deployKey, sopsAgeKey: ageKey }, OPERATORS_GROUP);
+    const manifests = bootstrapManifests(environment, { repositorySshPrivateKey: git.deployKey, sopsAgeKey: ageKey }, { operators: OPERATORS_GROUP });
 
     // 1. What the argo-cd Helm release puts in place (Pulumi: ArgoCdInstallation): its CRDs and
     // its stand-in's controller, so the `argocd` Application, which only an operator syncs,

@@ -10,7 +10,8 @@ import { loadPlatform } from '../src/environments/platform';
 import { ConfigError } from '../src/base/errors';
 import { namespacePodSecurity } from '../src/contract/security-context';
 import { buildEnvironment } from '../src/synth';
-import { operationsRoleManifests } from '../src/cluster/operations-role';
+import { type OperationsGroups, operationsRoleManifests } from '../src/cluster/operations-role';
+import { operationsScope } from '../src/synth/operations-scope';
 
 /**
  * The objects the bootstrap applies, as plain manifests: the Pulumi components create
@@ -114,9 +115,11 @@ export function bootstrapContext(environmentName: string): ReleaseContext {
 export function renderedBootstrapObjects(environmentName: string): { project: Manifest; application: Manifest } {
   const { environment, platform } = bootstrapContext(environmentName);
   const { gitops } = buildEnvironment(new App(), environment, platform);
-  const project = (gitops.toJson() as Manifest[]).find((o) => o.kind === 'AppProject')!;
   // Not in gitops.yaml: the root does not sync itself (src/charts/gitops-applications.ts).
   const application = new Application(new Chart(new App(), 'bootstrap'), ROOT_APPLICATION, rootApplicationProps(environment, platform)).toJson() as Manifest;
+  // The root's own project, which it needs before its first sync.
+  const rootProject = (application as { spec?: { project?: string } }).spec?.project;
+  const project = (gitops.toJson() as Manifest[]).find((o) => o.kind === 'AppProject' && o.metadata.name === rootProject)!;
   return { project, application };
 }
 
@@ -124,14 +127,13 @@ export function renderedBootstrapObjects(environmentName: string): { project: Ma
 export function bootstrapManifests<S>(
   environment: string,
   secrets: { repositorySshPrivateKey: S; sopsAgeKey: S; chartRegistry?: RegistryCredentials<S> },
-  operatorsGroup?: string,
+  groups: OperationsGroups = {},
 ) {
   const platform = loadPlatform();
   const namespace = platform.controller.namespace;
   const { project, application } = renderedBootstrapObjects(environment);
   const { environment: values } = bootstrapContext(environment);
   const charts = publishedChartsRepoURL(values);
-  const brokerNamespace = values.broker.namespace;
   return {
     namespace: controllerNamespaceManifest(namespace),
     ageKeySecret: ageKeySecretManifest(namespace, secrets.sopsAgeKey),
@@ -145,6 +147,6 @@ export function bootstrapManifests<S>(
     ...(charts === undefined ? {} : { chartRegistrySecret: chartRegistrySecretManifest({ namespace, url: charts, ...(secrets.chartRegistry === undefined ? {} : { credentials: secrets.chartRegistry }) }) }),
     project,
     rootApplication: application,
-    operationsAccess: operationsRoleManifests(namespace, operatorsGroup, brokerNamespace),
+    operationsAccess: operationsRoleManifests(operationsScope(values, platform), groups),
   };
 }

@@ -8,6 +8,7 @@ import { ArgoCdInstallation } from './argocd-installation';
 import { REPOSITORY_SECRET, bootstrapContext, renderedBootstrapObjects } from './bootstrap-manifests';
 import { RepositoryCredentials } from './repository-credentials';
 import { OperationsAccess } from './operations-access';
+import { operationsScope } from '../src/synth/operations-scope';
 import { RootApplication } from './root-application';
 import { publishedChartsRepoURL } from '../src/charts/gitops-applications';
 
@@ -26,6 +27,12 @@ export interface BootstrapConfig {
    * @default - the roles are created, bound to nobody
    */
   readonly operatorsGroup?: string;
+  /**
+   * The group that only reads the environment (status, drift --no-refresh, verify, check
+   * --component infrastructure): the readers' role is bound to it.
+   * @default - bound to nobody
+   */
+  readonly readersGroup?: string;
   /**
    * The login to the registry of the published charts (`chartRegistryUsername`, and the secret
    * `chartRegistryPassword`), for an environment that follows them from a registry that asks for one.
@@ -60,6 +67,7 @@ export function readBootstrapConfig(config: pulumi.Config = new pulumi.Config())
     repositorySshPrivateKey: config.requireSecret('repositorySshPrivateKey'),
     sopsAgeKey: readAgeKey(config),
     ...(config.get('operatorsGroup') ? { operatorsGroup: config.get('operatorsGroup')! } : {}),
+    ...(config.get('readersGroup') ? { readersGroup: config.get('readersGroup')! } : {}),
     ...(config.get('chartRegistryUsername') ? { chartRegistry: { username: config.get('chartRegistryUsername')!, password: config.requireSecret('chartRegistryPassword') } } : {}),
   };
 }
@@ -111,11 +119,13 @@ export function bootstrap(config: BootstrapConfig): Bootstrap {
   const operations = new OperationsAccess(
     'operations',
     {
-      controllerNamespace: releaseNamespace(argoCd, context),
-      ...(config.operatorsGroup === undefined ? {} : { group: config.operatorsGroup }),
-      brokerNamespace: context.environment.broker.namespace,
-      // The broker's namespace is made by Argo CD, once the root Application is there.
-      brokerBindingAfter: [root],
+      scope: operationsScope(context.environment, context.platform),
+      groups: {
+        ...(config.operatorsGroup === undefined ? {} : { operators: config.operatorsGroup }),
+        ...(config.readersGroup === undefined ? {} : { readers: config.readersGroup }),
+      },
+      // The namespaces but Argo CD's are made by Argo CD, once the root Application is there.
+      laterNamespacesAfter: [root],
     },
     { dependsOn: [argocd] },
   );

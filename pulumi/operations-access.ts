@@ -1,35 +1,29 @@
 import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
-import { operationsRoleManifests } from '../src/cluster/operations-role';
+import { OPERATIONS_ROLE } from '../src/contract/naming';
+import { type OperationsGroups, type OperationsScope, operationsRoleManifests } from '../src/cluster/operations-role';
 
 export interface OperationsAccessArgs {
-  /** Argo CD's namespace, where the Role lets the verbs patch Applications. */
-  readonly controllerNamespace: string;
+  /** The environment's namespaces and Argo CD Applications, as rendered (src/synth/operations-scope.ts). */
+  readonly scope: OperationsScope;
   /**
-   * The group that operates the environment (`npm run ops`): the roles are bound to it.
+   * The groups the roles are bound to: the operators' (both roles, and the broker chart's Role)
+   * and the readers' (the readers' role alone).
    * @default - no binding: the roles exist, for whoever binds them
    */
-  readonly group?: string;
+  readonly groups?: OperationsGroups;
   /**
-   * The broker's namespace, where the group is bound to the broker chart's Role (the users'
-   * password Secrets, for `ops check --component broker`). Argo CD creates the namespace: the
-   * binding waits for the root Application and, on a cluster where it is not there yet, is
-   * created by the next `pulumi up`.
-   * @default - no binding there
-   */
-  readonly brokerNamespace?: string;
-  /**
-   * What the binding in the broker's namespace waits for (the root Application, whose sync
-   * makes the namespace); the other objects wait for nothing of Argo CD's.
+   * What the objects in a namespace Argo CD creates (the applications', the database's, the
+   * broker's) wait for: the root Application, whose sync makes the namespaces. On a cluster
+   * where they are not there yet, the next `pulumi up` creates them.
    * @default - nothing
    */
-  readonly brokerBindingAfter?: readonly pulumi.Resource[];
+  readonly laterNamespacesAfter?: readonly pulumi.Resource[];
 }
 
 /**
- * What `npm run ops` needs (src/cluster/operations-role.ts): the ClusterRole, the Role in
- * Argo CD's namespace and, for the stack's `operatorsGroup`, their bindings, and the binding
- * of the broker chart's Role in the broker's namespace.
+ * What `npm run ops` needs (src/cluster/operations-role.ts): the readers' and the operators'
+ * ClusterRoles and Roles, and their bindings to the stack's `operatorsGroup` and `readersGroup`.
  */
 export class OperationsAccess extends pulumi.ComponentResource {
   /** Every RBAC object, in the order the manifests list them. */
@@ -37,15 +31,18 @@ export class OperationsAccess extends pulumi.ComponentResource {
 
   constructor(name: string, args: OperationsAccessArgs, opts?: pulumi.ComponentResourceOptions) {
     super('platform-gitops:bootstrap:OperationsAccess', name, {}, opts);
-    this.objects = operationsRoleManifests(args.controllerNamespace, args.group, args.brokerNamespace).map((manifest) => {
+    const controller = args.scope.controllerNamespace;
+    this.objects = operationsRoleManifests(args.scope, args.groups).map((manifest) => {
       const namespace = manifest.metadata.namespace;
-      // The first object of a kind keeps its name (`<name>-<kind>`): a stack made before keeps its resources.
-      const suffix = namespace === undefined || namespace === args.controllerNamespace ? '' : `-${namespace}`;
-      const inBroker = namespace !== undefined && namespace === args.brokerNamespace && namespace !== args.controllerNamespace;
-      return new k8s.apiextensions.CustomResource(`${name}-${manifest.kind.toLowerCase()}${suffix}`, { ...manifest } as k8s.apiextensions.CustomResourceArgs, {
-        parent: this,
-        ...(inBroker ? { dependsOn: [...(args.brokerBindingAfter ?? [])] } : {}),
-      });
+      const later = namespace !== undefined && namespace !== controller;
+      // The binding of the broker chart's Role keeps the resource name it had before the roles were
+      // split, so a stack made before keeps the object instead of creating it anew and deleting it.
+      const kept = manifest.kind === 'RoleBinding' && manifest.metadata.name === OPERATIONS_ROLE && namespace === args.scope.brokerNamespace;
+      return new k8s.apiextensions.CustomResource(
+        `${name}-${manifest.kind.toLowerCase()}-${manifest.metadata.name}${namespace === undefined ? '' : `-${namespace}`}`,
+        { ...manifest } as k8s.apiextensions.CustomResourceArgs,
+        { parent: this, ...(later ? { dependsOn: [...(args.laterNamespacesAfter ?? [])] } : {}), ...(kept ? { aliases: [{ name: `${name}-rolebinding-${namespace}` }] } : {}) },
+      );
     });
     this.registerOutputs({ objects: this.objects.map((object) => object.metadata.name) });
   }

@@ -87,7 +87,7 @@ describe.each(['testing', 'staging', 'production'])('a second application in %s'
     expect(objectsOf('monitoring').map((o) => o.kind).sort()).toEqual(['AlertmanagerConfig']);
   });
 
-  it('gets its own child Application in the applications\' wave, with its own secrets group, in the platform project', () => {
+  it('gets its own child Application in the applications\' wave, with its own secrets group, in its own project', () => {
     const gitops = objectsOf('gitops');
     const application = findObject(gitops, 'Application', SECOND);
     expect(application.metadata.annotations?.['argocd.argoproj.io/sync-wave']).toBe(String(stageWave(APPLICATIONS_STAGE)));
@@ -97,9 +97,9 @@ describe.each(['testing', 'staging', 'production'])('a second application in %s'
     expect(stageWave(APPLICATIONS_STAGE)).toBeGreaterThan(stageWave('monitoring'));
     expect(application.spec.sources.map((s: any) => s.path ?? s.directory)).toEqual([`dist/${name}`, `secrets/${name}/${SECOND}`]);
     expect(application.spec.sources[0].directory).toEqual({ include: `${SECOND}.yaml` });
-    expect(application.spec.project).toBe('platform');
-    const destinations = findObject(gitops, 'AppProject', 'platform').spec.destinations.map((d: any) => d.namespace);
-    expect(destinations).toEqual(expect.arrayContaining([first.namespace, SECOND]));
+    // Its own project, into its own namespace alone.
+    expect(application.spec.project).toBe(SECOND);
+    expect(findObject(gitops, 'AppProject', SECOND).spec.destinations.map((d: any) => d.namespace)).toEqual([SECOND]);
     const groups = secretCatalog(environment).filter((secret) => secret.group === SECOND);
     expect(groups.map((secret) => secret.name).sort()).toEqual([`${SECOND}-broker`, `${SECOND}-database`, `${SECOND}-smoke`, second.image.pullSecret].sort());
     for (const secret of groups) expect(secret.namespace).toBe(SECOND);
@@ -250,7 +250,7 @@ describe('the rules between applications of one environment, with file and line'
       return;
     }
     expect(problems).toEqual([
-      `src/environments/local/${reserved}.yaml: (file name) "${reserved}" must not be a name of the platform (${RESERVED_APPLICATION_NAMES.join(', ')}): an application names its chart file, Argo CD Application and secrets folder`,
+      `src/environments/local/${reserved}.yaml: (file name) "${reserved}" must not be a name of the platform (${RESERVED_APPLICATION_NAMES.join(', ')}): an application names its chart file, Argo CD Application, AppProject and secrets folder`,
     ]);
   });
 

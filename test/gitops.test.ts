@@ -9,7 +9,7 @@ import { loadEnvironments } from '../src/environments';
 import { loadPlatform } from '../src/environments/platform';
 import { INFRASTRUCTURE_RELEASES, RELEASE_ROWS, releaseNamespace } from '../src/infrastructure/releases';
 import { deliveredChartIds } from '../src/synth';
-import { APPLICATIONS_STAGE, DELIVERY_STAGES, PLATFORM_CHARTS, ROOT_APPLICATION, stageWave } from '../src/contract/platform-charts';
+import { APPLICATIONS_STAGE, DELIVERY_STAGES, ROOT_APPLICATION, stageWave } from '../src/contract/platform-charts';
 import { renderedBootstrapObjects } from '../pulumi/bootstrap-manifests';
 import { validateAgainstSchema } from '../src/validation/schemas';
 import { WAITS_SECONDS } from '../src/contract/contract';
@@ -258,62 +258,7 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
     for (const app of apps) expect(app.spec.syncPolicy.syncOptions ?? [], app.metadata.name).not.toContain('CreateNamespace=true');
   });
 
-  it('keeps every Application inside one of the platform\'s projects and its destinations', () => {
-    for (const app of apps) {
-      expect(['infrastructure', 'platform'], app.metadata.name).toContain(app.spec.project);
-      const project = findObject(objects, 'AppProject', app.spec.project);
-      expect(project.spec.destinations.map((d: any) => d.namespace), app.metadata.name).toContain(app.spec.destination.namespace);
-      expect(app.spec.destination.server).toBe('https://kubernetes.default.svc');
-    }
-  });
-
-  // Convergence item 9. Argo CD lets an Application create only the cluster-scoped kinds its
-  // project's clusterResourceWhitelist names, and only in the project's destinations
-  // (argo-cd v3.5.1 docs/user-guide/projects.md). The Helm releases need cluster RBAC; a
-  // commit to an application-level chart must not be able to grant itself cluster-admin.
-  it('gives the bootstrap and the infrastructure their own project, and the application level no cluster RBAC', () => {
-    const infrastructure = findObject(objects, 'AppProject', 'infrastructure');
-    const platform = findObject(objects, 'AppProject', 'platform');
-    const kinds = (project: K8sObject) => project.spec.clusterResourceWhitelist.map((k: any) => `${k.group}/${k.kind}`);
-    for (const app of apps) {
-      const infrastructureUnit = ['root', ...PLATFORM_CHARTS.filter((chart) => chart.project === 'infrastructure').map((chart) => chart.id)].includes(app.metadata.name) || app.spec.source?.chart !== undefined;
-      expect(app.spec.project, app.metadata.name).toBe(infrastructureUnit ? 'infrastructure' : 'platform');
-    }
-    expect(kinds(infrastructure)).toEqual(expect.arrayContaining(['rbac.authorization.k8s.io/ClusterRole', 'rbac.authorization.k8s.io/ClusterRoleBinding']));
-    expect(kinds(platform).filter((k: string) => k.startsWith('rbac.authorization.k8s.io/') || k.startsWith('apiextensions') || k.startsWith('admissionregistration'))).toEqual([]);
-    // Application objects live in the controller's namespace: the application level cannot write there.
-    expect(platform.spec.destinations.map((d: any) => d.namespace)).not.toContain('argocd');
-    expect(platform.spec.sourceRepos).toEqual([REPOSITORY]);
-    expect(platform.spec.namespaceResourceWhitelist).toBeUndefined();
-  });
-
-  // Gateway API v1.6.1's standard install, which Envoy Gateway's CRDs chart renders
-  // (gateway-crds-helm v1.9.1 templates/standard-gatewayapi-crds.yaml), also holds the
-  // ValidatingAdmissionPolicy `safe-upgrades.gateway.networking.k8s.io` and its binding: a
-  // project without them refuses the whole sync (found by the e2e with the real chart).
-  it('lets the infrastructure create the admission policy and binding Gateway API\'s CRDs ship with', () => {
-    const infrastructure = findObject(objects, 'AppProject', 'infrastructure');
-    const kinds = infrastructure.spec.clusterResourceWhitelist.map((k: any) => `${k.group}/${k.kind}`);
-    expect(kinds).toEqual(expect.arrayContaining(['admissionregistration.k8s.io/ValidatingAdmissionPolicy', 'admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding']));
-  });
-
-  // A namespace's metadata (its Pod Security level above all) is the infrastructure
-  // project's: the application level may neither create nor relabel a Namespace, and deploys
-  // nothing where Pod Security admits privileged pods (monitoring: src/contract/security-context.ts),
-  // or a commit to an application chart could run a privileged pod there.
-  it('lets the application level create no Namespace and deploy into no namespace that admits privileged pods', () => {
-    const platform = findObject(objects, 'AppProject', 'platform');
-    expect(platform.spec.clusterResourceWhitelist ?? []).toEqual([]);
-    const privileged = objects
-      .filter((o) => o.kind === 'Namespace' && o.metadata.labels?.['pod-security.kubernetes.io/enforce'] !== 'restricted')
-      .map((o) => o.metadata.name);
-    expect(privileged).toContain('monitoring');
-    const destinations = platform.spec.destinations.map((d: any) => d.namespace);
-    expect(destinations.filter((namespace: string) => privileged.includes(namespace))).toEqual([]);
-    for (const app of apps.filter((a) => a.spec.project === 'platform')) {
-      expect(privileged, app.metadata.name).not.toContain(app.spec.destination.namespace);
-    }
-  });
+  // Each AppProject against what its Applications render: test/app-projects.test.ts.
 
   // argo-cd v3.5.1 docs/user-guide/projects.md, "The Default Project": Argo CD creates
   // `default` allowing every source, destination and kind; this is its locked form.
@@ -326,22 +271,6 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
       namespaceResourceBlacklist: [{ group: '*', kind: '*' }],
     });
     expect(apps.map((app) => app.spec.project)).not.toContain('default');
-  });
-
-  it('allows only this repository, the pinned chart repositories and the platform namespaces', () => {
-    const infrastructure = findObject(objects, 'AppProject', 'infrastructure');
-    expect(infrastructure.spec.sourceRepos).toEqual([REPOSITORY, ...[...new Set(RELEASE_ROWS.map((release) => release.chart.repoURL))].sort()]);
-    const applicationNamespaces = projectEnvironments()[environment]!.applications.map((app) => app.namespace);
-    // The infrastructure's own namespaces, and every namespace the platform uses, whose Namespace object it renders.
-    expect(infrastructure.spec.destinations.map((d: any) => d.namespace)).toEqual(
-      ['argocd', 'cert-manager', 'database', 'envoy-gateway-system', 'flagger-system', 'kafka', 'monitoring', ...applicationNamespaces].sort(),
-    );
-    expect(findObject(objects, 'AppProject', 'platform').spec.destinations.map((d: any) => d.namespace)).toEqual(
-      ['database', 'kafka', ...applicationNamespaces].sort(),
-    );
-    for (const project of objects.filter((o) => o.kind === 'AppProject')) {
-      for (const destination of project.spec.destinations) expect(destination.server).toBe('https://kubernetes.default.svc');
-    }
   });
 
   it('validates Application, AppProject, ClusterIssuer and Certificate objects against their CRDs', () => {

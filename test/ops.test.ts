@@ -14,7 +14,6 @@ import { INFRASTRUCTURE_RELEASES, RELEASE_ROWS } from '../src/infrastructure/rel
 import { loadEnvironments } from '../src/environments';
 import type { ReleaseName } from '../src/infrastructure/release-versions';
 import { liveWorkloadsOf } from '../src/strategies/values-registry';
-import { parseAllDocuments } from 'yaml';
 import { OPS } from '../src/commands/ops';
 import { loadPlatform } from '../src/environments/platform';
 import { ROOT, runInProcess } from './support';
@@ -237,31 +236,7 @@ describe('npm run ops command line', () => {
     expect(result.stderr).toContain('--component must be one of infrastructure, database, broker');
   });
 
-  it("prints the roles the verbs need, bound to a group when one is given, none of them reaching a Secret, and the binding of the broker chart's Role", async () => {
-    const result = await runInProcess(OPS, ['role', '--env', 'local', '--group', 'platform-operators'], ROOT, {});
-    expect(result.status).toBe(0);
-    const objects = parseAllDocuments(result.stdout).map((doc) => doc.toJS());
-    expect(objects.map((o) => o.kind)).toEqual(['ClusterRole', 'Role', 'ClusterRoleBinding', 'RoleBinding', 'RoleBinding']);
-    // The only Secrets: the broker users' passwords, by name, through the broker chart's Role in its namespace.
-    const broker = loadEnvironments().find((environment) => environment.name === 'local')!.broker.namespace;
-    expect(objects[4]).toMatchObject({ metadata: { namespace: broker }, roleRef: { kind: 'Role', name: objects[1].metadata.name }, subjects: objects[2].subjects });
-    expect(objects[1].metadata.namespace).toBe(loadPlatform().controller.namespace);
-    expect(objects[1].rules).toEqual([
-      { apiGroups: ['argoproj.io'], resources: ['applications'], verbs: ['get', 'list', 'patch'] },
-      { apiGroups: ['argoproj.io'], resources: ['appprojects'], verbs: ['get', 'list'] },
-    ]);
-    for (const rule of objects[0].rules) {
-      if (rule.apiGroups.includes('')) expect(rule.resources).not.toContain('secrets');
-      expect(rule.resources.includes('*') && rule.apiGroups.includes('')).toBe(false);
-      // Writes: exec and port-forward sessions, the orchestrator rollback's and the outage's patch
-      // of a Deployment, a drain's cordon of a node and its evictions.
-      const writes = rule.verbs.filter((verb: string) => !['get', 'list'].includes(verb));
-      if (writes.length > 0) {
-        expect([`${rule.resources}: ${writes}`]).toContainEqual(expect.stringMatching(/^(pods\/exec,pods\/portforward: create|deployments: patch|nodes: patch|pods\/eviction: create|jobs: create)$/));
-      }
-    }
-    expect(objects[2].subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'platform-operators' }]);
-  });
+  // `ops role`: test/operations-role.test.ts.
 
   it('names a kube context the kubeconfig does not have, as a bad argument (exit 2)', async () => {
     const result = await runInProcess(OPS, ['status', '--env', 'local', '--context', 'nosuch'], ROOT, { KUBECONFIG: `${ROOT}/test/fixtures/kubeconfig-two-contexts.yaml` });

@@ -61,12 +61,14 @@ describe('an environment that follows the published application charts', () => {
     }
   });
 
-  it('lets the application level\'s project read that registry, and only that one; the infrastructure\'s is unchanged', () => {
+  it("lets each application's project read that registry, and no other project", () => {
     const projects = objects.get('gitops.yaml')!.filter((o) => o.kind === 'AppProject');
-    const applicationLevel = projects.find((p) => p.metadata.name === PLATFORM.controller.project)!;
-    expect(applicationLevel.spec.sourceRepos).toEqual([PLATFORM.repository.url, 'ghcr.io/example/platform-gitops-charts/local']);
-    const infrastructure = projects.find((p) => p.metadata.name !== PLATFORM.controller.project && p.metadata.name !== 'default')!;
-    expect(infrastructure.spec.sourceRepos).not.toContain('ghcr.io/example/platform-gitops-charts/local');
+    const names = projectEnvironments()['local']!.applications.map((application) => application.name);
+    for (const project of projects) {
+      const expected = names.includes(project.metadata.name) ? [PLATFORM.repository.url, 'ghcr.io/example/platform-gitops-charts/local'] : undefined;
+      if (expected !== undefined) expect(project.spec.sourceRepos, project.metadata.name).toEqual(expected);
+      else expect(project.spec.sourceRepos, project.metadata.name).not.toContain('ghcr.io/example/platform-gitops-charts/local');
+    }
   });
 
   // npm run diff renders the working tree the same way: the review shows the version as synth pins it.

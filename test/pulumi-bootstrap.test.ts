@@ -8,6 +8,11 @@ import type { Bootstrap } from '../pulumi/bootstrap';
 import { bootstrapManifests, chartRegistrySecretManifest } from '../pulumi/bootstrap-manifests';
 import { committedObjects, findObject } from './support';
 import { INFRASTRUCTURE_RELEASES } from '../src/infrastructure/releases';
+import { operationsRoleManifests } from '../src/cluster/operations-role';
+import { OPERATIONS_ROLE } from '../src/contract/naming';
+import { loadEnvironments } from '../src/environments';
+import { loadPlatform } from '../src/environments/platform';
+import { operationsScope } from '../src/synth/operations-scope';
 
 interface Created {
   readonly type: string;
@@ -61,6 +66,7 @@ beforeAll(async () => {
       [`${PROJECT}:repositorySshPrivateKey`]: SSH_KEY,
       [`${PROJECT}:sopsAgeKey`]: AGE_KEY,
       [`${PROJECT}:operatorsGroup`]: 'platform-operators',
+      [`${PROJECT}:readersGroup`]: 'platform-readers',
     },
     [`${PROJECT}:repositorySshPrivateKey`, `${PROJECT}:sopsAgeKey`],
   );
@@ -86,7 +92,7 @@ describe('the Pulumi bootstrap', () => {
       'platform-gitops:bootstrap:RepositoryCredentials',
       'platform-gitops:bootstrap:RootApplication',
     ]);
-    const resources = created.filter((r) => !r.type.startsWith('platform-gitops:')).map((r) => `${r.type} ${r.name}`).sort();
+    const resources = created.filter((r) => !r.type.startsWith('platform-gitops:') && !r.type.startsWith('kubernetes:rbac.')).map((r) => `${r.type} ${r.name}`).sort();
     expect(resources).toEqual([
       'kubernetes:argoproj.io/v1alpha1:AppProject root-project',
       'kubernetes:argoproj.io/v1alpha1:Application root-application',
@@ -94,22 +100,21 @@ describe('the Pulumi bootstrap', () => {
       'kubernetes:core/v1:Secret argocd-age-key',
       'kubernetes:core/v1:Secret repository-secret',
       'kubernetes:helm.sh/v3:Release argocd-release',
-      'kubernetes:rbac.authorization.k8s.io/v1:ClusterRole operations-clusterrole',
-      'kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding operations-clusterrolebinding',
-      'kubernetes:rbac.authorization.k8s.io/v1:Role operations-role',
-      'kubernetes:rbac.authorization.k8s.io/v1:RoleBinding operations-rolebinding',
-      'kubernetes:rbac.authorization.k8s.io/v1:RoleBinding operations-rolebinding-kafka',
     ]);
   });
 
-  it("grants the live operations' roles to the stack's operatorsGroup, the Role in Argo CD's namespace and the broker chart's in the broker's", () => {
-    const bindings = created.filter((r) => r.type === 'kubernetes:rbac.authorization.k8s.io/v1:RoleBinding').map((r) => r.inputs);
-    expect(bindings.map((binding) => binding.metadata.namespace)).toEqual(['argocd', 'kafka']);
-    for (const binding of bindings) {
-      expect(binding.subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'platform-operators' }]);
-      expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'platform-gitops-operations' });
-    }
-    expect(resource('kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding').inputs.roleRef.name).toBe(resource('kubernetes:rbac.authorization.k8s.io/v1:ClusterRole').inputs.metadata.name);
+  // The same roles as `npm run ops -- role` (src/cluster/operations-role.ts), bound to the stack's groups.
+  it("creates the live operations' roles exactly as `npm run ops -- role` prints them, bound to the stack's operatorsGroup and readersGroup", () => {
+    const rbac = created.filter((r) => r.type.startsWith('kubernetes:rbac.')).map((r) => r.inputs);
+    const expected = operationsRoleManifests(operationsScope(loadEnvironments().find((e) => e.name === 'local')!, loadPlatform()), { operators: 'platform-operators', readers: 'platform-readers' });
+    // (The mocked engine registers them in no set order.)
+    const id = (m: any) => `${m.kind} ${m.metadata.namespace ?? ''}/${m.metadata.name}`;
+    const sorted = (list: any[]) => [...list].sort((a, b) => (id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0));
+    expect(sorted(rbac)).toEqual(sorted(JSON.parse(JSON.stringify(expected))));
+    // The binding of the broker chart's Role (the users' password Secrets), to the operators alone.
+    const kept = created.find((r) => r.type === 'kubernetes:rbac.authorization.k8s.io/v1:RoleBinding' && r.inputs.metadata.name === OPERATIONS_ROLE)!;
+    expect(kept.inputs.metadata.namespace).toBe('kafka');
+    expect(kept.inputs.subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'platform-operators' }]);
   });
 
   it('creates the argocd namespace', async () => {

@@ -6,60 +6,60 @@ import type { Environment } from '../environments';
 import type { Platform } from '../environments/platform';
 import type { ApplicationProps, ApplicationSpecIgnoreDifferences } from '../imports/application-argoproj.io';
 import type { AppProjectProps } from '../imports/appproject-argoproj.io';
-import { RELEASE_ROWS } from '../infrastructure/releases';
 import { type SecretGroup, pluginExpectation, secretCatalog } from '../secrets/catalog';
-import { DEFAULT_PROJECT, GITOPS_CHART_ID, INFRASTRUCTURE_PROJECT, ROOT_APPLICATION } from '../contract/platform-charts';
+import { DEFAULT_PROJECT, GITOPS_CHART_ID, ROOT_APPLICATION } from '../contract/platform-charts';
 import { IN_CLUSTER } from '../constructs/argo-cd-sync-policy';
 
-/** A cluster-scoped kind an AppProject lets Applications create. */
+/** A kind (its API group and name) an AppProject lets Applications create. */
 export interface ClusterKind {
   readonly group: string;
   readonly kind: string;
 }
 
-/** What the AppProject allows, derived from what the platform renders. */
+/** One AppProject of the platform (1.6: deployment permissions limited), derived from what its Applications render. */
 export interface ProjectScope {
-  /** Namespaces the platform deploys to. */
-  readonly namespaces: readonly string[];
-  /** Cluster-scoped kinds the platform creates. */
-  readonly clusterKinds: readonly ClusterKind[];
-}
-
-/** Which of the platform's AppProjects. */
-export interface ProjectIdentity {
   /** The project's name. */
   readonly name: string;
   /** What it is for, shown in Argo CD. */
   readonly description: string;
-  /** Allow the pinned Helm repositories as sources (the infrastructure's releases). */
-  readonly helmCharts: boolean;
+  /** The repositories its Applications read, each named exactly. */
+  readonly sourceRepos: readonly string[];
+  /** The namespaces its Applications deploy to. */
+  readonly namespaces: readonly string[];
+  /** The cluster-scoped kinds its Applications create. */
+  readonly clusterKinds: readonly ClusterKind[];
   /**
-   * The OCI repository of the environment's published application charts, when the
-   * environment follows them (`applicationSource.from: registry`).
-   * @default - none: the applications come from this repository
+   * The namespaced kinds its Applications create.
+   * @default - any (an upstream Helm release's, whose templates the platform does not render)
    */
-  readonly publishedCharts?: string;
+  readonly namespacedKinds?: readonly ClusterKind[];
+}
+
+/** Kinds sorted by `group/kind`, each once. */
+function kindList(kinds: readonly ClusterKind[]): ClusterKind[] {
+  const byKey = new Map(kinds.map((k) => [`${k.group}/${k.kind}`, { group: k.group, kind: k.kind }]));
+  return [...byKey.keys()].sort().map((key) => byKey.get(key)!);
 }
 
 /**
- * An AppProject of the platform (1.6: deployment permissions limited): sources are this
- * repository (and, for the infrastructure, the pinned Helm repositories) only; destinations
- * the in-cluster API and the given namespaces only; cluster-scoped kinds only those given.
+ * An AppProject of the platform: its sources named exactly, its destinations the in-cluster
+ * API and the given namespaces only, the cluster-scoped kinds and (when given) the namespaced
+ * kinds only those given. Argo CD refuses to sync an object whose kind or namespace the
+ * project does not permit (argo-cd v3.5.1 docs/user-guide/projects.md).
  */
-export function appProjectProps(platform: Platform, scope: ProjectScope, identity: ProjectIdentity): AppProjectProps {
-  const helmRepositories = identity.helmCharts ? [...new Set(RELEASE_ROWS.map((release) => release.chart.repoURL))].sort() : [];
-  const kinds = new Map(scope.clusterKinds.map((k) => [`${k.group}/${k.kind}`, k]));
+export function appProjectProps(platform: Platform, scope: ProjectScope): AppProjectProps {
   return {
     metadata: {
-      name: identity.name,
+      name: scope.name,
       namespace: platform.controller.namespace,
       annotations: { [SYNC_WAVE_ANNOTATION]: '0' },
     },
     spec: {
-      description: identity.description,
-      sourceRepos: [platform.repository.url, ...helmRepositories, ...(identity.publishedCharts === undefined ? [] : [identity.publishedCharts])],
+      description: scope.description,
+      sourceRepos: [...new Set(scope.sourceRepos)],
       destinations: [...new Set(scope.namespaces)].sort().map((namespace) => ({ server: IN_CLUSTER, namespace })),
-      clusterResourceWhitelist: [...kinds.keys()].sort().map((key) => ({ group: kinds.get(key)!.group, kind: kinds.get(key)!.kind })),
+      clusterResourceWhitelist: kindList(scope.clusterKinds),
+      ...(scope.namespacedKinds === undefined ? {} : { namespaceResourceWhitelist: kindList(scope.namespacedKinds) }),
     },
   };
 }
@@ -100,7 +100,8 @@ export function rootApplication(environment: Environment, platform: Platform): A
   return {
     name: ROOT_APPLICATION,
     controllerNamespace: platform.controller.namespace,
-    project: INFRASTRUCTURE_PROJECT,
+    // Its own project: the AppProjects and Applications in Argo CD's namespace, nothing else.
+    project: platform.controller.project,
     sources: [repositoryPath(platform, manifestsPath(environment.name), { include: `${GITOPS_CHART_ID}.yaml` })],
     destinationNamespace: platform.controller.namespace,
     automated: environment.autoSync,

@@ -3,7 +3,7 @@ import * as kplus from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import { INFRASTRUCTURE_NAMESPACES, SYNC_WAVES } from '../contract/choices';
 import { LABELS } from '../contract/contract';
-import { INFRASTRUCTURE_PROJECT } from '../contract/platform-charts';
+import { releaseProject } from '../contract/platform-charts';
 import { namespacePodSecurity } from '../contract/security-context';
 import { SYNC_WAVE_ANNOTATION } from '../contract/upstream';
 import { ArgoCdApplication } from '../constructs/argo-cd-application';
@@ -77,8 +77,9 @@ export class InfrastructureChart extends Chart {
         new ArgoCdApplication(this, release.name, {
           name: release.name,
           controllerNamespace: props.platform.controller.namespace,
-          // The Helm releases create cluster-scoped RBAC, CRDs and webhooks: only this project allows them.
-          project: INFRASTRUCTURE_PROJECT,
+          // Each release its own project: its chart's repository and its namespace alone, with the
+          // cluster-scoped kinds Helm charts create (src/charts/gitops-chart.ts).
+          project: releaseProject(release.name),
           sources: [{ kind: 'helm', chart: release.chart, releaseName: release.name, values: release.values(context) }],
           destinationNamespace: releaseNamespace(release, context),
           syncWave: release.syncWave,

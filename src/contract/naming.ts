@@ -116,9 +116,9 @@ export function derivedNames(application: string): ReadonlyArray<{ readonly name
 }
 
 /**
- * The live operations' roles (`npm run ops`): the bootstrap's ClusterRole and Role in Argo
- * CD's namespace (src/cluster/operations-role.ts), and the broker chart's Role that reads the
- * users' password Secrets; the bootstrap binds each to the operators' group.
+ * The live operations' roles (`npm run ops`): the prefix of the readers' and the operators'
+ * roles (src/cluster/operations-role.ts), and the name of the broker chart's Role that reads the
+ * users' password Secrets, which the bootstrap binds to the operators' group.
  */
 export const OPERATIONS_ROLE = 'platform-gitops-operations';
 

@@ -10,9 +10,6 @@ import { WAITS_SECONDS } from './contract';
  * without a builder does not compile.
  */
 
-/** Which AppProject a chart's child Application belongs to. */
-export type ChartProject = 'infrastructure' | 'application';
-
 /** One stage of the delivery: a platform chart, or every application's chart. */
 export interface DeliveryStage {
   /**
@@ -22,11 +19,6 @@ export interface DeliveryStage {
   readonly id: string;
   /** What the stage delivers. */
   readonly purpose: string;
-  /**
-   * The AppProject of its child Application: `infrastructure` (cluster rights, the pinned
-   * Helm repositories) or the platform's application-level project.
-   */
-  readonly project: ChartProject;
   /**
    * Seconds the child Application's sync retries may span before it is failed (8).
    * @default WAITS_SECONDS.controllerSync (300)
@@ -50,17 +42,14 @@ export const DELIVERY_STAGES = [
   {
     id: 'infrastructure',
     purpose: 'one Argo CD Application per upstream Helm release (src/infrastructure/releases.ts)',
-    project: 'infrastructure',
   },
   {
     id: 'issuers',
     purpose: "the GatewayClass and the cluster issuers, after the CRDs of the infrastructure's releases exist",
-    project: 'infrastructure',
   },
   {
     id: 'database',
     purpose: 'SQL Server in its own namespace, the logins, the backups (1.3 step 5)',
-    project: 'application',
     // The database pod may take 600 s to become ready (1.3.5, 8).
     retryBudgetSeconds: WAITS_SECONDS.databasePodReady,
     secrets: true,
@@ -68,7 +57,6 @@ export const DELIVERY_STAGES = [
   {
     id: 'broker',
     purpose: 'the Strimzi Kafka cluster, its topics and users (1.3 step 6)',
-    project: 'application',
     // The broker cluster may take 600 s to become ready (1.3.6, 8).
     retryBudgetSeconds: WAITS_SECONDS.brokerClusterReady,
     secrets: true,
@@ -79,14 +67,12 @@ export const DELIVERY_STAGES = [
     // Before the applications: their first alert is routed and their first deployment
     // announced (Argo CD's notifications controller reads the address from this stage's Secret).
     // The monitoring namespace enforces privileged Pod Security (kube-prometheus-stack's node
-    // exporter): only the infrastructure project deploys there (src/contract/security-context.ts).
-    project: 'infrastructure',
+    // exporter): no application's project deploys there (src/contract/security-context.ts).
     secrets: true,
   },
   {
     id: APPLICATIONS_STAGE,
     purpose: "each application's chart: workloads by strategy, routing, migrations, smoke test, alert rules",
-    project: 'application',
     secrets: true,
   },
 ] as const satisfies readonly DeliveryStage[];
@@ -116,12 +102,18 @@ export const GITOPS_CHART_ID = 'gitops';
 export const ROOT_APPLICATION = 'root';
 
 /**
- * The AppProject of the bootstrap and the infrastructure: the root, the charts of the
- * `infrastructure` project above and the upstream releases, whose charts create CRDs,
- * ClusterRoles and webhooks. The application-level project (`platform.controller.project`)
- * gets none of those, so a commit to an application chart cannot grant itself cluster rights.
+ * The AppProject of the infrastructure chart (src/charts/infrastructure-chart.ts): its
+ * Namespaces, NetworkPolicies and the Helm releases' Applications, nothing else. Every other
+ * chart's child Application has a project of its own, named after the chart (an
+ * application's after the application), and each Helm release one named by releaseProject;
+ * the root's is `platform.controller.project` (src/charts/gitops-chart.ts).
  */
 export const INFRASTRUCTURE_PROJECT = 'infrastructure';
+
+/** The AppProject of an upstream Helm release's Application: that release's repository and namespace only. */
+export function releaseProject(release: string): string {
+  return `release-${release}`;
+}
 
 /** Argo CD's own project, which it creates wide open and which the platform locks. */
 export const DEFAULT_PROJECT = 'default';

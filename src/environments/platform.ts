@@ -32,7 +32,7 @@ export const platformSchema = section({
   controller: section({
     /** Namespace Argo CD runs in; its Applications and repository Secret live there (5.3). */
     namespace: z.string({ error: 'is required and must be a string' }).regex(DNS_LABEL, { error: 'must be a DNS label' }),
-    /** The AppProject every Application of the platform belongs to. */
+    /** The root Application's AppProject (its AppProjects and Applications in Argo CD's namespace); every other Application has its own. */
     project: z.string({ error: 'is required and must be a string' }).regex(DNS_LABEL, { error: 'must be a DNS label' }),
   }),
 });

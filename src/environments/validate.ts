@@ -1,6 +1,6 @@
 import type * as z from 'zod';
 import { KUBERNETES_LIMITS, SQL_SERVER_BUILT_INS } from '../contract/upstream';
-import { GITOPS_CHART_ID, PLATFORM_CHART_IDS, ROOT_APPLICATION } from '../contract/platform-charts';
+import { DEFAULT_PROJECT, GITOPS_CHART_ID, PLATFORM_CHART_IDS, releaseProject, ROOT_APPLICATION } from '../contract/platform-charts';
 import { ConfigError } from '../base/errors';
 import { derivedNames, gatewayProxyName, INFRASTRUCTURE_RELEASE_NAMES } from '../contract/naming';
 import { compareText } from '../base/text-order';
@@ -74,10 +74,11 @@ function parseValues<S extends z.ZodType>(file: ValuesFile, schema: S, jsonSchem
  * Names an application may not take: its name names its chart (`dist/<env>/<name>.yaml`),
  * its Argo CD Application and its secrets group (`secrets/<env>/<name>/`), which must not
  * be those of the platform's charts, the values file of the environment, the root
- * Application or an infrastructure release's Application (all in the namespace `argocd`).
+ * Application or an infrastructure release's Application (all in the namespace `argocd`), and
+ * its AppProject (named after it) not one of the platform's.
  */
 export const RESERVED_APPLICATION_NAMES: readonly string[] = [
-  ...new Set([...PLATFORM_CHART_IDS, GITOPS_CHART_ID, ENVIRONMENT_VALUES_FILE.replace(/\.yaml$/, ''), ROOT_APPLICATION, ...Object.values(INFRASTRUCTURE_RELEASE_NAMES)]),
+  ...new Set([...PLATFORM_CHART_IDS, GITOPS_CHART_ID, ENVIRONMENT_VALUES_FILE.replace(/\.yaml$/, ''), ROOT_APPLICATION, ...Object.values(INFRASTRUCTURE_RELEASE_NAMES), DEFAULT_PROJECT, ...Object.values(INFRASTRUCTURE_RELEASE_NAMES).map(releaseProject)]),
 ].sort();
 
 /** The application name a values file's name gives, checked against Kubernetes' limits. */
@@ -89,7 +90,7 @@ function applicationNameProblems(file: ValuesFile, name: string): string[] {
   if (RESERVED_APPLICATION_NAMES.includes(name)) {
     return [
       `${where} must not be a name of the platform (${RESERVED_APPLICATION_NAMES.join(', ')}): ` +
-        'an application names its chart file, Argo CD Application and secrets folder',
+        'an application names its chart file, Argo CD Application, AppProject and secrets folder',
     ];
   }
   if (SQL_SERVER_BUILT_INS.principals.some((principal) => principal.toLowerCase() === name)) {

@@ -67,6 +67,9 @@ function expectLiveOperations({ replicas, steps }: { replicas: number; steps: Sc
   const outputOf = (name: string) => steps.find((step) => step.name === name)!.output;
   // Every verb ran as a member of the group the bootstrap grants the operations' roles, which hold no Secret.
   expect(steps.find((step) => step.name === 'the operator cannot read Secrets')?.exitCode).toBe(403);
+  // No exec in Argo CD's namespace (the repository server's sops container holds the age key); exec where the verbs do.
+  const execs = JSON.parse(outputOf('the operator cannot exec into the repository server'));
+  expect(Object.entries(execs).map(([what, status]) => `${what.startsWith('exec into argocd/') ? 'argocd' : 'application'}: ${status === 403 ? 'refused' : 'authorized'}`)).toEqual(['argocd: refused', 'application: authorized']);
   expect(outputOf('status after convergence')).toContain('local: every Application Synced and Healthy, every workload rolled out');
   expect(outputOf('verify the route and the endpoints')).toMatch(/PASS endpoints: .*all of webapp/);
   // 1.3.4-1.3.6: each component's pods, in the contract's order, and its resources Ready.

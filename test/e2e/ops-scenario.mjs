@@ -9,6 +9,7 @@
 // is not the expected one. Run from the checkout (the e2e's working directory).
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as https from 'node:https';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { git, gitWebhook, linkNodeModules, nextPatch, pushServed, stopwatch } from './scenario-steps.mjs';
@@ -191,6 +192,31 @@ const brokerSecretReads = {
 const onlyPasswords = brokerSecretReads['get webapp-broker-user'] === 200 && brokerSecretReads['list in kafka'] === 403 && brokerSecretReads['get database-admin'] === 403;
 steps.push({ name: "the operator reads only the broker users' password Secrets", args: [], expected: 0, exitCode: onlyPasswords ? 0 : 1, output: JSON.stringify(brokerSecretReads), stdout: '' });
 if (!onlyPasswords) failed++;
+// Exec only where the verbs exec: refused in Argo CD's namespace (the repository server's sops
+// container holds the age key), allowed in an application's. An exec POST without the upgrade is
+// authorized first (403 when the role lacks pods/exec there) and only then refused for the
+// missing upgrade (400), so the status says what RBAC decided.
+const execStatus = async (namespace, pod, container) => {
+  const server = operator.getCurrentCluster().server;
+  const url = new URL(`${server}/api/v1/namespaces/${namespace}/pods/${pod}/exec?container=${container}&command=true&stdout=true`);
+  const options = { method: 'POST', headers: {} };
+  await operator.applyToHTTPSOptions(options);
+  return new Promise((resolve) => {
+    const request = https.request(url, options, (response) => {
+      response.resume();
+      resolve(response.statusCode);
+    });
+    request.on('error', (error) => resolve(String(error)));
+    request.end();
+  });
+};
+const argoPods = (await core.listNamespacedPod({ namespace: 'argocd' })).items.map((pod) => pod.metadata.name);
+const repoServer = argoPods.find((name) => name.includes('repo-server')) ?? 'argocd-repo-server';
+const appPod = (await core.listNamespacedPod({ namespace: APP })).items.map((pod) => pod.metadata.name).sort()[0];
+const execs = { [`exec into argocd/${repoServer} (sops)`]: await execStatus('argocd', repoServer, 'sops'), [`exec into ${APP}/${appPod}`]: await execStatus(APP, appPod, APP) };
+const execRefused = execs[`exec into argocd/${repoServer} (sops)`] === 403 && execs[`exec into ${APP}/${appPod}`] !== 403;
+steps.push({ name: 'the operator cannot exec into the repository server', args: [], expected: 0, exitCode: execRefused ? 0 : 1, output: JSON.stringify(execs), stdout: '' });
+if (!execRefused) failed++;
 await step('sync of an infrastructure Application', ['sync', '--env', ENV, '--application', 'envoy-gateway', '--by', 'e2e-person'], 0);
 await step('production is synced only when confirmed', ['sync', '--env', 'production', '--app', APP, '--no-verify'], 1);
 

@@ -39,7 +39,7 @@ by the contract's timeout and prints progress. \`role\` prints the RBAC the verb
             database from its backup), crashloop (and its example fix), drain and uncordon a node
   silence   silence an alert for a duration with a comment, list or expire silences (Alertmanager)
   outage    outage communication: notify the team chat, the status page and the stakeholders
-  role      the ClusterRole and Role the verbs need (and their bindings to a group), as YAML
+  role      the readers' and the operators' roles, each rule with the verbs that need it (and their bindings), as YAML
 \`npm run ops -- <verb> --help\` for a verb's options.
 A verb that changes the cluster refuses an environment that does not sync automatically
 (production) unless --confirm <environment> names it, before any request reaches the cluster.
