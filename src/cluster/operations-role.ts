@@ -79,7 +79,7 @@ export const PERMISSIONS: readonly Permission[] = [
   { level: 'read', scope: 'cluster', apiGroups: ['monitoring.coreos.com'], resources: ['podmonitors', 'prometheusrules', 'alertmanagerconfigs'], verbs: READ, neededBy: ['drift'] },
   { level: 'read', scope: 'cluster', apiGroups: ['flagger.app'], resources: ['canaries', 'metrictemplates'], verbs: READ, neededBy: ['canary', 'status', 'drift'] },
   { level: 'read', scope: 'cluster', apiGroups: ['kafka.strimzi.io'], resources: ['kafkas', 'kafkanodepools', 'kafkatopics', 'kafkausers'], verbs: READ, neededBy: ['check', 'drift'] },
-  { level: 'read', scope: 'controller', apiGroups: ['argoproj.io'], resources: ['applications', 'appprojects'], verbs: READ, neededBy: ['status', 'drift', 'sync', 'pause', 'resume', 'rollback', 'emergency'] },
+  { level: 'read', scope: 'controller', apiGroups: ['argoproj.io'], resources: ['applications', 'appprojects'], verbs: READ, neededBy: ['status', 'drift', 'upgrade-status', 'sync', 'pause', 'resume', 'rollback', 'emergency'] },
   {
     level: 'operate',
     scope: 'controller',
