@@ -119,7 +119,7 @@ export const applicationValuesSchema = z
       .max(MAX_REPLICAS, { error: `must be at most ${MAX_REPLICAS} (a Deployment's replicas are an int32)` })
       .meta({ description: workloadFieldDescription('replicas', 'Pods of the Deployment') })
       .optional(),
-    resources: resourcesSchema.meta({ description: "Requests and limits of the application's container." }),
+    resources: resourcesSchema("Requests and limits of the application's container."),
     image: z
       .strictObject({
         registry: z
@@ -237,4 +237,7 @@ export interface Environment extends EnvironmentValues {
   readonly applications: readonly Application[];
 }
 export type Strategy = z.output<typeof strategySchema>;
-export type Resources = z.output<typeof resourcesSchema>;
+export type Resources = z.output<ReturnType<typeof resourcesSchema>>;
+/** Requests and limits as written (the platform's own, in src/contract): every quantity its text. */
+export type ResourceQuantities = z.input<ReturnType<typeof resourcesSchema>>;
+export type { MemoryQuantity } from './quantity';
