@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BLUE_GREEN, IMAGE_TAG_PATTERN } from '../src/contract/contract';
-import { runningTagOf } from '../src/strategies/values-registry';
+import { runningTagOf } from '../src/environments/strategy-registry';
 import { unitName } from '../src/contract/naming';
 import { committedObjects, findObject, type K8sObject, projectEnvironments } from './support';
 

@@ -4,8 +4,9 @@ import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RELEASE } from '../src/commands/release';
 import { SYNTH } from '../src/commands/synth';
-import { chartVersionsPath, FIRST_CHART_VERSION, nextChartVersion, sha256, versionIncrementProblems } from '../src/synth/chart-versions';
-import { ENVIRONMENT_ORDER } from '../src/environments';
+import { chartVersionsPath, FIRST_CHART_VERSION, nextChartVersion, sha256, valuesDigest, versionIncrementProblems } from '../src/synth/chart-versions';
+import { ENVIRONMENT_ORDER, loadEnvironments } from '../src/environments';
+import { MemoryQuantity } from '../src/environments/quantity';
 import { chartVersionChanges, hasChanges } from '../src/diff/rendered-diff';
 import { formatMarkdown, formatText } from '../src/diff/format';
 import { commitAll, commitCopy, dataCopy, git, newerTag } from './project-copy';
@@ -209,6 +210,30 @@ describe('chart versions in the project', () => {
       }
       // The record lives beside the values only: the generated folder holds manifests.
       expect(fs.readdirSync(path.resolve(__dirname, '..', 'dist', environment)).filter((file) => file.endsWith('.json'))).toEqual([]);
+    }
+  });
+
+  it('the values digest hashes each memory quantity as written, though validation parses it into a MemoryQuantity', () => {
+    /** The value with every MemoryQuantity replaced by the text it was parsed from, and how many there were. */
+    const asWritten = (value: unknown, found: { count: number }): unknown => {
+      if (value instanceof MemoryQuantity) {
+        found.count++;
+        return value.text;
+      }
+      if (Array.isArray(value)) return value.map((item) => asWritten(item, found));
+      if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, asWritten(item, found)]));
+      return value;
+    };
+    for (const environment of loadEnvironments()) {
+      const found = { count: 0 };
+      const written = asWritten(environment, found) as typeof environment;
+      // Each application's requests and limits, at least, hold one.
+      expect(found.count).toBeGreaterThanOrEqual(2 * environment.applications.length);
+      const recorded = versionsOf(path.resolve(__dirname, '..'), environment.name) as Record<string, { values: string }>;
+      for (const application of environment.applications) {
+        expect(valuesDigest(environment, application.name), `${environment.name}/${application.name}`).toBe(valuesDigest(written, application.name));
+        expect(valuesDigest(environment, application.name), `${environment.name}/${application.name}`).toBe(recorded[application.name]!.values);
+      }
     }
   });
 });

@@ -2,8 +2,8 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type Environment, loadEnvironments } from '../src/environments';
-import { compareTags } from '../src/strategies/strategy-values';
-import { runningTagOf } from '../src/strategies/values-registry';
+import { compareTags } from '../src/environments/strategy-values';
+import { runningTagOf } from '../src/environments/strategy-registry';
 import { readValuesTexts } from '../src/environments/values-file';
 import { ROOT, temporaryDirectory } from './support';
 

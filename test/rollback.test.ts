@@ -6,7 +6,7 @@ import { loadEnvironments } from '../src/environments';
 import { applicationValuesPath, readValuesTexts, ValuesFile } from '../src/environments/values-file';
 import { planRollback } from '../src/release/release';
 import { readRunHistory } from '../src/release/run-history';
-import { runningTagOf } from '../src/strategies/values-registry';
+import { runningTagOf } from '../src/environments/strategy-registry';
 import { commitAll, commitCopy, dataCopy, newerTag } from './project-copy';
 import { firstApplication } from './support';
 

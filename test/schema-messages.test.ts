@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readValuesTexts, ValuesFile } from '../src/environments/values-file';
-import { compareTags } from '../src/strategies/strategy-values';
+import { compareTags } from '../src/environments/strategy-values';
 import { ROOT, valuesProblemsWith } from './support';
 
 // A section that is missing or is not a mapping gets a message of its own, naming what the

@@ -13,7 +13,7 @@ import { SchemaMigration } from '../constructs/schema-migration';
 import { SmokeHook } from '../constructs/smoke-hook';
 import { renderWorkloads } from '../strategies/registry';
 import type { Application, Environment } from '../environments';
-import { newestTagOf } from '../strategies/values-registry';
+import { newestTagOf } from '../environments/strategy-registry';
 import { gatewayProxyName, hostOf, imageReference, migrationsName, primaryName, serviceAddress, smokeName, tlsSecretName, brokerClientSecret, databaseSecret } from '../contract/naming';
 
 export interface ApplicationChartProps {

@@ -1,7 +1,7 @@
 import { RefusedError } from '../base/errors';
 import { compareText } from '../base/text-order';
 import { parseImageReference } from '../contract/naming';
-import type { LiveWorkload } from '../strategies/strategy-values';
+import type { LiveWorkload } from '../environments/strategy-values';
 import type { ClusterConnection, LiveObject } from './connection';
 import { type WaitResult, waitFor } from './wait';
 

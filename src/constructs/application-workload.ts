@@ -5,7 +5,6 @@ import { k8s } from 'cdk8s-plus-28';
 import { APPLICATION_USER, DISRUPTION, HTTP_PORT_NAME, REVISION_HISTORY_LIMIT, VERSION_FILE } from '../contract/choices';
 import { LABELS, PORTS, PROBES, ROLLING_UPDATE, WAITS_SECONDS } from '../contract/contract';
 import type { Resources } from '../environments';
-import { parseMemory } from '../environments/quantity';
 
 /** `250m` stays `250m`, `1` stays `1`: the manifest shows what the environment says. */
 function cpu(text: string): kplus.Cpu {
@@ -17,8 +16,8 @@ export function containerResources(resources: Resources): kplus.ContainerResourc
   return {
     cpu: { request: cpu(resources.requests.cpu), limit: cpu(resources.limits.cpu) },
     memory: {
-      request: Size.mebibytes(parseMemory(resources.requests.memory)!),
-      limit: Size.mebibytes(parseMemory(resources.limits.memory)!),
+      request: Size.mebibytes(resources.requests.memory.mebibytes),
+      limit: Size.mebibytes(resources.limits.memory.mebibytes),
     },
     ephemeralStorage: {},
   };

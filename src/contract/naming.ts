@@ -96,7 +96,7 @@ export function databaseMigrationJob(application: string): { readonly label: str
  * what it becomes; each is an object name and the value of an `app` or `version` label, so
  * each is held to the 63 characters of a label value (src/environments/validate.ts checks
  * them at the edge, with the names each strategy derives: its `derivedNames` in
- * src/strategies/<strategy>/values.ts).
+ * src/environments/strategy-<strategy>.ts).
  */
 export function derivedNames(application: string): ReadonlyArray<{ readonly name: string; readonly use: string }> {
   return [

@@ -35,7 +35,7 @@ export const databaseSchema = z.strictObject({
   edition: z
     .enum(['Developer', 'Express', 'Standard', 'Enterprise'], { error: 'must be Developer, Express, Standard or Enterprise' })
     .meta({ description: 'MSSQL_PID: the SQL Server edition the licence allows in this environment.' }),
-  resources: resourcesSchema.meta({ description: "Requests and limits of the SQL Server's container." }),
+  resources: resourcesSchema("Requests and limits of the SQL Server's container."),
   storage: volumeSchema.meta({ description: 'The data volume of the StatefulSet (its volume claim template).' }),
   backup: z
     .strictObject({
@@ -82,7 +82,7 @@ export const brokerSchema = z
     namespace: namespaceName.meta({ description: "Namespace of the Kafka cluster and its operator; not the database's." }),
     brokers: count(1).meta({ description: 'Brokers: KRaft nodes with the broker and controller roles, at least 1.' }),
     tlsListener: z.boolean({ error: 'must be true or false' }).meta({ description: 'Add a TLS listener on 9093 beside the plain one on 9092.' }),
-    resources: resourcesSchema.meta({ description: "Requests and limits of each broker's container." }),
+    resources: resourcesSchema("Requests and limits of each broker's container."),
     storage: volumeSchema.meta({ description: 'The data volume of each broker.' }),
     topics: z.array(topicSchema).meta({ description: 'The topics of the cluster, each a KafkaTopic.' }),
     users: z

@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { INFRASTRUCTURE_NAMESPACES } from '../contract/choices';
 import { IMAGE_TAG_PATTERN } from '../contract/contract';
 import { RESERVED_NAMESPACES } from '../contract/upstream';
-import { parseCpu, parseMemory } from './quantity';
+import { memoryQuantityOf, parseCpu, parseMemory } from './quantity';
 
 /** Field schemas shared by the sections of an environment (schema.ts and its section modules). */
 
@@ -93,8 +93,8 @@ const computeResources = z.strictObject({
   memory: memoryQuantity.meta({ description: 'Memory in Mi or Gi, e.g. "256Mi" or "1Gi".' }),
 });
 
-/** Requests and limits of one container; limits may not be below requests. */
-export const resourcesSchema = z
+/** Requests and limits of one container as written; limits may not be below requests. */
+const resourceQuantities = z
   .strictObject({
     requests: computeResources.meta({ description: 'What the scheduler reserves for the container.' }),
     limits: computeResources.meta({ description: 'The most the container may use; not below requests.' }),
@@ -117,6 +117,20 @@ export const resourcesSchema = z
       }
     }
   });
+
+/**
+ * Requests and limits of one container, described (`description`, shown by editors), each
+ * memory quantity parsed once, here at the edge: constructs read its mebibytes from the
+ * validated values and never parse a quantity again. The JSON of the values is unchanged
+ * (MemoryQuantity's toJSON is its text), and so is the JSON Schema: it is generated from the
+ * input side (io: 'input'), the description on the object as before.
+ */
+export function resourcesSchema(description: string) {
+  return resourceQuantities.meta({ description }).transform(({ requests, limits }) => ({
+    requests: { cpu: requests.cpu, memory: memoryQuantityOf(requests.memory) },
+    limits: { cpu: limits.cpu, memory: memoryQuantityOf(limits.memory) },
+  }));
+}
 
 
 /**

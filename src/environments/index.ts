@@ -5,7 +5,7 @@ import { validateEnvironments } from './validate';
 import { readValuesTexts, type ValuesTexts } from './values-file';
 import { ENVIRONMENT_ORDER } from '../contract/contract';
 
-export type { Application, ApplicationOf, BrokerUserConfig, Environment, Strategy, Resources, EnvironmentValuesInput, ApplicationValuesInput } from './schema';
+export type { Application, ApplicationOf, BrokerUserConfig, Environment, Strategy, Resources, ResourceQuantities, MemoryQuantity, EnvironmentValuesInput, ApplicationValuesInput } from './schema';
 
 /** Every broker user of an environment (a KafkaUser each): each application's own, named after it, then the environment's others. */
 export function brokerUsers(environment: Environment): BrokerUserConfig[] {

@@ -23,3 +23,29 @@ export function parseMemory(text: string): number | undefined {
   if (!match) return undefined;
   return Number(match[1]) * MEBIBYTES_PER_UNIT[match[2]!]!;
 }
+
+/**
+ * A memory quantity as validated (the schema's resources): the text the person wrote, which
+ * the manifests and every JSON of the values show (toJSON), and its mebibytes, parsed once.
+ */
+export class MemoryQuantity {
+  constructor(
+    readonly text: string,
+    readonly mebibytes: number,
+  ) {}
+
+  toJSON(): string {
+    return this.text;
+  }
+
+  toString(): string {
+    return this.text;
+  }
+}
+
+/** A memory quantity the schema has accepted (parseMemory knows it) as a MemoryQuantity. */
+export function memoryQuantityOf(text: string): MemoryQuantity {
+  const mebibytes = parseMemory(text);
+  if (mebibytes === undefined) throw new Error(`"${text}" is no memory quantity in Mi or Gi`);
+  return new MemoryQuantity(text, mebibytes);
+}

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { checkWorkload, STRATEGY_SCHEMAS, STRATEGY_TYPES, type StrategyType, type Workload, workloadFieldDescription } from '../strategies/values-registry';
+import { checkWorkload, STRATEGY_SCHEMAS, STRATEGY_TYPES, type StrategyType, type Workload, workloadFieldDescription } from './strategy-registry';
 import { infrastructureSchema } from './infrastructure-schema';
 import { aclSchema, brokerSchema, databaseSchema, SQL_DATABASE_NAME } from './data-services-schema';
 import { dnsLabel, imageTag, namespaceName, ociRegistry, resourcesSchema } from './fields';
@@ -12,7 +12,7 @@ export { imageTag, resourcesSchema };
  * (what is not an application's: status, infrastructure, data services) and
  * `<application>.yaml` (one application in that environment). The only place where what a
  * person writes is checked; the `strategy:` section and the fields that go with it come from
- * each strategy's values module (src/strategies/values-registry.ts), rules spanning files are
+ * each strategy's values module (src/environments/strategy-registry.ts), rules spanning files are
  * in validate.ts. Every message is a rule ("must ..."), so that the formatted error reads
  * `<file>:<line>: <field> <value> <rule>`.
  */
@@ -49,7 +49,7 @@ const baseUrl = z.string({ error: 'is required and must be a string' }).superRef
 /** Operations a broker user is granted when its ACLs are left out: the application reads and writes its topics. */
 export const DEFAULT_APPLICATION_ACL_OPERATIONS = ['Read', 'Write', 'Describe'] as const;
 
-/** The `strategy:` section: one branch per delivery strategy of the registry (src/strategies/values-registry.ts). */
+/** The `strategy:` section: one branch per delivery strategy of the registry (./strategy-registry.ts). */
 const strategySchema = z
   .discriminatedUnion('type', STRATEGY_SCHEMAS, {
     error: (issue) => (issue.code === 'invalid_union' ? `must be one of ${STRATEGY_TYPES.join(', ')}` : undefined),
@@ -119,7 +119,7 @@ export const applicationValuesSchema = z
       .max(MAX_REPLICAS, { error: `must be at most ${MAX_REPLICAS} (a Deployment's replicas are an int32)` })
       .meta({ description: workloadFieldDescription('replicas', 'Pods of the Deployment') })
       .optional(),
-    resources: resourcesSchema.meta({ description: "Requests and limits of the application's container." }),
+    resources: resourcesSchema("Requests and limits of the application's container."),
     image: z
       .strictObject({
         registry: z
@@ -237,4 +237,7 @@ export interface Environment extends EnvironmentValues {
   readonly applications: readonly Application[];
 }
 export type Strategy = z.output<typeof strategySchema>;
-export type Resources = z.output<typeof resourcesSchema>;
+export type Resources = z.output<ReturnType<typeof resourcesSchema>>;
+/** Requests and limits as written (the platform's own, in src/contract): every quantity its text. */
+export type ResourceQuantities = z.input<ReturnType<typeof resourcesSchema>>;
+export type { MemoryQuantity } from './quantity';

@@ -4,7 +4,7 @@ import { DEFAULT_PROJECT, GITOPS_CHART_ID, PLATFORM_CHART_IDS, releaseProject, R
 import { ConfigError } from '../base/errors';
 import { derivedNames, gatewayProxyName, INFRASTRUCTURE_RELEASE_NAMES } from '../contract/naming';
 import { compareText } from '../base/text-order';
-import { strategyDerivedNames } from '../strategies/values-registry';
+import { strategyDerivedNames } from './strategy-registry';
 import { issuerName } from './infrastructure-schema';
 import {
   type Application,

@@ -7,8 +7,8 @@ import { readManifestTree } from '../base/manifest-files';
 import { RENDERED_DIR } from '../contract/layout';
 import { chartVersionChanges, diffRenderedTrees, type RenderedDiff } from '../diff/rendered-diff';
 import { type Application, ENVIRONMENT_ORDER, type Environment, environmentNamed, selectApplication } from '../environments';
-import { compareTags, type EditTarget, type FieldEdit, type StepName } from '../strategies/strategy-values';
-import { runningTagOf, strategiesWithStep, strategyValuesOf, tagsIn } from '../strategies/values-registry';
+import { compareTags, type EditTarget, type FieldEdit, type StepName } from '../environments/strategy-values';
+import { runningTagOf, strategiesWithStep, strategyValuesOf, tagsIn } from '../environments/strategy-registry';
 import { applicationValuesPath, readValuesTexts, ValuesFile } from '../environments/values-file';
 import { RefusedError, UsageError } from '../base/errors';
 import { prepareSynthesis } from '../synth';
@@ -19,7 +19,7 @@ import { readRunHistory, type RunHistory } from './run-history';
 /**
  * Changes of the running version (1.3 step 3) and the steps of a strategy (1.4: blue-green's
  * switch and retire) as commands: each is one edit of one application values file, the field
- * the application's strategy names (src/strategies/<strategy>/values.ts), made with the yaml
+ * the application's strategy names (src/environments/strategy-<strategy>.ts), made with the yaml
  * document API (every comment and line not edited stays as written), validated and rendered
  * in this process before the file is written.
  */

@@ -1,6 +1,6 @@
 import { git, hasCommittedHead, readCommittedFiles } from '../base/git';
 import { ValuesFile } from '../environments/values-file';
-import { tagsIn } from '../strategies/values-registry';
+import { tagsIn } from '../environments/strategy-registry';
 
 /**
  * What an environment ran, as its application's values file's committed history says: the

@@ -3,7 +3,7 @@ import type { Construct } from 'constructs';
 import type { EnvironmentValue } from '../constructs/application-workload';
 import type { Application, ApplicationOf } from '../environments';
 import type { CommittedChart } from './committed-chart';
-import type { StrategyType } from './values-registry';
+import type { StrategyType } from '../environments/strategy-registry';
 
 /** What every delivery strategy's workloads share: the chart hands it over once. */
 export interface StrategyWorkloadProps<A extends Application = Application> {
@@ -35,8 +35,9 @@ export interface DeliveryWorkloads {
  * One delivery strategy (1.4) as the application chart and synth call it: render the
  * workloads, then, once the Gateway exists, route to them; and judge a change against the
  * chart committed before it. Each strategy is one folder, `src/strategies/<strategy>/`: this
- * (its `index.ts`) and what it decides about the values files (its `values.ts`); the chart
- * never branches on the strategy.
+ * (its `index.ts`), and one values module, what it decides about the values files
+ * (`src/environments/strategy-<strategy>.ts`, configuration); the chart never branches on
+ * the strategy.
  */
 export interface DeliveryStrategy<Type extends StrategyType> {
   /** The strategy's `type` in the values files. */

@@ -5,13 +5,14 @@ import { canary } from './canary';
 import type { CommittedChart } from './committed-chart';
 import type { DeliveryStrategy, DeliveryWorkloads, StrategyWorkloadProps } from './delivery-strategy';
 import { rolling } from './rolling';
-import type { StrategyType } from './values-registry';
+import type { StrategyType } from '../environments/strategy-registry';
 
 /**
  * The registry of the delivery strategies, its rendering half: every strategy's
  * `src/strategies/<strategy>/index.ts`, by its `type`. Its configuration half, the values
- * modules the schema is built from, is ./values-registry.ts (why two files: see there); the
- * type below makes TypeScript refuse a strategy listed there and not here, or here and not there.
+ * modules the schema is built from, is src/environments/strategy-registry.ts (why
+ * two files: see there); the type below makes TypeScript refuse a strategy listed there and
+ * not here, or here and not there.
  */
 const DELIVERY_STRATEGIES: { readonly [Type in StrategyType]: DeliveryStrategy<Type> } = {
   rolling,

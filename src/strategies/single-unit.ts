@@ -5,7 +5,7 @@ import { ApplicationWorkload } from '../constructs/application-workload';
 import { imageReference } from '../contract/naming';
 import type { Application } from '../environments';
 import type { StrategyWorkloadProps } from './delivery-strategy';
-import type { OneDeploymentFields } from './strategy-values';
+import type { OneDeploymentFields } from '../environments/strategy-values';
 
 export interface SingleUnitOptions {
   /**

@@ -8,7 +8,7 @@ import { compareText } from '../base/text-order';
 import { RENDERED_DIR } from '../contract/layout';
 import type { Environment } from '../environments';
 import { CHART_VERSIONS_FILE, VALUES_DIR } from '../environments/values-file';
-import { runningTagOf } from '../strategies/values-registry';
+import { runningTagOf } from '../environments/strategy-registry';
 
 /**
  * The record of each application's chart version in an environment,

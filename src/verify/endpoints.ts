@@ -1,6 +1,6 @@
 import type { ClusterConnection } from '../cluster/connection';
 import { workloadStates } from '../cluster/workloads';
-import type { LiveWorkload } from '../strategies/strategy-values';
+import type { LiveWorkload } from '../environments/strategy-values';
 
 /** The label an EndpointSlice carries with its Service's name (Kubernetes' discovery.k8s.io/v1 convention). */
 const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';

@@ -4,7 +4,7 @@ import { checkHealth, getWithToken, login } from '../smoke/http';
 import { checkDatabase, type DatabaseSettings } from '../smoke/database';
 import type { SmokeStep } from '../smoke/runner';
 import type { ClusterConnection } from '../cluster/connection';
-import type { LiveWorkload } from '../strategies/strategy-values';
+import type { LiveWorkload } from '../environments/strategy-values';
 import { checkEndpoints } from './endpoints';
 import { checkGateway } from './gateway';
 import { checkTls, describeCertificate, type TlsCheckOptions } from './tls';

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runningTagOf } from '../../src/strategies/values-registry';
+import { runningTagOf } from '../../src/environments/strategy-registry';
 import { applicationValuesPath, environmentValuesPath, ValuesFile } from '../../src/environments/values-file';
 import { DIFF } from '../../src/commands/diff';
 import { SYNTH } from '../../src/commands/synth';

@@ -9,14 +9,17 @@ import { commitCopy, git, projectCopy } from '../project-copy';
 import { type K8sObject, nextPatch, ROOT } from '../support';
 
 /**
- * A delivery strategy is one folder of src/strategies/ and an entry in each half of the
- * registry: a fourth one, `recreate` (test/fixtures/strategies/recreate/), added to a copy of
- * the project with nothing else changed, typechecks, renders, and is what an application's
- * values file may choose.
+ * A delivery strategy is one folder of src/strategies/ (what it renders), its values module
+ * beside the schema in src/environments/ (configuration: the schema is built from it) and an entry
+ * in each half of the registry: a fourth one, `recreate` (test/fixtures/strategies/recreate/
+ * and strategy-recreate.ts), added to a copy of the project with nothing else changed,
+ * typechecks, renders, and is what an application's values file may choose.
  */
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'strategies', 'recreate');
 const FOLDER = 'src/strategies/recreate';
-const REGISTRIES = { values: 'src/strategies/values-registry.ts', rendering: 'src/strategies/registry.ts' } as const;
+const VALUES_FIXTURE = path.join(__dirname, '..', 'fixtures', 'strategies', 'strategy-recreate.ts');
+const VALUES_MODULE = 'src/environments/strategy-recreate.ts';
+const REGISTRIES = { values: 'src/environments/strategy-registry.ts', rendering: 'src/strategies/registry.ts' } as const;
 /** The local application switched to recreate. */
 const APPLICATION = 'billing';
 const VALUES_FILE = applicationValuesPath('local', APPLICATION);
@@ -47,12 +50,13 @@ function run(command: string, args: readonly string[]) {
 }
 
 describe('a new delivery strategy', () => {
-  it('touches only its own folder and the registry: it typechecks, validates and renders', () => {
+  it('touches only its own folder, its values module and the registry: it typechecks, validates and renders', () => {
     root = projectCopy();
     commitCopy(root);
 
     fs.cpSync(FIXTURE, path.join(root, FOLDER), { recursive: true });
-    insertAfter(REGISTRIES.values, "import { canary } from './canary/values';\n", "import { recreate } from './recreate/values';");
+    fs.copyFileSync(VALUES_FIXTURE, path.join(root, VALUES_MODULE));
+    insertAfter(REGISTRIES.values, "import { canary } from './strategy-canary';\n", "import { recreate } from './strategy-recreate';");
     insertAfter(REGISTRIES.values, '  canary,\n', '  recreate,');
     insertAfter(REGISTRIES.rendering, "import { canary } from './canary';\n", "import { recreate } from './recreate';");
     insertAfter(REGISTRIES.rendering, '  canary,\n', '  recreate,');
@@ -60,7 +64,7 @@ describe('a new delivery strategy', () => {
     expect(values).toMatch(/^strategy:\n {2}type: rolling$/m);
     fs.writeFileSync(path.join(root, VALUES_FILE), values.replace(/^(strategy:\n {2}type:) rolling$/m, '$1 recreate'));
 
-    const touched = [...fs.readdirSync(FIXTURE).map((file) => `${FOLDER}/${file}`), ...Object.values(REGISTRIES), VALUES_FILE].sort();
+    const touched = [...fs.readdirSync(FIXTURE).map((file) => `${FOLDER}/${file}`), VALUES_MODULE, ...Object.values(REGISTRIES), VALUES_FILE].sort();
     expect(changedFiles()).toEqual(touched);
 
     const typecheck = run(process.execPath, ['node_modules/typescript-native/bin/tsc', '-p', '.']);

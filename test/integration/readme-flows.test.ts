@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runningTagOf } from '../../src/strategies/values-registry';
+import { runningTagOf } from '../../src/environments/strategy-registry';
 import { commitAll, commitCopy, copyEnvironments, newerTag as newerTagOf, projectCopy, runInCopy } from '../project-copy';
 import { firstApplication } from '../support';
 

@@ -3,7 +3,7 @@ import { parseImageReference, unitName } from '../../contract/naming';
 import type { ApplicationOf } from '../../environments';
 import { sourceAt } from '../../environments/values-file';
 import type { CommittedChart } from '../committed-chart';
-import type { BlueGreenUnit } from './values';
+import type { BlueGreenUnit } from '../../environments/strategy-blue-green';
 
 /** What the committed chart of a blue-green application runs: the live state under review. */
 export interface CommittedBlueGreen {

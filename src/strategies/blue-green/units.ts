@@ -4,7 +4,7 @@ import { BLUE_GREEN } from '../../contract/contract';
 import { ApplicationWorkload, type EnvironmentValue } from '../../constructs/application-workload';
 import type { Resources } from '../../environments';
 import { imageReference, unitName } from '../../contract/naming';
-import type { BlueGreenUnit } from './values';
+import type { BlueGreenUnit } from '../../environments/strategy-blue-green';
 
 export interface BlueGreenProps {
   /** Application name; units are `<application>-blue` and `<application>-green`. */

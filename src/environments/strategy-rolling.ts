@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { oneDeploymentStrategy } from '../strategy-values';
+import { oneDeploymentStrategy } from './strategy-values';
 
 /** Rolling update (1.4): `strategy: { type: rolling }`, one Deployment at `image.tag` with `replicas` pods. */
 export const rolling = oneDeploymentStrategy({

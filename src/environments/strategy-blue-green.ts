@@ -1,9 +1,9 @@
 import * as z from 'zod';
-import { RefusedError } from '../../base/errors';
-import { BLUE_GREEN } from '../../contract/contract';
-import { unitName } from '../../contract/naming';
-import { imageTag } from '../../environments/fields';
-import { compareTags, type EditTarget, type FieldEdit, type StrategyApplication, type StrategyValues, type ValuesIssue, type WorkloadFields, type WorkloadValues } from '../strategy-values';
+import { RefusedError } from '../base/errors';
+import { BLUE_GREEN } from '../contract/contract';
+import { unitName } from '../contract/naming';
+import { imageTag } from './fields';
+import { compareTags, type EditTarget, type FieldEdit, type StrategyApplication, type StrategyValues, type ValuesIssue, type WorkloadFields, type WorkloadValues } from './strategy-values';
 
 /** A blue-green unit: `blue` or `green`. */
 export type BlueGreenUnit = (typeof BLUE_GREEN.units)[number];

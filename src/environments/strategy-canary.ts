@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import { primaryName } from '../../contract/naming';
-import { oneDeploymentStrategy } from '../strategy-values';
+import { primaryName } from '../contract/naming';
+import { oneDeploymentStrategy } from './strategy-values';
 
 /**
  * Canary (1.4, 2.3): `strategy: { type: canary, canary: { loadTest } }`, one Deployment at

@@ -4,7 +4,7 @@ import type * as z from 'zod';
  * What a delivery strategy (1.4) decides about the values files: its `strategy:` section,
  * how the application's `replicas` and `image.tag` go with it, the tag it runs, the edits
  * that release a version and take its steps, and the names it derives. Each strategy has one
- * module, `src/strategies/<strategy>/values.ts`, listed in ./values-registry.ts. Those modules
+ * module, `src/environments/strategy-<strategy>.ts`, listed in ./strategy-registry.ts. Those modules
  * and this one belong to the configuration layer (zod, the contract and the values files
  * only), so that the schema of the values files (src/environments/schema.ts) is built from them.
  */
