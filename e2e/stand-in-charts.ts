@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { stringify } from 'yaml';
 import { type HelmChartRef, INFRASTRUCTURE_RELEASES, RELEASE_ROWS } from '../src/infrastructure/releases';
 import { E2eError } from '../src/base/errors';
-import { knownVersions, versionFacts } from '../src/infrastructure/release-versions';
+import { knownVersions, versionFacts } from '../src/contract/release-versions';
 import type { KubeObject } from './kube-client';
 import type { OciChartRegistry } from './oci-registry';
 import { run } from './processes';

@@ -4,7 +4,7 @@ import { imageRepository } from '../src/commands/ops/release-check';
 import { deployedVersion } from '../src/commands/ops/upgrade-status';
 import { loadEnvironments } from '../src/environments';
 import { loadPlatform } from '../src/environments/platform';
-import { knownVersions, RELEASE_NAMES, type ReleaseName, versionFacts } from '../src/infrastructure/release-versions';
+import { knownVersions, RELEASE_NAMES, type ReleaseName, versionFacts } from '../src/contract/release-versions';
 import { RELEASE_ROWS, releaseIn, releaseNamespace } from '../src/infrastructure/releases';
 import { fakeApiServerForTests } from './fake-api-server';
 import { ROOT, runInProcess } from './support';

@@ -7,7 +7,7 @@ import { InfrastructureChart } from '../src/charts/infrastructure-chart';
 import { ENVIRONMENT_ORDER, type Environment } from '../src/environments';
 import { loadPlatform } from '../src/environments/platform';
 import { environmentValuesPath } from '../src/environments/values-file';
-import { compareReleaseVersions, knownVersions, RELEASE_NAMES, type ReleaseName, SUPPORTED_VERSIONS, versionFacts } from '../src/infrastructure/release-versions';
+import { compareReleaseVersions, knownVersions, RELEASE_NAMES, type ReleaseName, SUPPORTED_VERSIONS, versionFacts } from '../src/contract/release-versions';
 import { RELEASE_ROWS, releaseIn } from '../src/infrastructure/releases';
 import { supportedKubernetesMinors } from '../src/infrastructure/supported-kubernetes';
 import { planUpgrade, planVersionPromotion, versionPath } from '../src/release/upgrade';
@@ -86,7 +86,7 @@ describe("an environment's infrastructure versions (infrastructure.versions)", (
     const file = environmentValuesPath('testing');
     const problems = valuesProblemsWith(file, (document) => document.setIn(versionPath(MOVED), '0.0.0'));
     expect(problems).toHaveLength(1);
-    expect(problems[0]).toMatch(new RegExp(`^${file}:\\d+: infrastructure\\.versions\\.${MOVED} "0\\.0\\.0" must be a version the release table knows \\(src/infrastructure/release-versions\\.ts\\): ${knownVersions(MOVED).join(', ').replace(/\./g, '\\.')}$`));
+    expect(problems[0]).toMatch(new RegExp(`^${file}:\\d+: infrastructure\\.versions\\.${MOVED} "0\\.0\\.0" must be a version the release table knows \\(src/contract/release-versions\\.ts\\): ${knownVersions(MOVED).join(', ').replace(/\./g, '\\.')}$`));
   });
 
   it('refuses an environment that leaves a release out', () => {

@@ -12,7 +12,7 @@ import { podState, rolloutState } from '../src/cluster/workloads';
 import { SILENCE_BOUNDS, SYNC_PAUSE_ANNOTATIONS } from '../src/contract/choices';
 import { INFRASTRUCTURE_RELEASES, RELEASE_ROWS } from '../src/infrastructure/releases';
 import { loadEnvironments } from '../src/environments';
-import type { ReleaseName } from '../src/infrastructure/release-versions';
+import type { ReleaseName } from '../src/contract/release-versions';
 import { liveWorkloadsOf } from '../src/environments/strategy-registry';
 import { OPS } from '../src/commands/ops';
 import { loadPlatform } from '../src/environments/platform';

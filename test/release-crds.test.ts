@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { loadEnvironments } from '../src/environments';
-import { versionFacts } from '../src/infrastructure/release-versions';
+import { versionFacts } from '../src/contract/release-versions';
 import { crdKindsByFile, environmentCrdFiles, uninstalledCrdObjects } from '../src/validation/release-crds';
 import { CRD_DIR, crdFileNames, SCHEMA_DIR } from '../src/validation/schema-catalog';
 import { committedObjects, ROOT } from './support';

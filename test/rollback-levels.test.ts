@@ -4,7 +4,7 @@ import { OPS } from '../src/commands/ops';
 import { applicationChartId } from '../src/contract/layout';
 import { loadEnvironments } from '../src/environments';
 import { loadPlatform } from '../src/environments/platform';
-import { liveWorkloadsOf } from '../src/strategies/values-registry';
+import { liveWorkloadsOf } from '../src/environments/strategy-registry';
 import { applicationControllerPod, argoCdCompares } from './argo-cd-stand-in';
 import { fakeApiServerForTests } from './fake-api-server';
 import { ROOT, runInProcess } from './support';

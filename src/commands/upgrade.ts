@@ -1,6 +1,6 @@
 import { ENVIRONMENT_ORDER } from '../environments';
 import { RELEASE_ENVIRONMENTS } from '../contract/choices';
-import { RELEASE_NAMES } from '../infrastructure/release-versions';
+import { RELEASE_NAMES } from '../contract/release-versions';
 import { editCommand, EDIT_EXIT_CODES } from './edit-command';
 import { planUpgrade } from '../release/upgrade';
 import { required } from '../tooling/cli';
@@ -13,7 +13,7 @@ export const UPGRADE = editCommand({
 Sets the version of an infrastructure release in the environment's values
 (infrastructure.versions in src/environments/<environment>/environment.yaml), validates
 every environment, re-renders dist/ and prints the rendered diff. The version must be one
-the release table knows (src/infrastructure/release-versions.ts). A new version enters at
+the release table knows (src/contract/release-versions.ts). A new version enters at
 ${RELEASE_ENVIRONMENTS.join(' or ')}; a later environment takes it only once the one before it in the
 order ${ENVIRONMENT_ORDER.join(' -> ')} runs it (or by \`npm run promote -- --release <release>\`).
   --release <name>   one of ${RELEASE_NAMES.join(', ')}

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { PRIVATE_NETWORKS } from '../contract/choices';
 import { section } from './fields';
-import { knownVersions, RELEASE_NAMES, type ReleaseName } from '../infrastructure/release-versions';
+import { knownVersions, RELEASE_NAMES, type ReleaseName } from '../contract/release-versions';
 
 /**
  * The infrastructure section of an environment: how its certificates are issued and the
@@ -82,11 +82,11 @@ const networkSchema = section({
     .default([...PRIVATE_NETWORKS]),
 });
 
-/** One release's version: one the release table knows (src/infrastructure/release-versions.ts). */
+/** One release's version: one the release table knows (src/contract/release-versions.ts). */
 function releaseVersion(release: ReleaseName) {
   const known = knownVersions(release);
   return z
-    .enum(known as [string, ...string[]], { error: `must be a version the release table knows (src/infrastructure/release-versions.ts): ${known.join(', ')}` })
+    .enum(known as [string, ...string[]], { error: `must be a version the release table knows (src/contract/release-versions.ts): ${known.join(', ')}` })
     .meta({ description: `The ${release} version this environment runs, one of ${known.join(', ')} (npm run upgrade changes it).` });
 }
 

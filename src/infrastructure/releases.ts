@@ -2,7 +2,7 @@ import { argoCdValues } from './argo-cd-values';
 import { orderedSyncSeconds } from './ordered-sync';
 import { INFRASTRUCTURE_NAMESPACES, SYNC_WAVES } from '../contract/choices';
 import type { Environment } from '../environments';
-import type { ReleaseName } from './release-versions';
+import type { ReleaseName } from '../contract/release-versions';
 import type { Platform } from '../environments/platform';
 import { INFRASTRUCTURE_RELEASE_NAMES } from '../contract/naming';
 import type { ApplicationSpecIgnoreDifferences } from '../imports/application-argoproj.io';

@@ -2,14 +2,14 @@ import { RefusedError, UsageError } from '../base/errors';
 import { RELEASE_ENVIRONMENTS } from '../contract/choices';
 import { ENVIRONMENT_ORDER, type Environment, environmentNamed } from '../environments';
 import { environmentValuesPath } from '../environments/values-file';
-import { compareReleaseVersions, knownVersions, RELEASE_NAMES, type ReleaseName } from '../infrastructure/release-versions';
+import { compareReleaseVersions, knownVersions, RELEASE_NAMES, type ReleaseName } from '../contract/release-versions';
 import { checkPromotionOrder, type ValuesEdit } from './release';
 
 /**
  * Infrastructure upgrades environment by environment (1.3 step 7, 9.2: an explicit chart
  * version): each environment's values name the version of every infrastructure release
  * (`infrastructure.versions` in src/environments/<env>/environment.yaml), one the release
- * table knows (src/infrastructure/release-versions.ts). A new version enters where a new
+ * table knows (src/contract/release-versions.ts). A new version enters where a new
  * image tag does (local, testing) and moves on along the environment order, as a tag does:
  * `npm run upgrade` sets it in one environment, `npm run promote -- --release` copies it to
  * the next. Each is one edit of one values file, applied like the release commands' (yaml
@@ -67,7 +67,7 @@ export function planUpgrade(environments: readonly Environment[], name: string, 
   const release = releaseNamed(releaseName);
   const known = knownVersions(release);
   if (!known.includes(version)) {
-    throw new UsageError(`--version "${version}" is not a version of ${release} the release table knows (src/infrastructure/release-versions.ts): one of ${known.join(', ')}`);
+    throw new UsageError(`--version "${version}" is not a version of ${release} the release table knows (src/contract/release-versions.ts): one of ${known.join(', ')}`);
   }
   const running = runningVersion(environment, release);
   const order = ENVIRONMENT_ORDER as readonly string[];

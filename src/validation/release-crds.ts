@@ -1,14 +1,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Environment } from '../environments';
-import { versionFacts } from '../infrastructure/release-versions';
+import { versionFacts } from '../contract/release-versions';
 import type { LocatedObject } from './manifests';
 import { CRD_DIR, crdFileNames } from './schema-catalog';
 
 /**
  * The CRD schemas follow the versions an environment runs: an object of a custom resource is
  * valid in an environment only when a release version its values name installs that CRD
- * (src/infrastructure/release-versions.ts `crdSchemas`), so a version that drops or renames a
+ * (src/contract/release-versions.ts `crdSchemas`), so a version that drops or renames a
  * CRD, or an environment still on a version without it, is refused by the gate before a sync
  * would fail on an unknown kind.
  */

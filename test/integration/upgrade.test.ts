@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PROMOTE } from '../../src/commands/promote';
 import { UPGRADE } from '../../src/commands/upgrade';
 import { environmentValuesPath } from '../../src/environments/values-file';
-import { knownVersions, RELEASE_NAMES, type ReleaseName } from '../../src/infrastructure/release-versions';
+import { knownVersions, RELEASE_NAMES, type ReleaseName } from '../../src/contract/release-versions';
 import { commitAll, commitCopy, copyEnvironments, dataCopy } from '../project-copy';
 import { runInProcess, treeContents } from '../support';
 
@@ -62,7 +62,7 @@ describe('npm run upgrade', () => {
   });
 
   it.each([
-    [['--env', 'local', '--release', MOVED, '--version', '0.0.0'], 2, `upgrade: --version "0.0.0" is not a version of ${MOVED} the release table knows (src/infrastructure/release-versions.ts): one of ${knownVersions(MOVED).join(', ')}`],
+    [['--env', 'local', '--release', MOVED, '--version', '0.0.0'], 2, `upgrade: --version "0.0.0" is not a version of ${MOVED} the release table knows (src/contract/release-versions.ts): one of ${knownVersions(MOVED).join(', ')}`],
     [['--env', 'local', '--release', 'nginx', '--version', NEWER], 2, `upgrade: --release "nginx" is not an infrastructure release (src/infrastructure/releases.ts): one of ${RELEASE_NAMES.join(', ')}`],
     [['--env', 'qa', '--release', MOVED, '--version', NEWER], 2, 'upgrade: --env "qa" is not an environment; choose one of local, testing, staging, production'],
     [['--env', 'local', '--version', NEWER], 2, 'upgrade: --release <release> is required'],

@@ -3,7 +3,7 @@ import { waitForRollout, workloadStates } from '../../cluster/workloads';
 import { TLS_CHECK_TIMEOUT_MS } from '../../contract/choices';
 import { PORTS, SMOKE, WAITS_SECONDS } from '../../contract/contract';
 import { checkHealth } from '../../smoke/http';
-import { liveWorkloadsOf } from '../../strategies/values-registry';
+import { liveWorkloadsOf } from '../../environments/strategy-registry';
 import { type CommandDefinition, seconds } from '../../tooling/cli';
 import { checkEndpoints } from '../../verify/endpoints';
 import { oneOf, TARGET_OPTIONS, TARGET_USAGE, opsTarget } from './target';

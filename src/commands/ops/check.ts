@@ -13,7 +13,7 @@ import { INFRASTRUCTURE_RELEASES, releaseNamespace } from '../../infrastructure/
 import type { CommandDefinition } from '../../tooling/cli';
 import { isReleaseName, releaseParts } from './release-check';
 import { LAG_USAGE, showConsumerLag } from './consumer-lag';
-import { RELEASE_NAMES } from '../../infrastructure/release-versions';
+import { RELEASE_NAMES } from '../../contract/release-versions';
 import { oneOf, TARGET_OPTIONS, TARGET_USAGE, type OpsTarget, opsTarget } from './target';
 
 const COMPONENTS = ['infrastructure', 'database', 'broker'] as const;

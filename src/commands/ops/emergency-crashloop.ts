@@ -5,7 +5,7 @@ import { labelSelector, waitForRollout } from '../../cluster/workloads';
 import { EXAMPLE_FIX } from '../../contract/contract';
 import { applicationValuesPath } from '../../environments/values-file';
 import type { Application } from '../../environments';
-import { liveWorkloadsOf } from '../../strategies/values-registry';
+import { liveWorkloadsOf } from '../../environments/strategy-registry';
 import { pauseInScope } from './pause';
 import type { OpsTarget } from './target';
 

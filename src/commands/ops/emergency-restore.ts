@@ -7,7 +7,7 @@ import { DATABASE } from '../../contract/choices';
 import { EMERGENCY_REPLICAS, WAITS_SECONDS } from '../../contract/contract';
 import { DEFAULT_BACKUP_NAME } from '../../constructs/database-backup';
 import type { Application } from '../../environments';
-import { liveWorkloadsOf } from '../../strategies/values-registry';
+import { liveWorkloadsOf } from '../../environments/strategy-registry';
 import { pauseInScope, resumeApplications } from './pause';
 import type { OpsTarget } from './target';
 

@@ -4,7 +4,7 @@ import { waitForPodsReady } from '../../cluster/readiness';
 import { waitForRollout } from '../../cluster/workloads';
 import { INFRASTRUCTURE_NAMESPACES } from '../../contract/choices';
 import { EMERGENCY_REPLICAS, EXAMPLE_FIX, WAITS_SECONDS } from '../../contract/contract';
-import { liveWorkloadsOf } from '../../strategies/values-registry';
+import { liveWorkloadsOf } from '../../environments/strategy-registry';
 import { type CommandDefinition, seconds } from '../../tooling/cli';
 import { checkGateway } from '../../verify/gateway';
 import { crashLoop } from './emergency-crashloop';

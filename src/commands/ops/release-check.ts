@@ -2,7 +2,7 @@ import type { LiveObject } from '../../cluster/connection';
 import { waitForPodsReady } from '../../cluster/readiness';
 import { WAITS_SECONDS } from '../../contract/contract';
 import type { Environment } from '../../environments';
-import { RELEASE_NAMES, type ReleaseName, versionFacts } from '../../infrastructure/release-versions';
+import { RELEASE_NAMES, type ReleaseName, versionFacts } from '../../contract/release-versions';
 import { RELEASE_ROWS, releaseIn, releaseNamespace } from '../../infrastructure/releases';
 import type { OpsTarget } from './target';
 
@@ -10,7 +10,7 @@ import type { OpsTarget } from './target';
  * `ops check --component <release>`, contract 1.3 step 7 after an infrastructure upgrade
  * ("verify pods and controller image"): the pods of the release's namespace ready within
  * WAITS_SECONDS.infrastructurePodsReady, and its controller's containers running the image
- * the release table says the environment's version ships (src/infrastructure/release-versions.ts).
+ * the release table says the environment's version ships (src/contract/release-versions.ts).
  */
 
 /** One part of a check: what, whether it holds, and the detail. */

@@ -6,7 +6,7 @@ import { waitForRollout } from '../../cluster/workloads';
 import { DATABASE } from '../../contract/choices';
 import { WAITS_SECONDS } from '../../contract/contract';
 import { applicationChartId } from '../../contract/layout';
-import { liveWorkloadsOf } from '../../strategies/values-registry';
+import { liveWorkloadsOf } from '../../environments/strategy-registry';
 import { type CommandDefinition, seconds } from '../../tooling/cli';
 import { pauseInScope } from './pause';
 import { migrationOption, planDatabaseRollback, rollbackDatabase } from './rollback-database';

@@ -1,6 +1,6 @@
 import { type ApplicationState, applicationState, converged, formatApplicationTable, lastOperation, listApplications, pauseRecord, syncedRevision, waveOf } from '../../cluster/argo-cd';
 import { type WorkloadState, workloadStates } from '../../cluster/workloads';
-import { liveWorkloadsOf } from '../../strategies/values-registry';
+import { liveWorkloadsOf } from '../../environments/strategy-registry';
 import type { CommandDefinition } from '../../tooling/cli';
 import { TARGET_OPTIONS, TARGET_USAGE, opsTarget } from './target';
 

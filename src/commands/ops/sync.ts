@@ -5,7 +5,7 @@ import type { WaitResult } from '../../cluster/wait';
 import { waitForRollout } from '../../cluster/workloads';
 import { WAITS_SECONDS } from '../../contract/contract';
 import { applicationChartId } from '../../contract/layout';
-import { liveWorkloadsOf } from '../../strategies/values-registry';
+import { liveWorkloadsOf } from '../../environments/strategy-registry';
 import { type CommandDefinition, seconds } from '../../tooling/cli';
 import { ENVIRONMENT_ORDER } from '../../environments';
 import { withDeploymentNotice } from './deployment-notice';

@@ -2,7 +2,7 @@ import { applicationHistory } from '../../cluster/application-history';
 import { chartRevision, helmSource } from '../../cluster/argo-cd';
 import type { LiveObject } from '../../cluster/connection';
 import { environmentValuesPath } from '../../environments/values-file';
-import { knownVersions } from '../../infrastructure/release-versions';
+import { knownVersions } from '../../contract/release-versions';
 import { RELEASE_ROWS, releaseIn } from '../../infrastructure/releases';
 import type { CommandDefinition } from '../../tooling/cli';
 import { TARGET_OPTIONS, TARGET_USAGE, opsTarget } from './target';
@@ -13,7 +13,7 @@ Contract 1.3 step 7, "list releases and available versions": for each infrastruc
 the chart version its Argo CD Application last deployed (its newest sync history entry, else
 the revision it was last compared at, status.sync.revision), the version git wants (the
 environment's values, infrastructure.versions) and the versions the release table knows
-(src/infrastructure/release-versions.ts), with its sync and health. Reads only.
+(src/contract/release-versions.ts), with its sync and health. Reads only.
 ${TARGET_USAGE}
 Exit code: 0 every release runs the version git wants, 1 one does not (or has no
 Application), 2 bad arguments.`;

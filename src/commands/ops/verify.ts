@@ -7,7 +7,7 @@ import type { Application, Environment } from '../../environments';
 import { formatOutcome, runSmoke, type StepOutcome } from '../../smoke/runner';
 import { optionalCredentialsFromEnv, optionalDatabaseFromEnv, parseBaseUrl, parsePort } from '../../smoke/settings';
 import { SMOKE_VARIABLES } from '../../contract/naming';
-import { liveWorkloadsOf } from '../../strategies/values-registry';
+import { liveWorkloadsOf } from '../../environments/strategy-registry';
 import type { CommandContext, CommandDefinition } from '../../tooling/cli';
 import { verifySteps } from '../../verify/verify';
 import { TARGET_OPTIONS, TARGET_USAGE, opsTarget } from './target';

@@ -1,6 +1,6 @@
 import { workloadStates } from '../../cluster/workloads';
 import { TLS_CHECK_TIMEOUT_MS, VERSION_FILE } from '../../contract/choices';
-import { liveWorkloadsOf } from '../../strategies/values-registry';
+import { liveWorkloadsOf } from '../../environments/strategy-registry';
 import type { CommandDefinition } from '../../tooling/cli';
 import { TARGET_OPTIONS, TARGET_USAGE, opsTarget } from './target';
 

@@ -1,4 +1,4 @@
-import { INFRASTRUCTURE_RELEASE_NAMES as NAMES } from '../contract/naming';
+import { INFRASTRUCTURE_RELEASE_NAMES as NAMES } from './naming';
 import { compareText } from '../base/text-order';
 
 /**
