@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { fakeApiServerForTests } from './fake-api-server';
 import { parseDuration, parseMatcher } from '../src/cluster/alertmanager';
-import { REFRESH_ANNOTATION, REFRESH_TIMESTAMP_ANNOTATION, applicationState, assessedAfterOperation, automatedSyncEnabled, converged, operationInProgress, pauseRecord } from '../src/cluster/argo-cd';
+import { applicationState, converged } from '../src/cluster/application-state';
+import { REFRESH_ANNOTATION, REFRESH_TIMESTAMP_ANNOTATION, operationInProgress } from '../src/cluster/argo-cd';
+import { automatedSyncEnabled, pauseRecord } from '../src/cluster/argo-cd-pause';
+import { assessedAfterOperation } from '../src/cluster/argo-cd-sync';
 import { applicationControllerPod, argoCdCompares } from './argo-cd-stand-in';
 import { UsageError } from '../src/base/errors';
 import { ALERTS, EMERGENCY_REPLICAS } from '../src/contract/contract';
