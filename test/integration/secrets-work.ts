@@ -9,7 +9,7 @@ import { type InitOptions, initEnvironment } from '../../src/secrets/init';
 import { type SopsTools, sopsTools } from '../../src/secrets/sops';
 import { ROOT, projectEnvironments, temporaryDirectory } from '../support';
 
-export const environments = projectEnvironments();
+const environments = projectEnvironments();
 export const local = environments.local!;
 /** The application of local whose Secrets the tests read. */
 export const localApp = () => local.applications[0]!;
