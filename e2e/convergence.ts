@@ -1,6 +1,7 @@
 import { compareText } from '../src/base/text-order';
 import { eventTime } from '../src/cluster/events';
-import { type ApplicationState, REFRESH_ANNOTATION, applicationState, converged, failedResults, formatApplicationTable, healthCauses, waveOf } from '../src/cluster/argo-cd';
+import { type ApplicationState, applicationState, converged, failedResults, formatApplicationTable, healthCauses } from '../src/cluster/application-state';
+import { REFRESH_ANNOTATION, waveOf } from '../src/cluster/argo-cd';
 import { type KubeClient, type KubeObject, resourceId } from './kube-client';
 import { sleep } from './processes';
 

@@ -11,7 +11,7 @@ import { argoCdConfigObjects, loopbackClusterSecret, sidecarPlay } from '../e2e/
 import { IN_CLUSTER } from '../src/constructs/argo-cd-sync-policy';
 import { containerScript, runContainer } from '../e2e/sidecar';
 import { SOPS_AGE, SOPS_PLUGIN } from '../src/contract/choices';
-import { applicationState, converged, healthCauses } from '../src/cluster/argo-cd';
+import { applicationState, converged, healthCauses } from '../src/cluster/application-state';
 import { awaitsRefresh, FAIL_FAST_SECONDS, jobEnded, latestWarnings, ProgressingRefresher, REFRESH_AFTER_SECONDS, LastFailures, ProblemClock, runningHookJobs, settled, stillChanging, unmendable, withWarnings } from '../e2e/convergence';
 import { parseSshUrl } from '../e2e/git-server';
 import { podReferences, StandInControllers } from '../e2e/stand-in-controllers';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { applicationGenerations, REFRESH_ANNOTATION, REFRESH_TIMESTAMP_ANNOTATION } from '../src/cluster/argo-cd';
+import { REFRESH_ANNOTATION, REFRESH_TIMESTAMP_ANNOTATION } from '../src/cluster/argo-cd';
+import { applicationGenerations } from '../src/cluster/argo-cd-pause';
 import { OPS } from '../src/commands/ops';
 import { SYNC_PAUSE_ANNOTATIONS } from '../src/contract/choices';
 import { TRACKING_ANNOTATION } from '../src/contract/upstream';
@@ -267,7 +268,7 @@ describe('ops pause: each pause in force before the next', () => {
   });
 });
 
-describe('the generations of Applications a pause walks (src/cluster/argo-cd.ts)', () => {
+describe('the generations of Applications a pause walks (src/cluster/argo-cd-pause.ts)', () => {
   const app = (name: string, manager?: string): LiveObject => ({ apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name, annotations: manager === undefined ? {} : { [TRACKING_ANNOTATION]: `${manager}:argoproj.io/Application:argocd/${name}` } } });
   const names = (generations: { metadata: { name: string } }[][]) => generations.map((generation) => generation.map((one) => one.metadata.name));
 

@@ -1,5 +1,6 @@
 import { RefusedError, UsageError } from '../../base/errors';
-import { applicationGenerations, failedAutomatedSync, hasAutomatedPolicy, listApplications, pauseApplication, resumeApplication, settlePause } from '../../cluster/argo-cd';
+import { listApplications } from '../../cluster/argo-cd';
+import { applicationGenerations, failedAutomatedSync, hasAutomatedPolicy, pauseApplication, resumeApplication, settlePause } from '../../cluster/argo-cd-pause';
 import type { LiveObject } from '../../cluster/connection';
 import { podState } from '../../cluster/workloads';
 import { WAITS_SECONDS } from '../../contract/contract';

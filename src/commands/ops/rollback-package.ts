@@ -1,17 +1,7 @@
 import { RefusedError, UsageError } from '../../base/errors';
-import {
-  type HelmSource,
-  chartRevision,
-  helmSource,
-  helmSourceField,
-  operationRuns,
-  readApplication,
-  resourcesToPrune,
-  setChartVersion,
-  startSync,
-  waitForHealthy,
-  waitForSync,
-} from '../../cluster/argo-cd';
+import { operationRuns, readApplication } from '../../cluster/argo-cd';
+import { resourcesToPrune, startSync, waitForHealthy, waitForSync } from '../../cluster/argo-cd-sync';
+import { type HelmSource, chartRevision, helmSource, helmSourceField, setChartVersion } from '../../cluster/helm-source';
 import { type HistoryEntry, applicationHistory } from '../../cluster/application-history';
 import type { LiveObject } from '../../cluster/connection';
 import { WAITS_SECONDS } from '../../contract/contract';

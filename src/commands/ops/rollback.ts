@@ -1,6 +1,7 @@
 import { RefusedError, UsageError } from '../../base/errors';
 import { applicationHistory, rollbackEntry } from '../../cluster/application-history';
-import { operationRuns, readApplication, startRollback, waitForSync } from '../../cluster/argo-cd';
+import { operationRuns, readApplication } from '../../cluster/argo-cd';
+import { startRollback, waitForSync } from '../../cluster/argo-cd-sync';
 import { rollbackRevision, rolloutHistory, undoRollout } from '../../cluster/rollout-history';
 import { waitForRollout } from '../../cluster/workloads';
 import { DATABASE } from '../../contract/choices';

@@ -1,4 +1,6 @@
-import { type ApplicationState, applicationState, converged, formatApplicationTable, lastOperation, listApplications, pauseRecord, syncedRevision, waveOf } from '../../cluster/argo-cd';
+import { type ApplicationState, applicationState, converged, formatApplicationTable, lastOperation, syncedRevision } from '../../cluster/application-state';
+import { listApplications, waveOf } from '../../cluster/argo-cd';
+import { pauseRecord } from '../../cluster/argo-cd-pause';
 import { type WorkloadState, workloadStates } from '../../cluster/workloads';
 import { liveWorkloadsOf } from '../../environments/strategy-registry';
 import type { CommandDefinition } from '../../tooling/cli';

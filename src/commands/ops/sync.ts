@@ -1,5 +1,5 @@
 import { UsageError } from '../../base/errors';
-import { startSync, waitForSync } from '../../cluster/argo-cd';
+import { startSync, waitForSync } from '../../cluster/argo-cd-sync';
 import { awaitOperationInProgress } from '../../cluster/sync-join';
 import type { WaitResult } from '../../cluster/wait';
 import { waitForRollout } from '../../cluster/workloads';

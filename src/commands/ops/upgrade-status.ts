@@ -1,5 +1,5 @@
 import { applicationHistory } from '../../cluster/application-history';
-import { chartRevision, helmSource } from '../../cluster/argo-cd';
+import { chartRevision, helmSource } from '../../cluster/helm-source';
 import type { LiveObject } from '../../cluster/connection';
 import { environmentValuesPath } from '../../environments/values-file';
 import { knownVersions } from '../../contract/release-versions';
