@@ -1,6 +1,6 @@
-import { Kafka, logLevel, type Admin, type SASLOptions } from 'kafkajs';
+import type { Admin } from 'kafkajs';
 import { compareText } from '../base/text-order';
-import type { BrokerSettings } from '../smoke/broker';
+import { type BrokerSettings, kafkaAdmin } from '../smoke/broker';
 
 /**
  * Consumer lag per group, topic and partition (contract 7, broker problems), read through the
@@ -59,16 +59,7 @@ export async function consumerLag(admin: LagAdmin): Promise<PartitionLag[]> {
  * servers and why, never a wait without end.
  */
 export async function readConsumerLag(settings: BrokerSettings, timeoutMs: number): Promise<PartitionLag[]> {
-  const sasl: SASLOptions | undefined = settings.sasl === undefined ? undefined : { mechanism: 'scram-sha-512', ...settings.sasl };
-  const admin = new Kafka({
-    clientId: 'platform-gitops-ops',
-    brokers: [...settings.bootstrapServers],
-    connectionTimeout: timeoutMs,
-    requestTimeout: timeoutMs,
-    retry: { retries: 0 },
-    logLevel: logLevel.NOTHING,
-    ...(sasl === undefined ? {} : { sasl }),
-  }).admin();
+  const admin = kafkaAdmin(settings, timeoutMs, 'platform-gitops-ops');
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs / 1000} s`)), timeoutMs);

@@ -1,4 +1,4 @@
-import { Kafka, logLevel, type SASLOptions } from 'kafkajs';
+import { type Admin, Kafka, logLevel, type SASLOptions } from 'kafkajs';
 
 /** How the broker step reaches Kafka (4.1 step 5). */
 export interface BrokerSettings {
@@ -14,21 +14,28 @@ export interface BrokerSettings {
 /** Client id the broker sees in its logs. */
 const CLIENT_ID = 'platform-gitops-smoke';
 
-/** A real Kafka metadata request with the maintained client (`kafkajs`): describe the cluster. */
-export async function checkBroker(settings: BrokerSettings, timeoutMs: number, signal: AbortSignal): Promise<string> {
+/**
+ * An admin client of the maintained Kafka client (`kafkajs`) for `settings`' bootstrap servers
+ * (SCRAM-SHA-512 when given), bounded by `timeoutMs` per connection and request and making one
+ * attempt: a check reports the first failure instead of retrying past its timeout.
+ */
+export function kafkaAdmin(settings: BrokerSettings, timeoutMs: number, clientId: string): Admin {
   const sasl: SASLOptions | undefined =
     settings.sasl === undefined ? undefined : { mechanism: 'scram-sha-512', username: settings.sasl.username, password: settings.sasl.password };
-  const kafka = new Kafka({
-    clientId: CLIENT_ID,
+  return new Kafka({
+    clientId,
     brokers: [...settings.bootstrapServers],
     connectionTimeout: timeoutMs,
     requestTimeout: timeoutMs,
-    // One attempt: the smoke test reports the first failure instead of retrying past its timeout.
     retry: { retries: 0 },
     logLevel: logLevel.NOTHING,
     ...(sasl === undefined ? {} : { sasl }),
-  });
-  const admin = kafka.admin();
+  }).admin();
+}
+
+/** A real Kafka metadata request with the maintained client (`kafkajs`): describe the cluster. */
+export async function checkBroker(settings: BrokerSettings, timeoutMs: number, signal: AbortSignal): Promise<string> {
+  const admin = kafkaAdmin(settings, timeoutMs, CLIENT_ID);
   const disconnect = () => void admin.disconnect().catch(() => {});
   signal.addEventListener('abort', disconnect, { once: true });
   try {
