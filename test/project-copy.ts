@@ -5,7 +5,7 @@ import { type Environment, loadEnvironments } from '../src/environments';
 import { compareTags } from '../src/environments/strategy-values';
 import { runningTagOf } from '../src/environments/strategy-registry';
 import { readValuesTexts } from '../src/environments/values-file';
-import { ROOT, temporaryDirectory } from './support';
+import { ROOT, temporaryDirectory, treeContents } from './support';
 
 /** What a copy of the project needs to build, render and run its commands. */
 const COPIED = ['src', 'e2e', 'pulumi', 'toolchain', 'scripts', 'dist', 'package.json', 'package-lock.json', 'tsconfig.json', 'build'] as const;
@@ -79,4 +79,18 @@ export function newerTag(root: string): string {
     .pop()!;
   const [major, minor] = newest.slice(1).split('.').map(Number) as [number, number];
   return `v${major}.${minor + 1}.0`;
+}
+
+/** What the edit commands write in a copy: every file below src/environments/ and dist/, by project-relative path. */
+export function editedFiles(root: string): Map<string, string> {
+  return new Map([
+    ...[...treeContents(path.join(root, 'src', 'environments'))].map(([f, c]) => [`src/environments/${f}`, c] as const),
+    ...[...treeContents(path.join(root, 'dist'))].map(([f, c]) => [`dist/${f}`, c] as const),
+  ]);
+}
+
+/** The files of `editedFiles(root)` that differ from `before`, sorted. */
+export function filesChangedSince(root: string, before: ReadonlyMap<string, string>): string[] {
+  const after = editedFiles(root);
+  return [...new Set([...before.keys(), ...after.keys()])].filter((file) => before.get(file) !== after.get(file)).sort();
 }

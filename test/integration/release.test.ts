@@ -12,7 +12,7 @@ import { runningTagOf } from '../../src/environments/strategy-registry';
 import { compareTags } from '../../src/environments/strategy-values';
 import { applicationValuesPath, ValuesFile } from '../../src/environments/values-file';
 import type { CommandDefinition } from '../../src/tooling/cli';
-import { commitAll, commitCopy, copyEnvironments, dataCopy, newerTag as newerTagOf } from '../project-copy';
+import { commitAll, commitCopy, copyEnvironments, dataCopy, editedFiles, filesChangedSince, newerTag as newerTagOf } from '../project-copy';
 import { firstApplication, nextPatch, ROOT, runCli, runInProcess, treeContents } from '../support';
 import { chartVersionsPath } from '../../src/synth/chart-versions';
 import { readRunHistory } from '../../src/release/run-history';
@@ -26,18 +26,9 @@ import { git } from '../project-copy';
 let root: string;
 let before: Map<string, string>;
 
-function snapshot(): Map<string, string> {
-  return new Map([
-    ...[...treeContents(path.join(root, 'src', 'environments'))].map(([f, c]) => [`src/environments/${f}`, c] as const),
-    ...[...treeContents(path.join(root, 'dist'))].map(([f, c]) => [`dist/${f}`, c] as const),
-  ]);
-}
-
+const snapshot = () => editedFiles(root);
 /** Files that differ from `before`. */
-function changedFiles(): string[] {
-  const after = snapshot();
-  return [...new Set([...before.keys(), ...after.keys()])].filter((file) => before.get(file) !== after.get(file)).sort();
-}
+const changedFiles = () => filesChangedSince(root, before);
 
 /** An application's chart version in a snapshot of the copy. */
 function chartVersion(environment: string, application: string, tree: ReadonlyMap<string, string>): { version: string; appVersion: string } {

@@ -5,8 +5,8 @@ import { PROMOTE } from '../../src/commands/promote';
 import { UPGRADE } from '../../src/commands/upgrade';
 import { environmentValuesPath } from '../../src/environments/values-file';
 import { knownVersions, RELEASE_NAMES, type ReleaseName } from '../../src/contract/release-versions';
-import { commitAll, commitCopy, copyEnvironments, dataCopy } from '../project-copy';
-import { runInProcess, treeContents } from '../support';
+import { commitAll, commitCopy, copyEnvironments, dataCopy, editedFiles, filesChangedSince } from '../project-copy';
+import { runInProcess } from '../support';
 
 /**
  * `npm run upgrade` and `npm run promote -- --release` on a throwaway copy of the project's
@@ -19,18 +19,9 @@ let before: Map<string, string>;
 const MOVED = RELEASE_NAMES.find((name) => knownVersions(name).length > 1)! as ReleaseName;
 const [OLDER, NEWER] = knownVersions(MOVED).slice(-2) as [string, string];
 
-function snapshot(): Map<string, string> {
-  return new Map([
-    ...[...treeContents(path.join(root, 'src', 'environments'))].map(([f, c]) => [`src/environments/${f}`, c] as const),
-    ...[...treeContents(path.join(root, 'dist'))].map(([f, c]) => [`dist/${f}`, c] as const),
-  ]);
-}
-
+const snapshot = () => editedFiles(root);
 /** Files that differ from `before`. */
-function changedFiles(): string[] {
-  const after = snapshot();
-  return [...new Set([...before.keys(), ...after.keys()])].filter((file) => before.get(file) !== after.get(file)).sort();
-}
+const changedFiles = () => filesChangedSince(root, before);
 
 const upgrade = (...args: string[]) => runInProcess(UPGRADE, args, root);
 const versionIn = (environment: string) => copyEnvironments(root)[environment]!.infrastructure.versions[MOVED];
