@@ -1,0 +1,171 @@
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { argoCdConfigObjects, loopbackClusterSecret, sidecarPlay } from '../e2e/argocd';
+import { IN_CLUSTER } from '../src/constructs/argo-cd-sync-policy';
+import { containerScript, runContainer } from '../e2e/sidecar';
+import { SOPS_AGE, SOPS_PLUGIN } from '../src/contract/choices';
+import { parseSshUrl } from '../e2e/git-server';
+import type { KubeObject } from '../e2e/kube-client';
+import { argoCdReleaseValues } from '../src/infrastructure/releases';
+import { UsageError } from '../src/base/errors';
+import { runE2e } from '../e2e/harness';
+import { loopbackWebhookArgs, loopbackWebhookConfiguration } from '../e2e/cert-manager';
+import { loopbackFlaggerArgs } from '../e2e/flagger';
+import { ROOT } from './support';
+
+// Unit tests of the e2e harness's own logic; test/e2e/ runs it on the real engines.
+
+describe('the git server', () => {
+  it('reads both SSH URL forms the platform accepts', () => {
+    expect(parseSshUrl('git@github.com:example/platform-gitops.git')).toEqual({ user: 'git', host: 'github.com', port: 22, path: 'example/platform-gitops.git' });
+    expect(parseSshUrl('ssh://git@git.example.com:2222/team/repo.git')).toEqual({ user: 'git', host: 'git.example.com', port: 2222, path: 'team/repo.git' });
+  });
+});
+
+describe('Argo CD configuration in the e2e cluster', () => {
+  it('is the argo-cd chart values the platform installs (argocd-cm, argocd-cmd-params-cm)', () => {
+    const values = argoCdReleaseValues() as { configs: { cm: object; params: object } };
+    const objects = argoCdConfigObjects('argocd');
+    expect(objects.find((o) => o.metadata.name === 'argocd-cm')!.data).toEqual(values.configs.cm);
+    expect(objects.find((o) => o.metadata.name === 'argocd-cmd-params-cm')!.data).toEqual(values.configs.params);
+  });
+
+  it('declares the in-cluster destination uncompressed, as a cluster Secret Argo CD reads (v3.6.1 util/db/cluster.go SecretToCluster)', () => {
+    const secret = loopbackClusterSecret('argocd');
+    expect(secret.metadata.labels).toEqual({ 'argocd.argoproj.io/secret-type': 'cluster' });
+    const data = secret['stringData'] as { name: string; server: string; config: string };
+    expect(data.server).toBe(IN_CLUSTER);
+    expect(JSON.parse(data.config)).toMatchObject({ disableCompression: true });
+  });
+});
+
+describe('the environment an e2e run names', () => {
+  it('is refused as a usage error (printed with the usage) when it is not an environment, before anything starts', async () => {
+    await expect(runE2e({ environment: '../../etc', projectRoot: ROOT, timeoutSeconds: 1, dryRun: false, keep: false, log: () => undefined })).rejects.toThrow(UsageError);
+  });
+});
+
+describe('cert-manager\'s webhook on loopback (e2e/cert-manager.ts)', () => {
+  const chartArgs = [
+    '--v=2',
+    '--secure-port=10250',
+    '--dynamic-serving-ca-secret-namespace=cert-manager',
+    '--dynamic-serving-ca-secret-name=cert-manager-webhook-ca',
+    '--dynamic-serving-dns-names=cert-manager-webhook',
+    '--dynamic-serving-dns-names=cert-manager-webhook.cert-manager.svc',
+  ];
+
+  it('keeps the chart\'s arguments but the serving certificate, the ports and the metrics server', () => {
+    expect(loopbackWebhookArgs(chartArgs, { securePort: 40001, healthzPort: 40002, cert: '/run/w.crt', key: '/run/w.key' })).toEqual([
+      '--v=2',
+      '--secure-port=40001',
+      '--healthz-port=40002',
+      '--metrics-listen-address=0',
+      '--tls-cert-file=/run/w.crt',
+      '--tls-private-key-file=/run/w.key',
+    ]);
+  });
+
+  it('calls the webhook on loopback with the run\'s CA instead of the Service cainjector would fill in, every other field the chart\'s', () => {
+    const chart: KubeObject = {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: 'cert-manager-webhook', labels: { app: 'webhook' }, annotations: { 'cert-manager.io/inject-ca-from-secret': 'cert-manager/cert-manager-webhook-ca' } },
+      webhooks: [{ name: 'webhook.cert-manager.io', failurePolicy: 'Fail', rules: [{ apiGroups: ['cert-manager.io'] }], clientConfig: { service: { name: 'cert-manager-webhook', namespace: 'cert-manager', path: '/validate' } } }],
+    };
+    expect(loopbackWebhookConfiguration(chart, 40001, 'Q0E=')).toEqual({
+      ...chart,
+      metadata: { name: 'cert-manager-webhook', labels: { app: 'webhook' }, annotations: {} },
+      webhooks: [{ name: 'webhook.cert-manager.io', failurePolicy: 'Fail', rules: [{ apiGroups: ['cert-manager.io'] }], clientConfig: { url: 'https://127.0.0.1:40001/validate', caBundle: 'Q0E=' } }],
+    });
+    const noPath = { ...chart, webhooks: [{ name: 'w', clientConfig: { service: { name: 's', namespace: 'n' } } }] };
+    expect(() => loopbackWebhookConfiguration(noPath, 1, 'x')).toThrow(/webhook w calls no Service path/);
+  });
+});
+
+describe('the sops plugin played as its rendered sidecar (e2e/argocd.ts, e2e/sidecar.ts)', () => {
+  // This machine's folders: the sidecar's own (/home/argocd/..., /var/run/argocd) are not here.
+  const folders = new Set(['/', '/home', '/tmp', '/var', '/var/run', '/usr', '/usr/local', '/usr/local/bin']);
+  const exists = (folder: string) => folders.has(folder);
+  const disk = (keys: string[] = [SOPS_AGE.secretKey], secrets = true) => ({
+    secrets: new Map(secrets ? [[SOPS_AGE.secretName, { folder: '/run/e2e/age/sops-age', keys }]] : []),
+    configMaps: new Map([['argocd-cmp-cm', { folder: '/run/e2e/argocd-cmp-cm', keys: [`${SOPS_PLUGIN.name}.yaml`] }]]),
+    sockets: '/run/e2e/plugins',
+    varFiles: '/run/e2e/var-files',
+  });
+
+  it('runs the sidecar\'s command as its user, read-only, with only its environment and its mounts', () => {
+    const play = sidecarPlay(SOPS_PLUGIN.name, disk(), '/run/e2e/sops', exists);
+    expect(play.command).toEqual(['/var/run/argocd/argocd-cmp-server']);
+    expect(play).toMatchObject({ user: 999, group: 0, readOnlyRoot: true, noNewPrivileges: true, dropAllCapabilities: true });
+    expect(play.env).toEqual({ PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', HOME: '/', [SOPS_AGE.keyFileVariable]: `${SOPS_AGE.mountPath}/${SOPS_AGE.secretKey}` });
+    expect(play.mounts).toEqual([
+      // The image's own folders, which this machine does not have, stand on a tmpfs each.
+      { kind: 'shadow', target: '/home' },
+      { kind: 'shadow', target: '/usr/local/bin' },
+      { kind: 'shadow', target: '/var/run' },
+      { kind: 'bind', source: '/run/e2e/var-files', target: '/var/run/argocd', file: false, readOnly: false },
+      { kind: 'bind', source: '/run/e2e/plugins', target: '/home/argocd/cmp-server/plugins', file: false, readOnly: false },
+      // A ConfigMap's key: read-only, though the chart's mount does not say so (the kubelet's rule).
+      { kind: 'bind', source: `/run/e2e/argocd-cmp-cm/${SOPS_PLUGIN.name}.yaml`, target: '/home/argocd/cmp-server/config/plugin.yaml', file: true, readOnly: true },
+      { kind: 'bind', source: '/run/e2e/age/sops-age', target: SOPS_AGE.mountPath, file: false, readOnly: true },
+      { kind: 'bind', source: '/run/e2e/sops', target: '/usr/local/bin/sops', file: true, readOnly: true },
+      { kind: 'emptyDir', target: '/tmp' },
+    ]);
+  });
+
+  it('writes a script that mounts, makes the root read-only, then drops to the user with nothing else', () => {
+    const script = containerScript(sidecarPlay(SOPS_PLUGIN.name, disk(), "/run/e2e/it's/sops", exists)).trimEnd().split('\n');
+    expect(script[0]).toBe('set -eu');
+    expect(script).toContain("mount --bind '/run/e2e/it'\\''s/sops' '/usr/local/bin/sops'");
+    expect(script).toContain(`mount -o remount,bind,ro '${SOPS_AGE.mountPath}'`);
+    expect(script.at(-3)).toBe('mount -o remount,bind,ro /');
+    // Then every other file system, but the kernel's and the sidecar's writable mounts (its
+    // emptyDirs; the key and plugin.yaml are a Secret's and a ConfigMap's, read-only).
+    expect(script.at(-2)).toBe(
+      "findmnt -lno TARGET | while IFS= read -r target; do case $target in /|/proc|/proc/*|/sys|/sys/*|/dev|/dev/*|'/var/run/argocd'|'/home/argocd/cmp-server/plugins'|'/tmp') ;; *) mount -o remount,bind,ro \"$target\" ;; esac; done",
+    );
+    expect(script).toContain('mount -t tmpfs -o mode=1777,size=64m tmpfs /dev/shm');
+    expect(script.at(-1)).toBe(
+      `exec setpriv --reuid=999 --regid=0 --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs env -i 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' 'HOME=/' '${SOPS_AGE.keyFileVariable}=${SOPS_AGE.mountPath}/${SOPS_AGE.secretKey}' '/var/run/argocd/argocd-cmp-server'`,
+    );
+    // Every bind before the emptyDir over /tmp, where the run keeps the sources.
+    expect(script.findIndex((line) => line.startsWith('mount -t tmpfs -o mode=1777'))).toBeGreaterThan(script.findLastIndex((line) => line.startsWith('mount --bind')));
+  });
+
+  it('kills a step that runs past its time with every process it started, and says so without its environment (as root)', async () => {
+    const marker = '31.4159';
+    const play = { command: ['sh', '-c', `echo started; sleep ${marker} & sleep ${marker}`], env: { PATH: '/usr/bin:/bin', PASSWORD: 'never-printed' }, user: 65534, group: 65534, readOnlyRoot: true, noNewPrivileges: true, dropAllCapabilities: true, mounts: [] };
+    const result = await runContainer(play, 1500);
+    expect(result).toEqual({ exitCode: 1, output: 'started\n(killed: it ran past 1500 ms)' });
+    expect(spawnSync('pgrep', ['-f', `sleep ${marker}`]).status).toBe(1);
+  });
+
+  it('refuses a variable naming a key the mounted Secret does not hold, a Secret the bootstrap does not create, and a plugin without a sidecar', () => {
+    expect(() => sidecarPlay(SOPS_PLUGIN.name, disk(['age.agekey']), '/s', exists)).toThrow(
+      `container ${SOPS_PLUGIN.name}: ${SOPS_AGE.keyFileVariable}=${SOPS_AGE.mountPath}/${SOPS_AGE.secretKey} names key ${SOPS_AGE.secretKey} of Secret ${SOPS_AGE.secretName}, which holds age.agekey`,
+    );
+    expect(() => sidecarPlay(SOPS_PLUGIN.name, disk([], false), '/s', exists)).toThrow(`sidecar ${SOPS_PLUGIN.name} mounts Secret ${SOPS_AGE.secretName}, which the bootstrap does not create`);
+    expect(() => sidecarPlay('no-such-plugin', disk(), '/s', exists)).toThrow(/render no repo-server sidecar named no-such-plugin/);
+  });
+
+  it('refuses a mount it would have to stand in for under / itself, and a source the stand-in folders would hide', () => {
+    expect(() => sidecarPlay(SOPS_PLUGIN.name, disk(), '/s', (folder) => folder === '/' || folder === '/tmp')).toThrow(/needs a folder this machine does not have directly under \//);
+    expect(() => sidecarPlay(SOPS_PLUGIN.name, { ...disk(), sockets: '/home/e2e/plugins' }, '/s', exists)).toThrow(
+      'container sops: the source of its mount at /home/argocd/cmp-server/plugins, /home/e2e/plugins, lies under /home, which the harness hides to stand in for the image\'s own folder',
+    );
+  });
+});
+
+describe("Flagger's controller on loopback (e2e/flagger.ts)", () => {
+  const chartArgs = ['-log-level=info', '-mesh-provider=gatewayapi:v1', '-metrics-server=http://kube-prometheus-stack-prometheus.monitoring:9090', '-enable-config-tracking=true', '-slack-user=flagger'];
+
+  it("keeps every argument of the chart's and adds the run's kubeconfig and a free port", () => {
+    expect(loopbackFlaggerArgs(chartArgs, '/run/kubeconfig', 40003)).toEqual([...chartArgs, '-kubeconfig=/run/kubeconfig', '-port=40003']);
+  });
+
+  it('refuses a chart that sets what the loopback process must set itself, rather than passing both', () => {
+    expect(() => loopbackFlaggerArgs([...chartArgs, '-port=8080'], '/k', 1)).toThrow(/chart now renders -port/);
+    expect(() => loopbackFlaggerArgs([...chartArgs, '-kubeconfig', '/x'], '/k', 1)).toThrow(/chart now renders -kubeconfig/);
+  });
+});
