@@ -62,7 +62,10 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-const ops = (...args: string[]) => runInProcess(OPS, ['canary', '--env', 'production', '--load-tester-url', loadTesterUrl, ...args], ROOT, { KUBECONFIG: kubeconfig });
+// Opening or closing a gate changes production: the production gate wants --confirm (src/commands/ops/production-gate.ts).
+const GATE_ACTIONS = ['--promote', '--rollback', '--close'];
+const ops = (...args: string[]) =>
+  runInProcess(OPS, ['canary', '--env', 'production', '--load-tester-url', loadTesterUrl, ...(args.some((arg) => GATE_ACTIONS.includes(arg)) ? ['--confirm', 'production'] : []), ...args], ROOT, { KUBECONFIG: kubeconfig });
 /** What the load tester answers Flagger's check of a gate: 200 open, 403 closed. */
 const flaggerChecks = async (path: string) => (await fetch(`${loadTesterUrl}${path}`, { method: 'POST', body: JSON.stringify(canary) })).status;
 

@@ -16,7 +16,7 @@ import { BROKER_STEP_CONTAINER, DATABASE_STEP_CONTAINER, HTTP_STEP_CONTAINER } f
 import { ROOT_APPLICATION } from '../../src/contract/platform-charts';
 import { topicsVisibleTo } from '../../src/cluster/kafka-topics';
 import { standInUpgrade } from '../../e2e/stand-in-charts';
-import { brokenCopy, execScenarios, removeCopies, rendered, RUN_TIMEOUT_MS, scenarioResults, type ScenarioRun, type ScenarioStep, tool } from './cases';
+import { brokenCopy, execScenarios, LIVE_OPERATIONS_TIMEOUT_MS, removeCopies, rendered, scenarioResults, type ScenarioRun, type ScenarioStep, tool } from './cases';
 
 afterEach(removeCopies);
 
@@ -269,7 +269,7 @@ describe('e2e: the committed project converges on a real control plane and Argo 
       const seconds = report.phases.map((p) => p.seconds);
       expect(seconds).toEqual([...seconds].sort((a, b) => a - b));
     },
-    RUN_TIMEOUT_MS,
+    LIVE_OPERATIONS_TIMEOUT_MS,
   );
 
   it(
@@ -283,7 +283,7 @@ describe('e2e: the committed project converges on a real control plane and Argo 
       expect(report.passed).toBe(true);
       expect(status).toBe(0);
     },
-    RUN_TIMEOUT_MS,
+    LIVE_OPERATIONS_TIMEOUT_MS,
   );
 });
 
