@@ -63,6 +63,19 @@ DISTRIBUTION_VERSION=v3.1.2
 # whether the cluster's live policies allow each connection it plays between pods
 # (network-policy/main.go, e2e/network-policy.ts). v0.5.6, the newest on the module proxy.
 NETWORK_POLICY_VERSION=v0.5.6
+# The upstream Helm charts the e2e serves to Argo CD in place of stand-ins, each from its pinned
+# release's Go module (no compile: the module's chart folder, stamped as its release stamps it):
+# one line each, "<chart> <chart version> <module>@<version> <folder in the module>". Every
+# version the release table knows of a release is here (src/contract/release-versions.ts), so
+# an environment's values may name any of them; a test holds this list to that table.
+UPSTREAM_CHARTS=(
+  "cert-manager v1.21.1 github.com/cert-manager/cert-manager@v1.21.1 deploy/charts/cert-manager"
+  "cert-manager v1.21.2 github.com/cert-manager/cert-manager@v1.21.2 deploy/charts/cert-manager"
+  "gateway-crds-helm $ENVOY_GATEWAY_VERSION github.com/envoyproxy/gateway@$ENVOY_GATEWAY_VERSION charts/gateway-crds-helm"
+  "gateway-helm $ENVOY_GATEWAY_VERSION github.com/envoyproxy/gateway@$ENVOY_GATEWAY_VERSION charts/gateway-helm"
+  "flagger ${FLAGGER_VERSION#v} github.com/fluxcd/flagger@$FLAGGER_VERSION charts/flagger"
+  "loadtester 0.38.0 github.com/fluxcd/flagger@$FLAGGER_VERSION charts/loadtester"
+)
 
 # No DWARF from the compiler (-gcflags=all=-dwarf=false): the linker strips it anyway (-s -w),
 # and generating it was a fifth of the compile. kwok from an empty Go build cache here
@@ -256,6 +269,28 @@ flagger_build() {
   [[ -f "$module/charts/flagger/Chart.yaml" ]] || return 1
   mkdir -p "$out/charts" && cp -R "$module/charts/flagger" "$out/charts/" && chmod -R u+w "$out/charts/flagger"
 }
+# Each chart of UPSTREAM_CHARTS into charts/<version>/<chart>/ (helm package wants the folder
+# named as the chart), as its release packages it: cert-manager's release tool stamps version
+# and appVersion into Chart.yaml; Envoy Gateway's (tools/make/helm.mk `helm-generate`) writes
+# values.yaml from values.tmpl.yaml with the release's image and stamps both; Flagger's charts
+# carry their versions. A chart whose Chart.yaml then names another version fails the build.
+upstream_charts_build() {
+  local line chart version module folder dir target
+  for line in "${UPSTREAM_CHARTS[@]}"; do
+    read -r chart version module folder <<< "$line"
+    dir="$(mod_dir "$module")" && [[ -f "$dir/$folder/Chart.yaml" ]] || return 1
+    target="$out/charts/$version/$chart"
+    mkdir -p "$(dirname "$target")" && cp -R "$dir/$folder" "$target" && chmod -R u+w "$target" || return 1
+    if [[ -f "$target/values.tmpl.yaml" ]]; then
+      sed -e "s|\${GatewayImage}|docker.io/envoyproxy/gateway:$version|" -e 's|\${GatewayImagePullPolicy}|IfNotPresent|' "$target/values.tmpl.yaml" > "$target/values.yaml" || return 1
+    fi
+    case "$module" in
+      github.com/cert-manager/*) sed -i -e "s|^version: .*|version: $version|" -e "s|^appVersion: .*|appVersion: $version|" "$target/Chart.yaml" || return 1 ;;
+      github.com/envoyproxy/*) sed -i -e "s|^version: .*|version: $version|" -e "s|^appVersion: .*|appVersion: \"$version\"|" "$target/Chart.yaml" || return 1 ;;
+    esac
+    grep -qx "version: $version" "$target/Chart.yaml" || { log "upstream-charts: $module $folder is not chart version $version"; return 1; }
+  done
+}
 network_policy_build() { (cd "$here/network-policy" && go build -trimpath -o "$out/network-policy-verdict" -ldflags "-s -w" .); }
 distribution_build() { go_install "github.com/distribution/distribution/v3/cmd/registry@$DISTRIBUTION_VERSION"; }
 alertmanager_build() {
@@ -283,10 +318,13 @@ declare -A versions=(
   [prometheus-operator]=$PROMETHEUS_OPERATOR_VERSION
   [distribution]=$DISTRIBUTION_VERSION [cert-manager]=$CERT_MANAGER_VERSION
   [network-policy]=$NETWORK_POLICY_VERSION
+  # Several charts at several versions: a digest of their pins and of the function that copies
+  # them, so a change to either is another folder.
+  [upstream-charts]="$({ printf '%s\n' "${UPSTREAM_CHARTS[@]}"; declare -f upstream_charts_build; } | sha256sum | cut -c1-12)"
 )
 # Largest first (their cold builds on this project's 2-core machine, 2026-11-26/27): with
 # several lanes the long builds start at once and the small ones fill the gaps.
-order=(argocd kubernetes prometheus-operator helm cert-manager envoy-gateway prometheus sops kwok flagger alertmanager flagger-loadtester distribution network-policy etcd kustomize kubeconform age)
+order=(argocd kubernetes prometheus-operator helm cert-manager envoy-gateway prometheus sops kwok flagger alertmanager flagger-loadtester distribution network-policy etcd kustomize kubeconform age upstream-charts)
 
 # The Go build tags a component is built with; its folder names them, since a build with
 # other tags is another build. promtool without Prometheus' service discovery plugins (its
