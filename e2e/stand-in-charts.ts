@@ -2,9 +2,8 @@ import * as fs from 'node:fs';
 import * as https from 'node:https';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
-import { type HelmChartRef, INFRASTRUCTURE_RELEASES, RELEASE_ROWS } from '../src/infrastructure/releases';
+import { type HelmChartRef, HELM_RELEASE_ROWS, INFRASTRUCTURE_RELEASES } from '../src/infrastructure/releases';
 import { E2eError } from '../src/base/errors';
-import type { KubeObject } from './kube-client';
 import type { OciChartRegistry } from './oci-registry';
 import { run } from './processes';
 import type { Toolchain } from '../toolchain';
@@ -47,7 +46,10 @@ export interface StandIn {
   readonly template?: string;
 }
 
-/** One row per upstream chart of src/infrastructure/releases.ts (by chart name). */
+/**
+ * One row per upstream chart of src/infrastructure/releases.ts (by chart name). Argo CD has
+ * none: the e2e syncs its release manifests from the module it builds (e2e/argo-cd-manifests.ts).
+ */
 export const STAND_INS: Readonly<Record<string, StandIn>> = {
   // Its controllers run for real (e2e/cert-manager.ts), started when Argo CD creates this release's controller Deployment, whose pods start only then;
   // the chart installs the release's six CRDs (the ACME ones and CertificateRequests included).
@@ -63,10 +65,6 @@ export const STAND_INS: Readonly<Record<string, StandIn>> = {
   },
   // Its controller runs for real (e2e/envoy-gateway.ts), started when Argo CD creates this release's controller Deployment, whose pods start only then.
   'gateway-helm': { crds: [], controller: 'envoy-gateway' },
-  'argo-cd': {
-    crds: ['argocd-application.yaml', 'argocd-appproject.yaml'],
-    controller: 'argocd-application-controller',
-  },
   // Its controller runs for real (e2e/flagger.ts), started when Argo CD creates this release's controller Deployment, whose pods start only then.
   flagger: {
     crds: ['flagger-canary.yaml', 'flagger-metrictemplate.yaml', 'flagger-alertprovider.yaml'],
@@ -178,16 +176,6 @@ function controllerTemplate(chart: HelmChartRef, standIn: StandIn & { controller
 }
 
 /**
- * What installing a chart's stand-in as a Helm release puts in the cluster besides its CRDs:
- * its controller Deployment. The harness installs Argo CD's release this way, as the Pulumi
- * bootstrap installs the real chart before the root Application exists.
- */
-export function standInReleaseObjects(chart: HelmChartRef, release: { name: string; namespace: string }): KubeObject[] {
-  const standIn = standInFor(chart.chart);
-  return standIn.controller === undefined ? [] : [controllerDeployment(chart, { ...standIn, controller: standIn.controller }, release) as KubeObject];
-}
-
-/**
  * A chart repository URL as Argo CD reads it: `https://...` is a Helm repository (an
  * index.yaml), a URL without a scheme (`docker.io/envoyproxy`) an OCI registry path.
  */
@@ -247,7 +235,7 @@ function servedVersions(chart: HelmChartRef): { chart: HelmChartRef; upgrade: bo
 /** The upstream charts of src/infrastructure/releases.ts, by repository URL. */
 export function chartsByRepository(): Map<string, HelmChartRef[]> {
   const byRepository = new Map<string, HelmChartRef[]>();
-  for (const { chart } of RELEASE_ROWS) {
+  for (const { chart } of HELM_RELEASE_ROWS) {
     byRepository.set(chart.repoURL, [...(byRepository.get(chart.repoURL) ?? []), chart]);
   }
   return byRepository;

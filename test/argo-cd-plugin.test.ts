@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { argoCdReleaseValues } from '../src/infrastructure/releases';
-import { ENVIRONMENT_ORDER, committedObjects, findObject } from './support';
+import { ENVIRONMENT_ORDER } from './support';
+import { committedArgoCdSettings } from './argo-cd-build';
 
 // The sops plugin runs in a sidecar of Argo CD's repository server with the environment's age
 // key mounted (5.3): whatever its script or container does, it does beside the private key.
@@ -24,7 +25,7 @@ const REVIEWED_SCRIPT = [
  */
 const REVIEWED_SURFACE_SHA256 = '19e2bc72ab0b6429e264c8a06be71ca93ab047baaed0564b9518b9bfb83dbc61';
 
-/** The plugin's definition (argocd-cmp-cm) and the sidecar that runs it, from the argo-cd values. */
+/** The plugin's definition (argocd-cmp-cm) and the sidecar that runs it, from the settings of Argo CD. */
 function pluginSurface(values: any): unknown {
   const sidecar = values.repoServer.extraContainers.find((container: any) => container.name === 'sops');
   return { plugin: values.configs.cmp.plugins.sops, sidecar, volumes: values.repoServer.volumes };
@@ -47,16 +48,16 @@ const sha256 = (value: unknown) => createHash('sha256').update(canonical(value))
 describe('what runs beside the age key', () => {
   it('is the reviewed plugin script, exactly', () => {
     const values = argoCdReleaseValues() as any;
-    expect(values.configs.cmp.plugins.sops.generate.command).toEqual(['sh', '-c', REVIEWED_SCRIPT]);
+    expect((values.configs.cmp.plugins.sops as any).generate.command).toEqual(['sh', '-c', REVIEWED_SCRIPT]);
   });
 
   it('is the reviewed plugin and sidecar, pinned by hash', () => {
     expect(sha256(pluginSurface(argoCdReleaseValues()))).toBe(REVIEWED_SURFACE_SHA256);
   });
 
-  it.each(ENVIRONMENT_ORDER)('is what %s renders into its argocd Application', (environment) => {
-    const values = findObject(committedObjects(environment), 'Application', 'argocd').spec.source.helm.valuesObject;
-    expect(values.configs.cmp.plugins.sops.generate.command).toEqual(['sh', '-c', REVIEWED_SCRIPT]);
+  it.each(ENVIRONMENT_ORDER)('is what %s renders into its kustomization of Argo CD', (environment) => {
+    const values = committedArgoCdSettings(environment);
+    expect((values.configs.cmp.plugins.sops as any).generate.command).toEqual(['sh', '-c', REVIEWED_SCRIPT]);
     expect(sha256(pluginSurface(values))).toBe(REVIEWED_SURFACE_SHA256);
   });
 });

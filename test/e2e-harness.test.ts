@@ -7,7 +7,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { IMAGES } from '../src/contract/images';
-import { argoCdConfigObjects, loopbackClusterSecret, sidecarPlay } from '../e2e/argocd';
+import { loopbackClusterSecret, sidecarPlay } from '../e2e/argocd';
+import { builtArgoCd, builtObject } from './argo-cd-build';
 import { IN_CLUSTER } from '../src/constructs/argo-cd-sync-policy';
 import { containerScript, runContainer } from '../e2e/sidecar';
 import { SOPS_AGE, SOPS_PLUGIN } from '../src/contract/choices';
@@ -18,9 +19,8 @@ import { podReferences, StandInControllers } from '../e2e/stand-in-controllers';
 import { KWOK_ADMITTED_ANNOTATION } from '../e2e/kwok-stages';
 import { ApiError, KubeClient, type KubeObject } from '../e2e/kube-client';
 import { Pki } from '../e2e/pki';
-import { STAND_INS, standInReleaseObjects } from '../e2e/stand-in-charts';
-import { argoCdReleaseValues } from '../src/infrastructure/releases';
-import { INFRASTRUCTURE_RELEASES, RELEASE_ROWS } from '../src/infrastructure/releases';
+import { STAND_INS } from '../e2e/stand-in-charts';
+import { HELM_RELEASE_ROWS, INFRASTRUCTURE_RELEASES } from '../src/infrastructure/releases';
 import { COMPONENT_SUPPORT, supportedKubernetesMinors } from '../src/infrastructure/supported-kubernetes';
 import { UsageError } from '../src/base/errors';
 import { runE2e } from '../e2e/harness';
@@ -117,7 +117,7 @@ describe('the toolchain pins', () => {
 
 describe('stand-in charts', () => {
   it('stand in for every upstream chart the platform installs, with CRDs the project keeps', () => {
-    for (const { chart } of RELEASE_ROWS) {
+    for (const { chart } of HELM_RELEASE_ROWS) {
       const standIn = STAND_INS[chart.chart];
       expect(standIn, chart.chart).toBeDefined();
       for (const file of standIn!.crds) expect(fs.existsSync(path.join(ROOT, 'schemas', 'crds', file)), file).toBe(true);
@@ -409,15 +409,6 @@ describe("an Application's last failed sync attempt (e2e/convergence.ts)", () =>
   });
 });
 
-describe('the stand-in of an installed release', () => {
-  it("is its chart's controller Deployment, labelled with the release, as Helm would render it", () => {
-    const [deployment, ...rest] = standInReleaseObjects(INFRASTRUCTURE_RELEASES.argoCd.chart, { name: 'argocd', namespace: 'argocd' });
-    expect(rest).toEqual([]);
-    expect(deployment!.kind).toBe('Deployment');
-    expect(deployment!.metadata).toMatchObject({ name: 'argocd-application-controller', namespace: 'argocd', labels: { 'app.kubernetes.io/instance': 'argocd' } });
-  });
-});
-
 describe('the git server', () => {
   it('reads both SSH URL forms the platform accepts', () => {
     expect(parseSshUrl('git@github.com:example/platform-gitops.git')).toEqual({ user: 'git', host: 'github.com', port: 22, path: 'example/platform-gitops.git' });
@@ -426,13 +417,6 @@ describe('the git server', () => {
 });
 
 describe('Argo CD configuration in the e2e cluster', () => {
-  it('is the argo-cd chart values the platform installs (argocd-cm, argocd-cmd-params-cm)', () => {
-    const values = argoCdReleaseValues() as { configs: { cm: object; params: object } };
-    const objects = argoCdConfigObjects('argocd');
-    expect(objects.find((o) => o.metadata.name === 'argocd-cm')!.data).toEqual(values.configs.cm);
-    expect(objects.find((o) => o.metadata.name === 'argocd-cmd-params-cm')!.data).toEqual(values.configs.params);
-  });
-
   it('declares the in-cluster destination uncompressed, as a cluster Secret Argo CD reads (v3.6.1 util/db/cluster.go SecretToCluster)', () => {
     const secret = loopbackClusterSecret('argocd');
     expect(secret.metadata.labels).toEqual({ 'argocd.argoproj.io/secret-type': 'cluster' });
@@ -711,8 +695,11 @@ describe('the sops plugin played as its rendered sidecar (e2e/argocd.ts, e2e/sid
     varFiles: '/run/e2e/var-files',
   });
 
+  // The repository server's Deployment of local's kustomization, as kustomize builds it.
+  const repoServer = () => builtObject(builtArgoCd('local'), 'Deployment', 'argocd-repo-server');
+
   it('runs the sidecar\'s command as its user, read-only, with only its environment and its mounts', () => {
-    const play = sidecarPlay(SOPS_PLUGIN.name, disk(), '/run/e2e/sops', exists);
+    const play = sidecarPlay(SOPS_PLUGIN.name, repoServer(), disk(), '/run/e2e/sops', exists);
     expect(play.command).toEqual(['/var/run/argocd/argocd-cmp-server']);
     expect(play).toMatchObject({ user: 999, group: 0, readOnlyRoot: true, noNewPrivileges: true, dropAllCapabilities: true });
     expect(play.env).toEqual({ PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', HOME: '/', [SOPS_AGE.keyFileVariable]: `${SOPS_AGE.mountPath}/${SOPS_AGE.secretKey}` });
@@ -732,7 +719,7 @@ describe('the sops plugin played as its rendered sidecar (e2e/argocd.ts, e2e/sid
   });
 
   it('writes a script that mounts, makes the root read-only, then drops to the user with nothing else', () => {
-    const script = containerScript(sidecarPlay(SOPS_PLUGIN.name, disk(), "/run/e2e/it's/sops", exists)).trimEnd().split('\n');
+    const script = containerScript(sidecarPlay(SOPS_PLUGIN.name, repoServer(), disk(), "/run/e2e/it's/sops", exists)).trimEnd().split('\n');
     expect(script[0]).toBe('set -eu');
     expect(script).toContain("mount --bind '/run/e2e/it'\\''s/sops' '/usr/local/bin/sops'");
     expect(script).toContain(`mount -o remount,bind,ro '${SOPS_AGE.mountPath}'`);
@@ -759,16 +746,16 @@ describe('the sops plugin played as its rendered sidecar (e2e/argocd.ts, e2e/sid
   });
 
   it('refuses a variable naming a key the mounted Secret does not hold, a Secret the bootstrap does not create, and a plugin without a sidecar', () => {
-    expect(() => sidecarPlay(SOPS_PLUGIN.name, disk(['age.agekey']), '/s', exists)).toThrow(
+    expect(() => sidecarPlay(SOPS_PLUGIN.name, repoServer(), disk(['age.agekey']), '/s', exists)).toThrow(
       `container ${SOPS_PLUGIN.name}: ${SOPS_AGE.keyFileVariable}=${SOPS_AGE.mountPath}/${SOPS_AGE.secretKey} names key ${SOPS_AGE.secretKey} of Secret ${SOPS_AGE.secretName}, which holds age.agekey`,
     );
-    expect(() => sidecarPlay(SOPS_PLUGIN.name, disk([], false), '/s', exists)).toThrow(`sidecar ${SOPS_PLUGIN.name} mounts Secret ${SOPS_AGE.secretName}, which the bootstrap does not create`);
-    expect(() => sidecarPlay('no-such-plugin', disk(), '/s', exists)).toThrow(/render no repo-server sidecar named no-such-plugin/);
+    expect(() => sidecarPlay(SOPS_PLUGIN.name, repoServer(), disk([], false), '/s', exists)).toThrow(`sidecar ${SOPS_PLUGIN.name} mounts Secret ${SOPS_AGE.secretName}, which the bootstrap does not create`);
+    expect(() => sidecarPlay('no-such-plugin', repoServer(), disk(), '/s', exists)).toThrow(/argocd-repo-server Deployment has no sidecar named no-such-plugin/);
   });
 
   it('refuses a mount it would have to stand in for under / itself, and a source the stand-in folders would hide', () => {
-    expect(() => sidecarPlay(SOPS_PLUGIN.name, disk(), '/s', (folder) => folder === '/' || folder === '/tmp')).toThrow(/needs a folder this machine does not have directly under \//);
-    expect(() => sidecarPlay(SOPS_PLUGIN.name, { ...disk(), sockets: '/home/e2e/plugins' }, '/s', exists)).toThrow(
+    expect(() => sidecarPlay(SOPS_PLUGIN.name, repoServer(), disk(), '/s', (folder) => folder === '/' || folder === '/tmp')).toThrow(/needs a folder this machine does not have directly under \//);
+    expect(() => sidecarPlay(SOPS_PLUGIN.name, repoServer(), { ...disk(), sockets: '/home/e2e/plugins' }, '/s', exists)).toThrow(
       'container sops: the source of its mount at /home/argocd/cmp-server/plugins, /home/e2e/plugins, lies under /home, which the harness hides to stand in for the image\'s own folder',
     );
   });

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { INFRASTRUCTURE_RELEASES, releaseKustomizationPath } from '../src/infrastructure/releases';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadEnvironments, type Environment } from '../src/environments';
 import { App } from 'cdk8s';
@@ -30,10 +31,13 @@ function copyOfDist(): { workdir: string; outdir: string } {
 describe('npm run synth', () => {
   it('renders one folder per environment, in the contract order, with one file per chart', () => {
     expect(fs.readdirSync(DIST).sort()).toEqual([RENDER_MARKER, 'local', 'production', 'staging', 'testing']);
+    // Beside the charts, the kustomization of Argo CD (src/infrastructure/argo-cd-kustomization.ts).
+    const argoCd = path.basename(releaseKustomizationPath('local', INFRASTRUCTURE_RELEASES.argoCd));
     for (const environment of fs.readdirSync(DIST).filter((entry) => entry !== RENDER_MARKER)) {
       // Beside the charts, the versions of the applications' published charts.
       expect(fs.readdirSync(path.join(DIST, environment))).toContain(CHART_VERSIONS_FILE);
-      for (const file of fs.readdirSync(path.join(DIST, environment)).filter((name) => name !== CHART_VERSIONS_FILE)) expect(file).toMatch(/^[a-z][a-z0-9-]*\.yaml$/);
+      expect(fs.statSync(path.join(DIST, environment, argoCd, 'kustomization.yaml')).isFile()).toBe(true);
+      for (const file of fs.readdirSync(path.join(DIST, environment)).filter((name) => name !== CHART_VERSIONS_FILE && name !== argoCd)) expect(file).toMatch(/^[a-z][a-z0-9-]*\.yaml$/);
     }
   });
 

@@ -6,7 +6,7 @@ import type { Environment } from '../environments';
 import type { Platform } from '../environments/platform';
 import type { ApplicationProps, ApplicationSpecIgnoreDifferences } from '../imports/application-argoproj.io';
 import type { AppProjectProps } from '../imports/appproject-argoproj.io';
-import { RELEASE_ROWS } from '../infrastructure/releases';
+import { HELM_RELEASE_ROWS } from '../infrastructure/releases';
 import { type SecretGroup } from '../secrets/catalog';
 import { DEFAULT_PROJECT, GITOPS_CHART_ID, INFRASTRUCTURE_PROJECT, ROOT_APPLICATION } from '../contract/platform-charts';
 import { IN_CLUSTER } from '../constructs/argo-cd-sync-policy';
@@ -47,7 +47,7 @@ export interface ProjectIdentity {
  * the in-cluster API and the given namespaces only; cluster-scoped kinds only those given.
  */
 export function appProjectProps(platform: Platform, scope: ProjectScope, identity: ProjectIdentity): AppProjectProps {
-  const helmRepositories = identity.helmCharts ? [...new Set(RELEASE_ROWS.map((release) => release.chart.repoURL))].sort() : [];
+  const helmRepositories = identity.helmCharts ? [...new Set(HELM_RELEASE_ROWS.map((release) => release.chart.repoURL))].sort() : [];
   const kinds = new Map(scope.clusterKinds.map((k) => [`${k.group}/${k.kind}`, k]));
   return {
     metadata: {

@@ -11,13 +11,24 @@ import { InfrastructureNetworkPolicies } from '../constructs/infrastructure-netw
 import { repositorySshPort } from '../environments/platform';
 import type { Environment } from '../environments';
 import type { Platform } from '../environments/platform';
-import { RELEASE_ROWS, releaseNamespace } from '../infrastructure/releases';
+import { type InfrastructureRelease, RELEASE_ROWS, isHelmRelease, releaseKustomizationPath, releaseNamespace } from '../infrastructure/releases';
+import type { ArgoCdApplicationSource } from '../constructs/argo-cd-application';
 
 export interface InfrastructureChartProps {
   /** The validated environment to render. */
   readonly environment: Environment;
   /** Platform-wide settings (Argo CD namespace and project). */
   readonly platform: Platform;
+}
+
+/**
+ * Where a release's Application reads it: the pinned chart with the platform's values, or the
+ * kustomization synth renders for the environment in this repository (its remote base the
+ * pinned release's manifests).
+ */
+function releaseSource(release: InfrastructureRelease, { environment, platform }: InfrastructureChartProps): ArgoCdApplicationSource {
+  if (isHelmRelease(release)) return { kind: 'helm', chart: release.chart, releaseName: release.name, values: release.values({ environment, platform }) };
+  return { kind: 'path', repoURL: platform.repository.url, targetRevision: platform.repository.targetRevision, path: releaseKustomizationPath(environment.name, release) };
 }
 
 /**
@@ -68,6 +79,7 @@ export class InfrastructureChart extends Chart {
       repositoryPort: repositorySshPort(platform.repository.url),
       applicationNamespaces: environment.applications.map((application) => application.namespace),
       acmeIssuer: environment.infrastructure.issuer.type === 'acme',
+      argoCdHighAvailability: environment.infrastructure.argoCd.highAvailability,
       annotations: { [SYNC_WAVE_ANNOTATION]: String(SYNC_WAVES.namespaces) },
     });
 
@@ -78,7 +90,7 @@ export class InfrastructureChart extends Chart {
           controllerNamespace: props.platform.controller.namespace,
           // The Helm releases create cluster-scoped RBAC, CRDs and webhooks: only this project allows them.
           project: INFRASTRUCTURE_PROJECT,
-          sources: [{ kind: 'helm', chart: release.chart, releaseName: release.name, values: release.values(context) }],
+          sources: [releaseSource(release, props)],
           destinationNamespace: releaseNamespace(release, context),
           syncWave: release.syncWave,
           automated: props.environment.autoSync && release.syncedByOperator !== true,

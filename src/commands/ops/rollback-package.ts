@@ -19,7 +19,7 @@ import { WAITS_SECONDS } from '../../contract/contract';
 import { type PlatformChartId, ROOT_APPLICATION } from '../../contract/platform-charts';
 import { applicationChartId, RENDERED_DIR } from '../../contract/layout';
 import type { Application, Environment } from '../../environments';
-import { type InfrastructureRelease, RELEASE_ROWS } from '../../infrastructure/releases';
+import { HELM_RELEASE_ROWS, type HelmRelease, RELEASE_ROWS, isHelmRelease } from '../../infrastructure/releases';
 import { CHART_VERSIONS_FILE, projectChartVersions } from '../../synth/chart-versions';
 import { pauseApplications } from './pause';
 import type { OpsTarget } from './target';
@@ -30,10 +30,18 @@ import type { OpsTarget } from './target';
  */
 const RELEASES_PARENT: PlatformChartId = 'infrastructure';
 
-/** The infrastructure release `--release` names (a row of RELEASE_ROWS), or a usage error listing them. */
-export function infrastructureRelease(name: string): InfrastructureRelease {
+/**
+ * The infrastructure release `--release` names (a Helm row of RELEASE_ROWS), or a usage error
+ * listing them; a release installed from its upstream's manifests (Argo CD) has no chart version
+ * to roll back.
+ */
+export function infrastructureRelease(name: string): HelmRelease {
   const release = RELEASE_ROWS.find((row) => row.name === name);
-  if (release === undefined) throw new UsageError(`--release "${name}" is not an infrastructure release (src/infrastructure/releases.ts): one of ${RELEASE_ROWS.map((row) => row.name).join(', ')}`);
+  const charts = HELM_RELEASE_ROWS.map((row) => row.name).join(', ');
+  if (release === undefined) throw new UsageError(`--release "${name}" is not an infrastructure release (src/infrastructure/releases.ts): one of ${charts}`);
+  if (!isHelmRelease(release)) {
+    throw new UsageError(`--release "${name}" installs ${release.manifests.repoURL} ${release.manifests.version}'s manifests, not a Helm chart: the package level rolls back chart versions (one of ${charts}); revert the commit that moved its tag, npm run synth, review, then sync it`);
+  }
   return release;
 }
 
@@ -63,7 +71,7 @@ export interface PackageSubject {
 }
 
 /** An infrastructure release (a row of RELEASE_ROWS): the `infrastructure` Application is its parent, the row its pin. */
-export function releaseSubject(release: InfrastructureRelease): PackageSubject {
+export function releaseSubject(release: HelmRelease): PackageSubject {
   const { name } = release;
   return {
     name,
@@ -116,7 +124,7 @@ export function packageSubject(target: OpsTarget, release: string | undefined, a
   }
   if (release !== undefined) return releaseSubject(infrastructureRelease(release));
   if (app === undefined) {
-    throw new UsageError(`--level package takes --release <infrastructure release> (one of ${RELEASE_ROWS.map((row) => row.name).join(', ')}) or --app <application> (whose Application installs its published chart)`);
+    throw new UsageError(`--level package takes --release <infrastructure release> (one of ${HELM_RELEASE_ROWS.map((row) => row.name).join(', ')}) or --app <application> (whose Application installs its published chart)`);
   }
   const { environment, applications } = target;
   const application = applications[0]!;
