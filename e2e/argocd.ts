@@ -62,6 +62,18 @@ export function argoCdServerSecret(namespace: string): KubeObject {
 }
 
 /**
+ * Redis' password Secret, which upstream's Redis pod writes in its `secret-init` init container
+ * (`argocd admin redis-initial-password`: Secret `argocd-redis`, key `auth`, v3.6.1
+ * cmd/argocd/commands/admin/redis_initial_password.go, common.RedisInitialCredentials) and
+ * every Argo CD pod reads (`secretKeyRef` argocd-redis/auth): kwok runs no init container, so
+ * the harness writes it, as the bootstrap's first start would. Without it no Argo CD pod starts
+ * ("Secret argocd-redis not found", seen on the e2e cluster).
+ */
+export function argoCdRedisSecret(namespace: string): KubeObject {
+  return { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'argocd-redis', namespace }, type: 'Opaque', stringData: { auth: 'e2e-only-not-a-secret' } };
+}
+
+/**
  * The in-cluster destination as a declarative cluster Secret (Argo CD's
  * `argocd.argoproj.io/secret-type: cluster`), asking for uncompressed responses
  * (`disableCompression`, v3.6.1 pkg/apis/application/v1alpha1/types.go `rawRestConfig`,

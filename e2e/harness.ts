@@ -8,7 +8,7 @@ import { defaultAgeKeyFile, initEnvironment } from '../src/secrets/init';
 import { sopsTools } from '../src/secrets/sops';
 import { keyId } from '../src/secrets/catalog';
 import { ALERT_ROUTING } from '../src/contract/choices';
-import { argoCdServerSecret, loopbackClusterSecret, chartRepositorySecrets, startArgoCd, syncAsOperator, withProxy } from './argocd';
+import { argoCdRedisSecret, argoCdServerSecret, loopbackClusterSecret, chartRepositorySecrets, startArgoCd, syncAsOperator, withProxy } from './argocd';
 import { argoCdManifestsRepository, argoCdModuleDir, buildArgoCdKustomization } from './argo-cd-manifests';
 import { type ApplicationState, chartRevision, converged, helmSource } from '../src/cluster/argo-cd';
 import type { LiveObject } from '../src/cluster/connection';
@@ -393,6 +393,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     for (const object of [...argoCdObjects.filter(isCrd), ...argoCdObjects.filter((object) => !isCrd(object))]) await client.apply(object);
     log(`Argo CD ${INFRASTRUCTURE_RELEASES.argoCd.manifests.version}'s manifests with the platform's patches: ${argoCdObjects.length} objects applied`);
     await client.apply(argoCdServerSecret(namespace));
+    await client.apply(argoCdRedisSecret(namespace));
     await client.apply(loopbackClusterSecret(namespace));
     await client.apply(manifests.ageKeySecret as unknown as KubeObject);
     for (const storageClass of storageClasses(rendered)) await client.apply(storageClass);
