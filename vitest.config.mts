@@ -57,10 +57,9 @@ export default defineConfig({
     // idle. npm run test:unit here (2026-11-28): 35 s wall with 2 workers, 28 s with 3 and
     // with 4. The e2e sets its own (--maxWorkers=2).
     maxWorkers: Math.ceil(availableParallelism() * 1.5),
-    // Transformed TypeScript kept between runs in node_modules/.experimental-vitest-cache
-    // (keyed by each file's content and the config; gone with a reinstall): about 2 s less
-    // per run of test:unit here. Vitest 5 turns it on by default.
-    experimental: { fsModuleCache: true },
+    // Transformed TypeScript is kept between runs (vitest 5's default `fsModuleCache`, keyed by
+    // each file's content and the config; gone with a reinstall): about 2 s less per run of
+    // test:unit here.
     sequence: { sequencer: LongestFirst },
     // Rendering four environments takes a moment on a 2-core machine.
     testTimeout: 60_000,

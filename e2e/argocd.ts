@@ -82,7 +82,7 @@ export function argoCdRedisSecret(namespace: string): KubeObject {
  * bandwidth: the API server compresses every large list and the whole OpenAPI document
  * (k8s.io/kube-openapi pkg/handler), which Argo CD's cluster cache reads again after each
  * CRD event. The platform renders no such Secret: a real cluster's Argo CD compresses as by
- * default. A deviation the README lists.
+ * default. A deviation docs/e2e.md lists.
  */
 export function loopbackClusterSecret(namespace: string): KubeObject {
   return {
@@ -202,7 +202,7 @@ export function chartRepositorySecrets(namespace: string, repoURLs: readonly str
  * health is not read from the object as it was before the apply. Here every controller and
  * the cache's watch are on loopback, so one second keeps that margin; a warm local run has
  * about twenty such waves on its longest path (2026-11-28: every Application converged at
- * 153 s with the default, 135 s with none, 135.5 s with this). A deviation the README lists.
+ * 153 s with the default, 135 s with none, 135.5 s with this). A deviation docs/e2e.md lists.
  */
 const SYNC_WAVE_DELAY_SECONDS = 1;
 

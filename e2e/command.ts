@@ -2,7 +2,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { E2eError } from '../src/base/errors';
 import { type CommandDefinition, required, seconds } from '../src/tooling/cli';
+import { ENVIRONMENT_ORDER } from '../src/contract/contract';
 import { runE2e } from './harness';
+import { ISOLATED_VARIABLE, runIsolated, whyNotIsolated } from './isolation';
+import { CLUSTER_COMPONENTS, ensureToolchain } from '../toolchain';
 
 const USAGE = `usage: npm run e2e -- --env <environment> [--report <file.json>] [--timeout <seconds>] [--settle <seconds>] [--no-dry-run] [--keep] [--age-key <file>] [--exec <command>] [--exec-timeout <seconds>]
 
@@ -10,9 +13,8 @@ Builds (once, cached in ~/.cache/platform-gitops) and starts a Kubernetes contro
 kwok and Argo CD on loopback, serves this checkout's committed dist/ and secrets/ over
 SSH, bootstraps the environment as the Pulumi program does, and watches every
 Application sync, wave by wave, until all are Synced and Healthy; then server-side
-dry-runs every environment's objects. README, "The e2e cluster", says what is real and
-what stands in.
-  --env         local, testing, staging or production
+dry-runs every environment's objects. docs/e2e.md says what is real and what stands in.
+  --env         ${ENVIRONMENT_ORDER.join(', ')}
   --report      write the result as JSON to this file
   --timeout     seconds the Applications may take to converge (default 600)
   --settle      end the run, not converged, once every Application that has not
@@ -28,6 +30,8 @@ what stands in.
                 the bootstrap grants its roles; E2E_ADMIN_KUBECONFIG: the administrator),
                 its output streamed; the run fails when it fails
   --exec-timeout  seconds the command may run (default 1800)
+Run as root, it runs in network and PID namespaces of its own (ports of its own, nothing
+left running after it; ${ISOLATED_VARIABLE}=1 runs it in the caller's).
 Exit code: 0 converged and accepted, 1 not, 2 usage error.`;
 
 const OPTIONS = {
@@ -44,7 +48,7 @@ const OPTIONS = {
 
 /**
  * `npm run e2e`: the committed platform converging on a real control plane and Argo CD
- * (README, "The e2e cluster"). Its own bundle (e2e/cli.ts): the product's commands never
+ * (docs/e2e.md). Its own bundle (e2e/cli.ts): the product's commands never
  * load the harness.
  */
 export const E2E: CommandDefinition<typeof OPTIONS> = {
@@ -56,6 +60,19 @@ export const E2E: CommandDefinition<typeof OPTIONS> = {
     const timeoutSeconds = seconds(values.timeout, '--timeout', 600);
     const settleSeconds = seconds(values.settle, '--settle');
     const execTimeoutSeconds = seconds(values['exec-timeout'], '--exec-timeout', 1800);
+    if (whyNotIsolated() === undefined) {
+      // The run in network and PID namespaces of its own (e2e/isolation.ts): ports of its own
+      // beside another run, and nothing it started outlives it. The toolchain is built here,
+      // where the network is.
+      try {
+        ensureToolchain(CLUSTER_COMPONENTS, root);
+      } catch (error) {
+        if (!(error instanceof E2eError)) throw error;
+        out(`e2e ${environment}: ${error.message}\n`);
+        return 1;
+      }
+      return runIsolated([process.execPath, path.join(root, 'scripts', 'run.cjs'), 'e2e', ...commandLine(values)], process.cwd());
+    }
     try {
       const report = await runE2e({
         environment,
@@ -76,3 +93,14 @@ export const E2E: CommandDefinition<typeof OPTIONS> = {
     }
   },
 };
+
+/** The options again, as the isolated run reads them (paths made absolute). */
+export function commandLine(values: { [K in keyof typeof OPTIONS]?: string | boolean }): string[] {
+  const args: string[] = [];
+  for (const [name, value] of Object.entries(values)) {
+    if (value === undefined || value === false) continue;
+    const resolved = name === 'report' || name === 'age-key' ? path.resolve(String(value)) : value;
+    args.push(...(resolved === true ? [`--${name}`] : [`--${name}`, String(resolved)]));
+  }
+  return args;
+}

@@ -218,7 +218,7 @@ export async function startApiServer(options: {
       // No gzip of responses (k8s.io/apiserver WithCompression, beta and on by default): every
       // client is on loopback, where compressing a large list only costs both ends CPU. The
       // OpenAPI document is compressed by its own handler for a client that asks (Argo CD's
-      // is told not to: e2e/argocd.ts loopbackClusterSecret). A deviation the README lists.
+      // is told not to: e2e/argocd.ts loopbackClusterSecret). A deviation docs/e2e.md lists.
       '--feature-gates=APIResponseCompression=false',
       '--v=1',
     ],

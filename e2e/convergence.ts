@@ -385,7 +385,7 @@ export function jobEnded(job: KubeObject | undefined): boolean {
  *   run waits on three hooks one after another (the database's setup, then each
  *   application's migrations and smoke hook).
  * Argo CD then judges the Application and its hooks itself, as it would a few seconds later:
- * it shortens a wait and decides nothing (README, deviations).
+ * it shortens a wait and decides nothing (docs/e2e.md, deviations).
  */
 export class ProgressingRefresher {
   /** Each Application's `status.reconciledAt` when its refresh was asked for; each operation's hook Job that was. */

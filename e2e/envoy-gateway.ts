@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { E2eError } from '../src/base/errors';
 import type { Toolchain } from '../toolchain';
 import { condition, rolloutState } from '../src/cluster/workloads';
-import { GATEWAY } from '../src/contract/upstream';
+import { ENVOY_GATEWAY, GATEWAY } from '../src/contract/upstream';
 import type { KubeClient, KubeObject } from './kube-client';
 import { run, type Supervisor } from './processes';
 import { type ChartRelease, renderRealChart } from './real-chart';
@@ -19,6 +19,22 @@ import { type ChartRelease, renderRealChart } from './real-chart';
  * for that release (src/infrastructure/releases.ts), and its certificates are made by its own
  * `certgen`, as the chart's certgen Job does.
  */
+
+/**
+ * The fixed ports Envoy Gateway's control plane listens on, whatever its configuration says of
+ * them (v1.9.1: xDS 18000, internal/xds/bootstrap/bootstrap.go; wasm 18002; admin 19000 and
+ * metrics 19001, api/v1alpha1/envoygateway_types.go; health probe 8081 and webhook 9443,
+ * internal/provider/kubernetes/kubernetes.go). Two runs on one loopback would both take them:
+ * the harness refuses at its start when one is taken (`assertFixedPortsFree`, e2e/loopback.ts).
+ */
+export const ENVOY_GATEWAY_PORTS: Readonly<Record<number, string>> = {
+  8081: "Envoy Gateway's health probe",
+  [ENVOY_GATEWAY.webhookPort]: "Envoy Gateway's webhook",
+  [ENVOY_GATEWAY.xdsPort]: "Envoy Gateway's xDS server",
+  18002: "Envoy Gateway's wasm server",
+  19000: "Envoy Gateway's admin server",
+  19001: "Envoy Gateway's metrics server",
+};
 
 /** Where the control plane reads its xDS certificates when its provider is Kubernetes (internal/xds/runner/runner.go). */
 const CERTIFICATE_DIR = '/certs';

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { childEnvironment } from './processes';
 
@@ -19,13 +20,15 @@ export interface ExecResult {
  * published charts E2E_CHART_REGISTRY and E2E_CHART_REGISTRY_CA, the registry as publishing
  * reaches it and its CA), streaming every line it prints; stopped (its process group) after
  * `timeoutSeconds`. Asynchronous, so the harness's controllers keep reconciling meanwhile.
+ * The folder of the harness's own Node comes first on the command's PATH: a `node` there runs
+ * on the project's pinned Node (package.json), whatever PATH the run was started with.
  */
 export function execAgainstCluster(options: { command: string; cwd: string; env: Readonly<Record<string, string>>; timeoutSeconds: number; log: (line: string) => void }): Promise<ExecResult> {
   const started = Date.now();
   return new Promise((resolve) => {
     const child = spawn('bash', ['-c', options.command], {
       cwd: options.cwd,
-      env: childEnvironment(options.env),
+      env: withOwnNode(childEnvironment(options.env)),
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
@@ -50,4 +53,9 @@ export function execAgainstCluster(options: { command: string; cwd: string; env:
       resolve({ command: options.command, exitCode: code, seconds: Math.round((Date.now() - started) / 1000) });
     });
   });
+}
+
+/** `env` with the folder of this process's Node first on PATH. */
+function withOwnNode(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return { ...env, PATH: [path.dirname(process.execPath), env['PATH']].filter((part) => part !== undefined && part !== '').join(path.delimiter) };
 }

@@ -28,7 +28,9 @@ import { buildStandInCharts, chartsByRepository, serveCharts, standInFor, standI
 import { INFRASTRUCTURE_RELEASES, type InfrastructureRelease, RELEASE_ROWS, isHelmRelease, releaseKustomizationPath, releaseNamespace } from '../src/infrastructure/releases';
 import { CLUSTER_COMPONENTS, ensureToolchain } from '../toolchain';
 import { type IssuedCertificate, issuedCertificates, startCertManager } from './cert-manager';
-import { startEnvoyGateway, StuckGateways } from './envoy-gateway';
+import { ENVOY_GATEWAY_PORTS, startEnvoyGateway, StuckGateways } from './envoy-gateway';
+import { assertFixedPortsFree } from './loopback';
+import { NetworkPolicyJudge } from './network-policy';
 import { startFlagger } from './flagger';
 import { type GeneratedMonitoring, generatedMonitoring, startPrometheusOperator } from './prometheus-operator';
 import { type ExecResult, execAgainstCluster } from './exec';
@@ -62,6 +64,9 @@ const STAND_IN_KINDS = [
 
 /** Every kind the harness keeps from a watch: the stand-ins' and the convergence watch's. */
 const WATCHED_KINDS = [...STAND_IN_KINDS, ...CONVERGENCE_KINDS] as const;
+
+/** The signals a run stops on, cleanly: everything it started stopped, its folder removed. */
+const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 /** The least time between two passes of the stand-in controllers (a burst of changes is one pass). */
 const MIN_PASS_GAP_MS = 200;
@@ -281,6 +286,13 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
   const phaseEnded = (phase: string, since?: number) => phases.push({ phase, seconds: secondsSinceStart(), ...(since === undefined ? {} : { since }) });
   const toolchain = ensureToolchain(CLUSTER_COMPONENTS, projectRoot);
   phaseEnded('toolchain checked');
+  // Before anything starts: a port another run holds fails now, not once Envoy Gateway's turn comes.
+  try {
+    await assertFixedPortsFree(ENVOY_GATEWAY_PORTS);
+  } catch (error) {
+    if (error instanceof E2eError) log(`e2e ${environment}: ${error.message}`);
+    throw error;
+  }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-e2e-'));
   fs.chmodSync(dir, 0o711);
   const supervisor = new Supervisor(path.join(dir, 'logs'), dir);
@@ -309,11 +321,16 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     if (options.keep) log(`run folder kept: ${dir} (logs in ${supervisor.logDir})`);
     else fs.rmSync(dir, { recursive: true, force: true });
   };
+  let cleaning: Promise<void> | undefined;
+  const cleanupOnce = (): Promise<void> => (cleaning ??= cleanup());
+  // Handled until the cleanup has ended: a signal during it (a second Ctrl-C, a timeout's
+  // SIGTERM while a stop hangs) exits at once, and the exit kills every process still running
+  // (Supervisor); without a handler it would end this process and leave them running.
   const onSignal = (): void => {
-    void cleanup().finally(() => process.exit(130));
+    if (cleaning !== undefined) process.exit(130);
+    void cleanupOnce().finally(() => process.exit(130));
   };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
 
   try {
     const platform = loadPlatform();
@@ -532,6 +549,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
       environmentValues.database.namespace,
       environmentValues.broker.namespace,
       log,
+      new NetworkPolicyJudge(toolchain.bin('network-policy', 'network-policy-verdict'), client),
     );
     const containers = liveContainers;
     const stuckGateways = new StuckGateways(client, releaseNamespace(envoyGateway, releaseValues), log);
@@ -724,8 +742,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     if (!options.keep) log('(run with --keep to keep the logs and certificates of the run)');
     throw error;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    await cleanup();
+    await cleanupOnce();
+    for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
   }
 }

@@ -18,6 +18,7 @@ import { listensOn, serviceHostNames, serviceOfHost } from './cluster-dns';
 import { networkError, parseConnectionString, setupLogins } from './stand-in-migrations';
 import { type ContainerPlay, type ContainerSpec, containerPlay, runContainer, type VolumeSource } from './sidecar';
 import { type KafkaListener, listenerAdmits } from './stand-in-strimzi';
+import { denial, type NetworkPolicyJudge, podConnection } from './network-policy';
 
 /** The stand-in of sqlcmd inside the SQL Server container. */
 const STAND_IN_SQLCMD = path.join(projectRoot(), 'e2e', 'stand-in-sqlcmd.mjs');
@@ -194,7 +195,28 @@ export class LiveContainers {
     private readonly brokerNamespace: string,
     /** Where what a played container did is told (the run's output). */
     private readonly log: (line: string) => void = () => undefined,
+    /**
+     * The judge of the cluster's NetworkPolicies (e2e/network-policy.ts), asked before a smoke
+     * hook's step reaches another pod: a connection it denies is played as one that never
+     * connects, and the step's output names the policies.
+     * @default none: every connection the Services route is played
+     */
+    private readonly policies?: NetworkPolicyJudge,
   ) {}
+
+  /** Each smoke pod's connections the policies denied (by its uid), told in its steps' output. */
+  private readonly denials = new Map<string, string[]>();
+
+  /** Whether the policies allow `from` to reach `port` of `to`; a denial is kept for `from`'s smoke run. */
+  private async allowed(from: KubeObject, to: KubeObject, port: number, what: string): Promise<boolean> {
+    if (this.policies === undefined) return true;
+    const [verdict] = await this.policies.judge([podConnection(from, to, port)]);
+    const denied = denial(verdict!, `${what} (${from.metadata.namespace}/${from.metadata.name} to ${to.metadata.namespace}/${to.metadata.name}:${port})`);
+    if (denied === undefined) return true;
+    const uid = String(from.metadata.uid);
+    this.denials.set(uid, [...(this.denials.get(uid) ?? []), denied]);
+    return false;
+  }
 
   private readonly brokers = new Set<string>();
 
@@ -525,7 +547,7 @@ export class LiveContainers {
     const http = initContainers.find((c) => c.name === HTTP_STEP_CONTAINER);
     const httpEnv = await environment(http);
     const baseUrl = httpEnv[BASE_URL_VARIABLE] ?? '';
-    const target = await this.serviceTarget(baseUrl, namespace);
+    const target = await this.serviceTarget(baseUrl, namespace, pod);
     const results = new Map<string, { exitCode: number; output: string }>();
     results.set(HTTP_STEP_CONTAINER, await run(http, { ...httpEnv, [BASE_URL_VARIABLE]: target.url }));
     // 4.1 step 4: the database step, the image's sqlcmd being the stand-in's, which knows the
@@ -533,7 +555,7 @@ export class LiveContainers {
     if (results.get(HTTP_STEP_CONTAINER)!.exitCode === 0) {
       const database = initContainers.find((c) => c.name === DATABASE_STEP_CONTAINER);
       const network = path.join(this.root, `sql-network-${pod.metadata.uid}.json`);
-      fs.writeFileSync(network, `${JSON.stringify({ addresses: await this.serverAddresses(namespace), logins: await this.serverLogins() }, null, 2)}\n`);
+      fs.writeFileSync(network, `${JSON.stringify({ addresses: await this.serverAddresses(namespace, pod), logins: await this.serverLogins() }, null, 2)}\n`);
       const sqlcmd = path.join(this.sqlcmdBin, 'sqlcmd');
       results.set(DATABASE_STEP_CONTAINER, await run(database, { ...(await environment(database)), [SQL_SERVER_ENV.state]: this.sqlServerState, [SQL_SERVER_ENV.network]: network }, (text) => text.replaceAll(DATABASE.sqlcmd, sqlcmd)));
     }
@@ -546,6 +568,11 @@ export class LiveContainers {
     }
     const played = [...results.keys()];
     const failed = [...results.entries()].find(([, result]) => result.exitCode !== 0);
+    // The connections the policies denied, named in the failing step's output (the pod itself
+    // would only have seen them time out).
+    const denied = this.denials.get(String(pod.metadata.uid)) ?? [];
+    if (failed !== undefined && denied.length > 0) failed[1] = { ...failed[1], output: [failed[1].output, ...denied].filter(Boolean).join('\n') };
+    if (failed !== undefined) results.set(failed[0], failed[1]);
     const ok = failed === undefined;
     const output = [...results.values()].map((result) => result.output).join('\n');
     this.smokeRuns.push({ pod: id, baseUrl, reached: target.reached, steps: played, exitCode: failed?.[1].exitCode ?? 0, output });
@@ -632,7 +659,12 @@ export class LiveContainers {
     const services = await this.client.list('v1', 'Service');
     const resolvable = services.flatMap((service) => serviceHostNames(service.metadata.name, String(service.metadata.namespace), from));
     const brokerServices = services.filter((service) => service.metadata.namespace === this.brokerNamespace);
-    const addresses = addressesReaching(brokerServices, brokers, STRIMZI.brokerPods.container, listeners.map((listener) => listener.port), from);
+    const addresses: Array<{ host: string; port: number }> = [];
+    for (const { port } of listeners) {
+      const admitted: KubeObject[] = [];
+      for (const broker of brokers) if (await this.allowed(pod, broker, port, "the broker step's connection to a broker")) admitted.push(broker);
+      addresses.push(...addressesReaching(brokerServices, admitted, STRIMZI.brokerPods.container, [port], from));
+    }
     const plain = STRIMZI.listeners.plain.port;
     return {
       resolvable: [...new Set(resolvable)].sort(),
@@ -662,9 +694,10 @@ export class LiveContainers {
    * `namespace`: every name the cluster's DNS gives a Service of the database namespace that
    * selects the running SQL Server pod, with each of its ports that sends to SQL Server's.
    */
-  private async serverAddresses(namespace: string): Promise<string[]> {
+  private async serverAddresses(namespace: string, from?: KubeObject): Promise<string[]> {
     const server = await this.client.get('v1', 'Pod', serverPod().pod, this.databaseNamespace);
     if (server?.status?.phase !== 'Running' || !fs.existsSync(this.sqlServerState)) return [];
+    if (from !== undefined && !(await this.allowed(from, server, PORTS.database, 'the database step\'s connection to SQL Server'))) return [];
     const services = await this.client.list('v1', 'Service', this.databaseNamespace);
     return addressesReaching(services, [server], serverPod().container, [PORTS.database], namespace)
       .flatMap(({ host, port }) => [`${host},${port}`, ...(port === PORTS.database ? [host] : [])])
@@ -679,7 +712,7 @@ export class LiveContainers {
    * Service without that port, or without a ready pod listening there (the connection is
    * refused).
    */
-  private async serviceTarget(base: string, namespace: string): Promise<{ url: string; reached: string }> {
+  private async serviceTarget(base: string, namespace: string, from?: KubeObject): Promise<{ url: string; reached: string }> {
     let url: URL;
     try {
       url = new URL(base);
@@ -697,14 +730,24 @@ export class LiveContainers {
     const targetPort = servicePort.targetPort ?? port;
     const selector: Record<string, string> = object.spec?.selector ?? {};
     const ready = (pod: KubeObject) => (pod.status?.conditions ?? []).some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True');
-    const pods = (await this.client.list('v1', 'Pod', service.namespace))
+    const listening = (await this.client.list('v1', 'Pod', service.namespace))
       .filter((pod) => matchesLabels(selector, pod.metadata.labels))
       .filter((pod) => pod.status?.phase === 'Running' && !pod.metadata.deletionTimestamp && ready(pod))
       .filter((pod) => (pod.spec?.containers ?? []).some((c: { ports?: Array<{ name?: string; containerPort: number }> }) => listensOn(c.ports, targetPort)))
-      .map((pod) => String(pod.metadata.name))
-      .sort();
+      .sort((a, b) => (String(a.metadata.name) < String(b.metadata.name) ? -1 : String(a.metadata.name) > String(b.metadata.name) ? 1 : 0));
+    const pods = listening.map((pod) => String(pod.metadata.name));
     const reached = pods.map((pod) => ({ pod, container: this.containers.get(`${service.namespace}/${pod}`) })).find((candidate) => candidate.container !== undefined);
     if (reached === undefined) return refused(`Service ${service.namespace}/${service.name} port ${port} has no ready pod listening on ${targetPort}`);
+    if (from !== undefined) {
+      const pod = listening.find((candidate) => candidate.metadata.name === reached.pod)!;
+      const containerPort =
+        typeof targetPort === 'number'
+          ? targetPort
+          : (pod.spec?.containers ?? []).flatMap((c: { ports?: Array<{ name?: string; containerPort: number }> }) => c.ports ?? []).find((p: { name?: string }) => p.name === targetPort)?.containerPort;
+      if (containerPort !== undefined && !(await this.allowed(from, pod, containerPort, "the HTTP step's connection to the application"))) {
+        return refused(this.denials.get(String(from.metadata.uid))!.at(-1)!);
+      }
+    }
     const path = url.pathname === '/' ? '' : url.pathname.replace(/\/$/, '');
     return { url: `${reached.container!.server.baseUrl}${path}`, reached: `pod ${service.namespace}/${reached.pod}` };
   }

@@ -70,6 +70,9 @@ export class Supervisor {
 
   /** Start a process; a process that exits before `stopAll` is reported by `assertRunning`. */
   start(spec: ProcessSpec): ChildProcess {
+    // A process started once the stop began would outlive the run: the dry-run's API server
+    // starts beside the run, and may come to start after a failure began the stop.
+    if (this.stopping) throw new E2eError(`${spec.name} not started: the run is stopping`);
     const log = fs.openSync(this.logPath(spec.name), 'a');
     // Through nice(1), so every thread of the process starts at that priority (a priority set
     // after the start misses the threads a Go runtime has already made).

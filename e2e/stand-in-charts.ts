@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { stringify } from 'yaml';
 import { type HelmChartRef, HELM_RELEASE_ROWS, INFRASTRUCTURE_RELEASES } from '../src/infrastructure/releases';
 import { E2eError } from '../src/base/errors';
+import { knownVersions, versionFacts } from '../src/infrastructure/release-versions';
 import type { OciChartRegistry } from './oci-registry';
 import { run } from './processes';
 import type { Toolchain } from '../toolchain';
@@ -135,6 +136,12 @@ export function standInFor(chart: string): StandIn {
   return standIn;
 }
 
+/** The controller image the release table gives the release of `chart` at its version, if it names one. */
+function controllerImageOf(chart: HelmChartRef): string | undefined {
+  const release = HELM_RELEASE_ROWS.find((row) => row.chart.repoURL === chart.repoURL && row.chart.chart === chart.chart);
+  return release === undefined ? undefined : versionFacts(release.name, chart.version)?.controllerImage;
+}
+
 /** The restricted pod profile, so a stand-in runs in any namespace the platform labels. */
 const RESTRICTED = {
   pod: { runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: 'RuntimeDefault' } },
@@ -158,8 +165,10 @@ function controllerDeployment(chart: HelmChartRef, standIn: StandIn & { controll
           containers: [
             {
               name: 'controller',
-              // Never pulled: kwok runs no containers. Names what it stands in for.
-              image: `e2e-stand-in.invalid/${chart.chart}:${chart.version}`,
+              // Never pulled: kwok runs no containers. The controller image the release table says
+              // this version ships (ops check --component <release> compares it), else a name
+              // that says what it stands in for.
+              image: controllerImageOf(chart) ?? `e2e-stand-in.invalid/${chart.chart}:${chart.version}`,
               securityContext: RESTRICTED.container,
               resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { cpu: '100m', memory: '64Mi' } },
             },
@@ -235,8 +244,10 @@ function servedVersions(chart: HelmChartRef): { chart: HelmChartRef; upgrade: bo
 /** The upstream charts of src/infrastructure/releases.ts, by repository URL. */
 export function chartsByRepository(): Map<string, HelmChartRef[]> {
   const byRepository = new Map<string, HelmChartRef[]>();
-  for (const { chart } of HELM_RELEASE_ROWS) {
-    byRepository.set(chart.repoURL, [...(byRepository.get(chart.repoURL) ?? []), chart]);
+  // Every version the table knows, so an environment's values may name any of them (npm run upgrade).
+  for (const { name, chart } of HELM_RELEASE_ROWS) {
+    const versions = knownVersions(name).map((version) => ({ ...chart, version }));
+    byRepository.set(chart.repoURL, [...(byRepository.get(chart.repoURL) ?? []), ...(versions.length > 0 ? versions : [chart])]);
   }
   return byRepository;
 }

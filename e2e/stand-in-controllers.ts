@@ -4,7 +4,7 @@ import { matchesLabels } from '../src/cluster/workloads';
 import { ApiError, type KubeClient, type KubeObject, resourceId } from './kube-client';
 import { KWOK_ADMITTED_ANNOTATION } from './kwok-stages';
 import { STAND_INS } from './stand-in-charts';
-import { bootstrapServiceOf, brokerCount, brokerPodsOf, kafkaProblem, kafkaTopicProblem, kafkaUserProblem, poolsOf, saslJaasConfig, scramPassword } from './stand-in-strimzi';
+import { bootstrapServiceOf, brokerCount, brokerPodsOf, brokersReady, entityOperatorNamespace, KAFKA_CREATING, kafkaNetworkPolicyOf, kafkaRefusal, kafkaTopicProblem, kafkaUserProblem, poolsOf, saslJaasConfig, scramPassword } from './stand-in-strimzi';
 
 /** Provisioner name of the StorageClasses the harness stands in for. */
 export const STAND_IN_PROVISIONER = 'e2e.platform-gitops/stand-in';
@@ -235,25 +235,47 @@ export class StandInControllers {
   }
 
   /**
-   * Strimzi's status, by its own rules (e2e/stand-in-strimzi.ts): a Kafka is Ready only with
-   * valid node pools (a broker and a controller with replicas); a topic or user only when its
-   * cluster is Ready, a topic only with no more replicas than brokers, a user's ACLs only when
-   * the cluster's authorization supports them, and its password Secret must exist. The bootstrap
-   * Service of each Ready cluster, and each Ready user's Secret with the password the User
-   * Operator would give it.
+   * Strimzi's status, by its own rules (e2e/stand-in-strimzi.ts): a Kafka is refused for an
+   * unsupported version, invalid node pools (a broker and a controller with replicas),
+   * replication settings above its brokers or invalid listeners; a valid one is Creating until
+   * every broker pod is Ready, then Ready (and stays so, as upstream keeps the status of a
+   * Ready cluster while a reconciliation makes a pod again). A topic or user is reconciled only
+   * by the Entity Operator's topic or user operator of a Ready cluster that runs it
+   * (`spec.entityOperator`), in the namespace it watches; else its status stays as it is. A
+   * topic with no more replicas than brokers, a user's ACLs only when the cluster's
+   * authorization supports them, and its password Secret must exist. The bootstrap Service and
+   * the brokers' NetworkPolicy of each valid cluster, and each Ready user's Secret with the password the User Operator would
+   * give it.
    */
   private async strimzi(seen: Seen): Promise<void> {
     const pools = await this.client.list('kafka.strimzi.io/v1', 'KafkaNodePool');
-    const clusters = new Map<string, { kafka: KubeObject; brokers: number; ready: boolean }>();
+    const clusters: Array<{ kafka: KubeObject; brokers: number; ready: boolean }> = [];
     for (const kafka of await this.client.list('kafka.strimzi.io/v1', 'Kafka')) {
       const namespace = kafka.metadata.namespace!;
       const own = poolsOf(kafka, pools);
-      const problem = kafkaProblem(kafka, own);
-      clusters.set(key(namespace, kafka.metadata.name), { kafka, brokers: brokerCount(own), ready: problem === undefined });
+      const refusal = kafkaRefusal(kafka, own);
+      // The brokers' pods of each valid cluster, made again when one is gone (evicted,
+      // deleted), for kwok to run, and its clients' bootstrap Service.
+      let pods: KubeObject[] = [];
+      if (refusal === undefined) {
+        pods = await this.client.list('v1', 'Pod', namespace);
+        const present = new Set(pods.map((pod) => pod.metadata.name));
+        for (const pod of brokerPodsOf(kafka, own)) {
+          if (!present.has(pod.metadata.name)) await this.createQuietly(pod);
+        }
+        const service = bootstrapServiceOf(kafka);
+        if ((await this.client.get('v1', 'Service', service.metadata.name, namespace)) === undefined) await this.createQuietly(service);
+        const policy = kafkaNetworkPolicyOf(kafka, String(this.controllerDeployment('strimzi-kafka-operator', seen.deployments, true)?.metadata.namespace));
+        if ((await this.client.get('networking.k8s.io/v1', 'NetworkPolicy', policy.metadata.name, namespace)) === undefined) await this.createQuietly(policy);
+      }
+      const wasReady = (kafka.status?.conditions ?? []).some((c: { type?: string; status?: string }) => c.type === 'Ready' && c.status === 'True');
+      const ready = refusal === undefined && (wasReady || brokersReady(kafka, own, pods));
+      clusters.push({ kafka, brokers: brokerCount(own), ready });
+      const notReady = refusal ?? (ready ? undefined : KAFKA_CREATING);
       await this.setStatus(kafka, {
         observedGeneration: kafka.metadata.generation,
-        conditions: [problem ? condition('NotReady', 'True', 'InvalidResourceException', problem) : condition('Ready', 'True', 'Ready', '')],
-        ...(problem
+        conditions: [notReady ? condition('NotReady', 'True', notReady.reason, notReady.message) : condition('Ready', 'True', 'Ready', '')],
+        ...(!ready
           ? {}
           : {
               clusterId: 'e2e-stand-in',
@@ -264,31 +286,21 @@ export class StandInControllers {
     for (const pool of pools) {
       await this.setStatus(pool, { observedGeneration: pool.metadata.generation, replicas: pool.spec?.replicas, nodeIds: [...Array(pool.spec?.replicas ?? 0).keys()] });
     }
-    // The brokers' pods of each Ready cluster, made again when one is gone (evicted, deleted), for
-    // kwok to run, and its clients' bootstrap Service.
-    for (const { kafka, ready } of clusters.values()) {
-      if (!ready) continue;
-      const present = new Set((await this.client.list('v1', 'Pod', kafka.metadata.namespace)).map((pod) => pod.metadata.name));
-      for (const pod of brokerPodsOf(kafka, poolsOf(kafka, pools))) {
-        if (!present.has(pod.metadata.name)) await this.createQuietly(pod);
-      }
-      const service = bootstrapServiceOf(kafka);
-      if ((await this.client.get('v1', 'Service', service.metadata.name, kafka.metadata.namespace)) === undefined) await this.createQuietly(service);
-    }
-    for (const kind of ['KafkaTopic', 'KafkaUser']) {
+    for (const kind of ['KafkaTopic', 'KafkaUser'] as const) {
       for (const object of await this.client.list('kafka.strimzi.io/v1', kind)) {
         const clusterName = object.metadata.labels?.['strimzi.io/cluster'];
         const namespace = object.metadata.namespace;
-        const cluster = clusterName ? clusters.get(key(namespace, clusterName)) : undefined;
-        let problem: { reason: string; message: string } | undefined = cluster?.ready
-          ? undefined
-          : { reason: 'NotReady', message: `Kafka cluster ${clusterName ?? '(no strimzi.io/cluster label)'} is not ready` };
-        if (!problem && kind === 'KafkaTopic') {
-          const message = kafkaTopicProblem(object, cluster!.brokers);
+        // The operator that reconciles it: the Entity Operator of a Ready cluster of that name
+        // running this kind's operator for this namespace. None: nothing writes its status.
+        const cluster = clusters.find((c) => c.ready && c.kafka.metadata.name === clusterName && entityOperatorNamespace(c.kafka, kind) === namespace);
+        if (cluster === undefined) continue;
+        let problem: { reason: string; message: string } | undefined;
+        if (kind === 'KafkaTopic') {
+          const message = kafkaTopicProblem(object, cluster.brokers);
           if (message) problem = { reason: 'KafkaError', message };
         }
-        if (!problem && kind === 'KafkaUser') {
-          const message = kafkaUserProblem(object, cluster!.kafka);
+        if (kind === 'KafkaUser') {
+          const message = kafkaUserProblem(object, cluster.kafka);
           if (message) problem = { reason: 'InvalidResourceException', message };
         }
         let password: string | undefined;

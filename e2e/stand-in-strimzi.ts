@@ -3,7 +3,7 @@ import type { KubeObject } from './kube-client';
 /**
  * How Strimzi judges a Kafka cluster, its topics and its users, for the e2e stand-in
  * (e2e/stand-in-controllers.ts) to refuse what Strimzi refuses. Strimzi's operators are Java
- * programs that the e2e does not run (README, "The e2e cluster"); these rules are
+ * programs that the e2e does not run (docs/e2e.md); these rules are
  * strimzi-kafka-operator 1.2.0's own, with the file each comes from, and messages as it writes
  * them. Pure functions: test/e2e-stand-in-strimzi.test.ts pins each rule.
  */
@@ -46,6 +46,120 @@ export function kafkaProblem(kafka: KubeObject, pools: readonly KubeObject[]): s
   if (!broker) errors.push('At least one KafkaNodePool with the broker role and at least one replica is required when KRaft mode is enabled');
   if (!controller) errors.push('At least one KafkaNodePool with the controller role and at least one replica is required when KRaft mode is enabled');
   return errors.length > 0 ? `The Kafka cluster ${name} is invalid: [${errors.join(', ')}]` : undefined;
+}
+
+/** Why Strimzi refuses a resource: its condition's reason (the exception's class, StatusUtils.java) and message. */
+export interface StrimziRefusal {
+  readonly reason: string;
+  readonly message: string;
+}
+
+/**
+ * The Kafka versions Strimzi 1.2.0 supports (its kafka-versions.yaml, `supported: true`), the
+ * last its default: a Kafka without `spec.kafka.version` runs that one.
+ */
+export const STRIMZI_SUPPORTED_KAFKA_VERSIONS = ['4.2.0', '4.2.1', '4.3.0', '4.3.1'] as const;
+
+/**
+ * Why the cluster operator refuses the Kafka's version, or undefined
+ * (cluster-operator/.../model/KafkaVersion.java `Lookup.supportedVersion`, which
+ * KRaftVersionChangeCreator and KafkaCluster.fromCrd call): one not supported, its message
+ * listing the supported ones as Java prints their TreeSet.
+ */
+export function kafkaVersionProblem(kafka: KubeObject): string | undefined {
+  const version = kafka.spec?.kafka?.version;
+  if (version === undefined || (STRIMZI_SUPPORTED_KAFKA_VERSIONS as readonly string[]).includes(String(version))) return undefined;
+  return `Unsupported Kafka.spec.kafka.version: ${version}. Supported versions are: [${[...STRIMZI_SUPPORTED_KAFKA_VERSIONS].sort().join(', ')}]`;
+}
+
+/** Listener ports Strimzi keeps for itself (ListenersValidator.java FORBIDDEN_PORTS: metrics 9404, JMX 9999), and the lowest a listener may take (LOWEST_ALLOWED_PORT_NUMBER: below it the control plane's 9090 and replication's 9091). */
+const FORBIDDEN_LISTENER_PORTS = [9404, 9999];
+const LOWEST_LISTENER_PORT = 9092;
+/** GenericKafkaListener.java LISTENER_NAME_REGEX. */
+const LISTENER_NAME = /^[a-z0-9]{1,11}$/;
+
+/**
+ * Why the cluster operator refuses the Kafka's listeners, or undefined
+ * (cluster-operator/.../model/ListenersValidator.java `validateAndGetErrorMessages`, called by
+ * KafkaCluster.fromCrd): names unique and of the pattern, ports unique, none reserved nor below
+ * 9092. Upstream collects the errors in a HashSet, so its order may differ from this one's.
+ */
+export function listenersProblem(kafka: KubeObject): string | undefined {
+  const listeners: Array<{ name: string; port: number }> = kafka.spec?.kafka?.listeners ?? [];
+  const errors = new Set<string>();
+  const names = [...new Set(listeners.map((l) => l.name))];
+  if (names.length !== listeners.length) errors.add('every listener needs to have a unique name');
+  const invalid = names.filter((name) => !LISTENER_NAME.test(name));
+  if (invalid.length > 0) errors.add(`listener names [${invalid.join(', ')}] are invalid and do not match the pattern ${LISTENER_NAME.source}`);
+  if (new Set(listeners.map((l) => l.port)).size !== listeners.length) errors.add('every listener needs to have a unique port number');
+  for (const { port } of listeners) {
+    if (FORBIDDEN_LISTENER_PORTS.includes(port) || port < LOWEST_LISTENER_PORT) errors.add(`port ${port} is forbidden and cannot be used`);
+  }
+  return errors.size > 0 ? `Listener configuration is not valid: [${[...errors].join(', ')}]` : undefined;
+}
+
+/** The replication settings KafkaCluster.fromCrd checks against the brokers (`validateIntConfigProperty`). */
+const REPLICATION_PROPERTIES = ['default.replication.factor', 'offsets.topic.replication.factor', 'transaction.state.log.replication.factor', 'transaction.state.log.min.isr'];
+
+/**
+ * Why the cluster operator refuses the Kafka's replication settings, or undefined
+ * (cluster-operator/.../model/KafkaCluster.java `validateIntConfigProperty`): none above the
+ * brokers the node pools give it.
+ */
+export function replicationProblem(kafka: KubeObject, brokers: number): string | undefined {
+  const config = kafka.spec?.kafka?.config ?? {};
+  for (const property of REPLICATION_PROPERTIES) {
+    if (config[property] === undefined) continue;
+    const value = Number(config[property]);
+    if (!Number.isInteger(value)) return `Property ${property} should be an integer`;
+    if (value > brokers) return `Kafka configuration option '${property}' should be set to ${brokers}${brokers > 1 ? ' or less' : ''} because this cluster has only ${brokers} Kafka broker(s).`;
+  }
+  return undefined;
+}
+
+/**
+ * Why the cluster operator refuses a Kafka, in the order its reconciliation meets the checks
+ * (KafkaAssemblyOperator: the version change first, then KafkaClusterCreator's node pools, then
+ * KafkaCluster.fromCrd's replication settings and listeners), or undefined. Every one is an
+ * InvalidResourceException, the version's its subclass UnsupportedKafkaVersionException.
+ */
+export function kafkaRefusal(kafka: KubeObject, pools: readonly KubeObject[]): StrimziRefusal | undefined {
+  const version = kafkaVersionProblem(kafka);
+  if (version !== undefined) return { reason: 'UnsupportedKafkaVersionException', message: version };
+  const message = kafkaProblem(kafka, pools) ?? replicationProblem(kafka, brokerCount(pools)) ?? listenersProblem(kafka);
+  return message === undefined ? undefined : { reason: 'InvalidResourceException', message };
+}
+
+/**
+ * The status of a Kafka the cluster operator still deploys (KafkaAssemblyOperator.java
+ * `initialStatus`), which Argo CD's health check takes as Progressing, not Degraded.
+ */
+export const KAFKA_CREATING: StrimziRefusal = { reason: 'Creating', message: 'Kafka cluster is being deployed' };
+
+/**
+ * Whether every broker pod the cluster runs exists and is Ready: the cluster operator makes a
+ * Kafka Ready only at the end of a reconciliation that waited for its pods
+ * (KafkaReconciler.java `podsReady`).
+ */
+export function brokersReady(kafka: KubeObject, pools: readonly KubeObject[], pods: readonly KubeObject[]): boolean {
+  const byName = new Map(pods.filter((pod) => pod.metadata.namespace === kafka.metadata.namespace).map((pod) => [pod.metadata.name, pod]));
+  return brokerPodsOf(kafka, pools).every(({ metadata: { name } }) => {
+    const pod = byName.get(name);
+    return pod !== undefined && pod.metadata.deletionTimestamp === undefined && (pod.status?.conditions ?? []).some((c: { type?: string; status?: string }) => c.type === 'Ready' && c.status === 'True');
+  });
+}
+
+/**
+ * The namespace the Entity Operator's topic (KafkaTopic) or user (KafkaUser) operator of this
+ * Kafka watches, or undefined when the Kafka does not run it (`spec.entityOperator.topicOperator`
+ * or `userOperator` absent): then nothing reconciles those resources and their status stays as
+ * it is (cluster-operator/.../model/EntityOperator.java `fromCrd`, EntityTopicOperator.java and
+ * EntityUserOperator.java: `watchedNamespace`, by default the Kafka's namespace).
+ */
+export function entityOperatorNamespace(kafka: KubeObject, kind: 'KafkaTopic' | 'KafkaUser'): string | undefined {
+  const operator = kafka.spec?.entityOperator?.[kind === 'KafkaTopic' ? 'topicOperator' : 'userOperator'];
+  if (operator === undefined || operator === null) return undefined;
+  return operator.watchedNamespace ?? kafka.metadata.namespace;
 }
 
 /**
@@ -191,6 +305,46 @@ export function bootstrapServiceOf(kafka: KubeObject): KubeObject {
       type: 'ClusterIP',
       selector: { ...selectorLabels(kafka), 'strimzi.io/broker-role': 'true' },
       ports: [port(REPLICATION_PORT_NAME, 9091), ...listeners.filter((listener) => listener.type === 'internal').map((listener) => port(listenerPortName(listener), listener.port))],
+    },
+  } as unknown as KubeObject;
+}
+
+/**
+ * The NetworkPolicy the cluster operator makes for a cluster's brokers,
+ * `<cluster>-network-policy-kafka` (cluster-operator/.../model/KafkaCluster.java
+ * `generateNetworkPolicy`, NetworkPolicyUtils.java, KafkaResources.java
+ * `kafkaNetworkPolicyName`; its network policy generation is on by default): ingress to the
+ * control plane (9090) from the cluster's pods and the cluster operator, to replication (9091)
+ * from those and the Entity Operator, Kafka Exporter and Cruise Control, to the Kafka agent
+ * (8443) from the cluster operator, and to each listener's port from its `networkPolicyPeers`
+ * (everyone without). The cluster operator in another namespace is admitted from every
+ * namespace (no namespace labels are configured: `clusterOperatorNamespaceSelector`).
+ */
+export function kafkaNetworkPolicyOf(kafka: KubeObject, operatorNamespace: string): KubeObject {
+  const cluster = kafka.metadata.name;
+  const namespace = String(kafka.metadata.namespace);
+  const peer = (matchLabels: Record<string, string>, namespaceSelector?: object) => ({ podSelector: { matchLabels }, ...(namespaceSelector === undefined ? {} : { namespaceSelector }) });
+  const clusterOperator = peer({ 'strimzi.io/kind': 'cluster-operator' }, operatorNamespace === namespace ? undefined : {});
+  const clusterPods = peer(selectorLabels(kafka));
+  const rule = (port: number, from: readonly object[]) => ({ ports: [{ port, protocol: 'TCP' }], from });
+  const listeners: KafkaListener[] = kafka.spec?.kafka?.listeners ?? [];
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: {
+      name: `${cluster}-network-policy-kafka`,
+      namespace,
+      labels: selectorLabels(kafka),
+      ownerReferences: [{ apiVersion: kafka.apiVersion, kind: kafka.kind, name: cluster, uid: String(kafka.metadata.uid), controller: false, blockOwnerDeletion: false }],
+    },
+    spec: {
+      podSelector: { matchLabels: selectorLabels(kafka) },
+      ingress: [
+        rule(9090, [clusterPods, clusterOperator]),
+        rule(9091, [clusterOperator, clusterPods, peer({ 'strimzi.io/name': `${cluster}-entity-operator` }), peer({ 'strimzi.io/name': `${cluster}-kafka-exporter` }), peer({ 'strimzi.io/name': `${cluster}-cruise-control` })]),
+        rule(8443, [clusterOperator]),
+        ...listeners.map((listener) => rule(listener.port, listener.networkPolicyPeers ?? [])),
+      ],
     },
   } as unknown as KubeObject;
 }

@@ -4,6 +4,13 @@
 // first argument names. A build that fails (a syntax error in src/) prints esbuild's
 // message, never a stack trace, and exits 1.
 'use strict';
+// First, before loading anything that may need a newer Node: refuse an unsupported one.
+const { unsupportedNode } = require('./runtime.cjs');
+const unsupported = unsupportedNode(process.versions.node, process.execPath);
+if (unsupported !== undefined) {
+  console.error(unsupported);
+  process.exit(1);
+}
 const fs = require('node:fs');
 const Module = require('node:module');
 const path = require('node:path');
@@ -15,9 +22,11 @@ const { BUILD_DIR, bundleOf, ensureBuilt } = require('./build.cjs');
  * (`build/<bundle>.js.<command>.cache`: a cache holds the functions the run that wrote it
  * compiled, and each command runs other functions of the same bundle). Compiling a 4 MB
  * bundle costs about a tenth of a second per start; with the cache V8 deserializes the
- * compiled code instead. Node 22.1 does this by itself (`module.enableCompileCache`);
- * Node 20, which the project supports, does not, so this uses `vm.Script`'s `cachedData`
- * the same way.
+ * compiled code instead. Node's own compile cache (`module.enableCompileCache`, 22.1 and
+ * later) was measured against this on Node 24 and is slower for this program: it stores the
+ * code V8 compiled when the bundle was loaded (0.95 MB for build/main.js), not the functions
+ * a command compiled lazily while it ran (2.8 MB for synth), so a synth compiles those again
+ * on every start: 0.65 s of CPU against 0.55 s (docs/performance.md).
  *
  * V8 checks a cache against the length of the source only, so a cache written for another
  * build of the same length would run that build's code. A run writes its cache when it

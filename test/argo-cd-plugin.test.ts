@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { argoCdReleaseValues } from '../src/infrastructure/releases';
+import { SOPS_PLUGIN_GENERATE } from '../src/infrastructure/argo-cd-values';
 import { ENVIRONMENT_ORDER } from './support';
 import { committedArgoCdSettings } from './argo-cd-build';
 
@@ -9,21 +10,16 @@ import { committedArgoCdSettings } from './argo-cd-build';
 // So what runs there is pinned here. A change to it (the script, the image, the command, the
 // environment, the mounts) fails this file until the test is edited with it, in the same
 // reviewed commit; and the `argocd` Application that carries it is synced by an operator, never
-// automatically (test/gitops.test.ts). Reviewed text of the script:
-const REVIEWED_SCRIPT = [
-  'set -eu',
-  "for file in $(find . -maxdepth 1 -name '*.sops.yaml' | sort); do",
-  "  echo '---'",
-  '  sops --decrypt --input-type yaml --output-type yaml "$file"',
-  'done',
-].join('\n');
+// automatically (test/gitops.test.ts). The script is SOPS_PLUGIN_GENERATE, run below on the
+// decrypted documents it must refuse; its SHA-256:
+const REVIEWED_SCRIPT_SHA256 = 'b73770ed93388d95d6ff3138bdbf7af28265001b865d49656127a0ebdfffc66b';
 
 /**
  * SHA-256 of everything that runs beside the key, as rendered: the plugin's definition and the
  * sidecar container, its volumes included (keys in order). After a reviewed change, the new
  * value is the failing test's "Received" one.
  */
-const REVIEWED_SURFACE_SHA256 = '19e2bc72ab0b6429e264c8a06be71ca93ab047baaed0564b9518b9bfb83dbc61';
+const REVIEWED_SURFACE_SHA256 = '730f8230eb7135f215b543be9f7a8e933d0be54335b028d1be3100c26abf9187';
 
 /** The plugin's definition (argocd-cmp-cm) and the sidecar that runs it, from the settings of Argo CD. */
 function pluginSurface(values: any): unknown {
@@ -48,7 +44,8 @@ const sha256 = (value: unknown) => createHash('sha256').update(canonical(value))
 describe('what runs beside the age key', () => {
   it('is the reviewed plugin script, exactly', () => {
     const values = argoCdReleaseValues() as any;
-    expect((values.configs.cmp.plugins.sops as any).generate.command).toEqual(['sh', '-c', REVIEWED_SCRIPT]);
+    expect(values.configs.cmp.plugins.sops.generate.command).toEqual(['sh', '-c', SOPS_PLUGIN_GENERATE]);
+    expect(createHash('sha256').update(SOPS_PLUGIN_GENERATE).digest('hex')).toBe(REVIEWED_SCRIPT_SHA256);
   });
 
   it('is the reviewed plugin and sidecar, pinned by hash', () => {
@@ -57,7 +54,7 @@ describe('what runs beside the age key', () => {
 
   it.each(ENVIRONMENT_ORDER)('is what %s renders into its kustomization of Argo CD', (environment) => {
     const values = committedArgoCdSettings(environment);
-    expect((values.configs.cmp.plugins.sops as any).generate.command).toEqual(['sh', '-c', REVIEWED_SCRIPT]);
+    expect((values.configs.cmp.plugins.sops as any).generate.command).toEqual(['sh', '-c', SOPS_PLUGIN_GENERATE]);
     expect(sha256(pluginSurface(values))).toBe(REVIEWED_SURFACE_SHA256);
   });
 });

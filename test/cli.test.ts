@@ -3,6 +3,8 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { E2E } from '../e2e/command';
 import { COMMANDS } from '../src/commands';
+import { RefusedError } from '../src/base/errors';
+import { printable } from '../src/base/printable';
 import { type CommandDefinition } from '../src/tooling/cli';
 import { ROOT, runInProcess } from './support';
 
@@ -43,6 +45,19 @@ describe('executeCommand: the command line', () => {
     const flag = await runInProcess(ECHO, ['--check', '--check']);
     expect(flag.status).toBe(2);
     expect(flag.stderr.split('\n')[0]).toBe('echo: --check is given more than once; give it once');
+  });
+
+  it('escapes control characters in every message it prints, as JSON strings escape them', async () => {
+    const failing: CommandDefinition<typeof OPTIONS> = {
+      ...ECHO,
+      run(values) {
+        throw new RefusedError(`file ${values.env} is not readable`);
+      },
+    };
+    const result = await runInProcess(failing, ['--env', 'a\u001b[2Jb\rc\u0007d\ne\u009bf']);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toBe('echo: file a\\u001b[2Jb\\rc\\u0007d\ne\\u009bf is not readable\n');
+    expect(printable('tab\there, line\nkept')).toBe('tab\there, line\nkept');
   });
 
   it('takes an option declared repeatable as often as it is given', async () => {

@@ -20,7 +20,7 @@ const NAMES = ['jobs', 'yard'] as const;
 
 function withApplications(root: string, environment: string): void {
   const dir = path.join(root, VALUES_DIR, environment);
-  const first = fs.readdirSync(dir).sort().find((file) => file !== ENVIRONMENT_VALUES_FILE)!;
+  const first = fs.readdirSync(dir).sort().find((file) => file.endsWith('.yaml') && file !== ENVIRONMENT_VALUES_FILE)!;
   const values = new ValuesFile(first, fs.readFileSync(path.join(dir, first), 'utf8'));
   for (const name of NAMES) fs.writeFileSync(path.join(dir, `${name}.yaml`), applicationCopyText(values, name));
 }

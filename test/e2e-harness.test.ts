@@ -108,6 +108,11 @@ describe('the toolchain pins', () => {
     expect(IMAGES.sops).toBe(`ghcr.io/getsops/sops:${pinned('SOPS_VERSION')}-alpine`);
   });
 
+  it("judges NetworkPolicies with cyclonus's engine at the version its module requires", () => {
+    const mod = fs.readFileSync(path.join(ROOT, 'toolchain', 'network-policy', 'go.mod'), 'utf8');
+    expect(mod).toContain(`github.com/mattfenwick/cyclonus ${pinned('NETWORK_POLICY_VERSION')}`);
+  });
+
   it('pins every go-installed tool to an exact version', () => {
     for (const name of ['KWOK_VERSION', 'KUSTOMIZE_VERSION', 'HELM_VERSION', 'SOPS_VERSION', 'AGE_VERSION', 'KUBECONFORM_VERSION', 'ENVOY_GATEWAY_VERSION', 'CERT_MANAGER_VERSION', 'FLAGGER_VERSION', 'PROMETHEUS_OPERATOR_VERSION']) {
       expect(pinned(name), name).toMatch(/^v\d+\.\d+\.\d+$/);

@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { isolated } from './e2e/e2e-copy';
+import { isolated } from '../e2e/isolation';
 
 /** Whether a `sleep <marker>` runs anywhere on the machine. */
 function sleeping(marker: string): boolean {
@@ -29,7 +29,7 @@ function harnessLike(marker: string, then: 'wait' | 'die'): string {
 }
 
 // The e2e cases run as root (their network namespaces), as does this.
-describe('an e2e case runs in namespaces of its own (test/e2e/e2e-copy.ts isolated)', () => {
+describe('an e2e case runs in namespaces of its own (e2e/isolation.ts isolated)', () => {
   it('leaves no process behind when the command that waits on the run is killed outright', async () => {
     const marker = `${600 + Math.random()}`;
     const [command, ...args] = isolated([process.execPath, '-e', harnessLike(marker, 'wait')]);

@@ -1,3 +1,4 @@
+import type { NetworkPolicyJudge, PodConnection, PolicyVerdict } from '../e2e/network-policy';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -107,7 +108,7 @@ function cluster(change: (objects: KubeObject[]) => void = () => undefined, smok
 }
 
 /** One pass of the harness over `objects`: the hook pod's status as patched, and what was logged and recorded. */
-async function play(objects: KubeObject[]) {
+async function play(objects: KubeObject[], policies?: NetworkPolicyJudge) {
   const find = (kind: string, name: string, namespace?: string) => objects.find((o) => o.kind === kind && o.metadata.name === name && o.metadata.namespace === namespace);
   const client = {
     get: async (_apiVersion: string, kind: string, name: string, namespace?: string) => find(kind, name, namespace),
@@ -123,7 +124,7 @@ async function play(objects: KubeObject[]) {
   roots.push(root);
   const lines: string[] = [];
   const applications = local.applications.map((a) => ({ namespace: a.namespace, container: a.name, name: a.name, database: a.database.name }));
-  const containers = new LiveContainers(client, root, applications, databaseNamespace, local.broker.namespace, (line) => lines.push(line));
+  const containers = new LiveContainers(client, root, applications, databaseNamespace, local.broker.namespace, (line) => lines.push(line), policies);
   await containers.reconcile();
   await containers.close();
   const pod = (uid: string) => objects.find((o) => o.kind === 'Pod' && o.metadata.uid === uid)!;
@@ -242,6 +243,25 @@ describe('the smoke hook\'s steps, the HTTP step\'s run against the pod its Serv
 
   it('fails the database step when no Service port sends its address to SQL Server', async () => {
     await databaseFailed((objects) => (objectOf(objects, 'Service', DATABASE.serverName)['spec'].ports[0].targetPort = 1434), /Login timeout expired/);
+  });
+
+  it("fails the database step, naming the policies, when the cluster's NetworkPolicies deny its connection to SQL Server's 1433", async () => {
+    const denied: PolicyVerdict = { allowed: false, ingress: { allowed: true, allowedBy: [], deniedBy: [] }, egress: { allowed: false, allowedBy: [], deniedBy: [`${app.namespace}/default-deny`, `${app.namespace}/${smokeName(app.name)}`] } };
+    const allowed: PolicyVerdict = { allowed: true, ingress: { allowed: true, allowedBy: [], deniedBy: [] }, egress: { allowed: true, allowedBy: [], deniedBy: [] } };
+    const asked: PodConnection[] = [];
+    // The engine's part (test/e2e/network-policy-engine.test.ts runs the real one): the database's port denied, the rest allowed.
+    const judge = { judge: async (connections: PodConnection[]) => connections.map((c) => (asked.push(c), c.port === 1433 ? denied : allowed)) } as unknown as NetworkPolicyJudge;
+    const { smoke } = await play(cluster(undefined, true), judge);
+    expect(asked.map((c) => [c.from.namespace, c.from.labels['app'], c.to.namespace, c.port])).toEqual([
+      [app.namespace, smokeName(app.name), app.namespace, 8080],
+      [app.namespace, smokeName(app.name), databaseNamespace, 1433],
+    ]);
+    expect(smoke.runs[0]!.steps).toEqual([HTTP_STEP_CONTAINER, DATABASE_STEP_CONTAINER]);
+    expect(smoke.runs[0]!.exitCode).not.toBe(0);
+    expect(smoke.runs[0]!.output).toMatch(
+      new RegExp(`smoke: database failed\\nthe database step's connection to SQL Server \\(${smokePod} to ${databaseNamespace}/\\S+:1433\\) denied: egress by NetworkPolicy ${app.namespace}/default-deny, ${app.namespace}/${smokeName(app.name)} \\(cyclonus`),
+    );
+    expect(smoke.status.phase).toBe('Failed');
   });
 
   const brokerFailed = async (change: (objects: KubeObject[]) => void, said: RegExp) => {

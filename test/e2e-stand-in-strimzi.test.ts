@@ -1,6 +1,31 @@
+import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { KubeObject } from '../e2e/kube-client';
-import { bootstrapServiceOf, brokerCount, brokerPodsOf, kafkaProblem, kafkaTopicProblem, kafkaUserProblem, listenerAdmits, poolsOf, saslJaasConfig, scramPassword } from '../e2e/stand-in-strimzi';
+import type { KubeClient, KubeObject } from '../e2e/kube-client';
+import { readObjects } from '../e2e/dry-run';
+import { STAND_INS } from '../e2e/stand-in-charts';
+import { StandInControllers } from '../e2e/stand-in-controllers';
+import {
+  bootstrapServiceOf,
+  brokerCount,
+  brokerPodsOf,
+  brokersReady,
+  entityOperatorNamespace,
+  kafkaProblem,
+  kafkaNetworkPolicyOf,
+  kafkaRefusal,
+  kafkaTopicProblem,
+  kafkaUserProblem,
+  kafkaVersionProblem,
+  listenerAdmits,
+  listenersProblem,
+  poolsOf,
+  replicationProblem,
+  saslJaasConfig,
+  scramPassword,
+  STRIMZI_SUPPORTED_KAFKA_VERSIONS,
+} from '../e2e/stand-in-strimzi';
+import { ENVIRONMENT_ORDER } from '../src/environments';
+import { ROOT } from './support';
 
 // The e2e's Strimzi stand-in refuses what Strimzi 1.2.0 refuses (each rule's upstream file is
 // named in e2e/stand-in-strimzi.ts). Before, a Kafka was Ready with any labelled node pool
@@ -142,5 +167,173 @@ describe("a SCRAM user's password, as the User Operator chooses it", () => {
     expect(scramPassword(user(), new Map([['webapp', { password: 'earlier' }]]), generate)).toEqual({ password: 'earlier' });
     expect(scramPassword(user(), new Map(), generate)).toEqual({ password: 'generated' });
     expect(saslJaasConfig('webapp', 'p')).toBe('org.apache.kafka.common.security.scram.ScramLoginModule required username="webapp" password="p";');
+  });
+});
+
+const withKafka = (kafka: object, spec: object): KubeObject => ({ ...(kafka as KubeObject), spec: { ...(kafka as any).spec, kafka: { ...(kafka as any).spec.kafka, ...spec } } }) as KubeObject;
+const listeners = (...ports: Array<[string, number]>) => ({ listeners: ports.map(([name, port]) => ({ name, port, type: 'internal', tls: false })) });
+const dualRole = pool('dual-role', ['controller', 'broker'], 3);
+
+describe("a Kafka's version, as Strimzi 1.2.0's cluster operator takes it (KafkaVersion.java, kafka-versions.yaml)", () => {
+  it('takes none (its default) and each supported one', () => {
+    expect(kafkaVersionProblem(kafka())).toBeUndefined();
+    for (const version of STRIMZI_SUPPORTED_KAFKA_VERSIONS) expect(kafkaVersionProblem(withKafka(kafka(), { version }))).toBeUndefined();
+  });
+
+  it('refuses one it does not support, listing those it does, as an UnsupportedKafkaVersionException', () => {
+    const refused = withKafka(kafka(), { version: '3.9.0' });
+    expect(kafkaVersionProblem(refused)).toBe(`Unsupported Kafka.spec.kafka.version: 3.9.0. Supported versions are: [${STRIMZI_SUPPORTED_KAFKA_VERSIONS.join(', ')}]`);
+    expect(kafkaRefusal(refused, [dualRole])?.reason).toBe('UnsupportedKafkaVersionException');
+  });
+});
+
+describe("a Kafka's listeners, as Strimzi 1.2.0's ListenersValidator takes them", () => {
+  it('takes unique names and ports from 9092 up, but the reserved ones', () => {
+    expect(listenersProblem(withKafka(kafka(), listeners(['plain', 9092], ['tls', 9093], ['external', 9094])))).toBeUndefined();
+  });
+
+  it('refuses a port Strimzi keeps (metrics 9404, JMX 9999) or one below 9092 (its control plane and replication)', () => {
+    for (const port of [9404, 9999, 9091, 9090, 80]) {
+      expect(listenersProblem(withKafka(kafka(), listeners(['plain', port])))).toBe(`Listener configuration is not valid: [port ${port} is forbidden and cannot be used]`);
+    }
+  });
+
+  it('refuses two listeners on one port, and two of one name', () => {
+    expect(listenersProblem(withKafka(kafka(), listeners(['plain', 9092], ['tls', 9092])))).toBe('Listener configuration is not valid: [every listener needs to have a unique port number]');
+    expect(listenersProblem(withKafka(kafka(), listeners(['plain', 9092], ['plain', 9093])))).toBe('Listener configuration is not valid: [every listener needs to have a unique name]');
+    expect(listenersProblem(withKafka(kafka(), listeners(['Plain_1', 9092])))).toBe('Listener configuration is not valid: [listener names [Plain_1] are invalid and do not match the pattern ^[a-z0-9]{1,11}$]');
+  });
+
+  it('refuses the Kafka for them as an InvalidResourceException', () => {
+    expect(kafkaRefusal(withKafka(kafka(), listeners(['plain', 9999])), [dualRole])).toEqual({ reason: 'InvalidResourceException', message: 'Listener configuration is not valid: [port 9999 is forbidden and cannot be used]' });
+  });
+});
+
+describe("a Kafka's replication settings, as KafkaCluster.fromCrd checks them", () => {
+  it('refuses one above the brokers its pools give it, naming the setting', () => {
+    const config = (value: unknown) => withKafka(kafka(), { config: { 'default.replication.factor': value } });
+    expect(replicationProblem(config(3), 3)).toBeUndefined();
+    expect(replicationProblem(config(3), 1)).toBe("Kafka configuration option 'default.replication.factor' should be set to 1 because this cluster has only 1 Kafka broker(s).");
+    expect(replicationProblem(config(4), 3)).toBe("Kafka configuration option 'default.replication.factor' should be set to 3 or less because this cluster has only 3 Kafka broker(s).");
+    expect(replicationProblem(config('three'), 3)).toBe('Property default.replication.factor should be an integer');
+  });
+});
+
+describe("the platform's Kafka of every environment, as the stand-in judges it", () => {
+  it('is accepted: its version, node pools, replication settings and listeners', () => {
+    for (const environment of ENVIRONMENT_ORDER) {
+      const objects = readObjects(path.join(ROOT, 'dist', environment)).map((entry) => entry.object);
+      const pools = objects.filter((o) => o.kind === 'KafkaNodePool');
+      for (const cluster of objects.filter((o) => o.kind === 'Kafka')) {
+        expect(kafkaRefusal(cluster, poolsOf(cluster, pools)), `${environment}: Kafka ${cluster.metadata.name}`).toBeUndefined();
+        expect(entityOperatorNamespace(cluster, 'KafkaTopic'), environment).toBe(cluster.metadata.namespace);
+        expect(entityOperatorNamespace(cluster, 'KafkaUser'), environment).toBe(cluster.metadata.namespace);
+      }
+    }
+  });
+});
+
+describe("the Entity Operator's topic and user operators (EntityOperator.java)", () => {
+  it('watch the Kafka\'s namespace, or the one they name; none runs when the Kafka leaves it out', () => {
+    const eo = (entityOperator: object) => ({ ...kafka(), spec: { kafka: {}, entityOperator } }) as unknown as KubeObject;
+    expect(entityOperatorNamespace(kafka(), 'KafkaTopic')).toBeUndefined();
+    expect(entityOperatorNamespace(eo({ userOperator: {} }), 'KafkaTopic')).toBeUndefined();
+    expect(entityOperatorNamespace(eo({ userOperator: {} }), 'KafkaUser')).toBe('kafka');
+    expect(entityOperatorNamespace(eo({ topicOperator: { watchedNamespace: 'topics' } }), 'KafkaTopic')).toBe('topics');
+  });
+});
+
+/** An in-memory client: lists, reads, creates and patches objects, as the stand-in controllers use one. */
+function memoryClient(objects: KubeObject[]): KubeClient & { stored: KubeObject[] } {
+  const same = (a: KubeObject, b: KubeObject) => a.kind === b.kind && a.metadata.name === b.metadata.name && a.metadata.namespace === b.metadata.namespace;
+  const client = {
+    stored: objects,
+    list: async (_apiVersion: string, kind: string, namespace?: string) => objects.filter((o) => o.kind === kind && (namespace === undefined || o.metadata.namespace === namespace)),
+    get: async (_apiVersion: string, kind: string, name: string, namespace?: string) => objects.find((o) => o.kind === kind && o.metadata.name === name && o.metadata.namespace === namespace),
+    create: async (object: KubeObject) => void objects.push(structuredClone(object)),
+    apply: async (object: KubeObject) => {
+      const index = objects.findIndex((o) => same(o, object));
+      if (index >= 0) objects[index] = structuredClone(object);
+      else objects.push(structuredClone(object));
+    },
+    mergePatch: async (object: KubeObject, patch: { status?: unknown }) => {
+      const found = objects.find((o) => same(o, object))!;
+      found.status = patch.status;
+    },
+  };
+  return client as unknown as KubeClient & { stored: KubeObject[] };
+}
+
+describe('the Strimzi stand-in, pass by pass (e2e/stand-in-controllers.ts)', () => {
+  const operator = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: STAND_INS['strimzi-kafka-operator']!.controller, namespace: 'strimzi' }, spec: {}, status: { availableReplicas: 1 } } as unknown as KubeObject;
+  const cluster = (entityOperator?: object): KubeObject =>
+    ({ ...kafka({ type: 'simple' }), metadata: { name: 'kafka-cluster', namespace: 'kafka', uid: 'k', generation: 1 }, spec: { kafka: { authorization: { type: 'simple' }, ...listeners(['plain', 9092]) }, ...(entityOperator ? { entityOperator } : {}) } }) as unknown as KubeObject;
+  const labels = { 'strimzi.io/cluster': 'kafka-cluster' };
+  const topic = { apiVersion: 'kafka.strimzi.io/v1', kind: 'KafkaTopic', metadata: { name: 'orders', namespace: 'kafka', labels, generation: 1 }, spec: { partitions: 3, replicas: 1 } } as unknown as KubeObject;
+  const user = { apiVersion: 'kafka.strimzi.io/v1', kind: 'KafkaUser', metadata: { name: 'webapp', namespace: 'kafka', labels, uid: 'u', generation: 1 }, spec: { authentication: { type: 'scram-sha-512' } } } as unknown as KubeObject;
+  const ready = (o: KubeObject | undefined) => (o?.status?.conditions ?? []).find((c: { type: string }) => c.type === 'Ready' || c.type === 'NotReady');
+  /** kwok's part: every pod Running and Ready. */
+  const run = (client: { stored: KubeObject[] }) => {
+    for (const pod of client.stored.filter((o) => o.kind === 'Pod')) pod.status = { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] };
+  };
+  const find = (client: { stored: KubeObject[] }, kind: string, name: string) => client.stored.find((o) => o.kind === kind && o.metadata.name === name);
+
+  it('makes the Kafka Ready only once its broker pods run, and its topic and user Ready only then', async () => {
+    const client = memoryClient([operator, cluster({ topicOperator: {}, userOperator: {} }), { ...pool('dual-role', ['controller', 'broker'], 1), metadata: { ...dualRole.metadata, uid: 'p' } } as KubeObject, structuredClone(topic), structuredClone(user)]);
+    const controllers = new StandInControllers(client);
+    await controllers.reconcile();
+    expect(ready(find(client, 'Kafka', 'kafka-cluster'))).toMatchObject({ type: 'NotReady', reason: 'Creating', message: 'Kafka cluster is being deployed' });
+    expect(find(client, 'Pod', 'kafka-cluster-dual-role-0')).toBeDefined();
+    expect(find(client, 'NetworkPolicy', 'kafka-cluster-network-policy-kafka')).toBeDefined();
+    expect(brokersReady(find(client, 'Kafka', 'kafka-cluster')!, [find(client, 'KafkaNodePool', 'dual-role')!], client.stored.filter((o) => o.kind === 'Pod'))).toBe(false);
+    // Nothing reconciles the topic and the user before the cluster is Ready (its Entity Operator is deployed after).
+    expect(find(client, 'KafkaTopic', 'orders')!.status).toBeUndefined();
+    expect(find(client, 'KafkaUser', 'webapp')!.status).toBeUndefined();
+    run(client);
+    await controllers.reconcile();
+    expect(ready(find(client, 'Kafka', 'kafka-cluster'))).toMatchObject({ type: 'Ready', status: 'True' });
+    await controllers.reconcile();
+    expect(ready(find(client, 'KafkaTopic', 'orders'))).toMatchObject({ type: 'Ready', status: 'True' });
+    expect(ready(find(client, 'KafkaUser', 'webapp'))).toMatchObject({ type: 'Ready', status: 'True' });
+  });
+
+  it("leaves the topic and the user unready without the Entity Operator's topic and user operators", async () => {
+    const client = memoryClient([operator, cluster(), { ...pool('dual-role', ['controller', 'broker'], 1), metadata: { ...dualRole.metadata, uid: 'p' } } as KubeObject, structuredClone(topic), structuredClone(user)]);
+    const controllers = new StandInControllers(client);
+    await controllers.reconcile();
+    run(client);
+    await controllers.reconcile();
+    await controllers.reconcile();
+    expect(ready(find(client, 'Kafka', 'kafka-cluster'))).toMatchObject({ type: 'Ready', status: 'True' });
+    expect(find(client, 'KafkaTopic', 'orders')!.status).toBeUndefined();
+    expect(find(client, 'KafkaUser', 'webapp')!.status).toBeUndefined();
+    expect(find(client, 'Secret', 'webapp')).toBeUndefined();
+  });
+
+  it('refuses a Kafka with a reserved listener port, and makes no broker pod for it', async () => {
+    const refused = withKafka(cluster({ topicOperator: {}, userOperator: {} }), listeners(['plain', 9999]));
+    const client = memoryClient([operator, refused, { ...pool('dual-role', ['controller', 'broker'], 1), metadata: { ...dualRole.metadata, uid: 'p' } } as KubeObject]);
+    await new StandInControllers(client).reconcile();
+    expect(ready(find(client, 'Kafka', 'kafka-cluster'))).toMatchObject({ type: 'NotReady', reason: 'InvalidResourceException', message: 'Listener configuration is not valid: [port 9999 is forbidden and cannot be used]' });
+    expect(client.stored.filter((o) => o.kind === 'Pod')).toEqual([]);
+  });
+});
+
+describe("the brokers' NetworkPolicy, as Strimzi's cluster operator makes it (KafkaCluster.java generateNetworkPolicy)", () => {
+  const peers = [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'webapp' } } }];
+  const cluster = { ...kafka(), metadata: { name: 'kafka-cluster', namespace: 'kafka', uid: 'k' }, spec: { kafka: { listeners: [{ name: 'plain', port: 9092, type: 'internal', tls: false, networkPolicyPeers: peers }, { name: 'tls', port: 9093, type: 'internal', tls: true }] } } } as unknown as KubeObject;
+
+  it("selects the cluster's pods and opens each listener to its peers (to everyone without), Strimzi's own ports to its components", () => {
+    const policy = kafkaNetworkPolicyOf(cluster, 'strimzi');
+    expect(policy.metadata.name).toBe('kafka-cluster-network-policy-kafka');
+    expect(policy['spec'].podSelector).toEqual({ matchLabels: { 'strimzi.io/cluster': 'kafka-cluster', 'strimzi.io/name': 'kafka-cluster-kafka', 'strimzi.io/kind': 'Kafka' } });
+    const rules = policy['spec'].ingress.map((rule: any) => [rule.ports[0].port, rule.from]);
+    const operator = { podSelector: { matchLabels: { 'strimzi.io/kind': 'cluster-operator' } }, namespaceSelector: {} };
+    expect(rules.map(([port]: [number]) => port)).toEqual([9090, 9091, 8443, 9092, 9093]);
+    expect(rules[2][1]).toEqual([operator]);
+    expect(rules[3][1]).toEqual(peers);
+    expect(rules[4][1]).toEqual([]);
+    // The operator in the cluster's own namespace: admitted from there only.
+    expect(kafkaNetworkPolicyOf(cluster, 'kafka')['spec'].ingress[2].from).toEqual([{ podSelector: { matchLabels: { 'strimzi.io/kind': 'cluster-operator' } } }]);
   });
 });

@@ -11,10 +11,12 @@ const KINDS: Record<string, { groupVersion: string; plural: string; namespaced: 
   HTTPRoute: { groupVersion: 'gateway.networking.k8s.io/v1', plural: 'httproutes', namespaced: true },
   EndpointSlice: { groupVersion: 'discovery.k8s.io/v1', plural: 'endpointslices', namespaced: true },
   Deployment: { groupVersion: 'apps/v1', plural: 'deployments', namespaced: true },
+  ReplicaSet: { groupVersion: 'apps/v1', plural: 'replicasets', namespaced: true },
   Pod: { groupVersion: 'v1', plural: 'pods', namespaced: true },
   Canary: { groupVersion: 'flagger.app/v1beta1', plural: 'canaries', namespaced: true },
   Event: { groupVersion: 'v1', plural: 'events', namespaced: true },
   Application: { groupVersion: 'argoproj.io/v1alpha1', plural: 'applications', namespaced: true },
+  Node: { groupVersion: 'v1', plural: 'nodes', namespaced: false },
 };
 
 /** A JSON merge patch (RFC 7386) applied to `target`: objects merged, `null` removes a field, anything else replaces. */
@@ -68,6 +70,8 @@ function jsonPatch(target: any, operations: readonly { op: string; path: string;
 export class FakeApiServer {
   /** The objects served, by kind; a test sets them. */
   objects: Record<string, any[]> = {};
+  /** Kinds answered as an API server without them answers (404 on discovery and paths): a cluster without Argo CD. */
+  readonly unserved = new Set<string>();
   /** Every request's method and path, in order. */
   readonly requests: string[] = [];
   /** Every patch's object and body (a JSON patch's body: its operations), in order. */
@@ -119,19 +123,21 @@ export class FakeApiServer {
       response.writeHead(status, { 'content-type': 'application/json' });
       response.end(JSON.stringify(body));
     };
-    for (const [kind, info] of Object.entries(KINDS)) {
+    for (const [kind, info] of Object.entries(KINDS).filter(([name]) => !this.unserved.has(name))) {
       const base = info.groupVersion === 'v1' ? '/api/v1' : `/apis/${info.groupVersion}`;
       if (url.pathname === base) {
         const resources = Object.entries(KINDS)
-          .filter(([, other]) => other.groupVersion === info.groupVersion)
+          .filter(([name, other]) => other.groupVersion === info.groupVersion && !this.unserved.has(name))
           .map(([name, other]) => ({ name: other.plural, kind: name, namespaced: other.namespaced, singularName: '', verbs: ['get', 'list'] }));
         send(200, { kind: 'APIResourceList', groupVersion: info.groupVersion, resources });
         return;
       }
-      const match = new RegExp(`^${base}/namespaces/([^/]+)/${info.plural}(?:/([^/]+))?$`).exec(url.pathname);
+      const match = info.namespaced
+        ? new RegExp(`^${base}/namespaces/([^/]+)/${info.plural}(?:/([^/]+))?$`).exec(url.pathname)
+        : new RegExp(`^${base}/()${info.plural}(?:/([^/]+))?$`).exec(url.pathname);
       if (match === null) continue;
       const [, namespace, name] = match;
-      const inNamespace = (this.objects[kind] ?? []).filter((o) => (o.metadata.namespace ?? namespace) === namespace);
+      const inNamespace = (this.objects[kind] ?? []).filter((o) => !info.namespaced || (o.metadata.namespace ?? namespace) === namespace);
       if (name !== undefined) {
         const found = inNamespace.find((o) => o.metadata.name === name);
         if (found === undefined) send(404, { kind: 'Status', code: 404, reason: 'NotFound', message: `${info.plural} "${name}" not found` });

@@ -1,3 +1,4 @@
+import { pluginExpectation, secretCatalog } from '../src/secrets/catalog';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -182,12 +183,14 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
       const sources = child.spec.sources ?? [child.spec.source];
       expect(sources[0]).toEqual({ repoURL: REPOSITORY, targetRevision: BRANCH, path: `dist/${environment}`, directory: { include: `${child.metadata.name}.yaml` } });
     }
-    // Encrypted Secrets sync with their chart, decrypted by the sops plugin.
-    expect(findObject(apps, 'Application', env.applications[0]!.name).spec.sources[1]).toEqual({
+    // Encrypted Secrets sync with their chart, decrypted by the sops plugin, which is told the
+    // catalog's Secrets of the folder (each refused unless it is exactly one of them).
+    const group = env.applications[0]!.name;
+    expect(findObject(apps, 'Application', group).spec.sources[1]).toEqual({
       repoURL: REPOSITORY,
       targetRevision: BRANCH,
-      path: `secrets/${environment}/${env.applications[0]!.name}`,
-      plugin: { name: 'sops' },
+      path: `secrets/${environment}/${group}`,
+      plugin: { name: 'sops', env: [{ name: 'SECRETS', value: pluginExpectation(secretCatalog(env).filter((secret) => secret.group === group)) }] },
     });
   });
 
@@ -235,8 +238,8 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
     expect(Number(values.configs.params['controller.sync.timeout.seconds'])).toBe(walk);
     // Every wait the contract bounds (8) fits: three infrastructure waits, the database's and the broker's.
     expect(walk).toBeGreaterThan(3 * WAITS_SECONDS.infrastructurePodsReady + WAITS_SECONDS.databasePodReady + WAITS_SECONDS.brokerClusterReady);
-    // The README gives the figure.
-    expect(fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8')).toContain(`but ${walk.toLocaleString('en-US')} s, the contract's waits`);
+    // docs/infrastructure.md gives the figure.
+    expect(fs.readFileSync(path.join(ROOT, 'docs', 'infrastructure.md'), 'utf8')).toContain(`but ${walk.toLocaleString('en-US')} s, the contract's waits`);
   });
 
   // One owner per namespace: its metadata (the Pod Security labels above all) is the

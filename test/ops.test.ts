@@ -9,16 +9,16 @@ import type { LiveObject } from '../src/cluster/connection';
 import { fieldDifferences } from '../src/cluster/drift';
 import { nodeState } from '../src/cluster/nodes';
 import { podState, rolloutState } from '../src/cluster/workloads';
-import { SYNC_PAUSE_ANNOTATIONS } from '../src/contract/choices';
+import { SILENCE_BOUNDS, SYNC_PAUSE_ANNOTATIONS } from '../src/contract/choices';
 import { HELM_RELEASE_ROWS, INFRASTRUCTURE_RELEASES } from '../src/infrastructure/releases';
 import { loadEnvironments } from '../src/environments';
+import type { ReleaseName } from '../src/infrastructure/release-versions';
 import { liveWorkloadsOf } from '../src/strategies/values-registry';
 import { parseAllDocuments } from 'yaml';
 import { OPS } from '../src/commands/ops';
 import { loadPlatform } from '../src/environments/platform';
-import { DIST, ROOT, runInProcess } from './support';
-import { readChartVersions } from '../src/synth/chart-versions';
-import * as path from 'node:path';
+import { ROOT, runInProcess } from './support';
+import { projectChartVersions } from '../src/synth/chart-versions';
 
 const deployment = (spec: object, status: object, generation = 2): LiveObject => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'webapp', generation }, spec, status });
 
@@ -202,7 +202,7 @@ describe('npm run ops command line', () => {
     expect(level.stderr).toContain('--level must be one of orchestrator, controller, database, package');
     for (const [args, message] of [
       [['--level', 'orchestrator', '--to', '3'], '--to is for --level controller or database or package; the orchestrator level takes --to-revision'],
-      [['--level', 'database', '--to-revision', '3'], '--to-revision is for --level orchestrator; the controller level takes --to <id>, the database level --to <migration>'],
+      [['--level', 'database', '--to-revision', '3'], '--to-revision is for --level orchestrator or package; the controller level takes --to <id>, the database level --to <migration>'],
       [['--level', 'database'], '--to <migration> is required with --level database'],
       [['--level', 'database', '--to', "x'; DROP TABLE y"], `--to "x'; DROP TABLE y" is not a migration id`],
       [['--level', 'controller', '--to', 'first'], '--to "first" must be a whole number'],
@@ -213,7 +213,7 @@ describe('npm run ops command line', () => {
     }
   });
 
-  it('refuses the package level without a release of the table or an application, with both, or with a rollout revision, before touching a cluster (exit 2)', async () => {
+  it('refuses the package level without a release of the table or an application, with both, or with both --to and --to-revision, before touching a cluster (exit 2)', async () => {
     // Only a Helm release has a chart version to roll back; Argo CD is installed from its manifests.
     const names = HELM_RELEASE_ROWS.map((row) => row.name).join(', ');
     const release = INFRASTRUCTURE_RELEASES.flaggerLoadTester.name;
@@ -224,7 +224,8 @@ describe('npm run ops command line', () => {
       [['--level', 'package', '--release', argoCd.name], `--release "${argoCd.name}" installs ${argoCd.manifests.repoURL} ${argoCd.manifests.version}'s manifests, not a Helm chart`],
       [['--level', 'package', '--release', release, '--app', 'webapp'], "--release and --app are mutually exclusive at --level package: --release <infrastructure release> rolls back a release, --app <application> an application's published chart"],
       [['--level', 'package', '--app', 'nosuch'], '--app "nosuch" is not an application of local'],
-      [['--level', 'package', '--release', release, '--to-revision', '2'], '--to-revision is for --level orchestrator; the controller level takes --to <id>, the database level --to <migration>, the package level --to <chart version>'],
+      [['--level', 'controller', '--app', 'webapp', '--to-revision', '2'], '--to-revision is for --level orchestrator or package; the controller level takes --to <id>, the database level --to <migration>'],
+      [['--level', 'package', '--release', release, '--to', '1.0.0', '--to-revision', '2'], 'give --to <chart version> or --to-revision <history id>, not both'],
       [['--level', 'controller', '--app', 'webapp', '--release', release], '--release is for --level package; the orchestrator, controller and database levels take --app <application>'],
     ] as const) {
       const run = await runInProcess(OPS, ['rollback', '--env', 'local', ...args], ROOT, { KUBECONFIG: '/nonexistent/kubeconfig' });
@@ -265,10 +266,36 @@ describe('npm run ops command line', () => {
     expect(objects[2].subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'platform-operators' }]);
   });
 
-  it('names a kube context the kubeconfig does not have', async () => {
+  it('names a kube context the kubeconfig does not have, as a bad argument (exit 2)', async () => {
     const result = await runInProcess(OPS, ['status', '--env', 'local', '--context', 'nosuch'], ROOT, { KUBECONFIG: `${ROOT}/test/fixtures/kubeconfig-two-contexts.yaml` });
-    expect(result.status).toBe(1);
+    expect(result.status).toBe(2);
     expect(result.stderr).toContain('--context "nosuch" is not in the kubeconfig (its contexts: one, two)');
+  });
+
+  it('refuses a malformed --load-tester-url as a bad argument (exit 2), before connecting', async () => {
+    const environment = loadEnvironments().find((env) => env.applications.some((app) => app.strategy.type === 'canary'))!;
+    const application = environment.applications.find((app) => app.strategy.type === 'canary')!;
+    const result = await runInProcess(OPS, ['canary', '--env', environment.name, '--app', application.name, '--load-tester-url', 'not a url'], ROOT, { KUBECONFIG: '/nonexistent/kubeconfig' });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('--load-tester-url "not a url" must be an http:// or https:// URL');
+  });
+
+  it('words a negative number as the option\'s rule, not the parser\'s "ambiguous" (exit 2)', async () => {
+    for (const args of [['--timeout', '-5'], ['--timeout=-5']]) {
+      const result = await runInProcess(OPS, ['pause', '--env', 'local', '--reason', 'x', ...args], ROOT, { KUBECONFIG: '/nonexistent/kubeconfig' });
+      expect(result.status, args.join(' ')).toBe(2);
+      expect(result.stderr).toContain('--timeout "-5" must be a whole number of seconds, at least 1');
+      expect(result.stderr).not.toContain('ambiguous');
+    }
+  });
+
+  it('prints one JSON document with --output json when it fails, an unreachable cluster included', async () => {
+    const unreachable = await runInProcess(OPS, ['status', '--env', 'local', '--output', 'json', '--context', 'nosuch'], ROOT, { KUBECONFIG: `${ROOT}/test/fixtures/kubeconfig-two-contexts.yaml` });
+    expect(unreachable.status).toBe(2);
+    expect(JSON.parse(unreachable.stdout)).toEqual({ command: 'ops status', passed: false, exitCode: 2, error: '--context "nosuch" is not in the kubeconfig (its contexts: one, two)' });
+    const refused = await runInProcess(OPS, ['resume', '--env', 'production', '--output', 'json'], ROOT, { KUBECONFIG: '/nonexistent/kubeconfig' });
+    expect(refused.status).toBe(1);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ command: 'ops resume', passed: false, exitCode: 1, error: expect.stringContaining('--confirm production') });
   });
 });
 
@@ -295,9 +322,38 @@ describe('ops silence: its input, before Alertmanager is reached', () => {
     expect(noComment.status).toBe(2);
     expect(noComment.stderr).toContain('--comment <text> is required');
     expect((await run('--alert', 'DeploymentFailed', '--comment', 'x', '--list')).stderr).toContain('give one of --alert <name> (create), --list or --expire <id>');
-    expect((await run('--list', '--duration', '2h')).stderr).toContain('--matcher, --duration and --comment go with --alert');
+    expect((await run('--list', '--duration', '2h')).stderr).toContain('--matcher, --duration, --allow-long and --comment go with --alert');
     expect((await run('--alert', 'DeploymentFailed', '--comment', 'x', '--matcher', 'alertname=Other')).stderr).toContain('--matcher cannot name alertname');
     expect((await runInProcess(OPS, ['silence', '--env', 'local', '--alertmanager-url', 'localhost:9093', '--list'], ROOT, {})).stderr).toContain('must be an http:// or https:// URL');
+  });
+
+  it(`bounds a silence to ${SILENCE_BOUNDS.days} days unless --allow-long, and to ${SILENCE_BOUNDS.allowLongDays} days then, before Alertmanager is reached (exit 2)`, async () => {
+    // An unreachable Alertmanager: a refusal that came after connecting would name the connection instead.
+    const run = (...args: string[]) => runInProcess(OPS, ['silence', '--env', 'local', '--alertmanager-url', 'http://127.0.0.1:9', '--alert', 'DeploymentFailed', '--comment', 'INC-1', ...args], ROOT, {});
+    for (const duration of [`${SILENCE_BOUNDS.days + 1}d`, `${SILENCE_BOUNDS.days * 24}h1m`]) {
+      const long = await run('--duration', duration);
+      expect(long.status, duration).toBe(2);
+      expect(long.stderr, duration).toContain(`--duration "${duration}" is longer than ${SILENCE_BOUNDS.days} days: give --allow-long for a longer silence (at most ${SILENCE_BOUNDS.allowLongDays} days)`);
+    }
+    for (const duration of ['1000y', '300000y']) {
+      const long = await run('--duration', duration);
+      expect(long.status, duration).toBe(2);
+      expect(long.stderr, duration).toContain(`--duration "${duration}" is longer than ${SILENCE_BOUNDS.allowLongDays} days, the bound of --allow-long`);
+    }
+    const allowed = await run('--duration', `${SILENCE_BOUNDS.days + 1}d`, '--allow-long');
+    expect(allowed.stderr).not.toContain('longer than');
+    const tooLong = await run('--duration', '1000y', '--allow-long');
+    expect(tooLong.status).toBe(2);
+    expect(tooLong.stderr).toContain(`--duration "1000y" is longer than ${SILENCE_BOUNDS.allowLongDays} days, the bound of --allow-long`);
+    expect((await runInProcess(OPS, ['silence', '--env', 'local', '--list', '--allow-long', '--alertmanager-url', 'http://127.0.0.1:9'], ROOT, {})).stderr).toContain('--matcher, --duration, --allow-long and --comment go with --alert');
+  });
+
+  it('expires only a silence id, Alertmanager\'s UUID, refusing anything else before it is reached (exit 2)', async () => {
+    for (const id of ['..', '../silences', '', 'abc', '7c2a7e1e-0000-4000-8000-00000000000g']) {
+      const run = await runInProcess(OPS, ['silence', '--env', 'local', '--alertmanager-url', 'http://127.0.0.1:9', '--expire', id], ROOT, {});
+      expect(run.status, id).toBe(2);
+      expect(run.stderr, id).toContain(`--expire "${id}" must be a silence id (a UUID, as ops silence --list shows it)`);
+    }
   });
 });
 
@@ -330,7 +386,8 @@ describe('ops rollback --level package: an infrastructure release back to a char
   const { api, kubeconfig } = fakeApiServerForTests('platform-gitops-package-rollback-');
   const namespace = loadPlatform().controller.namespace;
   const release = INFRASTRUCTURE_RELEASES.flaggerLoadTester;
-  const pinned = release.chart.version;
+  // The version local's values pin the release to (infrastructure.versions).
+  const pinned = loadEnvironments().find((environment) => environment.name === 'local')!.infrastructure.versions[release.name as ReleaseName];
   // A later and an earlier version than the pin, as history entries (chart versions are data here).
   const next = pinned.replace(/\d+$/, (patch) => String(Number(patch) + 1));
   const older = '0.0.1';
@@ -386,7 +443,7 @@ describe('ops rollback --level package: an infrastructure release back to a char
     expect(run.stdout).toContain(`PASS newest history entry 2: ${pinned}`);
     expect(run.stdout).toContain(`left in the cluster, not in ${pinned} (--prune deletes them, as automated sync does after resume where its policy prunes): ConfigMap flagger-system/upgrade-only`);
     expect(run.stdout).toContain(`automated sync stays paused (root, infrastructure, ${release.name}).`);
-    expect(run.stdout).toContain(`this checkout's src/infrastructure/releases.ts pins ${release.name} to ${pinned} already; once the merged branch does too, npm run ops -- resume --env local`);
+    expect(run.stdout).toContain(`this checkout's src/environments/local/environment.yaml pins ${release.name} to ${pinned} already; once the merged branch does too, npm run ops -- resume --env local`);
   });
 
   it('goes back to --to, with a forced sync and pruning when asked, and says that git\'s pin must follow', async () => {
@@ -397,7 +454,24 @@ describe('ops rollback --level package: an infrastructure release back to a char
     expect(api.patches[3]!.body).toEqual({ spec: { source: { targetRevision: older } } });
     expect(api.patches[4]!.body.operation.sync).toEqual({ prune: true, syncStrategy: { hook: { force: true } } });
     expect(JSON.parse(run.stdout)).toEqual({ environment: 'local', release: release.name, level: 'package', from: next, to: older, passed: true, detail: `release ${release.name} back on chart version ${older} (from ${next})`, leftToPrune: [] });
-    expect(run.stderr).toContain(`git's pin must follow: the ${release.name} row's version in src/infrastructure/releases.ts to ${older} (this checkout pins ${pinned}), npm run synth, review, merge; then npm run ops -- resume --env local`);
+    expect(run.stderr).toContain(`git's pin must follow: infrastructure.versions.${release.name} of src/environments/local/environment.yaml to ${older} (this checkout pins ${pinned}): npm run upgrade -- --env local --release ${release.name} --version ${older} --allow-downgrade, review, merge; then npm run ops -- resume --env local`);
+  });
+
+  it('goes back to the chart version of the history entry --to-revision names (Argo CD\'s history id)', async () => {
+    serve([older, pinned, next]);
+    api.afterPatch = controller('Succeeded');
+    const run = await rollback('--to-revision', '0');
+    expect(run.status, run.stderr).toBe(0);
+    expect(api.patches[3]!.body).toEqual({ spec: { source: { targetRevision: older } } });
+    expect(run.stdout).toContain(`deployed ${next}; going back to ${older} (history entry 0)`);
+  });
+
+  it('refuses a --to-revision its history does not have, naming the entries, changing nothing', async () => {
+    serve([pinned, next]);
+    const run = await rollback('--to-revision', '7');
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain(`--to-revision 7: the history of Application ${release.name} has no entry 7 (its entries: 0, 1)`);
+    expect(api.patches).toEqual([]);
   });
 
   it('takes the newest version other than the deployed one, however often the deployed one was synced', async () => {
@@ -446,7 +520,7 @@ describe("ops rollback --level package --app: an application's published chart b
   const environment = loadEnvironments().find((candidate) => candidate.name === 'local')!;
   const app = environment.applications[0]!.name;
   // The version this checkout's versions file gives the application, a later and an earlier one (data, not pinned).
-  const pinned = readChartVersions(path.join(DIST, 'local'))[app]!.version;
+  const pinned = projectChartVersions(ROOT, 'local')[app]!.version;
   const next = pinned.replace(/\d+$/, (patch) => String(Number(patch) + 1));
   const older = '0.0.1';
   const automated = { syncPolicy: { automated: { prune: true, selfHeal: true } } };
@@ -505,7 +579,7 @@ describe("ops rollback --level package --app: an application's published chart b
     expect(run.stdout).toContain(`PASS synced revision: ${pinned}`);
     expect(run.stdout).toContain(`PASS newest history entry 2: ${pinned}`);
     expect(run.stdout).toContain(`automated sync stays paused (root, ${app}).`);
-    expect(run.stdout).toContain(`git's pin: this checkout's dist/local/chart-versions.json gives ${app} chart version ${pinned} already; once the merged branch does too, npm run ops -- resume --env local`);
+    expect(run.stdout).toContain(`git's pin: this checkout's src/environments/local/chart-versions.json gives ${app} chart version ${pinned} already; once the merged branch does too, npm run ops -- resume --env local`);
   });
 
   it('says how git must follow when it goes back to a version git does not give', async () => {
@@ -514,7 +588,7 @@ describe("ops rollback --level package --app: an application's published chart b
     expect(run.status, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual({ environment: 'local', application: app, level: 'package', from: next, to: older, passed: true, detail: `application ${app} back on chart version ${older} (from ${next})`, leftToPrune: [] });
     expect(run.stderr).toContain(
-      `git's pin must follow: ${app}'s chart version is what synth writes into dist/local/gitops.yaml from dist/local/chart-versions.json (this checkout: ${pinned}), so going back to ${older} for good is a release of the previous tag or values (npm run release or promote (README, "Changing the running version of an environment"), then npm run publish -- --env local) or a revert of the commit that moved it, review, merge; then npm run ops -- resume --env local`,
+      `git's pin must follow: ${app}'s chart version is what synth writes into dist/local/gitops.yaml from src/environments/local/chart-versions.json (this checkout: ${pinned}), so going back to ${older} for good is a release of the previous tag or values (npm run release or promote (docs/releases.md), then npm run publish -- --env local) or a revert of the commit that moved it, review, merge; then npm run ops -- resume --env local`,
     );
   });
 
@@ -605,9 +679,11 @@ describe('ops emergency: a node\'s health, and the input', () => {
       [['emergency', 'restore', 'node-a', '--env', 'local', '--app', 'webapp', '--reason', 'x'], 'restore takes no node'],
       [['emergency', 'outage', '--env', 'local', '--reason', 'x', '--backup', 'webapp-day1.bak'], '--backup goes with restore'],
       [['emergency', 'outage', '--env', 'local', '--replicas', '0', '--reason', 'x'], '--replicas "0" must be a whole number, at least 1'],
+      [['emergency', 'outage', '--env', 'local', '--replicas', '-3', '--reason', 'x'], '--replicas "-3" must be a whole number, at least 1'],
       [['emergency', 'outage', '--env', 'local'], '--reason <text> is required'],
     ] as const) {
-      const run = await runInProcess(OPS, args, ROOT, { KUBECONFIG: `${ROOT}/test/fixtures/kubeconfig-two-contexts.yaml` });
+      // Refused before the kubeconfig is read.
+      const run = await runInProcess(OPS, args, ROOT, { KUBECONFIG: '/nonexistent/kubeconfig' });
       expect(run.status, args.join(' ')).toBe(2);
       expect(run.stderr).toContain(message);
     }

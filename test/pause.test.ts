@@ -281,3 +281,40 @@ describe('the generations of Applications a pause walks (src/cluster/argo-cd.ts)
     expect(names(applicationGenerations([app('a', 'b'), app('b', 'a')], 'root'))).toEqual([['b'], ['a']]);
   });
 });
+
+describe("ops verbs against an API server without Argo CD's resources", () => {
+  const { api, kubeconfig } = fakeApiServerForTests('platform-gitops-no-argo-');
+  const run = (...args: string[]) => runInProcess(OPS, args, ROOT, { KUBECONFIG: kubeconfig() });
+  const refusal = "Argo CD's Application resource (argoproj.io/v1alpha1 applications) is not served by";
+
+  it('refuses pause, resume and the emergency outage, naming the missing resource, and changes nothing (exit 1)', async () => {
+    const ready = { type: 'Ready', status: 'True' };
+    api.objects = { Deployment: [], Pod: [], Node: [{ apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-1' }, spec: {}, status: { conditions: [ready] } }] };
+    api.unserved.add('Application');
+    try {
+      for (const args of [
+        ['pause', '--env', 'local', '--reason', 'INC-1'],
+        ['resume', '--env', 'local'],
+        ['emergency', 'outage', '--env', 'local', '--reason', 'INC-1', '--timeout', '1'],
+      ]) {
+        api.patches.length = 0;
+        const result = await run(...args);
+        expect(result.status, `${args.join(' ')}\n${result.stdout}${result.stderr}`).toBe(1);
+        expect(result.stderr, args.join(' ')).toContain(refusal);
+        expect(result.stderr, args.join(' ')).toContain('is Argo CD installed there?');
+        expect(result.stdout, args.join(' ')).not.toContain('nothing was paused');
+        expect(api.patches, args.join(' ')).toEqual([]);
+      }
+    } finally {
+      api.unserved.clear();
+    }
+  });
+
+  it('fails the emergency outage on a cluster without a node, whatever else holds (exit 1)', async () => {
+    api.objects = { Application: [], Deployment: [], Pod: [] };
+    const result = await run('emergency', 'outage', '--env', 'local', '--reason', 'INC-1', '--timeout', '1');
+    expect(result.status, result.stdout + result.stderr).toBe(1);
+    expect(result.stdout).toContain('FAIL: no Node in the cluster: nothing can run');
+    expect(result.stdout).not.toContain('every pod runs');
+  });
+});

@@ -43,9 +43,9 @@ describe('the infrastructure release table', () => {
   });
 });
 
-describe('README: the pinned chart versions', () => {
+describe('docs/infrastructure.md: the pinned chart versions', () => {
   it('shows the release table: each release with its wave, chart, version, repository and namespace', () => {
-    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const readme = fs.readFileSync(path.join(ROOT, 'docs', 'infrastructure.md'), 'utf8');
     const header = '| Application | wave | chart | version | repository | namespace |';
     expect(readme).toContain(header);
     const after = readme.slice(readme.indexOf(header)).split('\n').slice(2);

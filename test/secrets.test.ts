@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { MAX_SCANNED_FILE_BYTES } from '../src/secrets/limits';
 import { projectFiles, scanForPlaintextSecrets } from '../src/secrets/scan';
 import { SECRETS } from '../src/commands/secrets';
+import { Sops } from '../src/secrets/sops';
+import { EDIT_DIR } from '../src/release/edit-lock';
 import { dataCopy } from './project-copy';
 import { ROOT, runInProcess, temporaryDirectory } from './support';
 
@@ -16,7 +18,9 @@ const PGP_KEY = ['-----BEGIN PGP ', 'PRIVATE KEY BLOCK-----\n\nlQOYBGVh\n-----EN
 const PUTTY_KEY = ['PuTTY-User-', 'Key-File-3: ssh-ed25519\nEncryption: none\n'].join('');
 
 /** A SOPS-encrypted value as sops writes it (the scan reads the envelope, not the cipher text). */
-const ENC = 'ENC[AES256_GCM,data:Zm9v,iv:YmFy,tag:YmF6,type:str]';
+const ENC = 'ENC[AES256_GCM,data:Zm9v,iv:kfJCu7gZrFPP2TzQp2O9QMdf7xQdLBwH40NNKBprx3o=,tag:CAHaLVxg45mWPulAN4GKlA==,type:str]';
+/** sops' metadata with its MAC (itself an envelope): what makes a file one that sops encrypted. */
+const SOPS_METADATA = `sops:\n  mac: ${ENC}\n  version: 3.9.0\n`;
 
 /** A fresh git repository holding `files`, for the scan's view of what git would commit. */
 function gitRepository(files: Record<string, string>): string {
@@ -69,7 +73,7 @@ describe('no plaintext secret in git or dist/ (5.3)', () => {
   it('accepts key-only templates and SOPS-encrypted values', () => {
     const files = new Map([
       ['secrets/local/database/database-admin.template.yaml', 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: database-admin\nstringData:\n  password: ""\n'],
-      ['secrets/local/database/database-admin.sops.yaml', `apiVersion: v1\nkind: Secret\nmetadata:\n  name: database-admin\nstringData:\n  password: ${ENC}\nsops:\n  version: 3.9.0\n`],
+      ['secrets/local/database/database-admin.sops.yaml', `apiVersion: v1\nkind: Secret\nmetadata:\n  name: database-admin\nstringData:\n  password: ${ENC}\n${SOPS_METADATA}`],
     ]);
     expect(scanForPlaintextSecrets(files)).toEqual([]);
   });
@@ -92,7 +96,7 @@ describe('no plaintext secret in git or dist/ (5.3)', () => {
   it('catches a value typed as a number, a plaintext value beside encrypted ones, and a Secret nested in a list', () => {
     const files = new Map([
       ['secrets/local/broker/pin.template.yaml', 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: pin\nstringData:\n  pin: 1234\n'],
-      ['secrets/local/broker/users.sops.yaml', `apiVersion: v1\nkind: Secret\nmetadata:\n  name: users\nstringData:\n  a: ${ENC}\n  b: added-by-hand\nsops:\n  version: 3.9.0\n`],
+      ['secrets/local/broker/users.sops.yaml', `apiVersion: v1\nkind: Secret\nmetadata:\n  name: users\nstringData:\n  a: ${ENC}\n  b: added-by-hand\n${SOPS_METADATA}`],
       ['dist/local/extra.yaml', 'apiVersion: v1\nkind: List\nitems:\n  - apiVersion: v1\n    kind: Secret\n    metadata:\n      name: nested\n    data:\n      token: dG9rZW4=\n'],
       ['keys/release.asc', PGP_KEY],
       ['keys/windows.ppk', PUTTY_KEY],
@@ -162,7 +166,7 @@ describe('what the scan reads', () => {
 
   it('treats a duplicated key as a finding, naming the file and the line: the value kept may be the plaintext one', () => {
     const files = new Map([
-      ['secrets/local/database/database-admin.sops.yaml', `apiVersion: v1\nkind: Secret\nmetadata:\n  name: database-admin\nstringData:\n  password: ${ENC}\n  password: hunter2\nsops:\n  version: 3.9.0\n`],
+      ['secrets/local/database/database-admin.sops.yaml', `apiVersion: v1\nkind: Secret\nmetadata:\n  name: database-admin\nstringData:\n  password: ${ENC}\n  password: hunter2\n${SOPS_METADATA}`],
       ['dist/local/extra.json', '{\n  "apiVersion": "v1",\n  "kind": "Secret",\n  "metadata": {"name": "twice"},\n  "data": {"token": "", "token": "dG9rZW4="}\n}\n'],
     ]);
     expect(scanForPlaintextSecrets(files)).toEqual([
@@ -177,16 +181,18 @@ describe('what the scan reads', () => {
     const own = 'age1w02pum02c9lrdwpmdfcaews3kzlwxjwfjyzqpmsw2hkr59zsza5qhu5jhh';
     const extra = 'age1eu5kex9ghyfnjxvmewgdwf0l5k8um7x5ckrurv6sp9zqdah7aspq708a99';
     const encrypted = (recipients: readonly string[]) =>
-      `apiVersion: v1\nkind: Secret\nmetadata:\n  name: database-admin\nstringData:\n  password: ${ENC}\nsops:\n  age:\n${recipients.map((recipient) => `    - recipient: ${recipient}\n      enc: x\n`).join('')}  encrypted_regex: ^(data|stringData)$\n  version: 3.13.3\n`;
+      `apiVersion: v1\nkind: Secret\nmetadata:\n  name: database-admin\nstringData:\n  password: ${ENC}\nsops:\n  age:\n${recipients.map((recipient) => `    - recipient: ${recipient}\n      enc: x\n`).join('')}  encrypted_regex: ^(data|stringData)$\n  mac: ${ENC}\n  version: 3.13.3\n`;
     const ownRule = `  - path_regex: secrets/local/.+\\.sops\\.yaml$\n    encrypted_regex: ^(data|stringData)$\n    age: ${own}\n`;
     const shadowed = new Map([
       ['.sops.yaml', `creation_rules:\n  - path_regex: secrets/\n    encrypted_regex: ^(data|stringData)$\n    age: ${own},${extra}\n${ownRule}`],
       ['secrets/local/database/database-admin.sops.yaml', encrypted([own, extra])],
     ]);
     const findings = scanForPlaintextSecrets(shadowed);
-    expect(findings.map((finding) => finding.file)).toEqual(['.sops.yaml', 'secrets/local/database/database-admin.sops.yaml']);
-    expect(findings[0]!.problem).toContain('creation_rules[0] (path_regex "secrets/") matches secrets/local/database/database-admin.sops.yaml before local\'s own rule creation_rules[1]');
-    expect(findings[1]!.problem).toBe(`encrypted for ${[own, extra].sort().join(', ')}; .sops.yaml names ${own} for local: run npm run secrets -- init local`);
+    // The earlier rule names local's key too: one key per environment, and it shadows local's own.
+    expect(findings.map((finding) => finding.file)).toEqual(['.sops.yaml', '.sops.yaml', 'secrets/local/database/database-admin.sops.yaml']);
+    expect(findings[0]!.problem).toContain(`${own} is also the recipient of creation_rules[0] (path_regex "secrets/"), not local's rule: one key per environment`);
+    expect(findings[1]!.problem).toContain('creation_rules[0] (path_regex "secrets/") matches secrets/local/database/database-admin.sops.yaml before local\'s own rule creation_rules[1]');
+    expect(findings[2]!.problem).toBe(`encrypted for ${[own, extra].sort().join(', ')}; .sops.yaml names ${own} for local: run npm run secrets -- init local`);
     // The environment's own rule first, and the file encrypted for its key only: clean.
     expect(scanForPlaintextSecrets(new Map([['.sops.yaml', `creation_rules:\n${ownRule}`], ['secrets/local/database/database-admin.sops.yaml', encrypted([own])]]))).toEqual([]);
   });
@@ -381,5 +387,109 @@ describe('npm run secrets: each subcommand its own options', () => {
     expect(await runInProcess(SECRETS, ['--root', '.', 'scan'])).toMatchObject({ status: 2, stderr: expect.stringMatching(new RegExp(`^secrets: a command is required before any option: ${choices}\n`)) });
     const init = await runInProcess(SECRETS, ['init']);
     expect(init).toMatchObject({ status: 2, stderr: expect.stringMatching(/^secrets: init needs an environment \(local, testing, staging, production\)\n/) });
+  });
+});
+
+describe('what sops runs with (issue 50, item 5)', () => {
+  it('gives sops an allow-listed environment: the identities and its own HOME, nothing of the shell (no SOPS_AGE_SSH_PRIVATE_KEY_CMD, no PATH for age plugins)', () => {
+    const dir = temporaryDirectory();
+    try {
+      const fake = path.join(dir, 'sops');
+      // It reads its input whole, as sops does: a writer to a closed pipe would fail instead.
+      fs.writeFileSync(fake, `#!/bin/sh\n/bin/cat > /dev/null\n/usr/bin/env > ${JSON.stringify(path.join(dir, 'env.txt'))}\n`, { mode: 0o755 });
+      const home = path.join(dir, 'home');
+      fs.mkdirSync(home);
+      const saved = { ...process.env };
+      Object.assign(process.env, { SOPS_AGE_SSH_PRIVATE_KEY_CMD: 'touch /tmp/pwned', SOPS_AGE_KEY_CMD: 'cat key', SOPS_EDITOR: 'vi', AWS_PROFILE: 'x' });
+      try {
+        new Sops({ sops: fake, ageKeygen: fake }, dir, 'AGE-SECRET-KEY-1TEST', home).decrypt('x.sops.yaml', 'a: 1\n');
+      } finally {
+        for (const name of ['SOPS_AGE_SSH_PRIVATE_KEY_CMD', 'SOPS_AGE_KEY_CMD', 'SOPS_EDITOR', 'AWS_PROFILE']) if (!(name in saved)) delete process.env[name];
+      }
+      const names = fs.readFileSync(path.join(dir, 'env.txt'), 'utf8').split('\n').filter((line) => line !== '').map((line) => line.slice(0, line.indexOf('=')));
+      expect(names.filter((name) => !['PWD', 'SHLVL', '_', 'TMPDIR'].includes(name)).sort()).toEqual(['HOME', 'SOPS_AGE_KEY', 'XDG_CONFIG_HOME']);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('init and rotate-keys take the release commands\' edit lock (issue 50, item 4)', () => {
+  it.each([['init'], ['rotate-keys']])('refuses %s while another command holds the lock, naming it, with nothing written', async (subcommand) => {
+    const dir = temporaryDirectory();
+    try {
+      fs.cpSync(path.join(ROOT, 'secrets'), path.join(dir, 'secrets'), { recursive: true });
+      fs.cpSync(path.join(ROOT, '.sops.yaml'), path.join(dir, '.sops.yaml'));
+      fs.mkdirSync(path.join(dir, EDIT_DIR));
+      // This test's parent process runs: a lock it holds is a live holder's.
+      fs.writeFileSync(path.join(dir, EDIT_DIR, 'lock.json'), JSON.stringify({ pid: process.ppid, command: 'secrets init' }));
+      const before = fs.readFileSync(path.join(dir, '.sops.yaml'), 'utf8');
+      const result = await runInProcess(SECRETS, [subcommand!, 'testing', '--root', dir, '--key-file', path.join(dir, '..', 'no-such.key')]);
+      expect(result.status).toBe(1);
+      expect(result.stderr).toContain(`another secrets init (process ${process.ppid}) is editing this project`);
+      expect(fs.readFileSync(path.join(dir, '.sops.yaml'), 'utf8')).toBe(before);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('what the scan finds hidden (issue 50, item 5)', () => {
+  const secret = (values: string, name = 'db') => `apiVersion: v1\nkind: Secret\nmetadata:\n  name: ${name}\nstringData:\n${values}`;
+
+  it('finds an age secret key written in lower case, or base64-encoded in either case', () => {
+    const files = new Map([
+      ['notes/lower.txt', `${AGE_KEY.toLowerCase()}\n`],
+      ['ci/encoded.env', `SOPS_AGE_KEY_B64=${Buffer.from(`# created: 2026-11-23\n${AGE_KEY}\n`).toString('base64')}\n`],
+      ['ci/encoded-lower.yaml', `key: ${Buffer.from(AGE_KEY.toLowerCase()).toString('base64')}\n`],
+    ]);
+    expect(scanForPlaintextSecrets(files)).toEqual([
+      { file: 'notes/lower.txt', problem: 'contains an age secret key' },
+      { file: 'ci/encoded.env', problem: 'contains an age secret key, base64-encoded' },
+      { file: 'ci/encoded-lower.yaml', problem: 'contains an age secret key, base64-encoded' },
+    ]);
+  });
+
+  it('finds a plaintext value under a secret-looking key of a Pulumi stack, and passes secure values and file names', () => {
+    const stack = [
+      'config:',
+      '  platform-gitops-bootstrap:environment: staging',
+      '  platform-gitops-bootstrap:sopsAgeKeyFile: ~/.config/platform-gitops/age/staging.key',
+      '  platform-gitops-bootstrap:sopsAgeKey:',
+      '    secure: v1:AAABAF5bYXNvbWV0aGluZw==',
+      '  platform-gitops-bootstrap:registryPassword: hunter2',
+      '  platform-gitops-bootstrap:repository:',
+      '    deployToken: ghp_abc',
+      '',
+    ].join('\n');
+    expect(scanForPlaintextSecrets(new Map([['Pulumi.staging.yaml', stack]]))).toEqual([
+      { file: 'Pulumi.staging.yaml', problem: 'config platform-gitops-bootstrap:registryPassword is not a secure value: a secret-looking setting in plaintext; set it with pulumi config set --secret' },
+      { file: 'Pulumi.staging.yaml', problem: 'config platform-gitops-bootstrap:repository.deployToken is not a secure value: a secret-looking setting in plaintext; set it with pulumi config set --secret' },
+    ]);
+  });
+
+  it('finds a Secret inside a Helm template (.tpl) and inside a string of a ConfigMap', () => {
+    const files = new Map([
+      ['charts/app/templates/_secret.tpl', `{{- define "app.secret" -}}\n${secret('  password: hunter2\n  token: {{ .Values.token | quote }}\n', 'from-template')}{{- end }}\n`],
+      ['dist/local/config.yaml', `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bundle\ndata:\n  extra.yaml: |\n${secret('  password: hunter2\n', 'in-configmap').replace(/^/gm, '    ')}\n`],
+    ]);
+    expect(scanForPlaintextSecrets(files)).toEqual([
+      { file: 'charts/app/templates/_secret.tpl', problem: 'Secret from-template holds password in plaintext: encrypt it with sops' },
+      { file: 'dist/local/config.yaml', problem: 'Secret in-configmap holds password in plaintext: encrypt it with sops' },
+    ]);
+  });
+
+  it('finds a fake ENC[AES256_GCM,data:...] value: not sops\' envelope, or in a file sops did not encrypt (no MAC)', () => {
+    const fake = 'ENC[AES256_GCM,data:hunter2]';
+    const files = new Map([
+      ['dist/local/fake.yaml', secret(`  password: ${fake}\n`)],
+      ['dist/local/unsealed.yaml', secret(`  password: ${ENC}\n`, 'unsealed')],
+      ['secrets/local/database/no-mac.sops.yaml', `${secret(`  password: ${ENC}\n`, 'no-mac')}sops:\n  version: 3.9.0\n`],
+    ]);
+    expect(scanForPlaintextSecrets(files)).toEqual([
+      { file: 'dist/local/fake.yaml', problem: 'Secret db holds password with a value that is not sops\' (ENC[...] is sops\' envelope only in a file sops encrypted, with its MAC): encrypt it with sops' },
+      { file: 'dist/local/unsealed.yaml', problem: 'Secret unsealed holds password with a value that is not sops\' (ENC[...] is sops\' envelope only in a file sops encrypted, with its MAC): encrypt it with sops' },
+      { file: 'secrets/local/database/no-mac.sops.yaml', problem: 'Secret no-mac holds password with a value that is not sops\' (ENC[...] is sops\' envelope only in a file sops encrypted, with its MAC): encrypt it with sops' },
+    ]);
   });
 });

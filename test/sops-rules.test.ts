@@ -5,8 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { CHART_WAVES } from '../src/contract/choices';
 import { loadEnvironments } from '../src/environments';
 import { checkEncryptedFiles } from '../src/secrets/encryption';
+import { parseSopsConfig, ruleProblems } from '../src/secrets/sops-config';
 import { expectedEncryptedFiles, secretsLayout } from '../src/secrets/layout';
-import { ENVIRONMENT_ORDER, ROOT } from './support';
+import { ENVIRONMENT_ORDER, ROOT, temporaryDirectory } from './support';
 
 interface CreationRule {
   readonly path_regex: string;
@@ -85,5 +86,37 @@ describe('.sops.yaml creation rules (5.3)', () => {
     }
     // The same, as the secrets workflow checks it (the first matching rule, the recipients, every value).
     expect(checkEncryptedFiles(ROOT, environments)).toEqual([]);
+  });
+});
+
+describe('one key per environment (issue 50, item 3)', () => {
+  const text = fs.readFileSync(path.join(ROOT, '.sops.yaml'), 'utf8');
+  const rules = (parse(text) as { creation_rules: CreationRule[] }).creation_rules;
+  // production's rule given local's public key: the key that goes to laptops and the e2e.
+  const shared = text.replace(rules[ENVIRONMENT_ORDER.indexOf('production')]!.age, rules[ENVIRONMENT_ORDER.indexOf('local')]!.age);
+  const config = parseSopsConfig(shared).config!;
+
+  it('refuses a recipient that another environment\'s rule uses, in both environments\' checks', () => {
+    for (const [environment, other] of [['production', 'local'], ['local', 'production']] as const) {
+      const problems = ruleProblems(config, environment, []);
+      expect(problems.join('\n'), environment).toMatch(new RegExp(`also the recipient of creation_rules\\[${ENVIRONMENT_ORDER.indexOf(other)}\\].*one key per environment`));
+    }
+    expect(ruleProblems(config, 'staging', [])).toEqual([]);
+  });
+
+  it('refuses init\'s key when another environment\'s rule names its public key', () => {
+    const local = rules[ENVIRONMENT_ORDER.indexOf('local')]!.age;
+    const own = parseSopsConfig(text).config!;
+    expect(ruleProblems(own, 'production', [], { settingRecipient: true, recipient: local }).join('\n')).toContain(`${local} is also the recipient of creation_rules[${ENVIRONMENT_ORDER.indexOf('local')}]`);
+  });
+
+  it('fails secrets check on such a .sops.yaml', () => {
+    const dir = temporaryDirectory();
+    try {
+      fs.writeFileSync(path.join(dir, '.sops.yaml'), shared);
+      expect(checkEncryptedFiles(dir, loadEnvironments()).join('\n')).toContain('one key per environment');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as tls from 'node:tls';
+import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadEnvironments } from '../src/environments';
@@ -11,6 +12,7 @@ import { VERIFY } from '../src/commands/verify';
 import { type ContractServer, startContractServer, TEST_CREDENTIALS } from '../e2e/contract-server';
 import { FakeApiServer } from './fake-api-server';
 import { ROOT, runCli, runInProcess, temporaryDirectory } from './support';
+import { SMOKE_VARIABLES } from '../src/contract/naming';
 
 // Node cannot issue X.509 certificates; the openssl binary can. Without it the TLS
 // tests are skipped with this reason.
@@ -71,7 +73,7 @@ beforeEach(() => {
 
 const credentials = { SMOKE_USERNAME: TEST_CREDENTIALS.username, SMOKE_PASSWORD: TEST_CREDENTIALS.password };
 
-function verify(env: string, extra: readonly string[] = [], cluster: { gateway?: object; routes?: object[]; endpointPod?: string } = {}) {
+function verify(env: string, extra: readonly string[] = [], cluster: { gateway?: object; routes?: object[]; endpointPod?: string } = {}, variables: NodeJS.ProcessEnv = credentials) {
   const inNamespace = (object: any) => ({ ...object, metadata: { namespace: 'webapp', ...object.metadata } });
   api.objects = {
     Gateway: [inNamespace(cluster.gateway ?? healthyGateway)],
@@ -85,9 +87,12 @@ function verify(env: string, extra: readonly string[] = [], cluster: { gateway?:
     VERIFY,
     ['--env', env, '--base-url', server.baseUrl, '--address', '127.0.0.1', '--port', String(tlsPort), ...extra],
     ROOT,
-    { ...credentials, KUBECONFIG: kubeconfig },
+    { ...NO_SETTINGS, ...variables, KUBECONFIG: kubeconfig },
   );
 }
+
+/** The variables verification reads, unset: a test gives those it means. */
+const NO_SETTINGS = Object.fromEntries(Object.values(SMOKE_VARIABLES).map((name) => [name, '']));
 
 // 4.2 "ingress listed and described" becomes the Gateway and its HTTPRoutes with their
 // status conditions (Gateway API: a Gateway is Accepted and Programmed, a route Accepted
@@ -210,6 +215,41 @@ describe.skipIf(!OPENSSL)('npm run verify (4.2) against local servers', () => {
   });
 });
 
+describe.skipIf(!OPENSSL)('npm run verify without smoke credentials, and its database check (4.2)', () => {
+  it('verifies health only without SMOKE_USERNAME and SMOKE_PASSWORD, saying what it skipped', async () => {
+    const result = await verify('testing', ['--ca', path.join(dir, 'cert.pem')], {}, {});
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain('SKIP status: SMOKE_USERNAME and SMOKE_PASSWORD are not set (health only, no authenticated status call)');
+    expect(result.stdout).toContain('SKIP database: DATABASE_HOST, DATABASE_USER and DATABASE_PASSWORD are not set (no database connectivity check)');
+    expect(result.stdout).toContain('PASS health');
+    expect(result.stdout).not.toContain('PASS status');
+    expect(server.requests).toEqual(['GET /health']);
+  });
+
+  it("runs the smoke test's database check when DATABASE_* are given, failing it on a server that does not answer", async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    const database = { DATABASE_HOST: '127.0.0.1', DATABASE_PORT: String(closed), DATABASE_USER: 'sa', DATABASE_PASSWORD: 'x' };
+    const result = await verify('testing', ['--ca', path.join(dir, 'cert.pem')], {}, { ...credentials, ...database });
+    expect(result.status).toBe(1);
+    expect(result.stdout).toMatch(/^FAIL database: /m);
+    expect(result.stdout).toContain('PASS status');
+    expect(result.stdout).toContain('Verification of webapp in testing failed: database');
+  });
+
+  it('refuses some of the database variables without the others, naming the missing ones', async () => {
+    const result = await verify('testing', [], {}, { DATABASE_HOST: '127.0.0.1' });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('DATABASE_USER is not set');
+    expect(result.stderr).toContain('DATABASE_PASSWORD is not set');
+  });
+});
+
 describe('npm run verify refusals', () => {
   it('refuses an unknown environment, naming the ones that exist', async () => {
     const result = await runInProcess(VERIFY, ['--env', 'qa'], ROOT, credentials);
@@ -226,10 +266,10 @@ describe('npm run verify refusals', () => {
   });
 
   // The one spawn of the entry point: argv, the usage error, exit 2, no stack trace.
-  it('refuses to run without credentials and with a bad port, listing both', async () => {
-    const result = runCli('verify', ['--env', 'testing', '--port', '70000'], { env: { SMOKE_USERNAME: '', SMOKE_PASSWORD: '' } });
+  it('refuses half the credentials and a bad port, listing both', async () => {
+    const result = runCli('verify', ['--env', 'testing', '--port', '70000'], { env: { SMOKE_USERNAME: 'someone', SMOKE_PASSWORD: '' } });
     expect(result.status).toBe(2);
-    expect(result.stderr).toContain('SMOKE_USERNAME is not set');
+    expect(result.stderr).toContain('SMOKE_PASSWORD is not set');
     expect(result.stderr).toContain('--port "70000" must be a port number from 1 to 65535');
     expect(result.stderr).not.toMatch(/\n\s+at /);
   });

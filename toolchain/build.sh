@@ -59,6 +59,10 @@ FLAGGER_VERSION=v1.44.0
 # The CNCF distribution registry, an OCI registry on loopback for the published application
 # charts (npm run publish): v3.1.2, the newest v3 on the module proxy.
 DISTRIBUTION_VERSION=v3.1.2
+# cyclonus's NetworkPolicy engine (its pkg/matcher), from network-policy/go.mod: the e2e asks it
+# whether the cluster's live policies allow each connection it plays between pods
+# (network-policy/main.go, e2e/network-policy.ts). v0.5.6, the newest on the module proxy.
+NETWORK_POLICY_VERSION=v0.5.6
 
 # No DWARF from the compiler (-gcflags=all=-dwarf=false): the linker strips it anyway (-s -w),
 # and generating it was a fifth of the compile. kwok from an empty Go build cache here
@@ -252,6 +256,7 @@ flagger_build() {
   [[ -f "$module/charts/flagger/Chart.yaml" ]] || return 1
   mkdir -p "$out/charts" && cp -R "$module/charts/flagger" "$out/charts/" && chmod -R u+w "$out/charts/flagger"
 }
+network_policy_build() { (cd "$here/network-policy" && go build -trimpath -o "$out/network-policy-verdict" -ldflags "-s -w" .); }
 distribution_build() { go_install "github.com/distribution/distribution/v3/cmd/registry@$DISTRIBUTION_VERSION"; }
 alertmanager_build() {
   # Its web UI is embedded from ui/app/dist, which the release builds with npm and the module
@@ -277,10 +282,11 @@ declare -A versions=(
   [alertmanager]=$ALERTMANAGER_VERSION [flagger-loadtester]=$FLAGGER_VERSION [flagger]=$FLAGGER_VERSION
   [prometheus-operator]=$PROMETHEUS_OPERATOR_VERSION
   [distribution]=$DISTRIBUTION_VERSION [cert-manager]=$CERT_MANAGER_VERSION
+  [network-policy]=$NETWORK_POLICY_VERSION
 )
 # Largest first (their cold builds on this project's 2-core machine, 2026-11-26/27): with
 # several lanes the long builds start at once and the small ones fill the gaps.
-order=(argocd kubernetes prometheus-operator helm cert-manager envoy-gateway prometheus sops kwok flagger alertmanager flagger-loadtester distribution etcd kustomize kubeconform age)
+order=(argocd kubernetes prometheus-operator helm cert-manager envoy-gateway prometheus sops kwok flagger alertmanager flagger-loadtester distribution network-policy etcd kustomize kubeconform age)
 
 # The Go build tags a component is built with; its folder names them, since a build with
 # other tags is another build. promtool without Prometheus' service discovery plugins (its

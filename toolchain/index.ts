@@ -5,10 +5,10 @@ import { E2eError } from '../src/base/errors';
 
 
 /** Component names of toolchain/build.sh. */
-export type Component = 'kubernetes' | 'etcd' | 'argocd' | 'kwok' | 'kustomize' | 'helm' | 'sops' | 'age' | 'kubeconform' | 'prometheus' | 'envoy-gateway' | 'alertmanager' | 'prometheus-operator' | 'flagger' | 'flagger-loadtester' | 'distribution' | 'cert-manager';
+export type Component = 'kubernetes' | 'etcd' | 'argocd' | 'kwok' | 'kustomize' | 'helm' | 'sops' | 'age' | 'kubeconform' | 'prometheus' | 'envoy-gateway' | 'alertmanager' | 'prometheus-operator' | 'flagger' | 'flagger-loadtester' | 'distribution' | 'cert-manager' | 'network-policy';
 
 /** What the e2e cluster runs (`npm run e2e`): every component but the test-only tools (kubeconform, promtool, Alertmanager, Flagger's load tester). */
-export const CLUSTER_COMPONENTS: readonly Component[] = ['sops', 'age', 'kustomize', 'helm', 'kwok', 'etcd', 'kubernetes', 'argocd', 'envoy-gateway', 'cert-manager', 'prometheus-operator', 'flagger', 'distribution'];
+export const CLUSTER_COMPONENTS: readonly Component[] = ['sops', 'age', 'kustomize', 'helm', 'kwok', 'etcd', 'kubernetes', 'argocd', 'envoy-gateway', 'cert-manager', 'prometheus-operator', 'flagger', 'distribution', 'network-policy'];
 
 /** The built toolchain: one cached folder per component and its pinned version. */
 export interface Toolchain {

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { stringify } from 'yaml';
 import { RefusedError } from '../base/errors';
 import { applicationChartId, chartFileName, RENDERED_DIR } from '../contract/layout';
-import { type ChartVersion, readChartVersions, sha256 } from '../synth/chart-versions';
+import { type ChartVersion, chartVersionsPath, projectChartVersions, sha256 } from '../synth/chart-versions';
 
 /** Where the chart keeps the rendered manifests, verbatim; its one template prints them. */
 const MANIFESTS_DIR = 'manifests';
@@ -26,17 +26,16 @@ export interface ApplicationChartFiles {
 
 /**
  * The application's Helm chart for an environment (issue 26, contract 1.1 step 3): Chart.yaml
- * (name the application, version and appVersion from dist/<environment>/chart-versions.json)
- * and the committed rendered file `dist/<environment>/<application>.yaml`, unchanged, which
- * its one template prints; so `helm template` of the chart gives exactly the committed
- * objects. Refused when the rendered file is not the one its version was given for (dist/ is
- * not what synth renders: run it).
+ * (name the application, version and appVersion from the environment's record,
+ * src/environments/<environment>/chart-versions.json) and the committed rendered file
+ * `dist/<environment>/<application>.yaml`, unchanged, which its one template prints; so
+ * `helm template` of the chart gives exactly the committed objects. Refused when the rendered
+ * file is not the one its version was given for (dist/ is not what synth renders: run it).
  */
 export function applicationChart(root: string, environment: string, application: string): ApplicationChartFiles {
   const folder = path.join(root, RENDERED_DIR, environment);
-  const versions = readChartVersions(folder, path.join(RENDERED_DIR, environment));
-  const version = versions[application];
-  if (version === undefined) throw new RefusedError(`${RENDERED_DIR}/${environment}: ${application} has no chart version (run npm run synth)`);
+  const version = projectChartVersions(root, environment)[application];
+  if (version === undefined) throw new RefusedError(`${chartVersionsPath(environment)}: ${application} has no chart version (run npm run synth)`);
   const file = chartFileName(applicationChartId(application));
   const manifests = fs.readFileSync(path.join(folder, file), 'utf8');
   if (sha256(manifests) !== version.digest) {

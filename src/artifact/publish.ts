@@ -6,6 +6,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { parse } from 'yaml';
 import { ensureToolchain, locateToolchain } from '../../toolchain';
 import { RefusedError, UsageError } from '../base/errors';
+import { redactCredentials } from '../base/printable';
 import { type ApplicationChartFiles, writeChart } from './application-chart';
 import { publishedChartsRepository } from '../contract/layout';
 import { OCI_REGISTRY_PATTERN, OCI_REGISTRY_RULE } from '../environments/fields';
@@ -27,12 +28,24 @@ export interface Registry {
 }
 
 export function parseRegistry(value: string, option = '--registry'): Registry {
+  if (/^[a-z][a-z0-9+.-]*:\/\/[^/]*@/i.test(value)) {
+    throw new UsageError(`${option} must not hold credentials (${redactCredentials(value)}): give them in REGISTRY_USERNAME and REGISTRY_PASSWORD, which log in for this run only`);
+  }
   // A host is case-insensitive (DNS): written in capitals it names the same registry.
   const parts = /^oci:\/\/([^/]*)(.*?)\/?$/.exec(value);
   const host = parts?.[1]?.toLowerCase() ?? '';
   const location = `oci://${host}${parts?.[2] ?? ''}`;
   if (parts === null || !OCI_REGISTRY_PATTERN.test(location)) throw new UsageError(`${option} "${value}" must be ${OCI_REGISTRY_RULE}`);
   return { host, url: location };
+}
+
+/**
+ * Whether a registry host (`<host>[:<port>]`) is a loopback address: `localhost`, an address of
+ * 127.0.0.0/8, or `[::1]`. Only there may plain HTTP carry the charts and the credentials.
+ */
+export function isLoopbackHost(host: string): boolean {
+  const name = host.replace(/:\d+$/, '');
+  return name === 'localhost' || name === '[::1]' || /^127(\.\d{1,3}){3}$/.test(name);
 }
 
 /** Where an application's chart of an environment is published: `<registry>/<environment>/<application>`. */

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DEFAULT_SCHEMA, dump, Type } from 'js-yaml';
+import { DEFAULT_SCALAR_STYLE_RULES, DUMP_SCHEMA, dump, SCALAR_STYLE, type ScalarLayout } from 'js-yaml';
 
 /** Rendered manifests on disk: how they are written (YAML that Kubernetes and people read alike) and read back. */
 
@@ -8,32 +8,32 @@ import { DEFAULT_SCHEMA, dump, Type } from 'js-yaml';
 export type ManifestTree = ReadonlyMap<string, string>;
 
 /**
- * The scalars YAML 1.1 reads as something other than a string and js-yaml's YAML 1.2 schema
- * does not (YAML 1.1 type repository: https://yaml.org/type/int.html, float.html,
- * merge.html, value.html): numbers with `_` separators, binary, base 60, and `<<`/`=`.
- * Kubernetes reads manifests with a YAML 1.1 parser (sigs.k8s.io/yaml's goyaml.v2), so a
- * string of that shape must be quoted. The type only decides quoting: it has no `predicate`,
- * so js-yaml never writes a value with it.
+ * Quoting: js-yaml's DUMP_SCHEMA quotes every string that a YAML 1.1 reader (Kubernetes reads
+ * manifests with sigs.k8s.io/yaml's goyaml.v2) or a YAML 1.2 reader would take for another
+ * type: YAML 1.1's booleans, ints with `_`, binary and base 60, floats, `<<` and `=`
+ * (js-yaml 5.5.0, its documentation of DUMP_SCHEMA; test/synth.test.ts reads them back both
+ * ways). One rule on top keeps the committed files as js-yaml 4 wrote them: a string starting
+ * with `-`, `?`, `:` or `=` stays double-quoted (js-yaml 4 quoted every string whose first
+ * character is an indicator; 5 writes `-c` or `=~` plain, which reads the same). Without it,
+ * the upgrade alone would rewrite every file holding such an argument and with them the
+ * committed charts' versions.
  */
-const YAML_1_1_ONLY = new Type('tag:platform-gitops.invalid,2026:yaml-1.1-only', {
-  kind: 'scalar',
-  resolve: (text: string) =>
-    /^[-+]?(0b[01_]+|0x[0-9a-fA-F_]+|0[0-7_]+|(0|[1-9][0-9_]*)|[1-9][0-9_]*(:[0-5]?[0-9])+|([0-9][0-9_]*)?\.[0-9_]*([eE][-+]?[0-9]+)?|[0-9][0-9_]*(:[0-5]?[0-9])+\.[0-9_]*)$/.test(text) ||
-    text === '<<' ||
-    text === '=',
-});
-const MANIFEST_SCHEMA = DEFAULT_SCHEMA.extend({ implicit: [YAML_1_1_ONLY] });
+function quoteLikeJsYaml4(layout: ScalarLayout): void {
+  if (layout.style === SCALAR_STYLE.PLAIN && layout.node.tag === 'tag:yaml.org,2002:str' && /^[-?:=]/.test(layout.node.value)) layout.style = SCALAR_STYLE.DOUBLE_QUOTED;
+}
+const { fallbackToDoubleQuoted, ...DEFAULT_RULES } = DEFAULT_SCALAR_STYLE_RULES;
+const SCALAR_STYLE_RULES = [...Object.values(DEFAULT_RULES), quoteLikeJsYaml4, fallbackToDoubleQuoted];
 
 /**
  * A rendered file's text: the objects as YAML documents separated by `---`, keys in the
  * order cdk8s gives them (sorted), no line folding. Emitted with js-yaml instead of cdk8s'
  * own writer (the `yaml` library's document model): the same data in about half the time
- * (README, "Performance"); `yaml` keeps the job it is made for, reading and editing values
+ * (docs/performance.md); `yaml` keeps the job it is made for, reading and editing values
  * files with their comments and line numbers. Every string a YAML 1.1 or 1.2 reader would
  * take for another type is quoted (test/synth.test.ts reads the rendered files back both ways).
  */
 export function manifestText(objects: readonly unknown[]): string {
-  return objects.map((object) => dump(object, { schema: MANIFEST_SCHEMA, lineWidth: -1, noRefs: true, quotingType: '"' })).join('---\n');
+  return objects.map((object) => dump(object, { schema: DUMP_SCHEMA, lineWidth: -1, noRefs: true, quoteStyle: 'double', scalarStyleRules: SCALAR_STYLE_RULES })).join('---\n');
 }
 
 /** The file that makes a folder kustomize's input (a kustomization and its patches), not rendered manifests. */

@@ -50,7 +50,7 @@ export function kubeconformArguments(kubeconform: Kubeconform, minor: string, ta
     kubeconformVersion(minor),
     '-schema-location',
     path.join(kubeconform.schemas, KUBECONFORM_TEMPLATE),
-    // A rendered folder's JSON is the charts' versions (src/synth/chart-versions.ts), not a manifest.
+    // A JSON file in a rendered folder (as the chart version record was before it moved beside the values) is not a manifest.
     '-ignore-filename-pattern',
     '\\.json$',
     ...extra,

@@ -7,7 +7,7 @@ import type { Platform } from '../environments/platform';
 import type { ApplicationProps, ApplicationSpecIgnoreDifferences } from '../imports/application-argoproj.io';
 import type { AppProjectProps } from '../imports/appproject-argoproj.io';
 import { HELM_RELEASE_ROWS } from '../infrastructure/releases';
-import { type SecretGroup } from '../secrets/catalog';
+import { type SecretGroup, pluginExpectation, secretCatalog } from '../secrets/catalog';
 import { DEFAULT_PROJECT, GITOPS_CHART_ID, INFRASTRUCTURE_PROJECT, ROOT_APPLICATION } from '../contract/platform-charts';
 import { IN_CLUSTER } from '../constructs/argo-cd-sync-policy';
 
@@ -84,7 +84,7 @@ export function lockedDefaultProjectProps(platform: Platform): AppProjectProps {
 }
 
 /** A folder of this repository at the branch the platform follows. */
-function repositoryPath(platform: Platform, path: string, source: Pick<RepositoryPathSource, 'include' | 'plugin'>): RepositoryPathSource {
+function repositoryPath(platform: Platform, path: string, source: Pick<RepositoryPathSource, 'include' | 'plugin' | 'pluginEnv'>): RepositoryPathSource {
   return { kind: 'path', repoURL: platform.repository.url, targetRevision: platform.repository.targetRevision, path, ...source };
 }
 
@@ -172,6 +172,15 @@ export function deploymentSubscriptions(): Record<string, string> {
   return Object.fromEntries(Object.keys(triggers).map((trigger) => [`${subscribePrefix}.${trigger}.${service}`, '']));
 }
 
+/**
+ * A group's encrypted Secrets, through the sops plugin, told which Secrets the catalog has
+ * there: it refuses a decrypted file that is not exactly one of them (SOPS_PLUGIN_GENERATE).
+ */
+function secretsSource(environment: Environment, platform: Platform, group: SecretGroup): RepositoryPathSource {
+  const secrets = secretCatalog(environment).filter((secret) => secret.group === group);
+  return repositoryPath(platform, secretsPath(environment.name, group), { plugin: SOPS_PLUGIN.name, pluginEnv: { [SOPS_PLUGIN.expectationVariable]: pluginExpectation(secrets) } });
+}
+
 /** A child Application of the root: one chart's file, plus its encrypted Secrets (the sops plugin). */
 export function childApplication(environment: Environment, platform: Platform, options: ChildApplicationOptions): ArgoCdApplicationProps {
   const published = options.publishedChart;
@@ -187,7 +196,7 @@ export function childApplication(environment: Environment, platform: Platform, o
     sources:
       options.secretGroup === undefined
         ? [manifests]
-        : [manifests, repositoryPath(platform, secretsPath(environment.name, options.secretGroup), { plugin: SOPS_PLUGIN.name })],
+        : [manifests, secretsSource(environment, platform, options.secretGroup)],
     destinationNamespace: options.namespace,
     syncWave: options.syncWave,
     automated: environment.autoSync,

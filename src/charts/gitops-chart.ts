@@ -100,7 +100,7 @@ export interface GitopsChartProps {
   /** The environment's other charts, in delivery (sync) order. */
   readonly children: readonly GitopsChild[];
   /**
-   * Each application's chart version (dist/<environment>/chart-versions.json), which its
+   * Each application's chart version (its record, src/environments/<environment>/chart-versions.json), which its
    * Application installs when the environment follows the published charts.
    * @default - none: required when `applicationSource.from` is `registry`
    */

@@ -11,7 +11,7 @@ import { InfrastructureNetworkPolicies } from '../constructs/infrastructure-netw
 import { repositorySshPort } from '../environments/platform';
 import type { Environment } from '../environments';
 import type { Platform } from '../environments/platform';
-import { type InfrastructureRelease, RELEASE_ROWS, isHelmRelease, releaseKustomizationPath, releaseNamespace } from '../infrastructure/releases';
+import { type InfrastructureRelease, RELEASE_ROWS, isHelmRelease, releaseIn, releaseKustomizationPath, releaseNamespace } from '../infrastructure/releases';
 import type { ArgoCdApplicationSource } from '../constructs/argo-cd-application';
 
 export interface InfrastructureChartProps {
@@ -83,7 +83,8 @@ export class InfrastructureChart extends Chart {
       annotations: { [SYNC_WAVE_ANNOTATION]: String(SYNC_WAVES.namespaces) },
     });
 
-    this.releases = RELEASE_ROWS.map(
+    // Each chart at the version the environment's values name (infrastructure.versions).
+    this.releases = RELEASE_ROWS.map((row) => releaseIn(row, environment)).map(
       (release) =>
         new ArgoCdApplication(this, release.name, {
           name: release.name,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { RefusedError } from '../base/errors';
 import { compareText } from '../base/text-order';
+import { applicationHistory } from './application-history';
 import { OPERATOR_SYNC_ANNOTATION, SYNC_PAUSE_ANNOTATIONS } from '../contract/choices';
 import { SYNC_WAVE_ANNOTATION, TRACKING_ANNOTATION } from '../contract/upstream';
 import { type ClusterConnection, ClusterRefusal, type LiveObject, resourceId } from './connection';
@@ -196,9 +197,12 @@ export function lastOperation(app: LiveObject): string {
   return `${operation.phase} (${starterOf(operation.operation)}${operation.finishedAt ? `, ${operation.finishedAt}` : ''})`;
 }
 
-/** The Applications of the controller's namespace, in wave order (then by name). */
+/**
+ * The Applications of the controller's namespace, in wave order (then by name); refused, naming
+ * it, where the API server does not serve Argo CD's Application resource (no Argo CD there).
+ */
 export async function listApplications(cluster: ClusterConnection, namespace: string): Promise<LiveObject[]> {
-  const apps = await cluster.list(APPLICATION_API.apiVersion, APPLICATION_API.kind, namespace);
+  const apps = await cluster.listServed(APPLICATION_API.apiVersion, APPLICATION_API.kind, namespace, `Argo CD's Application resource (${APPLICATION_API.apiVersion} applications)`, 'is Argo CD installed there?');
   return apps.sort((a, b) => waveOf(a) - waveOf(b) || compareText(a.metadata.name, b.metadata.name));
 }
 
@@ -525,64 +529,6 @@ export async function resumeApplication(cluster: ClusterConnection, namespace: s
     spec: { syncPolicy: { automated: { enabled: null } } },
   });
   return paused ? 'resumed' : 'not paused';
-}
-
-/** One entry of an Application's sync history (`argocd app history`). */
-export interface HistoryEntry {
-  readonly id: number;
-  /** The revision (the first source's, for several sources). */
-  readonly revision: string;
-  readonly deployedAt: string;
-  readonly initiatedBy: string;
-  /**
-   * The chart version a Helm chart's entry deployed: its source's `targetRevision`, else its
-   * revision (a Helm source's revision is the chart version); for several sources, the
-   * revision at the Helm source's position.
-   * @default - undefined: none of the entry's sources is a Helm chart
-   */
-  readonly chartVersion?: string;
-  /** What the entry recorded it deployed, for a person reading the history: each source (`chart <name>` or `<repoURL> <path>`) with its revision. */
-  readonly recorded: string;
-}
-
-/**
- * The chart version a history entry deployed. Argo CD records a single source's entry in
- * `source` and `revision`, several sources' in `sources` and `revisions`, one revision per
- * source in the same order (argo-cd v3.6.1 pkg/apis/application/v1alpha1/types.go,
- * RevisionHistory; controller/state.go, persistRevisionHistory).
- */
-function chartVersionOf(entry: any, revision: string): string | undefined {
-  const sources = (entry.sources ?? []) as any[];
-  if (sources.length > 0) {
-    const index = sources.findIndex((source) => source?.chart !== undefined);
-    return index < 0 ? undefined : String(entry.revisions?.[index] ?? sources[index].targetRevision);
-  }
-  return entry.source?.chart === undefined ? undefined : String(entry.source.targetRevision ?? revision);
-}
-
-/** The Application's sync history, oldest first, as Argo CD records it in `status.history`. */
-export function applicationHistory(app: LiveObject): HistoryEntry[] {
-  return ((app['status']?.history ?? []) as any[]).map((entry) => {
-    const revision = String(entry.revisions?.[0] ?? entry.revision ?? '');
-    const chartVersion = chartVersionOf(entry, revision);
-    return {
-      id: Number(entry.id),
-      revision,
-      deployedAt: String(entry.deployedAt ?? ''),
-      initiatedBy: entry.initiatedBy?.automated ? 'automated' : String(entry.initiatedBy?.username ?? ''),
-      ...(chartVersion === undefined ? {} : { chartVersion }),
-      recorded: recordedSources(entry),
-    };
-  });
-}
-
-/** A history entry's sources as recorded (`sources` and `revisions`, or `source` and `revision`), one phrase. */
-function recordedSources(entry: any): string {
-  const describe = (source: any, revision: unknown) => `${source?.chart !== undefined ? `chart ${source.chart}` : `${source?.repoURL ?? '?'} ${source?.path ?? ''}`.trim()} at ${String(revision ?? source?.targetRevision ?? '?')}`;
-  const sources = (entry.sources ?? []) as any[];
-  if (sources.length > 0) return sources.map((source, index) => describe(source, entry.revisions?.[index])).join(', ');
-  if (entry.source !== undefined) return describe(entry.source, entry.revision);
-  return `no source recorded (revisions ${JSON.stringify(entry.revisions ?? entry.revision ?? null)})`;
 }
 
 /** The Helm chart an Application installs: the one source with a `chart`. */

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import * as stream from 'node:stream';
 import * as k8s from '@kubernetes/client-node';
 import { KubeConfig, ObjectApi, statusMessage } from './object-api';
-import { RefusedError } from '../base/errors';
+import { RefusedError, UsageError } from '../base/errors';
 
 /** A Kubernetes object as the API server returns it, read as plain JSON. */
 export interface LiveObject {
@@ -91,7 +91,7 @@ export class ClusterConnection {
     if (options.context !== undefined) {
       const known = config.getContexts().map((context) => context.name);
       if (!known.includes(options.context)) {
-        throw new RefusedError(`--context "${options.context}" is not in the kubeconfig (its contexts: ${known.join(', ') || 'none'})`);
+        throw new UsageError(`--context "${options.context}" is not in the kubeconfig (its contexts: ${known.join(', ') || 'none'})`);
       }
       config.setCurrentContext(options.context);
     }
@@ -122,6 +122,23 @@ export class ClusterConnection {
       return list.items.map((item) => ({ ...item, apiVersion, kind }) as LiveObject);
     } catch (error) {
       if (statusOf(error) === 404 || /unrecognized|not found|no resource/i.test(String((error as Error).message))) return [];
+      throw this.failure(`list ${kind}${namespace === undefined ? '' : ` in ${namespace}`}`, error);
+    }
+  }
+
+  /**
+   * List the objects of a kind the API server must serve, as `list` does; refused, naming
+   * `resource` (what is missing, for a person) and `hint`, where the API server does not serve
+   * the kind (404: its CustomResourceDefinition is not installed), which `list` takes for none.
+   */
+  async listServed(apiVersion: string, kind: string, namespace: string | undefined, resource: string, hint: string): Promise<LiveObject[]> {
+    try {
+      const list = await this.objects.list(apiVersion, kind, namespace);
+      return list.items.map((item) => ({ ...item, apiVersion, kind }) as LiveObject);
+    } catch (error) {
+      if (statusOf(error) === 404 || /unrecognized|not found|no resource/i.test(String((error as Error).message))) {
+        throw new RefusedError(`${resource} is not served by ${this.server} (context ${this.context}): ${hint}`);
+      }
       throw this.failure(`list ${kind}${namespace === undefined ? '' : ` in ${namespace}`}`, error);
     }
   }

@@ -15,8 +15,8 @@ const IDLE_CONNECTION_MS = 30_000;
  * (1.4) makes a new agent for every request (`applySecurityAuthentication` calls
  * `createAgent`), so every request of a verb opened a connection of its own, with a TLS
  * handshake of its own on https: dozens per verb, each a round trip or two to a remote
- * cluster (kubernetes-client/javascript#2893; the library's 2.x keeps one agent per cluster
- * and user, but needs undici 8, which Node 20 does not run). This keeps one keep-alive agent
+ * cluster (kubernetes-client/javascript#2893; 2.0.1 still makes a new dispatcher, undici's,
+ * for every request, docs/runtime.md). This keeps one keep-alive agent
  * per server and TLS identity (CA, client certificate and key, verification), as client-go
  * keeps one transport per configuration. An agent of a proxy (`proxy-url`) stays the
  * library's. Watches take their agents elsewhere (`applyToFetchOptions`), unchanged.

@@ -39,6 +39,20 @@ export async function rolloutHistory(cluster: ClusterConnection, namespace: stri
   return { current: Number(live.metadata.annotations?.[REVISION_ANNOTATION] ?? 0), revisions };
 }
 
+/**
+ * The revision a rollback of Deployment `id` goes to: `toRevision`, else the newest before the
+ * current one (as `kubectl rollout undo`); refused, naming its revisions, when there is none.
+ */
+export function rollbackRevision(id: string, history: { readonly current: number; readonly revisions: readonly RolloutRevision[] }, toRevision: number | undefined): RolloutRevision {
+  const { current, revisions } = history;
+  const target = toRevision === undefined ? revisions.filter((r) => r.revision < current).at(-1) : revisions.find((r) => r.revision === toRevision);
+  if (target === undefined) {
+    const known = revisions.map((r) => r.revision).join(', ') || 'none';
+    throw new RefusedError(`Deployment ${id}: ${toRevision === undefined ? `no revision before the current one (${current})` : `no revision ${toRevision}`}; its revisions: ${known}`);
+  }
+  return target;
+}
+
 /** A pod template without the label the deployment controller adds: what two revisions compare by. */
 function withoutHash(template: Record<string, any>): Record<string, any> {
   const copy = structuredClone(template);
@@ -55,11 +69,7 @@ function withoutHash(template: Record<string, any>): Record<string, any> {
  */
 export async function undoRollout(cluster: ClusterConnection, namespace: string, deployment: string, toRevision?: number): Promise<{ from: number; to: RolloutRevision; skipped: boolean }> {
   const { current, revisions } = await rolloutHistory(cluster, namespace, deployment);
-  const target = toRevision === undefined ? revisions.filter((r) => r.revision < current).at(-1) : revisions.find((r) => r.revision === toRevision);
-  if (target === undefined) {
-    const known = revisions.map((r) => r.revision).join(', ') || 'none';
-    throw new RefusedError(`Deployment ${namespace}/${deployment}: ${toRevision === undefined ? `no revision before the current one (${current})` : `no revision ${toRevision}`}; its revisions: ${known}`);
-  }
+  const target = rollbackRevision(`${namespace}/${deployment}`, { current, revisions }, toRevision);
   const live = (await cluster.get('apps/v1', 'Deployment', deployment, namespace))!;
   if (live['spec']?.paused === true) throw new RefusedError(`Deployment ${namespace}/${deployment} is paused: resume its rollout first`);
   const template = withoutHash(target.template);

@@ -13,6 +13,7 @@ export const COMMANDS = {
   schemas: { summary: "write (or check) the values files' JSON Schemas", load: () => import('./schemas.js').then((module) => module.SCHEMAS) },
   diff: { summary: 'the rendered change between two commits, or a commit and the working tree', load: () => import('./diff.js').then((module) => module.DIFF) },
   release: { summary: "set an environment's image tag, re-render, print the diff", load: () => import('./release.js').then((module) => module.RELEASE) },
+  upgrade: { summary: "set an environment's infrastructure release version, re-render, print the diff", load: () => import('./upgrade.js').then((module) => module.UPGRADE) },
   promote: { summary: 'copy the version one environment runs to the next', load: () => import('./promote.js').then((module) => module.PROMOTE) },
   switch: { summary: 'blue-green: move traffic to the other unit', load: () => import('./switch.js').then((module) => module.SWITCH) },
   retire: { summary: 'blue-green: remove the unit that takes no traffic', load: () => import('./retire.js').then((module) => module.RETIRE) },

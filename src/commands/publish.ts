@@ -1,30 +1,31 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { RefusedError, UsageError } from '../base/errors';
+import { printable, redactCredentials } from '../base/printable';
+import { withScratchDirectory } from '../base/scratch-directory';
 import { git, hasCommittedHead } from '../base/git';
 import { applicationChart } from '../artifact/application-chart';
-import { chartReference, helmBinary, loginForRun, parseRegistry, publishChart, type PublishSettings } from '../artifact/publish';
+import { chartReference, helmBinary, isLoopbackHost, loginForRun, parseRegistry, publishChart, type PublishSettings } from '../artifact/publish';
 import { environmentNamed, selectApplication } from '../environments';
 import { followedRegistry } from '../charts/gitops-applications';
 import { RENDERED_DIR } from '../contract/layout';
-import { CHART_VERSIONS_FILE } from '../synth/chart-versions';
+import { chartVersionsPath } from '../synth/chart-versions';
 import { type CommandDefinition, required } from '../tooling/cli';
 
 const USAGE = `usage: npm run publish -- --env <environment> [--registry oci://<host>/<path>] [--app <application>] [--plain-http] [--ca-file <pem>]
 
 Packages each application's chart of the environment (or the one --app names) with Helm
 and pushes it to <registry>/<environment>/<application>: Chart.yaml with the version and
-appVersion of ${RENDERED_DIR}/<environment>/${CHART_VERSIONS_FILE}, and the committed
+appVersion of its record, ${chartVersionsPath('<environment>')}, and the committed
 ${RENDERED_DIR}/<environment>/<application>.yaml, which its one template prints as it is. A version
 already published with the same files is left as it is; one published with other files is
-refused (a version names one content), and so is a dist/<environment> with changes that
-are not committed. The registry's credentials: REGISTRY_USERNAME and
+refused (a version names one content), and so is a dist/<environment> or a record with
+changes that are not committed. The registry's credentials: REGISTRY_USERNAME and
 REGISTRY_PASSWORD (a login for this run only), else Helm's registry login, else Docker's
 config file. Helm is the toolchain's (built once by toolchain/build.sh helm).
   --registry     where to push; by default the registry the environment follows
                  (applicationSource.registry of its environment.yaml)
-  --plain-http   talk HTTP, not HTTPS (a registry on loopback)
+  --plain-http   talk HTTP, not HTTPS: only to a registry on a loopback address
   --ca-file      check the registry's certificate against this CA bundle (a private CA)
 Exit code: 0 every chart published or already there, 1 refused (named), 2 bad arguments.`;
 
@@ -49,6 +50,9 @@ export const PUBLISH: CommandDefinition<typeof OPTIONS> = {
       throw new UsageError(`--registry oci://<host>/<path> is required: ${environment.name} follows the repository (its environment.yaml names no applicationSource.registry)`);
     }
     const registry = parseRegistry(location);
+    if (values['plain-http'] && !isLoopbackHost(registry.host)) {
+      throw new UsageError(`--plain-http goes only with a registry on a loopback address (localhost, 127.0.0.0/8, [::1]); ${registry.host} is not one: its traffic and credentials would cross the network unencrypted`);
+    }
     if (values.registry !== undefined && followed !== undefined && parseRegistry(followed, 'applicationSource.registry').url !== registry.url) {
       // Publishing elsewhere is allowed (a mirror, a loopback address of the same registry), but
       // Argo CD installs this environment's charts from the registry its environment.yaml names.
@@ -62,14 +66,16 @@ export const PUBLISH: CommandDefinition<typeof OPTIONS> = {
     if ((username === undefined) !== (password === undefined)) throw new UsageError('REGISTRY_USERNAME and REGISTRY_PASSWORD go together');
     // What is published is what git holds: a version is never given to content not committed.
     if (hasCommittedHead(root)) {
-      const changed = git(root, ['status', '--porcelain', '--', `${RENDERED_DIR}/${environment.name}`]);
-      if (!changed.ok) throw new RefusedError(`git status ${RENDERED_DIR}/${environment.name}: ${changed.stderr}`);
-      if (changed.stdout.trim() !== '') throw new RefusedError(`${RENDERED_DIR}/${environment.name} has changes that are not committed: commit them (reviewed) before publishing its charts`);
+      for (const where of [`${RENDERED_DIR}/${environment.name}`, chartVersionsPath(environment.name)]) {
+        const changed = git(root, ['status', '--porcelain', '--', where]);
+        if (!changed.ok) throw new RefusedError(`git status ${where}: ${changed.stderr}`);
+        if (changed.stdout.trim() !== '') throw new RefusedError(`${where} has changes that are not committed: commit them (reviewed) before publishing its charts`);
+      }
     }
     // Every chart checked against its rendered content before anything is pushed.
     const charts = applications.map((application) => applicationChart(root, environment.name, application.name));
-    const login = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-registry-'));
-    try {
+    // The login for this run is a file of Helm's: removed at the end, an interrupted or terminated run's included.
+    return withScratchDirectory('platform-gitops-registry-', (login) => {
       let settings: PublishSettings = { helm: helmBinary(root), registry, plainHttp: values['plain-http'], ...(caFile === undefined ? {} : { caFile: path.resolve(caFile) }) };
       if (username !== undefined) settings = loginForRun(settings, username, password!, login);
       for (const chart of charts) {
@@ -80,13 +86,11 @@ export const PUBLISH: CommandDefinition<typeof OPTIONS> = {
           out(`${reference}:${result.version} (appVersion ${chart.version.appVersion}): ${result.result}${result.digest === undefined ? '' : `, ${result.digest}`}\n`);
         } catch (error) {
           if (!(error instanceof RefusedError)) throw error;
-          err(`${reference}:${chart.version.version}: ${error.message}\n`);
+          err(`${reference}:${chart.version.version}: ${printable(redactCredentials(error.message))}\n`);
           return 1;
         }
       }
       return 0;
-    } finally {
-      fs.rmSync(login, { recursive: true, force: true });
-    }
+    });
   },
 };

@@ -7,10 +7,12 @@ import { RefusedError, UsageError } from '../base/errors';
 import { type CommandContext, type CommandDefinition, type CommandGroup } from '../tooling/cli';
 import { readValuesTexts } from '../environments/values-file';
 import { type Assignment, type InitReport, defaultAgeKeyFile, initEnvironment, rotateKeys } from '../secrets/init';
-import { RETIRED_FILES, expectedEncryptedFiles, secretsLayout } from '../secrets/layout';
+import { RETIRED_FILES, expectedEncryptedFiles, secretsLayout, symbolicLinkProblem, symbolicLinksUnder } from '../secrets/layout';
 import { secretsPath } from '../contract/layout';
 import { projectFiles, scanForPlaintextSecrets } from '../secrets/scan';
 import { sopsTools } from '../secrets/sops';
+import { withProjectLock } from '../release/edit-lock';
+import { catalogByFile, unhandledNames } from '../secrets/shape';
 
 /** What every subcommand takes, and how its usage ends. */
 const ROOT_OPTION = { root: { type: 'string' } } as const;
@@ -36,10 +38,13 @@ const SCAFFOLD_HELP = `  scaffold   write the key-only templates of every enviro
              src/secrets/catalog.ts (never touches *.sops.yaml; removes the retired KSOPS files)`;
 const CHECK_HELP = `  check      fail, naming the files, if the templates differ from the catalog or secrets/<environment>/
              holds a template or encrypted file the catalog does not expect (scaffold lists those;
-             a person removes them)`;
+             a person removes them), an encrypted file is not exactly the catalog's Secret of its
+             path, a symbolic link or an odd name, or .sops.yaml gives one key to two environments`;
 const MISSING_HELP = '  missing    list the encrypted files of the catalog that do not exist yet';
 const SCAN_HELP = `  scan       fail, naming the files, if a project file holds plaintext secret material
-             (private keys, Secrets with unencrypted data or stringData)`;
+             (private keys, age keys also base64-encoded, Secrets with unencrypted data or
+             stringData also in templates and strings, plaintext Pulumi secrets) or an
+             encrypted file that is not exactly the catalog's Secret of its path`;
 
 const USAGE = `usage: npm run secrets -- <command> [options]
 
@@ -119,7 +124,8 @@ const INIT: CommandDefinition<typeof INIT_OPTIONS> = {
     for (const text of values.set ?? []) assignments.push({ option: '--set', text });
     for (const text of values['from-file'] ?? []) assignments.push({ option: '--from-file', text });
     if (!fs.existsSync(path.join(root, '.sops.yaml'))) throw new RefusedError(`${root} has no .sops.yaml: run init in the repository (or name it with --root)`);
-    const report = initEnvironment({
+    // The release commands' edit lock: two runs at once would each restore .sops.yaml over the other's change.
+    const report = withEditLock(root, 'secrets init', context, () => initEnvironment({
       root,
       environment,
       keyFile,
@@ -128,7 +134,7 @@ const INIT: CommandDefinition<typeof INIT_OPTIONS> = {
       rotateKey: values['rotate-key'] ?? false,
       env: context.env,
       tools: sopsTools(context.root),
-    });
+    }));
     printReport(context, environment.name, keyFile, report);
     return report.missing.length === 0 ? 0 : 1;
   },
@@ -145,12 +151,20 @@ const ROTATE_KEYS: CommandDefinition<typeof ROTATE_KEYS_OPTIONS> = {
   run(values, positionals, context) {
     const { root, environment, keyFile } = keyedEnvironment(values, positionals, context, 'rotate-keys');
     const oldKeyFiles = (values['old-key-file'] ?? []).map((file) => path.resolve(file));
-    const files = rotateKeys({ root, environment, keyFile, oldKeyFiles, tools: sopsTools(context.root) });
+    const files = withEditLock(root, 'secrets rotate-keys', context, () => rotateKeys({ root, environment, keyFile, oldKeyFiles, tools: sopsTools(context.root) }));
     for (const file of files) context.out(`  updated keys of ${file}\n`);
     context.out(`${environment.name}: ${files.length} encrypted files now encrypted for the recipients in .sops.yaml\n`);
     return 0;
   },
 };
+
+/**
+ * `work` holding the repository's edit lock (src/release/edit-lock.ts), the one the release
+ * commands and synth take: one command writing `.sops.yaml`, secrets/ or the values at a time.
+ */
+function withEditLock<T>(root: string, command: string, { err }: CommandContext, work: () => T): T {
+  return withProjectLock(root, command, (line) => err(`${command}: ${line}\n`), () => work());
+}
 
 /** A subcommand that takes `--root` and no environment. */
 function repositoryCommand(
@@ -205,12 +219,22 @@ const CHECK = repositoryCommand('check [--root <dir>]', CHECK_HELP, (root, { roo
     err('secrets/ holds files the catalog does not expect (they would still sync); remove them (git rm) and commit:\n');
     for (const file of unexpected) err(`  - ${file}\n`);
   }
+  const names = unhandledNames(root);
+  if (names.length > 0) {
+    err('secrets/ holds names no catalog file has (letters, digits, ".", "-" and "_" only); rename or remove them:\n');
+    for (const file of names) err(`  - ${JSON.stringify(file)}\n`);
+  }
+  const links = symbolicLinksUnder(root);
+  if (links.length > 0) {
+    err('secrets/ holds symbolic links; it holds regular files only:\n');
+    for (const file of links) err(`  - ${symbolicLinkProblem(file)}\n`);
+  }
   const encryption = checkEncryptedFiles(root, environments);
   if (encryption.length > 0) {
-    err('the encrypted Secrets are not what .sops.yaml promises (each environment\'s key alone, every value encrypted):\n');
+    err('the encrypted Secrets are not what .sops.yaml promises (each environment\'s key alone, every value encrypted) or not the catalog\'s Secret of their path (one v1 Secret: its name, namespace, type and keys, nothing else):\n');
     for (const line of encryption) err(`  - ${line}\n`);
   }
-  if (stale.length > 0 || unexpected.length > 0 || encryption.length > 0) return 1;
+  if (stale.length > 0 || unexpected.length > 0 || names.length > 0 || links.length > 0 || encryption.length > 0) return 1;
   out('secrets/ matches the catalog\n');
   return 0;
 });
@@ -223,9 +247,9 @@ const MISSING = repositoryCommand('missing [--root <dir>]', MISSING_HELP, (root,
 });
 
 /** `npm run secrets -- scan`: no plaintext secret material in a file git would commit. */
-const SCAN = repositoryCommand('scan [--root <dir>]', SCAN_HELP, (root, { out, err }) => {
+const SCAN = repositoryCommand('scan [--root <dir>]', SCAN_HELP, (root, { root: project, out, err }) => {
   const files = projectFiles(root);
-  const findings = scanForPlaintextSecrets(files);
+  const findings = scanForPlaintextSecrets(files, catalogByFile(loadEnvironments(readValuesTexts(project))));
   for (const finding of findings) err(`${finding.file}: ${finding.problem}\n`);
   out(`${files.size} files scanned, ${findings.length} with plaintext secret material\n`);
   return findings.length > 0 ? 1 : 0;

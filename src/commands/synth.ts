@@ -7,8 +7,10 @@ import { withProjectLock } from '../release/edit-lock';
 import { checkSynthesized, synthesize } from '../synth';
 import { type CommandDefinition } from '../tooling/cli';
 import { UsageError } from '../base/errors';
-import { readCommittedFiles, resolveCommit } from '../base/git';
-import { CHART_VERSIONS_FILE, parseChartVersions, readChartVersions, versionIncrementProblems } from '../synth/chart-versions';
+import { resolveCommit } from '../base/git';
+import { chartVersionsPath, committedChartVersions, formerChartVersionsPath, projectChartVersions, versionIncrementProblems } from '../synth/chart-versions';
+import { loadEnvironments } from '../environments';
+import { readValuesTexts } from '../environments/values-file';
 
 const USAGE = `usage: npm run synth [-- [--check [--base <git-ref>]] [--outdir <dir>]]
 
@@ -17,9 +19,10 @@ an empty value counts as unset). <dir> is replaced as a whole, so it must be a f
 synth created (it holds .platform-gitops-render), an empty folder or a new one; never the
 project, a folder above it or src/.
   --check   render to a temporary folder and fail, naming the files, if <dir> differs
-  --base    with --check: also fail when an application's chart content differs from the
-            commit's (its committed ${RENDERED_DIR}/<environment>/${CHART_VERSIONS_FILE}) and its version is
-            not higher there (chart-testing's version-increment rule; CI gives the target branch)
+  --base    with --check: also fail when an application's chart version (its record,
+            ${chartVersionsPath('<environment>')}) is lower than the commit's, or
+            the same with other content (chart-testing's version-increment rule; CI gives the
+            target branch; a commit from before the record moved is read at ${formerChartVersionsPath('<environment>')})
 Exit code: 0 done, 1 refused (invalid values, a skipped blue-green step, a folder synth
 must not replace) or <dir> differs (--check), 2 bad arguments.`;
 
@@ -37,17 +40,15 @@ function outdirOf(root: string, option: string | undefined): string {
   return outdir;
 }
 
-/** Each environment's chart versions in `outdir` against those committed at `base` (version-increment rule). */
-function baseVersionProblems(root: string, outdir: string, base: string): string[] {
-  const commit = resolveCommit(root, base);
-  const environments = fs.readdirSync(outdir, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort();
-  const committed = readCommittedFiles(root, environments.map((environment) => `${commit}:${RENDERED_DIR}/${environment}/${CHART_VERSIONS_FILE}`));
-  return environments.flatMap((environment) => {
-    const text = committed.get(`${commit}:${RENDERED_DIR}/${environment}/${CHART_VERSIONS_FILE}`);
-    if (text === undefined) return [];
-    const file = `${RENDERED_DIR}/${environment}/${CHART_VERSIONS_FILE}`;
-    return versionIncrementProblems(file, parseChartVersions(text, `${file} at ${base}`), readChartVersions(path.join(outdir, environment), path.join(RENDERED_DIR, environment)), base);
-  });
+/**
+ * Each environment's record against the one committed at `base` (the version-increment
+ * rule): the record where it lives now, or, in a commit from before it moved beside the
+ * values, where it lived then (dist/<environment>/chart-versions.json).
+ */
+function baseVersionProblems(root: string, base: string): string[] {
+  const environments = loadEnvironments(readValuesTexts(root)).map((environment) => environment.name);
+  const committed = committedChartVersions(root, resolveCommit(root, base), base, environments);
+  return [...committed].flatMap(([environment, then]) => versionIncrementProblems(chartVersionsPath(environment), then, projectChartVersions(root, environment), base));
 }
 
 const OPTIONS = { check: { type: 'boolean' }, outdir: { type: 'string' }, base: { type: 'string' } } as const;
@@ -65,7 +66,7 @@ export const SYNTH: CommandDefinition<typeof OPTIONS> = {
     if (values.check) {
       const differences = checkSynthesized({ outdir, root });
       if (values.base !== undefined) {
-        const problems = baseVersionProblems(root, outdir, values.base);
+        const problems = baseVersionProblems(root, values.base);
         if (problems.length > 0) {
           err(`chart versions that did not move with their content (against ${values.base}):\n`);
           for (const problem of problems) err(`  - ${problem}\n`);

@@ -149,3 +149,22 @@ export async function notifyOutage(notice: OutageNotice, targets: readonly Outag
   }
   return results;
 }
+
+/**
+ * The targets of a significant deployment's notice (1.6: stakeholders notified of significant
+ * deployments): the team chat and the stakeholders' channel, the outage notice's webhooks.
+ */
+export const DEPLOYMENT_NOTICE_TARGETS = ['chat', 'stakeholders'] as const satisfies readonly OutageTarget[];
+
+/**
+ * Post a significant deployment's notice (a production sync, a rollback) to the team chat and
+ * the stakeholders' channel, through the outage notice's webhooks (OUTAGE_CHAT_WEBHOOK_URL,
+ * OUTAGE_STAKEHOLDERS_WEBHOOK_URL); each target's result, a missing address reported, never thrown.
+ */
+export async function notifyDeployment(environment: string, message: string, env: NodeJS.ProcessEnv): Promise<TargetResult[]> {
+  const text = `[${environment}] Deployment: ${message}`;
+  return Promise.all([
+    webhook('chat', OUTAGE_VARIABLES.chatWebhook, text, env),
+    webhook('stakeholders', OUTAGE_VARIABLES.stakeholdersWebhook, text, env),
+  ]);
+}

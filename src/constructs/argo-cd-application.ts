@@ -44,6 +44,11 @@ export interface RepositoryPathSource {
    * @default - plain manifests
    */
   readonly plugin?: string;
+  /**
+   * The plugin's variables (Argo CD's `plugin.env`: the plugin reads each as `ARGOCD_ENV_<name>`).
+   * @default - none
+   */
+  readonly pluginEnv?: Readonly<Record<string, string>>;
 }
 
 /** Where an Application's manifests come from. */
@@ -118,7 +123,14 @@ function sourceSpec(source: ArgoCdApplicationSource): ApplicationSpecSources {
     targetRevision: source.targetRevision,
     path: source.path,
     ...(source.include === undefined ? {} : { directory: { include: source.include } }),
-    ...(source.plugin === undefined ? {} : { plugin: { name: source.plugin } }),
+    ...(source.plugin === undefined
+      ? {}
+      : {
+          plugin: {
+            name: source.plugin,
+            ...(source.pluginEnv === undefined ? {} : { env: Object.entries(source.pluginEnv).map(([name, value]) => ({ name, value })) }),
+          },
+        }),
   };
 }
 

@@ -1,3 +1,4 @@
+import { ENVIRONMENT_ORDER } from './contract';
 import { SQL_SERVER_ADMINISTRATOR } from './upstream';
 
 /**
@@ -25,6 +26,12 @@ export const DISRUPTION = {
   maxUnavailable: 1,
   spread: { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway' },
 } as const;
+
+/**
+ * How long `ops silence` silences an alert at most: a silence outlasting its incident hides
+ * the next one. Longer (a planned maintenance) only with --allow-long, and never beyond a year.
+ */
+export const SILENCE_BOUNDS = { days: 30, allowLongDays: 365 } as const;
 
 /**
  * A failed or missing database backup (not in the contract): critical,
@@ -130,7 +137,7 @@ export const FLAGGER_LOAD_TESTER = {
  * reaches staging or production without running in the ones before. Not in the contract:
  * local is each developer's, testing is where CI releases a new build.
  */
-export const RELEASE_ENVIRONMENTS = ['local', 'testing'] as const;
+export const RELEASE_ENVIRONMENTS: readonly (typeof ENVIRONMENT_ORDER)[number][] = ENVIRONMENT_ORDER.slice(0, 2);
 
 /**
  * 1.3.4: the order the controller syncs the infrastructure in, as Argo CD sync waves
@@ -244,6 +251,12 @@ export const SOPS_PLUGIN = {
   name: 'sops',
   /** Files the plugin decrypts, in name order. */
   filePattern: '*.sops.yaml',
+  /**
+   * The plugin variable of an Application's secrets source (Argo CD passes it as
+   * `ARGOCD_ENV_<name>`): the catalog's Secrets of the folder, what the plugin checks each
+   * decrypted file against (src/secrets/shape.ts, pluginExpectation).
+   */
+  expectationVariable: 'SECRETS',
 } as const;
 
 /**

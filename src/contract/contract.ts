@@ -6,6 +6,9 @@
  * chooses (./choices.ts); what upstream software defines is in ./upstream.ts.
  */
 
+/** 1.2: the environments in promotion order; promotion moves a version one step to the right. The one list of their names. */
+export const ENVIRONMENT_ORDER = ['local', 'testing', 'staging', 'production'] as const;
+
 /** 8: application container port 8080; service port 80. */
 export const PORTS = {
   /** The application listens here: HTTP, probes and /metrics (4). */

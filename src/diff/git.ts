@@ -1,7 +1,8 @@
 import { loadPlatform } from '../environments/platform';
 import { UsageError } from '../base/errors';
 import { git, readCommittedTree, resolveCommit } from '../base/git';
-import type { ManifestTree } from '../base/manifest-files';
+import * as path from 'node:path';
+import { type ManifestTree, readManifestTree } from '../base/manifest-files';
 import { MANIFEST_EXTENSION, RENDERED_DIR } from '../contract/layout';
 
 /**
@@ -34,3 +35,16 @@ export function defaultBase(root: string): { ref: string; commit: string } {
 export function readCommittedRendering(root: string, commit: string): ManifestTree {
   return readCommittedTree(root, commit, RENDERED_DIR, MANIFEST_EXTENSION);
 }
+
+/** The encrypted Secrets (`secrets/**\/*.sops.yaml`) as committed in `commit`, keyed relative to `secrets/`. */
+export function readCommittedSecrets(root: string, commit: string): ManifestTree {
+  return readCommittedTree(root, commit, SECRETS_DIR, SOPS_FILE_SUFFIX);
+}
+
+/** The encrypted Secrets of the working tree, keyed relative to `secrets/`. */
+export function readWorkingSecrets(root: string): ManifestTree {
+  return readManifestTree(path.join(root, SECRETS_DIR), SOPS_FILE_SUFFIX);
+}
+
+const SECRETS_DIR = 'secrets';
+const SOPS_FILE_SUFFIX = '.sops.yaml';

@@ -45,9 +45,42 @@ export interface EnvironmentDiff {
   readonly changed: readonly ChangedObject[];
 }
 
-/** Every environment with at least one change, in promotion order. */
+/**
+ * An application's chart version that moved, in its environment's record
+ * (`src/environments/<env>/chart-versions.json`, beside the values, not in dist/).
+ */
+export interface ChartVersionChange {
+  readonly environment: string;
+  /** The record, relative to the project. */
+  readonly file: string;
+  readonly application: string;
+  /** Undefined: the application is new (before) or gone (after). */
+  readonly before: string | undefined;
+  readonly after: string | undefined;
+}
+
+/** Every environment with at least one change, in promotion order; and the chart versions that moved. */
 export interface RenderedDiff {
   readonly environments: readonly EnvironmentDiff[];
+  /** In promotion order, applications by name. */
+  readonly versions?: readonly ChartVersionChange[];
+}
+
+/** The chart versions that differ between two sets of records (environment -> application -> version). */
+export function chartVersionChanges(
+  before: ReadonlyMap<string, Readonly<Record<string, { readonly version: string }>>>,
+  after: ReadonlyMap<string, Readonly<Record<string, { readonly version: string }>>>,
+  file: (environment: string) => string,
+): ChartVersionChange[] {
+  const environments = [...new Set([...before.keys(), ...after.keys()])].sort(compareEnvironments);
+  return environments.flatMap((environment) => {
+    const then = before.get(environment) ?? {};
+    const now = after.get(environment) ?? {};
+    return [...new Set([...Object.keys(then), ...Object.keys(now)])]
+      .sort(compareText)
+      .filter((application) => then[application]?.version !== now[application]?.version)
+      .map((application) => ({ environment, file: file(environment), application, before: then[application]?.version, after: now[application]?.version }));
+  });
 }
 
 interface RenderedObject extends ObjectEntry {
@@ -153,5 +186,5 @@ export function diffRenderedTrees(base: ManifestTree, head: ManifestTree): Rende
 
 /** Whether anything at all changed. */
 export function hasChanges(diff: RenderedDiff): boolean {
-  return diff.environments.length > 0;
+  return diff.environments.length > 0 || (diff.versions ?? []).length > 0;
 }

@@ -3,6 +3,7 @@ import { UsageError } from '../base/errors';
 import type { Application, BrokerUserConfig, Environment } from './schema';
 import { validateEnvironments } from './validate';
 import { readValuesTexts, type ValuesTexts } from './values-file';
+import { ENVIRONMENT_ORDER } from '../contract/contract';
 
 export type { Application, ApplicationOf, BrokerUserConfig, Environment, Strategy, Resources, EnvironmentValuesInput, ApplicationValuesInput } from './schema';
 
@@ -11,8 +12,8 @@ export function brokerUsers(environment: Environment): BrokerUserConfig[] {
   return [...environment.applications.map((application) => application.broker), ...environment.broker.users];
 }
 
-/** 1.2: the promotion order. Promotion moves a version one step to the right. */
-export const ENVIRONMENT_ORDER = ['local', 'testing', 'staging', 'production'] as const;
+/** 1.2: the promotion order (src/contract/contract.ts, the one list of the environments' names). */
+export { ENVIRONMENT_ORDER } from '../contract/contract';
 
 /**
  * The validated environments in promotion order, from the values files below the project

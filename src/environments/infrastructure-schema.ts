@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { PRIVATE_NETWORKS } from '../contract/choices';
 import { section } from './fields';
+import { knownVersions, RELEASE_NAMES, type ReleaseName } from '../infrastructure/release-versions';
 
 /**
  * The infrastructure section of an environment: how its certificates are issued and the
@@ -81,6 +82,17 @@ const networkSchema = section({
     .default([...PRIVATE_NETWORKS]),
 });
 
+/** One release's version: one the release table knows (src/infrastructure/release-versions.ts). */
+function releaseVersion(release: ReleaseName) {
+  const known = knownVersions(release);
+  return z
+    .enum(known as [string, ...string[]], { error: `must be a version the release table knows (src/infrastructure/release-versions.ts): ${known.join(', ')}` })
+    .meta({ description: `The ${release} version this environment runs, one of ${known.join(', ')} (npm run upgrade changes it).` });
+}
+
+/** `infrastructure.versions`: every release's version, by release name (1.3.7: an explicit chart version per environment). */
+const versionsSchema = section(Object.fromEntries(RELEASE_NAMES.map((release) => [release, releaseVersion(release)])) as { [release in ReleaseName]: z.ZodEnum<Record<string, string>> });
+
 export const infrastructureSchema = section({
   issuer: issuerSchema.meta({
     description: `The environment's ClusterIssuer (type ${ISSUER_TYPES.join(' or ')}); each application's tls.clusterIssuer names it.`,
@@ -112,6 +124,11 @@ export const infrastructureSchema = section({
   })
     .meta({ description: 'How Argo CD is installed from its release manifests (src/infrastructure/argo-cd-kustomization.ts). Default: the single-replica install.' })
     .default({ highAvailability: false }),
+  versions: versionsSchema.meta({
+    description:
+      'The version of every infrastructure release this environment runs, by release name (src/infrastructure/releases.ts): ' +
+      'moved by `npm run upgrade` in one environment, carried to the next by `npm run promote`.',
+  }),
   network: networkSchema
     .meta({
       description: `Addresses of the cluster outside every namespace, which NetworkPolicies name by address. Default: the private ranges ${PRIVATE_NETWORKS.join(', ')} for each.`,

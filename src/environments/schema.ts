@@ -81,7 +81,7 @@ export const environmentValuesSchema = z
       .meta({
         description:
           'Where Argo CD reads each application\'s manifests: "repository" (dist/<environment>/ in git) or "registry" ' +
-          '(the application\'s published chart, pinned to the version of dist/<environment>/chart-versions.json). Default: from: repository.',
+          '(the application\'s published chart, pinned to the version of src/environments/<environment>/chart-versions.json). Default: from: repository.',
       }),
     infrastructure: infrastructureSchema.meta({ description: 'Issuer and per-environment values of the infrastructure releases (src/infrastructure/).' }),
     database: databaseSchema.meta({ description: "The environment's SQL Server, its migrations and backups (1.3 step 5)." }),

@@ -16,6 +16,11 @@ import { compareText } from '../base/text-order';
 export const VALUES_DIR = 'src/environments';
 /** Per environment, the file of what is not an application's. */
 export const ENVIRONMENT_VALUES_FILE = 'environment.yaml';
+/**
+ * Per environment, the record of its applications' chart versions (src/synth/chart-versions.ts):
+ * kept beside the values it was decided from, written by synth, and not a values file.
+ */
+export const CHART_VERSIONS_FILE = 'chart-versions.json';
 /** The JSON Schemas editors read (generated from the zod schemas by `npm run schemas`). */
 export const JSON_SCHEMA_FILES = { environment: 'environment.schema.json', application: 'application.schema.json' } as const;
 
@@ -90,7 +95,8 @@ function readValuesFile(root: string, file: string, full: string, stat: fs.Stats
 /**
  * Every entry of every environment folder below `root`, sorted: `src/environments/<folder>/<file>`
  * with its text, a folder inside as `<folder>/<name>/` with none. Not only `*.yaml`: validation
- * refuses any other entry (a `webapp.yml` skipped here would drop that application from dist/).
+ * refuses any other entry (a `webapp.yml` skipped here would drop that application from dist/);
+ * only the chart version record (CHART_VERSIONS_FILE, a regular file) is not a values file.
  * Files beside the folders (the generated JSON Schemas, the code) are not values files. An
  * entry that cannot be a values file (readValuesFile) is refused with every other such entry.
  */
@@ -117,6 +123,7 @@ export function readValuesTexts(root: string): Map<string, string> {
         texts.set(`${file}/`, '');
         continue;
       }
+      if (name === CHART_VERSIONS_FILE && stat.isFile()) continue;
       const read = readValuesFile(root, file, full, stat);
       if ('problem' in read) broken.push(read.problem);
       else texts.set(file, read.text);

@@ -1,5 +1,6 @@
 import { stringify } from 'yaml';
-import { DEPLOYMENT_NOTIFICATIONS, SOPS_AGE, SOPS_PLUGIN } from '../contract/choices';
+import { CHART_WAVES, DEPLOYMENT_NOTIFICATIONS, SOPS_AGE, SOPS_PLUGIN } from '../contract/choices';
+import { SYNC_WAVE_ANNOTATION } from '../contract/upstream';
 import { restrictedContainer } from '../contract/security-context';
 import { IMAGES } from '../contract/images';
 import { healthCustomizations } from './argo-cd-health';
@@ -22,16 +23,91 @@ const CMP = {
 } as const;
 
 /**
- * The sops plugin's manifest generation: decrypt every encrypted Secret of the source
- * folder, in name order, one YAML document each. `set -eu`: a file that does not decrypt
- * (wrong or missing key) fails the generation, and Argo CD shows sops' error.
+ * What the plugin checks of each decrypted file before it emits anything (POSIX awk, as
+ * busybox has it in the sops image): sops' JSON of the document, one key a line, each string
+ * escaped on its line (github.com/getsops/sops/v3 stores/json/store.go, v3.13.3: `encodeTree`
+ * writes each key and value with json.Marshal, `reindentJSON` runs json.Indent with a tab, and
+ * EmitPlainFile emits the first YAML document only; run on the real sops in
+ * test/sops-plugin.test.ts). The document must be exactly the catalog's Secret of its file
+ * name, as the Application's plugin variable describes it (`<name> <namespace> <type>
+ * <key>...` a line, SOPS_PLUGIN.expectationVariable): `v1`, `Secret`, the name, the namespace,
+ * the sync wave, the type and, under `stringData` or `data`, exactly the keys, every value a
+ * string; nothing else at any level. Then it prints the same document as YAML (each key and
+ * value the JSON string, a YAML double-quoted scalar). On the first rule broken it names the
+ * file and the rule on stderr and prints nothing.
+ */
+const SOPS_PLUGIN_CHECK = String.raw`function fail(rule) { printf "sops plugin: %s: %s; an encrypted file holds exactly the Secret the catalog names for it (docs/secrets.md)\n", file, rule > "/dev/stderr"; bad = 1; exit 1 }
+function q(text) { return "\"" text "\"" }
+function indent(d,   s) { s = ""; while (d-- > 0) s = s "  "; return s }
+BEGIN {
+  file = ENVIRON["SOPS_FILE"]; name = file; sub(/\.sops\.yaml$/, "", name)
+  n = split(ENVIRON["ARGOCD_ENV_${SOPS_PLUGIN.expectationVariable}"], specs, "\n")
+  for (i = 1; i <= n; i++) {
+    m = split(specs[i], f, " ")
+    if (m < 4 || f[1] != name) continue
+    found = 1; keys = m - 3
+    for (j = 4; j <= m; j++) key[q(f[j])] = 1
+    want[q("apiVersion")] = q("v1"); want[q("kind")] = q("Secret"); want[q("type")] = q(f[3])
+    want[q("metadata") "." q("name")] = q(f[1]); want[q("metadata") "." q("namespace")] = q(f[2])
+  }
+  want[q("metadata") "." q("annotations") "." q("${SYNC_WAVE_ANNOTATION}")] = q("${CHART_WAVES.secrets}")
+  if (!found) fail("the catalog names no Secret " name " in this folder (the plugin variable ${SOPS_PLUGIN.expectationVariable} of the Application)")
+  map[q("metadata")] = 1; map[q("metadata") "." q("annotations")] = 1; map[q("stringData")] = 1; map[q("data")] = 1
+}
+{ line = $0; sub(/^[ \t]+/, "", line); sub(/[ \t]+$/, "", line) }
+NR == 1 { if (line != "{") fail("is not one mapping"); next }
+ended { fail("holds more than one document") }
+line == "}" || line == "}," { if (depth == 0) { if (line != "}") fail("is not one mapping"); ended = 1 } else depth--; next }
+{
+  if (!match(line, /^"([^"\\]|\\.)*": /)) fail("line " NR " is not a key of a mapping")
+  k = substr(line, 1, RLENGTH - 2); rest = substr(line, RLENGTH + 1); at = depth == 0 ? k : path[depth] "." k
+  if (at in seen) fail(at " appears twice")
+  seen[at] = 1
+  if (rest == "{" || rest == "{}" || rest == "{},") {
+    if (!(at in map)) fail(at " is not allowed")
+    if (rest != "{") { out = out indent(depth) k ": {}\n"; next }
+    out = out indent(depth) k ":\n"; depth++; path[depth] = at; next
+  }
+  if (!match(rest, /^"([^"\\]|\\.)*",?$/)) fail(at " is not a string")
+  v = rest; sub(/,$/, "", v)
+  if (depth == 1 && (path[1] == q("stringData") || path[1] == q("data"))) {
+    if (!(k in key)) fail(at " is not a key of the Secret " name " in the catalog")
+    section[path[1]]++
+  } else if (!(at in want)) fail(at " is not allowed")
+  else if (want[at] != v) fail(at " is " v ", expected " want[at])
+  out = out indent(depth) k ": " v "\n"
+}
+END {
+  if (bad) exit 1
+  if (!ended) fail("is not one mapping")
+  for (w in want) if (!(w in seen)) fail(w " is missing, expected " want[w])
+  if ((q("stringData") in section) + (q("data") in section) != 1 || section[q("stringData")] + section[q("data")] != keys) fail("stringData does not hold exactly the keys of the Secret " name " in the catalog")
+  printf "%s", out
+}`;
+
+/**
+ * The sops plugin's manifest generation: every encrypted Secret of the source folder, in name
+ * order (a glob: no word splitting, any file name), decrypted with the age key and checked
+ * (SOPS_PLUGIN_CHECK); all are emitted, one YAML document each, only once every one passed.
+ * `set -eu`: a file that does not decrypt (wrong or missing key) or breaks a rule fails the
+ * generation, and Argo CD shows the error naming the file. A symbolic link is refused.
  */
 export const SOPS_PLUGIN_GENERATE = [
   'set -eu',
-  `for file in $(find . -maxdepth 1 -name '${SOPS_PLUGIN.filePattern}' | sort); do`,
-  "  echo '---'",
-  '  sops --decrypt --input-type yaml --output-type yaml "$file"',
+  // The awk program holds no single quote (asserted in test/argo-cd-plugin.test.ts).
+  `check='${SOPS_PLUGIN_CHECK}'`,
+  "out=''",
+  `for file in ./${SOPS_PLUGIN.filePattern}; do`,
+  '  [ -e "$file" ] || [ -L "$file" ] || continue',
+  '  name=${file#./}',
+  '  if [ -L "$file" ] || [ ! -f "$file" ]; then echo "sops plugin: $name: is not a regular file" >&2; exit 1; fi',
+  '  json=$(sops decrypt --input-type yaml --output-type json "$file")',
+  '  yaml=$(printf \'%s\\n\' "$json" | SOPS_FILE="$name" awk "$check")',
+  "  out=\"$out---",
+  '$yaml',
+  '"',
   'done',
+  "printf '%s' \"$out\"",
 ].join('\n');
 
 /**

@@ -3,6 +3,7 @@ import { ARGO_CD_RELEASE } from './argo-cd-release';
 import { orderedSyncSeconds } from './ordered-sync';
 import { INFRASTRUCTURE_NAMESPACES, SYNC_WAVES } from '../contract/choices';
 import type { Environment } from '../environments';
+import type { ReleaseName } from './release-versions';
 import type { Platform } from '../environments/platform';
 import { INFRASTRUCTURE_RELEASE_NAMES } from '../contract/naming';
 import { manifestsPath } from '../contract/layout';
@@ -23,7 +24,7 @@ import {
  * The one place to change a version, a namespace or a wave: the infrastructure chart renders
  * an Argo CD Application per row (src/charts/infrastructure-chart.ts), the Pulumi bootstrap
  * installs Argo CD from its row, the infrastructure AppProject allows the rows' repositories,
- * and a test keeps the README table equal to this one. An upgrade is a reviewed commit here;
+ * and a test keeps the table of docs/infrastructure.md equal to this one. An upgrade is a reviewed commit here;
  * `npm run synth` then renders the new `targetRevision` into dist/.
  *
  * Where a CRD of the project is kept in schemas/crds/, the chart is the release those
@@ -134,6 +135,10 @@ export const STRIMZI_KAFKA_CRD_PRUNED_FIELD: ApplicationSpecIgnoreDifferences = 
 };
 
 /**
+ * Each row's `chart.version` is the newest version the table supports (./release-versions.ts
+ * lists every supported version with its facts); which one an environment runs is its values'
+ * choice (`infrastructure.versions`), read through `releaseIn`.
+ *
  * The releases, in sync order (1.3 step 4: the certificate manager, the ingress controller,
  * Argo CD itself, then the rest). Custom resources of these charts live in later
  * Applications (the issuers chart first), never beside the Application that installs their CRDs.
@@ -289,4 +294,20 @@ export function releaseNamespace(release: InfrastructureRelease, context: Releas
  */
 export function releaseKustomizationPath(environment: string, release: ManifestsRelease): string {
   return `${manifestsPath(environment)}/${release.name}`;
+}
+
+/** A release's version: its chart's version, or its release manifests' tag. */
+export function releaseVersion(release: InfrastructureRelease): string {
+  return isHelmRelease(release) ? release.chart.version : release.manifests.version;
+}
+
+/**
+ * The release as `environment` runs it: its chart at the version, or its manifests at the tag,
+ * the environment's values name (`infrastructure.versions.<release name>`, one the table knows:
+ * the schema checks it).
+ */
+export function releaseIn(release: InfrastructureRelease, environment: Environment): InfrastructureRelease {
+  const version = environment.infrastructure.versions[release.name as ReleaseName];
+  if (version === undefined) return release;
+  return isHelmRelease(release) ? { ...release, chart: { ...release.chart, version } } : { ...release, manifests: { ...release.manifests, version } };
 }

@@ -35,6 +35,12 @@ interface LockJournal {
   readonly command: string;
   /** Which taking of the lock this is (a pid may be used again): absent in a lock of an earlier version. */
   readonly nonce?: string;
+  /**
+   * When the holder started, in clock ticks after boot (/proc/<pid>/stat field 22): a process
+   * of the same pid that started at another time (after a reboot, say) is not the holder.
+   * Absent in a lock of an earlier version, or where /proc is not there.
+   */
+  readonly start?: number;
   /** The values file the edit writes, and the sha256 of its new text, once it is about to write it. */
   readonly file?: string;
   readonly sha256?: string;
@@ -52,14 +58,34 @@ function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-function isRunning(pid: number): boolean {
+/**
+ * When process `pid` started, in clock ticks after boot: field 22 of /proc/<pid>/stat
+ * (proc(5), `starttime`), counted after the command name, which is in parentheses and may hold
+ * spaces and parentheses itself; undefined where there is no /proc or no such process.
+ */
+export function processStart(pid: number): number | undefined {
+  let stat: string;
   try {
-    process.kill(pid, 0);
-    return true;
+    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // Fields 3 onwards follow the last ')': field 22 is the 20th of them.
+  const start = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+  return Number.isSafeInteger(start) ? start : undefined;
+}
+
+/** Whether the holder of a journal still runs: its pid is alive, and (when recorded) started when the holder did. */
+function isRunning(journal: LockJournal): boolean {
+  try {
+    process.kill(journal.pid, 0);
   } catch (error) {
     // EPERM: it runs, as another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
+  if (journal.start === undefined) return true;
+  const start = processStart(journal.pid);
+  return start === undefined || start === journal.start;
 }
 
 /** The journal in a lock-like file, by path or open descriptor; undefined when there is none or it does not parse. */
@@ -198,7 +224,7 @@ function takeClaim(editDir: string, own: LockJournal): boolean {
   const claim = openJournal(claimFile);
   if (claim === undefined) return false;
   try {
-    if (claim.journal !== undefined && isRunning(claim.journal.pid)) return false;
+    if (claim.journal !== undefined && isRunning(claim.journal)) return false;
     const removed = path.join(editDir, `${CLAIM_FILE}.${own.pid}.${own.nonce}.removed.tmp`);
     try {
       fs.renameSync(claimFile, removed);
@@ -239,7 +265,7 @@ function takeLock(root: string, own: LockJournal, log: (line: string) => void): 
     if (found === undefined) continue; // released meanwhile
     try {
       const holder = found.journal;
-      if (holder !== undefined && holder.pid !== process.pid && isRunning(holder.pid)) throw refusal(holder);
+      if (holder !== undefined && holder.pid !== process.pid && isRunning(holder)) throw refusal(holder);
       if (!takeClaim(editDir, own)) {
         pause(20);
         continue;
@@ -268,7 +294,8 @@ function takeLock(root: string, own: LockJournal, log: (line: string) => void): 
 export function withProjectLock<T>(root: string, command: string, log: (line: string) => void, work: (lock: ProjectLock) => T): T {
   const editDir = path.join(root, EDIT_DIR);
   const lockFile = path.join(editDir, LOCK_FILE);
-  const own: LockJournal = { pid: process.pid, command, nonce: randomUUID() };
+  const start = processStart(process.pid);
+  const own: LockJournal = { pid: process.pid, command, nonce: randomUUID(), ...(start === undefined ? {} : { start }) };
   takeLock(root, own, log);
   // The journal rewritten whole, by rename: a reader sees the one before or the one after.
   const record = (journal: LockJournal) => fs.renameSync(writeJournalFile(editDir, journal, 'journal'), lockFile);

@@ -1,18 +1,20 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Document } from 'yaml';
 import { RELEASE_ENVIRONMENTS } from '../contract/choices';
 import { IMAGE_TAG_PATTERN } from '../contract/contract';
-import { hasCommittedHead, readCommittedFiles, git } from '../base/git';
 import { readManifestTree } from '../base/manifest-files';
 import { RENDERED_DIR } from '../contract/layout';
-import { diffRenderedTrees, type RenderedDiff } from '../diff/rendered-diff';
+import { chartVersionChanges, diffRenderedTrees, type RenderedDiff } from '../diff/rendered-diff';
 import { type Application, ENVIRONMENT_ORDER, type Environment, environmentNamed, selectApplication } from '../environments';
 import { compareTags, type EditTarget, type FieldEdit, type StepName } from '../strategies/strategy-values';
-import { runningTagIn, runningTagOf, strategiesWithStep, strategyValuesOf } from '../strategies/values-registry';
+import { runningTagOf, strategiesWithStep, strategyValuesOf, tagsIn } from '../strategies/values-registry';
 import { applicationValuesPath, readValuesTexts, ValuesFile } from '../environments/values-file';
 import { RefusedError, UsageError } from '../base/errors';
 import { prepareSynthesis } from '../synth';
+import { chartVersionsPath, projectChartVersions } from '../synth/chart-versions';
 import type { ProjectLock } from './edit-lock';
+import { readRunHistory, type RunHistory } from './run-history';
 
 /**
  * Changes of the running version (1.3 step 3) and the steps of a strategy (1.4: blue-green's
@@ -25,7 +27,7 @@ import type { ProjectLock } from './edit-lock';
 /** One edit of one values file: the field its application's strategy names, in its file. */
 export interface ValuesEdit extends FieldEdit {
   readonly environment: string;
-  /** The application whose values file is edited. */
+  /** The application whose values file is edited (an infrastructure release for the environment's values: src/release/upgrade.ts). */
   readonly application: string;
   /** The values file, relative to the project root. */
   readonly file: string;
@@ -124,10 +126,10 @@ export interface PromotionOptions {
 }
 
 /**
- * Copy the running tag of an application in `from` to the same application in `to`, which
- * must be the next environment in the order.
+ * The order's rules of a promotion from `from` to `to` (the next environment, never the same,
+ * a skip or backward); the `from` environment when they hold.
  */
-export function planPromotion(environments: readonly Environment[], from: string, to: string, options: PromotionOptions = {}): ValuesEdit {
+export function checkPromotionOrder(environments: readonly Environment[], from: string, to: string): Environment {
   const sourceEnvironment = environmentNamed(environments, from, '--from');
   environmentNamed(environments, to, '--to');
   const order = ENVIRONMENT_ORDER as readonly string[];
@@ -147,6 +149,15 @@ export function planPromotion(environments: readonly Environment[], from: string
     const skipped = order.slice(fromIndex + 1, toIndex).join(', ');
     throw new RefusedError(`"${from}" -> "${to}" skips ${skipped}; promotion follows ${chain}: promote to ${order[fromIndex + 1]} first`);
   }
+  return sourceEnvironment;
+}
+
+/**
+ * Copy the running tag of an application in `from` to the same application in `to`, which
+ * must be the next environment in the order.
+ */
+export function planPromotion(environments: readonly Environment[], from: string, to: string, options: PromotionOptions = {}): ValuesEdit {
+  const sourceEnvironment = checkPromotionOrder(environments, from, to);
   const target = targetOf(environments, to, '--to', options.app);
   const source = sourceEnvironment.applications.find((app) => app.name === target.application.name);
   if (source === undefined) {
@@ -175,52 +186,87 @@ export function planRetire(environments: readonly Environment[], name: string, a
   return stepEdit(targetOf(environments, name, '--env', app), 'retire');
 }
 
-/**
- * The running tags a values file held in its committed history, newest first (each tag
- * once). Empty outside a git work tree.
- */
-export function committedRunningTags(root: string, environment: Environment, application: Application): string[] {
-  const file = fileOf({ environment, application });
-  if (!hasCommittedHead(root)) return [];
-  const log = git(root, ['log', '--format=%H', '--', file]);
-  const tags: string[] = [];
-  const commits = log.ok ? log.stdout.split('\n').filter(Boolean) : [];
-  const committed = readCommittedFiles(root, commits.map((commit) => `${commit}:./${file}`));
-  for (const commit of commits) {
-    const text = committed.get(`${commit}:./${file}`);
-    if (text === undefined) continue;
-    const tag = runningTagIn(new ValuesFile(file, text).data());
-    if (tag !== undefined && !tags.includes(tag)) tags.push(tag);
+/** The tags `after` deploys or serves that `before` did not: what a rollback brings (back) into the environment. */
+function broughtTags(before: ValuesFile, after: ValuesFile): string[] {
+  const then = tagsIn(before.data());
+  const now = tagsIn(after.data());
+  if (now === undefined) return [];
+  return [...new Set([...now.deployed.filter((tag) => !then?.deployed.includes(tag)), ...(now.running === then?.running ? [] : [now.running])])];
+}
+
+/** How a refusal names the rule, and where the history was read. */
+function ranRule(target: Target, history: RunHistory): string {
+  const listed = history.ran.length === 0 ? 'none' : history.ran.join(', ');
+  return `rollback goes only to a tag ${target.environment.name} ran before (the tags that served in the git history of ${history.file}: ${listed})`;
+}
+
+/** Refused unless the history can say what ran: a git work tree with commits, and the values file as committed. */
+function assertHistoryReadable(target: Target, history: RunHistory): void {
+  if (!history.committed) {
+    throw new RefusedError(`${label(target)}: rollback goes only to a tag ${target.environment.name} ran before, read from the git history of ${history.file}, and this project is not a git work tree with commits`);
   }
-  return tags;
+  if (history.uncommitted) {
+    throw new RefusedError(
+      `${history.file} has changes that are not committed; rollback reads what ${target.environment.name} ran from the file's committed history and writes the file whole: ` +
+        `commit the changes (reviewed) or discard them (git checkout -- ${history.file}) first`,
+    );
+  }
+}
+
+/** Refused unless `tag` served in the history; a shallow clone's cut history is said to be one. */
+function assertRan(target: Target, history: RunHistory, tag: string): void {
+  if (history.ran.includes(tag)) return;
+  if (history.shallow) {
+    throw new RefusedError(
+      `${label(target)}: ${tag} is not in the history of ${history.file} this shallow clone holds, so whether ${target.environment.name} ran it cannot be told; ` +
+        `${ranRule(target, history)}: fetch the whole history (git fetch --unshallow) and run it again`,
+    );
+  }
+  const why = history.neverServed.includes(tag) ? `${tag} never served in ${target.environment.name} (it ran only on a unit beside the one that served)` : `${tag} never ran in ${target.environment.name}`;
+  throw new RefusedError(`${label(target)}: ${why}; ${ranRule(target, history)}. A new version is a release or a promotion (npm run release, npm run promote)`);
 }
 
 /**
- * Back to the previous version (1.5, as a reviewed change): `tag`, or the newest running
- * tag of the file's committed history that is not the one running now, released as the
- * strategy releases. A strategy may first step back otherwise: blue-green, while the older
- * unit still runs beside the active one, switches the traffic back to it.
+ * Back to a version the environment ran (1.5, as a reviewed change): `tag`, or the newest
+ * running tag of the file's committed history that is not the one running now, released as
+ * the strategy releases. A strategy may first step back otherwise: blue-green, while the older
+ * unit still runs beside the active one, switches the traffic back to it. Whatever the edit
+ * brings into the environment (a unit's tag, the tag that serves) must have served there
+ * before, by the values file's committed history (./run-history.ts); the file must be as
+ * committed, and a shallow clone that cannot show the tag is refused.
  */
 export function planRollback(environments: readonly Environment[], name: string, root: string, tag?: string, app?: string): ValuesEdit {
   const target = targetOf(environments, name, '--env', app);
+  if (tag !== undefined) checkTag(tag, '--tag');
+  const history = readRunHistory(root, fileOf(target));
+  assertHistoryReadable(target, history);
+  // The tag asked for, whether or not the file already has it (nothing to write is no licence).
+  if (tag !== undefined) assertRan(target, history, tag);
   const running = runningTagOf(target.application);
   const back = tag === undefined ? strategyValuesOf(target.application).steps.rollback?.(target.application, editTarget(target)) : undefined;
-  if (back !== undefined) return valuesEdit(target, back);
-  if (tag !== undefined) checkTag(tag, '--tag');
-  const previous = tag ?? committedRunningTags(root, target.environment, target.application).find((candidate) => candidate !== running);
-  if (previous === undefined) {
-    throw new RefusedError(
-      `${label(target)}: the committed history of ${fileOf(target)} names no version before ${running}; pass --tag v<major>.<minor>.<patch>`,
-    );
+  let edit: ValuesEdit;
+  if (back !== undefined) edit = valuesEdit(target, back);
+  else {
+    const previous = tag ?? history.ran.find((candidate) => candidate !== running);
+    if (previous === undefined) {
+      const cut = history.shallow ? ` (this is a shallow clone: fetch the whole history, git fetch --unshallow, and run it again)` : '';
+      throw new RefusedError(`${label(target)}: the committed history of ${fileOf(target)} names no version before ${running}${cut}; ${ranRule(target, history)}`);
+    }
+    edit = releaseEdit(target, previous);
   }
-  return releaseEdit(target, previous);
+  // What the edit brings in: the tag a unit gets, the tag that serves after a switch back.
+  if (!edit.unchanged) {
+    const current = new ValuesFile(edit.file, fs.readFileSync(path.join(root, edit.file), 'utf8'));
+    for (const brought of broughtTags(current, new ValuesFile(edit.file, editedText(current, edit)))) assertRan(target, history, brought);
+  }
+  return edit;
 }
 
 export interface ReleaseResult {
   readonly edit: ValuesEdit;
   /** False when the file already said it: nothing was written. */
   readonly written: boolean;
-  /** dist/ before against dist/ after. */
+  /** dist/ before against dist/ after, and the chart versions the edit moved in its environment's record. */
   readonly diff: RenderedDiff;
 }
 
@@ -235,7 +281,8 @@ export function editedText(file: ValuesFile, edit: ValuesEdit): string {
 /**
  * Apply a planned edit to the project at `root`, holding its lock: edit the values file in
  * memory, validate every environment with it, judge the blue-green step against HEAD and
- * render dist/ beside the old one; then write the values file whole, and then swap dist/ in.
+ * render dist/ beside the old one; then write the values file whole, and then the chart
+ * version record and dist/ (src/synth/index.ts, `swapIn`).
  * A failure before the values file is written leaves the project untouched; a failed swap
  * writes the original values file back. A run killed between the two writes leaves the new
  * values file, which the next command renders dist/ from (src/release/edit-lock.ts).
@@ -248,6 +295,7 @@ export function applyEdit(root: string, edit: ValuesEdit, lock: ProjectLock): Re
   if (original === undefined) throw new RefusedError(`${edit.file} does not exist`);
   const text = editedText(new ValuesFile(edit.file, original), edit);
   const before = readManifestTree(distDir);
+  const versionsBefore = projectChartVersions(root, edit.environment);
   const prepared = prepareSynthesis({ outdir: distDir, root, texts: new Map([...texts, [edit.file, text]]) });
   try {
     lock.intend(edit.file, text);
@@ -263,5 +311,12 @@ export function applyEdit(root: string, edit: ValuesEdit, lock: ProjectLock): Re
     lock.writeWhole(edit.file, original);
     throw error;
   }
-  return { edit, written: true, diff: diffRenderedTrees(before, readManifestTree(distDir)) };
+  return {
+    edit,
+    written: true,
+    diff: {
+      ...diffRenderedTrees(before, readManifestTree(distDir)),
+      versions: chartVersionChanges(new Map([[edit.environment, versionsBefore]]), new Map([[edit.environment, projectChartVersions(root, edit.environment)]]), chartVersionsPath),
+    },
+  };
 }

@@ -307,3 +307,14 @@ export function secretCatalog(environment: Environment): readonly SecretSpec[] {
   ];
 }
 
+/**
+ * What the sops plugin expects of the folder it is given (SOPS_PLUGIN.expectationVariable,
+ * a plugin variable of the Application; checked by SOPS_PLUGIN_GENERATE): one line per Secret of the group, `<name> <namespace> <type>
+ * <key>...`, keys sorted. Names, namespaces, types and keys of a Secret hold no space.
+ */
+export function pluginExpectation(secrets: readonly SecretSpec[]): string {
+  return secrets
+    .map((secret) => [secret.name, secret.namespace, secret.type, ...Object.keys(secret.keys).sort()].join(' '))
+    .sort()
+    .join('\n');
+}

@@ -1,9 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseDocument } from 'yaml';
+import { parse, parseDocument } from 'yaml';
 import type { Environment } from '../environments';
 import { TooLargeError, readBoundedText } from './limits';
 import { expectedEncryptedFiles } from './layout';
+import { catalogByFile, shapeProblems } from './shape';
 import { ENCRYPTED_REGEX, SOPS_CONFIG_FILE, type SopsConfig, keyAt, loadSopsConfig, ownRule, ruleProblems } from './sops-config';
 
 /**
@@ -126,14 +127,13 @@ export function scannedEncryptionProblems(config: SopsConfig, environment: strin
  * when all is well.
  */
 export function checkEncryptedFiles(root: string, environments: readonly Environment[]): string[] {
-  const { config, problems } = loadSopsConfig(root);
-  if (config === undefined) return problems;
-  const lines: string[] = [];
+  const { config, problems: configProblems } = loadSopsConfig(root);
+  const lines: string[] = [...configProblems];
   for (const environment of environments) {
+    const catalog = catalogByFile([environment]);
     const files = expectedEncryptedFiles([environment]).filter((file) => fs.existsSync(path.join(root, file)));
-    lines.push(...ruleProblems(config, environment.name, files).map((problem) => `${SOPS_CONFIG_FILE}: ${problem}`));
-    const own = ownRule(config, environment.name);
-    if (own === undefined) continue;
+    if (config !== undefined) lines.push(...ruleProblems(config, environment.name, files).map((problem) => `${SOPS_CONFIG_FILE}: ${problem}`));
+    const own = config === undefined ? undefined : ownRule(config, environment.name);
     for (const file of files) {
       let text: string;
       try {
@@ -142,7 +142,11 @@ export function checkEncryptedFiles(root: string, environments: readonly Environ
         lines.push(error instanceof TooLargeError ? error.message : `${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
         continue;
       }
-      lines.push(...fileProblems(text, environment.name, own.age, true).map((problem) => `${file}: ${problem}`));
+      const { unreadable } = inspect(text);
+      const problems = own !== undefined ? fileProblems(text, environment.name, own.age, true) : unreadable !== undefined ? [unreadable] : [];
+      // Without any key: what the file says it is must be the catalog's Secret of its path.
+      if (unreadable === undefined) problems.push(...shapeProblems(parse(text), catalog.get(file)!));
+      lines.push(...problems.map((problem) => `${file}: ${problem}`));
     }
   }
   return lines;

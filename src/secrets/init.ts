@@ -9,7 +9,7 @@ import { realPathOf } from '../base/paths';
 import { encryptedFileName, secretsPath } from '../contract/layout';
 import { type SecretSpec, secretCatalog, secretValues } from './catalog';
 import { sopsOutputProblems } from './encryption';
-import { secretManifest } from './layout';
+import { secretManifest, symbolicLinkProblem, symbolicLinksUnder } from './layout';
 import { readBounded, readBoundedText } from './limits';
 import { Sops, type SopsTools, generateKey, publicKeyOf } from './sops';
 import { ENCRYPTED_REGEX, SOPS_CONFIG_FILE, type SopsConfig, creationRulePath, loadSopsConfig, ownRule, ruleProblems } from './sops-config';
@@ -248,7 +248,7 @@ export function initEnvironment(options: InitOptions): InitReport {
   const fileOf = (secret: SecretSpec) => `${secretsPath(name, secret.group)}/${encryptedFileName(secret.name)}`;
 
   // 1. What can be refused without writing: values given, .sops.yaml, the key file.
-  const problems: string[] = [];
+  const problems: string[] = symbolicLinksUnder(root).map(symbolicLinkProblem);
   const given = givenValues(options, problems);
   const { config, problems: configProblems } = loadSopsConfig(root);
   problems.push(...configProblems);
@@ -417,7 +417,7 @@ export function rotateKeys(options: { root: string; environment: Environment; ke
   const files = secretCatalog(environment)
     .map((secret) => `${secretsPath(environment.name, secret.group)}/${encryptedFileName(secret.name)}`)
     .filter((file) => fs.existsSync(path.join(root, file)));
-  const problems = ruleProblems(sopsConfigOf(root), environment.name, files).map((problem) => `${SOPS_CONFIG_FILE}: ${problem}`);
+  const problems = [...symbolicLinksUnder(root).map(symbolicLinkProblem), ...ruleProblems(sopsConfigOf(root), environment.name, files).map((problem) => `${SOPS_CONFIG_FILE}: ${problem}`)];
   // sops reads each file itself: each within MAX_ENCRYPTED_FILE_BYTES first.
   for (const file of files) {
     try {

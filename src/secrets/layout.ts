@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { stringify } from 'yaml';
 import { CHART_WAVES } from '../contract/choices';
 import { SYNC_WAVE_ANNOTATION } from '../contract/upstream';
@@ -76,4 +78,26 @@ export function expectedEncryptedFiles(environments: readonly Environment[]): st
       secretCatalog(environment).map((secret) => `${secretsPath(environment.name, secret.group)}/${encryptedFileName(secret.name)}`),
     )
     .sort();
+}
+
+/**
+ * Symbolic links at or below `secrets/` of `root` (relative paths, sorted): init would write
+ * through one to its target, and check, scan and the plugin would read what it points at, which
+ * review does not see. Each is refused.
+ */
+export function symbolicLinksUnder(root: string, folder = 'secrets'): string[] {
+  const links: string[] = [];
+  const walk = (relative: string): void => {
+    const stat = fs.lstatSync(path.join(root, relative), { throwIfNoEntry: false });
+    if (stat === undefined) return;
+    if (stat.isSymbolicLink()) links.push(relative);
+    else if (stat.isDirectory()) for (const name of fs.readdirSync(path.join(root, relative)).sort()) walk(`${relative}/${name}`);
+  };
+  walk(folder);
+  return links.sort();
+}
+
+/** The refusal of a symbolic link under secrets/. */
+export function symbolicLinkProblem(file: string): string {
+  return `${file}: is a symbolic link; secrets/ holds regular files only (a link writes and reads another file than the one reviewed): replace it with the file itself`;
 }

@@ -7,6 +7,20 @@ import { RENDERED_DIR, renderStagingPrefix } from '../contract/layout';
 import { compareText } from '../base/text-order';
 import { ENVIRONMENT_ORDER } from '../environments';
 import { scannedEncryptionProblems } from './encryption';
+import type { SecretSpec } from './catalog';
+import { shapeProblems } from './shape';
+import {
+  AGE_SECRET_KEY,
+  SOPS_ENVELOPE,
+  hasEncodedAgeKey,
+  isPulumiStackFile,
+  isSealedBySops,
+  isTemplateFile,
+  mentionsSecret,
+  plaintextPulumiSettings,
+  withoutTemplateActions,
+} from './hidden-material';
+import { symbolicLinkProblem } from './layout';
 import { TooLargeError, largerThan, readBoundedText } from './limits';
 import { SOPS_CONFIG_FILE, keyAt, parseSopsConfig } from './sops-config';
 
@@ -33,7 +47,7 @@ function walkedFiles(root: string): string[] {
       if (NOT_SCANNED.has(entry.name) || entry.name.startsWith(renderStagingPrefix(RENDERED_DIR))) continue;
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) walk(full);
-      else if (entry.isFile()) files.push(path.relative(root, full));
+      else if (entry.isFile() || entry.isSymbolicLink()) files.push(path.relative(root, full));
     }
   };
   walk(root);
@@ -44,6 +58,8 @@ function walkedFiles(root: string): string[] {
 export class ProjectFiles extends Map<string, string> {
   /** Files over MAX_SCANNED_FILE_BYTES, not read, by relative path: the scan reports each. */
   readonly tooLarge: string[] = [];
+  /** Symbolic links, by relative path: one under secrets/ is reported (what it points at is read, if a file). */
+  readonly links: string[] = [];
 }
 
 /**
@@ -56,6 +72,7 @@ export function projectFiles(root: string): ProjectFiles {
   const files = new ProjectFiles();
   for (const file of committableFiles(root) ?? walkedFiles(root)) {
     const full = path.join(root, file);
+    if (fs.lstatSync(full, { throwIfNoEntry: false })?.isSymbolicLink() === true) files.links.push(file);
     // A tracked file deleted in the work tree is not there to read.
     if (!fs.statSync(full, { throwIfNoEntry: false })?.isFile()) continue;
     try {
@@ -80,24 +97,26 @@ const KEY_MATERIAL: readonly (readonly [RegExp, string])[] = [
   [/-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----/, 'a PEM private key'],
   [/-----BEGIN PGP PRIVATE KEY BLOCK-{5}/, 'a PGP private key'],
   [/^PuTTY-User-Key-File-\d+:/m, 'a PuTTY private key'],
-  [/AGE-SECRET-KEY-1[0-9A-Z]{20,}/, 'an age secret key'],
+  [AGE_SECRET_KEY, 'an age secret key'],
 ];
 
-/** SOPS writes each encrypted value as `ENC[AES256_GCM,data:...]`. */
-const ENCRYPTED_VALUE = /^ENC\[AES256_GCM,data:/;
-
-/** An empty value (a key-only template) or one SOPS encrypted. */
-function holdsNoPlaintext(value: unknown): boolean {
-  return value === null || value === '' || (typeof value === 'string' && ENCRYPTED_VALUE.test(value));
-}
-
-/** The keys of a Secret's `data` or `stringData` whose value is readable: any non-empty, unencrypted value, whatever its type. */
-function plaintextValues(values: unknown): string[] {
-  if (values === null || values === undefined) return [];
-  if (typeof values !== 'object' || Array.isArray(values)) return ['(the whole section)'];
-  return Object.entries(values as Record<string, unknown>)
-    .filter(([, value]) => !holdsNoPlaintext(value))
-    .map(([key]) => key);
+/**
+ * The keys of a Secret's `data` or `stringData` whose value is readable: any non-empty value
+ * that is not sops' envelope in a file sops encrypted (`sealed`: its metadata with the MAC),
+ * whatever its type; `ENC[...]` elsewhere, or not of sops' form, is no encryption (`fake`).
+ */
+function plaintextValues(values: unknown, sealed: boolean): { plain: string[]; fake: string[] } {
+  if (values === null || values === undefined) return { plain: [], fake: [] };
+  if (typeof values !== 'object' || Array.isArray(values)) return { plain: ['(the whole section)'], fake: [] };
+  const plain: string[] = [];
+  const fake: string[] = [];
+  for (const [key, value] of Object.entries(values as Record<string, unknown>)) {
+    if (value === null || value === '') continue;
+    if (typeof value === 'string' && value.startsWith('ENC[')) {
+      if (!sealed || !SOPS_ENVELOPE.test(value)) fake.push(key);
+    } else plain.push(key);
+  }
+  return { plain, fake };
 }
 
 interface SecretLike {
@@ -107,12 +126,18 @@ interface SecretLike {
   readonly stringData?: unknown;
 }
 
-/** Every Secret in a parsed document, at the top or nested (a `List`'s items, a Helm value's extra objects). */
-function secretsIn(node: unknown, found: SecretLike[] = []): SecretLike[] {
-  if (Array.isArray(node)) for (const item of node) secretsIn(item, found);
-  else if (node !== null && typeof node === 'object') {
-    if ((node as { kind?: unknown }).kind === 'Secret') found.push(node as SecretLike);
-    for (const value of Object.values(node)) secretsIn(value, found);
+/**
+ * Every Secret in a parsed document, at the top or nested (a `List`'s items, a Helm value's
+ * extra objects), and inside a string that holds YAML or JSON (a ConfigMap's file), each with
+ * whether it is in a file sops encrypted (`sealed`: a Secret inside a string never is).
+ */
+function secretsIn(node: unknown, sealed: boolean, found: Array<{ secret: SecretLike; sealed: boolean }> = []): Array<{ secret: SecretLike; sealed: boolean }> {
+  if (Array.isArray(node)) for (const item of node) secretsIn(item, sealed, found);
+  else if (typeof node === 'string') {
+    if (mentionsSecret(node)) for (const { value } of documentsOf(node, 'yaml')) secretsIn(value, false, found);
+  } else if (node !== null && typeof node === 'object') {
+    if ((node as { kind?: unknown }).kind === 'Secret') found.push({ secret: node as SecretLike, sealed });
+    for (const value of Object.values(node)) secretsIn(value, sealed, found);
   }
   return found;
 }
@@ -223,7 +248,7 @@ function isSopsEncrypted(value: unknown): boolean {
  * large to read (ProjectFiles.tooLarge). Key-only templates (every value empty) and
  * SOPS-encrypted files pass.
  */
-export function scanForPlaintextSecrets(files: ReadonlyMap<string, string>): SecretFinding[] {
+export function scanForPlaintextSecrets(files: ReadonlyMap<string, string>, catalog?: ReadonlyMap<string, SecretSpec>): SecretFinding[] {
   const findings: SecretFinding[] = [];
   // Encrypted files per environment, for the check against .sops.yaml.
   const encrypted = new Map<string, Map<string, string>>();
@@ -231,17 +256,40 @@ export function scanForPlaintextSecrets(files: ReadonlyMap<string, string>): Sec
     for (const [pattern, what] of KEY_MATERIAL) {
       if (pattern.test(text)) findings.push({ file, problem: `contains ${what}` });
     }
-    const format = objectFormat(file);
+    if (!AGE_SECRET_KEY.test(text) && hasEncodedAgeKey(text)) findings.push({ file, problem: 'contains an age secret key, base64-encoded' });
+    const template = isTemplateFile(file);
+    const format = template ? 'yaml' : objectFormat(file);
     // Text only: git's own test for a binary file is a NUL byte.
     if (format === undefined || text.includes('\0')) continue;
-    for (const { value, duplicates } of documentsOf(text, format)) {
+    const documents = documentsOf(template ? withoutTemplateActions(text) : text, format);
+    if (isPulumiStackFile(file)) {
+      for (const { value } of documents) {
+        for (const setting of plaintextPulumiSettings(value)) {
+          findings.push({ file, problem: `config ${setting} is not a secure value: a secret-looking setting in plaintext; set it with pulumi config set --secret` });
+        }
+      }
+    }
+    const secret = catalog?.get(file);
+    if (secret !== undefined) {
+      // Without any key: the encrypted file is the catalog's Secret of its path, and nothing else.
+      if (documents.length !== 1) findings.push({ file, problem: `holds ${documents.length} YAML documents; an encrypted file holds the catalog's Secret ${secret.name} alone` });
+      else findings.push(...shapeProblems(documents[0]!.value, secret).map((problem) => ({ file, problem })));
+    } else if (catalog !== undefined && /^secrets\/.*\.sops\.yaml$/.test(file)) {
+      findings.push({ file, problem: 'is no encrypted file of the catalog (src/secrets/catalog.ts), yet the sops plugin would decrypt it; remove it (git rm)' });
+    }
+    for (const { value, duplicates } of documents) {
       for (const { key, line } of duplicates) {
         findings.push({ file, problem: `line ${line}: key "${key}" appears twice: a duplicated key can hide a plaintext value; remove one` });
       }
-      for (const secret of secretsIn(value)) {
-        const keys = [...plaintextValues(secret.data), ...plaintextValues(secret.stringData)];
-        if (keys.length > 0) {
-          findings.push({ file, problem: `Secret ${secret.metadata?.name ?? '(unnamed)'} holds ${keys.join(', ')} in plaintext: encrypt it with sops` });
+      for (const { secret, sealed } of secretsIn(value, isSealedBySops(value))) {
+        const data = plaintextValues(secret.data, sealed);
+        const stringData = plaintextValues(secret.stringData, sealed);
+        const name = secret.metadata?.name ?? '(unnamed)';
+        const plain = [...data.plain, ...stringData.plain];
+        const fake = [...data.fake, ...stringData.fake];
+        if (plain.length > 0) findings.push({ file, problem: `Secret ${name} holds ${plain.join(', ')} in plaintext: encrypt it with sops` });
+        if (fake.length > 0) {
+          findings.push({ file, problem: `Secret ${name} holds ${fake.join(', ')} with a value that is not sops' (ENC[...] is sops' envelope only in a file sops encrypted, with its MAC): encrypt it with sops` });
         }
       }
       const environment = ENVIRONMENT_ORDER.find((name) => file.startsWith(`secrets/${name}/`));
@@ -253,6 +301,9 @@ export function scanForPlaintextSecrets(files: ReadonlyMap<string, string>): Sec
     const { config, problems } = parseSopsConfig(configText);
     findings.push(...problems.map((problem) => ({ file: SOPS_CONFIG_FILE, problem })));
     if (config !== undefined) for (const [environment, texts] of encrypted) findings.push(...scannedEncryptionProblems(config, environment, texts));
+  }
+  for (const file of (files as Partial<ProjectFiles>).links ?? []) {
+    if (file.startsWith('secrets/')) findings.push({ file, problem: symbolicLinkProblem(file).slice(file.length + 2) });
   }
   for (const file of (files as Partial<ProjectFiles>).tooLarge ?? []) {
     findings.push({ file, problem: `${largerThan('MAX_SCANNED_FILE_BYTES')}: not scanned; a file this large is no source or manifest, keep it out of git` });

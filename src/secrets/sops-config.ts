@@ -204,6 +204,14 @@ export function ruleProblems(
   }
   // A key about to be created is in no rule yet: any earlier rule names other keys.
   const key = recipient !== undefined ? [recipient] : settingRecipient ? [] : own.age;
+  // One key per environment: a key another rule names decrypts that rule's files too (local's
+  // key goes to laptops and the e2e; production's must open production's files alone).
+  for (const recipientKey of key) {
+    for (const other of config.rules) {
+      if (other === own || !other.age.includes(recipientKey)) continue;
+      problems.push(`${recipientKey} is also the recipient of ${ruleLabel(other)}, not ${environment}'s rule: one key per environment (a key that opens another environment's files must not open ${environment}'s); give ${environment} a key of its own (npm run secrets -- init ${environment} --rotate-key)`);
+    }
+  }
   const shadowed = new Map<CreationRule, string[]>();
   for (const file of files) {
     const rule = ruleFor(config, file);

@@ -37,13 +37,21 @@ function firstLine(text: string): string {
 }
 
 /**
- * The environment sops runs in: only the private keys given (SOPS_AGE_KEY, one identity a line),
- * none found elsewhere on the machine (a SOPS_AGE_KEY_FILE of the shell, ~/.config/sops/age).
+ * The environment sops runs in, allow-listed: the private keys given (SOPS_AGE_KEY, one
+ * identity a line), an empty HOME of its own, and the temporary folder; nothing else of the
+ * shell. sops runs commands named by its environment (SOPS_AGE_KEY_CMD,
+ * SOPS_AGE_SSH_PRIVATE_KEY_CMD, an editor) and age plugins found on PATH (an `age1<name>1...`
+ * recipient runs `age-plugin-<name>`), and reads keys from many variables and files
+ * (SOPS_AGE_KEY_FILE, SOPS_AGE_SSH_PRIVATE_KEY_FILE, ~/.config/sops/age, cloud credentials):
+ * none of them is passed, so nothing but sops runs and no key but the one given is used.
  */
 function sopsEnvironment(identities: string, home: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, SOPS_AGE_KEY: identities, HOME: home, XDG_CONFIG_HOME: path.join(home, '.config') };
-  for (const name of ['SOPS_AGE_KEY_FILE', 'SOPS_AGE_KEY_CMD', 'SOPS_AGE_RECIPIENTS', 'SOPS_AGE_SSH_PRIVATE_KEY_FILE']) delete env[name];
-  return env;
+  return { ...toolEnvironment(), SOPS_AGE_KEY: identities, HOME: home, XDG_CONFIG_HOME: path.join(home, '.config') };
+}
+
+/** What age-keygen and sops are given of the shell's environment: the temporary folder only. */
+function toolEnvironment(): NodeJS.ProcessEnv {
+  return process.env.TMPDIR === undefined ? {} : { TMPDIR: process.env.TMPDIR };
 }
 
 /** Runs sops; resolves its stdout or throws a RefusedError naming the file and sops' reason. */
@@ -95,14 +103,14 @@ export class Sops {
 /** Creates an age key pair in `file` (mode 0600, its folder 0700 when created). */
 export function generateKey(tools: SopsTools, file: string): void {
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  const result = spawnSync(tools.ageKeygen, ['-o', file], { encoding: 'utf8' });
+  const result = spawnSync(tools.ageKeygen, ['-o', file], { encoding: 'utf8', env: toolEnvironment() });
   if (result.status !== 0) throw new RefusedError(`${file}: age-keygen failed: ${firstLine(result.stderr)}`);
   fs.chmodSync(file, 0o600);
 }
 
 /** The public key (recipient) of the age key in `file`, read within MAX_KEY_FILE_BYTES and given to age-keygen on stdin. */
 export function publicKeyOf(tools: SopsTools, file: string): string {
-  const result = spawnSync(tools.ageKeygen, ['-y'], { encoding: 'utf8', input: readBoundedText(file, 'MAX_KEY_FILE_BYTES') });
+  const result = spawnSync(tools.ageKeygen, ['-y'], { encoding: 'utf8', env: toolEnvironment(), input: readBoundedText(file, 'MAX_KEY_FILE_BYTES') });
   if (result.status !== 0) throw new RefusedError(`${file}: not an age key file: ${firstLine(result.stderr)}`);
   return result.stdout.trim();
 }

@@ -2,6 +2,7 @@ import { PORTS } from '../contract/contract';
 import { DEFAULT_BOOTSTRAP_SERVERS, SMOKE_VARIABLES } from '../contract/naming';
 import { UsageError } from '../base/errors';
 import type { SmokeSettings } from './contract';
+import type { DatabaseSettings } from './database';
 
 /** An `http(s)://` origin (with an optional path prefix); a UsageError otherwise. */
 export function parseBaseUrl(text: string | undefined, option = '--base-url'): string {
@@ -37,6 +38,50 @@ export function credentialsFromEnv(env: NodeJS.ProcessEnv, problems: string[]): 
   return { username, password };
 }
 
+/**
+ * The database step's settings (4.1 step 4, 4.2 "database connectivity tool") from DATABASE_*;
+ * `required` reads a variable that must be set, adding a problem otherwise.
+ */
+function databaseFromEnv(env: NodeJS.ProcessEnv, problems: string[], required: (name: string, what: string) => string): DatabaseSettings {
+  const host = required(SMOKE_VARIABLES.databaseHost, 'the SQL Server host of 4.1 step 4');
+  const user = required(SMOKE_VARIABLES.databaseUser, 'the SQL Server login of 4.1 step 4');
+  const password = required(SMOKE_VARIABLES.databasePassword, 'the SQL Server password of 4.1 step 4');
+  const port = parsePort(env[SMOKE_VARIABLES.databasePort] || String(PORTS.database), SMOKE_VARIABLES.databasePort, problems);
+  const trust = env[SMOKE_VARIABLES.databaseTrustServerCertificate] || 'true';
+  if (trust !== 'true' && trust !== 'false') {
+    problems.push(`${SMOKE_VARIABLES.databaseTrustServerCertificate} "${trust}" must be true or false`);
+  }
+  const name = env[SMOKE_VARIABLES.databaseName];
+  return { host, port: port ?? PORTS.database, user, password, ...(name ? { database: name } : {}), trustServerCertificate: trust === 'true' };
+}
+
+/** The variables of the database step that must all be set for it to run. */
+const DATABASE_REQUIRED = [SMOKE_VARIABLES.databaseHost, SMOKE_VARIABLES.databaseUser, SMOKE_VARIABLES.databasePassword] as const;
+
+/**
+ * The database step's settings for verification, which runs it when it is given: undefined
+ * when none of DATABASE_HOST, DATABASE_USER, DATABASE_PASSWORD is set; a problem for each
+ * missing one when some are.
+ */
+export function optionalDatabaseFromEnv(env: NodeJS.ProcessEnv, problems: string[]): DatabaseSettings | undefined {
+  if (DATABASE_REQUIRED.every((name) => (env[name] ?? '') === '')) return undefined;
+  const required = (name: string, what: string): string => {
+    const value = env[name] ?? '';
+    if (value === '') problems.push(`${name} is not set (${what}; set all of ${DATABASE_REQUIRED.join(', ')} or none)`);
+    return value;
+  };
+  return databaseFromEnv(env, problems, required);
+}
+
+/**
+ * HTTP credentials for verification, which calls the authenticated status only with them:
+ * undefined when neither SMOKE_USERNAME nor SMOKE_PASSWORD is set; a problem when one is.
+ */
+export function optionalCredentialsFromEnv(env: NodeJS.ProcessEnv, problems: string[]): { username: string; password: string } | undefined {
+  if ((env[SMOKE_VARIABLES.username] ?? '') === '' && (env[SMOKE_VARIABLES.password] ?? '') === '') return undefined;
+  return credentialsFromEnv(env, problems);
+}
+
 /** Every setting of the smoke test; one UsageError listing every missing or bad variable. */
 export function smokeSettingsFromEnv(baseUrl: string, env: NodeJS.ProcessEnv): SmokeSettings {
   const problems: string[] = [];
@@ -46,14 +91,7 @@ export function smokeSettingsFromEnv(baseUrl: string, env: NodeJS.ProcessEnv): S
     return value;
   };
   const { username, password } = credentialsFromEnv(env, problems);
-  const host = required(SMOKE_VARIABLES.databaseHost, 'the SQL Server host of 4.1 step 4');
-  const user = required(SMOKE_VARIABLES.databaseUser, 'the SQL Server login of 4.1 step 4');
-  const databasePassword = required(SMOKE_VARIABLES.databasePassword, 'the SQL Server password of 4.1 step 4');
-  const port = parsePort(env[SMOKE_VARIABLES.databasePort] || String(PORTS.database), SMOKE_VARIABLES.databasePort, problems);
-  const trust = env[SMOKE_VARIABLES.databaseTrustServerCertificate] || 'true';
-  if (trust !== 'true' && trust !== 'false') {
-    problems.push(`${SMOKE_VARIABLES.databaseTrustServerCertificate} "${trust}" must be true or false`);
-  }
+  const database = databaseFromEnv(env, problems, required);
   const bootstrapServers = (env[SMOKE_VARIABLES.bootstrapServers] || DEFAULT_BOOTSTRAP_SERVERS).split(',').map((s) => s.trim());
   for (const server of bootstrapServers) {
     if (!/^[^:\s]+:\d+$/.test(server)) problems.push(`${SMOKE_VARIABLES.bootstrapServers} entry "${server}" must look like host:port`);
@@ -64,19 +102,11 @@ export function smokeSettingsFromEnv(baseUrl: string, env: NodeJS.ProcessEnv): S
     problems.push(`${SMOKE_VARIABLES.brokerUsername} and ${SMOKE_VARIABLES.brokerPassword} must be set together (SCRAM-SHA-512) or not at all`);
   }
   if (problems.length > 0) throw new UsageError(`cannot run the smoke test:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-  const name = env[SMOKE_VARIABLES.databaseName];
   return {
     baseUrl,
     username,
     password,
-    database: {
-      host,
-      port: port!,
-      user,
-      password: databasePassword,
-      ...(name ? { database: name } : {}),
-      trustServerCertificate: trust === 'true',
-    },
+    database,
     broker: {
       bootstrapServers,
       ...(brokerUser === '' ? {} : { sasl: { username: brokerUser, password: brokerPassword } }),

@@ -80,6 +80,15 @@ export function newestTagOf(application: Workload): string {
  * `strategy:` section or the fields that go with it do not hold (an older file in git's history).
  */
 export function runningTagIn(data: unknown): string | undefined {
+  return tagsIn(data)?.running;
+}
+
+/**
+ * The tags a values file's data renders (`running`: the one that serves; `deployed`: every
+ * unit's, a blue-green inactive unit's too), read through its strategy; undefined when its
+ * `strategy:` section or the fields that go with it do not hold.
+ */
+export function tagsIn(data: unknown): { readonly running: string; readonly deployed: readonly string[] } | undefined {
   const values = isRecord(data) ? data : {};
   const section = values['strategy'];
   const strategy = isRecord(section) && typeof section['type'] === 'string' ? BY_TYPE.get(section['type']) : undefined;
@@ -89,7 +98,9 @@ export function runningTagIn(data: unknown): string | undefined {
   const replicas = typeof values['replicas'] === 'number' ? values['replicas'] : undefined;
   const tag = typeof image['tag'] === 'string' ? image['tag'] : undefined;
   const checked = strategy.workload.check({ strategy: parsed.data, replicas, image: { tag } });
-  return checked.values === undefined ? undefined : strategy.runningTag(checked.values);
+  if (checked.values === undefined) return undefined;
+  // The name only names the Deployments, which are not asked for here.
+  return { running: strategy.runningTag(checked.values), deployed: strategy.liveWorkloads('', checked.values).flatMap((workload) => (workload.tag === undefined ? [] : [workload.tag])) };
 }
 
 function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {

@@ -3,17 +3,35 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../base/errors';
+import { readCommittedFiles } from '../base/git';
 import { compareText } from '../base/text-order';
 import { RENDERED_DIR } from '../contract/layout';
 import type { Environment } from '../environments';
+import { CHART_VERSIONS_FILE, VALUES_DIR } from '../environments/values-file';
 import { runningTagOf } from '../strategies/values-registry';
 
 /**
- * Each application's chart version in an environment, `dist/<environment>/chart-versions.json`:
- * rendered by synth beside the manifests, so a release or a promotion writes it in the same
- * all-or-nothing swap of dist/ as the values file, and reviewed on the same diff.
+ * The record of each application's chart version in an environment,
+ * `src/environments/<environment>/chart-versions.json`: committed beside the values it was
+ * decided from, never inside the generated dist/ (which `rm -rf dist` may remove and synth
+ * replaces whole). Synth decides the versions against it and writes it before it swaps dist/
+ * in, so a version is recorded before anything renders or publishes it, and a render from
+ * the record and the values gives the same dist/ whatever moment a run was killed at.
  */
-export const CHART_VERSIONS_FILE = 'chart-versions.json';
+export { CHART_VERSIONS_FILE };
+
+/** `src/environments/<environment>/chart-versions.json`: an environment's record, relative to the project. */
+export function chartVersionsPath(environment: string): string {
+  return `${VALUES_DIR}/${environment}/${CHART_VERSIONS_FILE}`;
+}
+
+/**
+ * Where the record lived before it moved beside the values (`dist/<environment>/chart-versions.json`):
+ * read at a base commit that predates the move, so `synth --check --base` compares across it.
+ */
+export function formerChartVersionsPath(environment: string): string {
+  return `${RENDERED_DIR}/${environment}/${CHART_VERSIONS_FILE}`;
+}
 
 /** One application's published chart (issue 26; contract 1.1 step 3, 1.3.1, 9.2). */
 export interface ChartVersion {
@@ -67,7 +85,7 @@ export function valuesDigest(environment: Environment, application: string): str
 }
 
 /**
- * The next version of a chart (the rule of the README, "Release artifact"): unchanged while
+ * The next version of a chart (the rule of docs/releases.md, "The release artifact"): unchanged while
  * its rendered content is; a patch when the content changed with the values (a tag, replicas,
  * any values file change); a minor when the values are the same, so the platform's code
  * changed what it renders. A first chart is FIRST_CHART_VERSION.
@@ -86,13 +104,13 @@ export function chartVersionsText(versions: ChartVersions): string {
   return `${JSON.stringify(ordered, null, 2)}\n`;
 }
 
-/** Versions from a versions file's text; refused, naming `where` and the field, when it is not one. */
+/** Versions from a record's text; refused, naming `where` and the field, when it is not one. */
 export function parseChartVersions(text: string, where: string): ChartVersions {
   let data: unknown;
   try {
     data = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError([`${where}: not JSON (${(error as Error).message}); run npm run synth to render it again`]);
+    throw new ConfigError([`${where}: not JSON (${(error as Error).message}); restore it from git (git checkout -- ${where}), then npm run synth`]);
   }
   const parsed = chartVersionsSchema.safeParse(data);
   if (!parsed.success) {
@@ -101,19 +119,40 @@ export function parseChartVersions(text: string, where: string): ChartVersions {
   return parsed.data;
 }
 
-/** The versions of a rendered environment folder; none when it has no file yet. */
-export function readChartVersions(folder: string, label = folder): ChartVersions {
-  const file = path.join(folder, CHART_VERSIONS_FILE);
-  if (!fs.existsSync(file)) return {};
-  return parseChartVersions(fs.readFileSync(file, 'utf8'), path.join(label, CHART_VERSIONS_FILE));
+/** The text of an environment's record in the project at `root`; undefined when it has none yet. */
+export function readChartVersionsText(root: string, environment: string): string | undefined {
+  const file = path.join(root, chartVersionsPath(environment));
+  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : undefined;
 }
 
 /**
- * The versions an environment's render is decided against: those of the project's own
- * `dist/<environment>` (the record of what was versioned), whatever folder is rendered.
+ * Each environment's record as committed in `commit` (a full id; `ref` names it in messages):
+ * where it lives now, or, in a commit from before it moved beside the values, where it lived
+ * then (formerChartVersionsPath). An environment without either has none: left out.
+ */
+export function committedChartVersions(root: string, commit: string, ref: string, environments: readonly string[]): Map<string, ChartVersions> {
+  // `./`: relative to the project, which may be a folder of its repository.
+  const object = (file: string) => `${commit}:./${file}`;
+  const committed = readCommittedFiles(root, environments.flatMap((environment) => [object(chartVersionsPath(environment)), object(formerChartVersionsPath(environment))]));
+  const versions = new Map<string, ChartVersions>();
+  for (const environment of environments) {
+    for (const file of [chartVersionsPath(environment), formerChartVersionsPath(environment)]) {
+      const text = committed.get(object(file));
+      if (text === undefined) continue;
+      versions.set(environment, parseChartVersions(text, `${file} at ${ref}`));
+      break;
+    }
+  }
+  return versions;
+}
+
+/**
+ * The versions an environment's render is decided against: the project's record (what was
+ * versioned), whatever folder is rendered; none when the environment has no record yet.
  */
 export function projectChartVersions(root: string, environment: string): ChartVersions {
-  return readChartVersions(path.join(root, RENDERED_DIR, environment), path.join(RENDERED_DIR, environment));
+  const text = readChartVersionsText(root, environment);
+  return text === undefined ? {} : parseChartVersions(text, chartVersionsPath(environment));
 }
 
 /**
@@ -132,11 +171,6 @@ export function chartVersionsOf(environment: Environment, rendered: (application
   return versions;
 }
 
-/** Write `chart-versions.json` into a rendered environment folder. */
-export function writeChartVersions(folder: string, versions: ChartVersions): void {
-  fs.writeFileSync(path.join(folder, CHART_VERSIONS_FILE), chartVersionsText(versions));
-}
-
 /** Whether `a` is a higher version than `b` (both `<major>.<minor>.<patch>`). */
 function higher(a: string, b: string): boolean {
   const [x, y] = [a, b].map((version) => SEMVER.exec(version)!.slice(1).map(Number)) as [number[], number[]];
@@ -146,14 +180,23 @@ function higher(a: string, b: string): boolean {
 
 /**
  * The version-increment rule chart-testing's `ct lint` applies to a pull request (a chart
- * whose content changed since the target branch must carry a higher version), over the
- * versions of one environment at the base (`before`) and now (`after`).
+ * whose content changed since the target branch must carry a higher version), made whole
+ * over the versions of one environment at the base (`before`) and now (`after`): a version
+ * never goes down (whatever the content: a record removed or set back starts over below
+ * what was published), and a version that stays names the same content.
  */
 export function versionIncrementProblems(file: string, before: ChartVersions, after: ChartVersions, base: string): string[] {
-  return Object.entries(after)
-    .filter(([application, now]) => {
-      const then = before[application];
-      return then !== undefined && then.digest !== now.digest && !higher(now.version, then.version);
-    })
-    .map(([application, now]) => `${file}: ${application}: its chart's content changed since ${base}, but version ${now.version} is not higher than ${before[application]!.version} there (run npm run synth: it bumps the version)`);
+  return Object.entries(after).flatMap(([application, now]) => {
+    const then = before[application];
+    if (then === undefined) return [];
+    if (higher(then.version, now.version)) {
+      return [`${file}: ${application}: version ${now.version} is lower than ${then.version} at ${base}: a chart version never goes down (restore ${file} from ${base}, then npm run synth)`];
+    }
+    if (now.version === then.version && now.digest !== then.digest) {
+      return [
+        `${file}: ${application}: version ${now.version} names other content than at ${base} (its chart's rendered content changed): a chart version names one content for good (run npm run synth: it bumps the version)`,
+      ];
+    }
+    return [];
+  });
 }

@@ -12,7 +12,7 @@ import { hasCommittedHead, readCommittedFiles } from '../base/git';
 import { manifestText } from '../base/manifest-files';
 import { applicationChartId, chartFile, chartFileName, RENDERED_DIR, RENDER_MARKER, RENDER_MARKER_TEXT, renderStagingPrefix } from '../contract/layout';
 import { assertReplaceable, createFolder, outdirLabel, outputFolder } from './output-folder';
-import { type ChartVersions, chartVersionsOf, projectChartVersions, writeChartVersions } from './chart-versions';
+import { type ChartVersions, chartVersionsOf, chartVersionsPath, chartVersionsText, projectChartVersions, readChartVersionsText } from './chart-versions';
 import { type Environment, loadEnvironments } from '../environments';
 import { ConfigError, RefusedError } from '../base/errors';
 import { type Platform, loadPlatform } from '../environments/platform';
@@ -88,7 +88,7 @@ export function writeCharts(app: App, outdir: string, rendered: ReadonlyMap<stri
 
 /**
  * Render one validated environment into `outdir`, one file per chart; its applications'
- * chart versions, decided against `previous`, are returned (renderToTemporary writes them).
+ * chart versions, decided against `previous`, are returned (synth records them).
  */
 export function renderEnvironment(environment: Environment, outdir: string, platform: Platform = loadPlatform(), previous: ChartVersions = {}): ChartVersions {
   const app = new App({ outdir });
@@ -223,10 +223,22 @@ export function synthesize(options: SynthesizeOptions): void {
 
 /** A render waiting beside its output folder: swap it in, or discard it. */
 export interface PreparedSynthesis {
-  /** Replace the output folder with the render (one rename; the previous folder is removed after). */
+  /**
+   * Write the chart version records that changed (a render of the project's own dist/), then
+   * replace the output folder with the render (one rename; the previous folder is removed after).
+   */
   swapIn(): void;
-  /** Remove the render; the output folder stays as it was. */
+  /** Remove the render; the output folder and the records stay as they were. */
   discard(): void;
+}
+
+/**
+ * Whether `outdir` is the project's own dist/ (through a link too): the one render whose
+ * chart versions are recorded. A render elsewhere (a scratch folder, a test's) decides the
+ * same versions from the record and leaves it alone.
+ */
+export function isProjectOutput(root: string, outdir: string): boolean {
+  return outputFolder(outdir) === outputFolder(path.join(root, RENDERED_DIR));
 }
 
 /**
@@ -242,45 +254,111 @@ export function prepareSynthesis(options: SynthesizeOptions): PreparedSynthesis 
   if (problems.length > 0) throw new ConfigError(problems);
   // Through a link to a folder, the folder is replaced and the link kept.
   const outdir = outputFolder(options.outdir);
-  const staging = renderToTemporary(environments, platform, outdir, root);
+  const { staging, versions } = renderToTemporary(environments, platform, outdir, root);
+  const records = isProjectOutput(root, options.outdir) ? changedRecords(root, versions) : [];
   return {
-    swapIn: () => replaceDirectory(staging, outdir),
+    swapIn: () => {
+      // The records first: a version is recorded before dist/ shows it (and before anything
+      // publishes it); killed in between, the next synth renders the same dist/ from them.
+      const written: ChangedRecord[] = [];
+      try {
+        for (const record of records) {
+          writeRecord(root, record.file, record.text);
+          written.push(record);
+        }
+        replaceDirectory(staging, outdir);
+      } catch (error) {
+        for (const record of written.reverse()) restoreRecord(root, record);
+        fs.rmSync(staging, { recursive: true, force: true });
+        throw error;
+      }
+    },
     discard: () => fs.rmSync(staging, { recursive: true, force: true }),
   };
 }
 
-/** The files of `outdir` that differ from a fresh render: changed, added or removed. */
+/** A record synth writes: its project-relative file, its new text, and its text before (undefined: none). */
+interface ChangedRecord {
+  readonly file: string;
+  readonly text: string;
+  readonly previous: string | undefined;
+}
+
+/** Each environment's record whose text the render changes, in environment order. */
+function changedRecords(root: string, versions: ReadonlyMap<string, ChartVersions>): ChangedRecord[] {
+  return [...versions].flatMap(([environment, decided]) => {
+    const previous = readChartVersionsText(root, environment);
+    const text = chartVersionsText(decided);
+    return text === previous ? [] : [{ file: chartVersionsPath(environment), text, previous }];
+  });
+}
+
+/**
+ * Write a record whole: a file at the project root (on the record's filesystem, whatever
+ * dist/ links to), named like dist/'s staging folder so that an interrupted run's leftover
+ * is git-ignored and removed with it (src/release/edit-lock.ts), flushed, renamed into place.
+ */
+function writeRecord(root: string, file: string, text: string): void {
+  const temporary = path.join(root, `${renderStagingPrefix(RENDERED_DIR)}${process.pid}-${path.basename(path.dirname(file))}-${path.basename(file)}`);
+  try {
+    const descriptor = fs.openSync(temporary, 'w');
+    try {
+      fs.writeSync(descriptor, text);
+      fs.fsyncSync(descriptor);
+    } finally {
+      fs.closeSync(descriptor);
+    }
+    fs.renameSync(temporary, path.join(root, file));
+  } finally {
+    fs.rmSync(temporary, { force: true });
+  }
+}
+
+/** Put a record back as it was before this run wrote it (removed when there was none). */
+function restoreRecord(root: string, record: ChangedRecord): void {
+  if (record.previous === undefined) fs.rmSync(path.join(root, record.file), { force: true });
+  else writeRecord(root, record.file, record.previous);
+}
+
+/**
+ * The files of `outdir` that differ from a fresh render: changed, added or removed; for the
+ * project's own dist/, the chart version records too (project-relative: `src/environments/<env>/chart-versions.json`).
+ */
 export function checkSynthesized(options: SynthesizeOptions): string[] {
   // Only a folder synth could have rendered is compared: never the project, src/ or a folder above them.
-  assertReplaceable(options.outdir, options.root ?? projectRoot());
+  const root = options.root ?? projectRoot();
+  assertReplaceable(options.outdir, root);
   const { environments, platform } = loadInputs(options);
-  const staging = renderToTemporary(environments, platform, options.outdir, options.root ?? projectRoot());
+  const { staging, versions } = renderToTemporary(environments, platform, options.outdir, root);
   try {
-    return compareTrees(staging, options.outdir);
+    const records = isProjectOutput(root, options.outdir)
+      ? changedRecords(root, versions).map((record) => `${record.file} (${record.previous === undefined ? 'missing' : 'changed'})`)
+      : [];
+    return [...compareTrees(staging, options.outdir), ...records].sort();
   } finally {
     fs.rmSync(staging, { recursive: true, force: true });
   }
 }
 
 /**
- * Render every environment beside `outdir`. The charts' versions follow the project's own
- * `dist/` (`versions`), whatever folder is rendered: the record of what was versioned, so a
- * render elsewhere (a link, cdk8s' output, a check) gives the same versions as one into dist/
- * (`projectChartVersions`).
+ * Render every environment beside `outdir`, and return each environment's chart versions.
+ * They are decided against the project's record (`projectChartVersions`), whatever folder is
+ * rendered, so a render elsewhere (a link, cdk8s' output, a check) gives the same versions as
+ * one into dist/.
  */
-function renderToTemporary(environments: readonly Environment[], platform: Platform, outdir: string, root: string): string {
+function renderToTemporary(environments: readonly Environment[], platform: Platform, outdir: string, root: string): { staging: string; versions: Map<string, ChartVersions> } {
   const parent = path.dirname(path.resolve(outdir));
   createFolder(parent, outdirLabel(outdir));
   // Beside outdir, so the final rename stays on one filesystem.
   const staging = temporaryFolderIn(parent, renderStagingPrefix(path.basename(outdir)), outdir);
   try {
+    const versions = new Map<string, ChartVersions>();
     for (const environment of environments) {
       const previous = projectChartVersions(root, environment.name);
-      const folder = path.join(staging, environment.name);
-      writeChartVersions(folder, renderEnvironment(environment, folder, platform, previous));
+      versions.set(environment.name, renderEnvironment(environment, path.join(staging, environment.name), platform, previous));
     }
     fs.writeFileSync(path.join(staging, RENDER_MARKER), RENDER_MARKER_TEXT);
-    return staging;
+    return { staging, versions };
   } catch (error) {
     fs.rmSync(staging, { recursive: true, force: true });
     throw error;

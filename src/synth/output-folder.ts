@@ -84,8 +84,8 @@ function assertFolderAbove(target: string, where: string): void {
 }
 
 /**
- * Create `dir` and the folders missing above it, one level at a time: node 20's recursive
- * `mkdirSync` never returns where a folder cannot be made but the error is ENOENT (below
+ * Create `dir` and the folders missing above it, one level at a time: Node's recursive
+ * `mkdirSync` (20.20 and 24.22 alike) never returns where a folder cannot be made but the error is ENOENT (below
  * /proc). A refusal naming `where` when a path on the way is a file or cannot be created.
  */
 export function createFolder(dir: string, where: string): void {

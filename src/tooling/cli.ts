@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, EXIT_REFUSED, exitCodeOf, isArgumentError, UsageError } from '../base/errors';
+import { printable, redactCredentials } from '../base/printable';
 import { projectRoot } from '../base/project-root';
 
 /** The options of a command, as `node:util` parseArgs reads them. */
@@ -79,7 +80,7 @@ export type Command = CommandDefinition<any> | CommandGroup;
 /** Report an error the way every command does: a message, never a stack trace. */
 export function reportError(name: string, usage: string, error: unknown, afterError?: string, err: (text: string) => void = (text) => process.stderr.write(text)): number {
   const message = error instanceof Error ? error.message : String(error);
-  err(`${name}: ${message}\n`);
+  err(`${name}: ${printable(redactCredentials(message))}\n`);
   if (error instanceof UsageError || isArgumentError(error)) err(`${usage}\n`);
   else if (!(error instanceof ConfigError) && error instanceof Error && process.env.PLATFORM_GITOPS_DEBUG) err(`${error.stack}\n`);
   if (afterError !== undefined) err(`${afterError}\n`);
@@ -95,6 +96,24 @@ export interface ParsedCommandLine<O extends Options> {
 }
 
 /**
+ * `--timeout -5` as `--timeout=-5`: parseArgs takes a value that starts with a dash for an
+ * option and refuses it as "ambiguous"; joined, the command's own rule says what is wrong with it.
+ */
+function negativeValuesJoined(argv: readonly string[], options: Options): string[] {
+  const args: string[] = [];
+  for (let index = 0; index < argv.length; index++) {
+    const word = argv[index]!;
+    const next = argv[index + 1];
+    const option = word.startsWith('--') && !word.includes('=') ? options[word.slice(2)] : undefined;
+    if (option?.type === 'string' && next !== undefined && /^-\.?\d/.test(next)) {
+      args.push(`${word}=${next}`);
+      index++;
+    } else args.push(word);
+  }
+  return args;
+}
+
+/**
  * Read `argv` with the definition's options the way every command does: strict (an unknown
  * option, a missing value or an unexpected word is an error), `--help`/`-h` added, and each
  * option at most once unless it is declared `multiple` (parseArgs alone would keep the last
@@ -103,7 +122,7 @@ export interface ParsedCommandLine<O extends Options> {
 export function parseCommandLine<O extends Options>(definition: Pick<CommandDefinition<O>, 'options' | 'positionals'>, argv: readonly string[]): ParsedCommandLine<O> {
   const options: Options = { ...definition.options, help: { type: 'boolean', short: 'h' } };
   const { values, positionals, tokens } = parseArgs({
-    args: [...argv],
+    args: negativeValuesJoined(argv, options),
     options,
     strict: true,
     allowPositionals: definition.positionals ?? false,
@@ -139,9 +158,19 @@ export function executeCommand<O extends Options>(definition: CommandDefinition<
       return definition.run(values, positionals, context);
     })
     .catch((error: unknown) => {
-      const code = reportError(name, usage, error, definition.afterError, context.err);
-      return code === EXIT_REFUSED ? (definition.refusedExitCode ?? EXIT_REFUSED) : code;
+      const reported = reportError(name, usage, error, definition.afterError, context.err);
+      const code = reported === EXIT_REFUSED ? (definition.refusedExitCode ?? EXIT_REFUSED) : reported;
+      // Whoever asked for JSON reads stdout as one document: the failure is one too.
+      if (definition.options['output'] !== undefined && jsonRequested(argv)) {
+        context.out(`${JSON.stringify({ command: name, passed: false, exitCode: code, error: redactCredentials(error instanceof Error ? error.message : String(error)) }, null, 2)}\n`);
+      }
+      return code;
     });
+}
+
+/** Whether the command line asks for `--output json` (read from the words: it may not have parsed). */
+function jsonRequested(argv: readonly string[]): boolean {
+  return argv.some((word, index) => word === '--output=json' || (word === '--output' && argv[index + 1] === 'json'));
 }
 
 /** Run the subcommand of `group` the first word of `argv` names on the rest of `argv`; `--help` alone prints the group's usage. */

@@ -4,6 +4,9 @@ import { ConfigError } from '../base/errors';
 import { type LocatedObject, type ManifestObject, objectLabel, readRenderedTree } from './manifests';
 import { EXEMPTION_RULE, type PolicyContext, type PolicyRule, readExemptions, RULES } from './policy';
 import { defaultRegistry, type SchemaRegistry } from './schemas';
+import { crdKindsByFile, environmentCrdFiles, uninstalledCrdObjects } from './release-crds';
+import { SCHEMA_DIR } from './schema-catalog';
+import { projectRoot } from '../base/project-root';
 
 /** Schema problems are reported under this rule; no annotation exempts them. */
 export const SCHEMA_RULE = 'schema';
@@ -101,6 +104,11 @@ export interface GateOptions {
   readonly dir: string;
   /** The validated environments; each folder of `dir` must be one of them. */
   readonly environments: readonly Environment[];
+  /**
+   * The schema folder whose `crds/` the release versions' CRD files are read from.
+   * @default the project's (`<project root>/schemas`)
+   */
+  readonly schemaDir?: string;
 }
 
 /** Run the gate over a rendered tree. Throws ConfigError for a folder without an environment. */
@@ -114,6 +122,15 @@ export function runGate(options: GateOptions): GateResult {
     );
   }
   const { findings, exemptions } = checkObjects(tree.objects, (environment) => contexts.get(environment));
+  // The CRDs follow the release versions each environment runs (./release-crds.ts).
+  const kinds = crdKindsByFile(options.schemaDir ?? path.join(projectRoot(), SCHEMA_DIR));
+  for (const environment of options.environments.filter((candidate) => tree.environments.includes(candidate.name))) {
+    const versions = Object.entries(environment.infrastructure.versions).map(([release, version]) => `${release} ${version}`).join(', ');
+    const scope = tree.objects.filter((located) => located.environment === environment.name);
+    for (const { subject, message } of uninstalledCrdObjects(scope, kinds, environmentCrdFiles(environment), versions)) {
+      findings.push({ environment: subject.environment, file: subject.file, object: objectLabel(subject.object), rule: SCHEMA_RULE, message });
+    }
+  }
   const unreadable: Finding[] = tree.unreadable.map((entry) => ({
     environment: entry.environment,
     file: entry.file,

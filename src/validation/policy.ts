@@ -14,7 +14,7 @@ import {
 /**
  * Policy rules over the rendered objects of one environment, in the spirit of kube-linter
  * and Polaris: each rule has a name (the exemption annotation uses it) and a reason (the
- * README lists them). A rule reports what to change, on the object that has to change.
+ * docs/validation.md lists them). A rule reports what to change, on the object that has to change.
  */
 
 /** What the rules need to know about the environment a folder of `dist/` renders. */

@@ -1,6 +1,7 @@
 import { TLS_CHECK_TIMEOUT_MS } from '../contract/choices';
 import { SMOKE } from '../contract/contract';
 import { checkHealth, getWithToken, login } from '../smoke/http';
+import { checkDatabase, type DatabaseSettings } from '../smoke/database';
 import type { SmokeStep } from '../smoke/runner';
 import type { ClusterConnection } from '../cluster/connection';
 import type { LiveWorkload } from '../strategies/strategy-values';
@@ -12,8 +13,17 @@ import { checkTls, describeCertificate, type TlsCheckOptions } from './tls';
 export interface VerifySettings {
   /** `{base_url}` of the application. */
   readonly baseUrl: string;
-  readonly username: string;
-  readonly password: string;
+  /**
+   * The login of the authenticated status call.
+   * @default - no status call: health only (verification without smoke credentials)
+   */
+  readonly credentials?: { readonly username: string; readonly password: string };
+  /**
+   * The database connectivity check (4.2 "database connectivity tool"): the smoke test's
+   * SQL Server login and query (src/smoke/database.ts).
+   * @default - no database check
+   */
+  readonly database?: DatabaseSettings;
   readonly tls: TlsCheckOptions;
   /**
    * The cluster and the application's objects in it: the Gateway and its routes, the
@@ -63,11 +73,23 @@ export function verifySteps(settings: VerifySettings): SmokeStep[] {
           },
         ]),
     ...(settings.http === false ? [] : httpSteps(settings)),
+    ...(settings.database === undefined ? [] : [databaseStep(settings.database)]),
   ];
+}
+
+/** 4.2 "database connectivity tool": the smoke test's database step (a SQL Server login, then its query). */
+function databaseStep(database: DatabaseSettings): SmokeStep {
+  return {
+    name: 'database',
+    description: `SQL Server login and ${SMOKE.databaseQuery}`,
+    timeoutMs: SMOKE.stepTimeoutMs.database,
+    run: (signal) => checkDatabase(database, SMOKE.stepTimeoutMs.database, signal),
+  };
 }
 
 /** The health check, the authenticated status call and the TLS handshake. */
 function httpSteps(settings: VerifySettings): SmokeStep[] {
+  const { credentials } = settings;
   return [
     {
       name: 'health',
@@ -75,15 +97,19 @@ function httpSteps(settings: VerifySettings): SmokeStep[] {
       timeoutMs: SMOKE.stepTimeoutMs.health,
       run: (signal) => checkHealth(settings.baseUrl, signal),
     },
-    {
-      name: 'status',
-      description: `POST ${SMOKE.paths.login}, then GET ${SMOKE.paths.status} with the bearer token`,
-      timeoutMs: SMOKE.stepTimeoutMs.login + SMOKE.stepTimeoutMs.declarations,
-      run: async (signal) => {
-        const token = await login(settings.baseUrl, settings.username, settings.password, signal);
-        return getWithToken(settings.baseUrl, SMOKE.paths.status, token, signal);
-      },
-    },
+    ...(credentials === undefined
+      ? []
+      : [
+          {
+            name: 'status',
+            description: `POST ${SMOKE.paths.login}, then GET ${SMOKE.paths.status} with the bearer token`,
+            timeoutMs: SMOKE.stepTimeoutMs.login + SMOKE.stepTimeoutMs.declarations,
+            run: async (signal: AbortSignal) => {
+              const token = await login(settings.baseUrl, credentials.username, credentials.password, signal);
+              return getWithToken(settings.baseUrl, SMOKE.paths.status, token, signal);
+            },
+          },
+        ]),
     {
       name: 'tls',
       description: `TLS handshake with ${settings.tls.address ?? settings.tls.host}:${settings.tls.port ?? 443} as ${settings.tls.host}`,

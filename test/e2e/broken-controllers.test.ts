@@ -6,11 +6,15 @@ import { addApplication, breakRendered, makeCanary, quickenCanaryAnalysis, runE2
 import { FLAGGER } from '../../src/contract/upstream';
 import { GITOPS_CHART_ID, ROOT_APPLICATION } from '../../src/contract/platform-charts';
 import { parseDuration } from '../../src/cluster/alertmanager';
+import { smokeName } from '../../src/contract/naming';
+import { PORTS } from '../../src/contract/contract';
+import { DATABASE_STEP_CONTAINER, HTTP_STEP_CONTAINER } from '../../src/constructs/smoke-hook';
 
 afterEach(removeCopies);
 
 describe('e2e: what the real controllers refuse (a hook, Envoy Gateway, prometheus-operator, Flagger)', () => {
-  // Four breaks in one run: each whole run costs the convergence of the infrastructure and of
+  // Five breaks in one run (the fifth, below, a fourth application whose NetworkPolicies block
+  // its database port): each whole run costs the convergence of the infrastructure and of
   // the application wave, and the breaks are of different Applications of that wave. The
   // first application's PreSync hook; the second application's Gateway and one of its
   // HTTPRoutes, which Envoy Gateway's real control plane must refuse; the alert routing's
@@ -20,18 +24,40 @@ describe('e2e: what the real controllers refuse (a hook, Envoy Gateway, promethe
   // (Flagger's real controller, e2e/flagger.ts, initializes a Canary only when it holds one;
   // the stand-in that ran before called any Canary with a target Initialized).
   it(
-    'fails the Application whose PreSync hook reads a Secret that the same Application creates in its Sync phase, and the one whose Gateway names another namespace\'s Secret without a ReferenceGrant and whose HTTPRoute names a listener the Gateway lacks; prometheus-operator rejects an alert routing whose receiver reads a key its Secret lacks; Flagger leaves uninitialized, saying why, the canary whose target\'s selector holds none of its labels',
+    'fails the Application whose PreSync hook reads a Secret that the same Application creates in its Sync phase, and the one whose Gateway names another namespace\'s Secret without a ReferenceGrant and whose HTTPRoute names a listener the Gateway lacks; prometheus-operator rejects an alert routing whose receiver reads a key its Secret lacks; Flagger leaves uninitialized, saying why, the canary whose target\'s selector holds none of its labels; the smoke hook whose NetworkPolicies block the database port fails at its database step, naming the policy',
     async () => {
       const copy = brokenCopy();
       const local = loadEnvironments().find((env) => env.name === 'local')!;
       // The third application, like the second: a canary that Flagger tries once per analysis
-      // interval, 10 s, as in the published-charts case (a deviation of the e2e, README),
+      // interval, 10 s, as in the published-charts case (a deviation of the e2e, docs/e2e.md),
       // instead of the contract's 30 s. Added first: it renders the copy again.
       const refusedCanary = 'shop';
       const interval = '10s';
       quickenCanaryAnalysis(copy, interval);
       addApplication(copy, 'local', refusedCanary, local.applications[1]!.name);
       makeCanary(copy, 'local', refusedCanary);
+      // A fourth application, like the first, whose NetworkPolicies open 1434 where the database
+      // listens on 1433: cyclonus's engine, which the harness asks before it plays a connection
+      // between pods (e2e/network-policy.ts), denies its smoke hook's database step. Named after
+      // the others, so the run stops for the first application's hook (the first unmendable
+      // Application by name) and this one's failure is in the report's smoke runs.
+      const blocked = 'wiki';
+      addApplication(copy, 'local', blocked, local.applications[0]!.name);
+      let smokePolicy = '';
+      breakRendered(copy, chartFile('local', applicationChartId(blocked)), (objects) =>
+        objects.map((o) => {
+          if (o.kind !== 'NetworkPolicy') return o;
+          if (o.spec.podSelector?.matchLabels?.app === smokeName(blocked)) smokePolicy = `${o.metadata.namespace}/${o.metadata.name}`;
+          for (const rule of o.spec.egress ?? []) for (const port of rule.ports ?? []) if (port.port === PORTS.database) port.port = PORTS.database + 1;
+          return o;
+        }), "the fourth application's NetworkPolicies open 1434 instead of the database's 1433");
+      expect(smokePolicy).not.toBe('');
+      breakRendered(copy, chartFile('local', GITOPS_CHART_ID), (objects) =>
+        objects.map((o) => {
+          if (o.kind !== 'Application' || o.metadata.name !== blocked) return o;
+          o.spec.syncPolicy.retry = { limit: 1, backoff: { duration: '1s', factor: 2, maxDuration: '1s' } };
+          return o;
+        }), 'the application whose policies block the database retries once, at once');
       let target = '';
       let canary = '';
       breakRendered(copy, chartFile('local', applicationChartId(refusedCanary)), (objects) =>
@@ -164,8 +190,16 @@ describe('e2e: what the real controllers refuse (a hook, Envoy Gateway, promethe
       expect(state?.message).toContain(`Caused by flagger.app/${canary.replace(' ', ':')}`);
       // Flagger wraps it where it creates the primary ("getSelectorLabel failed: %w").
       expect(state?.message).toMatch(new RegExp(`${canary} warned Synced: (getSelectorLabel failed: )?${refusal.replace(/[.[\]]/g, '\\$&')}`));
+      // The smoke hook of the application whose policies block the database: its HTTP step
+      // passed, its database step was denied, naming the policies (its own smoke policy among them).
+      const blockedSmoke = report.smoke.find((run) => run.pod.startsWith(`${blocked}/${smokeName(blocked)}`));
+      expect(blockedSmoke, JSON.stringify(report.smoke, null, 2)).toBeDefined();
+      expect(blockedSmoke!.steps).toEqual([HTTP_STEP_CONTAINER, DATABASE_STEP_CONTAINER]);
+      expect(blockedSmoke!.exitCode).not.toBe(0);
+      expect(blockedSmoke!.output).toMatch(new RegExp(`the database step's connection to SQL Server \\(${blocked}/\\S+ to .*:${PORTS.database}\\) denied: egress by NetworkPolicy .*${smokePolicy}`));
+      expect(report.applications.find((a) => a.name === blocked)?.sync).not.toBe('Synced');
       // Every Application before the applications' wave converged.
-      const applications = [...local.applications.map((app) => app.name), refusedCanary];
+      const applications = [...local.applications.map((app) => app.name), refusedCanary, blocked];
       const platform = report.applications.filter((a) => !applications.includes(a.name) && a.name !== ROOT_APPLICATION);
       expect(platform.length).toBeGreaterThan(0);
       expect(platform.filter((a) => a.sync !== 'Synced' || a.health !== 'Healthy'), JSON.stringify(platform, null, 2)).toEqual([]);

@@ -4,7 +4,14 @@ import { DELIVERY_STAGES, ROOT_APPLICATION } from '../../src/contract/platform-c
 import { ROOT } from '../support';
 import { afterAll, describe, expect, it } from 'vitest';
 import { besideCopy, brokenCopy, expectEnded, removeCopies, RUN_TIMEOUT_MS } from './cases';
-import { breakRendered, dropApplications, runE2eOn } from './e2e-copy';
+import { breakRendered, commitAll, dropApplications, runE2eOn } from './e2e-copy';
+import { stringify } from 'yaml';
+import { loadEnvironments } from '../../src/environments';
+import { initEnvironment } from '../../src/secrets/init';
+import { Sops, sopsTools } from '../../src/secrets/sops';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 
 // The copies go once every case has ended: the cases run side by side.
 afterAll(removeCopies);
@@ -33,6 +40,43 @@ describe.concurrent('e2e: sources Argo CD cannot sync (keys, branches, order) st
       const undecrypted = report.applications.filter((a) => /sops|decrypt|data key/i.test(a.message));
       expect(undecrypted.length, JSON.stringify(report.applications, null, 2)).toBeGreaterThan(0);
       for (const app of undecrypted) expect(app.sync).not.toBe('Synced');
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  it(
+    'refuses, in the repository server\'s sops plugin, a ClusterRoleBinding hidden in an encrypted Secret\'s file',
+    async () => {
+      const copy = brokenCopy();
+      // Write access without any private key: the environment's public key encrypts anything.
+      // Here the case's own key, so that the run decrypts what was written (--age-key).
+      const key = besideCopy(copy, 'own.key');
+      const local = loadEnvironments().find((environment) => environment.name === 'local')!;
+      const tools = sopsTools(ROOT);
+      initEnvironment({ root: copy, environment: local, keyFile: key, rotateKey: true, tools });
+      const file = 'secrets/local/monitoring/chat-webhook.sops.yaml';
+      const home = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-sops-'));
+      try {
+        const binding = {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRoleBinding',
+          metadata: { name: 'chat-webhook' },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+          subjects: [{ kind: 'ServiceAccount', name: 'default', namespace: 'monitoring' }],
+        };
+        fs.writeFileSync(path.join(copy, file), new Sops(tools, copy, fs.readFileSync(key, 'utf8'), home).encrypt(file, stringify(binding)));
+      } finally {
+        fs.rmSync(home, { recursive: true, force: true });
+      }
+      commitAll(copy, 'local: a ClusterRoleBinding saved as the chat webhook\'s encrypted Secret');
+      // The monitoring Application first: its manifest generation is refused at the root's first sync.
+      const monitoring = DELIVERY_STAGES.findIndex((stage) => stage.id === 'monitoring');
+      dropApplications(copy, 'local', DELIVERY_STAGES.slice(0, monitoring).map((stage) => stage.id), 'the monitoring Application first');
+      const run = await runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--age-key', key]);
+      expect(run.status).toBe(1);
+      expectEnded(run, 'stopped', /ComparisonError for \d+ s: .*sops plugin: chat-webhook\.sops\.yaml: "apiVersion" is "rbac\.authorization\.k8s\.io\/v1", expected "v1"/, 'monitoring');
+      const refused = run.report.applications.find((application) => application.name === 'monitoring');
+      expect(refused?.sync, JSON.stringify(run.report.applications, null, 2)).not.toBe('Synced');
     },
     RUN_TIMEOUT_MS,
   );

@@ -75,7 +75,7 @@ export interface ScenarioRun {
  */
 export async function execScenarios(copy: string, scenarios: Readonly<Record<string, string>>, options: { readonly dryRun?: boolean } = {}): Promise<ScenarioRun> {
   const files = Object.fromEntries(Object.keys(scenarios).map((script) => [script, besideCopy(copy, `${script}.json`)]));
-  const command = Object.keys(scenarios).map((script) => `node ${path.join(ROOT, 'test', 'e2e', script)}`).join(' && ');
+  const command = Object.keys(scenarios).map((script) => `"${process.execPath}" ${path.join(ROOT, 'test', 'e2e', script)}`).join(' && ');
   const variables = Object.fromEntries(Object.entries(scenarios).map(([script, variable]) => [variable, files[script]!]));
   const { status, report, output } = await runE2eOn(copy, ['--env', 'local', ...(options.dryRun === true ? [] : ['--no-dry-run']), '--exec', command], variables);
   const written = Object.fromEntries(Object.entries(files).map(([script, file]) => [script, fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : undefined]));

@@ -72,6 +72,10 @@ function expectLiveOperations({ replicas, steps }: { replicas: number; steps: Sc
   // 1.3.4-1.3.6: each component's pods, in the contract's order, and its resources Ready.
   expect(outputOf('check infrastructure')).toMatch(/PASS certificate manager: pods of cert-manager ready[\s\S]*PASS ingress controller: [\s\S]*PASS controller: [\s\S]*PASS ClusterIssuer /);
   expect(outputOf('check database')).toMatch(/PASS Job webapp\/webapp-migrations: Complete/);
+  // 1.3 step 7: every release on the version local's values name (Argo CD's history), and a
+  // release's pods ready with the controller image the release table gives its version.
+  expect(outputOf('upgrade-status after convergence')).toContain('local: every release runs the version src/environments/local/environment.yaml names');
+  expect(outputOf('check cert-manager')).toMatch(/PASS cert-manager: pods of cert-manager ready[\s\S]*PASS cert-manager \S+: controller image /);
   // Inside SQL Server's container (sqlcmd through the API server's exec): the history newest first, the tables.
   const history = /PASS migration history of webapp \(__EFMigrationsHistory, newest first\): (\S+(?:, \S+)*)/.exec(outputOf('check database'));
   expect(history?.[1]?.split(', ')).toEqual([...history![1]!.split(', ')].sort().reverse());
@@ -110,6 +114,10 @@ function expectLiveOperations({ replicas, steps }: { replicas: number; steps: Sc
   // 1.5: each level moved the live state back, recorded, and left automated sync paused.
   expect(outputOf('rollback at the orchestrator level')).toMatch(/rolled back from revision (\d+) to revision (\d+)'s template/);
   expect(outputOf('rollback at the controller level')).toMatch(/Application webapp history:[\s\S]*sync of Application webapp: Succeeded[\s\S]*rolled back to history \d+/);
+  // The paths of sync and rollback that take options: a pruning, forced sync; back to a named rollout revision; back to a named history entry, pruning and forced.
+  expect(outputOf('sync with --prune and --force')).toMatch(/ops sync: Application webapp in local on \S+, by e2e-person, pruning, forced[\s\S]*sync of Application webapp: Succeeded/);
+  expect(outputOf('rollback at the orchestrator level to a named revision')).toMatch(/rolled back from revision \d+ to revision \d+'s template/);
+  expect(outputOf('rollback at the controller level to a named entry, pruning and forced')).toMatch(/sync of Application webapp: Succeeded[\s\S]*rolled back to history \d+/);
   const afterRollbacks = JSON.parse(steps.find((step) => step.name === 'still paused after the rollbacks')!.stdout);
   expect(afterRollbacks.applications.find((a: { name: string }) => a.name === 'webapp').paused).toEqual({ by: 'e2e-person', reason: 'rollback (controller)' });
   expect(afterRollbacks.applications.find((a: { name: string }) => a.name === 'webapp').lastSync).toMatch(/^Succeeded \(e2e-person/);

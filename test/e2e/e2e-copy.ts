@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { parseAllDocuments, parseDocument, stringify } from 'yaml';
 import type { E2eReport } from '../../e2e/harness';
 import { CLUSTER_COMPONENTS, ensureToolchain } from '../../toolchain';
+import { isolated } from '../../e2e/isolation';
 import { chartFile } from '../../src/contract/layout';
 import { applicationCopyText } from '../../src/bench/scale';
 import { applicationValuesPath, environmentValuesPath, ValuesFile } from '../../src/environments/values-file';
@@ -138,27 +139,13 @@ export function commitAll(copy: string, message: string): void {
 }
 
 /**
- * A command line that runs `argv` in namespaces of its own: a network namespace with its
- * loopback up (see `runE2eOn`), and a PID namespace whose first process `argv` is. When that
- * process ends, however it ends (a SIGKILL included, when the vitest worker that waits on it is
- * killed), the kernel kills every process left in the namespace; and `--kill-child` kills it when
- * unshare itself is killed. Before, the harness's own cleanup was all there was, and a harness
- * killed outright left its control plane and Argo CD running, taking the machine's CPU.
- */
-export function isolated(argv: readonly string[]): string[] {
-  return ['unshare', '--net', '--pid', '--fork', '--kill-child', '--mount-proc', '--', 'sh', '-c', 'ip link set lo up && exec "$@"', 'e2e', ...argv];
-}
-
-/**
  * `npm run e2e` on the copy, in namespaces of its own (`isolated`: a network namespace with
  * its loopback brought up first, and a PID namespace); returns the exit code, the output and
  * the report.
  *
  * Its own loopback lets npm run test:e2e run two files at once: Envoy Gateway's control plane
- * listens on fixed ports, which two runs on one loopback would both take (v1.9.1: xDS 18000,
- * internal/xds/bootstrap/bootstrap.go; wasm 18002; admin 19000 and metrics 19001,
- * api/v1alpha1/envoygateway_types.go; health probe 8081 and webhook 9443,
- * internal/provider/kubernetes/kubernetes.go). Nothing of a run leaves the machine (the toolchain
+ * listens on fixed ports (`ENVOY_GATEWAY_PORTS`, e2e/envoy-gateway.ts), which two runs on one
+ * loopback would both take. Nothing of a run leaves the machine (the toolchain
  * is built before, outside the namespace), and the harness already runs as root (the git
  * server's account, the control plane's private mounts), which a network namespace needs too.
  */

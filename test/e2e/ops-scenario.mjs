@@ -90,6 +90,10 @@ const observed = (name, ok, output) => {
 };
 
 const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: APP, namespace: APP } };
+const webappApplication = { apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name: APP, namespace: JSON.parse(process.env.E2E_STAND_IN_UPGRADE).applicationNamespace } };
+/** The sync options of the last operation Argo CD ran on webapp's Application, as it recorded them. */
+const lastSyncOf = async () => (await objects.read(webappApplication)).status?.operationState?.operation?.sync ?? {};
+const REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
 const scaleByHand = async () => {
   const live = await objects.read(deployment);
   await merge({ ...deployment, spec: { replicas: live.spec.replicas + 1 } });
@@ -140,6 +144,9 @@ await step('status as JSON', ['status', '--env', ENV, '--output', 'json'], 0);
 await step('drift after convergence', ['drift', '--env', ENV], 0);
 await step('verify the route and the endpoints', ['verify', '--env', ENV, '--app', APP, '--skip-http'], 0);
 for (const component of ['infrastructure', 'database', 'broker']) await step(`check ${component}`, ['check', '--env', ENV, '--component', component], 0);
+// 1.3 step 7: each release on the version local's values name; one release's pods and controller image.
+await step('upgrade-status after convergence', ['upgrade-status', '--env', ENV], 0);
+await step('check cert-manager', ['check', '--env', ENV, '--component', 'cert-manager'], 0);
 await step('usage error', ['status'], 2);
 
 // 1.3 step 6, the topics as a broker sees them on 9092: a user whose credential in Kafka no
@@ -217,6 +224,10 @@ await step('drift shows the change made by hand', ['drift', '--env', ENV], 1);
 await step('status shows the pause and the drift', ['status', '--env', ENV, '--output', 'json'], 1);
 await step('sync undoes the change', ['sync', '--env', ENV, '--app', APP, '--skip-http', '--by', 'e2e-person'], 0);
 await step('drift after the sync', ['drift', '--env', ENV], 0);
+// argocd app sync --prune --force: Argo CD runs the operation with both (the sync's hook strategy forced).
+await step('sync with --prune and --force', ['sync', '--env', ENV, '--app', APP, '--skip-http', '--prune', '--force', '--by', 'e2e-person'], 0);
+const forcedSync = await lastSyncOf();
+observed('the pruning, forced sync as Argo CD ran it', forcedSync.prune === true && forcedSync.syncStrategy?.hook?.force === true, JSON.stringify(forcedSync));
 
 // Resumed: self-heal is back and sets a change made by hand back to git by itself.
 await scaleByHand();
@@ -242,7 +253,6 @@ await eventually('converged again', ['status', '--env', ENV], 0, 240);
 // processRequestedAppOperation: a failed sync is retried whatever the policy). A replica count
 // changed by hand, and an admission policy that refuses git's count back: self-heal's sync
 // fails and awaits its retry (Running) until the pause terminates it.
-const webappApplication = { apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name: APP, namespace: JSON.parse(process.env.E2E_STAND_IN_UPGRADE).applicationNamespace } };
 const holdPolicy = {
   apiVersion: 'admissionregistration.k8s.io/v1',
   kind: 'ValidatingAdmissionPolicy',
@@ -296,7 +306,19 @@ await step('rollback at the orchestrator level', ['rollback', '--env', ENV, '--a
 const template = (await objects.read(deployment)).spec.template.metadata.annotations ?? {};
 steps.push({ name: 'the hand-made change is gone', args: [], expected: 0, exitCode: 'e2e.platform-gitops/hotfix' in template ? 1 : 0, output: JSON.stringify(template), stdout: '' });
 if ('e2e.platform-gitops/hotfix' in template) failed++;
+// --to-revision: a second change by hand, then back to the revision it replaced, named.
+const beforeSecond = (await objects.read(deployment)).metadata.annotations[REVISION_ANNOTATION];
+await merge({ ...deployment, spec: { template: { metadata: { annotations: { 'e2e.platform-gitops/hotfix': 'second' } } } } });
+await eventually('the second hand-made revision rolled out', ['status', '--env', ENV, '--app', APP], 0, 120);
+await step('rollback at the orchestrator level to a named revision', ['rollback', '--env', ENV, '--app', APP, '--level', 'orchestrator', '--to-revision', beforeSecond, '--by', 'e2e-person'], 0);
+const named = (await objects.read(deployment)).spec.template.metadata.annotations ?? {};
+observed('the named revision\'s template again, the second change gone', !('e2e.platform-gitops/hotfix' in named), JSON.stringify({ revision: beforeSecond, annotations: named }));
 await step('rollback at the controller level', ['rollback', '--env', ENV, '--app', APP, '--level', 'controller', '--by', 'e2e-person'], 0);
+// --to an entry named, pruning and forced: Argo CD runs the rollback's operation with both (its apply strategy forced).
+const entries = ((await objects.read(webappApplication)).status?.history ?? []).map((entry) => entry.id);
+await step('rollback at the controller level to a named entry, pruning and forced', ['rollback', '--env', ENV, '--app', APP, '--level', 'controller', '--to', String(entries.at(-2)), '--prune', '--force', '--by', 'e2e-person'], 0);
+const forcedRollback = await lastSyncOf();
+observed('the pruning, forced rollback as Argo CD ran it', forcedRollback.prune === true && forcedRollback.syncStrategy?.apply?.force === true, JSON.stringify({ entries, sync: forcedRollback }));
 await step('still paused after the rollbacks', ['status', '--env', ENV, '--app', APP, '--output', 'json'], 0);
 await step('resume after the rollbacks', ['resume', '--env', ENV, '--app', APP], 0);
 
@@ -391,7 +413,7 @@ await eventually('converged after the maintenance', ['status', '--env', ENV], 0,
 // that version has (e2e/stand-in-charts.ts, given as E2E_STAND_IN_UPGRADE). A person upgrades
 // it by hand: every Application paused (the root and `infrastructure` would put git's version
 // back), the release's Application moved to the next version and synced, so its history holds
-// both. The rollback goes back to the pinned version and leaves automated sync paused; without
+// both. The rollback (forced) goes back to the pinned version and leaves automated sync paused; without
 // --prune Argo CD leaves the next version's ConfigMap (OutOfSync, requiresPruning), which
 // automated sync (prune: true) deletes once resumed, the release on git's pin.
 const upgrade = JSON.parse(process.env.E2E_STAND_IN_UPGRADE);
@@ -422,8 +444,11 @@ await step('sync of the upgrade by hand', ['sync', '--env', ENV, '--application'
 const upgraded = await releaseState();
 observed('the release on the next version, its ConfigMap installed', upgraded.synced === upgrade.next && upgraded.newest === upgrade.next && upgraded.configMap, JSON.stringify(upgraded));
 await step('package rollback to a version neither in the history nor in the repository', ['rollback', '--env', ENV, '--level', 'package', '--release', upgrade.release, '--to', '99.99.99', '--by', 'e2e-person'], 1);
-await step('rollback at the package level', ['rollback', '--env', ENV, '--level', 'package', '--release', upgrade.release, '--by', 'e2e-person'], 0);
+// Forced, as the contract's forced upgrade: Argo CD runs the sync with its hook strategy forced.
+await step('rollback at the package level', ['rollback', '--env', ENV, '--level', 'package', '--release', upgrade.release, '--force', '--by', 'e2e-person'], 0);
 const rolledBack = await releaseState();
+const packageSync = (await objects.read(releaseApplication)).status?.operationState?.operation?.sync ?? {};
+observed('the package rollback\'s sync forced, as Argo CD ran it', packageSync.syncStrategy?.hook?.force === true && packageSync.prune !== true, JSON.stringify(packageSync));
 observed(
   'the release back on the pinned version: its source, synced revision and newest history entry',
   rolledBack.targetRevision === upgrade.pinned && rolledBack.synced === upgrade.pinned && rolledBack.newest === upgrade.pinned && !rolledBack.automatedSync,

@@ -23,7 +23,7 @@ describe('e2e: the published charts from a real OCI registry, and a canary on Fl
       // Flagger checks once per analysis interval, so the rollback at the threshold takes
       // several: 10 s here, the shortest Flagger runs (v1.44.0 pkg/apis/flagger/v1beta1
       // canary.go GetAnalysisInterval), instead of the contract's 30 s (a deviation of the
-      // e2e, README). The threshold, the weights and the metrics are the contract's.
+      // e2e, docs/e2e.md). The threshold, the weights and the metrics are the contract's.
       quickenCanaryAnalysis(copy, '10s');
       makeCanary(copy, 'local', 'webapp');
       followPublishedCharts(copy, 'local', 'oci://ghcr.io/example/platform-gitops-charts');

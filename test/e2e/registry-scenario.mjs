@@ -1,7 +1,7 @@
 // The release artifact on the converged `local` cluster of a copy that follows its published
 // charts (issue 26), run by test/e2e/published-charts.test.ts through `npm run e2e -- --exec`:
 // Argo CD installed each application's chart from the real OCI registry at the version of
-// dist/local/chart-versions.json; a second release of one application (npm run release, commit,
+// its record, src/environments/local/chart-versions.json; a second release of one application (npm run release, commit,
 // npm run publish, the commit served) moves its Application to the next chart version; and
 // `npm run ops -- rollback --level package --app` takes it back to the previous one. Writes
 // each step (name, expected and actual exit code, output) and the versions to
@@ -28,7 +28,7 @@ const ARGOCD = 'argocd';
 const SOURCE = process.env.E2E_SOURCE;
 const { record, project, finish } = scenarioSteps();
 
-const versions = () => JSON.parse(fs.readFileSync(path.join(SOURCE, 'dist', ENV, 'chart-versions.json'), 'utf8'));
+const versions = () => JSON.parse(fs.readFileSync(path.join(SOURCE, 'src', 'environments', ENV, 'chart-versions.json'), 'utf8'));
 const application = (name) => objects.read({ apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name, namespace: ARGOCD } });
 const sourcesOf = (app) => app.spec.sources ?? [app.spec.source];
 const chartIndex = (app) => sourcesOf(app).findIndex((source) => source.chart !== undefined);
@@ -62,7 +62,7 @@ async function until(name, version, seconds) {
 
 const image = async () => (await objects.read({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: APP, namespace: APP } })).spec.template.spec.containers[0].image;
 
-// 1. Converged from the registry: each Application installs its published chart at the version of chart-versions.json.
+// 1. Converged from the registry: each Application installs its published chart at the version of its record (chart-versions.json beside the values).
 const before = versions();
 const registryRepo = process.env.E2E_CHART_REGISTRY;
 for (const [name, entry] of Object.entries(before)) {

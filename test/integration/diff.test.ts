@@ -65,13 +65,15 @@ describe('npm run diff', () => {
     expect(result.status).toBe(1);
     const text = result.stdout;
     const headers = text.split('\n').filter((line) => /^\w+: \d+ added/.test(line));
-    // local: the new user, and the operators' Role that reads its password Secret; testing: the
-    // Deployment and the migrations Job run the new tag; staging: the new unit's Deployment and
-    // its PodDisruptionBudget.
-    expect(headers).toEqual(['local: 1 added, 0 removed, 1 changed', 'testing: 0 added, 0 removed, 2 changed', 'staging: 2 added, 0 removed, 1 changed']);
+    // local: the new user, the operators' Role that reads its password Secret, and the broker
+    // Application whose sops plugin now also accepts that Secret; testing: the Deployment and the
+    // migrations Job run the new tag; staging: the new unit's Deployment and its PodDisruptionBudget.
+    expect(headers).toEqual(['local: 1 added, 0 removed, 2 changed', 'testing: 0 added, 0 removed, 2 changed', 'staging: 2 added, 0 removed, 1 changed']);
     expect(text).toContain('  + kafka.strimzi.io/v1 KafkaUser kafka/reporting (broker.yaml)');
     expect(text).toContain('  ~ rbac.authorization.k8s.io/v1 Role kafka/platform-gitops-operations (broker.yaml)');
     expect(text).toContain('      +      - reporting-broker-user');
+    expect(text).toContain('  ~ argoproj.io/v1alpha1 Application argocd/broker (gitops.yaml)');
+    expect(text).toContain('      +              reporting-broker-user kafka Opaque password');
     expect(text).toContain(`  + apps/v1 Deployment webapp/webapp-${inactive} (webapp.yaml)`);
     expect(text).toContain(`  + policy/v1 PodDisruptionBudget webapp/webapp-${inactive} (webapp.yaml)`);
     expect(text).toContain('  ~ apps/v1 Deployment webapp/webapp (webapp.yaml)');
@@ -83,7 +85,7 @@ describe('npm run diff', () => {
   it('writes Markdown for a pull-request comment', async () => {
     const result = await runInProcess(DIFF, ['--format', 'markdown'], root);
     expect(result.status).toBe(1);
-    expect(result.stdout).toContain('| Environment | Added | Removed | Changed |\n|---|---:|---:|---:|\n| local | 1 | 0 | 1 |\n| testing | 0 | 0 | 2 |\n| staging | 2 | 0 | 1 |');
+    expect(result.stdout).toContain('| Environment | Added | Removed | Changed |\n|---|---:|---:|---:|\n| local | 1 | 0 | 2 |\n| testing | 0 | 0 | 2 |\n| staging | 2 | 0 | 1 |');
     expect(result.stdout).toContain('```diff\n');
     expect(result.stdout).toContain(`<code>apps/v1 Deployment webapp/webapp-${inactive}</code> in <code>webapp.yaml</code>`);
   });

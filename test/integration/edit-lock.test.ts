@@ -81,6 +81,23 @@ describe('an interrupted edit', () => {
     expect(result.stderr).toContain(`release: another promote (process ${process.ppid}) is editing this project; run this again when it has finished`);
     expect(result.stderr).toContain('Nothing was written.');
   });
+
+  it('takes a lock whose pid now belongs to another process (after a reboot) for a stopped one: its recorded start time differs', async () => {
+    const start = Number(fs.readFileSync(`/proc/${process.ppid}/stat`, 'utf8').split(') ')[1]!.split(' ')[19]);
+    expect(start).toBeTypeOf('number');
+    fs.mkdirSync(path.join(root, EDIT_DIR));
+    // A running process (this test's parent), but not the one that took the lock: it started at another time.
+    fs.writeFileSync(path.join(root, EDIT_DIR, 'lock.json'), JSON.stringify({ pid: process.ppid, command: 'promote', nonce: 'before-reboot', start: start! + 1 }));
+    const synth = await runInProcess(SYNTH, [], root);
+    expect(synth.status, synth.stderr).toBe(0);
+    expect(synth.stderr).toContain(`recovered from an interrupted promote (process ${process.ppid})`);
+    // The same pid and start time: the holder itself, still running.
+    fs.mkdirSync(path.join(root, EDIT_DIR));
+    fs.writeFileSync(path.join(root, EDIT_DIR, 'lock.json'), JSON.stringify({ pid: process.ppid, command: 'promote', nonce: 'running', start }));
+    const refused = await runInProcess(SYNTH, [], root);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain(`another promote (process ${process.ppid}) is editing this project`);
+  });
 });
 
 /**

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { loadAll } from 'js-yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { applicationValuesPath } from '../../src/environments/values-file';
+import { chartVersionsPath } from '../../src/synth/chart-versions';
 import { commitCopy, git, projectCopy } from '../project-copy';
 import { type K8sObject, nextPatch, ROOT } from '../support';
 
@@ -80,7 +81,7 @@ describe('a new delivery strategy', () => {
     expect(named('HTTPRoute')?.spec.rules.flatMap((rule: { backendRefs: { name: string }[] }) => rule.backendRefs.map((backend) => backend.name))).toEqual([APPLICATION]);
     // Besides the sources above, only the switched application's chart renders anew, and its
     // chart's version moves (a values change: a patch).
-    const versions = 'dist/local/chart-versions.json';
+    const versions = chartVersionsPath('local');
     expect(changedFiles()).toEqual([...touched, chart, versions].sort());
     const version = (JSON.parse(fs.readFileSync(path.join(root, versions), 'utf8')) as Record<string, { version: string }>)[APPLICATION]!.version;
     const committed = (JSON.parse(fs.readFileSync(path.join(ROOT, versions), 'utf8')) as Record<string, { version: string }>)[APPLICATION]!.version;

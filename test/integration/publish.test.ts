@@ -8,8 +8,8 @@ import { locateToolchain } from '../../toolchain';
 import { applicationChart, writeChart } from '../../src/artifact/application-chart';
 import { helmBinary } from '../../src/artifact/publish';
 import { PUBLISH } from '../../src/commands/publish';
-import { CHART_VERSIONS_FILE, sha256 } from '../../src/synth/chart-versions';
-import { commitCopy, projectCopy } from '../project-copy';
+import { chartVersionsPath, sha256 } from '../../src/synth/chart-versions';
+import { commitCopy, git, projectCopy } from '../project-copy';
 import { projectEnvironments, ROOT, runInProcess, temporaryDirectory } from '../support';
 
 // The release artifact (issue 26) on the real tools: Helm 4.3.1 (the toolchain's, as Argo CD
@@ -79,7 +79,7 @@ describe('npm run publish, on a real OCI registry', () => {
     try {
       const first = await runInProcess(PUBLISH, ['--env', 'local', '--registry', url, '--plain-http'], root);
       expect(first.status, first.stderr).toBe(0);
-      const versions = JSON.parse(fs.readFileSync(path.join(root, 'dist', 'local', CHART_VERSIONS_FILE), 'utf8'));
+      const versions = JSON.parse(fs.readFileSync(path.join(root, chartVersionsPath('local')), 'utf8'));
       for (const [application, entry] of Object.entries(versions) as [string, { version: string; appVersion: string }][]) {
         expect(first.stdout).toMatch(new RegExp(`${url.replace(/[./]/g, '\\$&')}/local/${application}:${entry.version.replace(/\./g, '\\.')} \\(appVersion ${entry.appVersion}\\): pushed, sha256:[0-9a-f]{64}`));
         // What the registry holds is the chart: pulled back, helm template gives the committed objects.
@@ -97,7 +97,7 @@ describe('npm run publish, on a real OCI registry', () => {
       const file = path.join(root, 'dist', 'local', `${application}.yaml`);
       fs.appendFileSync(file, '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: by-hand\n  namespace: default\n');
       versions[application!].digest = sha256(fs.readFileSync(file, 'utf8'));
-      fs.writeFileSync(path.join(root, 'dist', 'local', CHART_VERSIONS_FILE), JSON.stringify(versions));
+      fs.writeFileSync(path.join(root, chartVersionsPath('local')), JSON.stringify(versions));
       const refused = await runInProcess(PUBLISH, ['--env', 'local', '--app', application!, '--registry', url, '--plain-http'], root);
       expect(refused.status).toBe(1);
       expect(refused.stderr).toContain(`is already published with other content: a version is never replaced`);
@@ -146,6 +146,12 @@ describe('npm run publish, on a real OCI registry', () => {
       const uncommitted = await runInProcess(PUBLISH, ['--env', 'local', '--registry', url, '--plain-http'], root);
       expect(uncommitted.status).toBe(1);
       expect(uncommitted.stderr).toContain('dist/local has changes that are not committed: commit them (reviewed) before publishing its charts');
+      // The version record, beside the values, likewise.
+      git(root, 'checkout', '--', 'dist');
+      fs.appendFileSync(path.join(root, chartVersionsPath('local')), '\n');
+      const record = await runInProcess(PUBLISH, ['--env', 'local', '--registry', url, '--plain-http'], root);
+      expect(record.status).toBe(1);
+      expect(record.stderr).toContain(`${chartVersionsPath('local')} has changes that are not committed: commit them (reviewed) before publishing its charts`);
     } finally {
       fs.rmSync(root, { recursive: true, force: true });
     }

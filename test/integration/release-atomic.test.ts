@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { RELEASE } from '../../src/commands/release';
 import { RENDERED_DIR } from '../../src/contract/layout';
 import { EDIT_DIR } from '../../src/release/edit-lock';
+import { CHART_VERSIONS_FILE, chartVersionsPath } from '../../src/synth/chart-versions';
 import { commitCopy, dataCopy, newerTag } from '../project-copy';
 import { runInProcess, treeContents } from '../support';
 
@@ -74,12 +75,22 @@ describe('an edit command writes all or nothing', () => {
     expect(fs.readdirSync(path.join(root, 'src', 'environments', 'testing')).sort()).toEqual(values);
   });
 
-  it('writes the values file and dist/ together when nothing fails', async () => {
+  it('leaves the project untouched when the chart version record cannot be written', async () => {
+    const before = snapshot();
+    failing.rename = new RegExp(`${path.sep}${CHART_VERSIONS_FILE.replace('.', '\\.')}$`);
+    const result = await runInProcess(RELEASE, ['--env', 'testing', '--tag', newerTag(root)], root);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(`injected failure, ${path.join(root, chartVersionsPath('testing'))}`);
+    expect(snapshot()).toEqual(before);
+  });
+
+  it('writes the values file, the chart version record and dist/ together when nothing fails', async () => {
     const before = snapshot();
     const result = await runInProcess(RELEASE, ['--env', 'testing', '--tag', newerTag(root)], root);
     expect(result.status).toBe(0);
     const changed = [...snapshot()].filter(([file, text]) => before.get(file) !== text).map(([file]) => file);
-    expect(changed.filter((file) => file.startsWith('src/environments/'))).toHaveLength(1);
+    expect(changed.filter((file) => file.startsWith('src/environments/')).sort()).toEqual([chartVersionsPath('testing'), ...changed.filter((file) => file.endsWith('.yaml') && file.startsWith('src/environments/'))].sort());
+    expect(changed.filter((file) => file.startsWith('src/environments/'))).toHaveLength(2);
     expect(changed.filter((file) => file.startsWith(`${RENDERED_DIR}/`)).length).toBeGreaterThan(0);
     expect(changed.every((file) => file.startsWith('src/environments/') || file.startsWith(`${RENDERED_DIR}/`))).toBe(true);
   });

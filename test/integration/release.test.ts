@@ -14,7 +14,9 @@ import { applicationValuesPath, ValuesFile } from '../../src/environments/values
 import type { CommandDefinition } from '../../src/tooling/cli';
 import { commitAll, commitCopy, copyEnvironments, dataCopy, newerTag as newerTagOf } from '../project-copy';
 import { firstApplication, nextPatch, ROOT, runCli, runInProcess, treeContents } from '../support';
-import { CHART_VERSIONS_FILE } from '../../src/synth/chart-versions';
+import { chartVersionsPath } from '../../src/synth/chart-versions';
+import { readRunHistory } from '../../src/release/run-history';
+import { git } from '../project-copy';
 
 /**
  * A throwaway copy of the project's data per test, committed in its own git repository: the
@@ -39,7 +41,7 @@ function changedFiles(): string[] {
 
 /** An application's chart version in a snapshot of the copy. */
 function chartVersion(environment: string, application: string, tree: ReadonlyMap<string, string>): { version: string; appVersion: string } {
-  return JSON.parse(tree.get(`dist/${environment}/${CHART_VERSIONS_FILE}`)!)[application];
+  return JSON.parse(tree.get(chartVersionsPath(environment))!)[application];
 }
 
 /** The copy's environments by name. */
@@ -89,9 +91,12 @@ describe('npm run release', () => {
     expect(result.stdout).toContain(`testing: image.tag ${previous} -> ${tag} (rolling)`);
     expect(result.stdout).toContain(`+          image: registry.example.com/platform/webapp:${tag}`);
     const name = firstApplication(environments().testing!).name;
-    expect(changedFiles()).toEqual([`dist/testing/${CHART_VERSIONS_FILE}`, `dist/testing/${name}.yaml`, file]);
+    expect(changedFiles()).toEqual([`dist/testing/${name}.yaml`, chartVersionsPath('testing'), file].sort());
     // The same write bumps the application's chart: a patch (a values change), appVersion the tag.
-    expect(chartVersion('testing', name, snapshot())).toMatchObject({ version: nextPatch(chartVersion('testing', name, before).version), appVersion: tag });
+    const bumped = nextPatch(chartVersion('testing', name, before).version);
+    expect(chartVersion('testing', name, snapshot())).toMatchObject({ version: bumped, appVersion: tag });
+    // The report says where the record lives: beside the values, not in dist/.
+    expect(result.stdout).toContain(`Chart versions (each environment's record, beside its values):\n  testing: ${name} ${chartVersion('testing', name, before).version} -> ${bumped} in ${chartVersionsPath('testing')}\n`);
     const old = before.get(file)!.split('\n');
     const changed = fs.readFileSync(path.join(root, file), 'utf8').split('\n').filter((line, i) => line !== old[i]);
     expect(changed).toHaveLength(1);
@@ -182,6 +187,11 @@ describe('npm run promote', () => {
 });
 
 describe('npm run rollback', () => {
+  /** The environment's first application's values file and what its committed history says ran. */
+  const historyOf = (environment: string) => readRunHistory(root, applicationValuesPath(environment, firstApplication(environments()[environment]!).name));
+  /** The environment whose application runs the blue-green strategy, read from the values. */
+  const blueGreen = () => Object.values(environments()).find((env) => firstApplication(env).strategy.type === 'blue-green')!;
+
   it('goes back to the tag the values file ran before, from its git history', async () => {
     const previous = runningTagOf(firstApplication(environments().testing!));
     expect((await run('release', ['--env', 'testing', '--tag', newerTag()])).status).toBe(0);
@@ -191,6 +201,128 @@ describe('npm run rollback', () => {
     expect(result.status).toBe(0);
     expect(runningTagOf(firstApplication(environments().testing!))).toBe(previous);
   });
+
+  it('goes to a --tag the environment ran, and refuses one it never ran, naming the rule, writing nothing', async () => {
+    const previous = runningTagOf(firstApplication(environments().testing!));
+    expect((await run('release', ['--env', 'testing', '--tag', newerTag()])).status).toBe(0);
+    commit('testing: new version');
+    before = snapshot();
+    // Never run in production: newer than every tag any environment runs.
+    const production = environments().production!;
+    const app = firstApplication(production).name;
+    const never = newerTag();
+    expect(historyOf('production').ran).not.toContain(never);
+    const refused = await run('rollback', ['--env', 'production', '--app', app, '--tag', never]);
+    expect(refused.status).toBe(1);
+    const label = production.applications.length > 1 ? `production/${app}` : 'production';
+    expect(refused.stderr.split('\n')[0]).toBe(
+      `rollback: ${label}: ${never} never ran in production; rollback goes only to a tag production ran before ` +
+        `(the tags that served in the git history of ${applicationValuesPath('production', app)}: ${historyOf('production').ran.join(', ')}). ` +
+        'A new version is a release or a promotion (npm run release, npm run promote)',
+    );
+    expect(changedFiles()).toEqual([]);
+    // A tag testing ran, from its history: allowed.
+    expect(historyOf('testing').ran).toContain(previous);
+    const back = await run('rollback', ['--env', 'testing', '--tag', previous]);
+    expect(back.stderr).toBe('');
+    expect(back.status).toBe(0);
+    expect(runningTagOf(firstApplication(environments().testing!))).toBe(previous);
+  });
+
+  it('refuses a values file with changes that are not committed, writing nothing', async () => {
+    const previous = runningTagOf(firstApplication(environments().testing!));
+    expect((await run('release', ['--env', 'testing', '--tag', newerTag()])).status).toBe(0);
+    before = snapshot();
+    const file = applicationValuesPath('testing', firstApplication(environments().testing!).name);
+    const refused = await run('rollback', ['--env', 'testing', '--tag', previous]);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr.split('\n')[0]).toBe(
+      `rollback: ${file} has changes that are not committed; rollback reads what testing ran from the file's committed history and writes the file whole: ` +
+        `commit the changes (reviewed) or discard them (git checkout -- ${file}) first`,
+    );
+    expect(changedFiles()).toEqual([]);
+  });
+
+  it('in a shallow clone, refuses a tag its cut history cannot show, saying so', async () => {
+    const previous = runningTagOf(firstApplication(environments().testing!));
+    expect((await run('release', ['--env', 'testing', '--tag', newerTag()])).status).toBe(0);
+    commit('testing: new version');
+    const full = root;
+    root = `${full}-shallow`;
+    try {
+      git(full, 'clone', '-q', '--depth', '1', `file://${full}`, root);
+      before = snapshot();
+      expect(historyOf('testing').shallow).toBe(true);
+      expect(historyOf('testing').ran).not.toContain(previous);
+      const file = applicationValuesPath('testing', firstApplication(environments().testing!).name);
+      for (const args of [['--tag', previous], []]) {
+        const refused = await run('rollback', ['--env', 'testing', ...args]);
+        expect(refused.status).toBe(1);
+        expect(refused.stderr.split('\n')[0]).toContain(args.length > 0 ? `is not in the history of ${file} this shallow clone holds` : 'this is a shallow clone: fetch the whole history, git fetch --unshallow');
+        expect(changedFiles()).toEqual([]);
+      }
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+      root = full;
+    }
+  });
+
+  it('blue-green: a tag that only ran on the unit beside the active one never served, so --tag does not go to it; once switched to, rollback switches back', async () => {
+    const environment = blueGreen().name;
+    const order = Object.keys(environments());
+    const from = order[order.indexOf(environment) - 1]!;
+    const app = firstApplication(blueGreen()).name;
+    const active = runningTagOf(firstApplication(blueGreen()));
+    // A newer tag beside the active unit (promoted, never switched to).
+    const tag = newerTag();
+    await runChain(from, tag);
+    expect((await run('promote', ['--from', from, '--to', environment, '--app', app])).status).toBe(0);
+    commit(`${environment}: ${tag} beside ${active}`);
+    before = snapshot();
+    expect(historyOf(environment).neverServed).toContain(tag);
+    const refused = await run('rollback', ['--env', environment, '--app', app, '--tag', tag]);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr.split('\n')[0]).toContain(`${tag} never served in ${environment} (it ran only on a unit beside the one that served)`);
+    expect(changedFiles()).toEqual([]);
+    // Switched to, it served; rollback switches the traffic back to the unit that served before it.
+    expect((await run('switch', ['--env', environment, '--app', app])).status).toBe(0);
+    commit(`${environment}: traffic to ${tag}`);
+    const back = await run('rollback', ['--env', environment, '--app', app]);
+    expect(back.stderr).toBe('');
+    expect(back.status).toBe(0);
+    expect(runningTagOf(firstApplication(environments()[environment]!))).toBe(active);
+  }, 300_000);
+
+  it('blue-green: the switch back to an older unit that never served is refused too', async () => {
+    const environment = blueGreen().name;
+    const order = Object.keys(environments());
+    const from = order[order.indexOf(environment) - 1]!;
+    const app = firstApplication(blueGreen()).name;
+    // An older tag than any the environment ran, beside the active unit (promoted with --allow-older, never switched to).
+    const older = 'v0.0.1';
+    expect(historyOf(environment).ran.every((tag) => compareTags(older, tag) < 0)).toBe(true);
+    await runChain(from, older, ['--allow-older']);
+    expect((await run('promote', ['--from', from, '--to', environment, '--app', app, '--allow-older'])).status).toBe(0);
+    commit(`${environment}: ${older} beside the active unit`);
+    before = snapshot();
+    const switchBack = await run('rollback', ['--env', environment, '--app', app]);
+    expect(switchBack.status).toBe(1);
+    expect(switchBack.stderr.split('\n')[0]).toContain(`${older} never served in ${environment} (it ran only on a unit beside the one that served)`);
+    expect(changedFiles()).toEqual([]);
+  }, 300_000);
+
+  /** Bring `tag` to `environment` as the promotion order does: a release where releases go, then promotions up to it. */
+  async function runChain(environment: string, tag: string, extra: string[] = []): Promise<void> {
+    const order = Object.keys(environments());
+    const app = firstApplication(environments()[environment]!).name;
+    const first = order[0]!;
+    expect((await run('release', ['--env', first, '--app', app, '--tag', tag, ...extra])).status).toBe(0);
+    for (let at = 1; at <= order.indexOf(environment); at++) {
+      const promoted = await run('promote', ['--from', order[at - 1]!, '--to', order[at]!, '--app', app, ...extra]);
+      expect(promoted.status, promoted.stderr).toBe(0);
+    }
+    commit(`${tag} up to ${environment}`);
+  }
 });
 
 describe('several applications in one environment (issue 13)', () => {
@@ -227,20 +359,22 @@ describe('several applications in one environment (issue 13)', () => {
     const released = await run('release', ['--env', 'testing', '--app', 'billing', '--tag', tag]);
     expect(released.stderr).toBe('');
     expect(released.status).toBe(0);
-    expect(changedFiles()).toEqual(['dist/testing/billing.yaml', `dist/testing/${CHART_VERSIONS_FILE}`, applicationValuesPath('testing', 'billing')]);
+    expect(changedFiles()).toEqual(['dist/testing/billing.yaml', applicationValuesPath('testing', 'billing'), chartVersionsPath('testing')].sort());
     expect(chartVersion('testing', 'billing', snapshot()).version).toBe(nextPatch(chartVersion('testing', 'billing', before).version));
     expect(chartVersion('testing', 'webapp', snapshot())).toEqual(chartVersion('testing', 'webapp', before));
     const diff = await run('diff', ['--base', 'HEAD']);
     expect(diff.status).toBe(1);
     expect(diff.stdout).toContain('(billing.yaml)');
     expect(diff.stdout).not.toContain('(webapp.yaml)');
+    // The diff names the record the version moved in, beside the values.
+    expect(diff.stdout).toContain(`  testing: billing ${chartVersion('testing', 'billing', before).version} -> ${chartVersion('testing', 'billing', snapshot()).version} in ${chartVersionsPath('testing')}\n`);
     commit(`testing: billing ${tag}`);
     before = snapshot();
 
     const promoted = await run('promote', ['--from', 'testing', '--to', 'staging', '--app', 'billing']);
     expect(promoted.stderr).toBe('');
     expect(promoted.status).toBe(0);
-    expect(changedFiles()).toEqual(['dist/staging/billing.yaml', `dist/staging/${CHART_VERSIONS_FILE}`, applicationValuesPath('staging', 'billing')]);
+    expect(changedFiles()).toEqual(['dist/staging/billing.yaml', applicationValuesPath('staging', 'billing'), chartVersionsPath('staging')].sort());
     expect(chartVersion('staging', 'billing', snapshot()).version).toBe(nextPatch(chartVersion('staging', 'billing', before).version));
     const staging = environments().staging!;
     const billing = staging.applications.find((app) => app.name === 'billing')!;

@@ -53,6 +53,9 @@ export const CANARY: CommandDefinition<typeof OPTIONS> = {
     const actions = [values.promote, values.rollback, values.close].filter(Boolean).length;
     if (actions > 1) throw new UsageError('give one of --promote, --rollback and --close');
     const timeout = seconds(values.timeout, '--timeout', WAITS_SECONDS.rolloutStatus);
+    const url = values['load-tester-url'];
+    if (url !== undefined && !URL.canParse(url)) throw new UsageError(`--load-tester-url "${url}" must be an http:// or https:// URL`);
+    if (url !== undefined && !['http:', 'https:'].includes(new URL(url).protocol)) throw new UsageError(`--load-tester-url "${url}" must be an http:// or https:// URL`);
     const target = opsTarget(values, context, true);
     const application = target.applications[0]!;
     if (application.strategy.type !== 'canary') throw new RefusedError(`${target.environment.name}: ${application.name} uses the ${application.strategy.type} strategy, not canary`);

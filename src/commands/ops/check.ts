@@ -1,4 +1,4 @@
-import { RefusedError } from '../../base/errors';
+import { RefusedError, UsageError } from '../../base/errors';
 import { brokerPods, topicsSeenBy } from '../../cluster/broker';
 import type { ClusterConnection } from '../../cluster/connection';
 import { appliedMigrations, jobCondition, tables } from '../../cluster/database';
@@ -11,12 +11,15 @@ import { waitForRollout } from '../../cluster/workloads';
 import { brokerUsers, type Environment } from '../../environments';
 import { INFRASTRUCTURE_RELEASES, releaseNamespace } from '../../infrastructure/releases';
 import type { CommandDefinition } from '../../tooling/cli';
+import { isReleaseName, releaseParts } from './release-check';
+import { LAG_USAGE, showConsumerLag } from './consumer-lag';
+import { RELEASE_NAMES } from '../../infrastructure/release-versions';
 import { oneOf, TARGET_OPTIONS, TARGET_USAGE, type OpsTarget, opsTarget } from './target';
 
 const COMPONENTS = ['infrastructure', 'database', 'broker'] as const;
 type Component = (typeof COMPONENTS)[number];
 
-const USAGE = `usage: npm run ops -- check --env <environment> --component ${COMPONENTS.join('|')} [options]
+const USAGE = `usage: npm run ops -- check --env <environment> --component ${COMPONENTS.join('|')}|<release> [options]
 
 The verification of a platform component (contract 1.3.4-1.3.6), each wait bounded by the
 contract's timeout:
@@ -30,11 +33,15 @@ contract's timeout:
                   KafkaTopic and KafkaUser with its Ready condition; then, with kafka-topics.sh
                   inside a broker's container, the topics each user sees on ${PORTS.broker} (its
                   password from its Secret, on stdin), exactly those its ACLs allow
+  <release>       (1.3.7, after an upgrade) one infrastructure release (${RELEASE_NAMES.join(', ')}):
+                  the pods of its namespace ready (${WAITS_SECONDS.infrastructurePodsReady} s), and its controller's containers
+                  running the image the release table says its version ships
 ${TARGET_USAGE}
-  --component <name>     ${COMPONENTS.join(', ')} (required)
+  --component <name>     ${COMPONENTS.join(', ')} or a release (required)
+${LAG_USAGE}
 Exit code: 0 the component is ready, 1 it is not (each part named, with why), 2 bad arguments.`;
 
-const OPTIONS = { ...TARGET_OPTIONS, component: { type: 'string' } } as const;
+const OPTIONS = { ...TARGET_OPTIONS, component: { type: 'string' }, lag: { type: 'boolean', default: false } } as const;
 
 /** One part of a check: what, whether it holds, and the detail. */
 interface Part {
@@ -134,9 +141,12 @@ export const CHECK: CommandDefinition<typeof OPTIONS> = {
   usage: USAGE,
   options: OPTIONS,
   async run(values, _positionals, context) {
-    const component = oneOf(values.component, COMPONENTS, '--component');
+    const release = isReleaseName(values.component) ? values.component : undefined;
+    const component = release ?? oneOf(values.component, [...COMPONENTS, ...RELEASE_NAMES], '--component');
+    if (values.lag && component !== 'broker') throw new UsageError('--lag goes with --component broker');
     const target = opsTarget(values, context);
-    const parts = await CHECKS[component](target, target.environment);
+    if (values.lag) return showConsumerLag(target, context);
+    const parts = release !== undefined ? await releaseParts(target, target.environment, release) : await CHECKS[component as Component](target, target.environment);
     for (const part of parts) target.say(`${part.ok ? 'PASS' : 'FAIL'} ${part.part}: ${part.detail}`);
     const failed = parts.filter((part) => !part.ok);
     target.say(failed.length === 0 ? `${target.environment.name}: ${component} ready` : `${target.environment.name}: ${component} not ready: ${failed.map((part) => part.part).join(', ')}`);

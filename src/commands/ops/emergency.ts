@@ -86,19 +86,31 @@ async function reportNodesAndPods(target: OpsTarget): Promise<{ nodes: unknown[]
     target.say(`Node ${node.name}: ${node.ready ? 'Ready' : 'NOT READY'}${node.unschedulable ? ', cordoned' : ''}${node.problems.length > 0 ? ` (${node.problems.join('; ')})` : ''}`);
   }
   const notRunning = await podsNotRunning(target.cluster);
-  target.say(notRunning.length === 0 ? 'every pod runs' : `${notRunning.length} pods not running:`);
+  if (nodes.length === 0) target.say('no Node in the cluster');
+  target.say(notRunning.length > 0 ? `${notRunning.length} pods not running:` : nodes.length === 0 ? 'no pod can run' : 'every pod runs');
   for (const pod of notRunning.slice(0, LISTED_PODS)) target.say(`  ${pod}`);
   if (notRunning.length > LISTED_PODS) target.say(`  ... and ${notRunning.length - LISTED_PODS} more`);
   return { nodes, notRunning };
 }
 
-async function outage(target: OpsTarget, values: { reason?: string; by?: string; replicas?: string }, env: NodeJS.ProcessEnv, timeout: number): Promise<number> {
+/** The outage's --replicas: a whole number, at least 1; the contract's example when not given. */
+function outageReplicas(value: string | undefined): number {
+  const replicas = value === undefined ? EMERGENCY_REPLICAS.outageScaleTarget : Number(value);
+  if (!Number.isInteger(replicas) || replicas < 1) throw new UsageError(`--replicas "${value}" must be a whole number, at least 1`);
+  return replicas;
+}
+
+async function outage(target: OpsTarget, values: { by?: string }, reason: string, replicas: number, env: NodeJS.ProcessEnv, timeout: number): Promise<number> {
   const { cluster, say } = target;
-  const replicas = values.replicas === undefined ? EMERGENCY_REPLICAS.outageScaleTarget : Number(values.replicas);
-  if (!Number.isInteger(replicas) || replicas < 1) throw new UsageError(`--replicas "${values.replicas}" must be a whole number, at least 1`);
-  const reason = requiredReason(values.reason);
   say('1. nodes and pods');
   const { nodes, notRunning } = await reportNodesAndPods(target);
+  if (nodes.length === 0) {
+    // Nothing a scale-out asks for could run: the outage is the cluster's, not the application's.
+    const problem = 'no Node in the cluster: nothing can run';
+    say(`FAIL: ${problem}; automated sync was not paused and nothing was scaled`);
+    target.result({ environment: target.environment.name, nodes, notRunning, paused: [], scaled: [], problems: [problem] });
+    return 1;
+  }
 
   say(`2. automated sync paused, then the serving Deployments scaled to ${replicas}`);
   const by = actor(values.by, env);
@@ -214,8 +226,13 @@ export const EMERGENCY: CommandDefinition<typeof OPTIONS> = {
       const target = opsTarget(values, context, true);
       return crashLoop(target, target.applications[0]!, { fix: values.fix, by: actor(values.by, context.env), reason, timeoutSeconds: timeout });
     }
+    if (action === 'outage') {
+      // Every argument checked before the kubeconfig is read.
+      const replicas = outageReplicas(values.replicas);
+      const reason = requiredReason(values.reason);
+      return outage(opsTarget(values, context), values, reason, replicas, context.env, timeout);
+    }
     const target = opsTarget(values, context);
-    if (action === 'outage') return outage(target, values, context.env, timeout);
     return action === 'drain' ? drain(target, node!, timeout) : uncordon(target, node!, timeout);
   },
 };

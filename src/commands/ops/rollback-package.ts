@@ -1,8 +1,6 @@
 import { RefusedError, UsageError } from '../../base/errors';
 import {
   type HelmSource,
-  type HistoryEntry,
-  applicationHistory,
   chartRevision,
   helmSource,
   helmSourceField,
@@ -14,13 +12,15 @@ import {
   waitForHealthy,
   waitForSync,
 } from '../../cluster/argo-cd';
+import { type HistoryEntry, applicationHistory } from '../../cluster/application-history';
 import type { LiveObject } from '../../cluster/connection';
 import { WAITS_SECONDS } from '../../contract/contract';
 import { type PlatformChartId, ROOT_APPLICATION } from '../../contract/platform-charts';
 import { applicationChartId, RENDERED_DIR } from '../../contract/layout';
 import type { Application, Environment } from '../../environments';
-import { HELM_RELEASE_ROWS, type HelmRelease, RELEASE_ROWS, isHelmRelease } from '../../infrastructure/releases';
-import { CHART_VERSIONS_FILE, projectChartVersions } from '../../synth/chart-versions';
+import { HELM_RELEASE_ROWS, type HelmRelease, RELEASE_ROWS, isHelmRelease, releaseIn } from '../../infrastructure/releases';
+import { environmentValuesPath } from '../../environments/values-file';
+import { chartVersionsPath, projectChartVersions } from '../../synth/chart-versions';
 import { pauseApplications } from './pause';
 import type { OpsTarget } from './target';
 
@@ -40,7 +40,7 @@ export function infrastructureRelease(name: string): HelmRelease {
   const charts = HELM_RELEASE_ROWS.map((row) => row.name).join(', ');
   if (release === undefined) throw new UsageError(`--release "${name}" is not an infrastructure release (src/infrastructure/releases.ts): one of ${charts}`);
   if (!isHelmRelease(release)) {
-    throw new UsageError(`--release "${name}" installs ${release.manifests.repoURL} ${release.manifests.version}'s manifests, not a Helm chart: the package level rolls back chart versions (one of ${charts}); revert the commit that moved its tag, npm run synth, review, then sync it`);
+    throw new UsageError(`--release "${name}" installs ${release.manifests.repoURL} ${release.manifests.version}'s manifests, not a Helm chart: the package level rolls back chart versions (one of ${charts}); its tag goes back through git: infrastructure.versions.${name} of src/environments/<env>/environment.yaml (npm run upgrade -- --env <env> --release ${name} --version <tag> --allow-downgrade), npm run synth, review, merge`);
   }
   return release;
 }
@@ -70,31 +70,34 @@ export interface PackageSubject {
   readonly result: Readonly<Record<string, string>>;
 }
 
-/** An infrastructure release (a row of RELEASE_ROWS): the `infrastructure` Application is its parent, the row its pin. */
-export function releaseSubject(release: HelmRelease): PackageSubject {
+/** An infrastructure Helm release (a row of HELM_RELEASE_ROWS): the `infrastructure` Application is its parent, the environment's values its pin. */
+export function releaseSubject(row: HelmRelease, environment: Environment): PackageSubject {
+  const release = releaseIn(row, environment) as HelmRelease;
   const { name } = release;
+  const file = environmentValuesPath(environment.name);
   return {
     name,
     label: `release ${name}`,
     parents: [ROOT_APPLICATION, RELEASES_PARENT],
     pin: release.chart.version,
-    pinnedIn: `this checkout's src/infrastructure/releases.ts pins ${name} to`,
+    pinnedIn: `this checkout's ${file} pins ${name} to`,
     notAChart: `Application ${name} does not install a Helm chart (spec.source.chart or spec.sources[].chart): the package level rolls back chart versions`,
-    neverDeployed: "the release's row in src/infrastructure/releases.ts",
-    gitFollows: (version) => `the ${name} row's version in src/infrastructure/releases.ts to ${version} (this checkout pins ${release.chart.version}), npm run synth, review, merge`,
+    neverDeployed: `infrastructure.versions.${name} of ${file}`,
+    gitFollows: (version) =>
+      `infrastructure.versions.${name} of ${file} to ${version} (this checkout pins ${release.chart.version}): npm run upgrade -- --env ${environment.name} --release ${name} --version ${version} --allow-downgrade, review, merge`,
     result: { release: name },
   };
 }
 
 /**
  * An application whose Application follows its published chart (the registry option): a
- * child of the root, its version what synth writes into dist/<env>/gitops.yaml from
- * dist/<env>/chart-versions.json (`pin`: this checkout's; undefined when it has none).
+ * child of the root, its version what synth writes into dist/<env>/gitops.yaml from the
+ * record src/environments/<env>/chart-versions.json (`pin`: this checkout's; undefined when it has none).
  */
 export function applicationSubject(environment: Environment, application: Application, pin: string | undefined): PackageSubject {
   const name = applicationChartId(application.name);
-  const versions = `${RENDERED_DIR}/${environment.name}/${CHART_VERSIONS_FILE}`;
-  const release = `npm run release or promote (README, "Changing the running version of an environment"), then npm run publish -- --env ${environment.name}`;
+  const versions = chartVersionsPath(environment.name);
+  const release = `npm run release or promote (docs/releases.md), then npm run publish -- --env ${environment.name}`;
   return {
     name,
     label: `application ${application.name}`,
@@ -115,14 +118,14 @@ export function applicationSubject(environment: Environment, application: Applic
 /**
  * What the package level rolls back, `--release` or `--app` (exactly one; a usage error
  * otherwise): the release's row, or the application with the chart version this checkout's
- * dist/<env>/chart-versions.json gives it (`root`: the project; `target` holds that one
+ * record (src/environments/<env>/chart-versions.json) gives it (`root`: the project; `target` holds that one
  * application).
  */
 export function packageSubject(target: OpsTarget, release: string | undefined, app: string | undefined, root: string): PackageSubject {
   if (release !== undefined && app !== undefined) {
     throw new UsageError('--release and --app are mutually exclusive at --level package: --release <infrastructure release> rolls back a release, --app <application> an application\'s published chart');
   }
-  if (release !== undefined) return releaseSubject(infrastructureRelease(release));
+  if (release !== undefined) return releaseSubject(infrastructureRelease(release), target.environment);
   if (app === undefined) {
     throw new UsageError(`--level package takes --release <infrastructure release> (one of ${HELM_RELEASE_ROWS.map((row) => row.name).join(', ')}) or --app <application> (whose Application installs its published chart)`);
   }
@@ -140,6 +143,11 @@ export interface PackageRollback {
    * @default - the newest version of the history other than the deployed one
    */
   readonly to?: string;
+  /**
+   * The history entry (Argo CD's history id, `argocd app history`) whose chart version to go back to, instead of `to`.
+   * @default - `to`
+   */
+  readonly toRevision?: number;
   /** Delete the live objects the target version does not have. */
   readonly prune: boolean;
   /** Argo CD's forced sync: what cannot be patched is deleted and re-created (the contract's forced upgrade). */
@@ -166,7 +174,7 @@ const deployedBy = (entry: HistoryEntry): string => entry.chartVersion ?? `${ent
  * charts) keeps those entries, whose revisions are commits, never chart versions. Refused,
  * changing nothing, when there is none.
  */
-export function packageTarget(subject: PackageSubject, history: readonly HistoryEntry[], to: string | undefined): { readonly deployed: string; readonly target: string } {
+export function packageTarget(subject: PackageSubject, history: readonly HistoryEntry[], to: string | undefined, toRevision?: number): { readonly deployed: string; readonly target: string } {
   const { name } = subject;
   const charted = history.filter((entry) => entry.chartVersion !== undefined);
   const newest = history.at(-1);
@@ -176,6 +184,12 @@ export function packageTarget(subject: PackageSubject, history: readonly History
   }
   const deployed = versionOf(newest);
   const versions = [...new Set(charted.map(versionOf))];
+  if (toRevision !== undefined) {
+    const entry = history.find((candidate) => candidate.id === toRevision);
+    if (entry === undefined) throw new RefusedError(`--to-revision ${toRevision}: the history of Application ${name} has no entry ${toRevision} (its entries: ${history.map((candidate) => candidate.id).join(', ')})`);
+    if (entry.chartVersion === undefined) throw new RefusedError(`--to-revision ${toRevision}: history entry ${toRevision} of Application ${name} deployed no Helm chart (${entry.recorded})`);
+    return { deployed, target: versionOf(entry) };
+  }
   if (to !== undefined) {
     if (!versions.includes(to)) {
       throw new RefusedError(`--to ${to}: the history of Application ${name} has no chart version ${to} (its versions: ${versions.join(', ')}); a version never deployed goes through git: ${subject.neverDeployed}`);
@@ -210,8 +224,9 @@ export async function rollbackPackage(target: OpsTarget, request: PackageRollbac
   say(`ops rollback (package): ${subject.label}, chart ${source.chart} of ${source.repoURL}, in ${environment.name} on ${cluster.server}; ${subject.pinnedIn} ${pin}`);
   say(`Application ${name} history:`);
   for (const entry of history) say(`  ${entry.id}  ${deployedBy(entry)}  ${entry.deployedAt}  ${entry.initiatedBy}`);
-  const { deployed, target: version } = packageTarget(subject, history, request.to);
-  say(`deployed ${deployed}; going back to ${version}${request.to === undefined ? ' (the newest other version of the history)' : ''}`);
+  const { deployed, target: version } = packageTarget(subject, history, request.to, request.toRevision);
+  const chosen = request.toRevision !== undefined ? ` (history entry ${request.toRevision})` : request.to === undefined ? ' (the newest other version of the history)' : '';
+  say(`deployed ${deployed}; going back to ${version}${chosen}`);
 
   const order = [...subject.parents, name];
   const apps = await Promise.all(order.map((application) => (application === name ? app : readApplication(cluster, namespace, application))));

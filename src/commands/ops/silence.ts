@@ -1,6 +1,6 @@
 import { UsageError } from '../../base/errors';
 import { type Silence, type SilenceMatcher, connectAlertmanager, formatMatcher, parseDuration, parseMatcher } from '../../cluster/alertmanager';
-import { BACKUP_ALERT } from '../../contract/choices';
+import { BACKUP_ALERT, SILENCE_BOUNDS } from '../../contract/choices';
 import { ALERTS } from '../../contract/contract';
 import type { CommandDefinition } from '../../tooling/cli';
 import { TARGET_OPTIONS, TARGET_USAGE, actor, opsTarget } from './target';
@@ -18,11 +18,13 @@ reach every replica), or the URL given. The platform's alerts: ${PLATFORM_ALERTS
   --alert <name>         the alert to silence (alertname)
   --matcher <l=v>        one more label matcher (=, !=, =~, !~ as in amtool), repeatable;
                          with --app, namespace=<the application's namespace> is added
-  --duration <d>         how long, a Prometheus duration (default ${ALERTS.silenceDuration}, the contract's example)
+  --duration <d>         how long, a Prometheus duration (default ${ALERTS.silenceDuration}, the contract's example),
+                         at most ${SILENCE_BOUNDS.days} days
+  --allow-long           a silence up to ${SILENCE_BOUNDS.allowLongDays} days (a planned maintenance)
   --comment <text>       why, and where to read more (required)
   --by <name>            who (default: $USER)
   --list                 the active and pending silences (--all: expired ones too)
-  --expire <id>          end a silence now
+  --expire <id>          end a silence now (its id, a UUID, as --list shows it)
   --alertmanager-url <u> Alertmanager's URL instead of a port-forward (default: $ALERTMANAGER_URL)
 ${TARGET_USAGE}
 Exit code: 0 done, 1 refused (named, with why), 2 bad arguments.`;
@@ -32,6 +34,7 @@ const OPTIONS = {
   alert: { type: 'string' },
   matcher: { type: 'string', multiple: true },
   duration: { type: 'string' },
+  'allow-long': { type: 'boolean', default: false },
   comment: { type: 'string' },
   by: { type: 'string' },
   list: { type: 'boolean' },
@@ -39,6 +42,24 @@ const OPTIONS = {
   expire: { type: 'string' },
   'alertmanager-url': { type: 'string' },
 } as const;
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Alertmanager's silence ids are UUIDs (alertmanager v0.28 silence/silence.go, Silences.Set:
+ * `uuid.NewString()`); anything else would reach its API as part of a path.
+ */
+const SILENCE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The silence's length in milliseconds, within SILENCE_BOUNDS; a usage error naming the bound otherwise. */
+function boundedDuration(text: string, allowLong: boolean): number {
+  const ms = parseDuration(text, '--duration');
+  if (ms > SILENCE_BOUNDS.allowLongDays * DAY_MS) throw new UsageError(`--duration "${text}" is longer than ${SILENCE_BOUNDS.allowLongDays} days, the bound of --allow-long`);
+  if (ms > SILENCE_BOUNDS.days * DAY_MS && !allowLong) {
+    throw new UsageError(`--duration "${text}" is longer than ${SILENCE_BOUNDS.days} days: give --allow-long for a longer silence (at most ${SILENCE_BOUNDS.allowLongDays} days)`);
+  }
+  return ms;
+}
 
 function describe(silence: Silence): string {
   return `${silence.id} ${silence.status.state} ${silence.startsAt} .. ${silence.endsAt} by ${silence.createdBy}: ${silence.matchers.map(formatMatcher).join(', ')} "${silence.comment}"`;
@@ -59,10 +80,11 @@ export const SILENCE: CommandDefinition<typeof OPTIONS> = {
       if (values.comment === undefined || values.comment.trim() === '') throw new UsageError('--comment <text> is required: why the alert is silenced, and where to read more');
       const extra = (values.matcher ?? []).map((text) => parseMatcher(text, '--matcher'));
       if (extra.some((m) => m.name === 'alertname')) throw new UsageError('--matcher cannot name alertname: give it with --alert');
-      create = { matchers: [{ name: 'alertname', value: values.alert, isRegex: false, isEqual: true }, ...extra], durationMs: parseDuration(values.duration ?? ALERTS.silenceDuration, '--duration'), comment: values.comment };
-    } else if (values.matcher !== undefined || values.duration !== undefined || values.comment !== undefined) {
-      throw new UsageError('--matcher, --duration and --comment go with --alert');
+      create = { matchers: [{ name: 'alertname', value: values.alert, isRegex: false, isEqual: true }, ...extra], durationMs: boundedDuration(values.duration ?? ALERTS.silenceDuration, values['allow-long']), comment: values.comment };
+    } else if (values.matcher !== undefined || values.duration !== undefined || values.comment !== undefined || values['allow-long']) {
+      throw new UsageError('--matcher, --duration, --allow-long and --comment go with --alert');
     }
+    if (values.expire !== undefined && !SILENCE_ID.test(values.expire)) throw new UsageError(`--expire "${values.expire}" must be a silence id (a UUID, as ops silence --list shows it)`);
     const target = opsTarget(values, context);
     const { say } = target;
     if (create !== undefined && values.app !== undefined && !create.matchers.some((m) => m.name === 'namespace')) {

@@ -1,4 +1,5 @@
 import { UsageError } from '../../base/errors';
+import { printable } from '../../base/printable';
 import { ClusterConnection } from '../../cluster/connection';
 import { type Application, type Environment, ENVIRONMENT_ORDER, environmentNamed, selectApplication } from '../../environments';
 import { type Platform, loadPlatform } from '../../environments/platform';
@@ -56,7 +57,7 @@ export function opsTarget(values: { env?: string; app?: string; context?: string
       return cluster;
     },
     json,
-    say: (line) => (json ? context.err : context.out)(`${line}\n`),
+    say: (line) => (json ? context.err : context.out)(`${printable(line)}\n`),
     result: (document) => {
       if (json) context.out(`${JSON.stringify(document, null, 2)}\n`);
     },

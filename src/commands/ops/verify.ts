@@ -5,7 +5,8 @@ import { PORTS } from '../../contract/contract';
 import { hostOf } from '../../contract/naming';
 import type { Application, Environment } from '../../environments';
 import { formatOutcome, runSmoke, type StepOutcome } from '../../smoke/runner';
-import { credentialsFromEnv, parseBaseUrl, parsePort } from '../../smoke/settings';
+import { optionalCredentialsFromEnv, optionalDatabaseFromEnv, parseBaseUrl, parsePort } from '../../smoke/settings';
+import { SMOKE_VARIABLES } from '../../contract/naming';
 import { liveWorkloadsOf } from '../../strategies/values-registry';
 import type { CommandContext, CommandDefinition } from '../../tooling/cli';
 import { verifySteps } from '../../verify/verify';
@@ -36,8 +37,11 @@ Post-deployment validation (contract 4.2, 1.3.2) of one application, every check
 its Gateway and HTTPRoutes by their status conditions (Accepted, Programmed,
 ResolvedRefs), its Service's endpoints (ready, and each a pod of the workload that
 serves: the active blue-green unit, Flagger's primary), GET /health, login and GET
-/api/status with the token (SMOKE_USERNAME, SMOKE_PASSWORD), and a TLS handshake to the
-host on 443 with the server name set. \`npm run verify\` is this verb.
+/api/status with the token (SMOKE_USERNAME, SMOKE_PASSWORD; without them health only,
+the status call said skipped), a TLS handshake to the host on 443 with the server name
+set, and the database connectivity check of \`npm run smoke\` (a SQL Server login and
+SELECT 1; DATABASE_HOST, DATABASE_USER, DATABASE_PASSWORD, DATABASE_PORT, DATABASE_NAME,
+DATABASE_TRUST_SERVER_CERTIFICATE; without them said skipped). \`npm run verify\` is this verb.
 ${TARGET_USAGE}
 ${HTTP_USAGE}
 Exit code: 0 all checks passed, 1 a check failed, 2 bad arguments.`;
@@ -60,7 +64,8 @@ export async function verifyApplication(
 ): Promise<{ passed: boolean; steps: readonly StepOutcome[] }> {
   const http = values['skip-http'] !== true;
   const problems: string[] = [];
-  const credentials = http ? credentialsFromEnv(context.env, problems) : { username: '', password: '' };
+  const credentials = http ? optionalCredentialsFromEnv(context.env, problems) : undefined;
+  const database = optionalDatabaseFromEnv(context.env, problems);
   const port = values.port === undefined ? PORTS.https : parsePort(values.port, '--port', problems);
   let ca: string | undefined;
   if (values.ca !== undefined) {
@@ -74,11 +79,14 @@ export async function verifyApplication(
   if (problems.length > 0) throw new UsageError(`cannot verify ${application.name} in ${environment.name}:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
   const connection = values['skip-cluster'] === true ? undefined : cluster();
   say(`Verifying ${application.name} in ${environment.name} (${baseUrl})`);
+  // What the settings leave out is said, not silently passed.
+  if (http && credentials === undefined) say(`SKIP status: ${SMOKE_VARIABLES.username} and ${SMOKE_VARIABLES.password} are not set (health only, no authenticated status call)`);
+  if (database === undefined) say(`SKIP database: ${SMOKE_VARIABLES.databaseHost}, ${SMOKE_VARIABLES.databaseUser} and ${SMOKE_VARIABLES.databasePassword} are not set (no database connectivity check)`);
   const result = await runSmoke(
     verifySteps({
       baseUrl,
-      username: credentials.username,
-      password: credentials.password,
+      ...(credentials === undefined ? {} : { credentials }),
+      ...(database === undefined ? {} : { database }),
       http,
       ...(connection === undefined
         ? {}
