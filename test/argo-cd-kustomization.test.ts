@@ -3,7 +3,8 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { argoCdModuleDir } from '../e2e/argo-cd-manifests';
 import { ARGO_CD_RELEASE } from '../src/infrastructure/argo-cd-release';
-import { ARGO_CD_KUSTOMIZATION_FILES, argoCdKustomization, argoCdManifestsPath, notificationsData, pluginManifests } from '../src/infrastructure/argo-cd-kustomization';
+import { ARGO_CD_KUSTOMIZATION_FILES, argoCdKustomization, argoCdManifestsPath, argoCdRemoteBase, notificationsData, pluginManifests } from '../src/infrastructure/argo-cd-kustomization';
+import { knownVersions, type ReleaseName, versionFacts } from '../src/infrastructure/release-versions';
 import { INFRASTRUCTURE_RELEASES, argoCdReleaseValues, releaseKustomizationPath, releaseNamespace } from '../src/infrastructure/releases';
 import { COMPONENT_SUPPORT } from '../src/infrastructure/supported-kubernetes';
 import { ENVIRONMENT_ORDER, loadEnvironments } from '../src/environments';
@@ -35,6 +36,19 @@ describe('one Argo CD, the version the e2e runs', () => {
       const row = fs.readFileSync(path.join(ROOT, 'schemas', 'crds', 'SOURCES.md'), 'utf8').split('\n').find((line) => line.startsWith(`| ${schema} |`));
       expect(row, schema).toContain(`| ${version} (`);
     }
+  });
+
+  it('is the one version the release table knows, with the image its manifests deploy, and every environment names it', () => {
+    expect(knownVersions(release.name)).toEqual([version]);
+    expect(versionFacts(release.name, version)?.controllerImage).toBe(`quay.io/argoproj/argocd:${version}`);
+    for (const environment of environments) expect(environment.infrastructure.versions[release.name as ReleaseName], environment.name).toBe(version);
+  });
+
+  it("renders the remote base at the tag the environment's values name", () => {
+    const { environment } = contextOf('local');
+    const moved = { ...environment, infrastructure: { ...environment.infrastructure, versions: { ...environment.infrastructure.versions, [release.name]: 'v9.9.9' } } };
+    expect(argoCdRemoteBase({ environment: moved, platform })).toBe(`${release.manifests.repoURL}//${argoCdManifestsPath({ environment: moved, platform })}?ref=v9.9.9`);
+    expect(argoCdKustomization({ environment: moved, platform }).get(ARGO_CD_KUSTOMIZATION_FILES.kustomization)).toContain('?ref=v9.9.9');
   });
 
   it('is the version the README support matrix names', () => {

@@ -1,8 +1,7 @@
 import { stringify } from 'yaml';
 import { DEPLOYMENT_NOTIFICATIONS } from '../contract/choices';
-import { ARGO_CD_RELEASE } from './argo-cd-release';
 import { type ArgoCdSettings } from './argo-cd-values';
-import { INFRASTRUCTURE_RELEASES, type ReleaseContext, argoCdReleaseValues, releaseKustomizationPath, releaseNamespace } from './releases';
+import { INFRASTRUCTURE_RELEASES, type ManifestsRelease, type ReleaseContext, argoCdReleaseValues, releaseIn, releaseKustomizationPath, releaseNamespace, releaseVersion } from './releases';
 
 /**
  * Argo CD as the platform installs it: upstream's release manifests of the pinned tag
@@ -39,7 +38,8 @@ export function argoCdManifestsPath(context: ReleaseContext): string {
  * (kustomize api/internal/git/repospec.go: `//` ends the repository, `ref` is the tag).
  */
 export function argoCdRemoteBase(context: ReleaseContext): string {
-  const { manifests } = INFRASTRUCTURE_RELEASES.argoCd;
+  // The tag the environment's values name (infrastructure.versions.argocd), one the table knows.
+  const { manifests } = releaseIn(INFRASTRUCTURE_RELEASES.argoCd, context.environment) as ManifestsRelease;
   return `${manifests.repoURL}//${argoCdManifestsPath(context)}?ref=${manifests.version}`;
 }
 
@@ -109,7 +109,7 @@ function deletion(target: Readonly<Record<string, string>>): Record<string, unkn
 export function argoCdKustomization(context: ReleaseContext, settings: ArgoCdSettings = argoCdReleaseValues()): ReadonlyMap<string, string> {
   const namespace = releaseNamespace(INFRASTRUCTURE_RELEASES.argoCd, context);
   const files = ARGO_CD_KUSTOMIZATION_FILES;
-  const header = `# Rendered by npm run synth from src/infrastructure/argo-cd-kustomization.ts: Argo CD ${ARGO_CD_RELEASE.version}.\n`;
+  const header = `# Rendered by npm run synth from src/infrastructure/argo-cd-kustomization.ts: Argo CD ${releaseVersion(releaseIn(INFRASTRUCTURE_RELEASES.argoCd, context.environment))}.\n`;
   const kustomization = {
     apiVersion: 'kustomize.config.k8s.io/v1beta1',
     kind: 'Kustomization',
