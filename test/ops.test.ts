@@ -222,6 +222,7 @@ describe('npm run ops command line', () => {
       [['--level', 'package'], `--level package takes --release <infrastructure release> (one of ${names}) or --app <application> (whose Application installs its published chart)`],
       [['--level', 'package', '--release', 'loadtester'], `--release "loadtester" is not an infrastructure release (src/infrastructure/releases.ts): one of ${names}`],
       [['--level', 'package', '--release', argoCd.name], `--release "${argoCd.name}" installs ${argoCd.manifests.repoURL} ${argoCd.manifests.version}'s manifests, not a Helm chart`],
+      [['--level', 'package', '--release', argoCd.name], `its tag goes back through git: infrastructure.versions.${argoCd.name} of src/environments/local/environment.yaml (npm run upgrade -- --env local --release ${argoCd.name} --version <tag> --allow-downgrade)`],
       [['--level', 'package', '--release', release, '--app', 'webapp'], "--release and --app are mutually exclusive at --level package: --release <infrastructure release> rolls back a release, --app <application> an application's published chart"],
       [['--level', 'package', '--app', 'nosuch'], '--app "nosuch" is not an application of local'],
       [['--level', 'controller', '--app', 'webapp', '--to-revision', '2'], '--to-revision is for --level orchestrator or package; the controller level takes --to <id>, the database level --to <migration>'],

@@ -18,7 +18,7 @@ import { WAITS_SECONDS } from '../../contract/contract';
 import { type PlatformChartId, ROOT_APPLICATION } from '../../contract/platform-charts';
 import { applicationChartId, RENDERED_DIR } from '../../contract/layout';
 import type { Application, Environment } from '../../environments';
-import { HELM_RELEASE_ROWS, type HelmRelease, RELEASE_ROWS, isHelmRelease, releaseIn } from '../../infrastructure/releases';
+import { HELM_RELEASE_ROWS, type HelmRelease, RELEASE_ROWS, isHelmRelease, releaseIn, releaseVersion } from '../../infrastructure/releases';
 import { environmentValuesPath } from '../../environments/values-file';
 import { chartVersionsPath, projectChartVersions } from '../../synth/chart-versions';
 import { pauseApplications } from './pause';
@@ -35,12 +35,12 @@ const RELEASES_PARENT: PlatformChartId = 'infrastructure';
  * listing them; a release installed from its upstream's manifests (Argo CD) has no chart version
  * to roll back.
  */
-export function infrastructureRelease(name: string): HelmRelease {
+export function infrastructureRelease(name: string, environment: Environment): HelmRelease {
   const release = RELEASE_ROWS.find((row) => row.name === name);
   const charts = HELM_RELEASE_ROWS.map((row) => row.name).join(', ');
   if (release === undefined) throw new UsageError(`--release "${name}" is not an infrastructure release (src/infrastructure/releases.ts): one of ${charts}`);
   if (!isHelmRelease(release)) {
-    throw new UsageError(`--release "${name}" installs ${release.manifests.repoURL} ${release.manifests.version}'s manifests, not a Helm chart: the package level rolls back chart versions (one of ${charts}); its tag goes back through git: infrastructure.versions.${name} of src/environments/<env>/environment.yaml (npm run upgrade -- --env <env> --release ${name} --version <tag> --allow-downgrade), npm run synth, review, merge`);
+    throw new UsageError(`--release "${name}" installs ${release.manifests.repoURL} ${releaseVersion(releaseIn(release, environment))}'s manifests, not a Helm chart: the package level rolls back chart versions (one of ${charts}); its tag goes back through git: infrastructure.versions.${name} of ${environmentValuesPath(environment.name)} (npm run upgrade -- --env ${environment.name} --release ${name} --version <tag> --allow-downgrade), review, merge, then sync ${name} as an operator`);
   }
   return release;
 }
@@ -125,7 +125,7 @@ export function packageSubject(target: OpsTarget, release: string | undefined, a
   if (release !== undefined && app !== undefined) {
     throw new UsageError('--release and --app are mutually exclusive at --level package: --release <infrastructure release> rolls back a release, --app <application> an application\'s published chart');
   }
-  if (release !== undefined) return releaseSubject(infrastructureRelease(release), target.environment);
+  if (release !== undefined) return releaseSubject(infrastructureRelease(release, target.environment), target.environment);
   if (app === undefined) {
     throw new UsageError(`--level package takes --release <infrastructure release> (one of ${HELM_RELEASE_ROWS.map((row) => row.name).join(', ')}) or --app <application> (whose Application installs its published chart)`);
   }
