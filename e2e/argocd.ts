@@ -373,14 +373,32 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
 }
 
 /**
+ * The `operation` the API server writes for `argocd app sync <name>` without options: the
+ * Application's own sync options and retry (`spec.syncPolicy`), which the controller applies
+ * with (v3.6.1 server/application/application.go, `Sync`: syncOptions and retry from
+ * a.Spec.SyncPolicy unless the request gives its own). Without them an Application that needs
+ * `ServerSideApply=true` (argocd: the ApplicationSet CRD is too large for a client-side
+ * apply's annotation) is applied client-side.
+ */
+export function operatorSyncOperation(application: KubeObject | undefined): Record<string, unknown> {
+  const policy = application?.spec?.syncPolicy as { syncOptions?: string[]; retry?: object } | undefined;
+  return {
+    initiatedBy: { username: OPERATOR },
+    sync: { syncStrategy: { hook: {} }, ...(policy?.syncOptions === undefined ? {} : { syncOptions: policy.syncOptions }) },
+    ...(policy?.retry === undefined ? {} : { retry: policy.retry }),
+  };
+}
+
+/**
  * What `argocd app sync <name>` does: ask the application controller for a sync operation of
  * the Application at its target revision, by writing its `operation` field (Argo CD's
  * Application API, `operation.sync`; the CLI's request reaches the same field through the API
- * server).
+ * server, which adds the Application's sync options: operatorSyncOperation).
  */
 export async function syncAsOperator(client: KubeClient, namespace: string, name: string, timeoutMs: number): Promise<{ phase: string; message: string }> {
   const application = { apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name, namespace } };
-  await client.mergePatch(application, { operation: { initiatedBy: { username: OPERATOR }, sync: { syncStrategy: { hook: {} } } } });
+  const live = await client.get(application.apiVersion, application.kind, name, namespace);
+  await client.mergePatch(application, { operation: operatorSyncOperation(live) });
   // The controller moves `operation` into `status.operationState` and reports its end there.
   const deadline = Date.now() + timeoutMs;
   for (;;) {

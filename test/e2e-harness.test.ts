@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { IMAGES } from '../src/contract/images';
-import { loopbackClusterSecret, sidecarPlay } from '../e2e/argocd';
+import { loopbackClusterSecret, operatorSyncOperation, sidecarPlay } from '../e2e/argocd';
 import { builtArgoCd, builtObject } from './argo-cd-build';
 import { IN_CLUSTER } from '../src/constructs/argo-cd-sync-policy';
 import { containerScript, runContainer } from '../e2e/sidecar';
@@ -31,7 +31,7 @@ import { loopbackWebhookArgs, loopbackWebhookConfiguration } from '../e2e/cert-m
 import { loopbackFlaggerArgs } from '../e2e/flagger';
 import { REJUDGE_ANNOTATION, STUCK_GATEWAY_SECONDS, StuckGateways } from '../e2e/envoy-gateway';
 import { GATEWAY } from '../src/contract/upstream';
-import { ROOT, runInProcess } from './support';
+import { ROOT, committedObjects, findObject, runInProcess } from './support';
 
 // Unit tests of the e2e harness's own logic; test/e2e/ runs it on the real engines.
 
@@ -1254,5 +1254,16 @@ describe('the programs the harness starts', () => {
       if (saved === undefined) delete process.env.GOGC;
       else process.env.GOGC = saved;
     }
+  });
+});
+
+describe("the harness's operator sync", () => {
+  it("carries the Application's sync options and retry, as the API server's sync does (argocd applies server-side)", () => {
+    const argocd = findObject(committedObjects('local'), 'Application', INFRASTRUCTURE_RELEASES.argoCd.name);
+    const operation = operatorSyncOperation(argocd) as { sync: { syncOptions?: string[] }; retry?: unknown };
+    expect(argocd.spec.syncPolicy.syncOptions).toContain('ServerSideApply=true');
+    expect(operation.sync.syncOptions).toEqual(argocd.spec.syncPolicy.syncOptions);
+    expect(operation.retry).toEqual(argocd.spec.syncPolicy.retry);
+    expect(operatorSyncOperation(undefined)).toEqual({ initiatedBy: { username: 'e2e-operator' }, sync: { syncStrategy: { hook: {} } } });
   });
 });
