@@ -25,7 +25,7 @@ import { Pki } from './pki';
 import { Supervisor, run, sleep } from './processes';
 import { StandInControllers, STAND_IN_PROVISIONER } from './stand-in-controllers';
 import { OciChartRegistry } from './oci-registry';
-import { buildStandInCharts, chartsByRepository, serveCharts, standInFor, standInUpgrade } from './stand-in-charts';
+import { buildStandInCharts, chartsByRepository, serveCharts, standInUpgrade } from './stand-in-charts';
 import { INFRASTRUCTURE_RELEASES, type InfrastructureRelease, RELEASE_ROWS, isHelmRelease, releaseKustomizationPath, releaseNamespace } from '../src/infrastructure/releases';
 import { CLUSTER_COMPONENTS, ensureToolchain } from '../toolchain';
 import { type IssuedCertificate, issuedCertificates, startCertManager } from './cert-manager';
@@ -41,6 +41,7 @@ import { startChartRegistry } from './chart-registry';
 import { applicationChart } from '../src/artifact/application-chart';
 import { chartReference, helmBinary, parseRegistry, publishChart, type Published } from '../src/artifact/publish';
 import { followedRegistry } from '../src/charts/gitops-applications';
+import { isServedRealChart } from './upstream-charts';
 
 
 /**
@@ -126,7 +127,7 @@ export interface E2eReport {
   readonly argocd: string;
   readonly applications: readonly { name: string; sync: string; health: string; message: string }[];
   /** What ran behind each upstream release: its real controller (with the version run) or a stand-in. */
-  readonly controllers: readonly { release: string; chart: string; version: string; runs: 'real' | 'real chart' | 'stand-in' }[];
+  readonly controllers: readonly { release: string; chart: string; version: string; runs: 'real' | 'real chart' | 'stand-in'; served: 'real chart' | 'stand-in chart' | 'release manifests' }[];
   readonly dryRun: readonly DryRunResult[];
   /** The `--exec` command and how it ended; absent when none was given or the Applications did not converge. */
   readonly exec?: ExecResult;
@@ -188,7 +189,7 @@ export type ObservedState = Pick<E2eReport, 'notifications' | 'certificates' | '
 /** One line per release: what ran behind it. */
 function formatControllers(controllers: E2eReport['controllers']): string {
   const width = Math.max(...controllers.map((c) => c.release.length));
-  return ['RELEASE'.padEnd(width) + '  RUNS        VERSION', ...controllers.map((c) => `${c.release.padEnd(width)}  ${c.runs.padEnd(10)}  ${c.version}`)].join('\n');
+  return ['RELEASE'.padEnd(width) + '  RUNS        ARGO CD SYNCS      VERSION', ...controllers.map((c) => `${c.release.padEnd(width)}  ${c.runs.padEnd(10)}  ${c.served.padEnd(17)}  ${c.version}`)].join('\n');
 }
 
 /**
@@ -511,7 +512,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     ]);
     const releaseValues = { environment: environmentValues, platform };
     const controllers = new StandInControllers(client, {
-      [certManager.chart.chart]: async (releaseNamespace) =>
+      [certManager.chart.chart]: async ({ metadata: { namespace: releaseNamespace } }) =>
         startCertManager({
           toolchain,
           supervisor,
@@ -519,29 +520,12 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
           dir,
           serving: { pair: pki.leaf('cert-manager-webhook', plane.pki.ca, '/CN=cert-manager-webhook', 'server', [], ['127.0.0.1']), ca: plane.pki.ca.cert },
           kubeconfig: plane.kubeconfig,
-          release: { name: certManager.name, namespace: releaseNamespace, values: certManager.values(releaseValues) },
+          release: { name: certManager.name, namespace: releaseNamespace!, values: certManager.values(releaseValues) },
           log,
         }),
-      [envoyGateway.chart.chart]: (releaseNamespace) =>
-        startEnvoyGateway({
-          toolchain,
-          supervisor,
-          client,
-          dir,
-          kubeconfig: plane.kubeconfig,
-          release: { name: envoyGateway.name, namespace: releaseNamespace, values: envoyGateway.values(releaseValues) },
-          log,
-        }),
+      [envoyGateway.chart.chart]: (deployment) => startEnvoyGateway({ toolchain, supervisor, client, dir, kubeconfig: plane.kubeconfig, deployment, log }),
       [kubePrometheusStack.chart.chart]: () => startPrometheusOperator({ toolchain, supervisor, dir, kubeconfig: plane.kubeconfig, log }),
-      [flagger.chart.chart]: async (releaseNamespace) =>
-        startFlagger({
-          toolchain,
-          supervisor,
-          dir,
-          kubeconfig: plane.kubeconfig,
-          release: { name: flagger.name, namespace: releaseNamespace, values: flagger.values(releaseValues) },
-          log,
-        }),
+      [flagger.chart.chart]: (deployment) => startFlagger({ toolchain, supervisor, dir, kubeconfig: plane.kubeconfig, deployment, log }),
     });
     liveContainers = new LiveContainers(
       client,
@@ -694,9 +678,9 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     );
     const behindReleases = RELEASE_ROWS.map((release) => {
       const realVersion = realControllers.get(release);
-      if (!isHelmRelease(release)) return { release: release.name, chart: `${release.manifests.repoURL.replace(/^https:\/\/github\.com\//, '')} manifests`, version: realVersion ?? release.manifests.version, runs: 'real' } as const;
-      const runs = realVersion !== undefined ? 'real' : standInFor(release.chart.chart).realChart ? 'real chart' : 'stand-in';
-      return { release: release.name, chart: release.chart.chart, version: realVersion ?? release.chart.version, runs } as const;
+      if (!isHelmRelease(release)) return { release: release.name, chart: `${release.manifests.repoURL.replace(/^https:\/\/github\.com\//, '')} manifests`, version: realVersion ?? release.manifests.version, runs: 'real', served: 'release manifests' } as const;
+      const runs = realVersion !== undefined ? 'real' : isServedRealChart(release.chart.chart) ? 'real chart' : 'stand-in';
+      return { release: release.name, chart: release.chart.chart, version: realVersion ?? release.chart.version, runs, served: isServedRealChart(release.chart.chart) ? 'real chart' : 'stand-in chart' } as const;
     });
     log('');
     log(formatControllers(behindReleases));

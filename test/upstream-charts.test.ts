@@ -2,10 +2,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type HelmApplication, helmApplication, renderApplicationChart } from '../e2e/real-chart';
-import { REAL_CHARTS, isRealChart } from '../e2e/upstream-charts';
+import { REAL_CHARTS, SERVED_REAL_CHARTS, isRealChart } from '../e2e/upstream-charts';
+import { flaggerArgsOf } from '../e2e/flagger';
+import { envoyGatewayContainerOf } from '../e2e/envoy-gateway';
+import { STAND_INS } from '../e2e/stand-in-charts';
 import type { KubeObject } from '../e2e/kube-client';
 import { knownVersions } from '../src/contract/release-versions';
-import { RELEASE_ROWS } from '../src/infrastructure/releases';
+import { HELM_RELEASE_ROWS } from '../src/infrastructure/releases';
 import { type Toolchain, locateToolchain } from '../toolchain';
 import { DIST, ENVIRONMENT_ORDER, ROOT, findObject, readManifests, temporaryDirectory } from './support';
 
@@ -77,7 +80,7 @@ function rendered(app: HelmApplication, version = app.version): KubeObject[] {
 
 describe('the upstream charts the e2e serves for real', () => {
   it('are every version the release table knows of each of their releases, from that release\'s module', () => {
-    const expected = RELEASE_ROWS.filter((row) => isRealChart(row.chart.chart))
+    const expected = HELM_RELEASE_ROWS.filter((row) => isRealChart(row.chart.chart))
       .flatMap((row) => (knownVersions(row.name).length > 0 ? knownVersions(row.name) : [row.chart.version]).map((version) => `${row.chart.chart} ${version}`))
       .sort();
     expect(UPSTREAM_ROWS.map((row) => `${row.chart} ${row.version}`).sort()).toEqual(expected);
@@ -128,5 +131,29 @@ describe.skipIf(toolchain === undefined)("each real chart with each environment'
     const certManager = RELEASES.find((r) => r.app.chart === 'cert-manager')!.app;
     const refused = { ...certManager, release: { ...certManager.release, values: { ...certManager.release.values, crds: { enabled: true, keep: true, install: true } } } };
     expect(() => rendered(refused)).toThrow(new RegExp(`^Application ${certManager.application}: chart cert-manager ${certManager.version.replace(/\./g, '\\.')} refuses its values: [\\s\\S]*crds[\\s\\S]*install`));
+  });
+
+  // The harness starts each real controller from the Deployment Argo CD created from the chart.
+  it.each(RELEASES.filter((r) => SERVED_REAL_CHARTS.includes(r.app.chart) && STAND_INS[r.app.chart]?.controller !== undefined).map((r) => [`${r.environment} ${r.app.application}`, r] as const))(
+    '%s: renders the controller Deployment the harness waits for',
+    (_id, { app }) => {
+      const name = STAND_INS[app.chart]!.controller;
+      expect(rendered(app).filter((o) => o.kind === 'Deployment').map((o) => o.metadata.name)).toContain(name);
+    },
+  );
+
+  it.each(RELEASES.filter((r) => r.app.chart === 'flagger').map((r) => [r.environment, r] as const))("%s: Flagger's controller starts with the chart's flags for the platform's values", (_id, { app }) => {
+    const deployment = rendered(app).find((o) => o.kind === 'Deployment')!;
+    const args = flaggerArgsOf(deployment);
+    expect(args).toContain(`-mesh-provider=${app.release.values.meshProvider}`);
+    expect(args).toContain(`-metrics-server=${app.release.values.metricsServer}`);
+  });
+
+  it.each(RELEASES.filter((r) => r.app.chart === 'gateway-helm').map((r) => [r.environment, r] as const))("%s: Envoy Gateway's control plane reads the configuration its chart renders", (_id, { app }) => {
+    const objects = rendered(app);
+    const container = envoyGatewayContainerOf(objects.find((o) => o.kind === 'Deployment' && o.metadata.name === STAND_INS['gateway-helm']!.controller)!);
+    expect(container.args[0]).toBe('server');
+    const configMap = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === container.config.configMap);
+    expect(configMap?.data?.[container.config.key]).toMatch(/^kind: EnvoyGateway$/m);
   });
 });
