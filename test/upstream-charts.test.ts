@@ -15,7 +15,7 @@ import { DIST, ENVIRONMENT_ORDER, ROOT, findObject, readManifests, temporaryDire
 // The upstream charts the e2e serves for real (e2e/upstream-charts.ts), each packaged from its
 // pinned release's Go module by toolchain/build.sh (UPSTREAM_CHARTS), rendered with each
 // environment's committed values as Argo CD renders them: the chart's templates and its
-// values.schema.json judge the platform's values, and each environment's AppProject of the
+// values.schema.json judge the platform's values (and a value no template reads fails), and each environment's AppProject of the
 // release must permit every object the chart renders (kind and namespace), or Argo CD refuses
 // the sync. Skipped, saying so, when the toolchain has not built the charts and helm.
 
@@ -78,6 +78,40 @@ function rendered(app: HelmApplication, version = app.version): KubeObject[] {
   return renders.get(key)!;
 }
 
+/** Every leaf of a values tree (a scalar, or a list as a whole), with its path. */
+function leaves(tree: unknown, at: string[] = []): { at: string[]; value: unknown }[] {
+  if (typeof tree === 'object' && tree !== null && !Array.isArray(tree) && Object.keys(tree).length > 0) {
+    return Object.entries(tree).flatMap(([key, value]) => leaves(value, [...at, key]));
+  }
+  return [{ at, value: tree }];
+}
+
+/** Another value of the same kind, which a chart that reads the value renders differently. */
+function changed(value: unknown): unknown {
+  if (typeof value === 'boolean') return !value;
+  if (typeof value === 'number') return value + 1;
+  if (typeof value === 'string') return `${value}-changed`;
+  if (Array.isArray(value)) return [...value, ...value];
+  return { changed: true };
+}
+
+/** The values (dotted paths) whose change the chart renders nothing different for. */
+function ignoredValues(app: HelmApplication): string[] {
+  const original = JSON.stringify(rendered(app));
+  return leaves(app.release.values)
+    .filter(({ at, value }) => {
+      const values = structuredClone(app.release.values) as Record<string, unknown>;
+      const parent = at.slice(0, -1).reduce<any>((node, key) => node[key], values);
+      parent[at.at(-1)!] = changed(value);
+      try {
+        return JSON.stringify(rendered({ ...app, release: { ...app.release, values } })) === original;
+      } catch {
+        return false; // refused: the chart reads it
+      }
+    })
+    .map(({ at }) => at.join('.'));
+}
+
 describe('the upstream charts the e2e serves for real', () => {
   it('are every version the release table knows of each of their releases, from that release\'s module', () => {
     const expected = HELM_RELEASE_ROWS.filter((row) => isRealChart(row.chart.chart))
@@ -126,6 +160,19 @@ describe.skipIf(toolchain === undefined)("each real chart with each environment'
       for (const version of knownVersions(app.application)) expect(rendered(app, version).length, version).toBeGreaterThan(0);
     },
   );
+
+  // A chart without a values schema ignores a key it does not read (only cert-manager's has
+  // one): each value the platform gives is changed in turn, and the chart must render
+  // something else for it.
+  it.each(RELEASES.map((r) => [`${r.environment} ${r.app.application}`, r] as const))('%s: the chart reads every value the platform gives it', (_id, { app }) => {
+    expect(ignoredValues(app)).toEqual([]);
+  });
+
+  it('finds a value the chart does not read', () => {
+    const flagger = RELEASES.find((r) => r.app.chart === 'flagger')!.app;
+    const values = { ...flagger.release.values, meshprovider: 'gatewayapi:v1' };
+    expect(ignoredValues({ ...flagger, release: { ...flagger.release, values } })).toEqual(['meshprovider']);
+  });
 
   it("refuses a value the chart's schema refuses, naming the Application and the chart", () => {
     const certManager = RELEASES.find((r) => r.app.chart === 'cert-manager')!.app;
