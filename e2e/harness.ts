@@ -21,6 +21,7 @@ import { RENDERED_DIR } from '../src/contract/layout';
 import { startGitServer } from './git-server';
 import type { KubeClient, KubeObject } from './kube-client';
 import { LoopbackProxy } from './loopback-proxy';
+import { ClusterEgress } from './cluster-egress';
 import { Pki } from './pki';
 import { Supervisor, run, sleep } from './processes';
 import { StandInControllers, STAND_IN_PROVISIONER } from './stand-in-controllers';
@@ -299,6 +300,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
   fs.chmodSync(dir, 0o711);
   const supervisor = new Supervisor(path.join(dir, 'logs'), dir);
   const proxy = new LoopbackProxy();
+  const egress = new ClusterEgress();
   let charts: { close: () => Promise<void> } | undefined;
   let stopControllers = false;
   let controllersDone: Promise<void> = Promise.resolve();
@@ -319,6 +321,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     await dryRunSettled;
     await chat.close();
     await proxy.close();
+    await egress.close();
     await charts?.close();
     if (options.keep) log(`run folder kept: ${dir} (logs in ${supervisor.logDir})`);
     else fs.rmSync(dir, { recursive: true, force: true });
@@ -339,7 +342,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     const namespace = platform.controller.namespace;
     const pki = new Pki(path.join(dir, 'pki'));
     log(`e2e ${environment}: control plane (Kubernetes ${toolchain.versions.kubernetes}, etcd ${toolchain.versions.etcd}, kwok ${toolchain.versions.kwok})`);
-    const plane = await startControlPlane({ toolchain, supervisor, dir, pki, namespace, log });
+    const plane = await startControlPlane({ toolchain, supervisor, dir, pki, namespace, egress, log });
     phaseEnded('control plane started');
     const { client } = plane;
     client.watchKinds(WATCHED_KINDS);
@@ -512,17 +515,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     ]);
     const releaseValues = { environment: environmentValues, platform };
     const controllers = new StandInControllers(client, {
-      [certManager.chart.chart]: async ({ metadata: { namespace: releaseNamespace } }) =>
-        startCertManager({
-          toolchain,
-          supervisor,
-          client,
-          dir,
-          serving: { pair: pki.leaf('cert-manager-webhook', plane.pki.ca, '/CN=cert-manager-webhook', 'server', [], ['127.0.0.1']), ca: plane.pki.ca.cert },
-          kubeconfig: plane.kubeconfig,
-          release: { name: certManager.name, namespace: releaseNamespace!, values: certManager.values(releaseValues) },
-          log,
-        }),
+      [certManager.chart.chart]: (deployment) => startCertManager({ toolchain, supervisor, client, dir, kubeconfig: plane.kubeconfig, egress, deployment, log }),
       [envoyGateway.chart.chart]: (deployment) => startEnvoyGateway({ toolchain, supervisor, client, dir, kubeconfig: plane.kubeconfig, deployment, log }),
       [kubePrometheusStack.chart.chart]: () => startPrometheusOperator({ toolchain, supervisor, dir, kubeconfig: plane.kubeconfig, log }),
       [flagger.chart.chart]: (deployment) => startFlagger({ toolchain, supervisor, dir, kubeconfig: plane.kubeconfig, deployment, log }),

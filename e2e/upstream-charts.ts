@@ -12,14 +12,8 @@ export function isRealChart(chart: string): boolean {
   return REAL_CHARTS.includes(chart);
 }
 
-/**
- * The real charts Argo CD is served on the e2e cluster in place of stand-ins. Not cert-manager's:
- * its two webhook configurations call the webhook through its Service, which the API server
- * cannot reach on a cluster without a pod network, and its validating one fails closed; the
- * harness registers them itself, calling the webhook on loopback (docs/e2e.md). Its chart is
- * still rendered with each environment's values (test/upstream-charts.test.ts).
- */
-export const SERVED_REAL_CHARTS: readonly string[] = REAL_CHARTS.filter((chart) => chart !== 'cert-manager');
+/** The real charts Argo CD is served on the e2e cluster in place of stand-ins: every one. */
+export const SERVED_REAL_CHARTS: readonly string[] = REAL_CHARTS;
 
 /** Whether Argo CD is served the real chart of this name on the e2e cluster. */
 export function isServedRealChart(chart: string): boolean {
