@@ -2,7 +2,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { E2eError } from '../src/base/errors';
-import type { Component, Toolchain } from '../toolchain';
 import type { KubeObject } from './kube-client';
 import { run } from './processes';
 
@@ -11,16 +10,6 @@ export interface ChartRelease {
   readonly name: string;
   readonly namespace: string;
   readonly values: Record<string, unknown>;
-}
-
-/**
- * What the real chart a toolchain component keeps (`charts/<chart>`, from the upstream's module
- * at the pinned release) renders for a release, `helm template` with the platform's values,
- * limited to the given templates: how the harness starts a real controller with the arguments
- * and configuration the platform's values give it. Helm's cache and configuration stay in `work`.
- */
-export function renderRealChart(toolchain: Toolchain, component: Component, chart: string, release: ChartRelease, work: string, templates: readonly string[]): KubeObject[] {
-  return helmTemplate(toolchain.bin('helm', 'helm'), toolchain.chart(component, chart), release, work, templates);
 }
 
 /**

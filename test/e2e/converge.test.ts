@@ -212,7 +212,7 @@ describe('e2e: the committed project converges on a real control plane and Argo 
       // cert-manager's own webhook and controllers issued every rendered Certificate: the CA
       // from the self-signed issuer, each other one from that CA, for the names it asks for.
       const { certManager } = INFRASTRUCTURE_RELEASES;
-      expect(report.controllers.find((c) => c.release === certManager.name)).toEqual({ release: certManager.name, chart: certManager.chart.chart, version: certManager.chart.version, runs: 'real', served: 'stand-in chart' });
+      expect(report.controllers.find((c) => c.release === certManager.name)).toEqual({ release: certManager.name, chart: certManager.chart.chart, version: certManager.chart.version, runs: 'real', served: 'real chart' });
       const rendered = renderedCertificates('local');
       expect(state.certificates.map((c) => `${c.namespace}/${c.name}`)).toEqual(rendered.map((c) => `${c.metadata.namespace}/${c.metadata.name}`).sort());
       const ca = rendered.find((c) => c.spec.isCA === true)!;
