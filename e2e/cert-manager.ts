@@ -121,9 +121,11 @@ export async function startCertManager(options: CertManagerOptions): Promise<voi
   for (const port of (service.spec.ports ?? []) as { port: number }[]) egress.route(service.spec.clusterIP, port.port, securePort);
 
   // cainjector's part: the CA the webhook made for its serving certificates, into each configuration that names its Secret.
-  const caSecret = `${namespace}/${webhookName}-ca`;
+  const caName = webhookArgs.find((arg) => arg.startsWith('--dynamic-serving-ca-secret-name='))?.slice('--dynamic-serving-ca-secret-name='.length);
+  if (caName === undefined) throw new E2eError(`Deployment ${namespace}/${webhookName}: the webhook has no --dynamic-serving-ca-secret-name, the CA cainjector would copy`);
+  const caSecret = `${namespace}/${caName}`;
   const secret = await found(`Secret ${caSecret} (the webhook's CA)`, async () => {
-    const object = await client.get('v1', 'Secret', `${webhookName}-ca`, namespace);
+    const object = await client.get('v1', 'Secret', caName, namespace);
     return typeof object?.data?.['ca.crt'] === 'string' ? object : undefined;
   });
   const caBundle = String(secret.data['ca.crt']);
