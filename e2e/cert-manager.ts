@@ -109,7 +109,8 @@ export async function startCertManager(options: CertManagerOptions): Promise<voi
   const webhookName = WEBHOOK(deployment.metadata.name);
   const webhookDeployment = await found(`Deployment ${namespace}/${webhookName}`, () => client.get('apps/v1', 'Deployment', webhookName, namespace));
   const [securePort, healthzPort] = [await freePort(), await freePort()];
-  const webhookArgs = loopbackWebhookArgs(await containerArgs(webhookDeployment, 'cert-manager-webhook', read, work), { securePort, healthzPort });
+  const chartArgs = await containerArgs(webhookDeployment, 'cert-manager-webhook', read, work);
+  const webhookArgs = loopbackWebhookArgs(chartArgs, { securePort, healthzPort });
   supervisor.start({ name: 'cert-manager-webhook', command: toolchain.bin('cert-manager', 'cert-manager-webhook'), args: [`--kubeconfig=${kubeconfig}`, ...webhookArgs], cwd: work });
   await waitFor('cert-manager-webhook to listen', 60_000, () => listening(securePort), alive);
 
@@ -118,7 +119,13 @@ export async function startCertManager(options: CertManagerOptions): Promise<voi
     const object = await client.get('v1', 'Service', webhookName, namespace);
     return object?.spec?.clusterIP ? object : undefined;
   });
-  for (const port of (service.spec.ports ?? []) as { port: number }[]) egress.route(service.spec.clusterIP, port.port, securePort);
+  // The ports that send to the webhook's secure port (its `--secure-port`, the container port of that number, by number or name).
+  const chartPort = Number(chartArgs.find((arg) => arg.startsWith('--secure-port='))?.slice('--secure-port='.length) ?? Number.NaN);
+  const container = (webhookDeployment.spec?.template?.spec?.containers ?? []).find((c: { name: string }) => c.name === 'cert-manager-webhook');
+  const names = ((container?.ports ?? []) as { name?: string; containerPort: number }[]).filter((p) => p.containerPort === chartPort).map((p) => p.name);
+  const secure = ((service.spec.ports ?? []) as { port: number; targetPort?: number | string }[]).filter((p) => p.targetPort === chartPort || names.includes(String(p.targetPort)));
+  if (secure.length === 0) throw new E2eError(`Service ${namespace}/${webhookName} has no port that sends to the webhook's secure port ${chartPort}`);
+  for (const port of secure) egress.route(service.spec.clusterIP, port.port, securePort);
 
   // cainjector's part: the CA the webhook made for its serving certificates, into each configuration that names its Secret.
   const caName = webhookArgs.find((arg) => arg.startsWith('--dynamic-serving-ca-secret-name='))?.slice('--dynamic-serving-ca-secret-name='.length);
