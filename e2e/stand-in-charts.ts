@@ -37,7 +37,7 @@ export interface StandIn {
    * schemas of.
    * @default - the `crds` files of schemas/crds
    */
-  readonly upstreamCrds?: 'cert-manager' | 'prometheus-operator';
+  readonly upstreamCrds?: 'prometheus-operator';
   /**
    * A Helm template of the real chart's objects that a real controller of the harness
    * reconciles, rendered by Argo CD from the release's values like the rest of the chart.
@@ -51,12 +51,11 @@ export interface StandIn {
  * none: the e2e syncs its release manifests from the module it builds (e2e/argo-cd-manifests.ts).
  */
 export const STAND_INS: Readonly<Record<string, StandIn>> = {
-  // Its controllers run for real (e2e/cert-manager.ts), started when Argo CD creates this release's controller Deployment, whose pods start only then;
+  // The real chart; its controllers run for real (e2e/cert-manager.ts), started when Argo CD creates the chart's controller Deployment, whose pods start only then;
   // the chart installs the release's six CRDs (the ACME ones and CertificateRequests included).
   'cert-manager': {
     crds: ['certmanager-certificate.yaml', 'certmanager-clusterissuer.yaml', 'certmanager-issuer.yaml'],
     controller: 'cert-manager',
-    upstreamCrds: 'cert-manager',
   },
   // Envoy Gateway's CRDs-only chart (Gateway API standard channel and Envoy Gateway's own): the real one.
   'gateway-crds-helm': {
