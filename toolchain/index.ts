@@ -15,8 +15,6 @@ export interface Toolchain {
   readonly versions: Readonly<Record<Component, string>>;
   /** Absolute path of a binary of a component (`bin('kubernetes', 'kube-apiserver')`). */
   bin(component: Component, name: string): string;
-  /** Absolute path of an upstream Helm chart a component's build keeps (`chart('envoy-gateway', 'gateway-helm')`). */
-  chart(component: Component, name: string): string;
   /**
    * Absolute path of an upstream Helm chart at a version, from its pinned release's Go module
    * (`upstreamChart('cert-manager', 'v1.21.2')`; build.sh's UPSTREAM_CHARTS), served to Argo CD
@@ -63,11 +61,6 @@ export function locateToolchain(projectRoot: string): Toolchain {
       const file = path.join(folders.get(component) ?? '', name);
       if (!fs.existsSync(file)) throw new E2eError(`${name} is not built (${file}); run toolchain/build.sh ${component}`);
       return file;
-    },
-    chart(component, name) {
-      const folder = path.join(folders.get(component) ?? '', 'charts', name);
-      if (!fs.existsSync(path.join(folder, 'Chart.yaml'))) throw new E2eError(`chart ${name} is not in the toolchain (${folder}); run toolchain/build.sh ${component}`);
-      return folder;
     },
     upstreamChart(name, version) {
       const folder = path.join(folders.get('upstream-charts') ?? '', 'charts', version, name);
