@@ -4,9 +4,11 @@ import { stringify } from 'yaml';
 
 /**
  * The API server's way into the cluster network, which the e2e cluster does not have: an HTTP
- * CONNECT proxy given to kube-apiserver as its `cluster` egress (`--egress-selector-config-file`,
- * k8s.io/apiserver v0.36.3 pkg/server/egressselector: HTTPConnect over TCP, plain `http://` allowed
- * without TLS). The API server dials through it everything it sends into the cluster: a webhook
+ * CONNECT proxy on a Unix socket given to kube-apiserver as its `cluster` egress
+ * (`--egress-selector-config-file`, k8s.io/apiserver v0.36.3 pkg/server/egressselector:
+ * HTTPConnect over `uds`; over `tcp` it loads a client certificate even for a plain `http://`
+ * URL, which validation allows without one, and v1.36.3 panics there: getTLSConfig(nil),
+ * egress_selector.go:279, seen on the e2e cluster). The API server dials through it everything it sends into the cluster: a webhook
  * whose configuration names a Service (pkg/util/webhook/authentication.go: the Cluster network
  * context; the address is the Service's ClusterIP and port, its TLS name the Service's DNS name)
  * and a node's kubelet (exec, port-forward and logs, to kwok on loopback).
@@ -22,7 +24,8 @@ export class ClusterEgress {
   private readonly sockets = new Set<net.Socket>();
   /** Destinations refused, for the log. */
   readonly refused = new Set<string>();
-  port = 0;
+  /** The Unix socket it listens on, once listening. */
+  socket = '';
 
   constructor() {
     this.server = net.createServer((socket) => this.handle(socket));
@@ -33,10 +36,13 @@ export class ClusterEgress {
     this.routes.set(`${address}:${port}`, localPort);
   }
 
-  async listen(): Promise<number> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.port = (this.server.address() as net.AddressInfo).port;
-    return this.port;
+  /** Listen on the Unix socket `socket` (an absolute path in the run folder). */
+  async listen(socket: string): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(socket, () => resolve());
+    });
+    this.socket = socket;
   }
 
   /** The EgressSelectorConfiguration that sends the API server's cluster traffic here, written to `file`. */
@@ -44,13 +50,14 @@ export class ClusterEgress {
     const configuration = {
       apiVersion: 'apiserver.k8s.io/v1beta1',
       kind: 'EgressSelectorConfiguration',
-      egressSelections: [{ name: 'cluster', connection: { proxyProtocol: 'HTTPConnect', transport: { tcp: { url: `http://127.0.0.1:${this.port}` } } } }],
+      egressSelections: [{ name: 'cluster', connection: { proxyProtocol: 'HTTPConnect', transport: { uds: { udsName: this.socket } } } }],
     };
     fs.writeFileSync(file, stringify(configuration));
   }
 
   close(): Promise<void> {
     for (const socket of this.sockets) socket.destroy();
+    if (!this.server.listening) return Promise.resolve();
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
 

@@ -73,7 +73,7 @@ export async function startControlPlane(options: {
   const pki = options.pki.cluster();
 
   const etcd = await startEtcd({ toolchain, supervisor, dir });
-  await options.egress.listen();
+  await options.egress.listen(path.join(dir, 'cluster-egress.sock'));
   const egressSelector = path.join(dir, 'egress-selector.yaml');
   options.egress.writeConfiguration(egressSelector);
   const { client, server } = await startApiServer({ toolchain, supervisor, dir, pki, etcd, name: 'kube-apiserver', etcdPrefix: '/registry', egressSelector });

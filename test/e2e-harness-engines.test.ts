@@ -114,12 +114,13 @@ describe("the API server's cluster egress (e2e/cluster-egress.ts)", () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const backend = (server.address() as net.AddressInfo).port;
     const egress = new ClusterEgress();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-egress-'));
     try {
       egress.route('10.96.0.12', 443, backend);
-      await egress.listen();
+      await egress.listen(path.join(dir, 'egress.sock'));
       const connect = (target: string) =>
         new Promise<string>((resolve) => {
-          const socket = net.connect(egress.port, '127.0.0.1', () => socket.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`));
+          const socket = net.connect(egress.socket, () => socket.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`));
           let text = '';
           socket.on('data', (chunk) => (text += chunk.toString()));
           socket.on('close', () => resolve(text));
@@ -128,17 +129,17 @@ describe("the API server's cluster egress (e2e/cluster-egress.ts)", () => {
       expect(await connect(`127.0.0.1:${backend}`)).toBe('HTTP/1.1 200 Connection established\r\n\r\nhello');
       expect(await connect('10.96.0.13:443')).toBe('HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n');
       expect([...egress.refused]).toEqual(['10.96.0.13:443']);
-      const file = path.join(os.tmpdir(), `platform-gitops-egress-${process.pid}.yaml`);
+      const file = path.join(dir, 'egress-selector.yaml');
       egress.writeConfiguration(file);
       expect(parse(fs.readFileSync(file, 'utf8'))).toEqual({
         apiVersion: 'apiserver.k8s.io/v1beta1',
         kind: 'EgressSelectorConfiguration',
-        egressSelections: [{ name: 'cluster', connection: { proxyProtocol: 'HTTPConnect', transport: { tcp: { url: `http://127.0.0.1:${egress.port}` } } } }],
+        egressSelections: [{ name: 'cluster', connection: { proxyProtocol: 'HTTPConnect', transport: { uds: { udsName: path.join(dir, 'egress.sock') } } } }],
       });
-      fs.rmSync(file);
     } finally {
       await egress.close();
       server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 });
