@@ -224,7 +224,7 @@ describe('e2e: the committed project converges on a real control plane and Argo 
       }
       // prometheus-operator (v0.94.1, kube-prometheus-stack's) generated the rule files and the Alertmanager configuration.
       const { kubePrometheusStack } = INFRASTRUCTURE_RELEASES;
-      expect(report.controllers.find((c) => c.release === kubePrometheusStack.name)).toEqual({ release: kubePrometheusStack.name, chart: kubePrometheusStack.chart.chart, version: locateToolchain(ROOT).versions['prometheus-operator'], runs: 'real' });
+      expect(report.controllers.find((c) => c.release === kubePrometheusStack.name)).toEqual({ release: kubePrometheusStack.name, chart: kubePrometheusStack.chart.chart, version: locateToolchain(ROOT).versions['prometheus-operator'], runs: 'real', served: 'stand-in chart' });
       expectGeneratedMonitoring(state);
       // 1.6: Argo CD's notifications controller (the argocd binary's) announced each application's
       // deployment in the team chat, the run's webhook sink; the platform's own Applications post nothing.
