@@ -42,7 +42,7 @@ import { startChartRegistry } from './chart-registry';
 import { applicationChart } from '../src/artifact/application-chart';
 import { chartReference, helmBinary, parseRegistry, publishChart, type Published } from '../src/artifact/publish';
 import { followedRegistry } from '../src/charts/gitops-applications';
-import { isServedRealChart } from './upstream-charts';
+import { isRealChart } from './upstream-charts';
 
 
 /**
@@ -672,8 +672,8 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     const behindReleases = RELEASE_ROWS.map((release) => {
       const realVersion = realControllers.get(release);
       if (!isHelmRelease(release)) return { release: release.name, chart: `${release.manifests.repoURL.replace(/^https:\/\/github\.com\//, '')} manifests`, version: realVersion ?? release.manifests.version, runs: 'real', served: 'release manifests' } as const;
-      const runs = realVersion !== undefined ? 'real' : isServedRealChart(release.chart.chart) ? 'real chart' : 'stand-in';
-      return { release: release.name, chart: release.chart.chart, version: realVersion ?? release.chart.version, runs, served: isServedRealChart(release.chart.chart) ? 'real chart' : 'stand-in chart' } as const;
+      const runs = realVersion !== undefined ? 'real' : isRealChart(release.chart.chart) ? 'real chart' : 'stand-in';
+      return { release: release.name, chart: release.chart.chart, version: realVersion ?? release.chart.version, runs, served: isRealChart(release.chart.chart) ? 'real chart' : 'stand-in chart' } as const;
     });
     log('');
     log(formatControllers(behindReleases));

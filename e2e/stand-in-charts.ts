@@ -10,7 +10,7 @@ import { run } from './processes';
 import type { Toolchain } from '../toolchain';
 import { STRIMZI_OPERATOR_DEPLOYMENT } from '../src/contract/upstream';
 import { MONITORING_STACK_TEMPLATE } from './stand-in-monitoring-stack';
-import { isServedRealChart } from './upstream-charts';
+import { isRealChart } from './upstream-charts';
 
 /**
  * What the harness installs in place of an upstream chart, which cannot be fetched
@@ -199,7 +199,7 @@ const REGISTRY_ALIASES: Readonly<Record<string, readonly string[]>> = { 'docker.
  */
 function packageStandIn(options: { helm: string; crdDir: string; work: string; toolchain: Pick<Toolchain, 'upstreamChart' | 'crds'> }, chart: HelmChartRef, target: string, upgrade = false): string {
   const standIn = standInFor(chart.chart);
-  if (isServedRealChart(chart.chart)) {
+  if (isRealChart(chart.chart)) {
     // The stand-in upgrade of a real chart: the pinned version's chart at the next version,
     // with the object only that version installs.
     const pinned = upgrade ? standInUpgrade().pinned : chart.version;

@@ -7,15 +7,7 @@
  */
 export const REAL_CHARTS: readonly string[] = ['cert-manager', 'gateway-crds-helm', 'gateway-helm', 'flagger', 'loadtester'];
 
-/** Whether the e2e serves the real chart of this name. */
+/** Whether Argo CD is served the real chart of this name on the e2e cluster (else a stand-in). */
 export function isRealChart(chart: string): boolean {
   return REAL_CHARTS.includes(chart);
-}
-
-/** The real charts Argo CD is served on the e2e cluster in place of stand-ins: every one. */
-export const SERVED_REAL_CHARTS: readonly string[] = REAL_CHARTS;
-
-/** Whether Argo CD is served the real chart of this name on the e2e cluster. */
-export function isServedRealChart(chart: string): boolean {
-  return SERVED_REAL_CHARTS.includes(chart);
 }

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type HelmApplication, helmApplication, renderApplicationChart } from '../e2e/real-chart';
-import { REAL_CHARTS, SERVED_REAL_CHARTS, isRealChart } from '../e2e/upstream-charts';
+import { REAL_CHARTS, isRealChart } from '../e2e/upstream-charts';
 import { flaggerArgsOf } from '../e2e/flagger';
 import { envoyGatewayContainerOf } from '../e2e/envoy-gateway';
 import { STAND_INS } from '../e2e/stand-in-charts';
@@ -181,7 +181,7 @@ describe.skipIf(toolchain === undefined)("each real chart with each environment'
   });
 
   // The harness starts each real controller from the Deployment Argo CD created from the chart.
-  it.each(RELEASES.filter((r) => SERVED_REAL_CHARTS.includes(r.app.chart) && STAND_INS[r.app.chart]?.controller !== undefined).map((r) => [`${r.environment} ${r.app.application}`, r] as const))(
+  it.each(RELEASES.filter((r) => REAL_CHARTS.includes(r.app.chart) && STAND_INS[r.app.chart]?.controller !== undefined).map((r) => [`${r.environment} ${r.app.application}`, r] as const))(
     '%s: renders the controller Deployment the harness waits for',
     (_id, { app }) => {
       const name = STAND_INS[app.chart]!.controller;
