@@ -28,7 +28,7 @@ import { OciChartRegistry } from './oci-registry';
 import { buildStandInCharts, chartsByRepository, serveCharts, standInFor, standInUpgrade } from './stand-in-charts';
 import { INFRASTRUCTURE_RELEASES, type InfrastructureRelease, RELEASE_ROWS, isHelmRelease, releaseKustomizationPath, releaseNamespace } from '../src/infrastructure/releases';
 import { CLUSTER_COMPONENTS, ensureToolchain } from '../toolchain';
-import { type IssuedCertificate, issuedCertificates, startCertManager } from './cert-manager';
+import { certificatesWithoutIssuer, type IssuedCertificate, issuedCertificates, startCertManager } from './cert-manager';
 import { ENVOY_GATEWAY_PORTS, startEnvoyGateway, StuckGateways } from './envoy-gateway';
 import { assertFixedPortsFree } from './loopback';
 import { NetworkPolicyJudge } from './network-policy';
@@ -614,6 +614,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
         beforeOperatorSync,
         ...(onConverged === undefined ? {} : { onConverged }),
         ...(options.settleSeconds === undefined ? {} : { settleSeconds: options.settleSeconds }),
+        endless: certificatesWithoutIssuer(client, rendered),
       });
     // Everything converges by itself but what only an operator syncs (Argo CD's own release);
     // then the harness is that operator: it syncs each such Application, and every
