@@ -219,14 +219,33 @@ export function missingIssuers(requests: readonly KubeObject[], rendered: readon
 
 /**
  * `missingIssuers` of the cluster's CertificateRequests, for the convergence watch (its
- * `endless`): asked only while an Application holds a Progressing Certificate, the state a
- * missing issuer leaves it in.
+ * `endless`): asked only while an Application that holds a Certificate is not Healthy. Not
+ * by the Certificate's own health: Argo CD 3.x keeps resource health out of the
+ * Application's `status.resources` (`controller.resource.health.persist` false by default,
+ * v3.6.1 docs/operator-manual/upgrading/2.14-3.0.md).
  */
-export function certificatesWithoutIssuer(client: KubeClient, rendered: readonly KubeObject[]): (apps: readonly KubeObject[]) => Promise<Map<string, string>> {
+export function certificatesWithoutIssuer(
+  client: KubeClient,
+  rendered: readonly KubeObject[],
+  log: (line: string) => void = () => undefined,
+): (apps: readonly KubeObject[]) => Promise<Map<string, string>> {
+  /** Each request's unready state logged, so a run shows what cert-manager said before anything is called final. */
+  const logged = new Set<string>();
   return async (apps) => {
-    const progressing = apps.some((app) => ((app.status?.resources ?? []) as { kind?: string; health?: { status?: string } }[]).some((r) => r.kind === 'Certificate' && r.health?.status === 'Progressing'));
-    if (!progressing) return new Map();
+    const waiting = apps.some(
+      (app) => app.status?.health?.status !== 'Healthy' && ((app.status?.resources ?? []) as { group?: string; kind?: string }[]).some((r) => r.group === CERT_MANAGER_GROUP && r.kind === 'Certificate'),
+    );
+    if (!waiting) return new Map();
     // A list that fails (the API server busy) judges nothing this round.
-    return missingIssuers(await client.list(`${CERT_MANAGER_GROUP}/v1`, 'CertificateRequest').catch(() => []), rendered);
+    const requests = await client.list(`${CERT_MANAGER_GROUP}/v1`, 'CertificateRequest').catch(() => []);
+    for (const request of requests) {
+      const ready = conditionOf(request, 'Ready');
+      if (ready === undefined || ready.status === 'True') continue;
+      const line = `cert-manager: CertificateRequest ${request.metadata.namespace}/${request.metadata.name} Ready=${ready.status} (${ready.reason ?? 'no reason'}): ${ready.message ?? ''}`;
+      if (logged.has(line)) continue;
+      logged.add(line);
+      log(line);
+    }
+    return missingIssuers(requests, rendered);
   };
 }

@@ -614,7 +614,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
         beforeOperatorSync,
         ...(onConverged === undefined ? {} : { onConverged }),
         ...(options.settleSeconds === undefined ? {} : { settleSeconds: options.settleSeconds }),
-        endless: certificatesWithoutIssuer(client, rendered),
+        endless: certificatesWithoutIssuer(client, rendered, log),
       });
     // Everything converges by itself but what only an operator syncs (Argo CD's own release);
     // then the harness is that operator: it syncs each such Application, and every

@@ -6,11 +6,11 @@ import { IN_CLUSTER } from '../src/constructs/argo-cd-sync-policy';
 import { containerScript, runContainer } from '../e2e/sidecar';
 import { SOPS_AGE, SOPS_PLUGIN } from '../src/contract/choices';
 import { parseSshUrl } from '../e2e/git-server';
-import type { KubeObject } from '../e2e/kube-client';
+import type { KubeClient, KubeObject } from '../e2e/kube-client';
 import { INFRASTRUCTURE_RELEASES } from '../src/infrastructure/releases';
 import { UsageError } from '../src/base/errors';
 import { runE2e } from '../e2e/harness';
-import { loopbackWebhookArgs, loopbackWebhookConfiguration, missingIssuers } from '../e2e/cert-manager';
+import { certificatesWithoutIssuer, loopbackWebhookArgs, loopbackWebhookConfiguration, missingIssuers } from '../e2e/cert-manager';
 import { loopbackFlaggerArgs } from '../e2e/flagger';
 import { ROOT, committedObjects, findObject } from './support';
 
@@ -203,6 +203,22 @@ describe("a Certificate whose issuer no chart renders (e2e/cert-manager.ts)", ()
     );
     // An issuerRef without a kind means an Issuer (pkg/api/util/issuers.go IssuerKind).
     expect(missingIssuers([request({ name: 'local-ca' }, notFound('Issuer', 'issuer', 'local-ca'))], [clusterIssuer('local-ca')]).size).toBe(1);
+  });
+
+  it('asks the cluster while an Application holding a Certificate is not Healthy, whatever its resources\' health says (Argo CD 3.x does not keep it there)', async () => {
+    const requests = [request({ kind: 'Issuer', name: 'local-ca' }, notFound('Issuer', 'issuer', 'local-ca'))];
+    let lists = 0;
+    const client = { list: async () => (lists++, requests) } as unknown as KubeClient;
+    const judge = certificatesWithoutIssuer(client, [clusterIssuer('local-ca')]);
+    const application = (health: string): KubeObject => ({
+      apiVersion: 'argoproj.io/v1alpha1',
+      kind: 'Application',
+      metadata: { name: 'webapp' },
+      status: { health: { status: health }, resources: [{ group: 'cert-manager.io', version: 'v1', kind: 'Certificate', namespace: 'webapp', name: 'webapp' }] },
+    });
+    expect([...(await judge([application('Progressing')])).keys()]).toEqual(['Certificate webapp/webapp']);
+    expect((await judge([application('Healthy')])).size).toBe(0);
+    expect(lists).toBe(1);
   });
 
   it('names a ClusterIssuer no chart renders, and leaves alone an issuer a chart renders (a later wave may make it), another group\'s issuer and a request that is not waiting on its issuer', () => {
