@@ -176,9 +176,8 @@ describe('e2e: what the real controllers refuse (a hook, Envoy Gateway, promethe
       // `stillChanging`); the run is quiet 30 s at least before it may end as settled, so an
       // error is called final first. Which of the two is final first depends on timing: the
       // Certificate's request is Pending seconds after its Application's sync starts, the hook
-      // fails after two 20 s deadlines (in one run, the Certificate final 140 s in, the sync failed
-      // at 157 s); the
-      // other is named in the report either way.
+      // fails after two 20 s deadlines (in one run, the Certificate final 140 s in, the sync
+      // failed at 157 s); the other is named in the report either way.
       const settle = (2 * parseDuration(interval, 'the copy\'s CANARY.analysis.interval')) / 1000;
       const run = await runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--settle', String(settle)]);
       const { status, report } = run;
