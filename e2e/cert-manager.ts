@@ -184,3 +184,84 @@ export async function issuedCertificates(client: KubeClient, expected = 0): Prom
   }
   return result.sort((a, b) => compareText(`${a.namespace}/${a.name}`, `${b.namespace}/${b.name}`));
 }
+
+/** cert-manager's own group, which an `issuerRef` without one means (pkg/api/util/issuers.go `IssuerGroup`). */
+const CERT_MANAGER_GROUP = 'cert-manager.io';
+
+/** A condition of a cert-manager object by type. */
+function conditionOf(object: KubeObject, type: string): { type?: string; status?: string; reason?: string; message?: string; lastTransitionTime?: string } | undefined {
+  return ((object.status?.conditions ?? []) as { type?: string; status?: string; reason?: string; message?: string; lastTransitionTime?: string }[]).find((c) => c.type === type);
+}
+
+/**
+ * The Certificates cert-manager waits on without end because the issuer their requests name
+ * does not exist as that kind and no object of the environment's rendered charts is that issuer
+ * (`rendered`): `Certificate <namespace>/<name>` to why, read from each CertificateRequest
+ * (`requests`).
+ * cert-manager v1.21.2 calls none of this failed. Its webhook admits any `Issuer` or
+ * `ClusterIssuer` name (internal/apis/certmanager/validation/certificate.go `validateIssuerRef`
+ * checks the kind, not that the issuer exists). Its request controllers find no issuer and
+ * leave the request Ready=False, reason `Pending`, "Referenced \"<Kind>\" not found: <the
+ * lister's NotFound>" (pkg/controller/certificaterequests/sync.go, util/reporter.go `Pending`,
+ * which fires only a Normal event), to be judged again when an issuer of that name appears
+ * (controller.go, `handleGenericIssuer`). The Certificate keeps `Issuing` True ("Issuing
+ * certificate as Secret does not exist"), which Argo CD reads as Progressing
+ * (resource_customizations/cert-manager.io/Certificate/health.lua at v3.6.1, and the
+ * platform's CERTIFICATE_HEALTH_LUA), until the run's timeout. Only an issuer a later wave
+ * renders can mend it: one no rendered chart holds never comes.
+ */
+export function missingIssuers(requests: readonly KubeObject[], rendered: readonly KubeObject[]): Map<string, string> {
+  const renders = (kind: string, name: string, namespace: string | undefined) =>
+    rendered.some((o) => o.apiVersion === `${CERT_MANAGER_GROUP}/v1` && o.kind === kind && o.metadata.name === name && (kind === 'ClusterIssuer' || o.metadata.namespace === namespace));
+  const waiting = new Map<string, string>();
+  for (const request of requests) {
+    const ref = request.spec?.issuerRef as { name?: string; kind?: string; group?: string } | undefined;
+    const kind = ref?.kind || 'Issuer';
+    if (ref?.name === undefined || (ref.group || CERT_MANAGER_GROUP) !== CERT_MANAGER_GROUP) continue;
+    const ready = conditionOf(request, 'Ready');
+    if (ready?.status !== 'False' || ready.reason !== 'Pending' || !String(ready.message ?? '').startsWith(`Referenced "${kind}" not found`)) continue;
+    const namespace = request.metadata.namespace;
+    if (renders(kind, ref.name, namespace)) continue;
+    const certificate = request.metadata.annotations?.['cert-manager.io/certificate-name'] ?? request.metadata.ownerReferences?.find((owner: { kind?: string }) => owner.kind === 'Certificate')?.name;
+    if (certificate === undefined) continue;
+    const scope = kind === 'ClusterIssuer' ? '' : ` in ${namespace}`;
+    waiting.set(
+      `Certificate ${namespace}/${certificate}`,
+      `cert-manager left CertificateRequest ${namespace}/${request.metadata.name} Ready=False (Pending, since ${ready.lastTransitionTime ?? '?'}): ${ready.message}; no rendered chart makes the ${kind} ${JSON.stringify(ref.name)}${scope}`,
+    );
+  }
+  return waiting;
+}
+
+/**
+ * `missingIssuers` of the cluster's CertificateRequests, for the convergence watch (its
+ * `endless`): asked only while an Application that holds a Certificate is not Healthy. Not
+ * by the Certificate's own health: Argo CD 3.x keeps resource health out of the
+ * Application's `status.resources` (`controller.resource.health.persist` false by default,
+ * v3.6.1 docs/operator-manual/upgrading/2.14-3.0.md).
+ */
+export function certificatesWithoutIssuer(
+  client: KubeClient,
+  rendered: readonly KubeObject[],
+  log: (line: string) => void = () => undefined,
+): (apps: readonly KubeObject[]) => Promise<Map<string, string>> {
+  /** Each request's unready state logged, so a run shows what cert-manager said before anything is called final. */
+  const logged = new Set<string>();
+  return async (apps) => {
+    const waiting = apps.some(
+      (app) => app.status?.health?.status !== 'Healthy' && ((app.status?.resources ?? []) as { group?: string; kind?: string }[]).some((r) => r.group === CERT_MANAGER_GROUP && r.kind === 'Certificate'),
+    );
+    if (!waiting) return new Map();
+    // A list that fails (the API server busy) judges nothing this round.
+    const requests = await client.list(`${CERT_MANAGER_GROUP}/v1`, 'CertificateRequest').catch(() => []);
+    for (const request of requests) {
+      const ready = conditionOf(request, 'Ready');
+      if (ready === undefined || ready.status === 'True') continue;
+      const line = `cert-manager: CertificateRequest ${request.metadata.namespace}/${request.metadata.name} Ready=${ready.status} (${ready.reason ?? 'no reason'}): ${ready.message ?? ''}`;
+      if (logged.has(line)) continue;
+      logged.add(line);
+      log(line);
+    }
+    return missingIssuers(requests, rendered);
+  };
+}

@@ -133,9 +133,12 @@ function withoutRetryNote(message: string): string {
  * - an automated sync that ended Failed or Error with the Application still OutOfSync: Argo
  *   CD does not sync that revision again by itself (controller/appcontroller.go, "Skipping
  *   auto-sync: failed previous sync attempt"). A sync that failed with every object applied
- *   (a hook, a Degraded resource) leaves it Synced and may still end Healthy.
+ *   (a hook, a Degraded resource) leaves it Synced and may still end Healthy;
+ * - a resource of the Application that its controller leaves waiting on something no wave
+ *   renders (`endless`, by `resourceId`, to why: a Certificate whose issuer does not exist,
+ *   e2e/cert-manager.ts `missingIssuers`), which Argo CD reads as Progressing to the end.
  */
-export function unmendable(app: KubeObject, clock: ProblemClock, lastFailed: readonly string[] = []): string | undefined {
+export function unmendable(app: KubeObject, clock: ProblemClock, lastFailed: readonly string[] = [], endless: ReadonlyMap<string, string> = new Map()): string | undefined {
   const name = app.metadata.name;
   const lasting = (key: string) => clock.ageSeconds(`${name}\n${key}`) >= FAIL_FAST_SECONDS;
   for (const condition of (app.status?.conditions ?? []) as { type: string; message?: string }[]) {
@@ -153,7 +156,27 @@ export function unmendable(app: KubeObject, clock: ProblemClock, lastFailed: rea
   if (automated && operation !== undefined && ['Failed', 'Error'].includes(String(operation.phase)) && app.status?.sync?.status === 'OutOfSync') {
     if (lasting(`failed\n${String(operation.startedAt ?? '')}`)) return `${name}: sync ${operation.phase}, still OutOfSync after ${FAIL_FAST_SECONDS} s: ${operation.message ?? ''}`;
   }
+  for (const [id, why] of endlessOf(app, endless)) {
+    if (lasting(`endless\n${id}\n${why}`)) return `${name}: ${id} waits without end, for ${FAIL_FAST_SECONDS} s: ${why}`;
+  }
   return undefined;
+}
+
+/** The resources of an Application that `endless` names, with why each waits without end. */
+function endlessOf(app: KubeObject | undefined, endless: ReadonlyMap<string, string>): [string, string][] {
+  if (endless.size === 0) return [];
+  return ((app?.status?.resources ?? []) as { kind: string; name: string; namespace?: string }[]).flatMap((resource) => {
+    const id = resourceId(resource.kind, resource.name, resource.namespace);
+    const why = endless.get(id);
+    return why === undefined ? [] : [[id, why] as [string, string]];
+  });
+}
+
+/** `state` with each of its Application's resources that waits without end (`endless`, see `unmendable`) and why, for a run that did not converge. */
+export function withEndless(state: ApplicationState, app: KubeObject | undefined, endless: ReadonlyMap<string, string>): ApplicationState {
+  if (converged(state)) return state;
+  const notes = endlessOf(app, endless).map(([id, why]) => `${id} waits without end: ${why}`);
+  return notes.length === 0 ? state : { ...state, message: [state.message, ...notes].filter((part) => part !== '').join('; ') };
 }
 
 /**
@@ -261,6 +284,12 @@ export async function watchConvergence(options: {
    * @default - wait until converged, unmendable or `timeoutMs`
    */
   readonly settleSeconds?: number;
+  /**
+   * The resources that wait without end, by `resourceId`, to why (see `unmendable`), asked
+   * each round with the Applications listed.
+   * @default - none
+   */
+  readonly endless?: (apps: readonly KubeObject[]) => Promise<ReadonlyMap<string, string>>;
 }): Promise<{ states: ApplicationState[]; converged: boolean; stopped?: string; settled?: string }> {
   const { client, expected, log } = options;
   const last = new Map<string, string>();
@@ -273,6 +302,8 @@ export async function watchConvergence(options: {
   let states: ApplicationState[] = [];
   /** Whether the run found an unmendable Application and waits, with `--settle`, for the others. */
   let waitingToStop = false;
+  /** The unmendable reasons logged. */
+  const calledFinal = new Set<string>();
   for (;;) {
     // A change of an Application or a Job starts the next round; none, two seconds.
     const change = client.changed(2_000, CONVERGENCE_KINDS);
@@ -280,6 +311,7 @@ export async function watchConvergence(options: {
     const apps = await client.list('argoproj.io/v1alpha1', 'Application', options.namespace);
     const byName = new Map(apps.map((a) => [a.metadata.name, a]));
     for (const app of apps) failures.see(app);
+    const endless = options.endless === undefined ? new Map<string, string>() : await options.endless(apps);
     const names = [...new Set([...expected.keys(), ...byName.keys()])];
     states = names
       .map((name) => {
@@ -306,16 +338,21 @@ export async function watchConvergence(options: {
     /** The states of a run that ends unconverged, with the last failed attempts and the newest warnings. */
     const explained = async () => {
       const warnings = latestWarnings(await client.list('v1', 'Event'));
-      return states.map((state) => withWarnings(failures.explain(state), byName.get(state.name), warnings));
+      return states.map((state) => withEndless(withWarnings(failures.explain(state), byName.get(state.name), warnings), byName.get(state.name), endless));
     };
     const missing = [...expected.keys()].filter((name) => !byName.has(name));
     if (missing.length === 0 && states.every((state) => converged(state, options.beforeOperatorSync))) return { states, converged: true };
     const now = Date.now();
     clock.poll(now);
     const unmendables = apps.flatMap((app) => {
-      const reason = unmendable(app, clock, failures.of(app.metadata.name));
+      const reason = unmendable(app, clock, failures.of(app.metadata.name), endless);
       return reason === undefined ? [] : [{ name: app.metadata.name, reason }];
     });
+    // Each once, as it is found: a run stops for the first, the others' reasons are in the log.
+    for (const { reason } of unmendables.filter((u) => !calledFinal.has(u.reason))) {
+      calledFinal.add(reason);
+      log(`final: ${reason}`);
+    }
     const stopped = unmendables[0]?.reason;
     if (stopped !== undefined) {
       const changing = options.settleSeconds === undefined ? [] : stillChanging(states, changedAt, now, options.settleSeconds, new Set(unmendables.map((u) => u.name)), options.beforeOperatorSync);

@@ -1,5 +1,6 @@
 import type { ApplicationState } from '../src/cluster/application-state';
 import { syncAsOperator } from './argocd';
+import { certificatesWithoutIssuer } from './cert-manager';
 import { watchConvergence } from './convergence';
 import type { KubeObject } from './kube-client';
 import type { RunContext } from './run-start';
@@ -61,6 +62,7 @@ export async function converge(context: RunContext, scope: RunScope, cluster: St
       beforeOperatorSync,
       ...(onConverged === undefined ? {} : { onConverged }),
       ...(options.settleSeconds === undefined ? {} : { settleSeconds: options.settleSeconds }),
+      endless: certificatesWithoutIssuer(client, rendered, log),
     });
   // Everything converges by itself but what only an operator syncs (Argo CD's own release);
   // then the harness is that operator: it syncs each such Application, and every

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { applicationState, converged, healthCauses } from '../src/cluster/application-state';
-import { awaitsRefresh, FAIL_FAST_SECONDS, jobEnded, latestWarnings, ProgressingRefresher, REFRESH_AFTER_SECONDS, LastFailures, ProblemClock, runningHookJobs, settled, stillChanging, unmendable, withWarnings } from '../e2e/convergence';
+import { awaitsRefresh, FAIL_FAST_SECONDS, jobEnded, latestWarnings, ProgressingRefresher, REFRESH_AFTER_SECONDS, LastFailures, ProblemClock, runningHookJobs, settled, stillChanging, unmendable, withEndless, withWarnings } from '../e2e/convergence';
 import { KubeClient, type KubeObject } from '../e2e/kube-client';
 import { E2E } from '../e2e/command';
 import { REJUDGE_ANNOTATION, STUCK_GATEWAY_SECONDS, StuckGateways } from '../e2e/envoy-gateway';
@@ -297,6 +297,25 @@ describe('the e2e stops early for what no wave or retry mends (e2e/convergence.t
     const paused = new ProblemClock();
     at(paused, 0, failed('OutOfSync', { enabled: false }));
     expect(at(paused, 100, failed('OutOfSync', { enabled: false }))).toBeUndefined();
+  });
+
+  it('stops for a resource of the Application that waits without end once it stayed so FAIL_FAST_SECONDS, and names it in the report', () => {
+    const certificate = { group: 'cert-manager.io', version: 'v1', kind: 'Certificate', namespace: 'webapp', name: 'webapp', health: { status: 'Progressing' } };
+    const waiting = app({ sync: { status: 'Synced' }, health: { status: 'Progressing' }, resources: [certificate] });
+    const why = 'cert-manager left CertificateRequest webapp/webapp-1 Pending';
+    const endless = new Map([['Certificate webapp/webapp', why]]);
+    const clock = new ProblemClock();
+    clock.poll(0);
+    expect(unmendable(waiting, clock, [], endless)).toBeUndefined();
+    clock.poll((FAIL_FAST_SECONDS - 1) * 1000);
+    expect(unmendable(waiting, clock, [], endless)).toBeUndefined();
+    clock.poll(FAIL_FAST_SECONDS * 1000);
+    expect(unmendable(waiting, clock, [], endless)).toBe(`webapp: Certificate webapp/webapp waits without end, for ${FAIL_FAST_SECONDS} s: ${why}`);
+    // Another Application's resource is not this one's.
+    expect(unmendable(app({ resources: [{ ...certificate, namespace: 'billing', name: 'billing' }] }), clock, [], endless)).toBeUndefined();
+    const state = applicationState(waiting, 'webapp', 10);
+    expect(withEndless(state, waiting, endless).message).toBe(`${state.message}; Certificate webapp/webapp waits without end: ${why}`);
+    expect(withEndless(state, waiting, new Map())).toEqual(state);
   });
 });
 

@@ -11,11 +11,11 @@ import { IN_CLUSTER } from '../src/constructs/argo-cd-sync-policy';
 import { containerScript, runContainer } from '../e2e/sidecar';
 import { SOPS_AGE, SOPS_PLUGIN } from '../src/contract/choices';
 import { parseSshUrl } from '../e2e/git-server';
-import type { KubeObject } from '../e2e/kube-client';
+import type { KubeClient, KubeObject } from '../e2e/kube-client';
 import { INFRASTRUCTURE_RELEASES } from '../src/infrastructure/releases';
 import { UsageError } from '../src/base/errors';
 import { runE2e } from '../e2e/harness';
-import { containerArgs, loopbackWebhookArgs, withCaBundle } from '../e2e/cert-manager';
+import { certificatesWithoutIssuer, containerArgs, loopbackWebhookArgs, missingIssuers, withCaBundle } from '../e2e/cert-manager';
 import { ClusterEgress } from '../e2e/cluster-egress';
 import { loopbackFlaggerArgs } from '../e2e/flagger';
 import { ROOT, committedObjects, findObject } from './support';
@@ -242,5 +242,60 @@ describe("the harness's operator sync", () => {
     expect(operation.sync.syncOptions).toEqual(argocd.spec.syncPolicy.syncOptions);
     expect(operation.retry).toEqual(argocd.spec.syncPolicy.retry);
     expect(operatorSyncOperation(undefined)).toEqual({ initiatedBy: { username: 'e2e-operator' }, sync: { syncStrategy: { hook: {} } } });
+  });
+});
+
+describe("a Certificate whose issuer no chart renders (e2e/cert-manager.ts)", () => {
+  // A request as cert-manager v1.21.2 leaves it when its issuer does not exist
+  // (pkg/controller/certificaterequests/sync.go: Pending, "Referenced %q not found: <NotFound>").
+  const request = (issuerRef: object, message: string, reason = 'Pending'): KubeObject => ({
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'CertificateRequest',
+    metadata: { name: 'webapp-1', namespace: 'webapp', annotations: { 'cert-manager.io/certificate-name': 'webapp' } },
+    spec: { issuerRef },
+    status: { conditions: [{ type: 'Ready', status: 'False', reason, message, lastTransitionTime: '2026-12-02T05:00:00Z' }] },
+  });
+  const clusterIssuer = (name: string): KubeObject => ({ apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name } });
+  const notFound = (kind: string, resource: string, name: string) => `Referenced "${kind}" not found: ${resource}.cert-manager.io "${name}" not found`;
+
+  it('names the Certificate whose request refers to an Issuer no rendered chart makes, though a ClusterIssuer of that name is rendered', () => {
+    const found = missingIssuers([request({ group: 'cert-manager.io', kind: 'Issuer', name: 'local-ca' }, notFound('Issuer', 'issuer', 'local-ca'))], [clusterIssuer('local-ca')]);
+    expect(found).toEqual(
+      new Map([
+        [
+          'Certificate webapp/webapp',
+          `cert-manager left CertificateRequest webapp/webapp-1 Ready=False (Pending, since 2026-12-02T05:00:00Z): ${notFound('Issuer', 'issuer', 'local-ca')}; no rendered chart makes the Issuer "local-ca" in webapp`,
+        ],
+      ]),
+    );
+    // An issuerRef without a kind means an Issuer (pkg/api/util/issuers.go IssuerKind).
+    expect(missingIssuers([request({ name: 'local-ca' }, notFound('Issuer', 'issuer', 'local-ca'))], [clusterIssuer('local-ca')]).size).toBe(1);
+  });
+
+  it('asks the cluster while an Application holding a Certificate is not Healthy, whatever its resources\' health says (Argo CD 3.x does not keep it there)', async () => {
+    const requests = [request({ kind: 'Issuer', name: 'local-ca' }, notFound('Issuer', 'issuer', 'local-ca'))];
+    let lists = 0;
+    const client = { list: async () => (lists++, requests) } as unknown as KubeClient;
+    const judge = certificatesWithoutIssuer(client, [clusterIssuer('local-ca')]);
+    const application = (health: string): KubeObject => ({
+      apiVersion: 'argoproj.io/v1alpha1',
+      kind: 'Application',
+      metadata: { name: 'webapp' },
+      status: { health: { status: health }, resources: [{ group: 'cert-manager.io', version: 'v1', kind: 'Certificate', namespace: 'webapp', name: 'webapp' }] },
+    });
+    expect([...(await judge([application('Progressing')])).keys()]).toEqual(['Certificate webapp/webapp']);
+    expect((await judge([application('Healthy')])).size).toBe(0);
+    expect(lists).toBe(1);
+  });
+
+  it('names a ClusterIssuer no chart renders, and leaves alone an issuer a chart renders (a later wave may make it), another group\'s issuer and a request that is not waiting on its issuer', () => {
+    const missing = request({ kind: 'ClusterIssuer', name: 'no-such-ca' }, notFound('ClusterIssuer', 'clusterissuer', 'no-such-ca'));
+    expect([...missingIssuers([missing], [clusterIssuer('local-ca')]).values()]).toEqual([expect.stringMatching(/no rendered chart makes the ClusterIssuer "no-such-ca"$/)]);
+    expect(missingIssuers([missing], [clusterIssuer('no-such-ca')]).size).toBe(0);
+    const namespaced = request({ kind: 'Issuer', name: 'team-ca' }, notFound('Issuer', 'issuer', 'team-ca'));
+    expect(missingIssuers([namespaced], [{ apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: 'team-ca', namespace: 'webapp' } }]).size).toBe(0);
+    expect(missingIssuers([namespaced], [{ apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: 'team-ca', namespace: 'billing' } }]).size).toBe(1);
+    expect(missingIssuers([request({ group: 'awspca.cert-manager.io', kind: 'AWSPCAClusterIssuer', name: 'pca' }, 'Waiting on issuer')], []).size).toBe(0);
+    expect(missingIssuers([request({ kind: 'ClusterIssuer', name: 'local-ca' }, 'Certificate request has been approved by cert-manager.io', 'Issued')], []).size).toBe(0);
   });
 });

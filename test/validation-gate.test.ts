@@ -145,6 +145,7 @@ describe('npm run validate', () => {
       'application-image',
       'service-selector',
       'route-backend',
+      'certificate-issuer',
       'network-policy',
       'no-plaintext-secret',
       'pull-secret',

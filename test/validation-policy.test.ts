@@ -16,6 +16,21 @@ import {
   service,
 } from './validation-fixtures';
 
+/** A cert-manager ClusterIssuer of the local CA's kind. */
+function clusterIssuer(name: string): ManifestObject {
+  return { apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name }, spec: { ca: { secretName: `${name}-root` } } };
+}
+
+/** The application's Certificate, naming `issuerRef`. */
+function certificate(issuerRef: Record<string, string>, name = 'webapp'): ManifestObject {
+  return {
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'Certificate',
+    metadata: { name, namespace: 'webapp' },
+    spec: { secretName: `${name}-tls`, dnsNames: ['webapp.example.com'], issuerRef },
+  };
+}
+
 /** `<Kind>/<name>: <rule>: <message>` for every finding of the objects. */
 function findings(objects: readonly ManifestObject[]): string[] {
   return checkObjects(located(objects), () => CONTEXT).findings.map((f) => `${f.object}: ${f.rule}: ${f.message}`);
@@ -142,6 +157,20 @@ describe('policy rules', () => {
       expected: 'HTTPRoute/webapp: route-backend: backend Service "webapp" has no port 8080 (it has 80): fix the port',
     },
     {
+      rule: 'certificate-issuer',
+      what: 'a Certificate naming the ClusterIssuer as an Issuer',
+      objects: () => [...goodEnvironment(), clusterIssuer('local-ca'), certificate({ group: 'cert-manager.io', kind: 'Issuer', name: 'local-ca' })],
+      expected:
+        'Certificate/webapp: certificate-issuer: spec.issuerRef names the Issuer "local-ca" in namespace webapp, which the environment does not render (it renders ClusterIssuer local-ca): fix spec.issuerRef.kind or spec.issuerRef.name',
+    },
+    {
+      rule: 'certificate-issuer',
+      what: 'a Certificate naming a ClusterIssuer no chart renders',
+      objects: () => [...goodEnvironment(), clusterIssuer('local-ca'), certificate({ kind: 'ClusterIssuer', name: 'letsencrypt-production' })],
+      expected:
+        'Certificate/webapp: certificate-issuer: spec.issuerRef names the ClusterIssuer "letsencrypt-production", which the environment does not render (it renders ClusterIssuer local-ca): fix spec.issuerRef.kind or spec.issuerRef.name',
+    },
+    {
       rule: 'network-policy',
       what: 'a namespace with workloads and no default-deny policy',
       objects: () => replacing('NetworkPolicy', undefined).concat(ALLOW_DNS()),
@@ -191,6 +220,17 @@ describe('policy rules', () => {
 
   // Good manifests that a too-eager rule would flag.
   const goodCases: { what: string; objects: () => ManifestObject[] }[] = [
+    {
+      what: "a Certificate naming a rendered ClusterIssuer, one naming its namespace's Issuer (no kind means Issuer) and one of an external issuer's group",
+      objects: () => [
+        ...goodEnvironment(),
+        clusterIssuer('local-ca'),
+        certificate({ group: 'cert-manager.io', kind: 'ClusterIssuer', name: 'local-ca' }),
+        { apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: 'team-ca', namespace: 'webapp' }, spec: { ca: { secretName: 'team-ca-root' } } },
+        certificate({ name: 'team-ca' }, 'team'),
+        certificate({ group: 'awspca.cert-manager.io', kind: 'AWSPCAClusterIssuer', name: 'pca' }, 'external'),
+      ],
+    },
     {
       what: 'a CronJob without probes (probes are for long-running containers)',
       objects: () => {

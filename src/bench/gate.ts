@@ -57,7 +57,8 @@ function timed(command: string, args: readonly string[], cwd: string, accept: re
  * dist/ copied `copies` times into `<target>/<environment>/<chart>.copy-<i>.yaml` (the rendered
  * layout: files directly in each environment's folder): every object's
  * namespace gets `-<i>`, as do the names of Namespaces and cluster-scoped objects, so no two
- * copies name the same object. Edits the metadata lines of cdk8s' output in place.
+ * copies name the same object, and a Certificate's ClusterIssuer name. Edits the metadata lines
+ * of cdk8s' output in place.
  */
 export function writeCopies(dist: string, target: string, copies: number): number {
   let objects = 0;
@@ -78,7 +79,11 @@ export function writeCopies(dist: string, target: string, copies: number): numbe
             const block = metadata[0]
               .replace(/^( {2}namespace: )(.+)$/m, `$1$2-${copy}`)
               .replace(/^( {2}name: )(.+)$/m, (line, key: string, name: string) => (clusterScoped ? `${key}${name}-${copy}` : line));
-            return source.slice(0, metadata.index) + block + source.slice(metadata.index + metadata[0].length);
+            const renamedSource = source.slice(0, metadata.index) + block + source.slice(metadata.index + metadata[0].length);
+            // A Certificate names its ClusterIssuer, renamed with the copy (the gate's certificate-issuer rule).
+            return renamedSource.replace(/^ {2}issuerRef:\n(?: {4}.*\n)*/m, (ref) =>
+              /^ {4}kind: ClusterIssuer$/m.test(ref) ? ref.replace(/^( {4}name: )(.+)$/m, `$1$2-${copy}`) : ref,
+            );
           });
         objects += renamed.length;
         const dir = path.join(target, environment);

@@ -17,6 +17,9 @@ import {
  * docs/validation.md lists them). A rule reports what to change, on the object that has to change.
  */
 
+/** cert-manager's API group, which an `issuerRef` without a group means (cert-manager v1.21.2 pkg/api/util/issuers.go `IssuerGroup`). */
+const CERT_MANAGER_GROUP = 'cert-manager.io';
+
 /** What the rules need to know about the environment a folder of `dist/` renders. */
 export interface PolicyContext {
   /** The environment's applications, each with where its images live. */
@@ -340,6 +343,32 @@ export const RULES: readonly PolicyRule[] = [
             });
           }
         }
+      }
+      return violations;
+    },
+  },
+  {
+    name: 'certificate-issuer',
+    scope: 'environment',
+    reason:
+      "cert-manager's webhook admits a Certificate whose issuer does not exist, and its controller leaves the request Pending until one appears (cert-manager v1.21.2 pkg/controller/certificaterequests/sync.go): the certificate is never issued and Argo CD shows it Progressing without end.",
+    check(objects) {
+      const issuers = objects.filter(({ object }) => object.apiVersion === `${CERT_MANAGER_GROUP}/v1` && (object.kind === 'Issuer' || object.kind === 'ClusterIssuer'));
+      const rendered = (kind: string, name: string, namespace: string) =>
+        issuers.some(({ object }) => object.kind === kind && object.metadata?.name === name && (kind === 'ClusterIssuer' || namespaceOf(object) === namespace));
+      const known = issuers.map(({ object }) => `${object.kind} ${object.kind === 'ClusterIssuer' ? '' : `${namespaceOf(object)}/`}${object.metadata?.name}`).sort();
+      const violations: Violation[] = [];
+      for (const located of objects.filter(({ object }) => object.apiVersion === `${CERT_MANAGER_GROUP}/v1` && object.kind === 'Certificate')) {
+        const ref = (located.object.spec?.issuerRef ?? {}) as { name?: string; kind?: string; group?: string };
+        // Another group's issuer (an external issuer) is that controller's to judge; no kind means Issuer (pkg/api/util/issuers.go).
+        if ((ref.group || CERT_MANAGER_GROUP) !== CERT_MANAGER_GROUP || ref.name === undefined) continue;
+        const kind = ref.kind || 'Issuer';
+        const namespace = namespaceOf(located.object);
+        if (rendered(kind, ref.name, namespace)) continue;
+        violations.push({
+          subject: located,
+          message: `spec.issuerRef names the ${kind} ${JSON.stringify(ref.name)}${kind === 'ClusterIssuer' ? '' : ` in namespace ${namespace}`}, which the environment does not render (it renders ${known.join(', ') || 'no issuer'}): fix spec.issuerRef.kind or spec.issuerRef.name`,
+        });
       }
       return violations;
     },

@@ -3,18 +3,21 @@ import { loadEnvironments } from '../../src/environments';
 import { afterEach, describe, expect, it } from 'vitest';
 import { brokenCopy, expectEnded, removeCopies, rendered, RUN_TIMEOUT_MS } from './cases';
 import { addApplication, breakRendered, makeCanary, quickenCanaryAnalysis, runE2eOn } from './e2e-copy';
-import { FLAGGER } from '../../src/contract/upstream';
+import { FLAGGER, SYNC_WAVE_ANNOTATION } from '../../src/contract/upstream';
+import { FAIL_FAST_SECONDS } from '../../e2e/convergence';
 import { GITOPS_CHART_ID, ROOT_APPLICATION } from '../../src/contract/platform-charts';
 import { parseDuration } from '../../src/cluster/alertmanager';
 import { smokeName } from '../../src/contract/naming';
 import { PORTS } from '../../src/contract/contract';
 import { DATABASE_STEP_CONTAINER, HTTP_STEP_CONTAINER } from '../../src/constructs/smoke-hook';
+import { OPERATOR_SYNC_ANNOTATION } from '../../src/contract/choices';
 
 afterEach(removeCopies);
 
-describe('e2e: what the real controllers refuse (a hook, Envoy Gateway, prometheus-operator, Flagger)', () => {
-  // Five breaks in one run (the fifth, below, a fourth application whose NetworkPolicies block
-  // its database port): each whole run costs the convergence of the infrastructure and of
+describe('e2e: what the real controllers refuse (a hook, Envoy Gateway, prometheus-operator, Flagger, cert-manager)', () => {
+  // Six breaks in one run (the fifth, below, a fourth application whose NetworkPolicies block
+  // its database port; the sixth a fifth application whose Certificate names an issuer kind
+  // no chart renders): each whole run costs the convergence of the infrastructure and of
   // the application wave, and the breaks are of different Applications of that wave. The
   // first application's PreSync hook; the second application's Gateway and one of its
   // HTTPRoutes, which Envoy Gateway's real control plane must refuse; the alert routing's
@@ -24,7 +27,7 @@ describe('e2e: what the real controllers refuse (a hook, Envoy Gateway, promethe
   // (Flagger's real controller, e2e/flagger.ts, initializes a Canary only when it holds one;
   // the stand-in that ran before called any Canary with a target Initialized).
   it(
-    'fails the Application whose PreSync hook reads a Secret that the same Application creates in its Sync phase, and the one whose Gateway names another namespace\'s Secret without a ReferenceGrant and whose HTTPRoute names a listener the Gateway lacks; prometheus-operator rejects an alert routing whose receiver reads a key its Secret lacks; Flagger leaves uninitialized, saying why, the canary whose target\'s selector holds none of its labels; the smoke hook whose NetworkPolicies block the database port fails at its database step, naming the policy',
+    'fails the Application whose PreSync hook reads a Secret that the same Application creates in its Sync phase, and the one whose Gateway names another namespace\'s Secret without a ReferenceGrant and whose HTTPRoute names a listener the Gateway lacks; prometheus-operator rejects an alert routing whose receiver reads a key its Secret lacks; Flagger leaves uninitialized, saying why, the canary whose target\'s selector holds none of its labels; the smoke hook whose NetworkPolicies block the database port fails at its database step, naming the policy; the Certificate naming the ClusterIssuer as an Issuer is called final, with cert-manager\'s reason',
     async () => {
       const copy = brokenCopy();
       const local = loadEnvironments().find((env) => env.name === 'local')!;
@@ -43,6 +46,32 @@ describe('e2e: what the real controllers refuse (a hook, Envoy Gateway, promethe
       // Application by name) and this one's failure is in the report's smoke runs.
       const blocked = 'wiki';
       addApplication(copy, 'local', blocked, local.applications[0]!.name);
+      // A fifth application, like the first, whose Certificate names the ClusterIssuer as an
+      // Issuer: cert-manager's webhook admits it and its controllers wait without end for an
+      // Issuer of that name in the application's namespace, which no chart renders
+      // (e2e/cert-manager.ts, `missingIssuers`). An Application of its own, so the other breaks'
+      // Applications keep their health and messages, named after the first so the run still
+      // stops for the hook. Its Certificate moves to its chart's first sync wave: its sync
+      // waits on it there (Argo CD starts a wave only once the one before is Healthy), so it
+      // is made as soon as the wave starts and the application costs the run no pod, migration
+      // or smoke hook.
+      const issuerless = 'docs';
+      addApplication(copy, 'local', issuerless, local.applications[0]!.name);
+      let certificate = '';
+      let issuer = '';
+      breakRendered(copy, chartFile('local', applicationChartId(issuerless)), (objects) => {
+        const first = Math.min(...objects.map((o) => Number(o.metadata.annotations?.[SYNC_WAVE_ANNOTATION] ?? 0)));
+        return objects.map((o) => {
+          if (o.kind !== 'Certificate') return o;
+          certificate = `${o.metadata.namespace}/${o.metadata.name}`;
+          issuer = o.spec.issuerRef.name;
+          expect(o.spec.issuerRef.kind).toBe('ClusterIssuer');
+          o.spec.issuerRef.kind = 'Issuer';
+          o.metadata.annotations = { ...o.metadata.annotations, [SYNC_WAVE_ANNOTATION]: String(first) };
+          return o;
+        });
+      }, "the fifth application's Certificate names the ClusterIssuer as an Issuer, in its chart's first wave");
+      expect(certificate).not.toBe('');
       let smokePolicy = '';
       breakRendered(copy, chartFile('local', applicationChartId(blocked)), (objects) =>
         objects.map((o) => {
@@ -140,17 +169,21 @@ describe('e2e: what the real controllers refuse (a hook, Envoy Gateway, promethe
           o.spec.syncPolicy.retry = { limit: 1, backoff: { duration: '1s', factor: 2, maxDuration: '1s' } };
           return o;
         }), 'the application with the early hook retries once, at once');
-      // The default timeout (600 s): the stop must come from the failed hook, whenever the
-      // application wave is reached. With 300 s a run beside another (npm run test:e2e runs two
-      // files at once) reached its timeout first on a slow 2-core machine. With --settle, the
-      // stop for the hook waits until the canary, which nothing calls final, has kept its state
-      // for two of Flagger's intervals (e2e/convergence.ts, `stillChanging`); the run is quiet
-      // 30 s at least before it may end as settled, so the hook's failure is called final first.
+      // The default timeout (600 s): the stop must come from the failed hook or the Certificate
+      // without an issuer, whenever the application wave is reached. With 300 s a run beside
+      // another (npm run test:e2e runs two files at once) reached its timeout first on a slow
+      // 2-core machine. With --settle, the stop waits until the canary, which nothing calls
+      // final, has kept its state for two of Flagger's intervals (e2e/convergence.ts,
+      // `stillChanging`); the run is quiet 30 s at least before it may end as settled, so an
+      // error is called final first. Which of the two is final first depends on timing: the
+      // Certificate's request is Pending seconds after its Application's sync starts, the hook
+      // fails after two 20 s deadlines (in one run, the Certificate final 140 s in, the sync
+      // failed at 157 s); the other is named in the report either way.
       const settle = (2 * parseDuration(interval, 'the copy\'s CANARY.analysis.interval')) / 1000;
       const run = await runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--settle', String(settle)]);
       const { status, report } = run;
       expect(status).toBe(1);
-      expectEnded(run, 'stopped', new RegExp(`^${application}: sync Failed, still OutOfSync after \\d+ s: `), application);
+      expectEnded(run, 'stopped', new RegExp(`^(${application}: sync Failed, still OutOfSync after \\d+ s: |${issuerless}: Certificate ${certificate} waits without end)`), application);
       const broken = report.applications.find((a) => a.message.includes('e2e-early-hook'));
       expect(broken, JSON.stringify(report.applications, null, 2)).toBeDefined();
       expect(broken!.sync === 'Synced' && broken!.health === 'Healthy').toBe(false);
@@ -201,11 +234,30 @@ describe('e2e: what the real controllers refuse (a hook, Envoy Gateway, promethe
       // Argo CD never announced the deployment as succeeded (on-sync-succeeded fires only on a
       // Succeeded operation; the other applications' announcements are asserted in converge).
       expect(report.notifications.filter((text) => text.startsWith(`${blocked} (`) && text.includes('sync succeeded'))).toEqual([]);
+      // The Certificate that names the ClusterIssuer as an Issuer: cert-manager v1.21.2's webhook
+      // admits it (internal/apis/certmanager/validation/certificate.go `validateIssuerRef` checks
+      // the kind, not that the issuer exists); its request controllers leave the request Pending,
+      // "Referenced \"Issuer\" not found" with the lister's NotFound, to be judged again when such
+      // an Issuer appears (pkg/controller/certificaterequests/sync.go), and the Certificate
+      // Issuing, which Argo CD reads as Progressing. No rendered chart makes that Issuer, so the
+      // harness calls it final once it stayed so FAIL_FAST_SECONDS, instead of waiting it out.
+      const certificateNamespace = certificate.split('/')[0]!;
+      const pending = `CertificateRequest ${certificate}-\\S+ Ready=False \\(Pending, since [^)]+\\): Referenced "Issuer" not found: issuer\\.cert-manager\\.io "${issuer}" not found; no rendered chart makes the Issuer "${issuer}" in ${certificateNamespace}`;
+      expect(run.output).toMatch(new RegExp(`final: ${issuerless}: Certificate ${certificate} waits without end, for ${FAIL_FAST_SECONDS} s: cert-manager left ${pending}`));
+      const waiting = report.applications.find((a) => a.name === issuerless);
+      expect(waiting, JSON.stringify(report.applications, null, 2)).toBeDefined();
+      expect(waiting!.sync === 'Synced' && waiting!.health === 'Healthy').toBe(false);
+      expect(waiting!.message).toMatch(new RegExp(`Certificate ${certificate} waits without end: cert-manager left ${pending}`));
       // Every Application before the applications' wave converged.
-      const applications = [...local.applications.map((app) => app.name), refusedCanary, blocked];
+      const applications = [...local.applications.map((app) => app.name), refusedCanary, blocked, issuerless];
       const platform = report.applications.filter((a) => !applications.includes(a.name) && a.name !== ROOT_APPLICATION);
       expect(platform.length).toBeGreaterThan(0);
-      expect(platform.filter((a) => a.sync !== 'Synced' || a.health !== 'Healthy'), JSON.stringify(platform, null, 2)).toEqual([]);
+      // The run stops before the operator's step: an Application only an operator syncs (Argo
+      // CD's own release) counts when Healthy (src/cluster/application-state.ts `converged`).
+      const operatorSynced = rendered('local', 'argoproj.io/v1alpha1', 'Application')
+        .filter((a) => a.metadata.annotations?.[OPERATOR_SYNC_ANNOTATION.key] === OPERATOR_SYNC_ANNOTATION.value)
+        .map((a) => a.metadata.name);
+      expect(platform.filter((a) => (a.sync !== 'Synced' && !operatorSynced.includes(a.name)) || a.health !== 'Healthy'), JSON.stringify(platform, null, 2)).toEqual([]);
     },
     RUN_TIMEOUT_MS,
   );
