@@ -1,8 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseAllDocuments, stringify } from 'yaml';
-import { REPO_SERVER_CHART_VOLUMES } from '../src/infrastructure/argo-cd-values';
+import { REPO_SERVER_VOLUMES } from '../src/infrastructure/argo-cd-values';
 import { argoCdReleaseValues } from '../src/infrastructure/releases';
+import { writeGitRedirect } from './argo-cd-manifests';
+import { pluginManifests } from '../src/infrastructure/argo-cd-kustomization';
 import { freePort, listening } from './loopback';
 import { E2eError } from '../src/base/errors';
 import { operationRuns } from '../src/cluster/argo-cd';
@@ -15,8 +16,8 @@ import { type ContainerPlay, type ContainerSpec, containerPlay, containerScript,
 import type { Toolchain } from '../toolchain';
 
 /**
- * `configs.params` keys of the argo-cd chart (argocd-cmd-params-cm) that the platform
- * sets, and the environment variable the chart's Deployments read each one from.
+ * argocd-cmd-params-cm keys (the kustomization's `configs.params`) that the platform
+ * sets, and the environment variable upstream's Deployments read each one from (their configMapKeyRef).
  * A key missing here fails the run, so a new setting is never silently dropped.
  */
 const PARAM_VARIABLES: Readonly<Record<string, { component: 'controller' | 'repo-server'; variable: string }>> = {
@@ -31,68 +32,45 @@ export interface ArgoCdOptions {
   readonly kubeconfig: string;
   readonly namespace: string;
   readonly dir: string;
+  /**
+   * The local git repository of the pinned release's manifests (e2e/argo-cd-manifests.ts),
+   * which the repository server's git reads for github.com/argoproj/argo-cd: the `argocd`
+   * Application's remote base.
+   */
+  readonly argoCdManifests: string;
+  /** The repository server's Deployment as the bootstrap applied it (the kustomization's): its plugin sidecars and volumes are played from it. */
+  readonly repoServer: KubeObject;
   /** `known_hosts` lines for the repository host (argocd-ssh-known-hosts-cm). */
   readonly knownHosts: string;
   /** CA certificate for each HTTPS host (argocd-tls-certs-cm), by host name. */
   readonly tlsCertificates: ReadonlyMap<string, string>;
 }
 
-/** The CRDs Argo CD's own chart installs (argoproj.io), from schemas/crds. */
-export function argoCdCrds(crdDir: string): KubeObject[] {
-  return ['argocd-application.yaml', 'argocd-appproject.yaml'].map(
-    (file) => parseAllDocuments(fs.readFileSync(path.join(crdDir, file), 'utf8'))[0]!.toJS() as KubeObject,
-  );
-}
-
-/** The argo-cd chart's `notifications` values the platform sets. */
-interface NotificationValues {
-  readonly argocdUrl?: string;
-  readonly notifiers?: Record<string, string>;
-  readonly templates?: Record<string, string>;
-  readonly triggers?: Record<string, string>;
-  readonly subscriptions?: unknown[];
-}
-
 /**
- * argocd-notifications-cm's data as the argo-cd chart writes it from its `notifications`
- * values (argo-helm charts/argo-cd templates/argocd-configs/argocd-notifications-cm.yaml):
- * `context` with the Argo CD URL (the chart's default, `https://` and `global.domain`,
- * `argocd.example.com`), then every notifier, the subscriptions, every template and every
- * trigger as keys of their own.
+ * argocd-secret's signing key, which Argo CD's API server writes on its first start
+ * (v3.6.1 util/settings/settings.go `InitializeSettings`) and the controllers' settings read:
+ * the e2e runs no API server, so the harness writes it beside upstream's empty Secret.
  */
-function notificationsConfig(values: NotificationValues): Record<string, string> {
+export function argoCdServerSecret(namespace: string): KubeObject {
   return {
-    context: `argocdUrl: ${values.argocdUrl || 'https://argocd.example.com'}\n`,
-    ...values.notifiers,
-    ...(values.subscriptions === undefined ? {} : { subscriptions: stringify(values.subscriptions) }),
-    ...values.templates,
-    ...values.triggers,
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'argocd-secret', namespace },
+    type: 'Opaque',
+    stringData: { 'server.secretkey': 'e2e-only-not-a-secret' },
   };
 }
 
 /**
- * Argo CD's configuration objects as the argo-cd chart renders them from the platform's
- * values (src/infrastructure/argo-cd-values.ts): argocd-cm (health checks, kustomize options),
- * argocd-cmd-params-cm, argocd-notifications-cm, argocd-secret.
+ * Redis' password Secret, which upstream's Redis pod writes in its `secret-init` init container
+ * (`argocd admin redis-initial-password`: Secret `argocd-redis`, key `auth`, v3.6.1
+ * cmd/argocd/commands/admin/redis_initial_password.go, common.RedisInitialCredentials) and
+ * every Argo CD pod reads (`secretKeyRef` argocd-redis/auth): kwok runs no init container, so
+ * the harness writes it, as the bootstrap's first start would. Without it no Argo CD pod starts
+ * ("Secret argocd-redis not found", seen on the e2e cluster).
  */
-export function argoCdConfigObjects(namespace: string): KubeObject[] {
-  const values = argoCdReleaseValues() as { configs: { cm: Record<string, string>; params: Record<string, string> }; notifications: NotificationValues };
-  const labels = { 'app.kubernetes.io/part-of': 'argocd' };
-  const plugins = Object.fromEntries([...pluginManifests()].map(([name, manifest]) => [`${name}.yaml`, stringify(manifest)]));
-  return [
-    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'argocd-cm', namespace, labels }, data: values.configs.cm },
-    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'argocd-cmd-params-cm', namespace, labels }, data: values.configs.params },
-    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'argocd-cmp-cm', namespace, labels }, data: plugins },
-    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'argocd-rbac-cm', namespace, labels }, data: {} },
-    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'argocd-notifications-cm', namespace, labels }, data: notificationsConfig(values.notifications) },
-    {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'argocd-secret', namespace, labels },
-      type: 'Opaque',
-      stringData: { 'server.secretkey': 'e2e-only-not-a-secret' },
-    },
-  ];
+export function argoCdRedisSecret(namespace: string): KubeObject {
+  return { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'argocd-redis', namespace }, type: 'Opaque', stringData: { auth: 'e2e-only-not-a-secret' } };
 }
 
 /**
@@ -116,20 +94,6 @@ export function loopbackClusterSecret(namespace: string): KubeObject {
   };
 }
 
-/**
- * The Config Management Plugins of the values (`configs.cmp.plugins`), as the argo-cd chart
- * writes each into argocd-cmp-cm: a ConfigManagementPlugin named after its key.
- */
-export function pluginManifests(): Map<string, Record<string, unknown>> {
-  const values = argoCdReleaseValues() as { configs: { cmp?: { plugins?: Record<string, Record<string, unknown>> } } };
-  return new Map(
-    Object.entries(values.configs.cmp?.plugins ?? {}).map(([name, spec]) => [
-      name,
-      { apiVersion: 'argoproj.io/v1alpha1', kind: 'ConfigManagementPlugin', metadata: { name }, spec },
-    ]),
-  );
-}
-
 /** What the harness has on disk for the repository server's pod: its Secrets' and ConfigMaps' copies, its sockets folder, Argo CD's binaries. */
 export interface RepoServerDisk {
   /** Each Secret the pod mounts, by name: the folder of its keys as files (what the kubelet mounts). */
@@ -144,24 +108,23 @@ export interface RepoServerDisk {
 
 /**
  * How the harness plays a plugin's sidecar of the repository server (e2e/sidecar.ts), as the
- * argo-cd chart renders it from the platform's values: its command, environment, user,
+ * kustomization renders it into the repository server's Deployment: its command, environment, user,
  * read-only root and mounts, each volume of the pod standing on `disk`, and the sops image's
  * own `sops` (upstream's alpine image copies it to /usr/local/bin/sops) the toolchain's build
  * of the same version (`sops`). A Secret the pod mounts that the bootstrap does not create,
  * or a key it names that its Secret lacks, is an error: on a cluster the sidecar would read
  * nothing.
  */
-export function sidecarPlay(name: string, disk: RepoServerDisk, sops: string, exists: (folder: string) => boolean): ContainerPlay {
-  const values = argoCdReleaseValues() as {
-    repoServer: { extraContainers?: ContainerSpec[]; volumes?: { name: string; secret?: { secretName: string }; configMap?: { name: string }; emptyDir?: object }[] };
-  };
-  const sidecar = values.repoServer.extraContainers?.find((container) => container.name === name);
-  if (sidecar === undefined) throw new E2eError(`the argo-cd values render no repo-server sidecar named ${name} for the plugin ${name}`);
+export function sidecarPlay(name: string, repoServer: KubeObject, disk: RepoServerDisk, sops: string, exists: (folder: string) => boolean): ContainerPlay {
+  const pod = repoServerPod(repoServer);
+  const sidecar = pod.containers.find((container) => container.name === name);
+  if (sidecar === undefined) throw new E2eError(`the kustomization's argocd-repo-server Deployment has no sidecar named ${name} for the plugin ${name}`);
   const volumes = new Map<string, VolumeSource>([
-    [REPO_SERVER_CHART_VOLUMES.varFiles, { kind: 'folder', path: disk.varFiles, describe: 'the chart\'s var-files volume' }],
-    [REPO_SERVER_CHART_VOLUMES.plugins, { kind: 'folder', path: disk.sockets, describe: 'the chart\'s plugins volume' }],
+    [REPO_SERVER_VOLUMES.varFiles, { kind: 'folder', path: disk.varFiles, describe: 'the repository server\'s var-files volume' }],
+    [REPO_SERVER_VOLUMES.plugins, { kind: 'folder', path: disk.sockets, describe: 'the repository server\'s plugins volume' }],
   ]);
-  for (const volume of values.repoServer.volumes ?? []) {
+  for (const volume of pod.volumes) {
+    if (volumes.has(volume.name)) continue;
     if (volume.emptyDir !== undefined) volumes.set(volume.name, { kind: 'emptyDir' });
     const secretName = volume.secret?.secretName;
     if (secretName !== undefined) {
@@ -178,6 +141,20 @@ export function sidecarPlay(name: string, disk: RepoServerDisk, sops: string, ex
     }
   }
   return containerPlay(sidecar, volumes, new Map([['/usr/local/bin/sops', sops]]), exists);
+}
+
+/** A volume of a Pod spec, as far as the harness plays it. */
+interface PodVolume {
+  readonly name: string;
+  readonly secret?: { readonly secretName: string; readonly defaultMode?: number };
+  readonly configMap?: { readonly name: string };
+  readonly emptyDir?: object;
+}
+
+/** The containers and volumes of the repository server's Deployment (what the kubelet would run). */
+export function repoServerPod(deployment: KubeObject): { containers: readonly ContainerSpec[]; volumes: readonly PodVolume[] } {
+  const spec = (deployment as { spec?: { template?: { spec?: { containers?: ContainerSpec[]; volumes?: PodVolume[] } } } }).spec?.template?.spec;
+  return { containers: spec?.containers ?? [], volumes: spec?.volumes ?? [] };
 }
 
 /**
@@ -230,7 +207,7 @@ export function chartRepositorySecrets(namespace: string, repoURLs: readonly str
 const SYNC_WAVE_DELAY_SECONDS = 1;
 
 function paramEnvironment(component: 'controller' | 'repo-server'): Record<string, string> {
-  const values = argoCdReleaseValues() as { configs: { params: Record<string, string> } };
+  const values = argoCdReleaseValues();
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(values.configs.params)) {
     const mapping = PARAM_VARIABLES[key];
@@ -258,7 +235,7 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
   for (const [host, caFile] of options.tlsCertificates) fs.copyFileSync(caFile, path.join(tlsData, host));
   // The Secrets the plugins' sidecars mount, as the kubelet would mount them: each key a file
   // of the volume's mode (0644 by default), read from the cluster, where the bootstrap created them.
-  const repoServerVolumes = (argoCdReleaseValues() as { repoServer: { volumes?: { secret?: { secretName: string; defaultMode?: number } }[] } }).repoServer.volumes ?? [];
+  const repoServerVolumes = repoServerPod(options.repoServer).volumes;
   const secrets = new Map<string, { folder: string; keys: string[] }>();
   for (const volume of repoServerVolumes) {
     const secretName = volume.secret?.secretName;
@@ -272,11 +249,14 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
     for (const [key, value] of Object.entries(data)) fs.writeFileSync(path.join(folder, key), Buffer.from(value, 'base64'), { mode: volume.secret?.defaultMode ?? 0o644 });
     secrets.set(secretName, { folder, keys: Object.keys(data).sort() });
   }
-  // argocd-cmp-cm as the chart writes it from `configs.cmp.plugins`: one key per plugin.
+  // argocd-cmp-cm as the bootstrap applied it (the kustomization's): one key per plugin.
   const cmpConfigMap = path.join(dir, 'argocd-cmp-cm');
   fs.mkdirSync(cmpConfigMap, { recursive: true, mode: 0o755 });
-  for (const [name, manifest] of pluginManifests()) fs.writeFileSync(path.join(cmpConfigMap, `${name}.yaml`), stringify(manifest), { mode: 0o644 });
-  // The chart's two emptyDirs: the plugins' sockets (0777, as the kubelet makes an emptyDir)
+  const cmpData = ((await options.client.get('v1', 'ConfigMap', 'argocd-cmp-cm', options.namespace)) as { data?: Record<string, string> } | undefined)?.data ?? {};
+  for (const [key, text] of Object.entries(cmpData)) fs.writeFileSync(path.join(cmpConfigMap, key), text, { mode: 0o644 });
+  // The remote base of the `argocd` Application, read from the pinned release's local repository.
+  writeGitRedirect(home, options.argoCdManifests);
+  // The repository server's two emptyDirs: the plugins' sockets (0777, as the kubelet makes an emptyDir)
   // and Argo CD's binary, which its init container copies as argocd-cmp-server.
   const sockets = path.join(dir, 'plugins');
   fs.mkdirSync(sockets, { recursive: true });
@@ -291,7 +271,7 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
     fs.copyFileSync(argocdBinary, cmpServer);
   }
   fs.chmodSync(cmpServer, 0o755);
-  const disk = { secrets, configMaps: new Map([['argocd-cmp-cm', { folder: cmpConfigMap, keys: [...pluginManifests().keys()].map((name) => `${name}.yaml`).sort() }]]), sockets, varFiles };
+  const disk = { secrets, configMaps: new Map([['argocd-cmp-cm', { folder: cmpConfigMap, keys: Object.keys(cmpData).sort() }]]), sockets, varFiles };
   const isFolder = (folder: string) => fs.existsSync(folder) && fs.statSync(folder).isDirectory();
 
   // Each plugin runs as its rendered sidecar of the repository server: Argo CD's plugin
@@ -299,7 +279,7 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
   // (e2e/sidecar.ts), the age key mounted from its Secret; the repository server finds it
   // by its socket.
   for (const name of pluginManifests().keys()) {
-    const play = sidecarPlay(name, disk, fs.realpathSync(toolchain.bin('sops', 'sops')), isFolder);
+    const play = sidecarPlay(name, options.repoServer, disk, fs.realpathSync(toolchain.bin('sops', 'sops')), isFolder);
     supervisor.start({ name: `argocd-cmp-server-${name}`, command: 'unshare', args: ['--mount', '--propagation', 'private', '--', 'sh', '-c', containerScript(play)] });
     await waitFor(`the ${name} plugin's socket`, 30_000, () => (fs.existsSync(path.join(sockets, `${name}.sock`)) ? true : undefined), alive);
   }
@@ -393,14 +373,32 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
 }
 
 /**
+ * The `operation` the API server writes for `argocd app sync <name>` without options: the
+ * Application's own sync options and retry (`spec.syncPolicy`), which the controller applies
+ * with (v3.6.1 server/application/application.go, `Sync`: syncOptions and retry from
+ * a.Spec.SyncPolicy unless the request gives its own). Without them an Application that needs
+ * `ServerSideApply=true` (argocd: the ApplicationSet CRD is too large for a client-side
+ * apply's annotation) is applied client-side.
+ */
+export function operatorSyncOperation(application: KubeObject | undefined): Record<string, unknown> {
+  const policy = application?.spec?.syncPolicy as { syncOptions?: string[]; retry?: object } | undefined;
+  return {
+    initiatedBy: { username: OPERATOR },
+    sync: { syncStrategy: { hook: {} }, ...(policy?.syncOptions === undefined ? {} : { syncOptions: policy.syncOptions }) },
+    ...(policy?.retry === undefined ? {} : { retry: policy.retry }),
+  };
+}
+
+/**
  * What `argocd app sync <name>` does: ask the application controller for a sync operation of
  * the Application at its target revision, by writing its `operation` field (Argo CD's
  * Application API, `operation.sync`; the CLI's request reaches the same field through the API
- * server).
+ * server, which adds the Application's sync options: operatorSyncOperation).
  */
 export async function syncAsOperator(client: KubeClient, namespace: string, name: string, timeoutMs: number): Promise<{ phase: string; message: string }> {
   const application = { apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name, namespace } };
-  await client.mergePatch(application, { operation: { initiatedBy: { username: OPERATOR }, sync: { syncStrategy: { hook: {} } } } });
+  const live = await client.get(application.apiVersion, application.kind, name, namespace);
+  await client.mergePatch(application, { operation: operatorSyncOperation(live) });
   // The controller moves `operation` into `status.operationState` and reports its end there.
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -8,7 +8,8 @@ import { defaultAgeKeyFile, initEnvironment } from '../src/secrets/init';
 import { sopsTools } from '../src/secrets/sops';
 import { keyId } from '../src/secrets/catalog';
 import { ALERT_ROUTING } from '../src/contract/choices';
-import { argoCdConfigObjects, argoCdCrds, loopbackClusterSecret, chartRepositorySecrets, startArgoCd, syncAsOperator, withProxy } from './argocd';
+import { argoCdRedisSecret, argoCdServerSecret, loopbackClusterSecret, chartRepositorySecrets, startArgoCd, syncAsOperator, withProxy } from './argocd';
+import { argoCdManifestsRepository, argoCdModuleDir, buildArgoCdKustomization } from './argo-cd-manifests';
 import { type ApplicationState, converged } from '../src/cluster/application-state';
 import { chartRevision, helmSource } from '../src/cluster/helm-source';
 import type { LiveObject } from '../src/cluster/connection';
@@ -24,8 +25,8 @@ import { Pki } from './pki';
 import { Supervisor, run, sleep } from './processes';
 import { StandInControllers, STAND_IN_PROVISIONER } from './stand-in-controllers';
 import { OciChartRegistry } from './oci-registry';
-import { buildStandInCharts, chartsByRepository, serveCharts, standInFor, standInReleaseObjects, standInUpgrade } from './stand-in-charts';
-import { INFRASTRUCTURE_RELEASES, type InfrastructureRelease, RELEASE_ROWS, releaseNamespace } from '../src/infrastructure/releases';
+import { buildStandInCharts, chartsByRepository, serveCharts, standInFor, standInUpgrade } from './stand-in-charts';
+import { INFRASTRUCTURE_RELEASES, type InfrastructureRelease, RELEASE_ROWS, isHelmRelease, releaseKustomizationPath, releaseNamespace } from '../src/infrastructure/releases';
 import { CLUSTER_COMPONENTS, ensureToolchain } from '../toolchain';
 import { type IssuedCertificate, issuedCertificates, startCertManager } from './cert-manager';
 import { ENVOY_GATEWAY_PORTS, startEnvoyGateway, StuckGateways } from './envoy-gateway';
@@ -394,14 +395,23 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
 
     const manifests = bootstrapManifests(environment, { repositorySshPrivateKey: git.deployKey, sopsAgeKey: ageKey }, { operators: OPERATORS_GROUP });
 
-    // 1. What the argo-cd Helm release puts in place (Pulumi: ArgoCdInstallation): its CRDs and
-    // its stand-in's controller, so the `argocd` Application, which only an operator syncs,
-    // finds Argo CD installed (Healthy, OutOfSync) as on a bootstrapped cluster.
+    // 1. What the Pulumi bootstrap applies (ArgoCdInstallation): the environment's committed
+    // kustomization of Argo CD, built against the pinned tag's manifests from the module the
+    // toolchain builds Argo CD from (e2e/argo-cd-manifests.ts), CRDs first. The processes below
+    // read its ConfigMaps (health checks, notifications); the `argocd` Application, which only
+    // an operator syncs, syncs the same folder later.
     await client.apply(manifests.namespace as KubeObject);
-    for (const crd of argoCdCrds(path.join(projectRoot, 'schemas', 'crds'))) await client.apply(crd);
-    const argoCdRelease = INFRASTRUCTURE_RELEASES.argoCd;
-    for (const object of standInReleaseObjects(argoCdRelease.chart, { name: argoCdRelease.name, namespace })) await client.apply(object);
-    for (const object of argoCdConfigObjects(namespace)) await client.apply(object);
+    const argoCdManifests = argoCdManifestsRepository(argoCdModuleDir(projectRoot), path.join(dir, 'argo-cd-manifests'));
+    const argoCdObjects = buildArgoCdKustomization(
+      toolchain.bin('kustomize', 'kustomize'),
+      path.join(source, releaseKustomizationPath(environment, INFRASTRUCTURE_RELEASES.argoCd)),
+      argoCdManifests,
+    );
+    const isCrd = (object: KubeObject) => object.kind === 'CustomResourceDefinition';
+    for (const object of [...argoCdObjects.filter(isCrd), ...argoCdObjects.filter((object) => !isCrd(object))]) await client.apply(object);
+    log(`Argo CD ${INFRASTRUCTURE_RELEASES.argoCd.manifests.version}'s manifests with the platform's patches: ${argoCdObjects.length} objects applied`);
+    await client.apply(argoCdServerSecret(namespace));
+    await client.apply(argoCdRedisSecret(namespace));
     await client.apply(loopbackClusterSecret(namespace));
     await client.apply(manifests.ageKeySecret as unknown as KubeObject);
     for (const storageClass of storageClasses(rendered)) await client.apply(storageClass);
@@ -412,12 +422,17 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
       kubeconfig: plane.kubeconfig,
       namespace,
       dir: path.join(dir, 'argocd'),
+      argoCdManifests,
+      repoServer: argoCdObjects.find((object) => object.kind === 'Deployment' && object.metadata.name === 'argocd-repo-server')!,
       knownHosts: git.knownHosts,
       tlsCertificates: new Map([...hosts, ...(publishing === undefined ? [] : [publishing.host])].map((host) => [host, plane.pki.ca.cert])),
     });
     // `argocd: v3.6.1+unknown`: the build knows its tag, not its commit.
     const argocdVersion = run(toolchain.bin('argocd', 'argocd'), ['version', '--client', '--short']).trim().replace(/^argocd:\s*/, '').replace(/\+unknown$/, '');
     log(`Argo CD ${argocdVersion}: repository server and application controller running`);
+    // What runs is what the platform installs: the binary's tag is the manifests' tag.
+    const installed = INFRASTRUCTURE_RELEASES.argoCd.manifests.version;
+    if (argocdVersion !== installed) throw new E2eError(`the toolchain's Argo CD is ${argocdVersion}, the platform installs ${installed}'s manifests: rebuild toolchain/build.sh argocd`);
     phaseEnded('Argo CD started');
 
     // 2. Repository credentials, then the AppProject and the root Application (Pulumi: RepositoryCredentials, RootApplication).
@@ -679,6 +694,7 @@ export async function runE2e(options: E2eOptions): Promise<E2eReport> {
     );
     const behindReleases = RELEASE_ROWS.map((release) => {
       const realVersion = realControllers.get(release);
+      if (!isHelmRelease(release)) return { release: release.name, chart: `${release.manifests.repoURL.replace(/^https:\/\/github\.com\//, '')} manifests`, version: realVersion ?? release.manifests.version, runs: 'real' } as const;
       const runs = realVersion !== undefined ? 'real' : standInFor(release.chart.chart).realChart ? 'real chart' : 'stand-in';
       return { release: release.name, chart: release.chart.chart, version: realVersion ?? release.chart.version, runs } as const;
     });

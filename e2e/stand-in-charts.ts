@@ -2,10 +2,9 @@ import * as fs from 'node:fs';
 import * as https from 'node:https';
 import * as path from 'node:path';
 import { stringify } from 'yaml';
-import { type HelmChartRef, INFRASTRUCTURE_RELEASES, RELEASE_ROWS } from '../src/infrastructure/releases';
+import { type HelmChartRef, HELM_RELEASE_ROWS, INFRASTRUCTURE_RELEASES } from '../src/infrastructure/releases';
 import { E2eError } from '../src/base/errors';
 import { knownVersions, versionFacts } from '../src/contract/release-versions';
-import type { KubeObject } from './kube-client';
 import type { OciChartRegistry } from './oci-registry';
 import { run } from './processes';
 import type { Toolchain } from '../toolchain';
@@ -48,7 +47,10 @@ export interface StandIn {
   readonly template?: string;
 }
 
-/** One row per upstream chart of src/infrastructure/releases.ts (by chart name). */
+/**
+ * One row per upstream chart of src/infrastructure/releases.ts (by chart name). Argo CD has
+ * none: the e2e syncs its release manifests from the module it builds (e2e/argo-cd-manifests.ts).
+ */
 export const STAND_INS: Readonly<Record<string, StandIn>> = {
   // Its controllers run for real (e2e/cert-manager.ts), started when Argo CD creates this release's controller Deployment, whose pods start only then;
   // the chart installs the release's six CRDs (the ACME ones and CertificateRequests included).
@@ -64,10 +66,6 @@ export const STAND_INS: Readonly<Record<string, StandIn>> = {
   },
   // Its controller runs for real (e2e/envoy-gateway.ts), started when Argo CD creates this release's controller Deployment, whose pods start only then.
   'gateway-helm': { crds: [], controller: 'envoy-gateway' },
-  'argo-cd': {
-    crds: ['argocd-application.yaml', 'argocd-appproject.yaml'],
-    controller: 'argocd-application-controller',
-  },
   // Its controller runs for real (e2e/flagger.ts), started when Argo CD creates this release's controller Deployment, whose pods start only then.
   flagger: {
     crds: ['flagger-canary.yaml', 'flagger-metrictemplate.yaml', 'flagger-alertprovider.yaml'],
@@ -140,7 +138,7 @@ export function standInFor(chart: string): StandIn {
 
 /** The controller image the release table gives the release of `chart` at its version, if it names one. */
 function controllerImageOf(chart: HelmChartRef): string | undefined {
-  const release = RELEASE_ROWS.find((row) => row.chart.repoURL === chart.repoURL && row.chart.chart === chart.chart);
+  const release = HELM_RELEASE_ROWS.find((row) => row.chart.repoURL === chart.repoURL && row.chart.chart === chart.chart);
   return release === undefined ? undefined : versionFacts(release.name, chart.version)?.controllerImage;
 }
 
@@ -184,16 +182,6 @@ function controllerDeployment(chart: HelmChartRef, standIn: StandIn & { controll
 function controllerTemplate(chart: HelmChartRef, standIn: StandIn & { controller: string }): string {
   const deployment = controllerDeployment(chart, standIn, { name: '{{ .Release.Name }}', namespace: '{{ .Release.Namespace }}' });
   return `# Stand-in for ${chart.chart} ${chart.version} (platform-gitops e2e).\n${stringify(deployment)}`;
-}
-
-/**
- * What installing a chart's stand-in as a Helm release puts in the cluster besides its CRDs:
- * its controller Deployment. The harness installs Argo CD's release this way, as the Pulumi
- * bootstrap installs the real chart before the root Application exists.
- */
-export function standInReleaseObjects(chart: HelmChartRef, release: { name: string; namespace: string }): KubeObject[] {
-  const standIn = standInFor(chart.chart);
-  return standIn.controller === undefined ? [] : [controllerDeployment(chart, { ...standIn, controller: standIn.controller }, release) as KubeObject];
 }
 
 /**
@@ -257,7 +245,7 @@ function servedVersions(chart: HelmChartRef): { chart: HelmChartRef; upgrade: bo
 export function chartsByRepository(): Map<string, HelmChartRef[]> {
   const byRepository = new Map<string, HelmChartRef[]>();
   // Every version the table knows, so an environment's values may name any of them (npm run upgrade).
-  for (const { name, chart } of RELEASE_ROWS) {
+  for (const { name, chart } of HELM_RELEASE_ROWS) {
     const versions = knownVersions(name).map((version) => ({ ...chart, version }));
     byRepository.set(chart.repoURL, [...(byRepository.get(chart.repoURL) ?? []), ...(versions.length > 0 ? versions : [chart])]);
   }

@@ -1,35 +1,35 @@
 import * as k8s from '@pulumi/kubernetes';
 import * as pulumi from '@pulumi/pulumi';
-import type { HelmChartRef } from '../src/infrastructure/releases';
 import { ageKeySecretManifest, controllerNamespaceManifest } from './bootstrap-manifests';
 
 export interface ArgoCdInstallationArgs {
   /** Namespace Argo CD runs in; created here (5.3: the controller's namespace). */
   readonly namespace: string;
-  /** The argo-cd chart at its pinned version (the Argo CD row of src/infrastructure/releases.ts). */
-  readonly chart: HelmChartRef;
-  /** Helm release name; the self-managed Application uses the same one. */
-  readonly releaseName: string;
-  /** Chart values: the same as the self-managed Application's (src/infrastructure/argo-cd-values.ts). */
-  readonly values: Readonly<Record<string, unknown>>;
+  /**
+   * The environment's kustomization folder, absolute (`dist/<environment>/argocd`, rendered by
+   * `npm run synth`): upstream's manifests at the pinned tag with the platform's patches, the
+   * folder the self-managed `argocd` Application syncs afterwards.
+   */
+  readonly kustomization: string;
   /** Contents of the environment's age key file (a Pulumi secret), mounted into the sops plugin sidecar (5.3). */
   readonly ageKey: pulumi.Input<string>;
-  /** How long the release may take to become ready, in seconds (1.3.4 / 8: 300). */
+  /** How long Argo CD's objects may take to become ready, in seconds (1.3.4 / 8: 300). */
   readonly timeoutSeconds: number;
 }
 
 /**
  * Argo CD on a bare cluster: its namespace, the age key Secret the repository server
- * mounts (SOPS_AGE_KEY_FILE), and the argo-cd Helm release with the sops plugin sidecar. After
- * the first sync, the `argocd` Application keeps the release in step with git.
+ * mounts (SOPS_AGE_KEY_FILE), and the environment's kustomization of Argo CD's release
+ * manifests with the sops plugin sidecar (the provider's kustomize builds it, fetching the
+ * remote base at its tag). After the first sync, the `argocd` Application keeps it in step with git.
  */
 export class ArgoCdInstallation extends pulumi.ComponentResource {
   /** The controller's namespace. */
   public readonly namespace: k8s.core.v1.Namespace;
   /** The Secret holding the age key file. */
   public readonly ageKeySecret: k8s.core.v1.Secret;
-  /** The Helm release of Argo CD. */
-  public readonly release: k8s.helm.v3.Release;
+  /** Argo CD's objects, from the kustomization. */
+  public readonly install: k8s.kustomize.v2.Directory;
 
   constructor(name: string, args: ArgoCdInstallationArgs, opts?: pulumi.ComponentResourceOptions) {
     super('platform-gitops:bootstrap:ArgoCdInstallation', name, {}, opts);
@@ -47,20 +47,13 @@ export class ArgoCdInstallation extends pulumi.ComponentResource {
       { parent: this, dependsOn: [this.namespace] },
     );
 
-    this.release = new k8s.helm.v3.Release(
-      `${name}-release`,
+    this.install = new k8s.kustomize.v2.Directory(
+      `${name}-install`,
       {
-        name: args.releaseName,
+        directory: args.kustomization,
         namespace: args.namespace,
-        chart: args.chart.chart,
-        version: args.chart.version,
-        repositoryOpts: { repo: args.chart.repoURL },
-        values: args.values as Record<string, pulumi.Input<unknown>>,
-        createNamespace: false,
-        // Helm waits for the release's pods to be ready, at most timeoutSeconds.
-        timeout: args.timeoutSeconds,
+        // Each object waits until it is ready (Deployments rolled out), at most timeoutSeconds.
         skipAwait: false,
-        atomic: true,
       },
       { parent: this, dependsOn: [this.namespace, this.ageKeySecret], customTimeouts },
     );
@@ -68,7 +61,7 @@ export class ArgoCdInstallation extends pulumi.ComponentResource {
     this.registerOutputs({
       namespace: this.namespace.metadata.name,
       ageKeySecret: this.ageKeySecret.metadata.name,
-      releaseStatus: this.release.status,
+      install: this.install.urn,
     });
   }
 }

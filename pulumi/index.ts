@@ -4,6 +4,6 @@ import { bootstrap, readBootstrapConfig } from './bootstrap';
 const { argocd, repository, root } = bootstrap(readBootstrapConfig());
 
 export const controllerNamespace = argocd.namespace.metadata.name;
-export const argoCdReleaseStatus = argocd.release.status;
+export const argoCdInstall = argocd.install.urn;
 export const repositorySecret = repository.secret.metadata.name;
 export const rootApplication = root.application.metadata.name;

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { argoCdReleaseValues } from '../src/infrastructure/releases';
 import { SOPS_PLUGIN_GENERATE } from '../src/infrastructure/argo-cd-values';
-import { ENVIRONMENT_ORDER, committedObjects, findObject } from './support';
+import { ENVIRONMENT_ORDER } from './support';
+import { committedArgoCdSettings } from './argo-cd-build';
 
 // The sops plugin runs in a sidecar of Argo CD's repository server with the environment's age
 // key mounted (5.3): whatever its script or container does, it does beside the private key.
@@ -20,7 +21,7 @@ const REVIEWED_SCRIPT_SHA256 = 'b73770ed93388d95d6ff3138bdbf7af28265001b865d4965
  */
 const REVIEWED_SURFACE_SHA256 = '730f8230eb7135f215b543be9f7a8e933d0be54335b028d1be3100c26abf9187';
 
-/** The plugin's definition (argocd-cmp-cm) and the sidecar that runs it, from the argo-cd values. */
+/** The plugin's definition (argocd-cmp-cm) and the sidecar that runs it, from the settings of Argo CD. */
 function pluginSurface(values: any): unknown {
   const sidecar = values.repoServer.extraContainers.find((container: any) => container.name === 'sops');
   return { plugin: values.configs.cmp.plugins.sops, sidecar, volumes: values.repoServer.volumes };
@@ -51,9 +52,9 @@ describe('what runs beside the age key', () => {
     expect(sha256(pluginSurface(argoCdReleaseValues()))).toBe(REVIEWED_SURFACE_SHA256);
   });
 
-  it.each(ENVIRONMENT_ORDER)('is what %s renders into its argocd Application', (environment) => {
-    const values = findObject(committedObjects(environment), 'Application', 'argocd').spec.source.helm.valuesObject;
-    expect(values.configs.cmp.plugins.sops.generate.command).toEqual(['sh', '-c', SOPS_PLUGIN_GENERATE]);
+  it.each(ENVIRONMENT_ORDER)('is what %s renders into its kustomization of Argo CD', (environment) => {
+    const values = committedArgoCdSettings(environment);
+    expect((values.configs.cmp.plugins.sops as any).generate.command).toEqual(['sh', '-c', SOPS_PLUGIN_GENERATE]);
     expect(sha256(pluginSurface(values))).toBe(REVIEWED_SURFACE_SHA256);
   });
 });

@@ -1,17 +1,18 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { argoCdConfigObjects, loopbackClusterSecret, sidecarPlay } from '../e2e/argocd';
+import { loopbackClusterSecret, operatorSyncOperation, sidecarPlay } from '../e2e/argocd';
+import { builtArgoCd, builtObject } from './argo-cd-build';
 import { IN_CLUSTER } from '../src/constructs/argo-cd-sync-policy';
 import { containerScript, runContainer } from '../e2e/sidecar';
 import { SOPS_AGE, SOPS_PLUGIN } from '../src/contract/choices';
 import { parseSshUrl } from '../e2e/git-server';
 import type { KubeObject } from '../e2e/kube-client';
-import { argoCdReleaseValues } from '../src/infrastructure/releases';
+import { INFRASTRUCTURE_RELEASES } from '../src/infrastructure/releases';
 import { UsageError } from '../src/base/errors';
 import { runE2e } from '../e2e/harness';
 import { loopbackWebhookArgs, loopbackWebhookConfiguration } from '../e2e/cert-manager';
 import { loopbackFlaggerArgs } from '../e2e/flagger';
-import { ROOT } from './support';
+import { ROOT, committedObjects, findObject } from './support';
 
 // Unit tests of the e2e harness's own logic; test/e2e/ runs it on the real engines.
 
@@ -23,13 +24,6 @@ describe('the git server', () => {
 });
 
 describe('Argo CD configuration in the e2e cluster', () => {
-  it('is the argo-cd chart values the platform installs (argocd-cm, argocd-cmd-params-cm)', () => {
-    const values = argoCdReleaseValues() as { configs: { cm: object; params: object } };
-    const objects = argoCdConfigObjects('argocd');
-    expect(objects.find((o) => o.metadata.name === 'argocd-cm')!.data).toEqual(values.configs.cm);
-    expect(objects.find((o) => o.metadata.name === 'argocd-cmd-params-cm')!.data).toEqual(values.configs.params);
-  });
-
   it('declares the in-cluster destination uncompressed, as a cluster Secret Argo CD reads (v3.6.1 util/db/cluster.go SecretToCluster)', () => {
     const secret = loopbackClusterSecret('argocd');
     expect(secret.metadata.labels).toEqual({ 'argocd.argoproj.io/secret-type': 'cluster' });
@@ -94,8 +88,11 @@ describe('the sops plugin played as its rendered sidecar (e2e/argocd.ts, e2e/sid
     varFiles: '/run/e2e/var-files',
   });
 
+  // The repository server's Deployment of local's kustomization, as kustomize builds it.
+  const repoServer = () => builtObject(builtArgoCd('local'), 'Deployment', 'argocd-repo-server');
+
   it('runs the sidecar\'s command as its user, read-only, with only its environment and its mounts', () => {
-    const play = sidecarPlay(SOPS_PLUGIN.name, disk(), '/run/e2e/sops', exists);
+    const play = sidecarPlay(SOPS_PLUGIN.name, repoServer(), disk(), '/run/e2e/sops', exists);
     expect(play.command).toEqual(['/var/run/argocd/argocd-cmp-server']);
     expect(play).toMatchObject({ user: 999, group: 0, readOnlyRoot: true, noNewPrivileges: true, dropAllCapabilities: true });
     expect(play.env).toEqual({ PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', HOME: '/', [SOPS_AGE.keyFileVariable]: `${SOPS_AGE.mountPath}/${SOPS_AGE.secretKey}` });
@@ -115,7 +112,7 @@ describe('the sops plugin played as its rendered sidecar (e2e/argocd.ts, e2e/sid
   });
 
   it('writes a script that mounts, makes the root read-only, then drops to the user with nothing else', () => {
-    const script = containerScript(sidecarPlay(SOPS_PLUGIN.name, disk(), "/run/e2e/it's/sops", exists)).trimEnd().split('\n');
+    const script = containerScript(sidecarPlay(SOPS_PLUGIN.name, repoServer(), disk(), "/run/e2e/it's/sops", exists)).trimEnd().split('\n');
     expect(script[0]).toBe('set -eu');
     expect(script).toContain("mount --bind '/run/e2e/it'\\''s/sops' '/usr/local/bin/sops'");
     expect(script).toContain(`mount -o remount,bind,ro '${SOPS_AGE.mountPath}'`);
@@ -142,16 +139,16 @@ describe('the sops plugin played as its rendered sidecar (e2e/argocd.ts, e2e/sid
   });
 
   it('refuses a variable naming a key the mounted Secret does not hold, a Secret the bootstrap does not create, and a plugin without a sidecar', () => {
-    expect(() => sidecarPlay(SOPS_PLUGIN.name, disk(['age.agekey']), '/s', exists)).toThrow(
+    expect(() => sidecarPlay(SOPS_PLUGIN.name, repoServer(), disk(['age.agekey']), '/s', exists)).toThrow(
       `container ${SOPS_PLUGIN.name}: ${SOPS_AGE.keyFileVariable}=${SOPS_AGE.mountPath}/${SOPS_AGE.secretKey} names key ${SOPS_AGE.secretKey} of Secret ${SOPS_AGE.secretName}, which holds age.agekey`,
     );
-    expect(() => sidecarPlay(SOPS_PLUGIN.name, disk([], false), '/s', exists)).toThrow(`sidecar ${SOPS_PLUGIN.name} mounts Secret ${SOPS_AGE.secretName}, which the bootstrap does not create`);
-    expect(() => sidecarPlay('no-such-plugin', disk(), '/s', exists)).toThrow(/render no repo-server sidecar named no-such-plugin/);
+    expect(() => sidecarPlay(SOPS_PLUGIN.name, repoServer(), disk([], false), '/s', exists)).toThrow(`sidecar ${SOPS_PLUGIN.name} mounts Secret ${SOPS_AGE.secretName}, which the bootstrap does not create`);
+    expect(() => sidecarPlay('no-such-plugin', repoServer(), disk(), '/s', exists)).toThrow(/argocd-repo-server Deployment has no sidecar named no-such-plugin/);
   });
 
   it('refuses a mount it would have to stand in for under / itself, and a source the stand-in folders would hide', () => {
-    expect(() => sidecarPlay(SOPS_PLUGIN.name, disk(), '/s', (folder) => folder === '/' || folder === '/tmp')).toThrow(/needs a folder this machine does not have directly under \//);
-    expect(() => sidecarPlay(SOPS_PLUGIN.name, { ...disk(), sockets: '/home/e2e/plugins' }, '/s', exists)).toThrow(
+    expect(() => sidecarPlay(SOPS_PLUGIN.name, repoServer(), disk(), '/s', (folder) => folder === '/' || folder === '/tmp')).toThrow(/needs a folder this machine does not have directly under \//);
+    expect(() => sidecarPlay(SOPS_PLUGIN.name, repoServer(), { ...disk(), sockets: '/home/e2e/plugins' }, '/s', exists)).toThrow(
       'container sops: the source of its mount at /home/argocd/cmp-server/plugins, /home/e2e/plugins, lies under /home, which the harness hides to stand in for the image\'s own folder',
     );
   });
@@ -167,5 +164,16 @@ describe("Flagger's controller on loopback (e2e/flagger.ts)", () => {
   it('refuses a chart that sets what the loopback process must set itself, rather than passing both', () => {
     expect(() => loopbackFlaggerArgs([...chartArgs, '-port=8080'], '/k', 1)).toThrow(/chart now renders -port/);
     expect(() => loopbackFlaggerArgs([...chartArgs, '-kubeconfig', '/x'], '/k', 1)).toThrow(/chart now renders -kubeconfig/);
+  });
+});
+
+describe("the harness's operator sync", () => {
+  it("carries the Application's sync options and retry, as the API server's sync does (argocd applies server-side)", () => {
+    const argocd = findObject(committedObjects('local'), 'Application', INFRASTRUCTURE_RELEASES.argoCd.name);
+    const operation = operatorSyncOperation(argocd) as { sync: { syncOptions?: string[] }; retry?: unknown };
+    expect(argocd.spec.syncPolicy.syncOptions).toContain('ServerSideApply=true');
+    expect(operation.sync.syncOptions).toEqual(argocd.spec.syncPolicy.syncOptions);
+    expect(operation.retry).toEqual(argocd.spec.syncPolicy.retry);
+    expect(operatorSyncOperation(undefined)).toEqual({ initiatedBy: { username: 'e2e-operator' }, sync: { syncStrategy: { hook: {} } } });
   });
 });

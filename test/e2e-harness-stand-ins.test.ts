@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { podReferences, StandInControllers } from '../e2e/stand-in-controllers';
 import { KWOK_ADMITTED_ANNOTATION } from '../e2e/kwok-stages';
 import { ApiError, KubeClient, type KubeObject } from '../e2e/kube-client';
-import { STAND_INS, standInReleaseObjects } from '../e2e/stand-in-charts';
-import { INFRASTRUCTURE_RELEASES, RELEASE_ROWS } from '../src/infrastructure/releases';
+import { STAND_INS } from '../e2e/stand-in-charts';
+import { HELM_RELEASE_ROWS } from '../src/infrastructure/releases';
 import { installCrds } from '../e2e/dry-run';
 import { ROOT } from './support';
 
@@ -13,7 +13,7 @@ import { ROOT } from './support';
 
 describe('stand-in charts', () => {
   it('stand in for every upstream chart the platform installs, with CRDs the project keeps', () => {
-    for (const { chart } of RELEASE_ROWS) {
+    for (const { chart } of HELM_RELEASE_ROWS) {
       const standIn = STAND_INS[chart.chart];
       expect(standIn, chart.chart).toBeDefined();
       for (const file of standIn!.crds) expect(fs.existsSync(path.join(ROOT, 'schemas', 'crds', file)), file).toBe(true);
@@ -158,15 +158,6 @@ describe('a real controller the harness runs instead of a chart\'s stand-in', ()
     await controllers.reconcile();
     expect(verdicts.get('cert-manager-1')).toBe('waiting: the real cert-manager controller is not running yet');
     expect(() => controllers.assertStarted()).toThrow(/a real controller did not start: cert-manager: cert-manager-webhook did not listen/);
-  });
-});
-
-describe('the stand-in of an installed release', () => {
-  it("is its chart's controller Deployment, labelled with the release, as Helm would render it", () => {
-    const [deployment, ...rest] = standInReleaseObjects(INFRASTRUCTURE_RELEASES.argoCd.chart, { name: 'argocd', namespace: 'argocd' });
-    expect(rest).toEqual([]);
-    expect(deployment!.kind).toBe('Deployment');
-    expect(deployment!.metadata).toMatchObject({ name: 'argocd-application-controller', namespace: 'argocd', labels: { 'app.kubernetes.io/instance': 'argocd' } });
   });
 });
 

@@ -7,13 +7,14 @@ import { parseAllDocuments } from 'yaml';
 import { STAND_INS } from '../e2e/stand-in-charts';
 import { loadEnvironments } from '../src/environments';
 import { loadPlatform } from '../src/environments/platform';
-import { INFRASTRUCTURE_RELEASES, RELEASE_ROWS, releaseNamespace } from '../src/infrastructure/releases';
+import { HELM_RELEASE_ROWS, INFRASTRUCTURE_RELEASES, RELEASE_ROWS, isHelmRelease, releaseKustomizationPath, releaseNamespace } from '../src/infrastructure/releases';
 import { deliveredChartIds } from '../src/synth';
 import { APPLICATIONS_STAGE, DELIVERY_STAGES, ROOT_APPLICATION, stageWave } from '../src/contract/platform-charts';
 import { renderedBootstrapObjects } from '../pulumi/bootstrap-manifests';
 import { validateAgainstSchema } from '../src/validation/schemas';
 import { WAITS_SECONDS } from '../src/contract/contract';
 import { DIST, ENVIRONMENT_ORDER, ROOT, committedObjects, findObject, projectEnvironments, readManifests, type K8sObject } from './support';
+import { committedArgoCdSettings } from './argo-cd-build';
 
 const REPOSITORY = 'git@github.com:example/platform-gitops.git';
 const BRANCH = loadPlatform().repository.targetRevision;
@@ -92,15 +93,15 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
     const environmentValues = loadEnvironments().find((env) => env.name === environment)!;
     const context = { environment: environmentValues, platform: loadPlatform() };
     const helm = apps.filter((app) => app.spec.source?.chart !== undefined);
-    expect(helm.map((app) => app.metadata.name)).toEqual(RELEASE_ROWS.map((release) => release.name));
+    expect(helm.map((app) => app.metadata.name)).toEqual(HELM_RELEASE_ROWS.map((release) => release.name));
     for (const release of RELEASE_ROWS) {
-      const app = findObject(helm, 'Application', release.name);
-      expect(app.spec.source, release.name).toMatchObject({
-        repoURL: release.chart.repoURL,
-        chart: release.chart.chart,
-        targetRevision: release.chart.version,
-        helm: { releaseName: release.name },
-      });
+      const app = findObject(apps, 'Application', release.name);
+      // A release from its upstream's manifests: the kustomization synth renders (test/argo-cd-kustomization.test.ts).
+      expect(app.spec.source, release.name).toMatchObject(
+        isHelmRelease(release)
+          ? { repoURL: release.chart.repoURL, chart: release.chart.chart, targetRevision: release.chart.version, helm: { releaseName: release.name } }
+          : { repoURL: REPOSITORY, path: releaseKustomizationPath(environment, release) },
+      );
       expect(app.spec.destination.namespace, release.name).toBe(releaseNamespace(release, context));
       expect(wave(app), release.name).toBe(release.syncWave);
       // Its namespace is a Namespace object of this chart (or argocd, the bootstrap's): never created on install.
@@ -152,7 +153,7 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
     expect(apps.filter((app) => app.metadata.annotations?.['platform-gitops.io/sync'] !== undefined).map((app) => app.metadata.name)).toEqual(['argocd']);
     // Its parent's health counts its health only: OutOfSync until an operator syncs must not
     // hold the waves after it (the check is Lua that Argo CD runs: the e2e cluster runs it).
-    const health = argocd.spec.source.helm.valuesObject.configs.cm['resource.customizations.health.argoproj.io_Application'];
+    const health = committedArgoCdSettings(environment).configs.cm['resource.customizations.health.argoproj.io_Application']!;
     expect(health).toContain('obj.metadata.annotations["platform-gitops.io/sync"] == "operator" then\n  hs.status = st.health.status');
     expect(health.indexOf('platform-gitops.io/sync')).toBeLessThan(health.indexOf('st.sync.status ~= "Synced"'));
   });
@@ -233,7 +234,7 @@ describe.each(ENVIRONMENT_ORDER)('GitOps wiring and infrastructure of %s (1.1, 1
     };
     const root = renderedBootstrapObjects(environment).application as K8sObject;
     const walk = longest(applications(files.get(include(root)!)!));
-    const values = findObject(apps, 'Application', 'argocd').spec.source.helm.valuesObject;
+    const values = committedArgoCdSettings(environment);
     expect(Number(values.configs.params['controller.sync.timeout.seconds'])).toBe(walk);
     // Every wait the contract bounds (8) fits: three infrastructure waits, the database's and the broker's.
     expect(walk).toBeGreaterThan(3 * WAITS_SECONDS.infrastructurePodsReady + WAITS_SECONDS.databasePodReady + WAITS_SECONDS.brokerClusterReady);

@@ -63,7 +63,7 @@ describe('a bad infrastructure section is refused with environment, field, value
     [
       'a missing infrastructure section',
       (files) => delete files.local.environment.infrastructure,
-      'src/environments/local/environment.yaml: infrastructure is required: a mapping with issuer, gateway, monitoring, versions, network',
+      'src/environments/local/environment.yaml: infrastructure is required: a mapping with issuer, gateway, monitoring, argoCd, versions, network',
     ],
     [
       'an application certificate from an issuer the environment does not render',

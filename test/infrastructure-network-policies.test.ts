@@ -1,8 +1,11 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repositorySshPort } from '../src/environments/platform';
 import { validateAgainstSchema } from '../src/validation/schemas';
-import { DIST, ENVIRONMENT_ORDER, findObject, projectEnvironments, readManifests } from './support';
+import { DIST, ENVIRONMENT_ORDER, ROOT, projectEnvironments, readManifests } from './support';
+import { parse } from 'yaml';
+import { INFRASTRUCTURE_RELEASES, releaseKustomizationPath } from '../src/infrastructure/releases';
 
 // Default deny in every namespace the platform creates or installs into, then what each
 // component needs. The pods' labels and ports are upstream's (each cited where the platform
@@ -70,6 +73,9 @@ describe.each(ENVIRONMENT_ORDER)('NetworkPolicies of the infrastructure in %s', 
   // values.yaml `nameOverride: argocd` and each component's `name`).
   const argo = (component: string): Pod => ({ namespace: 'argocd', labels: { 'app.kubernetes.io/name': `argocd-${component}`, 'app.kubernetes.io/instance': 'argocd' } });
   const repoServer = argo('repo-server');
+  // The Redis Argo CD's clients reach: upstream's single-replica one, or HAProxy in front of Redis with Sentinel.
+  const highAvailability = env.infrastructure.argoCd.highAvailability;
+  const redisFront = highAvailability ? 'redis-ha-haproxy' : 'redis';
 
   it('denies every connection in each namespace the platform creates or installs into, before any release', () => {
     const used = new Set(['argocd', ...objects.filter((o) => o.kind === 'Namespace').map((o) => o.metadata.name)]);
@@ -120,19 +126,21 @@ describe.each(ENVIRONMENT_ORDER)('NetworkPolicies of the infrastructure in %s', 
     }
   });
 
-  it('keeps the chart\'s own NetworkPolicies off: they would let every namespace and the other controllers reach the repository server', () => {
-    // argo-helm argo-cd 10.0.0 turned global.networkPolicy.create on (README "10.0.0"); its
-    // repo-server policy admits 8081 from the notifications and ApplicationSet controllers and
-    // the metrics port from every namespace, and allows add up.
-    const values = findObject(objects, 'Application', 'argocd').spec.source.helm.valuesObject;
-    expect(values.global.networkPolicy).toEqual({ create: false });
+  it("leaves out upstream's own NetworkPolicies: they would let every namespace and the other controllers reach the repository server", () => {
+    // argo-cd v3.6.1 manifests/base/repo-server/argocd-repo-server-network-policy.yaml admits
+    // 8081 from the notifications and ApplicationSet controllers and the metrics port from
+    // every namespace, and allows add up: the kustomization deletes every NetworkPolicy of
+    // upstream's (built with the real kustomize: test/argo-cd-kustomization.test.ts).
+    const kustomization = parse(fs.readFileSync(path.join(ROOT, releaseKustomizationPath(environment, INFRASTRUCTURE_RELEASES.argoCd), 'kustomization.yaml'), 'utf8'));
+    const deletions = kustomization.patches.filter((patch: any) => patch.patch !== undefined && parse(patch.patch).$patch === 'delete');
+    expect(deletions.map((patch: any) => patch.target)).toContainEqual({ kind: 'NetworkPolicy' });
   });
 
   it('gives the repository server, and so the sops plugin beside it, no egress but DNS, Redis and the repositories', () => {
     const egress = egressOf(repoServer).map(({ policy, rule }) => ({ policy, ports: portsOf(rule), to: rule.to }));
     expect(egress).toEqual([
       { policy: 'allow-egress-to-dns', ports: ['UDP/53', 'TCP/53'], to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } }, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }] },
-      { policy: 'allow-egress-to-redis', ports: ['TCP/6379'], to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'argocd' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'argocd-redis' } } }] },
+      { policy: 'allow-egress-to-redis', ports: ['TCP/6379'], to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'argocd' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': `argocd-${redisFront}` } } }] },
       // git over SSH (the repository URL's port) and the Helm repositories over HTTPS, outside the cluster.
       { policy: 'allow-egress-to-repositories', ports: ['TCP/22', 'TCP/443'], to: undefined },
     ]);
@@ -141,13 +149,22 @@ describe.each(ENVIRONMENT_ORDER)('NetworkPolicies of the infrastructure in %s', 
   });
 
   it('lets the Argo CD controllers reach the API server by address, Redis only from its clients', () => {
-    for (const component of ['application-controller', 'server', 'applicationset-controller', 'notifications-controller', 'redis-secret-init']) {
+    // Redis' front pod writes Redis' password Secret in an init container (ARGO_CD in src/contract/upstream.ts).
+    for (const component of ['application-controller', 'server', 'applicationset-controller', 'notifications-controller', redisFront]) {
       const apiServer = egressOf(argo(component)).filter(({ policy }) => policy === 'allow-egress-to-api-server');
       expect(apiServer.map(({ rule }) => rule.to.every((peer: any) => peer.ipBlock !== undefined)), component).toEqual([true]);
     }
-    expect(egressOf(argo('redis')).map(({ policy }) => policy)).toEqual(['allow-egress-to-dns']);
-    for (const component of ['application-controller', 'server', 'repo-server']) expect(reaches(argo(component), argo('redis'), 'TCP/6379'), component).toBe(true);
-    for (const component of ['applicationset-controller', 'notifications-controller']) expect(reaches(argo(component), argo('redis'), 'TCP/6379'), component).toBe(false);
+    expect(egressOf(argo(redisFront)).map(({ policy }) => policy).sort()).toEqual(['allow-egress-to-api-server', 'allow-egress-to-dns', ...(highAvailability ? ['allow-egress-to-redis-ha'] : [])]);
+    for (const component of ['application-controller', 'server', 'repo-server']) expect(reaches(argo(component), argo(redisFront), 'TCP/6379'), component).toBe(true);
+    for (const component of ['applicationset-controller', 'notifications-controller']) expect(reaches(argo(component), argo(redisFront), 'TCP/6379'), component).toBe(false);
+    if (highAvailability) {
+      // Redis with Sentinel: HAProxy and the servers reach the servers (6379, 26379), the clients only HAProxy.
+      for (const port of ['TCP/6379', 'TCP/26379']) {
+        expect(reaches(argo('redis-ha-haproxy'), argo('redis-ha'), port), port).toBe(true);
+        expect(reaches(argo('redis-ha'), argo('redis-ha'), port), port).toBe(true);
+        expect(reaches(argo('repo-server'), argo('redis-ha'), port), port).toBe(false);
+      }
+    }
   });
 
   it('lets the API server call the admission webhooks, and no pod', () => {

@@ -5,7 +5,7 @@ import { deployedVersion } from '../src/commands/ops/upgrade-status';
 import { loadEnvironments } from '../src/environments';
 import { loadPlatform } from '../src/environments/platform';
 import { knownVersions, RELEASE_NAMES, type ReleaseName, versionFacts } from '../src/contract/release-versions';
-import { RELEASE_ROWS, releaseIn, releaseNamespace } from '../src/infrastructure/releases';
+import { RELEASE_ROWS, isHelmRelease, releaseIn, releaseNamespace } from '../src/infrastructure/releases';
 import { fakeApiServerForTests } from './fake-api-server';
 import { ROOT, runInProcess } from './support';
 
@@ -18,7 +18,10 @@ const wanted = (name: string) => environment.infrastructure.versions[name as Rel
 /** A release's Application, as Argo CD reports it after deploying `versions` in turn (oldest first). */
 function application(name: string, versions: readonly string[]) {
   const row = releaseIn(RELEASE_ROWS.find((candidate) => candidate.name === name)!, environment);
-  const source = { repoURL: row.chart.repoURL, chart: row.chart.chart, targetRevision: versions.at(-1) };
+  // A manifests release (argocd) syncs this repository's folder at the platform's branch: its history names commits, never the tag.
+  const source = isHelmRelease(row)
+    ? { repoURL: row.chart.repoURL, chart: row.chart.chart, targetRevision: versions.at(-1) }
+    : { repoURL: platform.repository.url, path: `dist/local/${name}`, targetRevision: platform.repository.targetRevision };
   return {
     apiVersion: 'argoproj.io/v1alpha1',
     kind: 'Application',
@@ -30,6 +33,15 @@ function application(name: string, versions: readonly string[]) {
       history: versions.map((version, id) => ({ id, revision: version, source: { ...source, targetRevision: version }, deployedAt: '2026-01-01T00:00:00Z', initiatedBy: { automated: true } })),
     },
   };
+}
+
+/** The pods of every manifests release, running the controller image of the tag it last deployed (`versions`' newest). */
+function manifestsPods(versionOf: (name: string) => string | undefined) {
+  return RELEASE_ROWS.filter((row) => !isHelmRelease(row)).flatMap((row) => {
+    const version = versionOf(row.name);
+    const image = versionFacts(row.name, wanted(row.name))!.controllerImage!;
+    return version === undefined ? [] : [readyPod(`${row.name}-server`, releaseNamespace(row, { environment, platform }), [`${imageRepository(image)}:${version}`])];
+  });
 }
 
 const readyPod = (name: string, podNamespace: string, images: readonly string[]) => ({
@@ -45,7 +57,7 @@ describe('ops upgrade-status: each release deployed, wanted and known', () => {
   const status = () => runInProcess(OPS, ['upgrade-status', '--env', 'local', '--output', 'json'], ROOT, { KUBECONFIG: kubeconfig() });
 
   it('passes when every release runs the version git wants, listing the versions the table knows', async () => {
-    api.objects = { Application: RELEASE_NAMES.map((name) => application(name, ['0.0.1', wanted(name)])) };
+    api.objects = { Application: RELEASE_NAMES.map((name) => application(name, ['0.0.1', wanted(name)])), Pod: manifestsPods(wanted) };
     const run = await status();
     expect(run.status, run.stderr).toBe(0);
     const { releases } = JSON.parse(run.stdout);
@@ -58,7 +70,7 @@ describe('ops upgrade-status: each release deployed, wanted and known', () => {
 
   it('fails naming a release that runs another version and one without an Application', async () => {
     const [behind, missing, ...rest] = RELEASE_NAMES;
-    api.objects = { Application: [application(behind!, [wanted(behind!), '0.0.1']), ...rest.map((name) => application(name, [wanted(name)]))] };
+    api.objects = { Application: [application(behind!, [wanted(behind!), '0.0.1']), ...rest.map((name) => application(name, [wanted(name)]))], Pod: manifestsPods(wanted) };
     const run = await status();
     expect(run.status).toBe(1);
     const releases = JSON.parse(run.stdout).releases as { release: string; deployed: string | null; current: boolean }[];
@@ -66,6 +78,23 @@ describe('ops upgrade-status: each release deployed, wanted and known', () => {
     expect(releases.find((state) => state.release === missing)).toMatchObject({ deployed: null, sync: null, current: false });
     expect(run.stderr).toContain(`${behind} runs 0.0.1, git wants ${wanted(behind!)}`);
     expect(run.stderr).toContain(`no Application ${namespace}/${missing}`);
+  });
+});
+
+describe('ops upgrade-status: a release installed from its upstream manifests', () => {
+  const { api, kubeconfig } = fakeApiServerForTests('platform-gitops-upgrade-status-manifests-');
+  const manifests = RELEASE_ROWS.filter((row) => !isHelmRelease(row)).map((row) => row.name);
+
+  it('takes the tag of the controller image its pods run, since its Application names commits only', async () => {
+    expect(manifests.length).toBeGreaterThan(0);
+    api.objects = { Application: RELEASE_NAMES.map((name) => application(name, [wanted(name)])), Pod: manifestsPods(() => 'v0.0.1') };
+    const run = await runInProcess(OPS, ['upgrade-status', '--env', 'local', '--output', 'json'], ROOT, { KUBECONFIG: kubeconfig() });
+    expect(run.status).toBe(1);
+    const releases = JSON.parse(run.stdout).releases as { release: string; deployed: string | null; wanted: string; current: boolean }[];
+    for (const name of manifests) {
+      expect(releases.find((state) => state.release === name)).toMatchObject({ deployed: 'v0.0.1', wanted: wanted(name), current: false });
+      expect(run.stderr).toContain(`${name} runs v0.0.1, git wants ${wanted(name)}`);
+    }
   });
 });
 

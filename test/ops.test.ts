@@ -12,7 +12,7 @@ import { fieldDifferences } from '../src/cluster/drift';
 import { nodeState } from '../src/cluster/nodes';
 import { podState, rolloutState } from '../src/cluster/workloads';
 import { SILENCE_BOUNDS, SYNC_PAUSE_ANNOTATIONS } from '../src/contract/choices';
-import { INFRASTRUCTURE_RELEASES, RELEASE_ROWS } from '../src/infrastructure/releases';
+import { HELM_RELEASE_ROWS, INFRASTRUCTURE_RELEASES } from '../src/infrastructure/releases';
 import { loadEnvironments } from '../src/environments';
 import { liveWorkloadsOf } from '../src/environments/strategy-registry';
 import { OPS } from '../src/commands/ops';
@@ -212,11 +212,15 @@ describe('npm run ops command line', () => {
   });
 
   it('refuses the package level without a release of the table or an application, with both, or with both --to and --to-revision, before touching a cluster (exit 2)', async () => {
-    const names = RELEASE_ROWS.map((row) => row.name).join(', ');
+    // Only a Helm release has a chart version to roll back; Argo CD is installed from its manifests.
+    const names = HELM_RELEASE_ROWS.map((row) => row.name).join(', ');
     const release = INFRASTRUCTURE_RELEASES.flaggerLoadTester.name;
+    const { argoCd } = INFRASTRUCTURE_RELEASES;
     for (const [args, message] of [
       [['--level', 'package'], `--level package takes --release <infrastructure release> (one of ${names}) or --app <application> (whose Application installs its published chart)`],
       [['--level', 'package', '--release', 'loadtester'], `--release "loadtester" is not an infrastructure release (src/infrastructure/releases.ts): one of ${names}`],
+      [['--level', 'package', '--release', argoCd.name], `--release "${argoCd.name}" installs ${argoCd.manifests.repoURL} ${argoCd.manifests.version}'s manifests, not a Helm chart`],
+      [['--level', 'package', '--release', argoCd.name], `its tag goes back through git: infrastructure.versions.${argoCd.name} of src/environments/local/environment.yaml (npm run upgrade -- --env local --release ${argoCd.name} --version <tag> --allow-downgrade)`],
       [['--level', 'package', '--release', release, '--app', 'webapp'], "--release and --app are mutually exclusive at --level package: --release <infrastructure release> rolls back a release, --app <application> an application's published chart"],
       [['--level', 'package', '--app', 'nosuch'], '--app "nosuch" is not an application of local'],
       [['--level', 'controller', '--app', 'webapp', '--to-revision', '2'], '--to-revision is for --level orchestrator or package; the controller level takes --to <id>, the database level --to <migration>'],

@@ -24,7 +24,7 @@ function renderFollowingCharts(name: string) {
   const dir = temporaryDirectory();
   try {
     const versions = renderEnvironment(environment, dir, undefined, projectChartVersions(ROOT, name));
-    const texts = new Map(fs.readdirSync(dir).map((file) => [file, fs.readFileSync(path.join(dir, file), 'utf8')]));
+    const texts = new Map(fs.readdirSync(dir).filter((file) => fs.statSync(path.join(dir, file)).isFile()).map((file) => [file, fs.readFileSync(path.join(dir, file), 'utf8')]));
     return { environment, objects: readManifests(dir), texts, versions };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

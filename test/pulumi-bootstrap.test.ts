@@ -6,8 +6,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import * as bootstrapModule from '../pulumi/bootstrap';
 import type { Bootstrap } from '../pulumi/bootstrap';
 import { bootstrapManifests, chartRegistrySecretManifest } from '../pulumi/bootstrap-manifests';
-import { committedObjects, findObject } from './support';
-import { INFRASTRUCTURE_RELEASES } from '../src/infrastructure/releases';
+import { ROOT, committedObjects, findObject } from './support';
+import { INFRASTRUCTURE_RELEASES, releaseKustomizationPath } from '../src/infrastructure/releases';
 import { operationsRoleManifests } from '../src/cluster/operations-role';
 import { OPERATIONS_ROLE } from '../src/contract/naming';
 import { loadEnvironments } from '../src/environments';
@@ -99,7 +99,7 @@ describe('the Pulumi bootstrap', () => {
       'kubernetes:core/v1:Namespace argocd-namespace',
       'kubernetes:core/v1:Secret argocd-age-key',
       'kubernetes:core/v1:Secret repository-secret',
-      'kubernetes:helm.sh/v3:Release argocd-release',
+      'kubernetes:kustomize/v2:Directory argocd-install',
     ]);
   });
 
@@ -132,35 +132,19 @@ describe('the Pulumi bootstrap', () => {
     });
   });
 
-  it('installs the argo-cd chart of the release table from argo-helm with the sops plugin sidecar, the age key and a 300 s wait', () => {
-    const release = resource('kubernetes:helm.sh/v3:Release').inputs;
-    expect(release.name).toBe('argocd');
-    expect(release.namespace).toBe('argocd');
-    expect(release.chart).toBe('argo-cd');
-    expect(release.version).toBe(INFRASTRUCTURE_RELEASES.argoCd.chart.version);
-    expect(release.repositoryOpts.repo).toBe('https://argoproj.github.io/argo-helm');
-    expect(release.timeout).toBe(300);
-    expect(release.atomic).toBe(true);
-    const values = release.values;
-    // No kustomize exec plugins: a commit cannot run code beside the age key.
-    expect(values.configs.cm['kustomize.buildOptions']).toBeUndefined();
-    // Argo CD's operation timeout: test/gitops.test.ts (the root's ordered walk), the same here (below).
-    expect(Object.keys(values.configs.cmp.plugins)).toEqual(['sops']);
-    expect(values.repoServer.env).toBeUndefined();
-    expect(values.repoServer.volumes).toContainEqual({ name: 'sops-age', secret: { secretName: 'sops-age' } });
-    // Only the plugin sidecar holds the key.
-    const [sidecar] = values.repoServer.extraContainers;
-    expect(sidecar.name).toBe('sops');
-    expect(sidecar.image).toMatch(/^ghcr\.io\/getsops\/sops:v\d+\.\d+\.\d+-alpine$/);
-    expect(sidecar.env).toEqual([{ name: 'SOPS_AGE_KEY_FILE', value: '/home/argocd/.config/sops/age/keys.txt' }]);
-    expect(sidecar.volumeMounts).toContainEqual({ name: 'sops-age', mountPath: '/home/argocd/.config/sops/age', readOnly: true });
-    expect(values.repoServer.volumeMounts).toBeUndefined();
+  it("applies the environment's kustomization of Argo CD's release manifests, waiting for its objects", () => {
+    const install = resource('kubernetes:kustomize/v2:Directory').inputs;
+    expect(install.directory).toBe(path.join(ROOT, releaseKustomizationPath('local', INFRASTRUCTURE_RELEASES.argoCd)));
+    expect(install.namespace).toBe('argocd');
+    expect(install.skipAwait).toBe(false);
   });
 
-  it('uses the same chart values as the self-managed argocd Application in dist', async () => {
+  it('applies the folder the self-managed argocd Application syncs (its settings: test/argo-cd-kustomization.test.ts)', () => {
     const application = findObject(committedObjects('local'), 'Application', 'argocd');
-    expect(resource('kubernetes:helm.sh/v3:Release').inputs.values).toEqual(application.spec.source.helm.valuesObject);
-    expect(application.spec.source.targetRevision).toBe(INFRASTRUCTURE_RELEASES.argoCd.chart.version);
+    const install = resource('kubernetes:kustomize/v2:Directory').inputs;
+    expect(path.relative(ROOT, install.directory)).toBe(application.spec.source.path);
+    // The same pinned tag as the Application's remote base and the e2e's Argo CD.
+    expect(fs.readFileSync(path.join(install.directory, 'kustomization.yaml'), 'utf8')).toContain(`?ref=${INFRASTRUCTURE_RELEASES.argoCd.manifests.version}\n`);
   });
 
   it('stores the age key file in the sops-age Secret, and the key stays secret', async () => {

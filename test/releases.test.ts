@@ -3,7 +3,8 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadEnvironments } from '../src/environments';
 import { loadPlatform } from '../src/environments/platform';
-import { INFRASTRUCTURE_RELEASES, RELEASE_ROWS, releaseNamespace } from '../src/infrastructure/releases';
+import { INFRASTRUCTURE_RELEASES, RELEASE_ROWS, isHelmRelease, releaseNamespace } from '../src/infrastructure/releases';
+import { argoCdManifestsPath } from '../src/infrastructure/argo-cd-kustomization';
 import { ROOT } from './support';
 
 const { certManager, envoyGateway, argoCd, gatewayApiCrds } = INFRASTRUCTURE_RELEASES;
@@ -11,7 +12,7 @@ const { certManager, envoyGateway, argoCd, gatewayApiCrds } = INFRASTRUCTURE_REL
 describe('the infrastructure release table', () => {
   // 9.2: infrastructure chart upgrades name an explicit chart version.
   it('pins every chart to one exact version: no range, no *, no latest', () => {
-    for (const release of RELEASE_ROWS) expect(release.chart.version, release.name).toMatch(/^v?\d+\.\d+\.\d+$/);
+    for (const release of RELEASE_ROWS) expect(isHelmRelease(release) ? release.chart.version : release.manifests.version, release.name).toMatch(/^v?\d+\.\d+\.\d+$/);
   });
 
   it('names each release once', () => {
@@ -54,8 +55,11 @@ describe('docs/infrastructure.md: the pinned chart versions', () => {
     const expected = RELEASE_ROWS.map((release) => {
       // A namespace an environment decides is listed once per distinct value.
       const namespaces = [...new Set(contexts.map((context) => releaseNamespace(release, context)))];
-      const { chart } = release;
-      const cells = [`\`${release.name}\``, release.syncWave, `\`${chart.chart}\``, `\`${chart.version}\``, chart.repoURL, namespaces.map((n) => `\`${n}\``).join(', ')];
+      // A release from its upstream's manifests shows the folder its environments install.
+      const installs = isHelmRelease(release)
+        ? { chart: release.chart.chart, version: release.chart.version, repoURL: release.chart.repoURL }
+        : { chart: [...new Set(contexts.map(argoCdManifestsPath))].sort().join(', '), version: release.manifests.version, repoURL: release.manifests.repoURL };
+      const cells = [`\`${release.name}\``, release.syncWave, installs.chart.split(', ').map((c) => `\`${c}\``).join(', '), `\`${installs.version}\``, installs.repoURL, namespaces.map((n) => `\`${n}\``).join(', ')];
       return `| ${cells.join(' | ')} |`;
     });
     expect(rows).toEqual(expected);

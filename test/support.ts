@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { readManifestTree } from '../src/base/manifest-files';
 import { spawnSync } from 'node:child_process';
 import { parseAllDocuments, stringify } from 'yaml';
 import { type Application, ENVIRONMENT_ORDER, loadEnvironments, type Environment } from '../src/environments';
@@ -58,7 +59,8 @@ function parseManifestFile(file: string): K8sObject[] {
 
 /** Parse every YAML file below `dir` into objects, keyed by relative path. */
 export function readManifests(dir: string): Map<string, K8sObject[]> {
-  const files = (fs.readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith('.yaml')).sort();
+  // The rendered manifests, a kustomization's folder (kustomize's input) left out.
+  const files = [...readManifestTree(dir).keys()];
   return new Map(files.map((file) => [file, parseManifestFile(path.resolve(dir, file))]));
 }
 

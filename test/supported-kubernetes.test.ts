@@ -8,7 +8,7 @@ import {
   supportedKubernetesMinors,
   supportMatrixRows,
 } from '../src/infrastructure/supported-kubernetes';
-import { INFRASTRUCTURE_RELEASES } from '../src/infrastructure/releases';
+import { INFRASTRUCTURE_RELEASES, isHelmRelease } from '../src/infrastructure/releases';
 import { KUBERNETES_VERSIONS, kubernetesSchemaFile } from '../src/validation/schemas';
 import { ROOT } from './support';
 
@@ -41,7 +41,7 @@ describe('the supported Kubernetes range', () => {
   });
 
   it('shows each component at the version the release table pins', () => {
-    const pins = Object.values(INFRASTRUCTURE_RELEASES).map((release) => release.chart.version);
+    const pins = Object.values(INFRASTRUCTURE_RELEASES).map((release) => (isHelmRelease(release) ? release.chart.version : release.manifests.version));
     for (const support of COMPONENT_SUPPORT) {
       expect(pins.some((version) => support.pinned.startsWith(version) || support.pinned.includes(`chart ${version}`)), support.component).toBe(true);
     }

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { INFRASTRUCTURE_RELEASES, releaseKustomizationPath } from '../src/infrastructure/releases';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadEnvironments, type Environment } from '../src/environments';
 import { App } from 'cdk8s';
@@ -30,9 +31,12 @@ function copyOfDist(): { workdir: string; outdir: string } {
 describe('npm run synth', () => {
   it('renders one folder per environment, in the contract order, with one file per chart', () => {
     expect(fs.readdirSync(DIST).sort()).toEqual([RENDER_MARKER, 'local', 'production', 'staging', 'testing']);
+    // Beside the charts, the kustomization of Argo CD (src/infrastructure/argo-cd-kustomization.ts).
+    const argoCd = path.basename(releaseKustomizationPath('local', INFRASTRUCTURE_RELEASES.argoCd));
     for (const environment of fs.readdirSync(DIST).filter((entry) => entry !== RENDER_MARKER)) {
       // Charts only: the versions of the applications' published charts are recorded beside the values.
-      for (const file of fs.readdirSync(path.join(DIST, environment))) expect(file).toMatch(/^[a-z][a-z0-9-]*\.yaml$/);
+      expect(fs.statSync(path.join(DIST, environment, argoCd, 'kustomization.yaml')).isFile()).toBe(true);
+      for (const file of fs.readdirSync(path.join(DIST, environment)).filter((name) => name !== argoCd)) expect(file).toMatch(/^[a-z][a-z0-9-]*\.yaml$/);
       expect(fs.existsSync(path.join(ROOT, chartVersionsPath(environment))), environment).toBe(true);
     }
   });

@@ -36,12 +36,23 @@ export function manifestText(objects: readonly unknown[]): string {
   return objects.map((object) => dump(object, { schema: DUMP_SCHEMA, lineWidth: -1, noRefs: true, quoteStyle: 'double', scalarStyleRules: SCALAR_STYLE_RULES })).join('---\n');
 }
 
-/** Every file below `dir` ending in `extension`, keyed by its path relative to `dir` with `/` separators. */
+/** The file that makes a folder kustomize's input (a kustomization and its patches), not rendered manifests. */
+export const KUSTOMIZATION_FILE = 'kustomization.yaml';
+
+/**
+ * Every file below `dir` ending in `extension`, keyed by its path relative to `dir` with `/`
+ * separators; a folder holding a kustomization (`dist/<environment>/argocd/`) is left out: its
+ * files are kustomize's input (a remote base and patches), which kustomize builds.
+ */
 export function readManifestTree(dir: string, extension = '.yaml'): ManifestTree {
   if (!fs.existsSync(dir)) return new Map();
-  const files = (fs.readdirSync(dir, { recursive: true, withFileTypes: true }) as fs.Dirent[])
-    .filter((entry) => entry.isFile() && entry.name.endsWith(extension))
-    .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'))
+  const relative = (entry: fs.Dirent) => path.relative(dir, path.join(entry.parentPath, entry.name)).split(path.sep).join('/');
+  const entries = (fs.readdirSync(dir, { recursive: true, withFileTypes: true }) as fs.Dirent[]).filter((entry) => entry.isFile());
+  const kustomizations = entries.filter((entry) => entry.name === KUSTOMIZATION_FILE).map((entry) => relative(entry).slice(0, -KUSTOMIZATION_FILE.length));
+  const files = entries
+    .filter((entry) => entry.name.endsWith(extension))
+    .map(relative)
+    .filter((file) => !kustomizations.some((folder) => file.startsWith(folder)))
     .sort();
   return new Map(files.map((file) => [file, fs.readFileSync(path.join(dir, file), 'utf8')]));
 }

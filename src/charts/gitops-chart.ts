@@ -146,7 +146,7 @@ export interface GitopsChartProps {
  *   repository (and the published charts' registry, when the environment follows it), the
  *   namespaces its objects and Secrets live in, exactly the namespaced and cluster-scoped
  *   kinds it renders (Secret when it has a group of Secrets);
- * - each upstream Helm release's (releaseProject): its chart's repository and its namespace,
+ * - each upstream release's (releaseProject): its source's repository and its namespace,
  *   with the cluster-scoped kinds Helm charts create (HELM_CLUSTER_KINDS); only the
  *   operator-synced `argocd` release deploys into Argo CD's namespace.
  * Argo CD's `default` project is locked.
@@ -228,7 +228,7 @@ export class GitopsChart extends Chart {
         `project-${project}`,
         appProjectProps(platform, {
           name: project,
-          description: `The upstream Helm release ${members.map((m) => m.name).join(', ')}: its chart's repository, its namespace, the cluster-scoped kinds Helm charts create.`,
+          description: `The upstream release ${members.map((m) => m.name).join(', ')}: its source's repository, its namespace, the cluster-scoped kinds upstream charts and manifests create.`,
           sourceRepos: [...new Set(members.flatMap((member) => member.repoURLs))].sort(compareText),
           namespaces: members.map((member) => member.namespace),
           clusterKinds: [...HELM_CLUSTER_KINDS],

@@ -11,13 +11,24 @@ import { InfrastructureNetworkPolicies } from '../constructs/infrastructure-netw
 import { repositorySshPort } from '../environments/platform';
 import type { Environment } from '../environments';
 import type { Platform } from '../environments/platform';
-import { RELEASE_ROWS, releaseIn, releaseNamespace } from '../infrastructure/releases';
+import { type InfrastructureRelease, RELEASE_ROWS, isHelmRelease, releaseIn, releaseKustomizationPath, releaseNamespace } from '../infrastructure/releases';
+import type { ArgoCdApplicationSource } from '../constructs/argo-cd-application';
 
 export interface InfrastructureChartProps {
   /** The validated environment to render. */
   readonly environment: Environment;
   /** Platform-wide settings (Argo CD namespace and project). */
   readonly platform: Platform;
+}
+
+/**
+ * Where a release's Application reads it: the pinned chart with the platform's values, or the
+ * kustomization synth renders for the environment in this repository (its remote base the
+ * pinned release's manifests).
+ */
+function releaseSource(release: InfrastructureRelease, { environment, platform }: InfrastructureChartProps): ArgoCdApplicationSource {
+  if (isHelmRelease(release)) return { kind: 'helm', chart: release.chart, releaseName: release.name, values: release.values({ environment, platform }) };
+  return { kind: 'path', repoURL: platform.repository.url, targetRevision: platform.repository.targetRevision, path: releaseKustomizationPath(environment.name, release) };
 }
 
 /**
@@ -68,6 +79,7 @@ export class InfrastructureChart extends Chart {
       repositoryPort: repositorySshPort(platform.repository.url),
       applicationNamespaces: environment.applications.map((application) => application.namespace),
       acmeIssuer: environment.infrastructure.issuer.type === 'acme',
+      argoCdHighAvailability: environment.infrastructure.argoCd.highAvailability,
       annotations: { [SYNC_WAVE_ANNOTATION]: String(SYNC_WAVES.namespaces) },
     });
 
@@ -77,10 +89,10 @@ export class InfrastructureChart extends Chart {
         new ArgoCdApplication(this, release.name, {
           name: release.name,
           controllerNamespace: props.platform.controller.namespace,
-          // Each release its own project: its chart's repository and its namespace alone, with the
-          // cluster-scoped kinds Helm charts create (src/charts/gitops-chart.ts).
+          // Each release its own project: its source's repository and its namespace alone, with the
+          // cluster-scoped kinds its manifests create (src/charts/gitops-chart.ts).
           project: releaseProject(release.name),
-          sources: [{ kind: 'helm', chart: release.chart, releaseName: release.name, values: release.values(context) }],
+          sources: [releaseSource(release, props)],
           destinationNamespace: releaseNamespace(release, context),
           syncWave: release.syncWave,
           automated: props.environment.autoSync && release.syncedByOperator !== true,

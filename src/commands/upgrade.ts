@@ -17,7 +17,7 @@ the release table knows (src/contract/release-versions.ts). A new version enters
 ${RELEASE_ENVIRONMENTS.join(' or ')}; a later environment takes it only once the one before it in the
 order ${ENVIRONMENT_ORDER.join(' -> ')} runs it (or by \`npm run promote -- --release <release>\`).
   --release <name>   one of ${RELEASE_NAMES.join(', ')}
-  --version <v>      the chart version, exactly as the table writes it
+  --version <v>      the chart version (argocd: the Argo CD tag), exactly as the table writes it
   --allow-downgrade  move the environment back to an older version
 ${EDIT_EXIT_CODES}`,
   options: { env: { type: 'string' }, release: { type: 'string' }, version: { type: 'string' }, 'allow-downgrade': { type: 'boolean' } },

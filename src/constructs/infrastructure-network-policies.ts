@@ -31,6 +31,11 @@ export interface InfrastructureNetworkPoliciesProps {
   /** The environment's issuer is an ACME one: cert-manager calls the ACME server and checks the HTTP-01 challenge. */
   readonly acmeIssuer: boolean;
   /**
+   * Argo CD runs upstream's high-availability install (Redis with Sentinel behind HAProxy).
+   * @default false
+   */
+  readonly argoCdHighAvailability?: boolean;
+  /**
    * Annotations of every NetworkPolicy (the sync wave).
    * @default - none
    */
@@ -89,7 +94,11 @@ export class InfrastructureNetworkPolicies extends Construct {
 
     // Argo CD.
     const argo = (...components: string[]) => ({ key: ARGO_CD.nameLabel, in: components });
-    const { applicationController, server, repoServer, redis, applicationSetController, notificationsController, redisSecretInit } = ARGO_CD.components;
+    const { applicationController, server, repoServer, redis, applicationSetController, notificationsController, redisHa, redisHaProxy } = ARGO_CD.components;
+    // The Redis the clients reach: the single-replica install's, or HAProxy in front of Redis with Sentinel.
+    const redisFront = props.argoCdHighAvailability ? redisHaProxy : redis;
+    const redisHaPorts = [{ port: ARGO_CD.ports.redis }, { port: ARGO_CD.ports.redisSentinel }];
+    const redisHaPeers = props.argoCdHighAvailability ? [{ name: 'redis-ha', namespace: ns.controller, podsWhere: argo(redisHaProxy, redisHa), localPodLabels: { [ARGO_CD.nameLabel]: redisHa }, ports: redisHaPorts }] : [];
     const argocd = new NetworkPolicies(this, 'argocd', {
       ...common,
       namespace: ns.controller,
@@ -105,13 +114,15 @@ export class InfrastructureNetworkPolicies extends Construct {
           name: 'redis-clients',
           namespace: ns.controller,
           podsWhere: argo(applicationController, server, repoServer),
-          localPodLabels: { [ARGO_CD.nameLabel]: redis },
+          localPodLabels: { [ARGO_CD.nameLabel]: redisFront },
           ports: [{ port: ARGO_CD.ports.redis }],
         },
+        ...redisHaPeers,
       ],
       egress: [
         DNS_PEER,
-        { ...apiServer, localPodsWhere: argo(applicationController, server, applicationSetController, notificationsController, redisSecretInit) },
+        // Redis' front pod writes its password Secret in an init container (ARGO_CD).
+        { ...apiServer, localPodsWhere: argo(applicationController, server, applicationSetController, notificationsController, redisFront) },
         {
           name: 'repo-server',
           namespace: ns.controller,
@@ -122,10 +133,11 @@ export class InfrastructureNetworkPolicies extends Construct {
         {
           name: 'redis',
           namespace: ns.controller,
-          podLabels: { [ARGO_CD.nameLabel]: redis },
+          podLabels: { [ARGO_CD.nameLabel]: redisFront },
           localPodsWhere: argo(applicationController, server, repoServer),
           ports: [{ port: ARGO_CD.ports.redis }],
         },
+        ...redisHaPeers.map(({ podsWhere, localPodLabels, ...peer }) => ({ ...peer, podLabels: localPodLabels, localPodsWhere: podsWhere })),
         // The repositories are outside the cluster and addressed by name, which a NetworkPolicy cannot name.
         anywhere('repositories', [props.repositoryPort, PORTS.https], { localPodLabels: { [ARGO_CD.nameLabel]: repoServer } }),
       ],

@@ -69,14 +69,14 @@ export const ALERT_ROUTING = {
 
 /**
  * 1.6: stakeholders notified of significant deployments. Argo CD's notifications controller
- * (part of the argo-cd chart, `notifications.enabled`) posts a text message to the team chat
+ * (part of upstream's release manifests) posts a text message to the team chat
  * (the webhook of ALERT_ROUTING.teamChat: one chat for the alerts and the deployments) when
  * an application's sync succeeds or fails and when its health turns Degraded. Each
  * application's child Application subscribes by annotation (notifications-engine
  * pkg/subscriptions: `notifications.argoproj.io/subscribe.<trigger>.<service>`), so the
  * platform's own Applications (the root, the infrastructure) post nothing. The address is
- * read from the controller's Secret (`argocd-notifications-secret`, the chart's
- * `notifications.secret.name`; `$<key>` in a service's configuration, notifications-engine
+ * read from the controller's Secret (`argocd-notifications-secret`, upstream's
+ * name; `$<key>` in a service's configuration, notifications-engine
  * pkg/api/config.go), which the platform delivers through SOPS with the monitoring Secrets.
  * Not in the contract: the names below.
  */

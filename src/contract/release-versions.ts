@@ -78,11 +78,13 @@ export const SUPPORTED_VERSIONS: { readonly [name in ReleaseName]: Readonly<Reco
     },
   },
   [NAMES.argoCd]: {
-    '10.3.3': {
-      kubernetes: ['1.33', '1.34', '1.35', '1.36'],
+    // Argo CD's own release manifests at this tag (src/infrastructure/argo-cd-release.ts): the
+    // version is the git tag, the image the manifests deploy is the tag's.
+    'v3.6.1': {
+      kubernetes: ['1.34', '1.35', '1.36', '1.37'],
       crdSchemas: ['argocd-application.yaml', 'argocd-appproject.yaml'],
-      controllerImage: 'quay.io/argoproj/argocd:v3.5.1',
-      source: 'argoproj/argo-helm argo-cd-10.3.3, charts/argo-cd/values.yaml (global.image; appVersion v3.5.1); argoproj/argo-cd v3.5.1, docs/operator-manual/tested-kubernetes-versions.md',
+      controllerImage: 'quay.io/argoproj/argocd:v3.6.1',
+      source: 'argoproj/argo-cd v3.6.1, manifests/cluster-install (kustomization images: quay.io/argoproj/argocd:v3.6.1); docs/operator-manual/tested-kubernetes-versions.md',
     },
   },
   [NAMES.kubePrometheusStack]: {

@@ -175,16 +175,15 @@ export const ACME_HTTP01_SOLVER = {
 } as const;
 
 /**
- * Argo CD's pods as argo-helm's argo-cd chart labels them, and the ports the platform's
- * NetworkPolicies open between them (not in the contract). Every pod carries
- * `app.kubernetes.io/name: <nameOverride>-<component name>`, `nameOverride` being `argocd`
- * (argo-helm charts/argo-cd/templates/_common.tpl `argo-cd.selectorLabels`; values.yaml
- * `nameOverride`, `controller.name`, `server.name`, `repoServer.name`, `redis.name`,
- * `applicationSet.name`, `notifications.name`, `redisSecretInit.name`), the ports are the
- * containers' (values.yaml `repoServer.containerPorts.server` 8081, `redis.containerPorts.redis`
- * 6379). Read in argo-helm at argo-cd chart 10.1.1 (commit af0a9310), the newest stored; the
- * names and ports are those of every 10.x chart. The chart's own NetworkPolicies
- * (`global.networkPolicy.create`, on since 10.0.0) stay off: src/infrastructure/argo-cd-values.ts.
+ * Argo CD's pods as upstream's release manifests label them, and the ports the platform's
+ * NetworkPolicies open between them (not in the contract): every pod carries
+ * `app.kubernetes.io/name: argocd-<component>` (argo-cd v3.6.1 manifests/base/*, and
+ * manifests/ha/base/redis-ha for Redis with Sentinel: its servers `argocd-redis-ha`, behind
+ * HAProxy `argocd-redis-ha-haproxy`, which the clients reach on 6379; the servers serve 6379
+ * and Sentinel 26379 to HAProxy and to each other). Redis' password Secret is written by an
+ * init container of the Redis pod (`argocd admin redis-initial-password`), of HAProxy's in the
+ * high-availability install, which so reaches the API server. Upstream's own NetworkPolicies
+ * are deleted (src/infrastructure/argo-cd-kustomization.ts).
  */
 export const ARGO_CD = {
   nameLabel: 'app.kubernetes.io/name',
@@ -195,10 +194,12 @@ export const ARGO_CD = {
     redis: 'argocd-redis',
     applicationSetController: 'argocd-applicationset-controller',
     notificationsController: 'argocd-notifications-controller',
-    /** The chart's pre-install/pre-upgrade Job that writes Redis' password Secret (charts/argo-cd/templates/redis-secret-init/job.yaml). */
-    redisSecretInit: 'argocd-redis-secret-init',
+    /** The high-availability install's Redis servers (with Sentinel). */
+    redisHa: 'argocd-redis-ha',
+    /** The high-availability install's HAProxy in front of them, which the clients reach. */
+    redisHaProxy: 'argocd-redis-ha-haproxy',
   },
-  ports: { repoServer: 8081, redis: 6379 },
+  ports: { repoServer: 8081, redis: 6379, redisSentinel: 26379 },
 } as const;
 
 /**

@@ -112,6 +112,18 @@ export const infrastructureSchema = section({
       description: 'Alertmanager pods, at least 1 (more than one forms a cluster that deduplicates notifications).',
     }),
   }).meta({ description: 'Prometheus and Alertmanager of the environment.' }),
+  argoCd: section({
+    highAvailability: z
+      .boolean({ error: 'must be true or false' })
+      .meta({
+        description:
+          "Install Argo CD from upstream's high-availability manifests (`manifests/ha/cluster-install`: several replicas of each component, Redis with Sentinel), " +
+          'which need at least three nodes (Redis pods repel each other); false: the single-replica install (`manifests/cluster-install`). Default: false.',
+      })
+      .default(false),
+  })
+    .meta({ description: 'How Argo CD is installed from its release manifests (src/infrastructure/argo-cd-kustomization.ts). Default: the single-replica install.' })
+    .default({ highAvailability: false }),
   versions: versionsSchema.meta({
     description:
       'The version of every infrastructure release this environment runs, by release name (src/infrastructure/releases.ts): ' +

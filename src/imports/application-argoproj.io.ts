@@ -1292,6 +1292,17 @@ export function toJson_ApplicationOperationSyncSyncStrategy(obj: ApplicationOper
  */
 export interface ApplicationSpecSourceDirectory {
   /**
+   * DisableExtensionFilter controls whether the built-in file-extension filter is skipped during
+   * manifest generation. When false (the default), only files with a .yaml, .yml, .json, or
+   * .jsonnet extension are considered as potential manifests. Set it to true to disable the filter
+   * so that files with custom extensions (e.g. *.yaml.sealed) can be matched by the include/exclude
+   * glob patterns instead.
+   *
+   * @schema ApplicationSpecSourceDirectory#disableExtensionFilter
+   */
+  readonly disableExtensionFilter?: boolean;
+
+  /**
    * Exclude contains a glob pattern to match paths against that should be explicitly excluded from being used during manifest generation
    *
    * @schema ApplicationSpecSourceDirectory#exclude
@@ -1327,6 +1338,7 @@ export interface ApplicationSpecSourceDirectory {
 export function toJson_ApplicationSpecSourceDirectory(obj: ApplicationSpecSourceDirectory | undefined): Record<string, any> | undefined {
   if (obj === undefined) { return undefined; }
   const result = {
+    'disableExtensionFilter': obj.disableExtensionFilter,
     'exclude': obj.exclude,
     'include': obj.include,
     'jsonnet': toJson_ApplicationSpecSourceDirectoryJsonnet(obj.jsonnet),
@@ -1845,6 +1857,17 @@ export function toJson_ApplicationSpecSourceHydratorSyncSource(obj: ApplicationS
  */
 export interface ApplicationSpecSourcesDirectory {
   /**
+   * DisableExtensionFilter controls whether the built-in file-extension filter is skipped during
+   * manifest generation. When false (the default), only files with a .yaml, .yml, .json, or
+   * .jsonnet extension are considered as potential manifests. Set it to true to disable the filter
+   * so that files with custom extensions (e.g. *.yaml.sealed) can be matched by the include/exclude
+   * glob patterns instead.
+   *
+   * @schema ApplicationSpecSourcesDirectory#disableExtensionFilter
+   */
+  readonly disableExtensionFilter?: boolean;
+
+  /**
    * Exclude contains a glob pattern to match paths against that should be explicitly excluded from being used during manifest generation
    *
    * @schema ApplicationSpecSourcesDirectory#exclude
@@ -1880,6 +1903,7 @@ export interface ApplicationSpecSourcesDirectory {
 export function toJson_ApplicationSpecSourcesDirectory(obj: ApplicationSpecSourcesDirectory | undefined): Record<string, any> | undefined {
   if (obj === undefined) { return undefined; }
   const result = {
+    'disableExtensionFilter': obj.disableExtensionFilter,
     'exclude': obj.exclude,
     'include': obj.include,
     'jsonnet': toJson_ApplicationSpecSourcesDirectoryJsonnet(obj.jsonnet),
@@ -2373,6 +2397,17 @@ export function toJson_ApplicationSpecSyncPolicyRetry(obj: ApplicationSpecSyncPo
  */
 export interface ApplicationOperationSyncSourceDirectory {
   /**
+   * DisableExtensionFilter controls whether the built-in file-extension filter is skipped during
+   * manifest generation. When false (the default), only files with a .yaml, .yml, .json, or
+   * .jsonnet extension are considered as potential manifests. Set it to true to disable the filter
+   * so that files with custom extensions (e.g. *.yaml.sealed) can be matched by the include/exclude
+   * glob patterns instead.
+   *
+   * @schema ApplicationOperationSyncSourceDirectory#disableExtensionFilter
+   */
+  readonly disableExtensionFilter?: boolean;
+
+  /**
    * Exclude contains a glob pattern to match paths against that should be explicitly excluded from being used during manifest generation
    *
    * @schema ApplicationOperationSyncSourceDirectory#exclude
@@ -2408,6 +2443,7 @@ export interface ApplicationOperationSyncSourceDirectory {
 export function toJson_ApplicationOperationSyncSourceDirectory(obj: ApplicationOperationSyncSourceDirectory | undefined): Record<string, any> | undefined {
   if (obj === undefined) { return undefined; }
   const result = {
+    'disableExtensionFilter': obj.disableExtensionFilter,
     'exclude': obj.exclude,
     'include': obj.include,
     'jsonnet': toJson_ApplicationOperationSyncSourceDirectoryJsonnet(obj.jsonnet),
@@ -2773,6 +2809,17 @@ export function toJson_ApplicationOperationSyncSourcePlugin(obj: ApplicationOper
  */
 export interface ApplicationOperationSyncSourcesDirectory {
   /**
+   * DisableExtensionFilter controls whether the built-in file-extension filter is skipped during
+   * manifest generation. When false (the default), only files with a .yaml, .yml, .json, or
+   * .jsonnet extension are considered as potential manifests. Set it to true to disable the filter
+   * so that files with custom extensions (e.g. *.yaml.sealed) can be matched by the include/exclude
+   * glob patterns instead.
+   *
+   * @schema ApplicationOperationSyncSourcesDirectory#disableExtensionFilter
+   */
+  readonly disableExtensionFilter?: boolean;
+
+  /**
    * Exclude contains a glob pattern to match paths against that should be explicitly excluded from being used during manifest generation
    *
    * @schema ApplicationOperationSyncSourcesDirectory#exclude
@@ -2808,6 +2855,7 @@ export interface ApplicationOperationSyncSourcesDirectory {
 export function toJson_ApplicationOperationSyncSourcesDirectory(obj: ApplicationOperationSyncSourcesDirectory | undefined): Record<string, any> | undefined {
   if (obj === undefined) { return undefined; }
   const result = {
+    'disableExtensionFilter': obj.disableExtensionFilter,
     'exclude': obj.exclude,
     'include': obj.include,
     'jsonnet': toJson_ApplicationOperationSyncSourcesDirectoryJsonnet(obj.jsonnet),
@@ -3519,6 +3567,17 @@ export function toJson_ApplicationSpecSourcePluginParameters(obj: ApplicationSpe
  */
 export interface ApplicationSpecSourceHydratorDrySourceDirectory {
   /**
+   * DisableExtensionFilter controls whether the built-in file-extension filter is skipped during
+   * manifest generation. When false (the default), only files with a .yaml, .yml, .json, or
+   * .jsonnet extension are considered as potential manifests. Set it to true to disable the filter
+   * so that files with custom extensions (e.g. *.yaml.sealed) can be matched by the include/exclude
+   * glob patterns instead.
+   *
+   * @schema ApplicationSpecSourceHydratorDrySourceDirectory#disableExtensionFilter
+   */
+  readonly disableExtensionFilter?: boolean;
+
+  /**
    * Exclude contains a glob pattern to match paths against that should be explicitly excluded from being used during manifest generation
    *
    * @schema ApplicationSpecSourceHydratorDrySourceDirectory#exclude
@@ -3554,6 +3613,7 @@ export interface ApplicationSpecSourceHydratorDrySourceDirectory {
 export function toJson_ApplicationSpecSourceHydratorDrySourceDirectory(obj: ApplicationSpecSourceHydratorDrySourceDirectory | undefined): Record<string, any> | undefined {
   if (obj === undefined) { return undefined; }
   const result = {
+    'disableExtensionFilter': obj.disableExtensionFilter,
     'exclude': obj.exclude,
     'include': obj.include,
     'jsonnet': toJson_ApplicationSpecSourceHydratorDrySourceDirectoryJsonnet(obj.jsonnet),

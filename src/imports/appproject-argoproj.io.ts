@@ -637,7 +637,7 @@ export function toJson_AppProjectSpecSourceIntegrity(obj: AppProjectSpecSourceIn
 /* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 
 /**
- * SyncWindow contains the kind, time, duration and attributes that are used to assign the syncWindows to apps
+ * InlineSyncWindow contains the kind, time, duration and attributes that are used to assign the syncWindows to apps
  *
  * @schema AppProjectSpecSyncWindows
  */

@@ -274,7 +274,7 @@ export const GATEWAY_HEALTH_LUA = [
 /** The argocd-cm key of GATEWAY_HEALTH_LUA's kind (`<group>_<kind>`). */
 export const GATEWAY_KIND = 'gateway.networking.k8s.io_Gateway';
 
-/** The argocd-cm entries of every health check above (the argo-cd chart's `configs.cm`), in a stable order. */
+/** The argocd-cm entries of every health check above (argocd-cm, through the kustomization's patch), in a stable order. */
 export function healthCustomizations(): Record<string, string> {
   return {
     'resource.customizations.health.argoproj.io_Application': APPLICATION_HEALTH_LUA,

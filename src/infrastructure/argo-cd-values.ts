@@ -5,19 +5,19 @@ import { restrictedContainer } from '../contract/security-context';
 import { IMAGES } from '../contract/images';
 import { healthCustomizations } from './argo-cd-health';
 
-/** Where the argo-cd chart mounts a sidecar plugin's files (Argo CD docs, "Config Management Plugins"). */
 /**
- * The repository server's own volumes that a plugin's sidecar mounts, as the argo-cd chart
- * names them (templates/argocd-repo-server/deployment.yaml: both emptyDirs).
+ * The repository server's own volumes that a plugin's sidecar mounts, as upstream's manifests
+ * name them (argo-cd v3.6.1 manifests/base/repo-server/argocd-repo-server-deployment.yaml: both
+ * emptyDirs; the `copyutil` init container copies Argo CD's binary into var-files).
  */
-export const REPO_SERVER_CHART_VOLUMES = { varFiles: 'var-files', plugins: 'plugins' } as const;
+export const REPO_SERVER_VOLUMES = { varFiles: 'var-files', plugins: 'plugins' } as const;
 
 const CMP = {
   /** Argo CD's own binaries, shared with sidecars: the plugin server is `argocd-cmp-server` there. */
-  varFiles: { volume: REPO_SERVER_CHART_VOLUMES.varFiles, mountPath: '/var/run/argocd' },
+  varFiles: { volume: REPO_SERVER_VOLUMES.varFiles, mountPath: '/var/run/argocd' },
   /** The sockets the repository server finds plugins by. */
-  plugins: { volume: REPO_SERVER_CHART_VOLUMES.plugins, mountPath: '/home/argocd/cmp-server/plugins' },
-  /** The plugin's configuration, from the chart's argocd-cmp-cm ConfigMap. */
+  plugins: { volume: REPO_SERVER_VOLUMES.plugins, mountPath: '/home/argocd/cmp-server/plugins' },
+  /** The plugin's configuration, from the platform's argocd-cmp-cm ConfigMap (argo-cd-kustomization.ts). */
   config: { volume: 'argocd-cmp-cm', mountPath: '/home/argocd/cmp-server/config/plugin.yaml' },
   tmp: { volume: 'cmp-tmp', mountPath: '/tmp' },
 } as const;
@@ -150,16 +150,14 @@ const NOTIFICATION_TEXT: Readonly<Record<string, string>> = {
 };
 
 /**
- * The argo-cd chart's `notifications` values (1.6): the team chat as a webhook service whose
- * address is `$<key>` of the controller's Secret, one template and one trigger per event.
- * The chart renders them into argocd-notifications-cm (argo-helm charts/argo-cd
- * templates/argocd-configs/argocd-notifications-cm.yaml); the Secret is the platform's own
- * (`secret.create: false`), so the chart's empty one never replaces it.
+ * The notifications (1.6): the team chat as a webhook service whose address is `$<key>` of
+ * the controller's Secret, one template and one trigger per event, each a key of
+ * argocd-notifications-cm. The Secret is the platform's own: the kustomization deletes
+ * upstream's empty one (argo-cd-kustomization.ts).
  */
-function notificationValues(): Record<string, unknown> {
+function notificationValues(): ArgoCdSettings['notifications'] {
   const { service, secret, triggers } = DEPLOYMENT_NOTIFICATIONS;
   return {
-    secret: { create: false },
     notifiers: {
       [`service.webhook.${service}`]: stringify({ url: `$${secret.key}`, headers: [{ name: 'Content-Type', value: 'application/json' }] }),
     },
@@ -181,16 +179,42 @@ function notificationValues(): Record<string, unknown> {
  */
 const RESTRICTED_CONTAINER = restrictedContainer(999);
 
-/** What the values of the argo-cd chart are built from. */
+/** A container or volume of a Pod spec, as Kubernetes reads it. */
+type PodSpecItem = Record<string, unknown> & { readonly name: string };
+
+/**
+ * The platform's settings of Argo CD, which the kustomization's patches write into upstream's
+ * objects (src/infrastructure/argo-cd-kustomization.ts).
+ */
+export interface ArgoCdSettings {
+  readonly configs: {
+    /** argocd-cm's data added to upstream's: health checks. */
+    readonly cm: Record<string, string>;
+    /** argocd-cmd-params-cm's data. */
+    readonly params: Record<string, string>;
+    /** The Config Management Plugins (argocd-cmp-cm), by name: each one's ConfigManagementPlugin spec. */
+    readonly cmp: { readonly plugins: Record<string, Record<string, unknown>> };
+  };
+  /** argocd-notifications-cm's keys: services, templates and triggers. */
+  readonly notifications: {
+    readonly notifiers: Record<string, string>;
+    readonly templates: Record<string, string>;
+    readonly triggers: Record<string, string>;
+  };
+  /** What the repository server's Deployment gets beside upstream's: the plugins' sidecars and their volumes. */
+  readonly repoServer: { readonly extraContainers: readonly PodSpecItem[]; readonly volumes: readonly PodSpecItem[] };
+}
+
+/** What the settings of Argo CD are built from. */
 export interface ArgoCdValuesOptions {
   /** Seconds after which Argo CD ends any sync operation (orderedSyncSeconds). */
   readonly syncTimeoutSeconds: number;
 }
 
 /**
- * Values of the argo-cd chart, the same for every environment, used by the Pulumi
- * bootstrap (first install) and by the self-managed `argocd` Application (afterwards),
- * so the two never disagree:
+ * The settings of Argo CD, the same for every environment, in the kustomization the Pulumi
+ * bootstrap applies (first install) and the self-managed `argocd` Application syncs
+ * (afterwards), so the two never disagree:
  * - Secrets (5.3): the `sops` Config Management Plugin (SOPS_PLUGIN) runs as a sidecar
  *   of the repository server, upstream's sops image with Argo CD's plugin server, and
  *   alone holds the age key (mounted read-only, named by SOPS_AGE_KEY_FILE). Kustomize
@@ -203,7 +227,7 @@ export interface ArgoCdValuesOptions {
  *   Secret are not Degraded (argo-cd-health.ts).
  * - 1.6: the applications' deployments announced in the team chat (notificationValues).
  */
-export function argoCdValues(options: ArgoCdValuesOptions): Record<string, unknown> {
+export function argoCdValues(options: ArgoCdValuesOptions): ArgoCdSettings {
   return {
     configs: {
       cm: healthCustomizations(),
@@ -211,20 +235,13 @@ export function argoCdValues(options: ArgoCdValuesOptions): Record<string, unkno
         'controller.sync.timeout.seconds': String(options.syncTimeoutSeconds),
       },
       cmp: {
-        create: true,
         plugins: {
           [SOPS_PLUGIN.name]: { generate: { command: ['sh', '-c', SOPS_PLUGIN_GENERATE] } },
         },
       },
     },
     notifications: notificationValues(),
-    // No single sign-on is configured; Dex would run for nothing.
-    dex: { enabled: false },
-    // The platform's own NetworkPolicies guard the namespace (src/constructs/infrastructure-network-policies.ts).
-    // The chart's (on since argo-cd chart 10.0.0) would add to them: its repo-server policy admits
-    // 8081 from the notifications and ApplicationSet controllers too and its metrics port from
-    // every namespace, and allows add up (argo-helm charts/argo-cd/templates/argocd-repo-server/networkpolicy.yaml).
-    global: { networkPolicy: { create: false } },
+    // Dex and upstream's NetworkPolicies: deleted by the kustomization (argo-cd-kustomization.ts).
     repoServer: {
       extraContainers: [
         {

@@ -1,10 +1,12 @@
-import { argoCdValues } from './argo-cd-values';
+import { type ArgoCdSettings, argoCdValues } from './argo-cd-values';
+import { ARGO_CD_RELEASE } from './argo-cd-release';
 import { orderedSyncSeconds } from './ordered-sync';
 import { INFRASTRUCTURE_NAMESPACES, SYNC_WAVES } from '../contract/choices';
 import type { Environment } from '../environments';
 import type { ReleaseName } from '../contract/release-versions';
 import type { Platform } from '../environments/platform';
 import { INFRASTRUCTURE_RELEASE_NAMES } from '../contract/naming';
+import { manifestsPath } from '../contract/layout';
 import type { ApplicationSpecIgnoreDifferences } from '../imports/application-argoproj.io';
 import {
   certManagerValues,
@@ -43,6 +45,20 @@ export interface HelmChartRef {
   readonly version: string;
 }
 
+/**
+ * An upstream project's own release manifests at one git tag, installed with kustomize: the
+ * program renders a kustomization per environment (dist/<environment>/<release name>/) whose
+ * remote base is the tag's folder, with the platform's settings as patches.
+ */
+export interface ReleaseManifestsRef {
+  /** Git repository (https) of the upstream project, as a kustomize remote base names it. */
+  readonly repoURL: string;
+  /** Folder of the release's kustomization in the repository, by install variant. */
+  readonly paths: { readonly standard: string; readonly highAvailability: string };
+  /** Exact git tag: no branch, no `latest`. */
+  readonly version: string;
+}
+
 /** What a release's values and namespace may depend on: the validated environment and platform. */
 export interface ReleaseContext {
   /** The validated environment being rendered. */
@@ -51,12 +67,10 @@ export interface ReleaseContext {
   readonly platform: Platform;
 }
 
-/** One infrastructure release: a pinned chart, where and when it is installed, with which values. */
-export interface InfrastructureRelease {
+/** What every infrastructure release says: its name, namespace, wave and how Argo CD syncs it. */
+interface ReleaseRow {
   /** Helm release name, also the name of the Argo CD Application that installs it. */
   readonly name: string;
-  /** The upstream chart at its exact version. */
-  readonly chart: HelmChartRef;
   /**
    * Namespace the release installs into (the infrastructure chart renders it; argocd is the
    * bootstrap's), or how the environment or platform decides it.
@@ -64,8 +78,6 @@ export interface InfrastructureRelease {
   readonly namespace: string | ((context: ReleaseContext) => string);
   /** Sync wave: lower waves are synced, and healthy, first (1.3.4). */
   readonly syncWave: number;
-  /** Helm values, from the values builders of src/infrastructure/helm-values.ts. */
-  readonly values: (context: ReleaseContext) => Record<string, unknown>;
   /**
    * Argo CD sync options, each with its reason.
    * @default - none
@@ -82,6 +94,31 @@ export interface InfrastructureRelease {
    * @default false
    */
   readonly syncedByOperator?: boolean;
+}
+
+/** A release of an upstream Helm chart at its pinned version, with the platform's values. */
+export interface HelmRelease extends ReleaseRow {
+  /** The upstream chart at its exact version. */
+  readonly chart: HelmChartRef;
+  /** Helm values, from the values builders of src/infrastructure/helm-values.ts. */
+  readonly values: (context: ReleaseContext) => Record<string, unknown>;
+}
+
+/**
+ * A release installed from its upstream's own manifests at a pinned tag (kustomize), the
+ * platform's settings as patches (src/infrastructure/argo-cd-kustomization.ts for Argo CD).
+ */
+export interface ManifestsRelease extends ReleaseRow {
+  /** The upstream manifests at their exact tag. */
+  readonly manifests: ReleaseManifestsRef;
+}
+
+/** One infrastructure release: a pinned chart or pinned release manifests, where and when it is installed. */
+export type InfrastructureRelease = HelmRelease | ManifestsRelease;
+
+/** Whether a release installs a Helm chart (else its upstream's release manifests). */
+export function isHelmRelease(release: InfrastructureRelease): release is HelmRelease {
+  return 'chart' in release;
 }
 
 /**
@@ -151,20 +188,29 @@ const RELEASES = {
     values: () => envoyGatewayValues(),
   },
   /**
-   * argo-helm's argo-cd chart 10.3.3, appVersion v3.5.1 (CRD schemas: argocd-*.yaml).
-   * Self-managed: the Pulumi bootstrap installs this row's chart, release name and values
-   * once, and this Application keeps the release in step with git, when an operator syncs
-   * it. Never automatically: the release carries the sops plugin, which runs beside the age
-   * key, so a commit that changed its script (say, to post the key file somewhere) would
-   * otherwise run there in local, testing and staging without anyone's action. Changing Argo
-   * CD is a reviewed commit, then an operator's `argocd app sync argocd`.
+   * Argo CD from its own release manifests (`manifests/cluster-install`, or `ha/cluster-install`
+   * where the environment asks for high availability) at the tag the e2e builds and runs
+   * (ARGO_CD_RELEASE; CRD schemas: argocd-*.yaml of the same tag), the platform's settings as
+   * kustomize patches rendered into dist/<environment>/argocd/ (argo-cd-kustomization.ts).
+   * Self-managed: the Pulumi bootstrap applies this kustomization once, and this Application
+   * keeps Argo CD in step with git, when an operator syncs it. Never automatically: Argo CD
+   * carries the sops plugin, which runs beside the age key, so a commit that changed its
+   * script (say, to post the key file somewhere) would otherwise run there in local, testing
+   * and staging without anyone's action. Changing Argo CD is a reviewed commit, then an
+   * operator's `argocd app sync argocd`.
    */
   argoCd: {
     name: INFRASTRUCTURE_RELEASE_NAMES.argoCd,
-    chart: { repoURL: 'https://argoproj.github.io/argo-helm', chart: 'argo-cd', version: '10.3.3' },
+    manifests: {
+      repoURL: ARGO_CD_RELEASE.repoURL,
+      paths: { standard: 'manifests/cluster-install', highAvailability: 'manifests/ha/cluster-install' },
+      version: ARGO_CD_RELEASE.version,
+    },
     namespace: ({ platform }) => platform.controller.namespace,
     syncWave: SYNC_WAVES.controller,
-    values: () => argoCdReleaseValues(),
+    // The ApplicationSet CRD (1.5 MB) exceeds a client-side apply's annotation: upstream
+    // installs with `kubectl apply --server-side` (v3.6.1 docs/operator-manual/installation.md).
+    syncOptions: ['ServerSideApply=true'],
     syncedByOperator: true,
   },
   /**
@@ -219,17 +265,21 @@ const RELEASES = {
   },
 } satisfies { readonly [key in keyof typeof INFRASTRUCTURE_RELEASE_NAMES]: InfrastructureRelease };
 
-/** The table, each row read as an InfrastructureRelease (`INFRASTRUCTURE_RELEASES.argoCd` for the bootstrap). */
-export const INFRASTRUCTURE_RELEASES: { readonly [key in keyof typeof RELEASES]: InfrastructureRelease } = RELEASES;
+/** The table, each row read as the release it is: Argo CD's from its manifests, the others' Helm charts. */
+export const INFRASTRUCTURE_RELEASES: { readonly [key in keyof typeof RELEASES]: key extends 'argoCd' ? ManifestsRelease : HelmRelease } = RELEASES;
 
 /** The rows of INFRASTRUCTURE_RELEASES, in sync order. */
 export const RELEASE_ROWS: readonly InfrastructureRelease[] = Object.values(INFRASTRUCTURE_RELEASES);
 
+/** The rows that install a Helm chart, in sync order. */
+export const HELM_RELEASE_ROWS: readonly HelmRelease[] = RELEASE_ROWS.filter(isHelmRelease);
+
 /**
- * The values of the argocd release, the bootstrap's first install and the `argocd`
- * Application's alike: Argo CD ends no sync before the root has walked every release.
+ * The platform's settings of Argo CD, which the kustomization's patches carry to the
+ * bootstrap's first install and to the `argocd` Application alike: Argo CD ends no sync
+ * before the root has walked every release.
  */
-export function argoCdReleaseValues(): Record<string, unknown> {
+export function argoCdReleaseValues(): ArgoCdSettings {
   return argoCdValues({ syncTimeoutSeconds: orderedSyncSeconds(RELEASE_ROWS) });
 }
 
@@ -239,10 +289,25 @@ export function releaseNamespace(release: InfrastructureRelease, context: Releas
 }
 
 /**
- * The release as `environment` runs it: its chart at the version the environment's values
- * name (`infrastructure.versions.<release name>`, one the table knows: the schema checks it).
+ * Where synth renders a manifests release's kustomization in the repository, the path its
+ * Application follows: `dist/<environment>/<release name>`.
+ */
+export function releaseKustomizationPath(environment: string, release: ManifestsRelease): string {
+  return `${manifestsPath(environment)}/${release.name}`;
+}
+
+/** A release's version: its chart's version, or its release manifests' tag. */
+export function releaseVersion(release: InfrastructureRelease): string {
+  return isHelmRelease(release) ? release.chart.version : release.manifests.version;
+}
+
+/**
+ * The release as `environment` runs it: its chart at the version, or its manifests at the tag,
+ * the environment's values name (`infrastructure.versions.<release name>`, one the table knows:
+ * the schema checks it).
  */
 export function releaseIn(release: InfrastructureRelease, environment: Environment): InfrastructureRelease {
   const version = environment.infrastructure.versions[release.name as ReleaseName];
-  return version === undefined ? release : { ...release, chart: { ...release.chart, version } };
+  if (version === undefined) return release;
+  return isHelmRelease(release) ? { ...release, chart: { ...release.chart, version } } : { ...release, manifests: { ...release.manifests, version } };
 }

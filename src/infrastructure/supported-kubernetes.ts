@@ -50,9 +50,9 @@ const { argoCd, certManager, envoyGateway, flagger, flaggerLoadTester, strimziOp
 export const COMPONENT_SUPPORT: readonly ComponentSupport[] = [
   {
     component: 'Argo CD',
-    pinned: `v3.5.1 (argo-cd chart ${argoCd.chart.version})`,
-    minors: ['1.33', '1.34', '1.35', '1.36'],
-    source: 'argoproj/argo-cd v3.5.1, `docs/operator-manual/tested-kubernetes-versions.md`',
+    pinned: `${argoCd.manifests.version} (its release manifests)`,
+    minors: ['1.34', '1.35', '1.36', '1.37'],
+    source: `argoproj/argo-cd ${argoCd.manifests.version}, \`docs/operator-manual/tested-kubernetes-versions.md\``,
   },
   {
     component: 'cert-manager',

@@ -18,6 +18,8 @@ import { ConfigError, RefusedError } from '../base/errors';
 import { type Platform, loadPlatform } from '../environments/platform';
 import { readValuesTexts, type ValuesTexts } from '../environments/values-file';
 import { projectRoot } from '../base/project-root';
+import { argoCdKustomization } from '../infrastructure/argo-cd-kustomization';
+import { INFRASTRUCTURE_RELEASES, releaseKustomizationPath } from '../infrastructure/releases';
 
 /** The delivered chart ids of an environment, in delivery order (applications by name). */
 export function deliveredChartIds(environment: Environment): string[] {
@@ -92,7 +94,18 @@ export function renderEnvironment(environment: Environment, outdir: string, plat
   const app = new App({ outdir });
   const { versions, texts } = buildEnvironment(app, environment, platform, previous);
   writeCharts(app, outdir, texts);
+  writeArgoCdKustomization(environment, platform, outdir);
   return versions;
+}
+
+/**
+ * Write the environment's kustomization of Argo CD (src/infrastructure/argo-cd-kustomization.ts)
+ * into `<outdir>/argocd/`, the folder its `argocd` Application and the Pulumi bootstrap read.
+ */
+export function writeArgoCdKustomization(environment: Environment, platform: Platform, outdir: string): void {
+  const folder = path.join(outdir, path.basename(releaseKustomizationPath(environment.name, INFRASTRUCTURE_RELEASES.argoCd)));
+  fs.mkdirSync(folder, { recursive: true });
+  for (const [file, text] of argoCdKustomization({ environment, platform })) fs.writeFileSync(path.join(folder, file), text);
 }
 
 export interface SynthesizeOptions {

@@ -3,7 +3,7 @@ import { waitForPodsReady } from '../../cluster/readiness';
 import { WAITS_SECONDS } from '../../contract/contract';
 import type { Environment } from '../../environments';
 import { RELEASE_NAMES, type ReleaseName, versionFacts } from '../../contract/release-versions';
-import { RELEASE_ROWS, releaseIn, releaseNamespace } from '../../infrastructure/releases';
+import { RELEASE_ROWS, releaseIn, releaseNamespace, releaseVersion } from '../../infrastructure/releases';
 import type { OpsTarget } from './target';
 
 /**
@@ -34,7 +34,7 @@ export function imageRepository(image: string): string {
 }
 
 /** Every container (init containers too) of `pods` whose image is of `repository`, as `Pod <ns>/<pod> <container>: <image>`. */
-function containersOf(pods: readonly LiveObject[], repository: string): { where: string; image: string }[] {
+export function containersOf(pods: readonly LiveObject[], repository: string): { where: string; image: string }[] {
   return pods.flatMap((pod) => {
     const spec = (pod as { spec?: { containers?: { name: string; image: string }[]; initContainers?: { name: string; image: string }[] } }).spec;
     return [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])]
@@ -47,7 +47,7 @@ function containersOf(pods: readonly LiveObject[], repository: string): { where:
 export async function releaseParts(target: OpsTarget, environment: Environment, name: ReleaseName): Promise<ReleasePart[]> {
   const release = releaseIn(RELEASE_ROWS.find((row) => row.name === name)!, environment);
   const namespace = releaseNamespace(release, { environment, platform: target.platform });
-  const version = release.chart.version;
+  const version = releaseVersion(release);
   const pods = await waitForPodsReady(target.cluster, namespace, WAITS_SECONDS.infrastructurePodsReady, target.say);
   const parts: ReleasePart[] = [{ part: `${name}: pods of ${namespace} ready`, ok: pods.ok, detail: pods.ok ? pods.state : pods.reason! }];
   const expected = versionFacts(name, version)?.controllerImage;

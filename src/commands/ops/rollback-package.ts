@@ -8,7 +8,7 @@ import { WAITS_SECONDS } from '../../contract/contract';
 import { type PlatformChartId, ROOT_APPLICATION } from '../../contract/platform-charts';
 import { applicationChartId, RENDERED_DIR } from '../../contract/layout';
 import type { Application, Environment } from '../../environments';
-import { type InfrastructureRelease, RELEASE_ROWS, releaseIn } from '../../infrastructure/releases';
+import { HELM_RELEASE_ROWS, type HelmRelease, RELEASE_ROWS, isHelmRelease, releaseIn, releaseVersion } from '../../infrastructure/releases';
 import { environmentValuesPath } from '../../environments/values-file';
 import { chartVersionsPath, projectChartVersions } from '../../synth/chart-versions';
 import { pauseApplications } from './pause';
@@ -20,10 +20,18 @@ import type { OpsTarget } from './target';
  */
 const RELEASES_PARENT: PlatformChartId = 'infrastructure';
 
-/** The infrastructure release `--release` names (a row of RELEASE_ROWS), or a usage error listing them. */
-export function infrastructureRelease(name: string): InfrastructureRelease {
+/**
+ * The infrastructure release `--release` names (a Helm row of RELEASE_ROWS), or a usage error
+ * listing them; a release installed from its upstream's manifests (Argo CD) has no chart version
+ * to roll back.
+ */
+export function infrastructureRelease(name: string, environment: Environment): HelmRelease {
   const release = RELEASE_ROWS.find((row) => row.name === name);
-  if (release === undefined) throw new UsageError(`--release "${name}" is not an infrastructure release (src/infrastructure/releases.ts): one of ${RELEASE_ROWS.map((row) => row.name).join(', ')}`);
+  const charts = HELM_RELEASE_ROWS.map((row) => row.name).join(', ');
+  if (release === undefined) throw new UsageError(`--release "${name}" is not an infrastructure release (src/infrastructure/releases.ts): one of ${charts}`);
+  if (!isHelmRelease(release)) {
+    throw new UsageError(`--release "${name}" installs ${release.manifests.repoURL} ${releaseVersion(releaseIn(release, environment))}'s manifests, not a Helm chart: the package level rolls back chart versions (one of ${charts}); its tag goes back through git: infrastructure.versions.${name} of ${environmentValuesPath(environment.name)} (npm run upgrade -- --env ${environment.name} --release ${name} --version <tag> --allow-downgrade), review, merge, then sync ${name} as an operator`);
+  }
   return release;
 }
 
@@ -52,9 +60,9 @@ export interface PackageSubject {
   readonly result: Readonly<Record<string, string>>;
 }
 
-/** An infrastructure release (a row of RELEASE_ROWS): the `infrastructure` Application is its parent, the environment's values its pin. */
-export function releaseSubject(row: InfrastructureRelease, environment: Environment): PackageSubject {
-  const release = releaseIn(row, environment);
+/** An infrastructure Helm release (a row of HELM_RELEASE_ROWS): the `infrastructure` Application is its parent, the environment's values its pin. */
+export function releaseSubject(row: HelmRelease, environment: Environment): PackageSubject {
+  const release = releaseIn(row, environment) as HelmRelease;
   const { name } = release;
   const file = environmentValuesPath(environment.name);
   return {
@@ -107,9 +115,9 @@ export function packageSubject(target: OpsTarget, release: string | undefined, a
   if (release !== undefined && app !== undefined) {
     throw new UsageError('--release and --app are mutually exclusive at --level package: --release <infrastructure release> rolls back a release, --app <application> an application\'s published chart');
   }
-  if (release !== undefined) return releaseSubject(infrastructureRelease(release), target.environment);
+  if (release !== undefined) return releaseSubject(infrastructureRelease(release, target.environment), target.environment);
   if (app === undefined) {
-    throw new UsageError(`--level package takes --release <infrastructure release> (one of ${RELEASE_ROWS.map((row) => row.name).join(', ')}) or --app <application> (whose Application installs its published chart)`);
+    throw new UsageError(`--level package takes --release <infrastructure release> (one of ${HELM_RELEASE_ROWS.map((row) => row.name).join(', ')}) or --app <application> (whose Application installs its published chart)`);
   }
   const { environment, applications } = target;
   const application = applications[0]!;

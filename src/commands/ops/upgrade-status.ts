@@ -2,10 +2,11 @@ import { applicationHistory } from '../../cluster/application-history';
 import { chartRevision, helmSource } from '../../cluster/helm-source';
 import type { LiveObject } from '../../cluster/connection';
 import { environmentValuesPath } from '../../environments/values-file';
-import { knownVersions } from '../../contract/release-versions';
-import { RELEASE_ROWS, releaseIn } from '../../infrastructure/releases';
+import { knownVersions, versionFacts } from '../../contract/release-versions';
+import { type InfrastructureRelease, RELEASE_ROWS, isHelmRelease, releaseIn, releaseNamespace, releaseVersion } from '../../infrastructure/releases';
 import type { CommandDefinition } from '../../tooling/cli';
-import { TARGET_OPTIONS, TARGET_USAGE, opsTarget } from './target';
+import { containersOf, imageRepository } from './release-check';
+import { type OpsTarget, TARGET_OPTIONS, TARGET_USAGE, opsTarget } from './target';
 
 const USAGE = `usage: npm run ops -- upgrade-status --env <environment> [options]
 
@@ -13,7 +14,9 @@ Contract 1.3 step 7, "list releases and available versions": for each infrastruc
 the chart version its Argo CD Application last deployed (its newest sync history entry, else
 the revision it was last compared at, status.sync.revision), the version git wants (the
 environment's values, infrastructure.versions) and the versions the release table knows
-(src/contract/release-versions.ts), with its sync and health. Reads only.
+(src/contract/release-versions.ts), with its sync and health. A release installed from
+its upstream's manifests (argocd) syncs a folder of this repository, whose revision names no
+tag: its deployed version is the tag of the controller image its pods run. Reads only.
 ${TARGET_USAGE}
 Exit code: 0 every release runs the version git wants, 1 one does not (or has no
 Application), 2 bad arguments.`;
@@ -50,6 +53,22 @@ export function deployedVersion(app: LiveObject): string | null {
   return compared === '' ? null : compared;
 }
 
+/**
+ * The tag a release installed from its upstream's manifests runs: its Application syncs a
+ * folder of this repository at the platform's branch (the kustomization whose remote base is
+ * the tag), so no revision of the Application names the tag; the controller image the tag's
+ * manifests deploy (the table's controllerImage) does. The one tag every such container of its
+ * namespace runs, the tags joined when they differ, null when none runs it.
+ */
+async function manifestsDeployedVersion(target: OpsTarget, release: InfrastructureRelease): Promise<string | null> {
+  const image = versionFacts(release.name, releaseVersion(release))?.controllerImage;
+  if (image === undefined) return null;
+  const repository = imageRepository(image);
+  const namespace = releaseNamespace(release, { environment: target.environment, platform: target.platform });
+  const tags = [...new Set(containersOf(await target.cluster.list('v1', 'Pod', namespace), repository).map((container) => container.image.slice(repository.length + 1)))].sort();
+  return tags.length === 0 ? null : tags.join(', ');
+}
+
 /** `npm run ops -- upgrade-status`. */
 export const UPGRADE_STATUS: CommandDefinition<typeof TARGET_OPTIONS> = {
   name: 'ops upgrade-status',
@@ -62,16 +81,16 @@ export const UPGRADE_STATUS: CommandDefinition<typeof TARGET_OPTIONS> = {
     for (const row of RELEASE_ROWS) {
       const release = releaseIn(row, environment);
       const app = await target.cluster.get('argoproj.io/v1alpha1', 'Application', release.name, target.controllerNamespace);
-      const deployed = app === undefined ? null : deployedVersion(app);
+      const deployed = app === undefined ? null : isHelmRelease(release) ? deployedVersion(app) : await manifestsDeployedVersion(target, release);
       const status = app?.['status'] as { sync?: { status?: string }; health?: { status?: string } } | undefined;
       const state: ReleaseVersionState = {
         release: release.name,
         deployed,
-        wanted: release.chart.version,
+        wanted: releaseVersion(release),
         known: knownVersions(release.name),
         sync: app === undefined ? null : (status?.sync?.status ?? 'Unknown'),
         health: app === undefined ? null : (status?.health?.status ?? 'Unknown'),
-        current: deployed === release.chart.version,
+        current: deployed === releaseVersion(release),
       };
       states.push(state);
       const where = app === undefined ? `no Application ${target.controllerNamespace}/${release.name}` : `${state.sync}, ${state.health}`;
