@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { locateToolchain } from '../../toolchain';
 import { brokerUsers, loadEnvironments } from '../../src/environments';
-import { INFRASTRUCTURE_RELEASES, releaseIn } from '../../src/infrastructure/releases';
+import { INFRASTRUCTURE_RELEASES, releaseIn, releaseVersion } from '../../src/infrastructure/releases';
 import { ALERTS, SMOKE } from '../../src/contract/contract';
 import { ALERT_ROUTING, DATABASE } from '../../src/contract/choices';
 import { supportedKubernetesMinors } from '../../src/infrastructure/supported-kubernetes';
@@ -222,10 +222,11 @@ interface InfrastructureUpgrade {
  */
 function infrastructureUpgrade(): InfrastructureUpgrade {
   const local = loadEnvironments().find((env) => env.name === 'local')!;
-  const { name: release, chart } = releaseIn(INFRASTRUCTURE_RELEASES.certManager, local);
-  const from = knownVersions(release).filter((version) => compareReleaseVersions(version, chart.version) < 0).at(-1);
-  if (from === undefined) throw new Error(`local runs ${release} ${chart.version}, the oldest version the table knows: the e2e's upgrade needs one before it (src/contract/release-versions.ts)`);
-  return { release, from, to: chart.version };
+  const running = releaseIn(INFRASTRUCTURE_RELEASES.certManager, local);
+  const [release, to] = [running.name, releaseVersion(running)];
+  const from = knownVersions(release).filter((version) => compareReleaseVersions(version, to) < 0).at(-1);
+  if (from === undefined) throw new Error(`local runs ${release} ${to}, the oldest version the table knows: the e2e's upgrade needs one before it (src/contract/release-versions.ts)`);
+  return { release, from, to };
 }
 
 /** The copy's local moved back to the upgrade's older version (npm run upgrade --allow-downgrade), committed: what converges first. */
