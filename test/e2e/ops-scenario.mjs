@@ -179,7 +179,16 @@ upgradeRelease(process.cwd());
 if (path.resolve(SOURCE) !== path.resolve(process.cwd())) upgradeRelease(SOURCE);
 await step('upgrade-status before the upgrade is synced', ['upgrade-status', '--env', ENV], 1);
 pushServed(SOURCE);
-await eventually('upgrade-status once Argo CD synced the upgrade', ['upgrade-status', '--env', ENV], 0, 300, askRefreshEvery20s);
+// A git webhook refreshes every Application whose files the push changed (argo-cd v3.6.1
+// util/webhook/webhook.go, HandleEvent): here the root and `infrastructure`, whose
+// dist/local/infrastructure.yaml holds the release's Application.
+const infrastructureApplication = { apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name: 'infrastructure', namespace: webappApplication.metadata.namespace } };
+const askRefreshOfTheChangedEvery20s = async () => {
+  if (Date.now() - refreshAskedAt < 20_000) return;
+  await askRefreshEvery20s();
+  await merge({ ...infrastructureApplication, metadata: { ...infrastructureApplication.metadata, annotations: { 'argocd.argoproj.io/refresh': 'normal' } } });
+};
+await eventually('upgrade-status once Argo CD synced the upgrade', ['upgrade-status', '--env', ENV], 0, 300, askRefreshOfTheChangedEvery20s);
 // The release's Deployment rolls out after the sync: its pods of the older version may still be there a moment.
 await eventually('check the upgraded release', ['check', '--env', ENV, '--component', infrastructureUpgrade.release], 0, 120);
 await step('usage error', ['status'], 2);
