@@ -13,6 +13,7 @@ import * as https from 'node:https';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { git, gitWebhook, linkNodeModules, nextPatch, pushServed, stopwatch } from './scenario-steps.mjs';
+import { lagAndHealthOnly, upgradeInfrastructure } from './ops-scenario-upgrade.mjs';
 
 const require = createRequire(path.join(process.cwd(), 'package.json'));
 const k8s = require('@kubernetes/client-node');
@@ -91,6 +92,15 @@ const observed = (name, ok, output) => {
   steps.push({ name, args: [], expected: 0, exitCode: ok ? 0 : 1, output, stdout: '' });
   if (!ok) failed++;
 };
+/** What the scenario's modules record their steps with: a verb, a verb until it gives its code, and a step already run. */
+const verbs = {
+  step,
+  eventually,
+  record: (entry) => {
+    steps.push(entry);
+    if (entry.exitCode !== entry.expected) failed++;
+  },
+};
 
 const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: APP, namespace: APP } };
 const webappApplication = { apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name: APP, namespace: JSON.parse(process.env.E2E_STAND_IN_UPGRADE).applicationNamespace } };
@@ -151,46 +161,8 @@ for (const component of ['infrastructure', 'database', 'broker']) await step(`ch
 await step('upgrade-status after convergence', ['upgrade-status', '--env', ENV], 0);
 await step('check cert-manager', ['check', '--env', ENV, '--component', 'cert-manager'], 0);
 
-// 1.3 step 7, an infrastructure upgrade as an operator makes one: the test put local's values
-// at an older version of a release the table knows (E2E_INFRASTRUCTURE_UPGRADE: release, from,
-// to), which converged; `npm run upgrade` moves local to the newer one (values and dist/), in the
-// operator's checkout and in the served one, each committed; upgrade-status shows the cluster
-// behind git; the served commit is pushed and Argo CD syncs it (the root, `infrastructure`, then
-// the release, automated); upgrade-status shows every release on git's version, and the
-// release's check finds its pods ready and its controller on the image the new version ships
-// (what the chart at that version renders).
-const infrastructureUpgrade = JSON.parse(process.env.E2E_INFRASTRUCTURE_UPGRADE);
-/** `npm run upgrade` of the release to its newer version in the checkout at `root`, committed. */
-function upgradeRelease(root) {
-  const { release, to } = infrastructureUpgrade;
-  const args = ['upgrade', '--env', ENV, '--release', release, '--version', to];
-  const result = spawnSync(process.execPath, ['scripts/run.cjs', ...args], { cwd: root, encoding: 'utf8' });
-  const output = `${result.stdout}${result.stderr}`;
-  process.stdout.write(output.replace(/^(?=.)/gm, '  | '));
-  steps.push({ name: root === process.cwd() ? 'npm run upgrade' : 'npm run upgrade in the served checkout', args, expected: 0, exitCode: result.status, output, stdout: result.stdout });
-  if (result.status !== 0) {
-    failed++;
-    return;
-  }
-  git(root, 'add', '-A');
-  git(root, 'commit', '--quiet', '-m', `${ENV}: ${release} ${to}`);
-}
-upgradeRelease(process.cwd());
-if (path.resolve(SOURCE) !== path.resolve(process.cwd())) upgradeRelease(SOURCE);
-await step('upgrade-status before the upgrade is synced', ['upgrade-status', '--env', ENV], 1);
-pushServed(SOURCE);
-// A git webhook refreshes every Application whose files the push changed (argo-cd v3.6.1
-// util/webhook/webhook.go, HandleEvent): here the root and `infrastructure`, whose
-// dist/local/infrastructure.yaml holds the release's Application.
-const infrastructureApplication = { apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name: 'infrastructure', namespace: webappApplication.metadata.namespace } };
-const askRefreshOfTheChangedEvery20s = async () => {
-  if (Date.now() - refreshAskedAt < 20_000) return;
-  await askRefreshEvery20s();
-  await merge({ ...infrastructureApplication, metadata: { ...infrastructureApplication.metadata, annotations: { 'argocd.argoproj.io/refresh': 'normal' } } });
-};
-await eventually('upgrade-status once Argo CD synced the upgrade', ['upgrade-status', '--env', ENV], 0, 300, askRefreshOfTheChangedEvery20s);
-// The release's Deployment rolls out after the sync: its pods of the older version may still be there a moment.
-await eventually('check the upgraded release', ['check', '--env', ENV, '--component', infrastructureUpgrade.release], 0, 120);
+// 1.3 step 7: an infrastructure release upgraded in local, synced, checked (test/e2e/ops-scenario-upgrade.mjs).
+await upgradeInfrastructure(verbs, { env: ENV, source: SOURCE, webhook: () => gitWebhook(objects, k8s), merge, controllerNamespace: webappApplication.metadata.namespace });
 await step('usage error', ['status'], 2);
 
 // 1.3 step 6, the topics as a broker sees them on 9092: a user whose credential in Kafka no
@@ -214,29 +186,8 @@ await setKafkaPassword(brokerUser, `${brokerPassword}-rotated-in-kafka`);
 await step('check broker with a credential that no longer matches the Secret', ['check', '--env', ENV, '--component', 'broker'], 1);
 await setKafkaPassword(brokerUser, brokerPassword);
 await step('check broker after the credential is back', ['check', '--env', ENV, '--component', 'broker'], 0);
-// 7 broker problems, the consumer lag: read through the broker's Kafka protocol from the
-// operator's host, at the bootstrap Service the environment names. The e2e's brokers speak no
-// Kafka protocol (their tools are stand-ins, e2e/live-data-services.ts) and the Service's name
-// does not resolve outside the cluster: the verb ends within its bound and names the servers
-// it could not read.
-await step('consumer lag with the broker out of reach', ['check', '--env', ENV, '--component', 'broker', '--lag'], 1);
-
-// 4.2 without smoke credentials: health only, the authenticated status call said skipped (no
-// exit 2), and the database connectivity check of `npm run smoke` run with the application's
-// login (the connection string of its database Secret, read as the administrator). The health
-// call goes to a pod's own server (--base-url: the route's host needs Envoy's data plane, which
-// the e2e does not run, so the TLS handshake fails there); SQL Server is a stand-in that speaks
-// no TDS and its Service's name does not resolve outside the cluster, so the database check
-// fails within its bound, naming the server.
-const [verifiedPod] = (await core.listNamespacedPod({ namespace: APP, labelSelector: `app=${APP}` })).items.filter((pod) => pod.status.phase === 'Running' && !pod.metadata.deletionTimestamp);
-const forward = await objects.read({ apiVersion: 'kwok.x-k8s.io/v1alpha1', kind: 'PortForward', metadata: { name: verifiedPod.metadata.name, namespace: APP } });
-const podServer = `http://127.0.0.1:${forward.spec.forwards[0].target.port}`;
-const connectionString = Buffer.from((await core.readNamespacedSecret({ name: `${APP}-database`, namespace: APP })).data['connection-string'], 'base64').toString('utf8');
-const setting = (key) => new RegExp(`(?:^|;)\\s*${key}\\s*=\\s*([^;]*)`, 'i').exec(connectionString)?.[1];
-// The platform writes it Server=tcp:<host>,<port>;Database=...;User ID=...;Password=... (src/secrets/catalog.ts).
-const [databaseHost, databasePort] = String(setting('Server')).replace(/^tcp:/, '').split(',');
-const database = { DATABASE_HOST: databaseHost, DATABASE_PORT: databasePort, DATABASE_USER: setting('User ID'), DATABASE_PASSWORD: setting('Password'), DATABASE_NAME: setting('Database') };
-await step('verify health only, with the database check', ['verify', '--env', ENV, '--app', APP, '--base-url', podServer], 1, { SMOKE_USERNAME: '', SMOKE_PASSWORD: '', ...database });
+// 7 the consumer lag, and 4.2 health-only verification with the database check (test/e2e/ops-scenario-upgrade.mjs).
+await lagAndHealthOnly(verbs, { env: ENV, app: APP, core, objects });
 
 // The operator's roles are all the verbs need, and no more: a Secret stays out of reach.
 const operator = new k8s.KubeConfig();
