@@ -62,7 +62,7 @@ export interface ScenarioStep {
   readonly stdout: string;
   /** When the step ended, in seconds from its scenario's start (the shared scenarios' steps). */
   readonly seconds?: number;
-  /** How long the step's verb took, in seconds (ops-scenario.mjs's verbs). */
+  /** How long the step took, in seconds (ops-scenario.mjs's verbs; a step run until it gave its code, all its tries). */
   readonly took?: number;
 }
 

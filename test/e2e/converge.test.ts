@@ -112,6 +112,9 @@ function expectLiveOperations({ replicas, steps }: { replicas: number; steps: Sc
   const server = serviceAddress(DATABASE.serverName, loadEnvironments().find((env) => env.name === 'local')!.database.namespace);
   expect(verified.split('\n').find((line) => line.startsWith('FAIL database: SQL Server login and '))).toContain(server);
   expect(verified).toMatch(/Verification of webapp in local failed: (tls, database|database, tls)$/m);
+  // What these steps add to the run, for docs/performance.md.
+  const added = ['npm run upgrade', 'npm run upgrade in the served checkout', 'upgrade-status before the upgrade is synced', 'upgrade-status once Argo CD synced the upgrade', 'check the upgraded release', 'consumer lag with the broker out of reach', 'verify health only, with the database check'];
+  console.log(`the upgrade, lag and health-only steps took ${added.map((name) => `${name} ${steps.find((step) => step.name === name)?.took ?? '-'} s`).join(', ')}`);
   // Inside SQL Server's container (sqlcmd through the API server's exec): the history newest first, the tables.
   const history = /PASS migration history of webapp \(__EFMigrationsHistory, newest first\): (\S+(?:, \S+)*)/.exec(outputOf('check database'));
   expect(history?.[1]?.split(', ')).toEqual([...history![1]!.split(', ')].sort().reverse());

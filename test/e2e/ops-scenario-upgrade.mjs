@@ -24,10 +24,11 @@ export async function upgradeInfrastructure(verbs, { env, source, webhook, merge
   const { release, to } = JSON.parse(process.env.E2E_INFRASTRUCTURE_UPGRADE);
   const upgradeIn = (root) => {
     const args = ['upgrade', '--env', env, '--release', release, '--version', to];
+    const started = Date.now();
     const result = spawnSync(process.execPath, ['scripts/run.cjs', ...args], { cwd: root, encoding: 'utf8' });
     const output = `${result.stdout}${result.stderr}`;
     process.stdout.write(output.replace(/^(?=.)/gm, '  | '));
-    verbs.record({ name: root === process.cwd() ? 'npm run upgrade' : 'npm run upgrade in the served checkout', args, expected: 0, exitCode: result.status, output, stdout: result.stdout });
+    verbs.record({ name: root === process.cwd() ? 'npm run upgrade' : 'npm run upgrade in the served checkout', args, expected: 0, exitCode: result.status, output, stdout: result.stdout, took: Math.round((Date.now() - started) / 100) / 10 });
     if (result.status !== 0) return;
     git(root, 'add', '-A');
     git(root, 'commit', '--quiet', '-m', `${env}: ${release} ${to}`);

@@ -73,12 +73,13 @@ async function step(name, args, expected, env = {}) {
  * `before`, when given, runs before each try.
  */
 async function eventually(name, args, expected, seconds, before) {
-  const deadline = Date.now() + seconds * 1000;
+  const started = Date.now();
+  const deadline = started + seconds * 1000;
   for (;;) {
     if (before !== undefined) await before();
     const { code, output, stdout } = await ops(args);
     if (code === expected || Date.now() > deadline) {
-      steps.push({ name, args, expected, exitCode: code, output, stdout });
+      steps.push({ name, args, expected, exitCode: code, output, stdout, took: Math.round((Date.now() - started) / 100) / 10 });
       if (code !== expected) failed++;
       console.log(`--- ${name}: exit ${code} (expected ${expected}; ${at()})`);
       return output;
