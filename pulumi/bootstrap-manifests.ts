@@ -16,7 +16,7 @@ import { operationsScope } from '../src/synth/operations-scope';
 /**
  * The objects the bootstrap applies, as plain manifests: the Pulumi components create
  * them (with secret values wrapped as Pulumi secrets) and the e2e harness applies the
- * very same shapes (e2e/harness.ts), so the two cannot drift. No Pulumi import here.
+ * very same shapes (e2e/run-argo-cd.ts), so the two cannot drift. No Pulumi import here.
  */
 
 /** Name of the repository credentials Secret in Argo CD's namespace. */

@@ -41,18 +41,19 @@ export const KUSTOMIZATION_FILE = 'kustomization.yaml';
 
 /**
  * Every file below `dir` ending in `extension`, keyed by its path relative to `dir` with `/`
- * separators; a folder holding a kustomization (`dist/<environment>/argocd/`) is left out: its
- * files are kustomize's input (a remote base and patches), which kustomize builds.
+ * separators. A folder holding a kustomization (`dist/<environment>/argocd/`) holds kustomize's
+ * input (a remote base and patches), not objects: it is left out unless `kustomizations` is
+ * true (the rendered diff compares its files as files, src/diff/rendered-diff.ts).
  */
-export function readManifestTree(dir: string, extension = '.yaml'): ManifestTree {
+export function readManifestTree(dir: string, extension = '.yaml', kustomizations = false): ManifestTree {
   if (!fs.existsSync(dir)) return new Map();
   const relative = (entry: fs.Dirent) => path.relative(dir, path.join(entry.parentPath, entry.name)).split(path.sep).join('/');
   const entries = (fs.readdirSync(dir, { recursive: true, withFileTypes: true }) as fs.Dirent[]).filter((entry) => entry.isFile());
-  const kustomizations = entries.filter((entry) => entry.name === KUSTOMIZATION_FILE).map((entry) => relative(entry).slice(0, -KUSTOMIZATION_FILE.length));
+  const folders = kustomizations ? [] : entries.filter((entry) => entry.name === KUSTOMIZATION_FILE).map((entry) => relative(entry).slice(0, -KUSTOMIZATION_FILE.length));
   const files = entries
     .filter((entry) => entry.name.endsWith(extension))
     .map(relative)
-    .filter((file) => !kustomizations.some((folder) => file.startsWith(folder)))
+    .filter((file) => !folders.some((folder) => file.startsWith(folder)))
     .sort();
   return new Map(files.map((file) => [file, fs.readFileSync(path.join(dir, file), 'utf8')]));
 }

@@ -172,7 +172,7 @@ const E2E_BENCH_ENVIRONMENT = 'local';
 
 /**
  * One `npm run e2e -- --env local` from start to report, timed from outside, with the phases
- * its report gives (the `phases` of e2e/harness.ts's report, read as JSON: product code
+ * its report gives (the `phases` of the e2e report, e2e/run-types.ts, read as JSON: product code
  * never imports the harness). Its own output goes to stderr as progress.
  */
 async function benchE2e(context: CommandContext): Promise<void> {

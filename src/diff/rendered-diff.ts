@@ -101,6 +101,19 @@ function identityOf(object: Record<string, any>, where: string): ObjectIdentity 
   };
 }
 
+/**
+ * A document of a release's kustomization folder (`dist/<env>/argocd/`: the kustomization and
+ * its patches, src/infrastructure/argo-cd-kustomization.ts): not an object Argo CD applies as
+ * written but what kustomize builds upstream's manifests with, so it is compared as the file
+ * it is, by path (and position, for a file of several documents).
+ */
+function kustomizationFileIdentity(chartFile: string, index: number, count: number): ObjectIdentity {
+  return { apiVersion: KUSTOMIZATION_FILE.apiVersion, kind: KUSTOMIZATION_FILE.kind, namespace: '', name: count > 1 ? `${chartFile}#${index + 1}` : chartFile };
+}
+
+/** How a kustomization folder's document is labelled in the diff. */
+const KUSTOMIZATION_FILE = { apiVersion: 'kustomize', kind: 'file' } as const;
+
 function labelOf(identity: ObjectIdentity): string {
   const where = identity.namespace === '' ? identity.name : `${identity.namespace}/${identity.name}`;
   return `${identity.apiVersion} ${identity.kind} ${where}`;
@@ -130,11 +143,12 @@ function objectsByEnvironment(tree: ManifestTree): Map<string, Map<string, Rende
     const chartFile = file.slice(slash + 1);
     const objects = environments.get(environment) ?? new Map<string, RenderedObject>();
     environments.set(environment, objects);
-    for (const document of parseAllDocuments(text)) {
+    const documents = parseAllDocuments(text);
+    for (const [index, document] of documents.entries()) {
       if (document.errors.length > 0) throw new Error(`${file}: ${document.errors[0]!.message}`);
       const object = document.toJS() as Record<string, any> | null;
       if (object === null || object === undefined) continue;
-      const identity = identityOf(object, file);
+      const identity = chartFile.includes('/') ? kustomizationFileIdentity(chartFile, index, documents.length) : identityOf(object, file);
       let key = sortKey(identity);
       // The same identity twice in one environment is a rendering bug; keep both visible.
       for (let n = 2; objects.has(key); n += 1) key = `${sortKey(identity)}\u0000#${n}`;

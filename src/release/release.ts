@@ -294,7 +294,7 @@ export function applyEdit(root: string, edit: ValuesEdit, lock: ProjectLock): Re
   const original = texts.get(edit.file);
   if (original === undefined) throw new RefusedError(`${edit.file} does not exist`);
   const text = editedText(new ValuesFile(edit.file, original), edit);
-  const before = readManifestTree(distDir);
+  const before = readManifestTree(distDir, '.yaml', true);
   const versionsBefore = projectChartVersions(root, edit.environment);
   const prepared = prepareSynthesis({ outdir: distDir, root, texts: new Map([...texts, [edit.file, text]]) });
   try {
@@ -315,7 +315,7 @@ export function applyEdit(root: string, edit: ValuesEdit, lock: ProjectLock): Re
     edit,
     written: true,
     diff: {
-      ...diffRenderedTrees(before, readManifestTree(distDir)),
+      ...diffRenderedTrees(before, readManifestTree(distDir, '.yaml', true)),
       versions: chartVersionChanges(new Map([[edit.environment, versionsBefore]]), new Map([[edit.environment, projectChartVersions(root, edit.environment)]]), chartVersionsPath),
     },
   };

@@ -22,7 +22,7 @@ export function renderWithVersions(environments: readonly Environment[], root: s
     for (const environment of environments) {
       versions.set(environment.name, renderEnvironment(environment, path.join(dir, environment.name), undefined, projectChartVersions(root, environment.name)));
     }
-    return { tree: readManifestTree(dir), versions };
+    return { tree: readManifestTree(dir, '.yaml', true), versions };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
