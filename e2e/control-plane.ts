@@ -8,6 +8,7 @@ import { type Supervisor, waitFor } from './processes';
 import { KWOK_ADMITTED_ANNOTATION, kwokStages, NODE_IP_ANNOTATION } from './kwok-stages';
 import type { Toolchain } from '../toolchain';
 import { projectRoot } from '../src/base/project-root';
+import type { ClusterEgress } from './cluster-egress';
 
 /** kwok's Exec, PortForward and Logs CRDs (e2e/crds/, copied from kwok v0.8.0 with their provenance). */
 function readKwokCrds(): KubeObject[] {
@@ -22,7 +23,7 @@ function readKwokCrds(): KubeObject[] {
 /** Simulated nodes, one per zone, so spread constraints over zones and hosts can be met. */
 export const NODE_ZONES = ['a', 'b', 'c'] as const;
 
-/** Service ClusterIPs are allocated from here; nothing is ever sent to them. */
+/** Service ClusterIPs are allocated from here; only the API server's egress (e2e/cluster-egress.ts) sends anything to them. */
 const SERVICE_CIDR = '10.96.0.0/16';
 
 /** A running control plane: its client, kubeconfig and certificates. */
@@ -63,6 +64,8 @@ export async function startControlPlane(options: {
   readonly pki: Pki;
   /** Namespace of the kubeconfig's context (Argo CD reads its own namespace from it). */
   readonly namespace: string;
+  /** Where the API server sends what it sends into the cluster network (webhooks behind Services, kubelets). */
+  readonly egress: ClusterEgress;
   readonly log: (line: string) => void;
 }): Promise<ControlPlane> {
   const { toolchain, supervisor, dir, log } = options;
@@ -70,7 +73,10 @@ export async function startControlPlane(options: {
   const pki = options.pki.cluster();
 
   const etcd = await startEtcd({ toolchain, supervisor, dir });
-  const { client, server } = await startApiServer({ toolchain, supervisor, dir, pki, etcd, name: 'kube-apiserver', etcdPrefix: '/registry' });
+  await options.egress.listen(path.join(dir, 'cluster-egress.sock'));
+  const egressSelector = path.join(dir, 'egress-selector.yaml');
+  options.egress.writeConfiguration(egressSelector);
+  const { client, server } = await startApiServer({ toolchain, supervisor, dir, pki, etcd, name: 'kube-apiserver', etcdPrefix: '/registry', egressSelector });
   const kubeconfig = path.join(dir, 'kubeconfig');
   writeKubeconfig(kubeconfig, server, pki, options.namespace);
   const version = await client.version();
@@ -182,6 +188,8 @@ export async function startApiServer(options: {
   readonly readyTimeoutMs?: number;
   /** Runs between the readiness checks, beside the check that every process runs; throws to stop waiting. @default none */
   readonly check?: () => void;
+  /** Its EgressSelectorConfiguration file (e2e/cluster-egress.ts). @default none: it dials the cluster network directly */
+  readonly egressSelector?: string;
 }): Promise<{ client: KubeClient; server: string }> {
   const { pki } = options;
   const port = await freePort();
@@ -220,6 +228,7 @@ export async function startApiServer(options: {
       // OpenAPI document is compressed by its own handler for a client that asks (Argo CD's
       // is told not to: e2e/argocd.ts loopbackClusterSecret). A deviation docs/e2e.md lists.
       '--feature-gates=APIResponseCompression=false',
+      ...(options.egressSelector === undefined ? [] : [`--egress-selector-config-file=${options.egressSelector}`]),
       '--v=1',
     ],
   });

@@ -5,8 +5,7 @@ import type { Toolchain } from '../toolchain';
 import { condition, rolloutState } from '../src/cluster/workloads';
 import { ENVOY_GATEWAY, GATEWAY } from '../src/contract/upstream';
 import type { KubeClient, KubeObject } from './kube-client';
-import { run, type Supervisor } from './processes';
-import { type ChartRelease, renderRealChart } from './real-chart';
+import { run, type Supervisor, waitFor } from './processes';
 
 /**
  * Envoy Gateway's real control plane (envoyproxy/gateway, the version the platform installs,
@@ -46,18 +45,40 @@ export interface EnvoyGatewayOptions {
   /** The run folder. */
   readonly dir: string;
   readonly kubeconfig: string;
-  /** The release's name and namespace, and the values the platform gives its chart. */
-  readonly release: ChartRelease;
+  /** The controller Deployment Argo CD created from the chart. */
+  readonly deployment: KubeObject;
   readonly log: (line: string) => void;
 }
 
-/** The EnvoyGateway configuration the real chart renders for these values (its ConfigMap `envoy-gateway-config`). */
-export function renderEnvoyGatewayConfig(toolchain: Toolchain, release: EnvoyGatewayOptions['release'], work: string): string {
-  const configMap = renderRealChart(toolchain, 'envoy-gateway', 'gateway-helm', release, work, ['envoy-gateway-config.yaml'])
-    .find((object) => object.kind === 'ConfigMap');
-  const config = configMap?.data?.['envoy-gateway.yaml'];
-  if (typeof config !== 'string') throw new E2eError('Envoy Gateway\'s chart rendered no envoy-gateway-config ConfigMap');
-  return config;
+/** What the control plane's container in the chart's Deployment runs with: its arguments, literal environment and mounts. */
+export interface EnvoyGatewayContainer {
+  /** `server` and its flags, `--config-path` naming a file of a mounted ConfigMap. */
+  readonly args: readonly string[];
+  /** The variables with a literal value (ENVOY_GATEWAY_NAMESPACE is the pod's namespace). */
+  readonly env: Readonly<Record<string, string>>;
+  /** The ConfigMap and key `--config-path` reads, and the argument's place. */
+  readonly config: { readonly configMap: string; readonly key: string; readonly index: number };
+  /** Where the container mounts the `envoy-gateway` Secret (its xDS certificates). */
+  readonly certificates: string;
+}
+
+/** The control plane's container of the Deployment Argo CD created from the real chart. */
+export function envoyGatewayContainerOf(deployment: KubeObject): EnvoyGatewayContainer {
+  const where = `Deployment ${deployment.metadata.namespace}/${deployment.metadata.name}`;
+  const spec = deployment.spec?.template?.spec ?? {};
+  const container = (spec.containers ?? []).find((c: { name: string }) => c.name === 'envoy-gateway');
+  const args: unknown = container?.args;
+  if (!Array.isArray(args) || args[0] !== 'server' || container.command !== undefined) throw new E2eError(`${where} has no envoy-gateway container running \`server\` with its flags`);
+  const volumes = new Map<string, any>((spec.volumes ?? []).map((v: { name: string }) => [v.name, v]));
+  const mounts = (container.volumeMounts ?? []) as { name: string; mountPath: string }[];
+  const index = args.findIndex((arg: string) => arg.startsWith('--config-path='));
+  const file = index === -1 ? undefined : String(args[index]).slice('--config-path='.length);
+  const mount = file === undefined ? undefined : mounts.find((m) => file.startsWith(`${m.mountPath.replace(/\/$/, '')}/`) && volumes.get(m.name)?.configMap?.name !== undefined);
+  if (file === undefined || mount === undefined) throw new E2eError(`${where}: envoy-gateway's --config-path names no file of a mounted ConfigMap`);
+  const certificates = mounts.find((m) => volumes.get(m.name)?.secret?.secretName === 'envoy-gateway')?.mountPath;
+  if (certificates !== CERTIFICATE_DIR) throw new E2eError(`${where}: envoy-gateway mounts its Secret envoy-gateway at ${certificates ?? 'no path'}, not at ${CERTIFICATE_DIR}, where the control plane reads its xDS certificates`);
+  const env = Object.fromEntries(((container.env ?? []) as { name: string; value?: string }[]).filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
+  return { args, env, config: { configMap: volumes.get(mount.name).configMap.name, key: file.slice(mount.mountPath.replace(/\/$/, '').length + 1), index }, certificates };
 }
 
 /**
@@ -68,25 +89,32 @@ export function renderEnvoyGatewayConfig(toolchain: Toolchain, release: EnvoyGat
  * directory is created once as the mount point when the machine has none).
  */
 export async function startEnvoyGateway(options: EnvoyGatewayOptions): Promise<void> {
-  const { toolchain, supervisor, client, dir, kubeconfig, release, log } = options;
+  const { toolchain, supervisor, client, dir, kubeconfig, deployment, log } = options;
+  const namespace = deployment.metadata.namespace!;
   const work = path.join(dir, 'envoy-gateway');
   fs.mkdirSync(work, { recursive: true });
   const binary = toolchain.bin('envoy-gateway', 'envoy-gateway');
-  const env = { KUBECONFIG: kubeconfig, ENVOY_GATEWAY_NAMESPACE: release.namespace };
+  const container = envoyGatewayContainerOf(deployment);
+  const env = { ...container.env, KUBECONFIG: kubeconfig, ENVOY_GATEWAY_NAMESPACE: namespace };
 
+  // The configuration its pod mounts: the ConfigMap Argo CD applied with the Deployment.
+  const configMap = await waitFor(`ConfigMap ${namespace}/${container.config.configMap}`, 60_000, () => client.get('v1', 'ConfigMap', container.config.configMap, namespace), () => supervisor.assertRunning());
+  const config = (configMap as KubeObject).data?.[container.config.key];
+  if (typeof config !== 'string') throw new E2eError(`ConfigMap ${namespace}/${container.config.configMap} has no key ${container.config.key}, which envoy-gateway's --config-path reads`);
   const configFile = path.join(work, 'envoy-gateway.yaml');
-  fs.writeFileSync(configFile, renderEnvoyGatewayConfig(toolchain, release, work));
+  fs.writeFileSync(configFile, config);
+  const args = container.args.map((arg, index) => (index === container.config.index ? `--config-path=${configFile}` : arg));
 
-  // The chart's certgen Job runs `envoy-gateway certgen`; the topology injector's webhook
-  // configuration is the chart's, which the stand-in chart does not hold, so it is not patched.
-  run(binary, ['certgen', '--disable-topology-injector'], { env, cwd: work });
-  const secret = await client.get('v1', 'Secret', 'envoy-gateway', release.namespace);
-  if (!secret) throw new E2eError(`envoy-gateway certgen made no Secret envoy-gateway in ${release.namespace}`);
+  // What the chart's certgen Job runs (`envoy-gateway certgen`): the Secrets, and the CA of the
+  // topology injector's webhook configuration, which the chart installs before the Deployment.
+  run(binary, ['certgen'], { env, cwd: work });
+  const secret = await client.get('v1', 'Secret', 'envoy-gateway', namespace);
+  if (!secret) throw new E2eError(`envoy-gateway certgen made no Secret envoy-gateway in ${namespace}`);
   const certificates = path.join(work, 'certs');
   fs.mkdirSync(certificates, { recursive: true, mode: 0o700 });
   for (const file of ['ca.crt', 'tls.crt', 'tls.key']) {
     const data = (secret as any).data?.[file];
-    if (typeof data !== 'string') throw new E2eError(`Secret ${release.namespace}/envoy-gateway has no ${file}`);
+    if (typeof data !== 'string') throw new E2eError(`Secret ${namespace}/envoy-gateway has no ${file}`);
     fs.writeFileSync(path.join(certificates, file), Buffer.from(data, 'base64'), { mode: 0o600 });
   }
   fs.mkdirSync(CERTIFICATE_DIR, { recursive: true });
@@ -104,14 +132,12 @@ export async function startEnvoyGateway(options: EnvoyGatewayOptions): Promise<v
       `mount --bind "$0" ${CERTIFICATE_DIR} && exec "$@"`,
       certificates,
       binary,
-      'server',
-      '--config-path',
-      configFile,
+      ...args,
     ],
     env,
     cwd: work,
   });
-  log(`Envoy Gateway ${toolchain.versions['envoy-gateway']} control plane started (configuration rendered by its chart from the platform's values; certificates by its certgen)`);
+  log(`Envoy Gateway ${toolchain.versions['envoy-gateway']} control plane started (${args.join(' ')}: the arguments and configuration of the Deployment and ConfigMap Argo CD created from its chart; certificates by its certgen)`);
 }
 
 /** How long a Gateway may stay unprogrammed with its Envoy Service and Deployment ready before it is judged again. */

@@ -4,7 +4,7 @@ import { E2eError } from '../src/base/errors';
 import type { Toolchain } from '../toolchain';
 import { freePort } from './loopback';
 import type { Supervisor } from './processes';
-import { type ChartRelease, renderRealChart } from './real-chart';
+import type { KubeObject } from './kube-client';
 
 /**
  * Flagger's real controller (fluxcd/flagger, the release the platform installs, built by
@@ -14,9 +14,9 @@ import { type ChartRelease, renderRealChart } from './real-chart';
  * the gatewayapi:v1 router), which kwok runs and Envoy Gateway's real control plane accepts or
  * refuses, and runs the analysis of each new revision, rolling it back when its checks fail.
  *
- * Started with the arguments the real chart (from the same module) renders for the platform's
- * values (src/infrastructure/releases.ts), changed only where a loopback process differs from
- * its pod: `-kubeconfig` names the run's kubeconfig instead of the in-cluster account, and
+ * Started with the arguments of the controller Deployment Argo CD created from the real chart
+ * (from the same module, rendered with the platform's values, src/infrastructure/releases.ts),
+ * changed only where a loopback process differs from its pod: `-kubeconfig` names the run's kubeconfig instead of the in-cluster account, and
  * `-port` (its HTTP server for metrics and probes, 8080 in the pod) is a free loopback port.
  * The metrics server the values name is the cluster's Prometheus Service, which has no
  * address off the cluster network: every metric check fails, as it would with a Prometheus
@@ -29,23 +29,20 @@ export interface FlaggerOptions {
   /** The run folder. */
   readonly dir: string;
   readonly kubeconfig: string;
-  /** The release's name and namespace, and the values the platform gives its chart. */
-  readonly release: ChartRelease;
+  /** The controller Deployment Argo CD created from the chart. */
+  readonly deployment: KubeObject;
   readonly log: (line: string) => void;
 }
 
 /**
- * The controller container's arguments the real chart renders for these values: its
- * `command` after the program (`./flagger`, the image's binary; the chart sets no `args`).
+ * The controller container's arguments in the Deployment the chart rendered: its `command`
+ * after the program (`./flagger`, the image's binary; the chart sets no `args`).
  */
-export function renderFlaggerArgs(toolchain: Toolchain, release: ChartRelease, work: string): string[] {
-  const container = renderRealChart(toolchain, 'flagger', 'flagger', release, work, ['deployment.yaml'])
-    .filter((object) => object.kind === 'Deployment')
-    .flatMap((deployment) => deployment.spec?.template?.spec?.containers ?? [])
-    .find((c: { name: string }) => c.name === 'flagger');
+export function flaggerArgsOf(deployment: KubeObject): string[] {
+  const container = (deployment.spec?.template?.spec?.containers ?? []).find((c: { name: string }) => c.name === 'flagger');
   const command: unknown = container?.command;
   if (!Array.isArray(command) || command[0] !== './flagger' || container.args !== undefined) {
-    throw new E2eError("Flagger's chart rendered no flagger container whose command is ./flagger and its flags");
+    throw new E2eError(`Deployment ${deployment.metadata.namespace}/${deployment.metadata.name} has no flagger container whose command is ./flagger and its flags`);
   }
   return command.slice(1) as string[];
 }
@@ -61,10 +58,10 @@ export function loopbackFlaggerArgs(args: readonly string[], kubeconfig: string,
 
 /** Start the controller once its release is installed (its CRDs are then served). */
 export async function startFlagger(options: FlaggerOptions): Promise<void> {
-  const { toolchain, supervisor, dir, kubeconfig, release, log } = options;
+  const { toolchain, supervisor, dir, kubeconfig, deployment, log } = options;
   const work = path.join(dir, 'flagger');
   fs.mkdirSync(work, { recursive: true });
-  const args = loopbackFlaggerArgs(renderFlaggerArgs(toolchain, release, work), kubeconfig, await freePort());
+  const args = loopbackFlaggerArgs(flaggerArgsOf(deployment), kubeconfig, await freePort());
   supervisor.start({ name: 'flagger', command: toolchain.bin('flagger', 'flagger'), args, cwd: work });
-  log(`Flagger ${toolchain.versions.flagger} controller started (arguments rendered by its chart from the platform's values: ${args.filter((arg) => !arg.startsWith('-kubeconfig=')).join(' ')})`);
+  log(`Flagger ${toolchain.versions.flagger} controller started (the arguments of the Deployment Argo CD created from its chart: ${args.filter((arg) => !arg.startsWith('-kubeconfig=')).join(' ')})`);
 }

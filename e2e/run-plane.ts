@@ -50,7 +50,7 @@ export async function startPlane(context: RunContext, scope: RunScope): Promise<
   const namespace = platform.controller.namespace;
   const pki = new Pki(path.join(dir, 'pki'));
   log(`e2e ${environment}: control plane (Kubernetes ${toolchain.versions.kubernetes}, etcd ${toolchain.versions.etcd}, kwok ${toolchain.versions.kwok})`);
-  const plane = await startControlPlane({ toolchain, supervisor, dir, pki, namespace, log });
+  const plane = await startControlPlane({ toolchain, supervisor, dir, pki, namespace, egress: scope.egress, log });
   phaseEnded('control plane started');
   const { client } = plane;
   client.watchKinds(WATCHED_KINDS);

@@ -4,7 +4,7 @@ import type { LiveObject } from '../src/cluster/connection';
 import { RELEASE_ROWS, isHelmRelease } from '../src/infrastructure/releases';
 import { formatTable } from './convergence';
 import type { DryRunResult } from './dry-run';
-import { standInFor } from './stand-in-charts';
+import { isRealChart } from './upstream-charts';
 import { observeCluster } from './run-observe';
 import type { RunContext } from './run-start';
 import type { RunScope } from './run-scope';
@@ -19,7 +19,7 @@ import type { E2eReport } from './run-types';
 /** One line per release: what ran behind it. */
 function formatControllers(controllers: E2eReport['controllers']): string {
   const width = Math.max(...controllers.map((c) => c.release.length));
-  return ['RELEASE'.padEnd(width) + '  RUNS        VERSION', ...controllers.map((c) => `${c.release.padEnd(width)}  ${c.runs.padEnd(10)}  ${c.version}`)].join('\n');
+  return ['RELEASE'.padEnd(width) + '  RUNS        ARGO CD SYNCS      VERSION', ...controllers.map((c) => `${c.release.padEnd(width)}  ${c.runs.padEnd(10)}  ${c.served.padEnd(17)}  ${c.version}`)].join('\n');
 }
 
 /** What every phase before the report ended with, and the dry-run running beside them. */
@@ -73,9 +73,9 @@ export async function collectReport(context: RunContext, scope: RunScope, ran: R
   );
   const behindReleases = RELEASE_ROWS.map((release) => {
     const realVersion = realControllers.get(release);
-    if (!isHelmRelease(release)) return { release: release.name, chart: `${release.manifests.repoURL.replace(/^https:\/\/github\.com\//, '')} manifests`, version: realVersion ?? release.manifests.version, runs: 'real' } as const;
-    const runs = realVersion !== undefined ? 'real' : standInFor(release.chart.chart).realChart ? 'real chart' : 'stand-in';
-    return { release: release.name, chart: release.chart.chart, version: realVersion ?? release.chart.version, runs } as const;
+    if (!isHelmRelease(release)) return { release: release.name, chart: `${release.manifests.repoURL.replace(/^https:\/\/github\.com\//, '')} manifests`, version: realVersion ?? release.manifests.version, runs: 'real', served: 'release manifests' } as const;
+    const runs = realVersion !== undefined ? 'real' : isRealChart(release.chart.chart) ? 'real chart' : 'stand-in';
+    return { release: release.name, chart: release.chart.chart, version: realVersion ?? release.chart.version, runs, served: isRealChart(release.chart.chart) ? 'real chart' : 'stand-in chart' } as const;
   });
   log('');
   log(formatControllers(behindReleases));

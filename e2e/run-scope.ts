@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import type { KubeClient } from './kube-client';
 import type { LiveContainers } from './live-containers';
 import { LoopbackProxy } from './loopback-proxy';
+import { ClusterEgress } from './cluster-egress';
 import { Supervisor } from './processes';
 import type { RunContext } from './run-start';
 import { RecordingServer } from './webhook-sink';
@@ -20,6 +21,8 @@ export interface RunScope {
   readonly dir: string;
   readonly supervisor: Supervisor;
   readonly proxy: LoopbackProxy;
+  /** The API server's way into the cluster network (e2e/cluster-egress.ts). */
+  readonly egress: ClusterEgress;
   readonly chat: RecordingServer;
   /** Set once the run ends: the dry-run beside it stops at its next step. */
   readonly ending: () => boolean;
@@ -41,6 +44,7 @@ export function openRun(context: Pick<RunContext, 'options' | 'log'>): RunScope 
   fs.chmodSync(dir, 0o711);
   const supervisor = new Supervisor(path.join(dir, 'logs'), dir);
   const proxy = new LoopbackProxy();
+  const egress = new ClusterEgress();
   let charts: { close: () => Promise<void> } | undefined;
   let stopControllers = false;
   let controllersDone: Promise<void> = Promise.resolve();
@@ -61,6 +65,7 @@ export function openRun(context: Pick<RunContext, 'options' | 'log'>): RunScope 
     await dryRunSettled;
     await chat.close();
     await proxy.close();
+    await egress.close();
     await charts?.close();
     if (options.keep) log(`run folder kept: ${dir} (logs in ${supervisor.logDir})`);
     else fs.rmSync(dir, { recursive: true, force: true });
@@ -80,6 +85,7 @@ export function openRun(context: Pick<RunContext, 'options' | 'log'>): RunScope 
     dir,
     supervisor,
     proxy,
+    egress,
     chat,
     ending: () => ending,
     stopControllers: () => stopControllers,

@@ -33,7 +33,7 @@ export interface StandIns {
 export function startStandIns(context: RunContext, scope: RunScope, cluster: StartedPlane, served: Served, argoCd: InstalledArgoCd, bootstrapped: Bootstrapped): StandIns {
   const { log, toolchain } = context;
   const { dir, supervisor } = scope;
-  const { platform, pki, plane, client } = cluster;
+  const { platform, plane, client } = cluster;
   const { environmentValues } = served;
   const { argocdVersion } = argoCd;
   const { laterAccess } = bootstrapped;
@@ -48,37 +48,10 @@ export function startStandIns(context: RunContext, scope: RunScope, cluster: Sta
   ]);
   const releaseValues = { environment: environmentValues, platform };
   const controllers = new StandInControllers(client, {
-    [certManager.chart.chart]: async (releaseNamespace) =>
-      startCertManager({
-        toolchain,
-        supervisor,
-        client,
-        dir,
-        serving: { pair: pki.leaf('cert-manager-webhook', plane.pki.ca, '/CN=cert-manager-webhook', 'server', [], ['127.0.0.1']), ca: plane.pki.ca.cert },
-        kubeconfig: plane.kubeconfig,
-        release: { name: certManager.name, namespace: releaseNamespace, values: certManager.values(releaseValues) },
-        log,
-      }),
-    [envoyGateway.chart.chart]: (releaseNamespace) =>
-      startEnvoyGateway({
-        toolchain,
-        supervisor,
-        client,
-        dir,
-        kubeconfig: plane.kubeconfig,
-        release: { name: envoyGateway.name, namespace: releaseNamespace, values: envoyGateway.values(releaseValues) },
-        log,
-      }),
+    [certManager.chart.chart]: (deployment) => startCertManager({ toolchain, supervisor, client, dir, kubeconfig: plane.kubeconfig, egress: scope.egress, deployment, log }),
+    [envoyGateway.chart.chart]: (deployment) => startEnvoyGateway({ toolchain, supervisor, client, dir, kubeconfig: plane.kubeconfig, deployment, log }),
     [kubePrometheusStack.chart.chart]: () => startPrometheusOperator({ toolchain, supervisor, dir, kubeconfig: plane.kubeconfig, log }),
-    [flagger.chart.chart]: async (releaseNamespace) =>
-      startFlagger({
-        toolchain,
-        supervisor,
-        dir,
-        kubeconfig: plane.kubeconfig,
-        release: { name: flagger.name, namespace: releaseNamespace, values: flagger.values(releaseValues) },
-        log,
-      }),
+    [flagger.chart.chart]: (deployment) => startFlagger({ toolchain, supervisor, dir, kubeconfig: plane.kubeconfig, deployment, log }),
   });
   const liveContainers = new LiveContainers(
     client,

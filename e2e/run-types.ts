@@ -56,7 +56,7 @@ export interface E2eReport {
   readonly argocd: string;
   readonly applications: readonly { name: string; sync: string; health: string; message: string }[];
   /** What ran behind each upstream release: its real controller (with the version run) or a stand-in. */
-  readonly controllers: readonly { release: string; chart: string; version: string; runs: 'real' | 'real chart' | 'stand-in' }[];
+  readonly controllers: readonly { release: string; chart: string; version: string; runs: 'real' | 'real chart' | 'stand-in'; served: 'real chart' | 'stand-in chart' | 'release manifests' }[];
   readonly dryRun: readonly DryRunResult[];
   /** The `--exec` command and how it ended; absent when none was given or the Applications did not converge. */
   readonly exec?: ExecResult;

@@ -10,6 +10,7 @@ import { run } from './processes';
 import type { Toolchain } from '../toolchain';
 import { STRIMZI_OPERATOR_DEPLOYMENT } from '../src/contract/upstream';
 import { MONITORING_STACK_TEMPLATE } from './stand-in-monitoring-stack';
+import { isRealChart } from './upstream-charts';
 
 /**
  * What the harness installs in place of an upstream chart, which cannot be fetched
@@ -19,18 +20,16 @@ import { MONITORING_STACK_TEMPLATE } from './stand-in-monitoring-stack';
  * fetches, renders and syncs it exactly when it syncs that Application, never before.
  */
 export interface StandIn {
-  /** CRD files of schemas/crds/ the chart installs. */
-  readonly crds: readonly string[];
-  /** Name of the controller Deployment; none for a CRDs-only chart. */
-  readonly controller?: string;
   /**
-   * The toolchain component whose folder holds the real chart (`charts/<chart>`, from the
-   * upstream's Go module at the pinned release): served instead of a stand-in, so Argo CD
-   * renders the real chart with the platform's values. `crds` then lists the CRDs the
-   * project keeps schemas of, which the chart installs among others.
-   * @default - a stand-in chart
+   * CRD files of schemas/crds/ the chart installs. Where the real chart is served
+   * (e2e/upstream-charts.ts), the CRDs the project keeps schemas of, which it installs among others.
    */
-  readonly realChart?: 'envoy-gateway';
+  readonly crds: readonly string[];
+  /**
+   * Name of the controller Deployment; none for a CRDs-only chart. Where the real chart is
+   * served (e2e/upstream-charts.ts), the name of the controller Deployment it renders.
+   */
+  readonly controller?: string;
   /**
    * The toolchain component whose folder holds the release's own CRD files (`crds/`, from the
    * upstream's Go module at the pinned release): the stand-in chart installs all of them, as
@@ -38,7 +37,7 @@ export interface StandIn {
    * schemas of.
    * @default - the `crds` files of schemas/crds
    */
-  readonly upstreamCrds?: 'cert-manager' | 'prometheus-operator';
+  readonly upstreamCrds?: 'prometheus-operator';
   /**
    * A Helm template of the real chart's objects that a real controller of the harness
    * reconciles, rendered by Argo CD from the release's values like the rest of the chart.
@@ -52,25 +51,24 @@ export interface StandIn {
  * none: the e2e syncs its release manifests from the module it builds (e2e/argo-cd-manifests.ts).
  */
 export const STAND_INS: Readonly<Record<string, StandIn>> = {
-  // Its controllers run for real (e2e/cert-manager.ts), started when Argo CD creates this release's controller Deployment, whose pods start only then;
+  // The real chart; its controllers run for real (e2e/cert-manager.ts), started when Argo CD creates the chart's controller Deployment, whose pods start only then;
   // the chart installs the release's six CRDs (the ACME ones and CertificateRequests included).
   'cert-manager': {
     crds: ['certmanager-certificate.yaml', 'certmanager-clusterissuer.yaml', 'certmanager-issuer.yaml'],
     controller: 'cert-manager',
-    upstreamCrds: 'cert-manager',
   },
   // Envoy Gateway's CRDs-only chart (Gateway API standard channel and Envoy Gateway's own): the real one.
   'gateway-crds-helm': {
     crds: ['gatewayapi-gatewayclasses.yaml', 'gatewayapi-gateways.yaml', 'gatewayapi-httproutes.yaml', 'envoygateway-envoyproxies.yaml'],
-    realChart: 'envoy-gateway',
   },
-  // Its controller runs for real (e2e/envoy-gateway.ts), started when Argo CD creates this release's controller Deployment, whose pods start only then.
+  // The real chart; its controller runs for real (e2e/envoy-gateway.ts), started when Argo CD creates the chart's controller Deployment, whose pods start only then.
   'gateway-helm': { crds: [], controller: 'envoy-gateway' },
-  // Its controller runs for real (e2e/flagger.ts), started when Argo CD creates this release's controller Deployment, whose pods start only then.
+  // The real chart; its controller runs for real (e2e/flagger.ts), started when Argo CD creates the chart's controller Deployment, whose pods start only then.
   flagger: {
     crds: ['flagger-canary.yaml', 'flagger-metrictemplate.yaml', 'flagger-alertprovider.yaml'],
     controller: 'flagger',
   },
+  // The real chart (its Deployment is named by the platform's fullnameOverride).
   loadtester: { crds: [], controller: 'flagger-loadtester' },
   // Its operator runs for real (e2e/prometheus-operator.ts), started when Argo CD creates this release's controller Deployment, whose pods start only then;
   // the chart installs the operator's ten CRDs and the Prometheus and Alertmanager it reconciles.
@@ -199,13 +197,22 @@ const REGISTRY_ALIASES: Readonly<Record<string, readonly string[]>> = { 'docker.
  * One stand-in chart (or the real one, where the toolchain has it), packaged; returns the
  * package file. `upgrade`: the stand-in upgrade's next version, with its own object.
  */
-function packageStandIn(options: { helm: string; crdDir: string; work: string; toolchain: Pick<Toolchain, 'chart' | 'crds'> }, chart: HelmChartRef, target: string, upgrade = false): string {
+function packageStandIn(options: { helm: string; crdDir: string; work: string; toolchain: Pick<Toolchain, 'upstreamChart' | 'crds'> }, chart: HelmChartRef, target: string, upgrade = false): string {
   const standIn = standInFor(chart.chart);
-  if (upgrade && standIn.realChart !== undefined) throw new E2eError(`${chart.chart}: the stand-in upgrade needs a stand-in chart, the toolchain's real one has no next version`);
-  if (standIn.realChart !== undefined) {
-    const source = options.toolchain.chart(standIn.realChart, chart.chart);
-    const version = /^version: (\S+)$/m.exec(fs.readFileSync(path.join(source, 'Chart.yaml'), 'utf8'))?.[1];
-    if (version !== chart.version) throw new E2eError(`the toolchain's ${chart.chart} chart is ${version}, the platform pins ${chart.version}: rebuild toolchain/build.sh ${standIn.realChart}`);
+  if (isRealChart(chart.chart)) {
+    // The stand-in upgrade of a real chart: the pinned version's chart at the next version,
+    // with the object only that version installs.
+    const pinned = upgrade ? standInUpgrade().pinned : chart.version;
+    let source = options.toolchain.upstreamChart(chart.chart, pinned);
+    const version = /^version: "?([^"\s]+)"?$/m.exec(fs.readFileSync(path.join(source, 'Chart.yaml'), 'utf8'))?.[1];
+    if (version !== pinned) throw new E2eError(`the toolchain's ${chart.chart} chart is ${version}, the platform pins ${pinned}: rebuild toolchain/build.sh upstream-charts`);
+    if (upgrade) {
+      const copy = path.join(options.work, 'upgrade', chart.chart);
+      fs.cpSync(source, copy, { recursive: true });
+      fs.writeFileSync(path.join(copy, 'Chart.yaml'), fs.readFileSync(path.join(copy, 'Chart.yaml'), 'utf8').replace(/^version: .*$/m, `version: ${chart.version}`));
+      fs.writeFileSync(path.join(copy, 'templates', 'platform-gitops-e2e-upgrade.yaml'), upgradeTemplate(chart));
+      source = copy;
+    }
     fs.mkdirSync(target, { recursive: true });
     run(options.helm, ['package', source, '--destination', target]);
     return path.join(target, `${chart.chart}-${chart.version}.tgz`);
@@ -256,7 +263,7 @@ export function chartsByRepository(): Map<string, HelmChartRef[]> {
  * The stand-in charts, packaged: Helm repositories under `<root>/<host>/<path>/` with an
  * index.yaml each, OCI charts in `registry`. Returns every host name to serve.
  */
-export function buildStandInCharts(options: { helm: string; crdDir: string; root: string; work: string; registry: OciChartRegistry; toolchain: Pick<Toolchain, 'chart' | 'crds'> }): string[] {
+export function buildStandInCharts(options: { helm: string; crdDir: string; root: string; work: string; registry: OciChartRegistry; toolchain: Pick<Toolchain, 'upstreamChart' | 'crds'> }): string[] {
   const hosts = new Set<string>();
   for (const [repoURL, charts] of chartsByRepository()) {
     if (isOciRepository(repoURL)) {

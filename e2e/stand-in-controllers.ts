@@ -114,10 +114,11 @@ export class StandInControllers {
      * Argo CD finds the release Healthy only then, as on a cluster where the pods' readiness
      * is the controller's own (a webhook that is not yet registered would admit what it
      * refuses). A CRD that is never Established keeps every real controller waiting, and the
-     * report names their pods as not started.
+     * report names their pods as not started. Each start is given that Deployment, as Argo CD
+     * created it from the chart, to read the controller's arguments and configuration from.
      * @default none
      */
-    private readonly real: Readonly<Record<string, (namespace: string) => Promise<void>>> = {},
+    private readonly real: Readonly<Record<string, (deployment: KubeObject) => Promise<void>>> = {},
   ) {}
 
   /**
@@ -213,14 +214,14 @@ export class StandInControllers {
 
   private async operators(seen: Seen): Promise<void> {
     for (const [chart, start] of Object.entries(this.real)) {
-      const namespace = this.controllerDeployment(chart, seen.deployments, false)?.metadata.namespace;
-      if (namespace === undefined || this.started.has(chart)) continue;
+      const deployment = this.controllerDeployment(chart, seen.deployments, false);
+      if (deployment === undefined || this.started.has(chart)) continue;
       // A controller's pod starts well after the CRDs its release applied before it are
       // served; a controller started sooner finds its kinds missing (prometheus-operator
       // then never reconciles a Prometheus), which no cluster shows.
       if ((await this.unestablishedCrds()).length > 0) continue;
       this.started.add(chart);
-      await start(namespace).then(
+      await start(deployment).then(
         () => this.running.add(chart),
         (error: unknown) => this.startFailures.push(`${chart}: ${error instanceof Error ? error.message : String(error)}`),
       );

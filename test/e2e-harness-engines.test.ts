@@ -1,4 +1,9 @@
 import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { loopbackClusterSecret, operatorSyncOperation, sidecarPlay } from '../e2e/argocd';
 import { builtArgoCd, builtObject } from './argo-cd-build';
@@ -10,7 +15,8 @@ import type { KubeObject } from '../e2e/kube-client';
 import { INFRASTRUCTURE_RELEASES } from '../src/infrastructure/releases';
 import { UsageError } from '../src/base/errors';
 import { runE2e } from '../e2e/harness';
-import { loopbackWebhookArgs, loopbackWebhookConfiguration } from '../e2e/cert-manager';
+import { containerArgs, loopbackWebhookArgs, withCaBundle } from '../e2e/cert-manager';
+import { ClusterEgress } from '../e2e/cluster-egress';
 import { loopbackFlaggerArgs } from '../e2e/flagger';
 import { ROOT, committedObjects, findObject } from './support';
 
@@ -49,31 +55,92 @@ describe('cert-manager\'s webhook on loopback (e2e/cert-manager.ts)', () => {
     '--dynamic-serving-dns-names=cert-manager-webhook.cert-manager.svc',
   ];
 
-  it('keeps the chart\'s arguments but the serving certificate, the ports and the metrics server', () => {
-    expect(loopbackWebhookArgs(chartArgs, { securePort: 40001, healthzPort: 40002, cert: '/run/w.crt', key: '/run/w.key' })).toEqual([
+  it("keeps the chart's arguments, its dynamic serving certificate included, but the ports and the metrics server", () => {
+    expect(loopbackWebhookArgs(chartArgs, { securePort: 40001, healthzPort: 40002 })).toEqual([
       '--v=2',
+      '--dynamic-serving-ca-secret-namespace=cert-manager',
+      '--dynamic-serving-ca-secret-name=cert-manager-webhook-ca',
+      '--dynamic-serving-dns-names=cert-manager-webhook',
+      '--dynamic-serving-dns-names=cert-manager-webhook.cert-manager.svc',
       '--secure-port=40001',
       '--healthz-port=40002',
       '--metrics-listen-address=0',
-      '--tls-cert-file=/run/w.crt',
-      '--tls-private-key-file=/run/w.key',
     ]);
   });
 
-  it('calls the webhook on loopback with the run\'s CA instead of the Service cainjector would fill in, every other field the chart\'s', () => {
+  it("writes the CA into every webhook of a configuration as cainjector does, every other field the chart's", () => {
     const chart: KubeObject = {
       apiVersion: 'admissionregistration.k8s.io/v1',
       kind: 'ValidatingWebhookConfiguration',
-      metadata: { name: 'cert-manager-webhook', labels: { app: 'webhook' }, annotations: { 'cert-manager.io/inject-ca-from-secret': 'cert-manager/cert-manager-webhook-ca' } },
-      webhooks: [{ name: 'webhook.cert-manager.io', failurePolicy: 'Fail', rules: [{ apiGroups: ['cert-manager.io'] }], clientConfig: { service: { name: 'cert-manager-webhook', namespace: 'cert-manager', path: '/validate' } } }],
+      metadata: { name: 'cert-manager-webhook', annotations: { 'cert-manager.io/inject-ca-from-secret': 'cert-manager/cert-manager-webhook-ca' } },
+      webhooks: [{ name: 'webhook.cert-manager.io', failurePolicy: 'Fail', clientConfig: { service: { name: 'cert-manager-webhook', namespace: 'cert-manager', path: '/validate' } } }],
     };
-    expect(loopbackWebhookConfiguration(chart, 40001, 'Q0E=')).toEqual({
-      ...chart,
-      metadata: { name: 'cert-manager-webhook', labels: { app: 'webhook' }, annotations: {} },
-      webhooks: [{ name: 'webhook.cert-manager.io', failurePolicy: 'Fail', rules: [{ apiGroups: ['cert-manager.io'] }], clientConfig: { url: 'https://127.0.0.1:40001/validate', caBundle: 'Q0E=' } }],
+    expect(withCaBundle(chart, 'Q0E=')).toEqual({
+      webhooks: [{ name: 'webhook.cert-manager.io', failurePolicy: 'Fail', clientConfig: { service: { name: 'cert-manager-webhook', namespace: 'cert-manager', path: '/validate' }, caBundle: 'Q0E=' } }],
     });
-    const noPath = { ...chart, webhooks: [{ name: 'w', clientConfig: { service: { name: 's', namespace: 'n' } } }] };
-    expect(() => loopbackWebhookConfiguration(noPath, 1, 'x')).toThrow(/webhook w calls no Service path/);
+  });
+
+  it("reads a container's arguments from its Deployment, its namespace resolved and its --config file copied from the mounted ConfigMap", async () => {
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-cert-manager-'));
+    try {
+      const deployment = {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'cert-manager', namespace: 'cm' },
+        spec: {
+          template: {
+            spec: {
+              volumes: [{ name: 'config', configMap: { name: 'cert-manager' } }],
+              containers: [{ name: 'cert-manager-controller', args: ['--leader-election-namespace=$(POD_NAMESPACE)', '--config=/var/cert-manager/config/config.yaml'], volumeMounts: [{ name: 'config', mountPath: '/var/cert-manager/config' }] }],
+            },
+          },
+        },
+      } as unknown as KubeObject;
+      const reads: string[] = [];
+      const args = await containerArgs(deployment, 'cert-manager-controller', async (configMap, key) => (reads.push(`${configMap}/${key}`), 'kind: ControllerConfiguration\n'), work);
+      expect(reads).toEqual(['cert-manager/config.yaml']);
+      expect(args).toEqual(['--leader-election-namespace=cm', `--config=${path.join(work, 'cert-manager-controller-config.yaml')}`]);
+      expect(fs.readFileSync(path.join(work, 'cert-manager-controller-config.yaml'), 'utf8')).toBe('kind: ControllerConfiguration\n');
+      await expect(containerArgs(deployment, 'cert-manager-webhook', async () => '', work)).rejects.toThrow('Deployment cm/cert-manager has no cert-manager-webhook container with arguments');
+    } finally {
+      fs.rmSync(work, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("the API server's cluster egress (e2e/cluster-egress.ts)", () => {
+  it('sends a routed Service address to its loopback port, a loopback address to itself, and refuses anything else at once', async () => {
+    const server = net.createServer((socket) => socket.end('hello'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const backend = (server.address() as net.AddressInfo).port;
+    const egress = new ClusterEgress();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-gitops-egress-'));
+    try {
+      egress.route('10.96.0.12', 443, backend);
+      await egress.listen(path.join(dir, 'egress.sock'));
+      const connect = (target: string) =>
+        new Promise<string>((resolve) => {
+          const socket = net.connect(egress.socket, () => socket.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`));
+          let text = '';
+          socket.on('data', (chunk) => (text += chunk.toString()));
+          socket.on('close', () => resolve(text));
+        });
+      expect(await connect('10.96.0.12:443')).toBe('HTTP/1.1 200 Connection established\r\n\r\nhello');
+      expect(await connect(`127.0.0.1:${backend}`)).toBe('HTTP/1.1 200 Connection established\r\n\r\nhello');
+      expect(await connect('10.96.0.13:443')).toBe('HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n');
+      expect([...egress.refused]).toEqual(['10.96.0.13:443']);
+      const file = path.join(dir, 'egress-selector.yaml');
+      egress.writeConfiguration(file);
+      expect(parse(fs.readFileSync(file, 'utf8'))).toEqual({
+        apiVersion: 'apiserver.k8s.io/v1beta1',
+        kind: 'EgressSelectorConfiguration',
+        egressSelections: [{ name: 'cluster', connection: { proxyProtocol: 'HTTPConnect', transport: { uds: { udsName: path.join(dir, 'egress.sock') } } } }],
+      });
+    } finally {
+      await egress.close();
+      server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -121,7 +121,7 @@ describe('a real controller the harness runs instead of a chart\'s stand-in', ()
   it('is started once its Deployment exists, and that Deployment\'s pods start only once it runs', async () => {
     const { client, verdicts } = cluster([pod({ app: 'cert-manager' }), pod({ app: 'other' })]);
     const starts: string[] = [];
-    const controllers = new StandInControllers(client, { 'cert-manager': async (namespace) => void starts.push(namespace) });
+    const controllers = new StandInControllers(client, { 'cert-manager': async (deployment) => void starts.push(deployment.metadata.namespace!) });
     await controllers.reconcile();
     expect(starts).toEqual(['cert-manager']);
     expect(verdicts.get('cert-manager-1')).toBe('waiting: the real cert-manager controller is not running yet');
@@ -135,7 +135,7 @@ describe('a real controller the harness runs instead of a chart\'s stand-in', ()
     const crds = [crd(false)];
     const { client, verdicts } = cluster([pod({ app: 'cert-manager' })], crds);
     const starts: string[] = [];
-    const controllers = new StandInControllers(client, { 'cert-manager': async (namespace) => void starts.push(namespace) });
+    const controllers = new StandInControllers(client, { 'cert-manager': async (deployment) => void starts.push(deployment.metadata.namespace!) });
     await controllers.reconcile();
     await controllers.reconcile();
     expect(starts).toEqual([]);

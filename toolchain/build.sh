@@ -37,12 +37,13 @@ KUBECONFORM_VERSION=v0.8.0
 # v3.14 (module v0.314.0, from prometheus/go.mod), the default of prometheus-operator
 # v0.94.1, which kube-prometheus-stack 91.9.0 runs (its compatibility.md).
 PROMETHEUS_VERSION=v0.314.0
-# Envoy Gateway's control plane, the version the platform installs (src/infrastructure/releases.ts).
+# Envoy Gateway's control plane, the version the platform installs (src/infrastructure/releases.ts);
+# its charts are among UPSTREAM_CHARTS.
 ENVOY_GATEWAY_VERSION=v1.9.1
 # cert-manager's controllers and webhook, the version the platform installs
 # (src/infrastructure/releases.ts), from cert-manager/go.mod (two small mains over the module:
-# its own cmd/controller and cmd/webhook modules are not on the module proxy), with the
-# module's chart and CRDs.
+# its own cmd/controller and cmd/webhook modules are not on the module proxy); its chart is
+# among UPSTREAM_CHARTS.
 CERT_MANAGER_VERSION=v1.21.2
 # prometheus-operator, the version kube-prometheus-stack 91.9.0 runs (src/infrastructure/releases.ts):
 # it turns the platform's PrometheusRules and AlertmanagerConfig into Prometheus' rule files and
@@ -53,8 +54,8 @@ PROMETHEUS_OPERATOR_VERSION=v0.94.1
 # Alertmanager itself (test/e2e/alertmanager.test.ts): v0.35.0, the newest on the module proxy.
 ALERTMANAGER_VERSION=v0.35.0
 # Flagger, the release the platform installs (src/infrastructure/releases.ts; on the module proxy
-# since 2026-11-27): its controller with its chart, which the e2e runs against the cluster, and
-# its load tester, for the canary gates (npm run ops -- canary).
+# since 2026-11-27): its controller, which the e2e runs against the cluster, and its load
+# tester, for the canary gates (npm run ops -- canary); its charts are among UPSTREAM_CHARTS.
 FLAGGER_VERSION=v1.44.0
 # The CNCF distribution registry, an OCI registry on loopback for the published application
 # charts (npm run publish): v3.1.2, the newest v3 on the module proxy.
@@ -63,6 +64,19 @@ DISTRIBUTION_VERSION=v3.1.2
 # whether the cluster's live policies allow each connection it plays between pods
 # (network-policy/main.go, e2e/network-policy.ts). v0.5.6, the newest on the module proxy.
 NETWORK_POLICY_VERSION=v0.5.6
+# The upstream Helm charts the e2e serves to Argo CD in place of stand-ins, each from its pinned
+# release's Go module (no compile: the module's chart folder, stamped as its release stamps it):
+# one line each, "<chart> <chart version> <module>@<version> <folder in the module>". Every
+# version the release table knows of a release is here (src/contract/release-versions.ts), so
+# an environment's values may name any of them; a test holds this list to that table.
+UPSTREAM_CHARTS=(
+  "cert-manager v1.21.1 github.com/cert-manager/cert-manager@v1.21.1 deploy/charts/cert-manager"
+  "cert-manager v1.21.2 github.com/cert-manager/cert-manager@v1.21.2 deploy/charts/cert-manager"
+  "gateway-crds-helm $ENVOY_GATEWAY_VERSION github.com/envoyproxy/gateway@$ENVOY_GATEWAY_VERSION charts/gateway-crds-helm"
+  "gateway-helm $ENVOY_GATEWAY_VERSION github.com/envoyproxy/gateway@$ENVOY_GATEWAY_VERSION charts/gateway-helm"
+  "flagger ${FLAGGER_VERSION#v} github.com/fluxcd/flagger@$FLAGGER_VERSION charts/flagger"
+  "loadtester 0.38.0 github.com/fluxcd/flagger@$FLAGGER_VERSION charts/loadtester"
+)
 
 # No DWARF from the compiler (-gcflags=all=-dwarf=false): the linker strips it anyway (-s -w),
 # and generating it was a fifth of the compile. kwok from an empty Go build cache here
@@ -163,37 +177,12 @@ helm_build() { go_install "helm.sh/helm/v4/cmd/helm@$HELM_VERSION"; }
 sops_build() { go_install "github.com/getsops/sops/v3/cmd/sops@$SOPS_VERSION"; }
 age_build() { go_install "filippo.io/age/cmd/age-keygen@$AGE_VERSION"; }
 kubeconform_build() { go_install "github.com/yannh/kubeconform/cmd/kubeconform@$KUBECONFORM_VERSION"; }
-envoy_gateway_build() {
-  go_install "github.com/envoyproxy/gateway/cmd/envoy-gateway@$ENVOY_GATEWAY_VERSION" || return 1
-  # Its two Helm charts, from the same module, as the release packages them
-  # (tools/make/helm.mk `helm-generate` and `helm-package`: values.yaml is values.tmpl.yaml
-  # with the release's image; version and appVersion the release's), so the e2e installs the
-  # real CRDs chart and renders the controller's configuration with the real chart.
-  local module chart
-  module="$(mod_dir "github.com/envoyproxy/gateway@$ENVOY_GATEWAY_VERSION")" || return 1
-  mkdir -p "$out/charts" || return 1
-  for chart in gateway-helm gateway-crds-helm; do
-    [[ -d "$module/charts/$chart" ]] || return 1
-    cp -R "$module/charts/$chart" "$out/charts/" && chmod -R u+w "$out/charts/$chart" || return 1
-    sed -e "s|\${GatewayImage}|docker.io/envoyproxy/gateway:$ENVOY_GATEWAY_VERSION|" -e 's|\${GatewayImagePullPolicy}|IfNotPresent|' \
-      "$out/charts/$chart/values.tmpl.yaml" > "$out/charts/$chart/values.yaml" || return 1
-    sed -i -e "s|^version: .*|version: $ENVOY_GATEWAY_VERSION|" -e "s|^appVersion: .*|appVersion: \"$ENVOY_GATEWAY_VERSION\"|" "$out/charts/$chart/Chart.yaml" || return 1
-  done
-}
+envoy_gateway_build() { go_install "github.com/envoyproxy/gateway/cmd/envoy-gateway@$ENVOY_GATEWAY_VERSION"; }
 cert_manager_build() {
   local program
   for program in controller webhook; do
     (cd "$here/cert-manager" && go build -trimpath -o "$out/cert-manager-$program" -ldflags "-s -w -X main.release=$CERT_MANAGER_VERSION" "./$program") || return 1
   done
-  # Its chart (to render the controller's arguments and configuration from the platform's
-  # values, e2e/cert-manager.ts) at the release's version, as its release tool stamps it, and
-  # its CRDs as the release publishes them (deploy/crds), which the e2e's chart installs.
-  local module
-  module="$(cd "$here/cert-manager" && go list -m -f '{{.Dir}}' github.com/cert-manager/cert-manager)" || return 1
-  mkdir -p "$out/charts" "$out/crds" || return 1
-  cp -R "$module/deploy/charts/cert-manager" "$out/charts/" && chmod -R u+w "$out/charts/cert-manager" || return 1
-  sed -i -e "s|^version: .*|version: $CERT_MANAGER_VERSION|" -e "s|^appVersion: .*|appVersion: $CERT_MANAGER_VERSION|" "$out/charts/cert-manager/Chart.yaml" || return 1
-  install -m 0644 "$module"/deploy/crds/*.yaml "$out/crds/" || return 1
 }
 prometheus_build() {
   # Its module replaces a dependency, so it is built from toolchain/prometheus/go.mod (like Kubernetes).
@@ -247,14 +236,28 @@ prometheus_operator_build() {
 }
 
 flagger_loadtester_build() { go_install "github.com/fluxcd/flagger/cmd/loadtester@$FLAGGER_VERSION"; }
-flagger_build() {
-  go_install "github.com/fluxcd/flagger/cmd/flagger@$FLAGGER_VERSION" || return 1
-  # Its chart, from the same module (version and appVersion are the release's there), so the
-  # e2e starts the controller with the arguments the chart renders from the platform's values.
-  local module
-  module="$(mod_dir "github.com/fluxcd/flagger@$FLAGGER_VERSION")" || return 1
-  [[ -f "$module/charts/flagger/Chart.yaml" ]] || return 1
-  mkdir -p "$out/charts" && cp -R "$module/charts/flagger" "$out/charts/" && chmod -R u+w "$out/charts/flagger"
+flagger_build() { go_install "github.com/fluxcd/flagger/cmd/flagger@$FLAGGER_VERSION"; }
+# Each chart of UPSTREAM_CHARTS into charts/<version>/<chart>/ (helm package wants the folder
+# named as the chart), as its release packages it: cert-manager's release tool stamps version
+# and appVersion into Chart.yaml; Envoy Gateway's (tools/make/helm.mk `helm-generate`) writes
+# values.yaml from values.tmpl.yaml with the release's image and stamps both; Flagger's charts
+# carry their versions. A chart whose Chart.yaml then names another version fails the build.
+upstream_charts_build() {
+  local line chart version module folder dir target
+  for line in "${UPSTREAM_CHARTS[@]}"; do
+    read -r chart version module folder <<< "$line"
+    dir="$(mod_dir "$module")" && [[ -f "$dir/$folder/Chart.yaml" ]] || return 1
+    target="$out/charts/$version/$chart"
+    mkdir -p "$(dirname "$target")" && cp -R "$dir/$folder" "$target" && chmod -R u+w "$target" || return 1
+    if [[ -f "$target/values.tmpl.yaml" ]]; then
+      sed -e "s|\${GatewayImage}|docker.io/envoyproxy/gateway:$version|" -e 's|\${GatewayImagePullPolicy}|IfNotPresent|' "$target/values.tmpl.yaml" > "$target/values.yaml" || return 1
+    fi
+    case "$module" in
+      github.com/cert-manager/*) sed -i -e "s|^version: .*|version: $version|" -e "s|^appVersion: .*|appVersion: $version|" "$target/Chart.yaml" || return 1 ;;
+      github.com/envoyproxy/*) sed -i -e "s|^version: .*|version: $version|" -e "s|^appVersion: .*|appVersion: \"$version\"|" "$target/Chart.yaml" || return 1 ;;
+    esac
+    grep -qx "version: $version" "$target/Chart.yaml" || { log "upstream-charts: $module $folder is not chart version $version"; return 1; }
+  done
 }
 network_policy_build() { (cd "$here/network-policy" && go build -trimpath -o "$out/network-policy-verdict" -ldflags "-s -w" .); }
 distribution_build() { go_install "github.com/distribution/distribution/v3/cmd/registry@$DISTRIBUTION_VERSION"; }
@@ -283,10 +286,13 @@ declare -A versions=(
   [prometheus-operator]=$PROMETHEUS_OPERATOR_VERSION
   [distribution]=$DISTRIBUTION_VERSION [cert-manager]=$CERT_MANAGER_VERSION
   [network-policy]=$NETWORK_POLICY_VERSION
+  # Several charts at several versions: a digest of their pins and of the function that copies
+  # them, so a change to either is another folder.
+  [upstream-charts]="$({ printf '%s\n' "${UPSTREAM_CHARTS[@]}"; declare -f upstream_charts_build; } | sha256sum | cut -c1-12)"
 )
 # Largest first (their cold builds on this project's 2-core machine, 2026-11-26/27): with
 # several lanes the long builds start at once and the small ones fill the gaps.
-order=(argocd kubernetes prometheus-operator helm cert-manager envoy-gateway prometheus sops kwok flagger alertmanager flagger-loadtester distribution network-policy etcd kustomize kubeconform age)
+order=(argocd kubernetes prometheus-operator helm cert-manager envoy-gateway prometheus sops kwok flagger alertmanager flagger-loadtester distribution network-policy etcd kustomize kubeconform age upstream-charts)
 
 # The Go build tags a component is built with; its folder names them, since a build with
 # other tags is another build. promtool without Prometheus' service discovery plugins (its

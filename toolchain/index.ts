@@ -5,18 +5,22 @@ import { E2eError } from '../src/base/errors';
 
 
 /** Component names of toolchain/build.sh. */
-export type Component = 'kubernetes' | 'etcd' | 'argocd' | 'kwok' | 'kustomize' | 'helm' | 'sops' | 'age' | 'kubeconform' | 'prometheus' | 'envoy-gateway' | 'alertmanager' | 'prometheus-operator' | 'flagger' | 'flagger-loadtester' | 'distribution' | 'cert-manager' | 'network-policy';
+export type Component = 'kubernetes' | 'etcd' | 'argocd' | 'kwok' | 'kustomize' | 'helm' | 'sops' | 'age' | 'kubeconform' | 'prometheus' | 'envoy-gateway' | 'alertmanager' | 'prometheus-operator' | 'flagger' | 'flagger-loadtester' | 'distribution' | 'cert-manager' | 'network-policy' | 'upstream-charts';
 
 /** What the e2e cluster runs (`npm run e2e`): every component but the test-only tools (kubeconform, promtool, Alertmanager, Flagger's load tester). */
-export const CLUSTER_COMPONENTS: readonly Component[] = ['sops', 'age', 'kustomize', 'helm', 'kwok', 'etcd', 'kubernetes', 'argocd', 'envoy-gateway', 'cert-manager', 'prometheus-operator', 'flagger', 'distribution', 'network-policy'];
+export const CLUSTER_COMPONENTS: readonly Component[] = ['sops', 'age', 'kustomize', 'helm', 'kwok', 'etcd', 'kubernetes', 'argocd', 'envoy-gateway', 'cert-manager', 'prometheus-operator', 'flagger', 'distribution', 'network-policy', 'upstream-charts'];
 
 /** The built toolchain: one cached folder per component and its pinned version. */
 export interface Toolchain {
   readonly versions: Readonly<Record<Component, string>>;
   /** Absolute path of a binary of a component (`bin('kubernetes', 'kube-apiserver')`). */
   bin(component: Component, name: string): string;
-  /** Absolute path of an upstream Helm chart a component's build keeps (`chart('envoy-gateway', 'gateway-helm')`). */
-  chart(component: Component, name: string): string;
+  /**
+   * Absolute path of an upstream Helm chart at a version, from its pinned release's Go module
+   * (`upstreamChart('cert-manager', 'v1.21.2')`; build.sh's UPSTREAM_CHARTS), served to Argo CD
+   * in place of a stand-in.
+   */
+  upstreamChart(name: string, version: string): string;
   /** Absolute path of the folder of upstream CRD files a component's build keeps (`crds('cert-manager')`). */
   crds(component: Component): string;
 }
@@ -58,9 +62,9 @@ export function locateToolchain(projectRoot: string): Toolchain {
       if (!fs.existsSync(file)) throw new E2eError(`${name} is not built (${file}); run toolchain/build.sh ${component}`);
       return file;
     },
-    chart(component, name) {
-      const folder = path.join(folders.get(component) ?? '', 'charts', name);
-      if (!fs.existsSync(path.join(folder, 'Chart.yaml'))) throw new E2eError(`chart ${name} is not in the toolchain (${folder}); run toolchain/build.sh ${component}`);
+    upstreamChart(name, version) {
+      const folder = path.join(folders.get('upstream-charts') ?? '', 'charts', version, name);
+      if (!fs.existsSync(path.join(folder, 'Chart.yaml'))) throw new E2eError(`chart ${name} ${version} is not in the toolchain (${folder}): add it to UPSTREAM_CHARTS in toolchain/build.sh, or run toolchain/build.sh upstream-charts`);
       return folder;
     },
     crds(component) {

@@ -268,12 +268,16 @@ describe('e2e: the committed project converges on a real control plane and Argo 
       expect(report.argocd).toMatch(/^v3\./);
       // Envoy Gateway's control plane and its CRDs chart are the real ones, at the platform's version.
       const { envoyGateway, gatewayApiCrds } = INFRASTRUCTURE_RELEASES;
-      expect(report.controllers.find((c) => c.release === envoyGateway.name)).toEqual({ release: envoyGateway.name, chart: envoyGateway.chart.chart, version: envoyGateway.chart.version, runs: 'real' });
+      expect(report.controllers.find((c) => c.release === envoyGateway.name)).toEqual({ release: envoyGateway.name, chart: envoyGateway.chart.chart, version: envoyGateway.chart.version, runs: 'real', served: 'real chart' });
       expect(report.controllers.find((c) => c.release === gatewayApiCrds.name)?.runs).toBe('real chart');
+      // Flagger's and its load tester's charts are the real ones too (e2e/upstream-charts.ts).
+      const { flagger, flaggerLoadTester } = INFRASTRUCTURE_RELEASES;
+      expect(report.controllers.find((c) => c.release === flagger.name)).toEqual({ release: flagger.name, chart: flagger.chart.chart, version: `v${flagger.chart.version}`, runs: 'real', served: 'real chart' });
+      expect(report.controllers.find((c) => c.release === flaggerLoadTester.name)?.served).toBe('real chart');
       // cert-manager's own webhook and controllers issued every rendered Certificate: the CA
       // from the self-signed issuer, each other one from that CA, for the names it asks for.
       const { certManager } = INFRASTRUCTURE_RELEASES;
-      expect(report.controllers.find((c) => c.release === certManager.name)).toEqual({ release: certManager.name, chart: certManager.chart.chart, version: certManager.chart.version, runs: 'real' });
+      expect(report.controllers.find((c) => c.release === certManager.name)).toEqual({ release: certManager.name, chart: certManager.chart.chart, version: certManager.chart.version, runs: 'real', served: 'real chart' });
       const rendered = renderedCertificates('local');
       expect(state.certificates.map((c) => `${c.namespace}/${c.name}`)).toEqual(rendered.map((c) => `${c.metadata.namespace}/${c.metadata.name}`).sort());
       const ca = rendered.find((c) => c.spec.isCA === true)!;
@@ -285,7 +289,7 @@ describe('e2e: the committed project converges on a real control plane and Argo 
       }
       // prometheus-operator (v0.94.1, kube-prometheus-stack's) generated the rule files and the Alertmanager configuration.
       const { kubePrometheusStack } = INFRASTRUCTURE_RELEASES;
-      expect(report.controllers.find((c) => c.release === kubePrometheusStack.name)).toEqual({ release: kubePrometheusStack.name, chart: kubePrometheusStack.chart.chart, version: locateToolchain(ROOT).versions['prometheus-operator'], runs: 'real' });
+      expect(report.controllers.find((c) => c.release === kubePrometheusStack.name)).toEqual({ release: kubePrometheusStack.name, chart: kubePrometheusStack.chart.chart, version: locateToolchain(ROOT).versions['prometheus-operator'], runs: 'real', served: 'stand-in chart' });
       expectGeneratedMonitoring(state);
       // 1.6: Argo CD's notifications controller (the argocd binary's) announced each application's
       // deployment in the team chat, the run's webhook sink; the platform's own Applications post nothing.

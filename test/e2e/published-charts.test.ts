@@ -37,7 +37,7 @@ describe('e2e: the published charts from a real OCI registry, and a canary on Fl
       const canary = results['canary-scenario.mjs'];
       const { before, after, steps } = results['registry-scenario.mjs'];
       const { flagger } = INFRASTRUCTURE_RELEASES;
-      expect(report.controllers.find((c) => c.release === flagger.name)).toEqual({ release: flagger.name, chart: flagger.chart.chart, version: locateToolchain(ROOT).versions.flagger, runs: 'real' });
+      expect(report.controllers.find((c) => c.release === flagger.name)).toEqual({ release: flagger.name, chart: flagger.chart.chart, version: locateToolchain(ROOT).versions.flagger, runs: 'real', served: 'real chart' });
       // fluxcd/flagger pkg/controller/scheduler.go (the platform's release): the analysis, then the rollback at the threshold.
       const events = canary.events.join('\n');
       expect(events).toContain('New revision detected! Scaling up webapp.webapp');
