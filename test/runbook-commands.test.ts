@@ -35,6 +35,10 @@ describe('the runbook', () => {
     expect(unmarked).toEqual([]);
   });
 
+  it('has no helm command against Argo CD: the bootstrap installs its release manifests (pulumi/argocd-installation.ts), so there is no Helm release to roll back, and npm run upgrade moves its tag', () => {
+    expect(blocks.flatMap((block) => block.body).filter((line) => /^\s*helm\b.*\bargocd\b/.test(line))).toEqual([]);
+  });
+
   it('has no argocd CLI command: Argo CD is operated through its resources (npm run ops)', () => {
     expect(blocks.flatMap((block) => block.body).filter((line) => /^\s*argocd\b/.test(line))).toEqual([]);
   });

@@ -62,6 +62,8 @@ export interface ScenarioStep {
   readonly stdout: string;
   /** When the step ended, in seconds from its scenario's start (the shared scenarios' steps). */
   readonly seconds?: number;
+  /** How long the step took, in seconds (ops-scenario.mjs's verbs; a step run until it gave its code, all its tries). */
+  readonly took?: number;
 }
 
 /** A run of scenario scripts (`execScenarios`): how the run ended, and what each script wrote, if it wrote. */
@@ -77,13 +79,13 @@ export interface ScenarioRun {
  * `npm run e2e -- --env local --exec` on the copy with scenario scripts of test/e2e/ run one
  * after the other (each only if the one before passed), each writing its results to a file
  * named in its variable, read at once (the copies and their files go with the test). With
- * `dryRun`, the run also dry-runs every environment beside the convergence. Expects nothing:
- * `scenarioResults` does.
+ * `dryRun`, the run also dry-runs every environment beside the convergence; `env`, variables
+ * the scripts read besides the run's own. Expects nothing: `scenarioResults` does.
  */
-export async function execScenarios(copy: string, scenarios: Readonly<Record<string, string>>, options: { readonly dryRun?: boolean } = {}): Promise<ScenarioRun> {
+export async function execScenarios(copy: string, scenarios: Readonly<Record<string, string>>, options: { readonly dryRun?: boolean; readonly env?: Readonly<Record<string, string>> } = {}): Promise<ScenarioRun> {
   const files = Object.fromEntries(Object.keys(scenarios).map((script) => [script, besideCopy(copy, `${script}.json`)]));
   const command = Object.keys(scenarios).map((script) => `"${process.execPath}" ${path.join(ROOT, 'test', 'e2e', script)}`).join(' && ');
-  const variables = Object.fromEntries(Object.entries(scenarios).map(([script, variable]) => [variable, files[script]!]));
+  const variables = { ...options.env, ...Object.fromEntries(Object.entries(scenarios).map(([script, variable]) => [variable, files[script]!])) };
   const { status, report, output } = await runE2eOn(copy, ['--env', 'local', ...(options.dryRun === true ? [] : ['--no-dry-run']), '--exec', command], variables);
   const written = Object.fromEntries(Object.entries(files).map(([script, file]) => [script, fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : undefined]));
   return { status, report, output, written };

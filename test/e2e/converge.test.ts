@@ -1,22 +1,25 @@
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { locateToolchain } from '../../toolchain';
 import { brokerUsers, loadEnvironments } from '../../src/environments';
-import { INFRASTRUCTURE_RELEASES } from '../../src/infrastructure/releases';
-import { ALERTS } from '../../src/contract/contract';
-import { ALERT_ROUTING } from '../../src/contract/choices';
+import { INFRASTRUCTURE_RELEASES, releaseIn, releaseVersion } from '../../src/infrastructure/releases';
+import { ALERTS, SMOKE } from '../../src/contract/contract';
+import { ALERT_ROUTING, DATABASE } from '../../src/contract/choices';
 import { supportedKubernetesMinors } from '../../src/infrastructure/supported-kubernetes';
 import { ROOT, temporaryDirectory } from '../support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
 import type { ObservedState } from '../../e2e/harness';
 import { STAND_IN_MIGRATIONS } from '../../e2e/sql-server-state';
-import { migrationsName, smokeName } from '../../src/contract/naming';
+import { DEFAULT_BOOTSTRAP_SERVERS, migrationsName, serviceAddress, SMOKE_VARIABLES, smokeName } from '../../src/contract/naming';
 import { BROKER_STEP_CONTAINER, DATABASE_STEP_CONTAINER, HTTP_STEP_CONTAINER } from '../../src/constructs/smoke-hook';
 import { ROOT_APPLICATION } from '../../src/contract/platform-charts';
 import { topicsVisibleTo } from '../../src/cluster/kafka-topics';
 import { standInUpgrade } from '../../e2e/stand-in-charts';
 import { brokenCopy, execScenarios, LIVE_OPERATIONS_TIMEOUT_MS, removeCopies, rendered, scenarioResults, type ScenarioRun, type ScenarioStep, tool } from './cases';
+import { commitAll } from './e2e-copy';
+import { compareReleaseVersions, knownVersions, versionFacts } from '../../src/contract/release-versions';
 
 afterEach(removeCopies);
 
@@ -62,6 +65,9 @@ function expectGeneratedMonitoring(report: ObservedState): void {
   }
 }
 
+/** `text` as a regular expression matching it literally. */
+const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 /** What test/e2e/ops-scenario.mjs found: each verb gave the exit code it must, and said why. */
 function expectLiveOperations({ replicas, steps }: { replicas: number; steps: ScenarioStep[] }): void {
   const outputOf = (name: string) => steps.find((step) => step.name === name)!.output;
@@ -78,7 +84,37 @@ function expectLiveOperations({ replicas, steps }: { replicas: number; steps: Sc
   // 1.3 step 7: every release on the version local's values name (Argo CD's history), and a
   // release's pods ready with the controller image the release table gives its version.
   expect(outputOf('upgrade-status after convergence')).toContain('local: every release runs the version src/environments/local/environment.yaml names');
-  expect(outputOf('check cert-manager')).toMatch(/PASS cert-manager: pods of cert-manager ready[\s\S]*PASS cert-manager \S+: controller image /);
+  const { release: upgraded, from, to } = infrastructureUpgrade();
+  const imageOf = (version: string) => versionFacts(upgraded, version)!.controllerImage!;
+  const releaseCheck = (version: string) => new RegExp(`PASS ${literal(upgraded)}: pods of ${literal(upgraded)} ready[\\s\\S]*PASS ${literal(`${upgraded} ${version}: controller image ${imageOf(version)}: `)}`);
+  expect(outputOf('check cert-manager')).toMatch(releaseCheck(from));
+  // The upgrade: npm run upgrade's rendered diff, git ahead of the cluster, then Argo CD's sync
+  // of it and the release's pods on the image of the version they run now.
+  expect(outputOf('npm run upgrade')).toContain(`local: ${upgraded} ${from} -> ${to}`);
+  expect(outputOf('npm run upgrade')).toMatch(new RegExp(`-\\s+targetRevision: ${literal(from)}\n\\s*\\+\\s+targetRevision: ${literal(to)}\n`));
+  expect(outputOf('upgrade-status before the upgrade is synced')).toContain(`${upgraded}  deployed ${from}  git wants ${to} (DIFFERS)  known ${knownVersions(upgraded).join(', ')}`);
+  expect(outputOf('upgrade-status before the upgrade is synced')).toContain(`local: ${upgraded} runs ${from}, git wants ${to}`);
+  expect(outputOf('upgrade-status once Argo CD synced the upgrade')).toContain(`${upgraded}  deployed ${to}  git wants ${to}  known `);
+  expect(outputOf('upgrade-status once Argo CD synced the upgrade')).toContain('local: every release runs the version src/environments/local/environment.yaml names');
+  expect(outputOf('check the upgraded release')).toMatch(releaseCheck(to));
+  // 7 broker problems: the lag read through the broker, bounded and clear when it cannot be (the e2e's brokers speak no Kafka protocol).
+  const lag = steps.find((step) => step.name === 'consumer lag with the broker out of reach')!;
+  expect(lag.output).toMatch(new RegExp(`FAIL consumer lag: the broker at ${literal(DEFAULT_BOOTSTRAP_SERVERS)} could not be read: \\S`));
+  // Its bound, and the time a verb takes to start on a busy machine.
+  expect(lag.took!).toBeLessThan(SMOKE.stepTimeoutMs.broker / 1000 + 60);
+  // 4.2 without smoke credentials: health only, the status call said skipped; the database
+  // check run with the application's login, failing within its bound and naming the server.
+  const verified = outputOf('verify health only, with the database check');
+  expect(verified).toContain(`SKIP status: ${SMOKE_VARIABLES.username} and ${SMOKE_VARIABLES.password} are not set (health only, no authenticated status call)`);
+  expect(verified).toMatch(/PASS health: GET \/health: /);
+  expect(verified).not.toMatch(/^(PASS|FAIL) status: /m);
+  expect(verified).toMatch(/PASS endpoints: .*all of webapp/);
+  const server = serviceAddress(DATABASE.serverName, loadEnvironments().find((env) => env.name === 'local')!.database.namespace);
+  expect(verified.split('\n').find((line) => line.startsWith('FAIL database: SQL Server login and '))).toContain(server);
+  expect(verified).toMatch(/Verification of webapp in local failed: (tls, database|database, tls)$/m);
+  // What these steps add to the run, for docs/performance.md.
+  const added = ['npm run upgrade', 'npm run upgrade in the served checkout', 'upgrade-status before the upgrade is synced', 'upgrade-status once Argo CD synced the upgrade', 'check the upgraded release', 'consumer lag with the broker out of reach', 'verify health only, with the database check'];
+  console.log(`the upgrade, lag and health-only steps took ${added.map((name) => `${name} ${steps.find((step) => step.name === name)?.took ?? '-'} s`).join(', ')}`);
   // Inside SQL Server's container (sqlcmd through the API server's exec): the history newest first, the tables.
   const history = /PASS migration history of webapp \(__EFMigrationsHistory, newest first\): (\S+(?:, \S+)*)/.exec(outputOf('check database'));
   expect(history?.[1]?.split(', ')).toEqual([...history![1]!.split(', ')].sort().reverse());
@@ -140,7 +176,6 @@ function expectLiveOperations({ replicas, steps }: { replicas: number; steps: Sc
   // parent and the release, the sync to the pinned version and the checks; git's pin is that
   // version already. A version the history does not have is refused.
   const { release, pinned, next, configMap } = standInUpgrade();
-  const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   expect(outputOf('rollback at the package level')).toMatch(
     new RegExp(
       [
@@ -177,15 +212,45 @@ function expectLiveOperations({ replicas, steps }: { replicas: number; steps: Sc
   expect(outputOf('uncordon the node: every pod runs again')).toMatch(/uncordoned[\s\S]*every pod runs/);
 }
 
+/** An infrastructure release the live operations upgrade in local (1.3 step 7), from one version the table knows to another. */
+interface InfrastructureUpgrade {
+  readonly release: string;
+  readonly from: string;
+  readonly to: string;
+}
+
 /**
- * The one cluster run of this file, made by the first test that needs it: the committed project
- * as it is converges on local (every environment dry-run beside it), the harness records what it
- * converged to (`report.converged`), then test/e2e/ops-scenario.mjs makes billing blue-green and
- * runs the live operations on it. One convergence serves both claims: a second would cost a
- * whole run (about 200 s of a lane here).
+ * The upgrade the live operations make: cert-manager (its controllers run for real), from the
+ * newest version the table knows before the one local's values name, to that one.
+ */
+function infrastructureUpgrade(): InfrastructureUpgrade {
+  const local = loadEnvironments().find((env) => env.name === 'local')!;
+  const running = releaseIn(INFRASTRUCTURE_RELEASES.certManager, local);
+  const [release, to] = [running.name, releaseVersion(running)];
+  const from = knownVersions(release).filter((version) => compareReleaseVersions(version, to) < 0).at(-1);
+  if (from === undefined) throw new Error(`local runs ${release} ${to}, the oldest version the table knows: the e2e's upgrade needs one before it (src/contract/release-versions.ts)`);
+  return { release, from, to };
+}
+
+/** The copy's local moved back to the upgrade's older version (npm run upgrade --allow-downgrade), committed: what converges first. */
+function atOlderVersion(copy: string, upgrade: InfrastructureUpgrade): string {
+  const downgrade = spawnSync(process.execPath, [path.join(copy, 'scripts', 'run.cjs'), 'upgrade', '--env', 'local', '--release', upgrade.release, '--version', upgrade.from, '--allow-downgrade'], { cwd: copy, encoding: 'utf8' });
+  if (downgrade.status !== 0) throw new Error(`npm run upgrade of the copy to ${upgrade.release} ${upgrade.from} failed: ${downgrade.stdout}${downgrade.stderr}`);
+  commitAll(copy, `local: ${upgrade.release} ${upgrade.from}, to upgrade on the cluster`);
+  return copy;
+}
+
+/**
+ * The one cluster run of this file, made by the first test that needs it: the committed project,
+ * with local's cert-manager one version back (`infrastructureUpgrade`), converges on local (every
+ * environment dry-run beside it), the harness records what it converged to (`report.converged`),
+ * then test/e2e/ops-scenario.mjs makes billing blue-green, upgrades cert-manager and runs the
+ * live operations on it. One convergence serves both claims: a second would cost a whole run
+ * (about 200 s of a lane here).
  */
 let operated: Promise<ScenarioRun> | undefined;
-const operatedRun = (): Promise<ScenarioRun> => (operated ??= execScenarios(brokenCopy(), { 'ops-scenario.mjs': 'OPS_SCENARIO_RESULTS' }, { dryRun: true }));
+const operatedRun = (): Promise<ScenarioRun> =>
+  (operated ??= execScenarios(atOlderVersion(brokenCopy(), infrastructureUpgrade()), { 'ops-scenario.mjs': 'OPS_SCENARIO_RESULTS' }, { dryRun: true, env: { E2E_INFRASTRUCTURE_UPGRADE: JSON.stringify(infrastructureUpgrade()) } }));
 
 describe('e2e: the committed project converges on a real control plane and Argo CD, then the live operations run on it', () => {
   it(

@@ -13,6 +13,7 @@ import * as https from 'node:https';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { git, gitWebhook, linkNodeModules, nextPatch, pushServed, stopwatch } from './scenario-steps.mjs';
+import { lagAndHealthOnly, upgradeInfrastructure } from './ops-scenario-upgrade.mjs';
 
 const require = createRequire(path.join(process.cwd(), 'package.json'));
 const k8s = require('@kubernetes/client-node');
@@ -37,10 +38,10 @@ const elapsed = stopwatch();
 /** Seconds since the scenario started, as each step's line shows them. */
 const at = () => `at ${elapsed()} s`;
 
-/** `npm run ops -- <args>`: its exit code and output, streamed with a prefix. */
-function ops(args) {
+/** `npm run ops -- <args>` (with `env` besides the scenario's): its exit code and output, streamed with a prefix. */
+function ops(args, env = {}) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['scripts/run.cjs', 'ops', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['scripts/run.cjs', 'ops', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     let output = '';
     let stdout = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -54,10 +55,12 @@ function ops(args) {
   });
 }
 
-async function step(name, args, expected) {
+/** One verb, recorded with how long it took (`took`, seconds); `env`: variables the verb is given besides the scenario's. */
+async function step(name, args, expected, env = {}) {
   console.log(`--- ${name}: npm run ops -- ${args.join(' ')} (expects exit ${expected}; ${at()})`);
-  const { code, output, stdout } = await ops(args);
-  steps.push({ name, args, expected, exitCode: code, output, stdout });
+  const started = Date.now();
+  const { code, output, stdout } = await ops(args, env);
+  steps.push({ name, args, expected, exitCode: code, output, stdout, took: Math.round((Date.now() - started) / 100) / 10 });
   if (code !== expected) {
     failed++;
     console.log(`--- ${name}: exit ${code}, expected ${expected}`);
@@ -70,12 +73,13 @@ async function step(name, args, expected) {
  * `before`, when given, runs before each try.
  */
 async function eventually(name, args, expected, seconds, before) {
-  const deadline = Date.now() + seconds * 1000;
+  const started = Date.now();
+  const deadline = started + seconds * 1000;
   for (;;) {
     if (before !== undefined) await before();
     const { code, output, stdout } = await ops(args);
     if (code === expected || Date.now() > deadline) {
-      steps.push({ name, args, expected, exitCode: code, output, stdout });
+      steps.push({ name, args, expected, exitCode: code, output, stdout, took: Math.round((Date.now() - started) / 100) / 10 });
       if (code !== expected) failed++;
       console.log(`--- ${name}: exit ${code} (expected ${expected}; ${at()})`);
       return output;
@@ -88,6 +92,15 @@ async function eventually(name, args, expected, seconds, before) {
 const observed = (name, ok, output) => {
   steps.push({ name, args: [], expected: 0, exitCode: ok ? 0 : 1, output, stdout: '' });
   if (!ok) failed++;
+};
+/** What the scenario's modules record their steps with: a verb, a verb until it gives its code, and a step already run. */
+const verbs = {
+  step,
+  eventually,
+  record: (entry) => {
+    steps.push(entry);
+    if (entry.exitCode !== entry.expected) failed++;
+  },
 };
 
 const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: APP, namespace: APP } };
@@ -148,6 +161,9 @@ for (const component of ['infrastructure', 'database', 'broker']) await step(`ch
 // 1.3 step 7: each release on the version local's values name; one release's pods and controller image.
 await step('upgrade-status after convergence', ['upgrade-status', '--env', ENV], 0);
 await step('check cert-manager', ['check', '--env', ENV, '--component', 'cert-manager'], 0);
+
+// 1.3 step 7: an infrastructure release upgraded in local, synced, checked (test/e2e/ops-scenario-upgrade.mjs).
+await upgradeInfrastructure(verbs, { env: ENV, source: SOURCE, webhook: () => gitWebhook(objects, k8s), merge, controllerNamespace: webappApplication.metadata.namespace });
 await step('usage error', ['status'], 2);
 
 // 1.3 step 6, the topics as a broker sees them on 9092: a user whose credential in Kafka no
@@ -171,6 +187,8 @@ await setKafkaPassword(brokerUser, `${brokerPassword}-rotated-in-kafka`);
 await step('check broker with a credential that no longer matches the Secret', ['check', '--env', ENV, '--component', 'broker'], 1);
 await setKafkaPassword(brokerUser, brokerPassword);
 await step('check broker after the credential is back', ['check', '--env', ENV, '--component', 'broker'], 0);
+// 7 the consumer lag, and 4.2 health-only verification with the database check (test/e2e/ops-scenario-upgrade.mjs).
+await lagAndHealthOnly(verbs, { env: ENV, app: APP, core, objects });
 
 // The operator's roles are all the verbs need, and no more: a Secret stays out of reach.
 const operator = new k8s.KubeConfig();
