@@ -12,7 +12,7 @@ import * as fs from 'node:fs';
 import * as https from 'node:https';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
-import { git, gitWebhook, linkNodeModules, nextPatch, pushServed, stopwatch } from './scenario-steps.mjs';
+import { git, gitWebhook, linkNodeModules, makeBlueGreen, nextPatch, pushServed, stopwatch } from './scenario-steps.mjs';
 import { lagAndHealthOnly, upgradeInfrastructure } from './ops-scenario-upgrade.mjs';
 
 const require = createRequire(path.join(process.cwd(), 'package.json'));
@@ -125,24 +125,9 @@ const scaleByHand = async () => {
 // before the push may take the first request).
 const SOURCE = process.env.E2E_SOURCE;
 linkNodeModules(SOURCE);
-/** Make billing blue-green in the checkout at `root`, render it and commit. */
-function makeBlueGreen(root) {
-  const { parseDocument } = require('yaml');
-  const file = path.join(root, 'src', 'environments', ENV, `${BLUE_GREEN_APP}.yaml`);
-  const doc = parseDocument(fs.readFileSync(file, 'utf8'));
-  const tag = String(doc.getIn(['image', 'tag']));
-  doc.delete('replicas');
-  doc.deleteIn(['image', 'tag']);
-  doc.set('strategy', doc.createNode({ type: 'blue-green', blueGreen: { active: 'blue', units: { blue: { tag }, green: { tag: nextPatch(tag) } } } }));
-  fs.writeFileSync(file, doc.toString());
-  const synth = spawnSync(process.execPath, ['scripts/run.cjs', 'synth'], { cwd: root, encoding: 'utf8' });
-  if (synth.status !== 0) throw new Error(`synth of ${root} with ${BLUE_GREEN_APP} blue-green failed: ${synth.stdout}${synth.stderr}`);
-  git(root, 'add', '-A');
-  git(root, 'commit', '--quiet', '-m', `${ENV}: ${BLUE_GREEN_APP} blue-green`);
-}
-makeBlueGreen(process.cwd());
+makeBlueGreen(process.cwd(), ENV, BLUE_GREEN_APP);
 // A run given the age key serves the operator's checkout itself.
-if (path.resolve(SOURCE) !== path.resolve(process.cwd())) makeBlueGreen(SOURCE);
+if (path.resolve(SOURCE) !== path.resolve(process.cwd())) makeBlueGreen(SOURCE, ENV, BLUE_GREEN_APP);
 pushServed(SOURCE);
 let refreshAskedAt = 0;
 const askRefreshEvery20s = async () => {

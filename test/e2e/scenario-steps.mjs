@@ -5,6 +5,7 @@
 // repository Argo CD reads.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
 import * as path from 'node:path';
 
 /**
@@ -50,6 +51,22 @@ export function nextPatch(tag) {
 /** Let the project's commands run in the served checkout `source`: its node_modules are this checkout's (the e2e's working directory). */
 export function linkNodeModules(source) {
   if (!fs.existsSync(path.join(source, 'node_modules'))) fs.symlinkSync(path.join(process.cwd(), 'node_modules'), path.join(source, 'node_modules'), 'dir');
+}
+
+/** Make application `app` of environment `env` blue-green in the checkout at `root` (its tag blue, the next patch green), render it and commit. */
+export function makeBlueGreen(root, env, app) {
+  const { parseDocument } = createRequire(path.join(process.cwd(), 'package.json'))('yaml');
+  const file = path.join(root, 'src', 'environments', env, `${app}.yaml`);
+  const doc = parseDocument(fs.readFileSync(file, 'utf8'));
+  const tag = String(doc.getIn(['image', 'tag']));
+  doc.delete('replicas');
+  doc.deleteIn(['image', 'tag']);
+  doc.set('strategy', doc.createNode({ type: 'blue-green', blueGreen: { active: 'blue', units: { blue: { tag }, green: { tag: nextPatch(tag) } } } }));
+  fs.writeFileSync(file, doc.toString());
+  const synth = spawnSync(process.execPath, ['scripts/run.cjs', 'synth'], { cwd: root, encoding: 'utf8' });
+  if (synth.status !== 0) throw new Error(`synth of ${root} with ${app} blue-green failed: ${synth.stdout}${synth.stderr}`);
+  git(root, 'add', '-A');
+  git(root, 'commit', '--quiet', '-m', `${env}: ${app} blue-green`);
 }
 
 export function git(cwd, ...args) {
