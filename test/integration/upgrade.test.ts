@@ -85,5 +85,6 @@ describe('npm run upgrade', () => {
     expect(['local', 'testing', 'staging', 'production'].map(versionIn)).toEqual([NEWER, NEWER, NEWER, OLDER]);
     const both = await runInProcess(PROMOTE, ['--from', 'staging', '--to', 'production', '--release', MOVED, '--app', 'webapp'], root);
     expect(both.status).toBe(2);
-  });
+    // Nine commands, each rendering the project: beside the e2e in `npm test`, past the default minute.
+  }, 300_000);
 });
