@@ -4,7 +4,7 @@ import { argoCdRedisSecret, argoCdServerSecret, loopbackClusterSecret, chartRepo
 import { argoCdManifestsRepository, argoCdModuleDir, buildArgoCdKustomization } from './argo-cd-manifests';
 import { E2eError } from '../src/base/errors';
 import type { KubeObject } from './kube-client';
-import { run } from './processes';
+import { run, waitFor } from './processes';
 import { STAND_IN_PROVISIONER } from './stand-in-controllers';
 import { chartsByRepository } from './stand-in-charts';
 import { INFRASTRUCTURE_RELEASES, releaseKustomizationPath } from '../src/infrastructure/releases';
@@ -71,7 +71,19 @@ export async function installArgoCd(context: RunContext, scope: RunScope, cluste
     argoCdManifests,
   );
   const isCrd = (object: KubeObject) => object.kind === 'CustomResourceDefinition';
-  for (const object of [...argoCdObjects.filter(isCrd), ...argoCdObjects.filter((object) => !isCrd(object))]) await client.apply(object);
+  const crds = argoCdObjects.filter(isCrd);
+  for (const crd of crds) await client.apply(crd);
+  // The API server serves a CRD's kinds once it is Established: until then the AppProject and
+  // the root Application the bootstrap applies next read as kinds it does not serve (seen with
+  // --no-dry-run under load in CI, whose bootstrap follows at once).
+  const crdsServedWithinMs = Math.max(context.startedAt + context.timeoutMs - Date.now(), 60_000);
+  for (const crd of crds) {
+    for (const version of (crd.spec.versions as { name: string; served: boolean }[]).filter((v) => v.served)) {
+      const apiVersion = `${crd.spec.group}/${version.name}`;
+      await waitFor(`${crd.spec.names.kind} (${apiVersion}) to be served`, crdsServedWithinMs, async () => ((await client.resource(apiVersion, crd.spec.names.kind)) === undefined ? undefined : true));
+    }
+  }
+  for (const object of argoCdObjects.filter((object) => !isCrd(object))) await client.apply(object);
   log(`Argo CD ${INFRASTRUCTURE_RELEASES.argoCd.manifests.version}'s manifests with the platform's patches: ${argoCdObjects.length} objects applied`);
   await client.apply(argoCdServerSecret(namespace));
   await client.apply(argoCdRedisSecret(namespace));
