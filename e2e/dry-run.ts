@@ -27,20 +27,27 @@ export function readCrds(dir: string): KubeObject[] {
  */
 export async function installCrds(client: KubeClient, crds: readonly KubeObject[], timeoutMs: number, log: (line: string) => void, check: () => void = () => {}): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  const awaited: { apiVersion: string; kind: string }[] = [];
+  const applied: KubeObject[] = [];
   for (const crd of crds) {
     check();
     try {
       await client.apply(crd);
-      for (const version of crd.spec.versions as { name: string; served: boolean }[]) {
-        if (version.served) awaited.push({ apiVersion: `${crd.spec.group}/${version.name}`, kind: crd.spec.names.kind });
-      }
+      applied.push(crd);
     } catch (error) {
       log(`CRD ${crd.metadata.name}: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
-  for (const { apiVersion, kind } of awaited) {
-    await waitFor(`${kind} (${apiVersion}) to be served`, Math.max(deadline - Date.now(), 0), async () => ((await client.resource(apiVersion, kind)) === undefined ? undefined : true), check);
+  await waitForCrdsServed(client, applied, Math.max(deadline - Date.now(), 0), check);
+}
+
+/** Wait until the server serves every version each CRD serves (its discovery lists the kind), at most `timeoutMs` in all. */
+export async function waitForCrdsServed(client: KubeClient, crds: readonly KubeObject[], timeoutMs: number, check: () => void = () => {}): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (const crd of crds) {
+    for (const version of (crd.spec.versions as { name: string; served: boolean }[]).filter((v) => v.served)) {
+      const [apiVersion, kind] = [`${crd.spec.group}/${version.name}`, crd.spec.names.kind as string];
+      await waitFor(`${kind} (${apiVersion}) to be served`, Math.max(deadline - Date.now(), 0), async () => ((await client.resource(apiVersion, kind)) === undefined ? undefined : true), check);
+    }
   }
 }
 

@@ -4,7 +4,8 @@ import { argoCdRedisSecret, argoCdServerSecret, loopbackClusterSecret, chartRepo
 import { argoCdManifestsRepository, argoCdModuleDir, buildArgoCdKustomization } from './argo-cd-manifests';
 import { E2eError } from '../src/base/errors';
 import type { KubeObject } from './kube-client';
-import { run, waitFor } from './processes';
+import { run } from './processes';
+import { waitForCrdsServed } from './dry-run';
 import { STAND_IN_PROVISIONER } from './stand-in-controllers';
 import { chartsByRepository } from './stand-in-charts';
 import { INFRASTRUCTURE_RELEASES, releaseKustomizationPath } from '../src/infrastructure/releases';
@@ -76,13 +77,7 @@ export async function installArgoCd(context: RunContext, scope: RunScope, cluste
   // The API server serves a CRD's kinds once it is Established: until then the AppProject and
   // the root Application the bootstrap applies next read as kinds it does not serve (seen with
   // --no-dry-run under load in CI, whose bootstrap follows at once).
-  const crdsServedWithinMs = Math.max(context.startedAt + context.timeoutMs - Date.now(), 60_000);
-  for (const crd of crds) {
-    for (const version of (crd.spec.versions as { name: string; served: boolean }[]).filter((v) => v.served)) {
-      const apiVersion = `${crd.spec.group}/${version.name}`;
-      await waitFor(`${crd.spec.names.kind} (${apiVersion}) to be served`, crdsServedWithinMs, async () => ((await client.resource(apiVersion, crd.spec.names.kind)) === undefined ? undefined : true));
-    }
-  }
+  await waitForCrdsServed(client, crds, Math.max(context.startedAt + context.timeoutMs - Date.now(), 60_000));
   for (const object of argoCdObjects.filter((object) => !isCrd(object))) await client.apply(object);
   log(`Argo CD ${INFRASTRUCTURE_RELEASES.argoCd.manifests.version}'s manifests with the platform's patches: ${argoCdObjects.length} objects applied`);
   await client.apply(argoCdServerSecret(namespace));
