@@ -39,6 +39,12 @@ export function manifestText(objects: readonly unknown[]): string {
 /** The file that makes a folder kustomize's input (a kustomization and its patches), not rendered manifests. */
 export const KUSTOMIZATION_FILE = 'kustomization.yaml';
 
+/** Whether a file (a path relative to a tree's root, `/` separators) lies in a folder of `files` that holds a kustomization. */
+export function kustomizationMember(files: readonly string[]): (file: string) => boolean {
+  const folders = files.filter((file) => file === KUSTOMIZATION_FILE || file.endsWith(`/${KUSTOMIZATION_FILE}`)).map((file) => file.slice(0, -KUSTOMIZATION_FILE.length));
+  return (file) => folders.some((folder) => file.startsWith(folder));
+}
+
 /**
  * Every file below `dir` ending in `extension`, keyed by its path relative to `dir` with `/`
  * separators. A folder holding a kustomization (`dist/<environment>/argocd/`) holds kustomize's
@@ -49,11 +55,8 @@ export function readManifestTree(dir: string, extension = '.yaml', kustomization
   if (!fs.existsSync(dir)) return new Map();
   const relative = (entry: fs.Dirent) => path.relative(dir, path.join(entry.parentPath, entry.name)).split(path.sep).join('/');
   const entries = (fs.readdirSync(dir, { recursive: true, withFileTypes: true }) as fs.Dirent[]).filter((entry) => entry.isFile());
-  const folders = kustomizations ? [] : entries.filter((entry) => entry.name === KUSTOMIZATION_FILE).map((entry) => relative(entry).slice(0, -KUSTOMIZATION_FILE.length));
-  const files = entries
-    .filter((entry) => entry.name.endsWith(extension))
-    .map(relative)
-    .filter((file) => !folders.some((folder) => file.startsWith(folder)))
-    .sort();
+  const found = entries.filter((entry) => entry.name.endsWith(extension) || entry.name === KUSTOMIZATION_FILE).map(relative);
+  const inKustomization = kustomizationMember(found);
+  const files = found.filter((file) => file.endsWith(extension) && (kustomizations || !inKustomization(file))).sort();
   return new Map(files.map((file) => [file, fs.readFileSync(path.join(dir, file), 'utf8')]));
 }

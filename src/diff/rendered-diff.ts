@@ -1,7 +1,7 @@
 import { createTwoFilesPatch, OMIT_HEADERS } from 'diff';
 import { parseAllDocuments, stringify } from 'yaml';
 import { ENVIRONMENT_ORDER } from '../environments';
-import type { ManifestTree } from '../base/manifest-files';
+import { type ManifestTree, kustomizationMember } from '../base/manifest-files';
 import { compareText } from '../base/text-order';
 
 /**
@@ -108,11 +108,11 @@ function identityOf(object: Record<string, any>, where: string): ObjectIdentity 
  * it is, by path (and position, for a file of several documents).
  */
 function kustomizationFileIdentity(chartFile: string, index: number, count: number): ObjectIdentity {
-  return { apiVersion: KUSTOMIZATION_FILE.apiVersion, kind: KUSTOMIZATION_FILE.kind, namespace: '', name: count > 1 ? `${chartFile}#${index + 1}` : chartFile };
+  return { apiVersion: KUSTOMIZE_INPUT.apiVersion, kind: KUSTOMIZE_INPUT.kind, namespace: '', name: count > 1 ? `${chartFile}#${index + 1}` : chartFile };
 }
 
 /** How a kustomization folder's document is labelled in the diff. */
-const KUSTOMIZATION_FILE = { apiVersion: 'kustomize', kind: 'file' } as const;
+const KUSTOMIZE_INPUT = { apiVersion: 'kustomize', kind: 'file' } as const;
 
 function labelOf(identity: ObjectIdentity): string {
   const where = identity.namespace === '' ? identity.name : `${identity.namespace}/${identity.name}`;
@@ -136,6 +136,7 @@ export function compareEnvironments(a: string, b: string): number {
 /** The objects of each environment of a tree, keyed by identity. */
 function objectsByEnvironment(tree: ManifestTree): Map<string, Map<string, RenderedObject>> {
   const environments = new Map<string, Map<string, RenderedObject>>();
+  const inKustomization = kustomizationMember([...tree.keys()]);
   for (const [file, text] of [...tree].sort(([a], [b]) => compareText(a, b))) {
     const slash = file.indexOf('/');
     if (slash === -1) continue; // dist/ holds one folder per environment; stray files are no environment
@@ -148,7 +149,7 @@ function objectsByEnvironment(tree: ManifestTree): Map<string, Map<string, Rende
       if (document.errors.length > 0) throw new Error(`${file}: ${document.errors[0]!.message}`);
       const object = document.toJS() as Record<string, any> | null;
       if (object === null || object === undefined) continue;
-      const identity = chartFile.includes('/') ? kustomizationFileIdentity(chartFile, index, documents.length) : identityOf(object, file);
+      const identity = inKustomization(file) ? kustomizationFileIdentity(chartFile, index, documents.length) : identityOf(object, file);
       let key = sortKey(identity);
       // The same identity twice in one environment is a rendering bug; keep both visible.
       for (let n = 2; objects.has(key); n += 1) key = `${sortKey(identity)}\u0000#${n}`;
