@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
+import { inject } from 'vitest';
 import { parse } from 'yaml';
 import { argoCdManifestsRepository, argoCdModuleDir, buildArgoCdKustomization } from '../e2e/argo-cd-manifests';
 import type { KubeObject } from '../e2e/kube-client';
@@ -13,7 +13,8 @@ import { ROOT } from './support';
 /**
  * The committed kustomization of Argo CD of an environment, built by the toolchain's real
  * kustomize against the pinned release's manifests from the argo-cd Go module (the same
- * route as the e2e, e2e/argo-cd-manifests.ts), once per test file and environment.
+ * route as the e2e, e2e/argo-cd-manifests.ts), once per worker and environment. The release's
+ * repository is made in the test run's folder (test/global-setup.ts), which goes with the run.
  */
 let repository: string | undefined;
 const built = new Map<string, KubeObject[]>();
@@ -21,7 +22,7 @@ const built = new Map<string, KubeObject[]>();
 export function builtArgoCd(environment: string): KubeObject[] {
   const cached = built.get(environment);
   if (cached !== undefined) return cached;
-  repository ??= argoCdManifestsRepository(argoCdModuleDir(ROOT), fs.mkdtempSync(path.join(os.tmpdir(), 'argo-cd-manifests-')));
+  repository ??= argoCdManifestsRepository(argoCdModuleDir(ROOT), fs.mkdtempSync(path.join(inject('runFolder'), 'argo-cd-manifests-')));
   const kustomize = locateToolchain(ROOT).bin('kustomize', 'kustomize');
   const objects = buildArgoCdKustomization(kustomize, path.join(ROOT, releaseKustomizationPath(environment, INFRASTRUCTURE_RELEASES.argoCd)), repository);
   built.set(environment, objects);
