@@ -26,7 +26,7 @@ afterAll(removeCopies);
 // first sync or soon after, so it mostly waits (for an error to stay FAIL_FAST_SECONDS, or for
 // its --timeout) and installs next to nothing. One after the other, the three took 274 s of a
 // lane in npm run test:e2e (2026-11-29).
-describe.concurrent('e2e: sources Argo CD cannot sync (keys, branches, order) stop the run', () => {
+describe.concurrent('e2e: sources Argo CD cannot sync (keys, chart values, branches, order) stop the run', () => {
   it(
     "fails the Applications whose Secrets do not decrypt with the key given, and the one whose Helm values the real chart's schema refuses, naming each",
     async () => {
