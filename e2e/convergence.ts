@@ -134,9 +134,10 @@ function withoutRetryNote(message: string): string {
  * What no later wave or retry can mend in an Application: at once, a chart's values schema
  * refusing its Helm values in a comparison error (`SCHEMA_REFUSAL`: the chart and the values
  * are those of a pinned version and revision, so no retry renders them otherwise; and the
- * message names a new random values file at each of the repository server's first three
- * attempts, reposerver/repository/repository.go `helmTemplate`, so it would not stay the same
- * for long). Each of the rest only once it stayed `FAIL_FAST_SECONDS` (`clock` says since when):
+ * message may name another random values file at each of the repository server's attempts
+ * until it caches the error, reposerver/repository/repository.go `helmTemplate`, which would
+ * start the clock again). Each of the rest only once it stayed `FAIL_FAST_SECONDS` (`clock`
+ * says since when):
  * - a comparison error (a revision that does not resolve, manifests that do not generate or
  *   decrypt; Argo CD reports a repository error as one only after its own grace period);
  * - an object the API server refuses as invalid (HTTP 422, StatusReasonInvalid: "<Kind>
