@@ -1,7 +1,7 @@
 import { compareText } from '../src/base/text-order';
 import { eventTime } from '../src/cluster/events';
 import { type ApplicationState, applicationState, converged, failedResults, formatApplicationTable, healthCauses } from '../src/cluster/application-state';
-import { REFRESH_ANNOTATION, waveOf } from '../src/cluster/argo-cd';
+import { oneLine, REFRESH_ANNOTATION, waveOf } from '../src/cluster/argo-cd';
 import { type KubeClient, type KubeObject, resourceId } from './kube-client';
 import { sleep } from './processes';
 
@@ -112,14 +112,32 @@ export function withWarnings(state: ApplicationState, app: KubeObject | undefine
  */
 const REFUSED = /[\w.-]+ "[^"]+" is invalid: .*|admission webhook "[^"]+" denied the request: .*/;
 
+/**
+ * How helm words a chart's values schema refusing the values (helm v4.3.1
+ * pkg/chart/common/util/values.go, `ToRenderValuesWithSchemaValidation`: "values don't meet the
+ * specifications of the schema(s) in the following chart(s):\n" and each chart's errors), from
+ * there to the end of the message. Argo CD 3.6.1 shows helm's stderr at the end of the
+ * Application's ComparisonError: controller/state.go "Failed to load target state: failed to
+ * generate manifest for source %d of %d: %w", the repository server's gRPC error, util/helm/cmd.go
+ * "failed running helm: %w" over util/exec/exec.go `CmdError` ("`<command>` failed <cause>:
+ * <stderr>"); the repository server caches it after three failures (reposerver/repository/
+ * repository.go, "Manifest generation error (cached): ").
+ */
+const SCHEMA_REFUSAL = /values don't meet the specifications of the schema\(s\) in the following chart\(s\):[\s\S]*/;
+
 /** An operation's message without what Argo CD appends on each retry (controller/appcontroller.go: ". Retrying attempt #N at T.", " (retried N times).") */
 function withoutRetryNote(message: string): string {
   return message.replace(/\. Retrying attempt #\d+ at \S+\.$/, '').replace(/\s*\(retried \d+ times\)\.$/, '');
 }
 
 /**
- * What no later wave or retry can mend in an Application, each only once it stayed
- * `FAIL_FAST_SECONDS` (`clock` says since when):
+ * What no later wave or retry can mend in an Application: at once, a chart's values schema
+ * refusing its Helm values in a comparison error (`SCHEMA_REFUSAL`: the chart and the values
+ * are those of a pinned version and revision, so no retry renders them otherwise; and the
+ * message may name another random values file at each of the repository server's attempts
+ * until it caches the error, reposerver/repository/repository.go `helmTemplate`, which would
+ * start the clock again). Each of the rest only once it stayed `FAIL_FAST_SECONDS` (`clock`
+ * says since when):
  * - a comparison error (a revision that does not resolve, manifests that do not generate or
  *   decrypt; Argo CD reports a repository error as one only after its own grace period);
  * - an object the API server refuses as invalid (HTTP 422, StatusReasonInvalid: "<Kind>
@@ -143,6 +161,8 @@ export function unmendable(app: KubeObject, clock: ProblemClock, lastFailed: rea
   const lasting = (key: string) => clock.ageSeconds(`${name}\n${key}`) >= FAIL_FAST_SECONDS;
   for (const condition of (app.status?.conditions ?? []) as { type: string; message?: string }[]) {
     if (!(COMPARISON_FAILURES as readonly string[]).includes(condition.type)) continue;
+    const schemaRefusal = SCHEMA_REFUSAL.exec(condition.message ?? '')?.[0];
+    if (schemaRefusal !== undefined) return `${name}: ${condition.type}: the chart refuses its values: ${oneLine(schemaRefusal)}`;
     if (lasting(`${condition.type}\n${condition.message ?? ''}`)) return `${name}: ${condition.type} for ${FAIL_FAST_SECONDS} s: ${condition.message ?? ''}`;
   }
   const operation = app.status?.operationState;

@@ -237,6 +237,31 @@ describe('the e2e stops early for what no wave or retry mends (e2e/convergence.t
     expect(at(again, 200, app({ conditions: [{ type: 'SyncError', message: 'x' }] }))).toBeUndefined();
   });
 
+  it("stops at once for a chart's values schema refusing the Helm values, naming the Application and quoting helm's refusal on one line", () => {
+    // The condition as Argo CD 3.6.1 writes it: controller/state.go ("Failed to load target
+    // state: failed to generate manifest for source %d of %d: %w"), the repository server's gRPC
+    // error, util/helm/cmd.go ("failed running helm: %w") over util/exec/exec.go `CmdError`
+    // ("`<command>` failed <cause>: <stderr>", the values in a new random file at each attempt,
+    // reposerver/repository/repository.go `helmTemplate`), then the cached error after three
+    // failures ("Manifest generation error (cached): "); helm v4.3.1's stderr
+    // (pkg/chart/common/util/values.go), as the toolchain's helm prints it for cert-manager's chart.
+    const refusal = "Error: values don't meet the specifications of the schema(s) in the following chart(s):\ncert-manager:\n- at '': validation failed\n  - at '/crds': additional properties 'install' not allowed\n  - at '/crds/keep': got string, want boolean";
+    const attempt = (values: string) =>
+      `failed running helm: \`helm template . --name-template cert-manager --namespace cert-manager --kube-version 1.36.3 --values ${values} <api versions removed> --include-crds\` failed exit status 1: ${refusal}`;
+    const conditions = [
+      `Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = ${attempt('/tmp/0b8e9d5e-5f0c-4bb4-9a35-4f1fd1e6a0c3')}`,
+      `Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = ${attempt('/tmp/9c3a1f6e-2b7d-4e55-8c1e-0d6f3b2a9e71')}`,
+      `Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = Manifest generation error (cached): ${attempt('/tmp/9c3a1f6e-2b7d-4e55-8c1e-0d6f3b2a9e71')}`,
+    ];
+    const expected = "webapp: ComparisonError: the chart refuses its values: values don't meet the specifications of the schema(s) in the following chart(s): cert-manager: - at '': validation failed - at '/crds': additional properties 'install' not allowed - at '/crds/keep': got string, want boolean";
+    const clock = new ProblemClock();
+    // Each message as first seen: final at once, the same reason whichever attempt wrote it.
+    for (const [seconds, message] of conditions.entries()) expect(at(clock, seconds * 10, app({ conditions: [{ type: 'ComparisonError', message }] }))).toBe(expected);
+    // Another comparison error still waits FAIL_FAST_SECONDS.
+    const other = app({ conditions: [{ type: 'ComparisonError', message: conditions[0]!.replace(refusal, 'Error: INSTALLATION FAILED: chart not found') }] });
+    expect(at(new ProblemClock(), 0, other)).toBeUndefined();
+  });
+
   it('stops for an object the API server refuses as invalid, whatever retry note Argo CD appends to the message', () => {
     const clock = new ProblemClock();
     const invalid = 'CronJob.batch "backup" is invalid: spec.schedule: Invalid value: "0 25 * * *"';

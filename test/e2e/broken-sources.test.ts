@@ -1,6 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { locateToolchain } from '../../toolchain';
-import { DELIVERY_STAGES, ROOT_APPLICATION } from '../../src/contract/platform-charts';
+import { DELIVERY_STAGES, GITOPS_CHART_ID, type PlatformChartId, ROOT_APPLICATION } from '../../src/contract/platform-charts';
+import { chartFile } from '../../src/contract/layout';
+import { SYNC_WAVE_ANNOTATION } from '../../src/contract/upstream';
+import { INFRASTRUCTURE_RELEASES, RELEASE_ROWS } from '../../src/infrastructure/releases';
 import { ROOT } from '../support';
 import { afterAll, describe, expect, it } from 'vitest';
 import { besideCopy, brokenCopy, expectEnded, removeCopies, RUN_TIMEOUT_MS } from './cases';
@@ -13,6 +16,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
+/** `text` as a regular expression matching it literally. */
+const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 // The copies go once every case has ended: the cases run side by side.
 afterAll(removeCopies);
 
@@ -20,26 +26,65 @@ afterAll(removeCopies);
 // first sync or soon after, so it mostly waits (for an error to stay FAIL_FAST_SECONDS, or for
 // its --timeout) and installs next to nothing. One after the other, the three took 274 s of a
 // lane in npm run test:e2e (2026-11-29).
-describe.concurrent('e2e: sources Argo CD cannot sync (keys, branches, order) stop the run', () => {
+describe.concurrent('e2e: sources Argo CD cannot sync (keys, chart values, branches, order) stop the run', () => {
   it(
-    'fails the Applications whose Secrets do not decrypt with the key given, showing the decryption error',
+    "fails the Applications whose Secrets do not decrypt with the key given, and the one whose Helm values the real chart's schema refuses, naming each",
     async () => {
       const copy = brokenCopy();
-      // Without the stages before the first that decrypts (the infrastructure, the issuers): a
+      // Without the stages before the first that decrypts but the infrastructure's (the issuers): a
       // manifest that does not decrypt fails before anything is applied, so the root reaches it at
       // its first sync instead of after every release of the infrastructure.
+      const stages = DELIVERY_STAGES.map((stage) => stage.id);
       const firstDecrypting = DELIVERY_STAGES.findIndex((stage) => 'secrets' in stage && stage.secrets);
-      dropApplications(copy, 'local', DELIVERY_STAGES.slice(0, firstDecrypting).map((stage) => stage.id), 'nothing before the first stage that decrypts');
+      const infrastructure: PlatformChartId = 'infrastructure';
+      // The infrastructure holds only cert-manager, the real chart with a values schema
+      // (values.schema.json, additionalProperties: false), moved into the first decrypting
+      // stage's wave: the root syncs both at its first sync, and the schema's refusal stops
+      // nothing the decryption errors need. One run for both breaks (docs/e2e.md).
+      const { certManager } = INFRASTRUCTURE_RELEASES;
+      dropApplications(
+        copy,
+        'local',
+        [...stages.slice(0, firstDecrypting).filter((id) => id !== infrastructure), ...RELEASE_ROWS.map((release) => release.name).filter((name) => name !== certManager.name)],
+        'nothing before the first stage that decrypts but cert-manager',
+      );
+      breakRendered(copy, chartFile('local', GITOPS_CHART_ID), (objects) => {
+        const wave = objects.find((o) => o.kind === 'Application' && o.metadata.name === stages[firstDecrypting])!.metadata.annotations[SYNC_WAVE_ANNOTATION];
+        return objects.map((o) => {
+          if (o.kind === 'Application' && o.metadata.name === infrastructure) o.metadata.annotations[SYNC_WAVE_ANNOTATION] = wave;
+          return o;
+        });
+      }, `the infrastructure in the wave of ${stages[firstDecrypting]}`);
+      // A boolean of cert-manager's values given as a string, as a quoted YAML "true" would be:
+      // the chart's schema types every key of `crds` (cert-manager v1.21 values.schema.json).
+      let refused = '';
+      breakRendered(copy, chartFile('local', infrastructure), (objects) =>
+        objects.map((o) => {
+          if (o.kind !== 'Application' || o.metadata.name !== certManager.name) return o;
+          const crds = o.spec.source.helm.valuesObject.crds as Record<string, unknown>;
+          const key = Object.keys(crds).find((k) => typeof crds[k] === 'boolean');
+          if (key === undefined) throw new Error(`${certManager.name}'s values give no boolean under crds: ${JSON.stringify(crds)}`);
+          crds[key] = String(crds[key]);
+          refused = `at '/crds/${key}': got string, want boolean`;
+          return o;
+        }), `${certManager.name}: a boolean of its values given as a string`);
       const wrongKey = besideCopy(copy, 'wrong.key');
       spawnSync(locateToolchain(ROOT).bin('age', 'age-keygen'), ['-o', wrongKey]);
-      // The default timeout: the run stops once the decryption error has stayed (FAIL_FAST_SECONDS).
-      const run = await runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--age-key', wrongKey]);
-      const { status, report } = run;
+      // Whichever is final first stops the run; with --settle, once the other is final too.
+      const run = await runE2eOn(copy, ['--env', 'local', '--no-dry-run', '--settle', '30', '--age-key', wrongKey]);
+      const { status, report, output } = run;
       expect(status).toBe(1);
-      expectEnded(run, 'stopped', /ComparisonError for \d+ s: .*(sops|decrypt|data key)/i);
+      const schemaRefusal = `${certManager.name}: ComparisonError: the chart refuses its values: values don't meet the specifications of the schema(s) in the following chart(s): ${certManager.chart.chart}: - ${refused}`;
+      expectEnded(run, 'stopped', new RegExp(`^(\\S+: ComparisonError for \\d+ s: .*(sops|decrypt|data key)|${literal(schemaRefusal)})`, 'i'), certManager.name);
+      // Each final, named in the run's log.
+      expect(output).toContain(`final: ${schemaRefusal}`);
+      expect(output).toMatch(/final: \S+: ComparisonError for \d+ s: .*(sops|decrypt|data key)/i);
       const undecrypted = report.applications.filter((a) => /sops|decrypt|data key/i.test(a.message));
       expect(undecrypted.length, JSON.stringify(report.applications, null, 2)).toBeGreaterThan(0);
       for (const app of undecrypted) expect(app.sync).not.toBe('Synced');
+      const chart = report.applications.find((a) => a.name === certManager.name);
+      expect(chart?.message, JSON.stringify(report.applications, null, 2)).toContain(refused);
+      expect(chart?.sync).not.toBe('Synced');
     },
     RUN_TIMEOUT_MS,
   );
