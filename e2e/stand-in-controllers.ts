@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { E2eError } from '../src/base/errors';
 import { matchesLabels } from '../src/cluster/workloads';
 import { ApiError, type KubeClient, type KubeObject, resourceId } from './kube-client';
@@ -229,9 +230,15 @@ export class StandInControllers {
     if (this.controllerDeployment('strimzi-kafka-operator', seen.deployments, true)) await this.strimzi(seen);
   }
 
+  /**
+   * Write a status unless the server holds the same, timestamps aside. Compared as values, not
+   * as text: the server answers a custom resource's keys in alphabetical order (an
+   * unstructured object is a map, which Go's encoding/json writes sorted), and a write of the
+   * same status with a new `lastTransitionTime` is a change, whose watch event starts the
+   * next pass, which writes again.
+   */
   private async setStatus(object: KubeObject, status: Record<string, unknown>): Promise<void> {
-    const current = JSON.stringify(stripTimes(object.status ?? {}));
-    if (current === JSON.stringify(stripTimes(status))) return;
+    if (isDeepStrictEqual(stripTimes(object.status ?? {}), stripTimes(status))) return;
     await this.quietly(object, () => this.client.mergePatch(object, { status }, 'status'));
   }
 

@@ -82,6 +82,47 @@ describe('a stand-in controller\'s write the API server refuses', () => {
   });
 });
 
+describe("a stand-in controller's status write", () => {
+  // The Strimzi operator's Deployment available, and a node pool whose status the API server
+  // holds as it answers a custom resource: its keys in alphabetical order (unstructured
+  // objects are maps, which Go's encoding/json writes sorted by key).
+  const operator: KubeObject = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: STAND_INS['strimzi-kafka-operator']!.controller!, namespace: 'strimzi' },
+    status: { availableReplicas: 1 },
+  };
+  const pool = (status: Record<string, unknown>): KubeObject => ({
+    apiVersion: 'kafka.strimzi.io/v1',
+    kind: 'KafkaNodePool',
+    metadata: { name: 'brokers', namespace: 'kafka', generation: 2 },
+    spec: { replicas: 2 },
+    status,
+  });
+  const writes = (held: KubeObject) => {
+    const patches: unknown[] = [];
+    const client = {
+      list: async (_apiVersion: string, kind: string) => (kind === 'Deployment' ? [operator] : kind === 'KafkaNodePool' ? [held] : []),
+      get: async () => undefined,
+      mergePatch: async (_object: KubeObject, patch: unknown) => void patches.push(patch),
+      create: async () => undefined,
+    } as unknown as KubeClient;
+    return { controllers: new StandInControllers(client), patches };
+  };
+
+  it('is not made when the server holds the same status, its keys in another order (no write, no watch event, no next pass)', async () => {
+    const { controllers, patches } = writes(pool({ nodeIds: [0, 1], observedGeneration: 2, replicas: 2 }));
+    await controllers.reconcile();
+    expect(patches).toEqual([]);
+  });
+
+  it('is made when the status differs', async () => {
+    const { controllers, patches } = writes(pool({ nodeIds: [0], observedGeneration: 1, replicas: 1 }));
+    await controllers.reconcile();
+    expect(patches).toEqual([{ status: { observedGeneration: 2, replicas: 2, nodeIds: [0, 1] } }]);
+  });
+});
+
 describe('a real controller the harness runs instead of a chart\'s stand-in', () => {
   // cert-manager's chart, installed by Argo CD: its controller Deployment and that Deployment's
   // pod, scheduled, not started. The pod is admitted only once the real controller runs, so
