@@ -401,7 +401,7 @@ export const REFRESH_AFTER_SECONDS = 3;
  * Whether an Application waits on a status update Argo CD may not have noticed: Synced,
  * Progressing, no operation running, and last reconciled `REFRESH_AFTER_SECONDS` or more
  * before `now`. Argo CD refreshes an Application when the cluster cache ties an updated
- * object to it, and otherwise only periodically (`--app-resync`, 10 s here, 120 s plus up
+ * object to it, and otherwise only periodically (`--app-resync`, 30 s here, 120 s plus up
  * to 60 s of jitter by default). It ties no CRD to any Application: a CRD carries no
  * tracking annotation (v3.6.1 util/argo/resource_tracking.go, "CRDs don't get tracking
  * annotations"; controller/cache/cache.go). On the e2e cluster each Application whose CRDs
@@ -428,6 +428,20 @@ export function runningHookJobs(app: KubeObject): string[] {
     .map((r) => `${r.namespace ?? app.spec?.destination?.namespace ?? ''}/${r.name}`);
 }
 
+/**
+ * Whether Argo CD found no AppProject of the Application's name. Its controller looks the
+ * project up in its own informer's cache (v3.6.1 controller/appcontroller.go,
+ * `refreshAppConditions` through `getAppProj`, "Application referencing project %s which does
+ * not exist"), which may not yet hold a project applied a moment before the Application (the
+ * bootstrap applies both), and does not look again before the Application's next refresh:
+ * the periodic one (`--app-resync`) or one asked.
+ */
+export function missingProject(app: KubeObject): boolean {
+  return ((app.status?.conditions ?? []) as { type?: string; message?: string }[]).some(
+    (condition) => condition.type === 'InvalidSpecError' && /^Application referencing project \S+ which does not exist$/.test(condition.message ?? ''),
+  );
+}
+
 /** Whether a Job has ended: its Complete or Failed condition is True (batch/v1 JobConditionType). */
 export function jobEnded(job: KubeObject | undefined): boolean {
   return ((job?.status?.conditions ?? []) as { type?: string; status?: string }[]).some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
@@ -442,6 +456,7 @@ export function jobEnded(job: KubeObject | undefined): boolean {
  *   Application itself is updated (its informer's UpdateFunc), which the request is; a local
  *   run waits on three hooks one after another (the database's setup, then each
  *   application's migrations and smoke hook).
+ * - each Application whose project Argo CD did not find, once (`missingProject`).
  * Argo CD then judges the Application and its hooks itself, as it would a few seconds later:
  * it shortens a wait and decides nothing (docs/e2e.md, deviations).
  */
@@ -454,6 +469,11 @@ export class ProgressingRefresher {
   async poll(apps: readonly KubeObject[], now = Date.now()): Promise<void> {
     for (const app of apps) {
       const reconciledAt = String(app.status?.reconciledAt ?? '');
+      if (missingProject(app) && !this.asked.has(`${app.metadata.name}\nproject`)) {
+        this.asked.set(`${app.metadata.name}\nproject`, reconciledAt);
+        await this.refresh(app);
+        continue;
+      }
       if (awaitsRefresh(app, now) && this.asked.get(app.metadata.name) !== reconciledAt) {
         this.asked.set(app.metadata.name, reconciledAt);
         await this.refresh(app);

@@ -344,7 +344,7 @@ describe('the e2e stops early for what no wave or retry mends (e2e/convergence.t
   });
 });
 
-describe('a refresh asked of a Synced, Progressing Application, or of one whose sync waits on a hook that ended (e2e/convergence.ts)', () => {
+describe('a refresh asked of a Synced, Progressing Application, of one whose sync waits on a hook that ended, or of one whose project Argo CD did not find (e2e/convergence.ts)', () => {
   const reconciledAt = Date.parse('2026-11-27T13:36:28Z');
   const app = (status: object = {}, annotations?: Record<string, string>): KubeObject => ({
     apiVersion: 'argoproj.io/v1alpha1',
@@ -409,6 +409,22 @@ describe('a refresh asked of a Synced, Progressing Application, or of one whose 
     expect(patches).toHaveLength(2);
     expect(jobEnded({ ...job, status: { conditions: [{ type: 'Failed', status: 'True' }] } })).toBe(true);
     expect(jobEnded({ ...job, status: { conditions: [{ type: 'Complete', status: 'False' }] } })).toBe(false);
+  });
+
+  it('asks once when Argo CD found no project of the Application, which its project informer may not have held yet', async () => {
+    const patches: unknown[] = [];
+    const client = { mergePatch: async (object: KubeObject, patch: unknown) => void patches.push([object.metadata.name, patch]) } as unknown as KubeClient;
+    const missing = (message: string) => ({
+      ...app({ sync: { status: 'Unknown' }, health: { status: 'Unknown' }, conditions: [{ type: 'InvalidSpecError', message }] }),
+      metadata: { name: 'root', namespace: 'argocd' },
+    });
+    const refresher = new ProgressingRefresher(client);
+    await refresher.poll([missing('Application referencing project platform which does not exist')], after(1));
+    await refresher.poll([missing('Application referencing project platform which does not exist')], after(20));
+    expect(patches).toEqual([['root', { metadata: { annotations: { 'argocd.argoproj.io/refresh': 'normal' } } }]]);
+    // Another spec error is Argo CD's verdict on the spec itself, which a refresh does not change.
+    await new ProgressingRefresher(client).poll([missing('Application destination spec is invalid: unable to find destination server')], after(20));
+    expect(patches).toHaveLength(1);
   });
 
   it('leaves a refresh that fails to the periodic one, without failing the watch', async () => {
