@@ -49,7 +49,7 @@ export function startStandIns(context: RunContext, scope: RunScope, cluster: Sta
   const releaseValues = { environment: environmentValues, platform };
   const controllers = new StandInControllers(client, {
     [certManager.chart.chart]: (deployment) => startCertManager({ toolchain, supervisor, client, dir, kubeconfig: plane.kubeconfig, egress: scope.egress, deployment, log }),
-    [envoyGateway.chart.chart]: (deployment) => startEnvoyGateway({ toolchain, supervisor, client, dir, kubeconfig: plane.kubeconfig, deployment, log }),
+    [envoyGateway.chart.chart]: (deployment) => startEnvoyGateway({ toolchain, supervisor, client, dir, kubeconfig: plane.kubeconfig, egress: scope.egress, deployment, log }),
     [kubePrometheusStack.chart.chart]: () => startPrometheusOperator({ toolchain, supervisor, dir, kubeconfig: plane.kubeconfig, log }),
     [flagger.chart.chart]: (deployment) => startFlagger({ toolchain, supervisor, dir, kubeconfig: plane.kubeconfig, deployment, log }),
   });
