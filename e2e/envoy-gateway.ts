@@ -203,7 +203,7 @@ export interface ProxyTopology {
 }
 
 /** Every bound Envoy proxy pod (the injector's `proxyLabels`), with its node's zone and its own zone annotation, ordered by pod. */
-export async function proxyTopology(client: KubeClient): Promise<ProxyTopology[]> {
+export async function proxyTopology(client: Pick<KubeClient, 'list' | 'get'>): Promise<ProxyTopology[]> {
   const pods = (await client.list('v1', 'Pod')).filter(
     (pod) => Object.entries(TOPOLOGY_INJECTOR.proxyLabels).every(([key, value]) => pod.metadata.labels?.[key] === value) && typeof pod.spec?.nodeName === 'string' && pod.spec.nodeName !== '',
   );
