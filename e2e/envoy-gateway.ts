@@ -224,7 +224,7 @@ export async function proxyTopology(client: Pick<KubeClient, 'list' | 'get'>): P
  * Secret is mounted there, so nothing is written outside the run folder (an empty /certs
  * directory is created once as the mount point when the machine has none).
  */
-export async function startEnvoyGateway(options: EnvoyGatewayOptions): Promise<void> {
+export async function startEnvoyGateway(options: EnvoyGatewayOptions): Promise<StartedEnvoyGateway> {
   const { toolchain, supervisor, client, dir, kubeconfig, deployment, log } = options;
   const namespace = deployment.metadata.namespace!;
   const work = path.join(dir, 'envoy-gateway');
@@ -275,6 +275,42 @@ export async function startEnvoyGateway(options: EnvoyGatewayOptions): Promise<v
   });
   log(`Envoy Gateway ${toolchain.versions['envoy-gateway']} control plane started (${args.join(' ')}: the arguments and configuration of the Deployment and ConfigMap Argo CD created from its chart; certificates by its certgen)`);
   await serveTopologyInjector(options, config);
+  const name = `${TOPOLOGY_INJECTOR.configurationPrefix}.${namespace}`;
+  const current = async (read: (kind: string, name: string, namespace?: string) => Promise<KubeObject | undefined>) =>
+    caBundleStale(await read('MutatingWebhookConfiguration', name), await read('Secret', 'envoy-gateway', namespace));
+  const listed = (kind: string, object: string, within?: string) =>
+    client.list(kind === 'Secret' ? 'v1' : 'admissionregistration.k8s.io/v1', kind, within).then((items) => items.find((o) => o.metadata.name === object));
+  const read = (kind: string, object: string, within?: string) => client.get(kind === 'Secret' ? 'v1' : 'admissionregistration.k8s.io/v1', kind, object, within);
+  return {
+    certgenAgain: async () => {
+      if (topologyInjectorDisabled(config) || !(await current(listed)) || !(await current(read))) return false;
+      run(binary, ['certgen'], { env, cwd: work });
+      log(`Envoy Gateway's certgen run again: MutatingWebhookConfiguration ${name}, made anew by Argo CD's sync of the release, lacked the CA of Secret ${namespace}/envoy-gateway (the chart's certgen Job, which kwok completes, would write it)`);
+      return true;
+    },
+  };
+}
+
+/** The control plane once started. */
+export interface StartedEnvoyGateway {
+  /** Run certgen again when the topology injector's configuration lacks the CA (`caBundleStale`); true when it ran. */
+  certgenAgain(): Promise<boolean>;
+}
+
+/**
+ * Whether the topology injector's configuration lacks the CA of the `envoy-gateway` Secret: it
+ * is a Helm hook, which Argo CD deletes and makes anew on each sync of the release (a hook that
+ * names no deletion policy, as the chart's do, gets BeforeHookCreation: argo-cd gitops-engine
+ * v3.6.1 pkg/sync/hook/delete_policy.go), without the caBundle; in a cluster the chart's certgen
+ * Job, a hook of the same sync, writes it again (internal/cmd/certgen.go
+ * `patchTopologyInjectorWebhook`, which keeps existing Secrets without `--overwrite`), but kwok
+ * completes that Job without running it, so the harness runs certgen as the Job would.
+ * Without the configuration or the Secret: false (nothing to patch, or certgen has not run).
+ */
+export function caBundleStale(configuration: KubeObject | undefined, secret: KubeObject | undefined): boolean {
+  const ca = secret?.data?.['ca.crt'];
+  if (configuration === undefined || typeof ca !== 'string') return false;
+  return ((configuration.webhooks ?? []) as { clientConfig?: { caBundle?: string } }[]).some((webhook) => webhook.clientConfig?.caBundle !== ca);
 }
 
 /** How long a Gateway may stay unprogrammed with its Envoy Service and Deployment ready before it is judged again. */

@@ -18,7 +18,7 @@ import { runE2e } from '../e2e/harness';
 import { certificatesWithoutIssuer, containerArgs, loopbackWebhookArgs, missingIssuers, withCaBundle } from '../e2e/cert-manager';
 import { ClusterEgress } from '../e2e/cluster-egress';
 import { loopbackFlaggerArgs } from '../e2e/flagger';
-import { proxyTopology, TOPOLOGY_INJECTOR, topologyInjectorDisabled } from '../e2e/envoy-gateway';
+import { caBundleStale, proxyTopology, TOPOLOGY_INJECTOR, topologyInjectorDisabled } from '../e2e/envoy-gateway';
 import { ROOT, committedObjects, findObject } from './support';
 
 // Unit tests of the e2e harness's own logic; test/e2e/ runs it on the real engines.
@@ -327,6 +327,21 @@ describe("Envoy Gateway's topology injector as the report sees it (e2e/envoy-gat
       { pod: 'envoy-gateway-system/envoy-1', node: 'node-a', nodeZone: 'zone-a', zone: '"zone-a"' },
       { pod: 'envoy-gateway-system/envoy-2', node: 'node-b' },
     ]);
+  });
+
+  it("calls for certgen again when Argo CD made its configuration anew, without the Secret's CA", () => {
+    const secret: KubeObject = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'envoy-gateway', namespace: 'envoy-gateway-system' }, data: { 'ca.crt': 'Q0E=' } };
+    const configuration = (caBundle?: string): KubeObject => ({
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
+      metadata: { name: `${TOPOLOGY_INJECTOR.configurationPrefix}.envoy-gateway-system` },
+      webhooks: [{ name: 'topology.webhook.gateway.envoyproxy.io', clientConfig: { service: { name: 'envoy-gateway', namespace: 'envoy-gateway-system', port: 9443 }, ...(caBundle === undefined ? {} : { caBundle }) } }],
+    });
+    expect(caBundleStale(configuration(), secret)).toBe(true);
+    expect(caBundleStale(configuration('b3RoZXI='), secret)).toBe(true);
+    expect(caBundleStale(configuration('Q0E='), secret)).toBe(false);
+    expect(caBundleStale(undefined, secret)).toBe(false);
+    expect(caBundleStale(configuration(), undefined)).toBe(false);
   });
 
   it('is off when the EnvoyGateway configuration disables it, on otherwise', () => {
