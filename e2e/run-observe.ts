@@ -1,6 +1,7 @@
 import { ALERT_ROUTING } from '../src/contract/choices';
 import { INFRASTRUCTURE_RELEASES } from '../src/infrastructure/releases';
 import { issuedCertificates } from './cert-manager';
+import { proxyTopology } from './envoy-gateway';
 import type { KubeClient } from './kube-client';
 import type { LiveContainers } from './live-containers';
 import { generatedMonitoring } from './prometheus-operator';
@@ -39,5 +40,8 @@ export async function observeCluster(context: RunContext, scope: RunScope, obser
   const notifications = chat.to(`/${ALERT_ROUTING.teamChat.receiver}`).map((request) => String(request.body?.text ?? JSON.stringify(request.body)));
   log('');
   log(`deployment notifications in the team chat (${notifications.length}):${notifications.map((text) => `\n  ${text}`).join('')}`);
-  return { notifications, certificates, monitoring, migrations: [...containers.migrations], smoke: [...containers.smoke] };
+  const gatewayProxies = await proxyTopology(client);
+  log('');
+  log(`Envoy proxy pods (pod, node, node's zone, zone annotation by the topology injector):${gatewayProxies.map((p) => `\n  ${p.pod}  ${p.node}  ${p.nodeZone ?? '-'}  ${p.zone ?? '-'}`).join('')}`);
+  return { notifications, certificates, monitoring, migrations: [...containers.migrations], smoke: [...containers.smoke], gatewayProxies };
 }

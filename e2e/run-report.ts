@@ -95,7 +95,7 @@ export async function collectReport(context: RunContext, scope: RunScope, ran: R
     log('');
     log(`published charts (application, published, synced at the end):${publishedCharts.map((c) => `\n  ${c.application}  ${c.published}  ${c.synced || '-'}  ${c.reference}`).join('')}`);
   }
-  const { notifications, certificates, monitoring, migrations, smoke } = await observe(allConverged, 'at the end');
+  const { notifications, certificates, monitoring, migrations, smoke, gatewayProxies } = await observe(allConverged, 'at the end');
   return {
     environment,
     kubernetes: plane.version,
@@ -112,6 +112,7 @@ export async function collectReport(context: RunContext, scope: RunScope, ran: R
     monitoring,
     migrations,
     smoke,
+    gatewayProxies,
     ...(convergedState === undefined ? {} : { converged: convergedState }),
     durationSeconds,
     phases,

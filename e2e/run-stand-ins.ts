@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { INFRASTRUCTURE_RELEASES, type InfrastructureRelease, releaseNamespace } from '../src/infrastructure/releases';
 import { startCertManager } from './cert-manager';
-import { startEnvoyGateway, StuckGateways } from './envoy-gateway';
+import { type StartedEnvoyGateway, startEnvoyGateway, StuckGateways } from './envoy-gateway';
 import { startFlagger } from './flagger';
 import { LiveContainers } from './live-containers';
 import { NetworkPolicyJudge } from './network-policy';
@@ -47,9 +47,12 @@ export function startStandIns(context: RunContext, scope: RunScope, cluster: Sta
     [kubePrometheusStack, toolchain.versions['prometheus-operator']],
   ]);
   const releaseValues = { environment: environmentValues, platform };
+  let envoyGatewayPlane: StartedEnvoyGateway | undefined;
   const controllers = new StandInControllers(client, {
     [certManager.chart.chart]: (deployment) => startCertManager({ toolchain, supervisor, client, dir, kubeconfig: plane.kubeconfig, egress: scope.egress, deployment, log }),
-    [envoyGateway.chart.chart]: (deployment) => startEnvoyGateway({ toolchain, supervisor, client, dir, kubeconfig: plane.kubeconfig, deployment, log }),
+    [envoyGateway.chart.chart]: async (deployment) => {
+      envoyGatewayPlane = await startEnvoyGateway({ toolchain, supervisor, client, dir, kubeconfig: plane.kubeconfig, egress: scope.egress, deployment, log });
+    },
     [kubePrometheusStack.chart.chart]: () => startPrometheusOperator({ toolchain, supervisor, dir, kubeconfig: plane.kubeconfig, log }),
     [flagger.chart.chart]: (deployment) => startFlagger({ toolchain, supervisor, dir, kubeconfig: plane.kubeconfig, deployment, log }),
   });
@@ -78,6 +81,7 @@ export function startStandIns(context: RunContext, scope: RunScope, cluster: Sta
         await controllers.reconcile();
         await containers.reconcile();
         await stuckGateways.poll();
+        await envoyGatewayPlane?.certgenAgain();
       } catch (error) {
         log(`stand-in controllers: ${error instanceof Error ? error.message : String(error)}`);
       }

@@ -1,5 +1,6 @@
 import type { DryRunResult } from './dry-run';
 import type { IssuedCertificate } from './cert-manager';
+import type { ProxyTopology } from './envoy-gateway';
 import type { GeneratedMonitoring } from './prometheus-operator';
 import type { ExecResult } from './exec';
 import type { MigrationRun, SmokeRun } from './live-containers';
@@ -88,6 +89,8 @@ export interface E2eReport {
   readonly migrations: readonly MigrationRun[];
   /** Every smoke hook's HTTP step, its script run on loopback against the application pod its Service sends to, in the order they ended. */
   readonly smoke: readonly SmokeRun[];
+  /** Every Envoy proxy pod of a Gateway with its node's zone and the zone Envoy Gateway's topology injector annotated it with (e2e/envoy-gateway.ts `TOPOLOGY_INJECTOR`). */
+  readonly gatewayProxies: readonly ProxyTopology[];
   /**
    * The same observations once every Application had converged, before the `--exec` command
    * changed anything: what the committed project converged to, in a run that then operates on it.
@@ -113,4 +116,4 @@ export interface E2eReport {
 }
 
 /** What the run observed in the cluster at one moment (the report's fields of the same names). */
-export type ObservedState = Pick<E2eReport, 'notifications' | 'certificates' | 'monitoring' | 'migrations' | 'smoke'>;
+export type ObservedState = Pick<E2eReport, 'notifications' | 'certificates' | 'monitoring' | 'migrations' | 'smoke' | 'gatewayProxies'>;

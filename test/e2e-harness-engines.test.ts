@@ -18,6 +18,7 @@ import { runE2e } from '../e2e/harness';
 import { certificatesWithoutIssuer, containerArgs, loopbackWebhookArgs, missingIssuers, withCaBundle } from '../e2e/cert-manager';
 import { ClusterEgress } from '../e2e/cluster-egress';
 import { loopbackFlaggerArgs } from '../e2e/flagger';
+import { caBundleStale, proxyTopology, TOPOLOGY_INJECTOR, topologyInjectorDisabled } from '../e2e/envoy-gateway';
 import { ROOT, committedObjects, findObject } from './support';
 
 // Unit tests of the e2e harness's own logic; test/e2e/ runs it on the real engines.
@@ -297,5 +298,54 @@ describe("a Certificate whose issuer no chart renders (e2e/cert-manager.ts)", ()
     expect(missingIssuers([namespaced], [{ apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: 'team-ca', namespace: 'billing' } }]).size).toBe(1);
     expect(missingIssuers([request({ group: 'awspca.cert-manager.io', kind: 'AWSPCAClusterIssuer', name: 'pca' }, 'Waiting on issuer')], []).size).toBe(0);
     expect(missingIssuers([request({ kind: 'ClusterIssuer', name: 'local-ca' }, 'Certificate request has been approved by cert-manager.io', 'Issued')], []).size).toBe(0);
+  });
+});
+
+describe("Envoy Gateway's topology injector as the report sees it (e2e/envoy-gateway.ts proxyTopology)", () => {
+  it("reads each bound Envoy proxy pod's zone annotation beside its node's zone, and no other pod", async () => {
+    const node = (name: string, zone?: string): KubeObject => ({ apiVersion: 'v1', kind: 'Node', metadata: { name, ...(zone === undefined ? {} : { labels: { [TOPOLOGY_INJECTOR.zoneKey]: zone } }) } });
+    const pod = (name: string, labels: Record<string, string>, nodeName?: string, zone?: string): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'envoy-gateway-system', labels, ...(zone === undefined ? {} : { annotations: { [TOPOLOGY_INJECTOR.zoneKey]: zone } }) },
+      spec: nodeName === undefined ? {} : { nodeName },
+    });
+    const proxy = { ...TOPOLOGY_INJECTOR.proxyLabels, 'gateway.envoyproxy.io/owning-gateway-name': 'platform' };
+    const objects = [
+      node('node-a', 'zone-a'),
+      node('node-b'),
+      pod('envoy-2', proxy, 'node-b'),
+      pod('envoy-1', proxy, 'node-a', '"zone-a"'),
+      pod('envoy-pending', proxy),
+      pod('envoy-gateway-0', { 'control-plane': 'envoy-gateway' }, 'node-a'),
+    ];
+    const client = {
+      list: async (_apiVersion: string, kind: string) => objects.filter((o) => o.kind === kind),
+      get: async (_apiVersion: string, kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name),
+    };
+    expect(await proxyTopology(client)).toEqual([
+      { pod: 'envoy-gateway-system/envoy-1', node: 'node-a', nodeZone: 'zone-a', zone: '"zone-a"' },
+      { pod: 'envoy-gateway-system/envoy-2', node: 'node-b' },
+    ]);
+  });
+
+  it("calls for certgen again when Argo CD made its configuration anew, without the Secret's CA", () => {
+    const secret: KubeObject = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'envoy-gateway', namespace: 'envoy-gateway-system' }, data: { 'ca.crt': 'Q0E=' } };
+    const configuration = (caBundle?: string): KubeObject => ({
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
+      metadata: { name: `${TOPOLOGY_INJECTOR.configurationPrefix}.envoy-gateway-system` },
+      webhooks: [{ name: 'topology.webhook.gateway.envoyproxy.io', clientConfig: { service: { name: 'envoy-gateway', namespace: 'envoy-gateway-system', port: 9443 }, ...(caBundle === undefined ? {} : { caBundle }) } }],
+    });
+    expect(caBundleStale(configuration(), secret)).toBe(true);
+    expect(caBundleStale(configuration('b3RoZXI='), secret)).toBe(true);
+    expect(caBundleStale(configuration('Q0E='), secret)).toBe(false);
+    expect(caBundleStale(undefined, secret)).toBe(false);
+    expect(caBundleStale(configuration(), undefined)).toBe(false);
+  });
+
+  it('is off when the EnvoyGateway configuration disables it, on otherwise', () => {
+    expect(topologyInjectorDisabled('kind: EnvoyGateway\nprovider:\n  type: Kubernetes\n  kubernetes:\n    proxyTopologyInjector:\n      disable: true\n')).toBe(true);
+    expect(topologyInjectorDisabled('kind: EnvoyGateway\nprovider:\n  type: Kubernetes\n')).toBe(false);
   });
 });

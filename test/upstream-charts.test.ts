@@ -4,7 +4,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type HelmApplication, helmApplication, renderApplicationChart } from '../e2e/real-chart';
 import { REAL_CHARTS, isRealChart } from '../e2e/upstream-charts';
 import { flaggerArgsOf } from '../e2e/flagger';
-import { envoyGatewayContainerOf } from '../e2e/envoy-gateway';
+import { ClusterEgress } from '../e2e/cluster-egress';
+import { envoyGatewayContainerOf, TOPOLOGY_INJECTOR, topologyInjectorDisabled, topologyInjectorRoutes } from '../e2e/envoy-gateway';
+import { ENVOY_GATEWAY } from '../src/contract/upstream';
 import { STAND_INS } from '../e2e/stand-in-charts';
 import type { KubeObject } from '../e2e/kube-client';
 import { knownVersions } from '../src/contract/release-versions';
@@ -202,5 +204,26 @@ describe.skipIf(toolchain === undefined)("each real chart with each environment'
     expect(container.args[0]).toBe('server');
     const configMap = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === container.config.configMap);
     expect(configMap?.data?.[container.config.key]).toMatch(/^kind: EnvoyGateway$/m);
+  });
+
+  // The chart's topology injector configuration calls its Service; the harness's egress sends
+  // that Service's ClusterIP and port to the control plane's webhook listener on loopback.
+  it.each(RELEASES.filter((r) => r.app.chart === 'gateway-helm').map((r) => [r.environment, r] as const))("%s: the egress routes the topology injector's Service to Envoy Gateway's webhook listener", (_id, { app }) => {
+    const objects = rendered(app);
+    const deployment = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === STAND_INS['gateway-helm']!.controller)!;
+    const container = envoyGatewayContainerOf(deployment);
+    const config = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === container.config.configMap)!.data![container.config.key]!;
+    expect(topologyInjectorDisabled(config)).toBe(false);
+    const configuration = objects.find((o) => o.kind === 'MutatingWebhookConfiguration' && o.metadata.name === `${TOPOLOGY_INJECTOR.configurationPrefix}.${deployment.metadata.namespace}`)!;
+    expect(configuration.webhooks.map((w: { clientConfig: { service: { path: string } } }) => w.clientConfig.service.path)).toEqual([TOPOLOGY_INJECTOR.path]);
+    const ref = configuration.webhooks[0].clientConfig.service as { name: string; namespace: string; port: number };
+    // The API server allocates the ClusterIP; any will do.
+    const services = objects.filter((o) => o.kind === 'Service').map((o) => ({ ...o, spec: { ...o.spec, clusterIP: '10.96.0.42' } }));
+    const egress = new ClusterEgress();
+    for (const route of topologyInjectorRoutes(configuration, services, deployment)) egress.route(route.address, route.port, route.localPort);
+    expect(egress.target('10.96.0.42', ref.port)).toEqual({ host: '127.0.0.1', port: ENVOY_GATEWAY.webhookPort });
+    // A Service whose port sends elsewhere is refused, naming it.
+    const elsewhere = services.map((o) => (o.metadata.name === ref.name ? { ...o, spec: { ...o.spec, ports: o.spec.ports.map((p: { port: number }) => (p.port === ref.port ? { ...p, targetPort: 9444 } : p)) } } : o));
+    expect(() => topologyInjectorRoutes(configuration, elsewhere, deployment)).toThrow(`calls Service ${ref.namespace}/${ref.name} port ${ref.port}, which sends to 9444, not to Envoy Gateway's webhook port ${ENVOY_GATEWAY.webhookPort}`);
   });
 });

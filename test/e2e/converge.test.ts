@@ -270,6 +270,15 @@ describe('e2e: the committed project converges on a real control plane and Argo 
       const { envoyGateway, gatewayApiCrds } = INFRASTRUCTURE_RELEASES;
       expect(report.controllers.find((c) => c.release === envoyGateway.name)).toEqual({ release: envoyGateway.name, chart: envoyGateway.chart.chart, version: envoyGateway.chart.version, runs: 'real', served: 'real chart' });
       expect(report.controllers.find((c) => c.release === gatewayApiCrds.name)?.runs).toBe('real chart');
+      // Its topology injector webhook is served (e2e/envoy-gateway.ts TOPOLOGY_INJECTOR): each
+      // Envoy proxy pod was bound with its node's zone as its zone annotation, quoted by Go's %q
+      // (internal/provider/kubernetes/topology_injector.go at v1.9.1), which JSON quoting equals
+      // for the nodes' plain zone names.
+      expect(state.gatewayProxies.length, output.slice(-3000)).toBeGreaterThan(0);
+      for (const proxy of state.gatewayProxies) {
+        expect(proxy.nodeZone, `${proxy.pod} on ${proxy.node}`).toBeDefined();
+        expect(proxy.zone, `${proxy.pod} on ${proxy.node}`).toBe(JSON.stringify(proxy.nodeZone));
+      }
       // Flagger's and its load tester's charts are the real ones too (e2e/upstream-charts.ts).
       const { flagger, flaggerLoadTester } = INFRASTRUCTURE_RELEASES;
       expect(report.controllers.find((c) => c.release === flagger.name)).toEqual({ release: flagger.name, chart: flagger.chart.chart, version: `v${flagger.chart.version}`, runs: 'real', served: 'real chart' });
