@@ -342,7 +342,7 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
       '--operation-processors=10',
       // What the cluster cache ties to no Application (a CRD becoming Established) is seen at
       // the next periodic refresh (default 120 s plus up to 60 s jitter; the harness also asks
-      // one of a Progressing Application, e2e/convergence.ts). Git does not change during a
+      // one of a Progressing Application, e2e/refresh.ts). Git does not change during a
       // run: a shorter refresh only shortens the waits, it decides nothing. Every 10 s it was
       // half the controller's CPU on a settled cluster, and most of the API server's writes
       // (each refresh patches every Application's status; docs/performance.md, 2026-12-02).

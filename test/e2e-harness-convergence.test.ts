@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { applicationState, converged, healthCauses } from '../src/cluster/application-state';
-import { awaitsRefresh, FAIL_FAST_SECONDS, jobEnded, latestWarnings, ProgressingRefresher, REFRESH_AFTER_SECONDS, LastFailures, ProblemClock, runningHookJobs, settled, stillChanging, unmendable, withEndless, withWarnings } from '../e2e/convergence';
+import { FAIL_FAST_SECONDS, latestWarnings, LastFailures, ProblemClock, settled, stillChanging, unmendable, withEndless, withWarnings } from '../e2e/convergence';
+import { awaitsRefresh, jobEnded, ProgressingRefresher, REFRESH_AFTER_SECONDS, runningHookJobs } from '../e2e/refresh';
 import { KubeClient, type KubeObject } from '../e2e/kube-client';
 import { E2E } from '../e2e/command';
 import { REJUDGE_ANNOTATION, STUCK_GATEWAY_SECONDS, StuckGateways } from '../e2e/envoy-gateway';
@@ -344,7 +345,7 @@ describe('the e2e stops early for what no wave or retry mends (e2e/convergence.t
   });
 });
 
-describe('a refresh asked of a Synced, Progressing Application, of one whose sync waits on a hook that ended, or of one whose project Argo CD did not find (e2e/convergence.ts)', () => {
+describe('a refresh asked of a Synced, Progressing Application, of one whose sync waits on a hook that ended, or of one whose project Argo CD did not find (e2e/refresh.ts)', () => {
   const reconciledAt = Date.parse('2026-11-27T13:36:28Z');
   const app = (status: object = {}, annotations?: Record<string, string>): KubeObject => ({
     apiVersion: 'argoproj.io/v1alpha1',
