@@ -93,7 +93,8 @@ describe('the topics a broker user sees on 9092', () => {
     child.stdin.write(properties);
     let stdout = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    // 'close', not 'exit': the process may exit before its stdout's last data is read.
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     child.stdin.destroy();
     expect(code).toBe(0);
     expect(stdout).toBe('declarations\n');
