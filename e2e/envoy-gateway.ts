@@ -276,14 +276,16 @@ export async function startEnvoyGateway(options: EnvoyGatewayOptions): Promise<S
   log(`Envoy Gateway ${toolchain.versions['envoy-gateway']} control plane started (${args.join(' ')}: the arguments and configuration of the Deployment and ConfigMap Argo CD created from its chart; certificates by its certgen)`);
   await serveTopologyInjector(options, config);
   const name = `${TOPOLOGY_INJECTOR.configurationPrefix}.${namespace}`;
-  const current = async (read: (kind: string, name: string, namespace?: string) => Promise<KubeObject | undefined>) =>
-    caBundleStale(await read('MutatingWebhookConfiguration', name), await read('Secret', 'envoy-gateway', namespace));
-  const listed = (kind: string, object: string, within?: string) =>
-    client.list(kind === 'Secret' ? 'v1' : 'admissionregistration.k8s.io/v1', kind, within).then((items) => items.find((o) => o.metadata.name === object));
-  const read = (kind: string, object: string, within?: string) => client.get(kind === 'Secret' ? 'v1' : 'admissionregistration.k8s.io/v1', kind, object, within);
+  type Read = (apiVersion: string, kind: string, object: string, within?: string) => Promise<KubeObject | undefined>;
+  const stale = async (read: Read) =>
+    caBundleStale(await read('admissionregistration.k8s.io/v1', 'MutatingWebhookConfiguration', name), await read('v1', 'Secret', 'envoy-gateway', namespace));
+  // Each pass reads the client's watch cache (a list of a watched kind asks the server
+  // nothing); the server is asked only to confirm before certgen runs.
+  const cached: Read = async (apiVersion, kind, object, within) => (await client.list(apiVersion, kind, within)).find((o) => o.metadata.name === object);
+  const served: Read = (apiVersion, kind, object, within) => client.get(apiVersion, kind, object, within);
   return {
     certgenAgain: async () => {
-      if (topologyInjectorDisabled(config) || !(await current(listed)) || !(await current(read))) return false;
+      if (topologyInjectorDisabled(config) || !(await stale(cached)) || !(await stale(served))) return false;
       run(binary, ['certgen'], { env, cwd: work });
       log(`Envoy Gateway's certgen run again: MutatingWebhookConfiguration ${name}, made anew by Argo CD's sync of the release, lacked the CA of Secret ${namespace}/envoy-gateway (the chart's certgen Job, which kwok completes, would write it)`);
       return true;
