@@ -1,4 +1,5 @@
 import { POLICY_EXEMPTION_PREFIX } from '../contract/choices';
+import { escapeRegExp } from '../base/regexp';
 import { IMAGE_TAG_PATTERN } from '../contract/contract';
 import {
   containersOf,
@@ -448,10 +449,6 @@ export const RULES: readonly PolicyRule[] = [
 
 /** The names a rule can be exempted by. */
 export const RULE_NAMES: readonly string[] = RULES.map((rule) => rule.name);
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
 
 /** A rule the gate reports that no annotation can exempt: malformed exemptions. */
 export const EXEMPTION_RULE = 'exemption';

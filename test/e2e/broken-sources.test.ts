@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { escapeRegExp } from '../../src/base/regexp';
 import { locateToolchain } from '../../toolchain';
 import { DELIVERY_STAGES, GITOPS_CHART_ID, type PlatformChartId, ROOT_APPLICATION } from '../../src/contract/platform-charts';
 import { chartFile } from '../../src/contract/layout';
@@ -15,9 +16,6 @@ import { Sops, sopsTools } from '../../src/secrets/sops';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-
-/** `text` as a regular expression matching it literally. */
-const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 // The copies go once every case has ended: the cases run side by side.
 afterAll(removeCopies);
@@ -75,7 +73,7 @@ describe.concurrent('e2e: sources Argo CD cannot sync (keys, chart values, branc
       const { status, report, output } = run;
       expect(status).toBe(1);
       const schemaRefusal = `${certManager.name}: ComparisonError: the chart refuses its values: values don't meet the specifications of the schema(s) in the following chart(s): ${certManager.chart.chart}: - ${refused}`;
-      expectEnded(run, 'stopped', new RegExp(`^(\\S+: ComparisonError for \\d+ s: .*(sops|decrypt|data key)|${literal(schemaRefusal)})`, 'i'), certManager.name);
+      expectEnded(run, 'stopped', new RegExp(`^(\\S+: ComparisonError for \\d+ s: .*(sops|decrypt|data key)|${escapeRegExp(schemaRefusal)})`, 'i'), certManager.name);
       // Each final, named in the run's log.
       expect(output).toContain(`final: ${schemaRefusal}`);
       expect(output).toMatch(/final: \S+: ComparisonError for \d+ s: .*(sops|decrypt|data key)/i);

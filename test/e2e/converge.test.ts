@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { escapeRegExp } from '../../src/base/regexp';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { locateToolchain } from '../../toolchain';
@@ -65,9 +66,6 @@ function expectGeneratedMonitoring(report: ObservedState): void {
   }
 }
 
-/** `text` as a regular expression matching it literally. */
-const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
 /** What test/e2e/ops-scenario.mjs found: each verb gave the exit code it must, and said why. */
 function expectLiveOperations({ replicas, steps }: { replicas: number; steps: ScenarioStep[] }): void {
   const outputOf = (name: string) => steps.find((step) => step.name === name)!.output;
@@ -86,12 +84,12 @@ function expectLiveOperations({ replicas, steps }: { replicas: number; steps: Sc
   expect(outputOf('upgrade-status after convergence')).toContain('local: every release runs the version src/environments/local/environment.yaml names');
   const { release: upgraded, from, to } = infrastructureUpgrade();
   const imageOf = (version: string) => versionFacts(upgraded, version)!.controllerImage!;
-  const releaseCheck = (version: string) => new RegExp(`PASS ${literal(upgraded)}: pods of ${literal(upgraded)} ready[\\s\\S]*PASS ${literal(`${upgraded} ${version}: controller image ${imageOf(version)}: `)}`);
+  const releaseCheck = (version: string) => new RegExp(`PASS ${escapeRegExp(upgraded)}: pods of ${escapeRegExp(upgraded)} ready[\\s\\S]*PASS ${escapeRegExp(`${upgraded} ${version}: controller image ${imageOf(version)}: `)}`);
   expect(outputOf('check cert-manager')).toMatch(releaseCheck(from));
   // The upgrade: npm run upgrade's rendered diff, git ahead of the cluster, then Argo CD's sync
   // of it and the release's pods on the image of the version they run now.
   expect(outputOf('npm run upgrade')).toContain(`local: ${upgraded} ${from} -> ${to}`);
-  expect(outputOf('npm run upgrade')).toMatch(new RegExp(`-\\s+targetRevision: ${literal(from)}\n\\s*\\+\\s+targetRevision: ${literal(to)}\n`));
+  expect(outputOf('npm run upgrade')).toMatch(new RegExp(`-\\s+targetRevision: ${escapeRegExp(from)}\n\\s*\\+\\s+targetRevision: ${escapeRegExp(to)}\n`));
   expect(outputOf('upgrade-status before the upgrade is synced')).toContain(`${upgraded}  deployed ${from}  git wants ${to} (DIFFERS)  known ${knownVersions(upgraded).join(', ')}`);
   expect(outputOf('upgrade-status before the upgrade is synced')).toContain(`local: ${upgraded} runs ${from}, git wants ${to}`);
   expect(outputOf('upgrade-status once Argo CD synced the upgrade')).toContain(`${upgraded}  deployed ${to}  git wants ${to}  known `);
@@ -99,7 +97,7 @@ function expectLiveOperations({ replicas, steps }: { replicas: number; steps: Sc
   expect(outputOf('check the upgraded release')).toMatch(releaseCheck(to));
   // 7 broker problems: the lag read through the broker, bounded and clear when it cannot be (the e2e's brokers speak no Kafka protocol).
   const lag = steps.find((step) => step.name === 'consumer lag with the broker out of reach')!;
-  expect(lag.output).toMatch(new RegExp(`FAIL consumer lag: the broker at ${literal(DEFAULT_BOOTSTRAP_SERVERS)} could not be read: \\S`));
+  expect(lag.output).toMatch(new RegExp(`FAIL consumer lag: the broker at ${escapeRegExp(DEFAULT_BOOTSTRAP_SERVERS)} could not be read: \\S`));
   // Its bound, and the time a verb takes to start on a busy machine.
   expect(lag.took!).toBeLessThan(SMOKE.stepTimeoutMs.broker / 1000 + 60);
   // 4.2 without smoke credentials: health only, the status call said skipped; the database
@@ -179,15 +177,15 @@ function expectLiveOperations({ replicas, steps }: { replicas: number; steps: Sc
   expect(outputOf('rollback at the package level')).toMatch(
     new RegExp(
       [
-        `Application ${release} history:\\n(  .*\\n)*  \\d+  ${literal(next)}  .*e2e-person\\n`,
-        `deployed ${literal(next)}; going back to ${literal(pinned)} \\(the newest other version of the history\\)\\n`,
+        `Application ${release} history:\\n(  .*\\n)*  \\d+  ${escapeRegExp(next)}  .*e2e-person\\n`,
+        `deployed ${escapeRegExp(next)}; going back to ${escapeRegExp(pinned)} \\(the newest other version of the history\\)\\n`,
         // Each pause in force before the next: Argo CD compared the root, infrastructure and the release in that order.
         `\\[\\d+ s\\] pause of Application root: [\\s\\S]*pause of Application infrastructure: [\\s\\S]*pause of Application ${release}: no sync running\\n`,
         'Application root: (already )?paused\\nApplication infrastructure: (already )?paused\\n',
-        `Application ${release}: (already )?paused\\nApplication ${release}: spec.source.targetRevision ${literal(next)} -> ${literal(pinned)}\\n`,
-        `[\\s\\S]*sync of Application ${release}: Succeeded[\\s\\S]*health of Application ${release} at ${literal(pinned)}: Healthy`,
-        `[\\s\\S]*PASS synced revision: ${literal(pinned)}\\nPASS newest history entry \\d+: ${literal(pinned)}\\n`,
-        `left in the cluster, not in ${literal(pinned)} .*: ConfigMap [\\w-]+/${configMap}\\n`,
+        `Application ${release}: (already )?paused\\nApplication ${release}: spec.source.targetRevision ${escapeRegExp(next)} -> ${escapeRegExp(pinned)}\\n`,
+        `[\\s\\S]*sync of Application ${release}: Succeeded[\\s\\S]*health of Application ${release} at ${escapeRegExp(pinned)}: Healthy`,
+        `[\\s\\S]*PASS synced revision: ${escapeRegExp(pinned)}\\nPASS newest history entry \\d+: ${escapeRegExp(pinned)}\\n`,
+        `left in the cluster, not in ${escapeRegExp(pinned)} .*: ConfigMap [\\w-]+/${configMap}\\n`,
         `[\\s\\S]*automated sync stays paused \\(root, infrastructure, ${release}\\)`,
       ].join(''),
     ),
@@ -249,8 +247,9 @@ function atOlderVersion(copy: string, upgrade: InfrastructureUpgrade): string {
  * (about 200 s of a lane here).
  */
 let operated: Promise<ScenarioRun> | undefined;
-const operatedRun = (): Promise<ScenarioRun> =>
-  (operated ??= execScenarios(atOlderVersion(brokenCopy(), infrastructureUpgrade()), { 'ops-scenario.mjs': 'OPS_SCENARIO_RESULTS' }, { dryRun: true, env: { E2E_INFRASTRUCTURE_UPGRADE: JSON.stringify(infrastructureUpgrade()) } }));
+const operate = (upgrade: InfrastructureUpgrade): Promise<ScenarioRun> =>
+  execScenarios(atOlderVersion(brokenCopy(), upgrade), { 'ops-scenario.mjs': 'OPS_SCENARIO_RESULTS' }, { dryRun: true, env: { E2E_INFRASTRUCTURE_UPGRADE: JSON.stringify(upgrade) } });
+const operatedRun = (): Promise<ScenarioRun> => (operated ??= operate(infrastructureUpgrade()));
 
 describe('e2e: the committed project converges on a real control plane and Argo CD, then the live operations run on it', () => {
   it(
