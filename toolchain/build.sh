@@ -198,12 +198,16 @@ prometheus_operator_build() {
   # applyconfiguration-gen, client-gen, lister-gen, informer-gen, their flags as there), so it is
   # generated the same way, by k8s.io/code-generator at the client-go version the module
   # requires, with a go.mod whose requirements are the main module's versions.
-  local p=github.com/prometheus-operator/prometheus-operator module apis tree gen client_go g
+  local p=github.com/prometheus-operator/prometheus-operator module apis apis_required tree gen client_go g
   local args=(--v=1 --logtostderr)
   local types=("$p/pkg/apis/monitoring/v1" "$p/pkg/apis/monitoring/v1alpha1" "$p/pkg/apis/monitoring/v1beta1")
   module="$(mod_dir "$p@$PROMETHEUS_OPERATOR_VERSION")" && apis="$(mod_dir "$p/pkg/apis/monitoring@$PROMETHEUS_OPERATOR_VERSION")" || return 1
   client_go="$(awk '$1 == "k8s.io/client-go" { print $2 }' "$module/go.mod")"
-  [[ -n "$client_go" ]] || return 1
+  # The version of pkg/apis/monitoring the main module requires (replaced by its folder): not
+  # always the release's (v0.93.1 requires v0.93.0), and a higher one in pkg/client's go.mod
+  # would make the go command ask for the main go.mod to be updated.
+  apis_required="$(awk -v m="$p/pkg/apis/monitoring" '$1 == m && $2 ~ /^v/ { print $2; exit }' "$module/go.mod")"
+  [[ -n "$client_go" && -n "$apis_required" ]] || return 1
   tree="$(mktemp -d)" && gen="$tree/.codegen" || return 1
   cp -R "$module/." "$tree/" && mkdir -p "$tree/pkg/apis" "$tree/pkg/client" && cp -R "$apis" "$tree/pkg/apis/monitoring" && chmod -R u+w "$tree" || { rm -rf "$tree"; return 1; }
   # The project's alertmanager-config (toolchain/prometheus-operator/alertmanager-config), a main
@@ -215,7 +219,7 @@ prometheus_operator_build() {
     GOBIN="$gen" go install "k8s.io/code-generator/cmd/$g@$client_go" || { rm -rf "$tree"; return 1; }
   done
   {
-    printf 'module %s/pkg/client\n\ngo %s\n\nrequire (\n\t%s/pkg/apis/monitoring %s\n' "$p" "$(awk '$1 == "go" { print $2 }' "$module/go.mod")" "$p" "$PROMETHEUS_OPERATOR_VERSION"
+    printf 'module %s/pkg/client\n\ngo %s\n\nrequire (\n\t%s/pkg/apis/monitoring %s\n' "$p" "$(awk '$1 == "go" { print $2 }' "$module/go.mod")" "$p" "$apis_required"
     awk '$1 ~ /^(k8s\.io\/(api|apimachinery|client-go)|sigs\.k8s\.io\/structured-merge-diff\/v6)$/ && $2 ~ /^v/ { printf "\t%s %s\n", $1, $2 }' "$module/go.mod"
     printf ')\n\nreplace %s/pkg/apis/monitoring => ../apis/monitoring\n' "$p"
   } > "$tree/pkg/client/go.mod"
