@@ -4,8 +4,7 @@
  * gives the release, as the real chart renders it: the Prometheus and the Alertmanager, and
  * the Alertmanager's base configuration Secret, which the operator merges the platform's
  * AlertmanagerConfig into. Read in prometheus-community/helm-charts at kube-prometheus-stack
- * 88.5.3, the newest stored (91.x renamed or removed none of the values used here: its
- * UPGRADE.md; src/infrastructure/releases.ts):
+ * 88.5.3 (cf408a290aec), the version the platform pins (src/infrastructure/releases.ts):
  * - names: `<fullname>-prometheus`, `<fullname>-alertmanager` (`kube-prometheus-stack.fullname`
  *   is `fullnameOverride` when set); the Secret `alertmanager-<fullname>-alertmanager`
  *   (templates/alertmanager/secret.yaml) with `alertmanager.yaml`, the values' `alertmanager.config`;

@@ -34,8 +34,8 @@ SOPS_VERSION=v3.13.3
 AGE_VERSION=v1.3.2 # age-keygen makes each environment's key pair (npm run secrets -- init)
 KUBECONFORM_VERSION=v0.8.0
 # promtool, to test the rendered alert rules on Prometheus' own rule engine: Prometheus
-# v3.14 (module v0.314.0, from prometheus/go.mod), the default of prometheus-operator
-# v0.94.1, which kube-prometheus-stack 91.9.0 runs (its compatibility.md).
+# v3.14 (module v0.314.0, from prometheus/go.mod), the Prometheus kube-prometheus-stack 88.5.3
+# runs (its values.yaml `prometheus.prometheusSpec.image.tag`: v3.14.0-distroless).
 PROMETHEUS_VERSION=v0.314.0
 # Envoy Gateway's control plane, the version the platform installs (src/infrastructure/releases.ts);
 # its charts are among UPSTREAM_CHARTS.
@@ -45,11 +45,12 @@ ENVOY_GATEWAY_VERSION=v1.9.1
 # its own cmd/controller and cmd/webhook modules are not on the module proxy); its chart is
 # among UPSTREAM_CHARTS.
 CERT_MANAGER_VERSION=v1.21.2
-# prometheus-operator, the version kube-prometheus-stack 91.9.0 runs (src/infrastructure/releases.ts):
-# it turns the platform's PrometheusRules and AlertmanagerConfig into Prometheus' rule files and
-# Alertmanager's configuration on the e2e cluster. Its pkg/client module is not on the module
-# proxy, so it is generated here as upstream generates it (prometheus_operator_build).
-PROMETHEUS_OPERATOR_VERSION=v0.94.1
+# prometheus-operator, the version kube-prometheus-stack 88.5.3 runs (its Chart.yaml appVersion;
+# src/infrastructure/releases.ts): it turns the platform's PrometheusRules and AlertmanagerConfig
+# into Prometheus' rule files and Alertmanager's configuration on the e2e cluster. Its pkg/client
+# module is not on the module proxy, so it is generated here as upstream generates it
+# (prometheus_operator_build).
+PROMETHEUS_OPERATOR_VERSION=v0.93.1
 # Alertmanager, for the rendered alert routing and the silences (npm run ops -- silence) on
 # Alertmanager itself (test/e2e/alertmanager.test.ts): v0.35.0, the newest on the module proxy.
 ALERTMANAGER_VERSION=v0.35.0
