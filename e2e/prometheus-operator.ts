@@ -8,7 +8,7 @@ import { freePort } from './loopback';
 import type { Supervisor } from './processes';
 
 /**
- * prometheus-operator's real operator (v0.94.1, the release kube-prometheus-stack 91.9.0 runs,
+ * prometheus-operator's real operator (v0.93.1, the release kube-prometheus-stack 88.5.3 runs,
  * built by toolchain/build.sh with its client generated as upstream generates it) on loopback
  * against the e2e API server: it turns the platform's PrometheusRules into the Prometheus' rule
  * files (ConfigMaps `prometheus-<name>-rulefiles-<n>`) and merges the platform's
@@ -70,7 +70,7 @@ export interface GeneratedMonitoring {
 const CONFIGURATION_KINDS = new Set(['AlertmanagerConfig', 'PrometheusRule', 'ServiceMonitor', 'PodMonitor', 'Probe', 'ScrapeConfig']);
 
 /**
- * Read what the operator generated, from the objects it writes (v0.94.1 pkg/prometheus/server
+ * Read what the operator generated, from the objects it writes (v0.93.1 pkg/prometheus/server
  * `rulefiles` ConfigMaps labelled `prometheus-name`; pkg/alertmanager `alertmanager.yaml.gz` of
  * the `-generated` Secret), and what it rejected (pkg/alertmanager/operator.go: "AlertmanagerConfig
  * %s was rejected due to invalid configuration"). `expected`: how many Prometheus and

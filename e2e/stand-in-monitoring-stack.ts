@@ -4,8 +4,7 @@
  * gives the release, as the real chart renders it: the Prometheus and the Alertmanager, and
  * the Alertmanager's base configuration Secret, which the operator merges the platform's
  * AlertmanagerConfig into. Read in prometheus-community/helm-charts at kube-prometheus-stack
- * 88.5.3, the newest stored (91.x renamed or removed none of the values used here: its
- * UPGRADE.md; src/infrastructure/releases.ts):
+ * 88.5.3 (cf408a290aec), the version the platform pins (src/infrastructure/releases.ts):
  * - names: `<fullname>-prometheus`, `<fullname>-alertmanager` (`kube-prometheus-stack.fullname`
  *   is `fullnameOverride` when set); the Secret `alertmanager-<fullname>-alertmanager`
  *   (templates/alertmanager/secret.yaml) with `alertmanager.yaml`, the values' `alertmanager.config`;
@@ -15,6 +14,10 @@
  *   path `/`, API v2), `portName: http-web`, one replica;
  * - templates/alertmanager/alertmanager.yaml: `replicas`, the three `alertmanagerConfig*` fields,
  *   `portName: http-web`;
+ * - both: `version`, the values' `version` else their image's tag (values.yaml: Prometheus
+ *   v3.14.0-distroless, Alertmanager v0.34.0), the release the operator generates each
+ *   configuration for (without it, its own defaults: v3.13.1 and v0.33.1 at v0.93.1,
+ *   pkg/operator/defaults.go);
  * - values.yaml: the pods' security context (user 1000, group 2000, RuntimeDefault seccomp) and
  *   the default `alertmanager.config` below, used when the values give none.
  * Everything else the real chart renders (exporters, dashboards, its own rules and monitors,
@@ -23,6 +26,8 @@
 export const MONITORING_STACK_TEMPLATE = `{{- $fullname := .Values.fullnameOverride | default .Release.Name }}
 {{- $prometheus := (.Values.prometheus | default dict).prometheusSpec | default dict }}
 {{- $alertmanager := (.Values.alertmanager | default dict).alertmanagerSpec | default dict }}
+{{- $prometheusVersion := $prometheus.version | default (($prometheus.image | default dict).tag | default "v3.14.0-distroless") }}
+{{- $alertmanagerVersion := $alertmanager.version | default (($alertmanager.image | default dict).tag | default "v0.34.0") }}
 {{- $security := dict "runAsGroup" 2000 "runAsNonRoot" true "runAsUser" 1000 "fsGroup" 2000 "seccompProfile" (dict "type" "RuntimeDefault") }}
 {{- $defaultConfig := dict
   "global" (dict "resolve_timeout" "5m")
@@ -42,10 +47,11 @@ metadata:
   name: {{ .name }}
   namespace: {{ .namespace }}
 spec:
+  version: {{ .version | quote }}
   replicas: {{ .replicas }}
   portName: http-web
 {{- end }}
-{{- include "stand-in.workload" (dict "kind" "Prometheus" "name" (printf "%s-prometheus" $fullname) "namespace" .Release.Namespace "replicas" 1) }}
+{{- include "stand-in.workload" (dict "kind" "Prometheus" "name" (printf "%s-prometheus" $fullname) "namespace" .Release.Namespace "replicas" 1 "version" $prometheusVersion) }}
   {{- with $prometheus.retention }}
   retention: {{ . | quote }}
   {{- end }}
@@ -69,7 +75,7 @@ spec:
   securityContext:
 {{ toYaml $security | indent 4 }}
 ---
-{{- include "stand-in.workload" (dict "kind" "Alertmanager" "name" (printf "%s-alertmanager" $fullname) "namespace" .Release.Namespace "replicas" ($alertmanager.replicas | default 1)) }}
+{{- include "stand-in.workload" (dict "kind" "Alertmanager" "name" (printf "%s-alertmanager" $fullname) "namespace" .Release.Namespace "replicas" ($alertmanager.replicas | default 1) "version" $alertmanagerVersion) }}
   {{- range $field := list "alertmanagerConfigSelector" "alertmanagerConfigNamespaceSelector" "alertmanagerConfigMatcherStrategy" }}
   {{- with index $alertmanager $field }}
   {{ $field }}:

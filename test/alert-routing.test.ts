@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ENVIRONMENT_ORDER, committedObjects, findObject, type K8sObject } from './support';
 
-// prometheus-operator v0.93.0 pkg/apis/monitoring/v1/alertmanager_types.go (kube-prometheus-stack
-// 88.5.3 runs v0.93.1): `alertmanagerConfigSelector` selects the AlertmanagerConfig objects
+// prometheus-operator v0.93.1 pkg/apis/monitoring/v1/alertmanager_types.go (the release
+// kube-prometheus-stack runs): `alertmanagerConfigSelector` selects the AlertmanagerConfig objects
 // merged into the Alertmanager's configuration, `alertmanagerConfigNamespaceSelector` the
 // namespaces they are read from (nil: the Alertmanager's own), and
 // `alertmanagerConfigMatcherStrategy.type` whether an AlertmanagerConfig's routes see every

@@ -34,8 +34,8 @@ SOPS_VERSION=v3.13.3
 AGE_VERSION=v1.3.2 # age-keygen makes each environment's key pair (npm run secrets -- init)
 KUBECONFORM_VERSION=v0.8.0
 # promtool, to test the rendered alert rules on Prometheus' own rule engine: Prometheus
-# v3.14 (module v0.314.0, from prometheus/go.mod), the default of prometheus-operator
-# v0.94.1, which kube-prometheus-stack 91.9.0 runs (its compatibility.md).
+# v3.14 (module v0.314.0, from prometheus/go.mod), the Prometheus kube-prometheus-stack 88.5.3
+# runs (its values.yaml `prometheus.prometheusSpec.image.tag`: v3.14.0-distroless).
 PROMETHEUS_VERSION=v0.314.0
 # Envoy Gateway's control plane, the version the platform installs (src/infrastructure/releases.ts);
 # its charts are among UPSTREAM_CHARTS.
@@ -45,11 +45,12 @@ ENVOY_GATEWAY_VERSION=v1.9.1
 # its own cmd/controller and cmd/webhook modules are not on the module proxy); its chart is
 # among UPSTREAM_CHARTS.
 CERT_MANAGER_VERSION=v1.21.2
-# prometheus-operator, the version kube-prometheus-stack 91.9.0 runs (src/infrastructure/releases.ts):
-# it turns the platform's PrometheusRules and AlertmanagerConfig into Prometheus' rule files and
-# Alertmanager's configuration on the e2e cluster. Its pkg/client module is not on the module
-# proxy, so it is generated here as upstream generates it (prometheus_operator_build).
-PROMETHEUS_OPERATOR_VERSION=v0.94.1
+# prometheus-operator, the version kube-prometheus-stack 88.5.3 runs (its Chart.yaml appVersion;
+# src/infrastructure/releases.ts): it turns the platform's PrometheusRules and AlertmanagerConfig
+# into Prometheus' rule files and Alertmanager's configuration on the e2e cluster. Its pkg/client
+# module is not on the module proxy, so it is generated here as upstream generates it
+# (prometheus_operator_build).
+PROMETHEUS_OPERATOR_VERSION=v0.93.1
 # Alertmanager, for the rendered alert routing and the silences (npm run ops -- silence) on
 # Alertmanager itself (test/e2e/alertmanager.test.ts): v0.35.0, the newest on the module proxy.
 ALERTMANAGER_VERSION=v0.35.0
@@ -198,12 +199,16 @@ prometheus_operator_build() {
   # applyconfiguration-gen, client-gen, lister-gen, informer-gen, their flags as there), so it is
   # generated the same way, by k8s.io/code-generator at the client-go version the module
   # requires, with a go.mod whose requirements are the main module's versions.
-  local p=github.com/prometheus-operator/prometheus-operator module apis tree gen client_go g
+  local p=github.com/prometheus-operator/prometheus-operator module apis apis_required tree gen client_go g
   local args=(--v=1 --logtostderr)
   local types=("$p/pkg/apis/monitoring/v1" "$p/pkg/apis/monitoring/v1alpha1" "$p/pkg/apis/monitoring/v1beta1")
   module="$(mod_dir "$p@$PROMETHEUS_OPERATOR_VERSION")" && apis="$(mod_dir "$p/pkg/apis/monitoring@$PROMETHEUS_OPERATOR_VERSION")" || return 1
   client_go="$(awk '$1 == "k8s.io/client-go" { print $2 }' "$module/go.mod")"
-  [[ -n "$client_go" ]] || return 1
+  # The version of pkg/apis/monitoring the main module requires (replaced by its folder): not
+  # always the release's (v0.93.1 requires v0.93.0), and a higher one in pkg/client's go.mod
+  # would make the go command ask for the main go.mod to be updated.
+  apis_required="$(awk -v m="$p/pkg/apis/monitoring" '$1 == m && $2 ~ /^v/ { print $2; exit }' "$module/go.mod")"
+  [[ -n "$client_go" && -n "$apis_required" ]] || return 1
   tree="$(mktemp -d)" && gen="$tree/.codegen" || return 1
   cp -R "$module/." "$tree/" && mkdir -p "$tree/pkg/apis" "$tree/pkg/client" && cp -R "$apis" "$tree/pkg/apis/monitoring" && chmod -R u+w "$tree" || { rm -rf "$tree"; return 1; }
   # The project's alertmanager-config (toolchain/prometheus-operator/alertmanager-config), a main
@@ -215,7 +220,7 @@ prometheus_operator_build() {
     GOBIN="$gen" go install "k8s.io/code-generator/cmd/$g@$client_go" || { rm -rf "$tree"; return 1; }
   done
   {
-    printf 'module %s/pkg/client\n\ngo %s\n\nrequire (\n\t%s/pkg/apis/monitoring %s\n' "$p" "$(awk '$1 == "go" { print $2 }' "$module/go.mod")" "$p" "$PROMETHEUS_OPERATOR_VERSION"
+    printf 'module %s/pkg/client\n\ngo %s\n\nrequire (\n\t%s/pkg/apis/monitoring %s\n' "$p" "$(awk '$1 == "go" { print $2 }' "$module/go.mod")" "$p" "$apis_required"
     awk '$1 ~ /^(k8s\.io\/(api|apimachinery|client-go)|sigs\.k8s\.io\/structured-merge-diff\/v6)$/ && $2 ~ /^v/ { printf "\t%s %s\n", $1, $2 }' "$module/go.mod"
     printf ')\n\nreplace %s/pkg/apis/monitoring => ../apis/monitoring\n' "$p"
   } > "$tree/pkg/client/go.mod"

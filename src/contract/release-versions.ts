@@ -88,11 +88,14 @@ export const SUPPORTED_VERSIONS: { readonly [name in ReleaseName]: Readonly<Reco
     },
   },
   [NAMES.kubePrometheusStack]: {
-    '91.9.0': {
+    // The newest chart the project can read (prometheus-community/helm-charts cf408a290aec,
+    // 2026-08-22): the e2e's stand-in follows its templates and values (e2e/stand-in-monitoring-stack.ts)
+    // and the toolchain builds its operator, v0.93.1 (toolchain/build.sh).
+    '88.5.3': {
       kubernetes: { from: '1.25' },
       crdSchemas: ['alertmanagerconfig.yaml', 'podmonitor.yaml', 'prometheusrule.yaml', 'servicemonitor.yaml'],
-      controllerImage: 'quay.io/prometheus-operator/prometheus-operator:v0.94.1',
-      source: 'prometheus-community/helm-charts kube-prometheus-stack-91.9.0, values.yaml (prometheusOperator.image); prometheus-operator v0.94.1, Documentation/getting-started/compatibility.md',
+      controllerImage: 'quay.io/prometheus-operator/prometheus-operator:v0.93.1',
+      source: 'prometheus-community/helm-charts kube-prometheus-stack-88.5.3 (cf408a290aec), Chart.yaml (appVersion v0.93.1, kubeVersion >=1.25.0-0), values.yaml (prometheusOperator.image: the tag is the appVersion); prometheus-operator v0.93.1, Documentation/getting-started/compatibility.md',
     },
   },
   [NAMES.flagger]: {
@@ -120,7 +123,7 @@ export const SUPPORTED_VERSIONS: { readonly [name in ReleaseName]: Readonly<Reco
   },
 };
 
-/** The numbers of a version, `v1.21.2` or `91.9.0`, for ordering. */
+/** The numbers of a version, `v1.21.2` or `88.5.3`, for ordering. */
 function versionNumbers(version: string): number[] {
   return version.replace(/^v/, '').split(/[.-]/).map((part) => (/^\d+$/.test(part) ? Number(part) : Number.NaN));
 }

@@ -234,7 +234,7 @@ export const ENVOY_GATEWAY = {
 
 /**
  * kube-prometheus-stack's pods and ports (not in the contract). prometheus-operator labels the
- * pods it runs `app.kubernetes.io/name: prometheus | alertmanager` (v0.94.1
+ * pods it runs `app.kubernetes.io/name: prometheus | alertmanager` (v0.93.1
  * pkg/operator/kubernetes.go `ApplicationNameLabelKey`); Prometheus serves 9090
  * (pkg/prometheus/common.go), Alertmanager 9093 and its cluster mesh 9094 over TCP and UDP
  * (pkg/alertmanager/statefulset.go `alertmanagerWebPort`, `alertmanagerMeshPort`), each config
@@ -245,8 +245,8 @@ export const ENVOY_GATEWAY = {
  * admission webhooks on 10250 (values.yaml `prometheusOperator.tls.internalPort`);
  * kube-state-metrics (chart 8.4.0) is `app.kubernetes.io/name: kube-state-metrics` on 8080;
  * the node exporter runs in the host's network on 9100 and Prometheus scrapes each kubelet on
- * 10250. The chart's names were read at kube-prometheus-stack 88.5.3; the upgrade notes of
- * 89.0 to 91.x change none of them (the platform runs 91.9.0, src/infrastructure/releases.ts).
+ * 10250. The chart's names were read at kube-prometheus-stack 88.5.3, the version the platform
+ * runs (src/infrastructure/releases.ts).
  */
 export const KUBE_PROMETHEUS_STACK = {
   nameLabel: 'app.kubernetes.io/name',

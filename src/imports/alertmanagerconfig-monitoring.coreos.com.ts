@@ -5189,7 +5189,7 @@ export interface AlertmanagerConfigSpecReceiversSnsConfigsSigv4 {
 
   /**
    * externalId defines the external ID used when assuming an AWS role. Can only be used with roleArn.
-   * It requires Prometheus >= v3.11.0 or Alertmanager >= v0.34.0. Currently not supported by Thanos.
+   * It requires Prometheus >= v3.11.0 or Alertmanager >= v0.33.0. Currently not supported by Thanos.
    *
    * @schema AlertmanagerConfigSpecReceiversSnsConfigsSigv4#externalId
    */
@@ -12266,8 +12266,7 @@ export enum AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigTlsConfigMinV
  */
 export interface AlertmanagerConfigSpecReceiversEmailConfigsTlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversEmailConfigsTlsConfigCaConfigMap#key
    */
@@ -12363,8 +12362,7 @@ export function toJson_AlertmanagerConfigSpecReceiversEmailConfigsTlsConfigCaSec
  */
 export interface AlertmanagerConfigSpecReceiversEmailConfigsTlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversEmailConfigsTlsConfigCertConfigMap#key
    */
@@ -19181,8 +19179,7 @@ export enum AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigTlsConfigMinVe
  */
 export interface AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigOauth2ClientIdConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigOauth2ClientIdConfigMap#key
    */
@@ -19434,8 +19431,7 @@ export enum AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigOauth2TlsConf
  */
 export interface AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigTlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigTlsConfigCaConfigMap#key
    */
@@ -19531,8 +19527,7 @@ export function toJson_AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigTl
  */
 export interface AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigTlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigTlsConfigCertConfigMap#key
    */
@@ -19628,8 +19623,7 @@ export function toJson_AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigTl
  */
 export interface AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigOauth2ClientIdConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigOauth2ClientIdConfigMap#key
    */
@@ -19881,8 +19875,7 @@ export enum AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigOauth2TlsConf
  */
 export interface AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigTlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigTlsConfigCaConfigMap#key
    */
@@ -19978,8 +19971,7 @@ export function toJson_AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigTl
  */
 export interface AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigTlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigTlsConfigCertConfigMap#key
    */
@@ -20075,8 +20067,7 @@ export function toJson_AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigTl
  */
 export interface AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfigOauth2ClientIdConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfigOauth2ClientIdConfigMap#key
    */
@@ -20328,8 +20319,7 @@ export enum AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfigOauth2TlsCo
  */
 export interface AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfigTlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfigTlsConfigCaConfigMap#key
    */
@@ -20425,8 +20415,7 @@ export function toJson_AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfig
  */
 export interface AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfigTlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfigTlsConfigCertConfigMap#key
    */
@@ -20522,8 +20511,7 @@ export function toJson_AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfig
  */
 export interface AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigOauth2ClientIdConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigOauth2ClientIdConfigMap#key
    */
@@ -20775,8 +20763,7 @@ export enum AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigOauth2TlsCon
  */
 export interface AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigTlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigTlsConfigCaConfigMap#key
    */
@@ -20872,8 +20859,7 @@ export function toJson_AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigT
  */
 export interface AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigTlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigTlsConfigCertConfigMap#key
    */
@@ -20969,8 +20955,7 @@ export function toJson_AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigT
  */
 export interface AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfigOauth2ClientIdConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfigOauth2ClientIdConfigMap#key
    */
@@ -21222,8 +21207,7 @@ export enum AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfigOauth2TlsCo
  */
 export interface AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfigTlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfigTlsConfigCaConfigMap#key
    */
@@ -21319,8 +21303,7 @@ export function toJson_AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfig
  */
 export interface AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfigTlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfigTlsConfigCertConfigMap#key
    */
@@ -21416,8 +21399,7 @@ export function toJson_AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfig
  */
 export interface AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigOauth2ClientIdConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigOauth2ClientIdConfigMap#key
    */
@@ -21669,8 +21651,7 @@ export enum AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigOauth2TlsCon
  */
 export interface AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigTlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigTlsConfigCaConfigMap#key
    */
@@ -21766,8 +21747,7 @@ export function toJson_AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigT
  */
 export interface AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigTlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigTlsConfigCertConfigMap#key
    */
@@ -21863,8 +21843,7 @@ export function toJson_AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigT
  */
 export interface AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfigOauth2ClientIdConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfigOauth2ClientIdConfigMap#key
    */
@@ -22116,8 +22095,7 @@ export enum AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfigOauth2TlsC
  */
 export interface AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfigTlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfigTlsConfigCaConfigMap#key
    */
@@ -22213,8 +22191,7 @@ export function toJson_AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfi
  */
 export interface AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfigTlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfigTlsConfigCertConfigMap#key
    */
@@ -22310,8 +22287,7 @@ export function toJson_AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfi
  */
 export interface AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigOauth2ClientIdConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigOauth2ClientIdConfigMap#key
    */
@@ -22563,8 +22539,7 @@ export enum AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigOauth2TlsConfig
  */
 export interface AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigTlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigTlsConfigCaConfigMap#key
    */
@@ -22660,8 +22635,7 @@ export function toJson_AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigTlsC
  */
 export interface AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigTlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigTlsConfigCertConfigMap#key
    */
@@ -22757,8 +22731,7 @@ export function toJson_AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigTlsC
  */
 export interface AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigOauth2ClientIdConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigOauth2ClientIdConfigMap#key
    */
@@ -23010,8 +22983,7 @@ export enum AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigOauth2TlsConfigMi
  */
 export interface AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigTlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigTlsConfigCaConfigMap#key
    */
@@ -23107,8 +23079,7 @@ export function toJson_AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigTlsCon
  */
 export interface AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigTlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigTlsConfigCertConfigMap#key
    */
@@ -23204,8 +23175,7 @@ export function toJson_AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigTlsCon
  */
 export interface AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigOauth2ClientIdConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigOauth2ClientIdConfigMap#key
    */
@@ -23457,8 +23427,7 @@ export enum AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigOauth2TlsCon
  */
 export interface AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigTlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigTlsConfigCaConfigMap#key
    */
@@ -23554,8 +23523,7 @@ export function toJson_AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigT
  */
 export interface AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigTlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigTlsConfigCertConfigMap#key
    */
@@ -23651,8 +23619,7 @@ export function toJson_AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigT
  */
 export interface AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfigOauth2ClientIdConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfigOauth2ClientIdConfigMap#key
    */
@@ -23904,8 +23871,7 @@ export enum AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfigOauth2TlsCo
  */
 export interface AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfigTlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfigTlsConfigCaConfigMap#key
    */
@@ -24001,8 +23967,7 @@ export function toJson_AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfig
  */
 export interface AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfigTlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfigTlsConfigCertConfigMap#key
    */
@@ -24098,8 +24063,7 @@ export function toJson_AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfig
  */
 export interface AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigOauth2ClientIdConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigOauth2ClientIdConfigMap#key
    */
@@ -24351,8 +24315,7 @@ export enum AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigOauth2TlsConfig
  */
 export interface AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigTlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigTlsConfigCaConfigMap#key
    */
@@ -24448,8 +24411,7 @@ export function toJson_AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigTlsC
  */
 export interface AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigTlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigTlsConfigCertConfigMap#key
    */
@@ -24545,8 +24507,7 @@ export function toJson_AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigTlsC
  */
 export interface AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigOauth2ClientIdConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigOauth2ClientIdConfigMap#key
    */
@@ -24798,8 +24759,7 @@ export enum AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigOauth2TlsConf
  */
 export interface AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigTlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigTlsConfigCaConfigMap#key
    */
@@ -24895,8 +24855,7 @@ export function toJson_AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigTl
  */
 export interface AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigTlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigTlsConfigCertConfigMap#key
    */
@@ -24992,8 +24951,7 @@ export function toJson_AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigTl
  */
 export interface AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigOauth2ClientIdConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigOauth2ClientIdConfigMap#key
    */
@@ -25245,8 +25203,7 @@ export enum AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigOauth2TlsConfi
  */
 export interface AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigTlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigTlsConfigCaConfigMap#key
    */
@@ -25342,8 +25299,7 @@ export function toJson_AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigTls
  */
 export interface AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigTlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigTlsConfigCertConfigMap#key
    */
@@ -25439,8 +25395,7 @@ export function toJson_AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigTls
  */
 export interface AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigOauth2TlsConfigCaConfigMap#key
    */
@@ -25536,8 +25491,7 @@ export function toJson_AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigOa
  */
 export interface AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigOauth2TlsConfigCertConfigMap#key
    */
@@ -25633,8 +25587,7 @@ export function toJson_AlertmanagerConfigSpecReceiversDiscordConfigsHttpConfigOa
  */
 export interface AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigOauth2TlsConfigCaConfigMap#key
    */
@@ -25730,8 +25683,7 @@ export function toJson_AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigOa
  */
 export interface AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigOauth2TlsConfigCertConfigMap#key
    */
@@ -25827,8 +25779,7 @@ export function toJson_AlertmanagerConfigSpecReceiversMsteamsConfigsHttpConfigOa
  */
 export interface AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfigOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfigOauth2TlsConfigCaConfigMap#key
    */
@@ -25924,8 +25875,7 @@ export function toJson_AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfig
  */
 export interface AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfigOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfigOauth2TlsConfigCertConfigMap#key
    */
@@ -26021,8 +25971,7 @@ export function toJson_AlertmanagerConfigSpecReceiversMsteamsv2ConfigsHttpConfig
  */
 export interface AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigOauth2TlsConfigCaConfigMap#key
    */
@@ -26118,8 +26067,7 @@ export function toJson_AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigO
  */
 export interface AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigOauth2TlsConfigCertConfigMap#key
    */
@@ -26215,8 +26163,7 @@ export function toJson_AlertmanagerConfigSpecReceiversOpsgenieConfigsHttpConfigO
  */
 export interface AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfigOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfigOauth2TlsConfigCaConfigMap#key
    */
@@ -26312,8 +26259,7 @@ export function toJson_AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfig
  */
 export interface AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfigOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfigOauth2TlsConfigCertConfigMap#key
    */
@@ -26409,8 +26355,7 @@ export function toJson_AlertmanagerConfigSpecReceiversPagerdutyConfigsHttpConfig
  */
 export interface AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigOauth2TlsConfigCaConfigMap#key
    */
@@ -26506,8 +26451,7 @@ export function toJson_AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigO
  */
 export interface AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigOauth2TlsConfigCertConfigMap#key
    */
@@ -26603,8 +26547,7 @@ export function toJson_AlertmanagerConfigSpecReceiversPushoverConfigsHttpConfigO
  */
 export interface AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfigOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfigOauth2TlsConfigCaConfigMap#key
    */
@@ -26700,8 +26643,7 @@ export function toJson_AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfi
  */
 export interface AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfigOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfigOauth2TlsConfigCertConfigMap#key
    */
@@ -26797,8 +26739,7 @@ export function toJson_AlertmanagerConfigSpecReceiversRocketchatConfigsHttpConfi
  */
 export interface AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigOauth2TlsConfigCaConfigMap#key
    */
@@ -26894,8 +26835,7 @@ export function toJson_AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigOaut
  */
 export interface AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigOauth2TlsConfigCertConfigMap#key
    */
@@ -26991,8 +26931,7 @@ export function toJson_AlertmanagerConfigSpecReceiversSlackConfigsHttpConfigOaut
  */
 export interface AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigOauth2TlsConfigCaConfigMap#key
    */
@@ -27088,8 +27027,7 @@ export function toJson_AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigOauth2
  */
 export interface AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigOauth2TlsConfigCertConfigMap#key
    */
@@ -27185,8 +27123,7 @@ export function toJson_AlertmanagerConfigSpecReceiversSnsConfigsHttpConfigOauth2
  */
 export interface AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigOauth2TlsConfigCaConfigMap#key
    */
@@ -27282,8 +27219,7 @@ export function toJson_AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigO
  */
 export interface AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigOauth2TlsConfigCertConfigMap#key
    */
@@ -27379,8 +27315,7 @@ export function toJson_AlertmanagerConfigSpecReceiversTelegramConfigsHttpConfigO
  */
 export interface AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfigOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfigOauth2TlsConfigCaConfigMap#key
    */
@@ -27476,8 +27411,7 @@ export function toJson_AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfig
  */
 export interface AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfigOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfigOauth2TlsConfigCertConfigMap#key
    */
@@ -27573,8 +27507,7 @@ export function toJson_AlertmanagerConfigSpecReceiversVictoropsConfigsHttpConfig
  */
 export interface AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigOauth2TlsConfigCaConfigMap#key
    */
@@ -27670,8 +27603,7 @@ export function toJson_AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigOaut
  */
 export interface AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigOauth2TlsConfigCertConfigMap#key
    */
@@ -27767,8 +27699,7 @@ export function toJson_AlertmanagerConfigSpecReceiversWebexConfigsHttpConfigOaut
  */
 export interface AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigOauth2TlsConfigCaConfigMap#key
    */
@@ -27864,8 +27795,7 @@ export function toJson_AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigOa
  */
 export interface AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigOauth2TlsConfigCertConfigMap#key
    */
@@ -27961,8 +27891,7 @@ export function toJson_AlertmanagerConfigSpecReceiversWebhookConfigsHttpConfigOa
  */
 export interface AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigOauth2TlsConfigCaConfigMap#key
    */
@@ -28058,8 +27987,7 @@ export function toJson_AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigOau
  */
 export interface AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema AlertmanagerConfigSpecReceiversWechatConfigsHttpConfigOauth2TlsConfigCertConfigMap#key
    */

@@ -2092,8 +2092,7 @@ export enum PodMonitorSpecPodMetricsEndpointsTlsConfigMinVersion {
  */
 export interface PodMonitorSpecPodMetricsEndpointsOauth2ClientIdConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema PodMonitorSpecPodMetricsEndpointsOauth2ClientIdConfigMap#key
    */
@@ -2345,8 +2344,7 @@ export enum PodMonitorSpecPodMetricsEndpointsOauth2TlsConfigMinVersion {
  */
 export interface PodMonitorSpecPodMetricsEndpointsTlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema PodMonitorSpecPodMetricsEndpointsTlsConfigCaConfigMap#key
    */
@@ -2442,8 +2440,7 @@ export function toJson_PodMonitorSpecPodMetricsEndpointsTlsConfigCaSecret(obj: P
  */
 export interface PodMonitorSpecPodMetricsEndpointsTlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema PodMonitorSpecPodMetricsEndpointsTlsConfigCertConfigMap#key
    */
@@ -2539,8 +2536,7 @@ export function toJson_PodMonitorSpecPodMetricsEndpointsTlsConfigCertSecret(obj:
  */
 export interface PodMonitorSpecPodMetricsEndpointsOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema PodMonitorSpecPodMetricsEndpointsOauth2TlsConfigCaConfigMap#key
    */
@@ -2636,8 +2632,7 @@ export function toJson_PodMonitorSpecPodMetricsEndpointsOauth2TlsConfigCaSecret(
  */
 export interface PodMonitorSpecPodMetricsEndpointsOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema PodMonitorSpecPodMetricsEndpointsOauth2TlsConfigCertConfigMap#key
    */

@@ -2142,8 +2142,7 @@ export enum ServiceMonitorSpecEndpointsTlsConfigMinVersion {
  */
 export interface ServiceMonitorSpecEndpointsOauth2ClientIdConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema ServiceMonitorSpecEndpointsOauth2ClientIdConfigMap#key
    */
@@ -2395,8 +2394,7 @@ export enum ServiceMonitorSpecEndpointsOauth2TlsConfigMinVersion {
  */
 export interface ServiceMonitorSpecEndpointsTlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema ServiceMonitorSpecEndpointsTlsConfigCaConfigMap#key
    */
@@ -2492,8 +2490,7 @@ export function toJson_ServiceMonitorSpecEndpointsTlsConfigCaSecret(obj: Service
  */
 export interface ServiceMonitorSpecEndpointsTlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema ServiceMonitorSpecEndpointsTlsConfigCertConfigMap#key
    */
@@ -2589,8 +2586,7 @@ export function toJson_ServiceMonitorSpecEndpointsTlsConfigCertSecret(obj: Servi
  */
 export interface ServiceMonitorSpecEndpointsOauth2TlsConfigCaConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema ServiceMonitorSpecEndpointsOauth2TlsConfigCaConfigMap#key
    */
@@ -2686,8 +2682,7 @@ export function toJson_ServiceMonitorSpecEndpointsOauth2TlsConfigCaSecret(obj: S
  */
 export interface ServiceMonitorSpecEndpointsOauth2TlsConfigCertConfigMap {
   /**
-   * The key to select from the ConfigMap's Data field.
-   * Keys in the BinaryData field are not currently propagated to container env vars.
+   * The key to select.
    *
    * @schema ServiceMonitorSpecEndpointsOauth2TlsConfigCertConfigMap#key
    */

@@ -69,7 +69,7 @@ export const MONITORING_STARTUP_GRACE_SECONDS = WAITS_SECONDS.infrastructurePods
  * release's), from its `Available` condition:
  * - True: Healthy; `SomePodsNotReady`: Progressing (both as Argo CD's built-in check,
  *   resource_customizations/monitoring.coreos.com/{Prometheus,Alertmanager}/health.lua).
- * - `NoPodReady` or `StatefulSetNotFound` (prometheus-operator v0.94.1
+ * - `NoPodReady` or `StatefulSetNotFound` (prometheus-operator v0.93.1
  *   pkg/operator/statefulset_reporter.go: what a new one reports until its first pod is
  *   ready): Progressing for MONITORING_STARTUP_GRACE_SECONDS after the condition's
  *   `lastTransitionTime` (the operator keeps it while the status holds,

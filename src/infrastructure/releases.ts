@@ -214,20 +214,26 @@ const RELEASES = {
     syncedByOperator: true,
   },
   /**
-   * kube-prometheus-stack 91.9.0, prometheus-operator v0.94.1 (CRD schemas: v0.94.1). The
-   * upgrade notes from 88.x (the chart's UPGRADE.md), each applied: 89.0 moves the grafana
-   * subchart to 13.0 (disabled here); 90.0 makes the control-plane ServiceMonitors read their
-   * token from a `<prometheus ServiceAccount>-token` Secret the chart creates, removes
-   * `bearerTokenFile`, `insecureSkipVerify`, `serverName` and `caSecret`, and refuses to render
-   * with `prometheus.enabled` or `prometheus.serviceAccount.create` false (the values set none
-   * of these and keep both on); 91.0 is prometheus-operator v0.94 (no wildcard verbs in its
-   * ClusterRole) with its CRDs updated, which ServerSideApply applies. No value the platform
-   * sets was renamed or removed (the `*SelectorNilUsesHelmValues` and `alertmanagerConfig*`
-   * values are unchanged).
+   * kube-prometheus-stack 88.5.3, prometheus-operator v0.93.1 (CRD schemas: v0.93.1): the newest
+   * chart the project can read, so the one it tests. No chart repository is reachable here, the
+   * chart is no Go module, and the newest stored snapshot of prometheus-community/helm-charts
+   * (cf408a290aec, 2026-08-22) holds 88.5.3; the e2e's stand-in follows its templates and values
+   * (e2e/stand-in-monitoring-stack.ts) and the toolchain builds its operator (toolchain/build.sh).
+   * Every value the platform sets is a key of its values.yaml (helm-values.ts).
+   *
+   * 91.x comes back when its chart can be read (its stand-in, CRD schemas and operator then move
+   * with it). What 89 to 91 change, from the chart's UPGRADE.md and release notes: 89.0 moves
+   * the grafana subchart to 13 (disabled here); 90.0 makes the control-plane ServiceMonitors
+   * read their token from a `<prometheus ServiceAccount>-token` Secret the chart creates, removes
+   * `bearerTokenFile`, `insecureSkipVerify`, `serverName` and `caSecret` there, and refuses to
+   * render with `prometheus.enabled` or `prometheus.serviceAccount.create` false (the values set
+   * none of these and keep both on); 91.0 is prometheus-operator v0.94 (no wildcard verbs in its
+   * ClusterRole; CRDs with new optional fields, the same kinds, versions and storage versions),
+   * which ServerSideApply applies. None renames or removes a value the platform sets.
    */
   kubePrometheusStack: {
     name: INFRASTRUCTURE_RELEASE_NAMES.kubePrometheusStack,
-    chart: { repoURL: 'https://prometheus-community.github.io/helm-charts', chart: 'kube-prometheus-stack', version: '91.9.0' },
+    chart: { repoURL: 'https://prometheus-community.github.io/helm-charts', chart: 'kube-prometheus-stack', version: '88.5.3' },
     namespace: INFRASTRUCTURE_NAMESPACES.monitoringStack,
     syncWave: SYNC_WAVES.monitoringStack,
     values: ({ environment }) => kubePrometheusStackValues(environment),

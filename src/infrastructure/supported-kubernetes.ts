@@ -1,3 +1,4 @@
+import { versionFacts } from '../contract/release-versions';
 import { INFRASTRUCTURE_RELEASES } from './releases';
 
 /**
@@ -47,6 +48,9 @@ export interface ComponentSupport {
 
 const { argoCd, certManager, envoyGateway, flagger, flaggerLoadTester, strimziOperator, kubePrometheusStack } = INFRASTRUCTURE_RELEASES;
 
+/** The prometheus-operator release the pinned kube-prometheus-stack runs: the tag of its controller image (the release table's). */
+const PROMETHEUS_OPERATOR = versionFacts(kubePrometheusStack.name, kubePrometheusStack.chart.version)!.controllerImage!.split(':').at(-1)!;
+
 export const COMPONENT_SUPPORT: readonly ComponentSupport[] = [
   {
     component: 'Argo CD',
@@ -82,10 +86,10 @@ export const COMPONENT_SUPPORT: readonly ComponentSupport[] = [
   },
   {
     component: 'kube-prometheus-stack',
-    pinned: `${kubePrometheusStack.chart.version} (prometheus-operator v0.94.1)`,
+    pinned: `${kubePrometheusStack.chart.version} (prometheus-operator ${PROMETHEUS_OPERATOR})`,
     minors: { from: '1.25' },
-    statement: '1.25 and later; end-to-end tests on 1.37 (client-go v0.37)',
-    source: 'prometheus-operator/prometheus-operator v0.94.1, `Documentation/getting-started/compatibility.md`, `.github/env`',
+    statement: '1.25 and later; end-to-end tests on 1.36 (client-go v0.36)',
+    source: `prometheus-operator/prometheus-operator ${PROMETHEUS_OPERATOR}, \`Documentation/getting-started/compatibility.md\`, \`.github/env\``,
   },
 ];
 

@@ -54,7 +54,7 @@ function renderedAlertmanager(environment: string, dir: string): { alertmanager:
 /**
  * What prometheus-operator generates for the environment's Alertmanager from its base
  * configuration and the rendered AlertmanagerConfig, by the operator's own code (the
- * toolchain's alertmanager-config, over v0.94.1's pkg/alertmanager: the selection, the check
+ * toolchain's alertmanager-config, over v0.93.1's pkg/alertmanager: the selection, the check
  * of each selected object, the generation), each receiver's Secret holding a path of the
  * loopback receivers: the configuration, and what the operator would say of the routing.
  * `change` changes the routing or drops the Secrets first.

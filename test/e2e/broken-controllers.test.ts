@@ -199,7 +199,7 @@ describe('e2e: what the real controllers refuse (a hook, Envoy Gateway, promethe
       expect(redirect).not.toBe('');
       // The route's health (Degraded), or the sync result it failed with while its wave waited on it.
       expect(refused?.message).toMatch(new RegExp(`HTTPRoute ${redirect}( Degraded)?: Parent ${parent}: No listeners match this parent ref`));
-      // prometheus-operator v0.94.1 pkg/alertmanager/operator.go (checkWebhookConfigs, then
+      // prometheus-operator v0.93.1 pkg/alertmanager/operator.go (checkWebhookConfigs, then
       // "was rejected due to invalid configuration"): the whole routing is left out.
       const [routing] = rendered('local', 'monitoring.coreos.com/v1alpha1', 'AlertmanagerConfig');
       const id = `${routing.metadata.namespace}/${routing.metadata.name}`;

@@ -295,7 +295,7 @@ describe('e2e: the committed project converges on a real control plane and Argo 
         expect(issued.issuer, issued.name).toBe(`CN=${ca.spec.commonName}`);
         for (const name of certificate.spec.dnsNames ?? []) expect(issued.subjectAltName, issued.name).toContain(`DNS:${name}`);
       }
-      // prometheus-operator (v0.94.1, kube-prometheus-stack's) generated the rule files and the Alertmanager configuration.
+      // prometheus-operator (kube-prometheus-stack's, as the toolchain builds it) generated the rule files and the Alertmanager configuration.
       const { kubePrometheusStack } = INFRASTRUCTURE_RELEASES;
       expect(report.controllers.find((c) => c.release === kubePrometheusStack.name)).toEqual({ release: kubePrometheusStack.name, chart: kubePrometheusStack.chart.chart, version: locateToolchain(ROOT).versions['prometheus-operator'], runs: 'real', served: 'stand-in chart' });
       expectGeneratedMonitoring(state);
