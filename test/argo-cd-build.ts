@@ -9,22 +9,30 @@ import { locateToolchain } from '../toolchain';
 import { ARGO_CD_KUSTOMIZATION_FILES } from '../src/infrastructure/argo-cd-kustomization';
 import type { ArgoCdSettings } from '../src/infrastructure/argo-cd-values';
 import { ROOT } from './support';
+import { folderInputs, memoized } from './engine-memo';
 
 /**
  * The committed kustomization of Argo CD of an environment, built by the toolchain's real
  * kustomize against the pinned release's manifests from the argo-cd Go module (the same
- * route as the e2e, e2e/argo-cd-manifests.ts), once per worker and environment. The release's
+ * route as the e2e, e2e/argo-cd-manifests.ts), once per worker and environment (in the README
+ * flows' unit runs, once for their five states while its files stay the same: test/engine-memo.ts). The release's
  * repository is made in the test run's folder (test/global-setup.ts), which goes with the run.
  */
+let moduleDir: string | undefined;
 let repository: string | undefined;
 const built = new Map<string, KubeObject[]>();
 
 export function builtArgoCd(environment: string): KubeObject[] {
   const cached = built.get(environment);
   if (cached !== undefined) return cached;
-  repository ??= argoCdManifestsRepository(argoCdModuleDir(ROOT), fs.mkdtempSync(path.join(inject('runFolder'), 'argo-cd-manifests-')));
+  moduleDir ??= argoCdModuleDir(ROOT);
   const kustomize = locateToolchain(ROOT).bin('kustomize', 'kustomize');
-  const objects = buildArgoCdKustomization(kustomize, path.join(ROOT, releaseKustomizationPath(environment, INFRASTRUCTURE_RELEASES.argoCd)), repository);
+  const folder = path.join(ROOT, releaseKustomizationPath(environment, INFRASTRUCTURE_RELEASES.argoCd));
+  // The remote base is the release's manifests, read from the module's folder (its path names its version).
+  const objects = memoized(['kustomize build', kustomize, moduleDir, ...folderInputs(folder)], () => {
+    repository ??= argoCdManifestsRepository(moduleDir!, fs.mkdtempSync(path.join(inject('runFolder'), 'argo-cd-manifests-')));
+    return buildArgoCdKustomization(kustomize, folder, repository);
+  });
   built.set(environment, objects);
   return objects;
 }

@@ -13,6 +13,7 @@ import { knownVersions } from '../src/contract/release-versions';
 import { HELM_RELEASE_ROWS } from '../src/infrastructure/releases';
 import { type Toolchain, locateToolchain } from '../toolchain';
 import { DIST, ENVIRONMENT_ORDER, ROOT, findObject, readManifests, temporaryDirectory } from './support';
+import { memoized } from './engine-memo';
 
 // The upstream charts the e2e serves for real (e2e/upstream-charts.ts), each packaged from its
 // pinned release's Go module by toolchain/build.sh (UPSTREAM_CHARTS), rendered with each
@@ -69,13 +70,19 @@ const toolchain = builtToolchain();
 const work = temporaryDirectory('platform-gitops-upstream-charts-');
 afterAll(() => fs.rmSync(work, { recursive: true, force: true }));
 
-/** One render per chart, version and release (the environments often give the same values). */
+/**
+ * One render per chart, version and release (the environments often give the same values); in
+ * the README flows' unit runs, one for their five states while the values stay the same
+ * (test/engine-memo.ts).
+ */
 const renders = new Map<string, KubeObject[]>();
 function rendered(app: HelmApplication, version = app.version): KubeObject[] {
   const key = JSON.stringify([app.chart, version, app.release]);
   if (!renders.has(key)) {
     const chart = toolchain!.upstreamChart(app.chart, version);
-    renders.set(key, renderApplicationChart(toolchain!.bin('helm', 'helm'), chart, { ...app, version }, path.join(work, String(renders.size)), toolchain!.versions.kubernetes));
+    const helm = toolchain!.bin('helm', 'helm');
+    const kubeVersion = toolchain!.versions.kubernetes;
+    renders.set(key, memoized(['helm template', helm, chart, kubeVersion, key], () => renderApplicationChart(helm, chart, { ...app, version }, path.join(work, String(renders.size)), kubeVersion)));
   }
   return renders.get(key)!;
 }

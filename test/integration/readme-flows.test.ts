@@ -1,10 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { runningTagOf } from '../../src/environments/strategy-registry';
 import { commitAll, commitCopy, copyEnvironments, newerTag as newerTagOf, projectCopy, runInCopy } from '../project-copy';
 import { firstApplication } from '../support';
+import { ENGINE_MEMO_VARIABLE } from '../engine-memo';
 
 /**
  * The whole program in a copy of the project, committed in its own git repository: every
@@ -12,6 +13,8 @@ import { firstApplication } from '../support';
  * the copy. Slow by nature, so it is `npm run test:integration`, not in `test:unit`.
  */
 let root: string;
+/** The engines' renders the unit runs share (test/engine-memo.ts), in the test run's folder. */
+const engineMemo = path.join(inject('runFolder'), 'readme-flows-engine-memo');
 
 /** The copy's environments by name. */
 function environments() {
@@ -47,12 +50,16 @@ afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
  * (vitest.config.mts: isolate false). The unit suite here (2026-11-29, alone): 55.7 CPU-s in
  * 33 s with the config's three workers, 44.4 in 37 s with two, 41.3 in 64 s with one; five
  * states save about 70 CPU-s against three workers, and the file still ends long before the
- * e2e files do.
+ * e2e files do. The five runs share one memo of the engines' renders (test/engine-memo.ts):
+ * helm's of the real charts and kustomize's of Argo CD, a quarter of a run's CPU (27 of 104
+ * CPU-s, 2026-12-02), which the flows change no input of; a render whose inputs a step changed
+ * runs again.
  */
 function unitSuitePasses(state: string): void {
   const tests = spawnSync(process.execPath, [path.join(root, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--exclude', 'test/e2e/**', '--exclude', 'test/integration/**', '--maxWorkers=1'], {
     cwd: root,
     encoding: 'utf8',
+    env: { ...process.env, [ENGINE_MEMO_VARIABLE]: engineMemo },
   });
   expect(tests.status, `the unit suite after "${state}":\n${`${tests.stdout}\n${tests.stderr}`.slice(-4000)}`).toBe(0);
 }
