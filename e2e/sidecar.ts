@@ -199,8 +199,9 @@ export function runContainer(play: ContainerPlay, timeoutMs: number): Promise<{ 
     const unshare = execFile('unshare', [...namespaces, '--', 'sh', '-c', containerScript(play)], { encoding: 'utf8' }, (error, stdout, stderr) => {
       clearTimeout(timer);
       const printed = `${stdout}${stderr}`.trim();
-      // unshare's own complaint about its killed child is not the step's output.
-      if (timedOut) resolve({ exitCode: 1, output: `${printed.split('\n').filter((line) => !line.startsWith('unshare: ')).join('\n')}\n(killed: it ran past ${timeoutMs} ms)`.trim() });
+      // unshare's own complaint about its killed child is not the step's output: a whole line,
+      // or only `unshare:` when the kill came while it was writing (seen on a loaded machine).
+      if (timedOut) resolve({ exitCode: 1, output: `${printed.split('\n').filter((line) => !/^unshare:( |$)/.test(line)).join('\n')}\n(killed: it ran past ${timeoutMs} ms)`.trim() });
       else if (error === null) resolve({ exitCode: 0, output: printed });
       else if (typeof error.code === 'number') resolve({ exitCode: error.code, output: printed });
       else resolve({ exitCode: 1, output: `unshare could not start (${String(error.code ?? error.signal)}): util-linux is needed, and root` });
