@@ -340,13 +340,16 @@ export async function startArgoCd(options: ArgoCdOptions): Promise<void> {
       `--metrics-port=${controllerMetrics}`,
       '--status-processors=10',
       '--operation-processors=10',
-      // What the cluster cache ties to no Application (a CRD becoming Established) is seen at
-      // the next periodic refresh (default 120 s plus up to 60 s jitter; the harness also asks
-      // one of a Progressing Application, e2e/refresh.ts). Git does not change during a
-      // run: a shorter refresh only shortens the waits, it decides nothing. Every 10 s it was
-      // half the controller's CPU on a settled cluster, and most of the API server's writes
-      // (each refresh patches every Application's status; docs/performance.md, 2026-12-02).
-      '--app-resync=30',
+      // Argo CD's own periodic refresh (`--app-resync`, default 120 s; its jitter, default
+      // 60 s, off for a steadier run). What it would otherwise wait for, the harness asks as an
+      // operator or a webhook would: a refresh of a Progressing Application whose CRDs became
+      // Established, of one whose project the controller had not yet seen, of one showing a
+      // comparison error (e2e/refresh.ts), and of every Application of the repository after a
+      // scenario's push (test/e2e/scenario-steps.mjs, as Argo CD's git webhook does). Each
+      // periodic refresh patches every Application's status: every 10 s it was half the
+      // controller's CPU on a settled cluster, every 30 s still a quarter of the cluster's
+      // (docs/performance.md, 2026-12-02).
+      '--app-resync=120',
       '--app-resync-jitter=0',
       '--loglevel=info',
     ],

@@ -12,8 +12,8 @@ export const REFRESH_AFTER_SECONDS = 3;
  * Whether an Application waits on a status update Argo CD may not have noticed: Synced,
  * Progressing, no operation running, and last reconciled `REFRESH_AFTER_SECONDS` or more
  * before `now`. Argo CD refreshes an Application when the cluster cache ties an updated
- * object to it, and otherwise only periodically (`--app-resync`, 30 s here, 120 s plus up
- * to 60 s of jitter by default). It ties no CRD to any Application: a CRD carries no
+ * object to it, and otherwise only periodically (`--app-resync`, 120 s here without jitter,
+ * 120 s plus up to 60 s of jitter by default). It ties no CRD to any Application: a CRD carries no
  * tracking annotation (v3.6.1 util/argo/resource_tracking.go, "CRDs don't get tracking
  * annotations"; controller/cache/cache.go). On the e2e cluster each Application whose CRDs
  * were not yet Established when its sync ended (gateway-crds, cert-manager,
@@ -53,6 +53,27 @@ export function missingProject(app: KubeObject): boolean {
   );
 }
 
+/**
+ * The message of each comparison error an Application shows (its `ComparisonError`
+ * conditions). Argo CD compares an Application again only when something it tracks changes, when
+ * asked, or at its periodic refresh (`--app-resync`, 120 s here): a comparison that failed for
+ * a passing cause (the repository server or a chart repository not answering yet) would show its
+ * error until then, and the judge calls one final once it stayed FAIL_FAST_SECONDS
+ * (e2e/convergence.ts `unmendable`).
+ */
+export function comparisonErrors(app: KubeObject): string[] {
+  return ((app.status?.conditions ?? []) as { type?: string; message?: string }[]).filter((condition) => condition.type === 'ComparisonError').map((condition) => condition.message ?? '');
+}
+
+/**
+ * How many refreshes an Application's comparison errors get asked, each for another message:
+ * the repository server answers from its cache after three failed generations of the same
+ * source (v3.6.1 cmd/argocd-repo-server, `ARGOCD_REPO_SERVER_PAUSE_GENERATION_AFTER_FAILED_ATTEMPTS`,
+ * default 3; reposerver/repository/repository.go), so a message that changes at each attempt
+ * settles by then.
+ */
+export const COMPARISON_REFRESHES = 3;
+
 /** Whether a Job has ended: its Complete or Failed condition is True (batch/v1 JobConditionType). */
 export function jobEnded(job: KubeObject | undefined): boolean {
   return ((job?.status?.conditions ?? []) as { type?: string; status?: string }[]).some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
@@ -67,13 +88,18 @@ export function jobEnded(job: KubeObject | undefined): boolean {
  *   Application itself is updated (its informer's UpdateFunc), which the request is; a local
  *   run waits on three hooks one after another (the database's setup, then each
  *   application's migrations and smoke hook).
- * - each Application whose project Argo CD did not find, once (`missingProject`).
+ * - each Application whose project Argo CD did not find, once (`missingProject`);
+ * - each Application showing a comparison error, once per message and at most
+ *   `COMPARISON_REFRESHES` times, `REFRESH_AFTER_SECONDS` after its reconciliation
+ *   (`comparisonErrors`): an error that lasts is shown again, and the judge's clock goes on.
  * Argo CD then judges the Application and its hooks itself, as it would a few seconds later:
  * it shortens a wait and decides nothing (docs/e2e.md, deviations).
  */
 export class ProgressingRefresher {
   /** Each Application's `status.reconciledAt` when its refresh was asked for; each operation's hook Job that was. */
   private readonly asked = new Map<string, string>();
+  /** How many refreshes each Application's comparison errors got asked. */
+  private readonly comparisonRefreshes = new Map<string, number>();
 
   constructor(private readonly client: KubeClient) {}
 
@@ -82,6 +108,14 @@ export class ProgressingRefresher {
       const reconciledAt = String(app.status?.reconciledAt ?? '');
       if (missingProject(app) && !this.asked.has(`${app.metadata.name}\nproject`)) {
         this.asked.set(`${app.metadata.name}\nproject`, reconciledAt);
+        await this.refresh(app);
+        continue;
+      }
+      const unasked = comparisonErrors(app).filter((message) => !this.asked.has(`${app.metadata.name}\ncomparison\n${message}`));
+      const comparisonRefreshes = this.comparisonRefreshes.get(app.metadata.name) ?? 0;
+      if (unasked.length > 0 && comparisonRefreshes < COMPARISON_REFRESHES && now - Date.parse(reconciledAt) >= REFRESH_AFTER_SECONDS * 1000) {
+        for (const message of unasked) this.asked.set(`${app.metadata.name}\ncomparison\n${message}`, reconciledAt);
+        this.comparisonRefreshes.set(app.metadata.name, comparisonRefreshes + 1);
         await this.refresh(app);
         continue;
       }

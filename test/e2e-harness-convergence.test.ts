@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { applicationState, converged, healthCauses } from '../src/cluster/application-state';
 import { FAIL_FAST_SECONDS, latestWarnings, LastFailures, ProblemClock, settled, stillChanging, unmendable, withEndless, withWarnings } from '../e2e/convergence';
-import { awaitsRefresh, jobEnded, ProgressingRefresher, REFRESH_AFTER_SECONDS, runningHookJobs } from '../e2e/refresh';
+import { awaitsRefresh, COMPARISON_REFRESHES, jobEnded, ProgressingRefresher, REFRESH_AFTER_SECONDS, runningHookJobs } from '../e2e/refresh';
 import { KubeClient, type KubeObject } from '../e2e/kube-client';
 import { E2E } from '../e2e/command';
 import { REJUDGE_ANNOTATION, STUCK_GATEWAY_SECONDS, StuckGateways } from '../e2e/envoy-gateway';
@@ -345,7 +345,7 @@ describe('the e2e stops early for what no wave or retry mends (e2e/convergence.t
   });
 });
 
-describe('a refresh asked of a Synced, Progressing Application, of one whose sync waits on a hook that ended, or of one whose project Argo CD did not find (e2e/refresh.ts)', () => {
+describe('a refresh asked of a Synced, Progressing Application, of one whose sync waits on a hook that ended, of one whose project Argo CD did not find, or of one showing a comparison error (e2e/refresh.ts)', () => {
   const reconciledAt = Date.parse('2026-11-27T13:36:28Z');
   const app = (status: object = {}, annotations?: Record<string, string>): KubeObject => ({
     apiVersion: 'argoproj.io/v1alpha1',
@@ -426,6 +426,29 @@ describe('a refresh asked of a Synced, Progressing Application, of one whose syn
     // Another spec error is Argo CD's verdict on the spec itself, which a refresh does not change.
     await new ProgressingRefresher(client).poll([missing('Application destination spec is invalid: unable to find destination server')], after(20));
     expect(patches).toHaveLength(1);
+  });
+
+  it(`asks once per comparison error's message, ${REFRESH_AFTER_SECONDS} s after the reconciliation that showed it, at most ${COMPARISON_REFRESHES} times`, async () => {
+    const patches: unknown[] = [];
+    const client = { mergePatch: async (object: KubeObject, patch: unknown) => void patches.push([object.metadata.name, patch]) } as unknown as KubeClient;
+    const failing = (message: string, reconciled = '2026-11-27T13:36:28Z') => ({
+      ...app({ sync: { status: 'Unknown' }, health: { status: 'Healthy' }, reconciledAt: reconciled, conditions: [{ type: 'ComparisonError', message }] }),
+      metadata: { name: 'monitoring', namespace: 'argocd' },
+    });
+    const unreachable = 'Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unavailable desc = connection refused';
+    const refresher = new ProgressingRefresher(client);
+    await refresher.poll([failing(unreachable)], after(REFRESH_AFTER_SECONDS - 1));
+    expect(patches).toEqual([]);
+    await refresher.poll([failing(unreachable)], after(REFRESH_AFTER_SECONDS));
+    // The same error, compared again: the judge's clock goes on, and no other refresh is asked.
+    await refresher.poll([failing(unreachable, '2026-11-27T13:36:32Z')], after(30));
+    expect(patches).toEqual([['monitoring', { metadata: { annotations: { 'argocd.argoproj.io/refresh': 'normal' } } }]]);
+    // A message that changes at every attempt gets COMPARISON_REFRESHES in all.
+    for (let attempt = 0; attempt < 2 * COMPARISON_REFRESHES; attempt++) await refresher.poll([failing(`${unreachable} (attempt ${attempt})`)], after(40 + attempt));
+    expect(patches).toHaveLength(COMPARISON_REFRESHES);
+    // A Healthy, Synced Application without conditions gets none.
+    await new ProgressingRefresher(client).poll([app({ health: { status: 'Healthy' } })], after(60));
+    expect(patches).toHaveLength(COMPARISON_REFRESHES);
   });
 
   it('leaves a refresh that fails to the periodic one, without failing the watch', async () => {

@@ -87,17 +87,33 @@ export function pushServed(source) {
 }
 
 /**
- * What a git webhook does for a pushed commit: the root Application is asked to refresh
- * (`argocd.argoproj.io/refresh: normal`, as Argo CD's webhook handler and `argocd app get
- * --refresh` ask), and a requested refresh resolves the branch again (v3.6.1
+ * What Argo CD's git webhook does for a commit pushed to the branch the run serves: every
+ * Application with a source of that repository at that branch is asked to refresh
+ * (`argocd.argoproj.io/refresh: normal`; v3.6.1 util/webhook/webhook.go `HandleEvent`, through
+ * `sourceRevisionHasChanged` and `sourceUsesURL`, with no `manifest-generate-paths` annotation to
+ * narrow it, then `argo.RefreshApp`), and a requested refresh resolves the branch again (v3.6.1
  * controller/appcontroller.go `needRefreshAppStatus`: CompareWithLatestForceResolve). Without
- * it the periodic refresh reads the branch's commit from the repo server's revision cache,
- * which keeps it for 3 minutes (`--revision-cache-expiration`, reposerver/cache/cache.go).
- * `objects` is a KubernetesObjectApi of @kubernetes/client-node, `k8s` the library.
+ * it an Application sees the commit only at its periodic refresh (`--app-resync`, e2e/argocd.ts),
+ * and that reads the branch's commit from the repo server's revision cache, which keeps it for
+ * 3 minutes (`--revision-cache-expiration`, reposerver/cache/cache.go). The repository is the
+ * root Application's. `objects` is a KubernetesObjectApi of @kubernetes/client-node, `k8s` the
+ * library.
  */
 export async function gitWebhook(objects, k8s) {
-  await objects.patch(
-    { apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name: 'root', namespace: 'argocd', annotations: { 'argocd.argoproj.io/refresh': 'normal' } } },
-    undefined, undefined, 'e2e-person', undefined, k8s.PatchStrategy.MergePatch,
-  );
+  const namespace = 'argocd';
+  const branch = process.env.E2E_GIT_BRANCH;
+  const root = await objects.read({ apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name: 'root', namespace } });
+  const repository = root.spec.source.repoURL;
+  const listed = await objects.list('argoproj.io/v1alpha1', 'Application', namespace);
+  const pushedTo = (source) => source?.repoURL === repository && [branch, 'HEAD', ''].includes(String(source.targetRevision ?? '').replace(/^refs\/heads\//, ''));
+  for (const app of listed.items) {
+    if (![app.spec?.source, ...(app.spec?.sources ?? [])].some(pushedTo)) continue;
+    await objects
+      .patch(
+        { apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name: app.metadata.name, namespace, annotations: { 'argocd.argoproj.io/refresh': 'normal' } } },
+        undefined, undefined, 'e2e-person', undefined, k8s.PatchStrategy.MergePatch,
+      )
+      // An Application deleted meanwhile (a pruned one) needs no refresh.
+      .catch(() => undefined);
+  }
 }
