@@ -22,6 +22,11 @@ export const REFRESH_AFTER_SECONDS = 3;
 export function awaitsRefresh(app: KubeObject, now: number): boolean {
   if (app.status?.sync?.status !== 'Synced' || app.status?.health?.status !== 'Progressing') return false;
   if (app.status?.operationState?.phase === 'Running' || app.metadata.annotations?.[REFRESH_ANNOTATION] !== undefined) return false;
+  return reconciledLongEnoughAgo(app, now);
+}
+
+/** Whether Argo CD last reconciled the Application `REFRESH_AFTER_SECONDS` or more before `now` (false when it never did). */
+function reconciledLongEnoughAgo(app: KubeObject, now: number): boolean {
   const reconciledAt = Date.parse(String(app.status?.reconciledAt ?? ''));
   return Number.isFinite(reconciledAt) && now - reconciledAt >= REFRESH_AFTER_SECONDS * 1000;
 }
@@ -113,7 +118,7 @@ export class ProgressingRefresher {
       }
       const unasked = comparisonErrors(app).filter((message) => !this.asked.has(`${app.metadata.name}\ncomparison\n${message}`));
       const comparisonRefreshes = this.comparisonRefreshes.get(app.metadata.name) ?? 0;
-      if (unasked.length > 0 && comparisonRefreshes < COMPARISON_REFRESHES && now - Date.parse(reconciledAt) >= REFRESH_AFTER_SECONDS * 1000) {
+      if (unasked.length > 0 && comparisonRefreshes < COMPARISON_REFRESHES && reconciledLongEnoughAgo(app, now)) {
         for (const message of unasked) this.asked.set(`${app.metadata.name}\ncomparison\n${message}`, reconciledAt);
         this.comparisonRefreshes.set(app.metadata.name, comparisonRefreshes + 1);
         await this.refresh(app);
