@@ -8,8 +8,8 @@ import { INFRASTRUCTURE_RELEASES, releaseKustomizationPath } from '../src/infras
 import { locateToolchain } from '../toolchain';
 import { ARGO_CD_KUSTOMIZATION_FILES } from '../src/infrastructure/argo-cd-kustomization';
 import type { ArgoCdSettings } from '../src/infrastructure/argo-cd-values';
-import { ROOT } from './support';
-import { folderInputs, memoized } from './engine-memo';
+import { ROOT, treeContents } from './support';
+import { memoized } from './engine-memo';
 
 /**
  * The committed kustomization of Argo CD of an environment, built by the toolchain's real
@@ -29,7 +29,7 @@ export function builtArgoCd(environment: string): KubeObject[] {
   const kustomize = locateToolchain(ROOT).bin('kustomize', 'kustomize');
   const folder = path.join(ROOT, releaseKustomizationPath(environment, INFRASTRUCTURE_RELEASES.argoCd));
   // The remote base is the release's manifests, read from the module's folder (its path names its version).
-  const objects = memoized(['kustomize build', kustomize, moduleDir, ...folderInputs(folder)], () => {
+  const objects = memoized(['kustomize build', kustomize, moduleDir, ...[...treeContents(folder)].flat()], () => {
     repository ??= argoCdManifestsRepository(moduleDir!, fs.mkdtempSync(path.join(inject('runFolder'), 'argo-cd-manifests-')));
     return buildArgoCdKustomization(kustomize, folder, repository);
   });

@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ENGINE_MEMO_VARIABLE, folderInputs, memoized } from './engine-memo';
-import { temporaryDirectory } from './support';
+import { ENGINE_MEMO_VARIABLE, memoized } from './engine-memo';
+import { temporaryDirectory, treeContents } from './support';
 
 const folders: string[] = [];
 const previous = process.env[ENGINE_MEMO_VARIABLE];
@@ -68,12 +68,13 @@ describe("the engines' renders kept by their inputs (test/engine-memo.ts)", () =
     fs.mkdirSync(path.join(kustomization, 'patches'));
     fs.writeFileSync(path.join(kustomization, 'kustomization.yaml'), 'resources: []\n');
     fs.writeFileSync(path.join(kustomization, 'patches', 'cm.yaml'), 'data: {a: "1"}\n');
-    expect(folderInputs(kustomization)).toEqual(['kustomization.yaml', 'resources: []\n', path.join('patches', 'cm.yaml'), 'data: {a: "1"}\n']);
+    const inputs = () => ['kustomize build', ...[...treeContents(kustomization)].flat()];
+    expect(inputs()).toEqual(['kustomize build', 'kustomization.yaml', 'resources: []\n', path.join('patches', 'cm.yaml'), 'data: {a: "1"}\n']);
     const render = counting([]);
-    memoized(['kustomize build', ...folderInputs(kustomization)], render);
-    memoized(['kustomize build', ...folderInputs(kustomization)], render);
+    memoized(inputs(), render);
+    memoized(inputs(), render);
     fs.writeFileSync(path.join(kustomization, 'patches', 'cm.yaml'), 'data: {a: "2"}\n');
-    memoized(['kustomize build', ...folderInputs(kustomization)], render);
+    memoized(inputs(), render);
     expect(render.calls).toBe(2);
   });
 });

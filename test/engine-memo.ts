@@ -10,19 +10,11 @@ import * as path from 'node:path';
  */
 export const ENGINE_MEMO_VARIABLE = 'PLATFORM_GITOPS_ENGINE_MEMO';
 
-/** The texts of every file below `folder` (links followed), as `relative path` and content, in a stable order: a render's inputs. */
-export function folderInputs(folder: string): string[] {
-  return (fs.readdirSync(folder, { recursive: true, encoding: 'utf8' }) as string[])
-    .filter((file) => fs.statSync(path.join(folder, file)).isFile())
-    .sort()
-    .flatMap((file) => [file, fs.readFileSync(path.join(folder, file), 'utf8')]);
-}
-
 /**
  * `render()`, or what it gave before for the same `inputs` in this memo's folder. `inputs` must
  * name everything the render reads: the engine's binary and the chart or kustomization it is
  * given by path (the toolchain's folders carry their version and content digest in their
- * names), the values and the files themselves where they may change (`folderInputs`). A render
+ * names), the values and the files themselves where they may change (test/support.ts `treeContents`). A render
  * that throws is not kept: the next asks the engine again.
  */
 export function memoized<T>(inputs: readonly string[], render: () => T): T {
