@@ -49,8 +49,12 @@ export function runningHookJobs(app: KubeObject): string[] {
  * project up in its own informer's cache (v3.6.1 controller/appcontroller.go,
  * `refreshAppConditions` through `getAppProj`, "Application referencing project %s which does
  * not exist"), which may not yet hold a project applied a moment before the Application (the
- * bootstrap applies both), and does not look again before the Application's next refresh:
- * the periodic one (`--app-resync`) or one asked.
+ * bootstrap applies both, a moment after the controller started and its informers' first
+ * list), and does not look again before the Application's next refresh: the periodic one
+ * (`--app-resync`, 120 s here) or one asked. The project informer's arrival does not refresh
+ * the Application (`appProjectEventHandlerFuncs` only invalidates the project cache), and the
+ * failed reconciliation leaves `status.reconciledAt` unset (it returns before setting it), so
+ * a refresh is asked by the clock: `PROJECT_REFRESHES` times, `PROJECT_REFRESH_SECONDS` apart.
  */
 export function missingProject(app: KubeObject): boolean {
   return ((app.status?.conditions ?? []) as { type?: string; message?: string }[]).some(
@@ -79,6 +83,17 @@ export function comparisonErrors(app: KubeObject): string[] {
  */
 export const COMPARISON_REFRESHES = 3;
 
+/** How many seconds apart the refreshes of an Application whose project Argo CD did not find are asked. */
+export const PROJECT_REFRESH_SECONDS = 5;
+
+/**
+ * How many refreshes an Application whose project Argo CD did not find gets asked: one every
+ * `PROJECT_REFRESH_SECONDS` over the `FAIL_FAST_SECONDS` (30 s) after which the judge calls the
+ * error final (e2e/convergence.ts). A CI run once saw the one refresh asked at once come before
+ * the controller's project informer held the project, and the run stopped 30 s later.
+ */
+export const PROJECT_REFRESHES = 6;
+
 /** Whether a Job has ended: its Complete or Failed condition is True (batch/v1 JobConditionType). */
 export function jobEnded(job: KubeObject | undefined): boolean {
   return ((job?.status?.conditions ?? []) as { type?: string; status?: string }[]).some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
@@ -93,7 +108,8 @@ export function jobEnded(job: KubeObject | undefined): boolean {
  *   Application itself is updated (its informer's UpdateFunc), which the request is; a local
  *   run waits on three hooks one after another (the database's setup, then each
  *   application's migrations and smoke hook).
- * - each Application whose project Argo CD did not find, once (`missingProject`);
+ * - each Application whose project Argo CD did not find, every `PROJECT_REFRESH_SECONDS`,
+ *   at most `PROJECT_REFRESHES` times (`missingProject`);
  * - each Application showing a comparison error, once per message and at most
  *   `COMPARISON_REFRESHES` times, `REFRESH_AFTER_SECONDS` after its reconciliation
  *   (`comparisonErrors`): an error that lasts is shown again, and the judge's clock goes on.
@@ -105,15 +121,21 @@ export class ProgressingRefresher {
   private readonly asked = new Map<string, string>();
   /** How many refreshes each Application's comparison errors got asked. */
   private readonly comparisonRefreshes = new Map<string, number>();
+  /** When each Application's refreshes for its missing project were asked. */
+  private readonly projectRefreshes = new Map<string, number[]>();
 
   constructor(private readonly client: KubeClient) {}
 
   async poll(apps: readonly KubeObject[], now = Date.now()): Promise<void> {
     for (const app of apps) {
       const reconciledAt = String(app.status?.reconciledAt ?? '');
-      if (missingProject(app) && !this.asked.has(`${app.metadata.name}\nproject`)) {
-        this.asked.set(`${app.metadata.name}\nproject`, reconciledAt);
-        await this.refresh(app);
+      if (missingProject(app)) {
+        const asked = this.projectRefreshes.get(app.metadata.name) ?? [];
+        const last = asked.at(-1);
+        if (asked.length < PROJECT_REFRESHES && (last === undefined || now - last >= PROJECT_REFRESH_SECONDS * 1000)) {
+          this.projectRefreshes.set(app.metadata.name, [...asked, now]);
+          await this.refresh(app);
+        }
         continue;
       }
       const unasked = comparisonErrors(app).filter((message) => !this.asked.has(`${app.metadata.name}\ncomparison\n${message}`));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { applicationState, converged, healthCauses } from '../src/cluster/application-state';
 import { FAIL_FAST_SECONDS, latestWarnings, LastFailures, ProblemClock, settled, stillChanging, unmendable, withEndless, withWarnings } from '../e2e/convergence';
-import { awaitsRefresh, COMPARISON_REFRESHES, jobEnded, ProgressingRefresher, REFRESH_AFTER_SECONDS, runningHookJobs } from '../e2e/refresh';
+import { awaitsRefresh, COMPARISON_REFRESHES, jobEnded, PROJECT_REFRESH_SECONDS, PROJECT_REFRESHES, ProgressingRefresher, REFRESH_AFTER_SECONDS, runningHookJobs } from '../e2e/refresh';
 import { KubeClient, type KubeObject } from '../e2e/kube-client';
 import { E2E } from '../e2e/command';
 import { REJUDGE_ANNOTATION, STUCK_GATEWAY_SECONDS, StuckGateways } from '../e2e/envoy-gateway';
@@ -412,20 +412,29 @@ describe('a refresh asked of a Synced, Progressing Application, of one whose syn
     expect(jobEnded({ ...job, status: { conditions: [{ type: 'Complete', status: 'False' }] } })).toBe(false);
   });
 
-  it('asks once when Argo CD found no project of the Application, which its project informer may not have held yet', async () => {
+  it(`asks every ${PROJECT_REFRESH_SECONDS} s, at most ${PROJECT_REFRESHES} times, while Argo CD finds no project of the Application, which its project informer may not hold yet`, async () => {
     const patches: unknown[] = [];
     const client = { mergePatch: async (object: KubeObject, patch: unknown) => void patches.push([object.metadata.name, patch]) } as unknown as KubeClient;
+    // The failed reconciliation leaves status.reconciledAt unset.
     const missing = (message: string) => ({
-      ...app({ sync: { status: 'Unknown' }, health: { status: 'Unknown' }, conditions: [{ type: 'InvalidSpecError', message }] }),
+      ...app({ sync: { status: 'Unknown' }, health: { status: 'Unknown' }, reconciledAt: undefined, conditions: [{ type: 'InvalidSpecError', message }] }),
       metadata: { name: 'root', namespace: 'argocd' },
     });
+    const notFound = missing('Application referencing project platform which does not exist');
     const refresher = new ProgressingRefresher(client);
-    await refresher.poll([missing('Application referencing project platform which does not exist')], after(1));
-    await refresher.poll([missing('Application referencing project platform which does not exist')], after(20));
+    await refresher.poll([notFound], after(1));
     expect(patches).toEqual([['root', { metadata: { annotations: { 'argocd.argoproj.io/refresh': 'normal' } } }]]);
+    await refresher.poll([notFound], after(1 + PROJECT_REFRESH_SECONDS - 1));
+    expect(patches).toHaveLength(1);
+    await refresher.poll([notFound], after(1 + PROJECT_REFRESH_SECONDS));
+    expect(patches).toHaveLength(2);
+    for (let second = 10; second <= 120; second++) await refresher.poll([notFound], after(second));
+    expect(patches).toHaveLength(PROJECT_REFRESHES);
+    // Every refresh is asked before the judge calls the error final.
+    expect((PROJECT_REFRESHES - 1) * PROJECT_REFRESH_SECONDS).toBeLessThan(FAIL_FAST_SECONDS);
     // Another spec error is Argo CD's verdict on the spec itself, which a refresh does not change.
     await new ProgressingRefresher(client).poll([missing('Application destination spec is invalid: unable to find destination server')], after(20));
-    expect(patches).toHaveLength(1);
+    expect(patches).toHaveLength(PROJECT_REFRESHES);
   });
 
   it(`asks once per comparison error's message, ${REFRESH_AFTER_SECONDS} s after the reconciliation that showed it, at most ${COMPARISON_REFRESHES} times`, async () => {
