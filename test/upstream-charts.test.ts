@@ -20,18 +20,20 @@ import { memoized } from './engine-memo';
 // environment's committed values as Argo CD renders them: the chart's templates and its
 // values.schema.json judge the platform's values (and a value no template reads fails), and each environment's AppProject of the
 // release must permit every object the chart renders (kind and namespace), or Argo CD refuses
-// the sync. Skipped, saying so, when the toolchain has not built the charts and helm.
+// the sync.
 
-/** The toolchain with the upstream charts and helm, when built (`toolchain/build.sh upstream-charts helm`). */
-function builtToolchain(): Toolchain | undefined {
-  try {
-    const toolchain = locateToolchain(ROOT);
-    toolchain.bin('helm', 'helm');
-    for (const row of UPSTREAM_ROWS) toolchain.upstreamChart(row.chart, row.version);
-    return toolchain;
-  } catch {
-    return undefined;
-  }
+/**
+ * The toolchain with helm and the upstream charts (`npm test` builds it before the unit tier).
+ * Without them each render fails, naming what to build: a test that skipped would assert nothing.
+ */
+let built: Toolchain | undefined;
+function builtToolchain(): Toolchain {
+  if (built !== undefined) return built;
+  const toolchain = locateToolchain(ROOT);
+  toolchain.bin('helm', 'helm');
+  for (const row of UPSTREAM_ROWS) toolchain.upstreamChart(row.chart, row.version);
+  built = toolchain;
+  return built;
 }
 
 /** UPSTREAM_CHARTS of toolchain/build.sh: chart, version, module and folder of each line. */
@@ -66,7 +68,6 @@ const RELEASES = ENVIRONMENT_ORDER.flatMap((environment) => {
     });
 });
 
-const toolchain = builtToolchain();
 const work = temporaryDirectory('platform-gitops-upstream-charts-');
 afterAll(() => fs.rmSync(work, { recursive: true, force: true }));
 
@@ -79,9 +80,10 @@ const renders = new Map<string, KubeObject[]>();
 function rendered(app: HelmApplication, version = app.version): KubeObject[] {
   const key = JSON.stringify([app.chart, version, app.release]);
   if (!renders.has(key)) {
-    const chart = toolchain!.upstreamChart(app.chart, version);
-    const helm = toolchain!.bin('helm', 'helm');
-    const kubeVersion = toolchain!.versions.kubernetes;
+    const toolchain = builtToolchain();
+    const chart = toolchain.upstreamChart(app.chart, version);
+    const helm = toolchain.bin('helm', 'helm');
+    const kubeVersion = toolchain.versions.kubernetes;
     renders.set(key, memoized(['helm template', helm, chart, kubeVersion, key], () => renderApplicationChart(helm, chart, { ...app, version }, path.join(work, String(renders.size)), kubeVersion)));
   }
   return renders.get(key)!;
@@ -141,7 +143,7 @@ describe('the upstream charts the e2e serves for real', () => {
   });
 });
 
-describe.skipIf(toolchain === undefined)("each real chart with each environment's values (skipped when the toolchain has not built them: toolchain/build.sh helm upstream-charts)", () => {
+describe("each real chart with each environment's values", () => {
   it.each(RELEASES.map((r) => [`${r.environment} ${r.app.application}`, r] as const))('%s: renders, and its project permits every object', (_id, { environment, app, appProject }) => {
     const objects = rendered(app);
     expect(objects.length).toBeGreaterThan(0);
