@@ -133,7 +133,6 @@ describe('the sops plugin, on what sops decrypted', () => {
   });
 });
 
-/** The toolchain's sops, when built (`toolchain/build.sh sops`). */
 /** The toolchain's sops (`npm test` builds it before the unit tier); without it, an error naming what to build. */
 function builtSops(): string {
   return locateToolchain(ROOT).bin('sops', 'sops');
