@@ -133,11 +133,6 @@ describe('the sops plugin, on what sops decrypted', () => {
   });
 });
 
-/** The toolchain's sops (`npm test` builds it before the unit tier); without it, an error naming what to build. */
-function builtSops(): string {
-  return locateToolchain(ROOT).bin('sops', 'sops');
-}
-
 const BECH32 = 'qpzry9x8gf2tvdw0s3jn54khce6mua7l';
 
 /** BIP 173 bech32 of `bytes` under `prefix` (what age's keys and recipients are). */
@@ -184,7 +179,8 @@ describe('the sops plugin, with the real sops', () => {
     const home = path.join(dir, 'home');
     fs.mkdirSync(home);
     // Encrypting needs the public key only; the identity is there to read back.
-    const sopsBinary = builtSops();
+    // The toolchain's sops (`npm test` builds it before the unit tier); without it, an error naming what to build.
+    const sopsBinary = locateToolchain(ROOT).bin('sops', 'sops');
     const sops = new Sops({ sops: sopsBinary, ageKeygen: '/nonexistent' }, dir, identity, home);
     const values = (secret: (typeof monitoring)[number]) => Object.fromEntries(Object.keys(secret.keys).map((key) => [key, `https://hooks.example.com/T0/B0?a="b"&c=\\d<e>`]));
     for (const secret of monitoring) {

@@ -23,18 +23,11 @@ import { memoized } from './engine-memo';
 // the sync.
 
 /**
- * The toolchain with helm and the upstream charts (`npm test` builds it before the unit tier).
- * Without them each render fails, naming what to build: a test that skipped would assert nothing.
+ * The toolchain (build.sh `--print`, read once), with helm and the upstream charts: `npm test`
+ * builds it before the unit tier. Without them each render fails, naming what to build (a test
+ * that skipped would assert nothing).
  */
-let built: Toolchain | undefined;
-function builtToolchain(): Toolchain {
-  if (built !== undefined) return built;
-  const toolchain = locateToolchain(ROOT);
-  toolchain.bin('helm', 'helm');
-  for (const row of UPSTREAM_ROWS) toolchain.upstreamChart(row.chart, row.version);
-  built = toolchain;
-  return built;
-}
+let toolchain: Toolchain | undefined;
 
 /** UPSTREAM_CHARTS of toolchain/build.sh: chart, version, module and folder of each line. */
 const UPSTREAM_ROWS = (() => {
@@ -80,7 +73,7 @@ const renders = new Map<string, KubeObject[]>();
 function rendered(app: HelmApplication, version = app.version): KubeObject[] {
   const key = JSON.stringify([app.chart, version, app.release]);
   if (!renders.has(key)) {
-    const toolchain = builtToolchain();
+    toolchain ??= locateToolchain(ROOT);
     const chart = toolchain.upstreamChart(app.chart, version);
     const helm = toolchain.bin('helm', 'helm');
     const kubeVersion = toolchain.versions.kubernetes;
